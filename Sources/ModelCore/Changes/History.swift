@@ -1,0 +1,56 @@
+/// The position of a transaction in a store's history. Tokens grow by one with every save.
+public struct HistoryToken: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+    public var rawValue: Int64
+
+    public init(_ rawValue: Int64) { self.rawValue = rawValue }
+
+    public static func < (lhs: HistoryToken, rhs: HistoryToken) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public var description: String { String(rawValue) }
+
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(Int64.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// One save, as history records it.
+public struct HistoryTransaction: Hashable, Sendable {
+    public var token: HistoryToken
+    public var timestamp: Timestamp
+    public var author: String?
+    public var changes: [HistoryChange]
+
+    public init(token: HistoryToken, timestamp: Timestamp, author: String?, changes: [HistoryChange]) {
+        self.token = token
+        self.timestamp = timestamp
+        self.author = author
+        self.changes = changes
+    }
+}
+
+/// One object's change within a transaction.
+public struct HistoryChange: Hashable, Sendable {
+    public enum Kind: String, Hashable, Sendable, Codable {
+        case insert, update, delete
+    }
+
+    public var kind: Kind
+    /// The object's permanent identifier.
+    public var id: PersistentIdentifier
+    /// For updates: the names of the changed attributes and relationships, sorted.
+    public var changedProperties: [String]
+    /// For deletes: the values of the attributes marked `preserveValueOnDeletion`.
+    public var tombstone: [String: Value]
+
+    public init(kind: Kind, id: PersistentIdentifier, changedProperties: [String] = [], tombstone: [String: Value] = [:]) {
+        self.kind = kind
+        self.id = id
+        self.changedProperties = changedProperties
+        self.tombstone = tombstone
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+
+/// The identity of an object, the same in every process that opens the store:
+/// `modeld://<store-uuid>/<Entity>/p<primary-key>` once saved, or
+/// `modeld://<store-uuid>/<Entity>/t<uuid>` while an insert is not yet saved (a temporary
+/// identifier, remapped to a permanent one by the save, as Core Data's are).
+public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// A permanent primary key or a temporary UUID.
+    public enum Key: Hashable, Sendable {
+        case permanent(Int64)
+        case temporary(UUID)
+    }
+
+    /// The UUID of the store the object belongs to.
+    public let storeIdentifier: UUID
+    /// The object's entity: its concrete entity, not a superentity.
+    public let entityName: String
+    public let key: Key
+
+    public init(storeIdentifier: UUID, entityName: String, key: Key) {
+        self.storeIdentifier = storeIdentifier
+        self.entityName = entityName
+        self.key = key
+    }
+
+    /// A new temporary identifier for an object about to be inserted.
+    public static func temporary(storeIdentifier: UUID, entityName: String) -> PersistentIdentifier {
+        PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entityName, key: .temporary(UUID()))
+    }
+
+    /// Whether the identifier is temporary (the object is not saved yet).
+    public var isTemporary: Bool {
+        if case .temporary = key { return true }
+        return false
+    }
+
+    /// The primary key of a permanent identifier.
+    public var primaryKey: Int64? {
+        if case .permanent(let pk) = key { return pk }
+        return nil
+    }
+
+    /// The URI form: `modeld://<store-uuid>/<Entity>/p42`.
+    public var uriRepresentation: String {
+        let suffix: String
+        switch key {
+        case .permanent(let pk): suffix = "p\(pk)"
+        case .temporary(let uuid): suffix = "t\(uuid.uuidString.lowercased())"
+        }
+        return "modeld://\(storeIdentifier.uuidString.lowercased())/\(entityName)/\(suffix)"
+    }
+
+    public var description: String { uriRepresentation }
+
+    /// Parses a URI strictly: scheme `modeld`, a UUID host, a well-formed entity name, and `p`
+    /// followed by a positive decimal key or `t` followed by a UUID. Nothing else is accepted.
+    public init(uri: String) throws(ModelError) {
+        func bad(_ why: String) -> ModelError {
+            ModelError(.invalidIdentifier,
+                       "'\(uri.prefix(200))' is not an object URI (\(why)); expected modeld://<store-uuid>/<Entity>/p<key>",
+                       context: ["uri": String(uri.prefix(200))])
+        }
+        let prefix = "modeld://"
+        guard uri.utf8.count <= 300 else { throw bad("too long") }
+        guard uri.hasPrefix(prefix) else { throw bad("it must start with modeld://") }
+        let parts = uri.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw bad("it must have a store, an entity and a key") }
+        guard parts[0].utf8.count == 36, let store = UUID(uuidString: String(parts[0])) else {
+            throw bad("'\(parts[0].prefix(40))' is not a store UUID")
+        }
+        let entity = String(parts[1])
+        guard SchemaNames.isWellFormed(entity) else { throw bad("'\(entity.prefix(70))' is not an entity name") }
+        let keyText = parts[2]
+        guard let kind = keyText.first else { throw bad("the key is empty") }
+        let body = keyText.dropFirst()
+        switch kind {
+        case "p":
+            guard !body.isEmpty, body.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), body.first != "0",
+                  let pk = Int64(body), pk > 0 else {
+                throw bad("'\(keyText.prefix(40))' is not p followed by a positive key")
+            }
+            self.init(storeIdentifier: store, entityName: entity, key: .permanent(pk))
+        case "t":
+            guard body.utf8.count == 36, let uuid = UUID(uuidString: String(body)) else {
+                throw bad("'\(keyText.prefix(40))' is not t followed by a UUID")
+            }
+            self.init(storeIdentifier: store, entityName: entity, key: .temporary(uuid))
+        default:
+            throw bad("the key must start with p (saved) or t (not yet saved)")
+        }
+    }
+
+    /// Parses `uri` and checks that it belongs to the store `storeIdentifier`.
+    public init(uri: String, in storeIdentifier: UUID) throws(ModelError) {
+        try self.init(uri: uri)
+        guard self.storeIdentifier == storeIdentifier else {
+            throw ModelError(.invalidIdentifier,
+                             "\(uri) belongs to store \(self.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
+                             context: ["uri": uri])
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        do {
+            try self.init(uri: text)
+        } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: error.message)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(uriRepresentation)
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+
+/// One attribute value. Every case round-trips exactly through every backend and over the wire:
+/// dates are whole microseconds (``Timestamp``), decimals stay decimals, JSON stays its text.
+public enum Value: Hashable, Sendable {
+    case null
+    case string(String)
+    case int(Int64)
+    case double(Double)
+    case bool(Bool)
+    case date(Timestamp)
+    case data(Data)
+    case uuid(UUID)
+    case url(URL)
+    case decimal(Decimal)
+    /// JSON text (an encoded `Codable` value, say). Compared and sorted as text.
+    case json(String)
+
+    /// The attribute type this value belongs to, or nil for ``null``.
+    public var type: AttributeType? {
+        switch self {
+        case .null: nil
+        case .string: .string
+        case .int: .int
+        case .double: .double
+        case .bool: .bool
+        case .date: .date
+        case .data: .data
+        case .uuid: .uuid
+        case .url: .url
+        case .decimal: .decimal
+        case .json: .json
+        }
+    }
+
+    /// Whether this is ``null``.
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
+    /// A convenience for ``date(_:)`` from a Foundation date, rounded to the microsecond.
+    public static func date(_ date: Date) -> Value { .date(Timestamp(date)) }
+
+    /// The value as a Double, for numbers (int, double, decimal) and dates (seconds since 1970).
+    public var numericValue: Double? {
+        switch self {
+        case .int(let v): Double(v)
+        case .double(let v): v
+        case .decimal(let v): NSDecimalNumber(decimal: v).doubleValue
+        default: nil
+        }
+    }
+}
+
+extension Value {
+    /// This value converted to `type` where the conversion loses nothing (an int for a double
+    /// attribute, an ISO 8601 string for a date…), or an error naming what was expected.
+    /// ``null`` converts to any type; whether null is allowed is the schema's business.
+    public func converted(to type: AttributeType) throws(ModelError) -> Value {
+        if self.type == type || isNull { return self }
+        switch (self, type) {
+        case (.int(let v), .double):
+            return .double(Double(v))
+        case (.int(let v), .decimal):
+            return .decimal(Decimal(v))
+        case (.double(let v), .int) where v.rounded() == v && abs(v) < 9.2e18:
+            return .int(Int64(v))
+        case (.double(let v), .decimal) where v.isFinite:
+            if let decimal = Decimal(string: "\(v)", locale: Locale(identifier: "en_US_POSIX")) { return .decimal(decimal) }
+        case (.string(let text), _):
+            if let value = Value(parsing: text, as: type) { return value }
+        case (.int(let v), .bool) where v == 0 || v == 1:
+            return .bool(v == 1)
+        default:
+            break
+        }
+        throw ModelError(.typeMismatch, "expected a value of type \(type.rawValue), got \(self.debugText)",
+                         context: ["expected": type.rawValue])
+    }
+
+    /// Parses the text form of a value of `type` (the form ``textForm`` prints), or nil.
+    public init?(parsing text: String, as type: AttributeType) {
+        switch type {
+        case .string:
+            self = .string(text)
+        case .int:
+            guard let v = Int64(text) else { return nil }
+            self = .int(v)
+        case .double:
+            guard let v = Double(text), !text.isEmpty else { return nil }
+            self = .double(v)
+        case .bool:
+            switch text.lowercased() {
+            case "true", "yes", "1": self = .bool(true)
+            case "false", "no", "0": self = .bool(false)
+            default: return nil
+            }
+        case .date:
+            guard let t = Timestamp(iso8601: text) else { return nil }
+            self = .date(t)
+        case .data:
+            guard let d = Data(base64Encoded: text) else { return nil }
+            self = .data(d)
+        case .uuid:
+            guard let u = UUID(uuidString: text) else { return nil }
+            self = .uuid(u)
+        case .url:
+            guard let u = URL(string: text), u.scheme != nil else { return nil }
+            self = .url(u)
+        case .decimal:
+            guard Self.isDecimalText(text),
+                  let d = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else { return nil }
+            self = .decimal(d)
+        case .json:
+            guard let bytes = text.data(using: .utf8),
+                  (try? JSONSerialization.jsonObject(with: bytes, options: [.fragmentsAllowed])) != nil
+            else { return nil }
+            self = .json(text)
+        }
+    }
+
+    /// The canonical text of the value: what ``init(parsing:as:)`` reads back to the same value.
+    /// Dates are ISO 8601 with microseconds, data is base64, null is nil.
+    public var textForm: String? {
+        switch self {
+        case .null: nil
+        case .string(let v): v
+        case .int(let v): String(v)
+        case .double(let v): "\(v)"
+        case .bool(let v): v ? "true" : "false"
+        case .date(let v): v.iso8601
+        case .data(let v): v.base64EncodedString()
+        case .uuid(let v): v.uuidString.lowercased()
+        case .url(let v): v.absoluteString
+        case .decimal(let v): v.canonicalText
+        case .json(let v): v
+        }
+    }
+
+    /// A short description for error messages: the type and the value.
+    public var debugText: String {
+        guard let type, let text = textForm else { return "nil" }
+        let shown = text.count > 60 ? String(text.prefix(57)) + "..." : text
+        return "\(type.rawValue) \"\(shown)\""
+    }
+
+    static func isDecimalText(_ text: String) -> Bool {
+        var sawDigit = false
+        for (offset, c) in text.enumerated() {
+            if c.isASCII, c.isNumber { sawDigit = true; continue }
+            if (c == "-" || c == "+") && offset == 0 { continue }
+            if c == "." || c == "e" || c == "E" { continue }
+            return false
+        }
+        return sawDigit
+    }
+}
+
+extension Decimal {
+    /// The decimal's text in the POSIX locale: `-12.5`, `0.001`.
+    public var canonicalText: String {
+        var copy = self
+        return NSDecimalString(&copy, Locale(identifier: "en_US_POSIX"))
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import ModelCore
+
+/// A store's storage engine, modelled on SwiftData's `DataStore`. The engine above owns the
+/// semantics that must not differ between backends (delete rules, validation, merge policies);
+/// a backend owns how data is kept and how predicates, sorts and aggregates are pushed down.
+///
+/// Every method that takes a descriptor validates it first (``FetchDescriptor/validated(in:storeIdentifier:)``)
+/// and throws ``ModelError`` for bad input. Identifiers of another store are `invalidIdentifier`.
+public protocol StorageBackend: Sendable {
+    /// Where the store lives (`sqlite:///abs/path.sqlite`, `memory:name`).
+    var location: StoreLocation { get }
+
+    /// The store's UUID: kept inside the store, the same in every process that opens it.
+    var storeIdentifier: UUID { get }
+
+    /// The store's current schema (empty for a new store).
+    func schema() async throws -> ResolvedSchema
+
+    /// Sets the store's schema. Allowed when the store holds no objects, or when the schema has
+    /// the same version hash; otherwise `schemaMismatch` with the differences spelled out.
+    func apply(schema: Schema) async throws
+
+    /// Fetches as if `overlay` (a context's pending changes) had been saved: inserted objects
+    /// match predicates and come back with their temporary identifiers, deleted ones don't come
+    /// back, updated values are the ones matched and sorted. Nothing is written.
+    func fetch(_ descriptor: FetchDescriptor, overlay: ChangeSet?) async throws -> FetchResult
+
+    /// Grouped aggregates, computed by the store, as if `overlay` had been saved.
+    func aggregate(_ descriptor: AggregateDescriptor, overlay: ChangeSet?) async throws -> [AggregateRow]
+
+    /// The objects with these identifiers, with all their values; identifiers of objects that
+    /// don't exist are left out. The order follows `ids`.
+    func snapshots(for ids: [PersistentIdentifier]) async throws -> [ObjectSnapshot]
+
+    /// Saves atomically and durably, writing one history transaction. Checks expected versions
+    /// (throwing ``SaveConflicts`` and writing nothing if any differ) and unique constraints
+    /// (`uniqueConstraint`, or an upsert when the change set asks for one).
+    func save(_ changes: ChangeSet) async throws -> SaveResult
+
+    /// History transactions after `token` (from the start when nil), oldest first.
+    func history(after token: HistoryToken?, limit: Int?) async throws -> [HistoryTransaction]
+
+    /// The token of the latest transaction, or nil if nothing was ever saved.
+    func currentHistoryToken() async throws -> HistoryToken?
+
+    /// Deletes the history transactions before `token`.
+    func deleteHistory(before token: HistoryToken) async throws
+
+    /// Closes the store; later calls fail with `closed`.
+    func close() async
+}
+
+extension StorageBackend {
+    /// Fetches without pending changes.
+    public func fetch(_ descriptor: FetchDescriptor) async throws -> FetchResult {
+        try await fetch(descriptor, overlay: nil)
+    }
+
+    /// Aggregates without pending changes.
+    public func aggregate(_ descriptor: AggregateDescriptor) async throws -> [AggregateRow] {
+        try await aggregate(descriptor, overlay: nil)
+    }
+}

@@ -1,0 +1,48 @@
+import ModelCore
+
+/// Opens and destroys stores of one URL scheme.
+public protocol StorageBackendFactory: Sendable {
+    /// The URL scheme this factory serves (`sqlite`, `memory`).
+    var scheme: String { get }
+    /// Opens the store at `location`, creating it if it does not exist.
+    func open(_ location: StoreLocation) async throws -> any StorageBackend
+    /// Removes the store's data (the file and its journals); the store must be closed.
+    func destroy(_ location: StoreLocation) async throws
+}
+
+/// Chooses a backend by the scheme of a store URL. A value: build one with the factories you
+/// need (ModelEngine offers one with SQLite and memory).
+public struct StorageRegistry: Sendable {
+    private var factories: [String: any StorageBackendFactory]
+
+    public init(_ factories: [any StorageBackendFactory] = []) {
+        self.factories = Dictionary(factories.map { ($0.scheme, $0) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// Adds (or replaces) the factory for its scheme.
+    public mutating func register(_ factory: any StorageBackendFactory) {
+        factories[factory.scheme] = factory
+    }
+
+    /// The schemes this registry can open.
+    public var schemes: [String] { factories.keys.sorted() }
+
+    /// Opens the store at `url`.
+    public func open(url: String) async throws -> any StorageBackend {
+        let location = try StoreLocation(url: url)
+        return try await factory(for: location).open(location)
+    }
+
+    /// Removes the store at `url`.
+    public func destroy(url: String) async throws {
+        let location = try StoreLocation(url: url)
+        try await factory(for: location).destroy(location)
+    }
+
+    private func factory(for location: StoreLocation) throws(ModelError) -> any StorageBackendFactory {
+        guard let factory = factories[location.scheme] else {
+            throw ModelError(.invalidArgument, "no storage backend for scheme '\(location.scheme)'; available: \(schemes.joined(separator: ", "))")
+        }
+        return factory
+    }
+}
