@@ -1,0 +1,206 @@
+import Foundation
+import ModelCore
+
+extension ModelContext {
+    /// Inserts a new object and returns its temporary identifier (remapped by ``save()``).
+    /// Attributes not given take their defaults (or nil); relationships may point to saved
+    /// objects or to objects inserted by this context. Values are converted to the attribute
+    /// types where nothing is lost (an ISO 8601 string for a date, an int for a double).
+    public func insert(_ entityName: String, attributes: [String: Value] = [:],
+                       relationships: [String: RelationshipValue] = [:]) async throws -> PersistentIdentifier {
+        try await serialized {
+            let entity = try schema.entity(entityName)
+            guard !entity.isAbstract else {
+                throw ModelError(.invalidArgument, "entity '\(entityName)' is abstract: insert one of its subentities (\(entity.descendants.dropFirst().joined(separator: ", ")))",
+                                 context: ["entity": entityName])
+            }
+            var values = try convert(attributes, for: entity)
+            for attribute in entity.attributes where values[attribute.name] == nil {
+                values[attribute.name] = attribute.defaultValue ?? .null
+            }
+            let id = PersistentIdentifier.temporary(storeIdentifier: container.storeIdentifier, entityName: entityName)
+            let edits = try await prepare(relationships, of: id, entity: entity, isNew: true)
+            pending.recordInsert(id, attributes: values)
+            apply(edits, to: id)
+            return id
+        }
+    }
+
+    /// Changes attributes and relationships of an object. A to-many value replaces the whole set
+    /// (use ``add(_:to:of:)`` and ``remove(_:from:of:)`` to change part of it).
+    public func update(_ id: PersistentIdentifier, attributes: [String: Value] = [:],
+                       relationships: [String: RelationshipValue] = [:]) async throws {
+        try await serialized {
+            let entity = try await liveObject(id)
+            let values = try convert(attributes, for: entity)
+            let edits = try await prepare(relationships, of: id, entity: entity, isNew: false)
+            if !values.isEmpty { pending.recordAttributes(values, of: id) }
+            apply(edits, to: id)
+        }
+    }
+
+    /// Adds objects to a to-many relationship.
+    public func add(_ targets: [PersistentIdentifier], to relationshipName: String, of id: PersistentIdentifier) async throws {
+        try await changeToMany(relationshipName, of: id, targets: targets, adding: true)
+    }
+
+    /// Removes objects from a to-many relationship.
+    public func remove(_ targets: [PersistentIdentifier], from relationshipName: String, of id: PersistentIdentifier) async throws {
+        try await changeToMany(relationshipName, of: id, targets: targets, adding: false)
+    }
+
+    /// Marks an object for deletion; delete rules run when the context saves.
+    public func delete(_ id: PersistentIdentifier) async throws {
+        try await serialized {
+            _ = try await liveObject(id)
+            pending.recordDelete(id)
+        }
+    }
+
+    // MARK: Helpers
+
+    private func changeToMany(_ name: String, of id: PersistentIdentifier, targets: [PersistentIdentifier], adding: Bool) async throws {
+        try await serialized {
+            let entity = try await liveObject(id)
+            guard let relationship = entity.relationship(name) else { throw ModelError.unknownProperty(name, entity: entity.name) }
+            guard relationship.isToMany else {
+                throw ModelError(.invalidArgument, "'\(entity.name).\(name)' is to-one: set it with update(_:relationships:)",
+                                 context: ["relationship": name])
+            }
+            try await loadTargets(targets, for: relationship)
+            if adding {
+                try await loadHolders(of: targets, for: relationship)
+                for target in targets { pending.link(relationship, id, target, direct: true) }
+            } else {
+                for target in targets { pending.unlink(relationship, id, target, direct: true) }
+            }
+        }
+    }
+
+    /// Checks that `id` is an object this context can change, loads it, and returns its entity.
+    func liveObject(_ id: PersistentIdentifier) async throws -> ResolvedEntity {
+        try checkIdentifier(id)
+        guard !pending.deletedSet.contains(id) else {
+            throw ModelError(.notFound, "\(id) was deleted in this context", context: ["uri": id.uriRepresentation])
+        }
+        try await load([id], required: true)
+        return try schema.entity(id.entityName)
+    }
+
+    /// Converts attribute values to their declared types, rejecting unknown names and values
+    /// that cannot convert (an invalid JSON text for a json attribute, say).
+    func convert(_ attributes: [String: Value], for entity: ResolvedEntity) throws(ModelError) -> [String: Value] {
+        var values: [String: Value] = [:]
+        for (name, value) in attributes {
+            guard let attribute = entity.attribute(name) else {
+                if entity.relationship(name) != nil {
+                    throw ModelError(.invalidArgument, "'\(entity.name).\(name)' is a relationship: pass it as a relationship value, not an attribute",
+                                     context: ["entity": entity.name, "property": name])
+                }
+                throw ModelError.unknownProperty(name, entity: entity.name)
+            }
+            do {
+                var converted = try value.converted(to: attribute.type)
+                if case .json(let text) = converted, Value(parsing: text, as: .json) == nil {
+                    throw ModelError(.typeMismatch, "not valid JSON")
+                }
+                if case .double(let number) = converted, !number.isFinite { converted = .null }
+                values[name] = converted
+            } catch {
+                throw ModelError(.typeMismatch, "'\(entity.name).\(name)' is \(attribute.type.rawValue), and \(value.debugText) is not",
+                                 context: ["entity": entity.name, "attribute": name, "expected": attribute.type.rawValue])
+            }
+        }
+        return values
+    }
+
+    /// A relationship change checked and with everything it touches loaded, ready to apply.
+    struct PreparedEdit {
+        var relationship: ResolvedRelationship
+        var value: RelationshipValue
+    }
+
+    /// Checks relationship values (names, targets of this store and of the right entity, targets
+    /// that exist) and loads every object the edits will touch: targets, their current holders,
+    /// and the source's current targets.
+    func prepare(_ relationships: [String: RelationshipValue], of id: PersistentIdentifier,
+                 entity: ResolvedEntity, isNew: Bool) async throws -> [PreparedEdit] {
+        var edits: [PreparedEdit] = []
+        for (name, value) in relationships.sorted(by: { $0.key < $1.key }) {
+            guard let relationship = entity.relationship(name) else {
+                if entity.attribute(name) != nil {
+                    throw ModelError(.invalidArgument, "'\(entity.name).\(name)' is an attribute, not a relationship",
+                                     context: ["entity": entity.name, "property": name])
+                }
+                throw ModelError.unknownProperty(name, entity: entity.name)
+            }
+            let targets: [PersistentIdentifier]
+            switch value {
+            case .toOne(let target):
+                guard !relationship.isToMany else {
+                    throw ModelError(.typeMismatch, "'\(entity.name).\(name)' is to-many: give it a list of objects",
+                                     context: ["relationship": name])
+                }
+                targets = target.map { [$0] } ?? []
+            case .toMany(let list):
+                guard relationship.isToMany else {
+                    throw ModelError(.typeMismatch, "'\(entity.name).\(name)' is to-one: give it one object or nil",
+                                     context: ["relationship": name])
+                }
+                targets = list
+            }
+            try await loadTargets(targets, for: relationship)
+            try await loadHolders(of: targets, for: relationship)
+            if !isNew, let current = pending.view(of: id) {
+                try await load(Array(current.targets(of: relationship)), required: false)
+            }
+            edits.append(PreparedEdit(relationship: relationship, value: value))
+        }
+        return edits
+    }
+
+    /// Applies prepared edits: to-one values are set, to-many values replace the set.
+    func apply(_ edits: [PreparedEdit], to id: PersistentIdentifier) {
+        for edit in edits {
+            switch edit.value {
+            case .toOne(let target):
+                pending.setToOne(edit.relationship, of: id, to: target, direct: true)
+            case .toMany(let list):
+                let wanted = Set(list)
+                let current = pending.view(of: id)?.targets(of: edit.relationship) ?? []
+                for old in ObjectState.keyOrder(current.subtracting(wanted)) {
+                    pending.unlink(edit.relationship, id, old, direct: true)
+                }
+                for new in list where !current.contains(new) {
+                    pending.link(edit.relationship, id, new, direct: true)
+                }
+            }
+        }
+    }
+
+    /// Checks and loads relationship targets: of this store, of the destination entity (or a
+    /// subentity), existing and not deleted in this context.
+    func loadTargets(_ targets: [PersistentIdentifier], for relationship: ResolvedRelationship) async throws {
+        for target in targets {
+            try checkIdentifier(target)
+            guard schema[target.entityName]?.isKind(of: relationship.destination) == true else {
+                throw ModelError(.typeMismatch, "\(target) is a \(target.entityName), but '\(relationship.name)' holds \(relationship.destination) objects",
+                                 context: ["relationship": relationship.name, "uri": target.uriRepresentation])
+            }
+            guard !pending.deletedSet.contains(target) else {
+                throw ModelError(.notFound, "\(target) was deleted in this context", context: ["uri": target.uriRepresentation])
+            }
+        }
+        try await load(targets, required: true)
+    }
+
+    /// Loads the objects that currently hold `targets` through a to-one inverse of
+    /// `relationship`, since linking takes the targets away from them.
+    func loadHolders(of targets: [PersistentIdentifier], for relationship: ResolvedRelationship) async throws {
+        guard let inverseName = relationship.inverse,
+              let inverse = try schema.entity(relationship.destination).relationship(inverseName), !inverse.isToMany
+        else { return }
+        let holders = targets.compactMap { pending.view(of: $0)?.toOne[inverseName] ?? nil }
+        try await load(holders, required: false)
+    }
+}

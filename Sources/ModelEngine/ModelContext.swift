@@ -1,0 +1,167 @@
+import Foundation
+import ModelCore
+import ModelStorage
+
+/// A unit of work on a store: pending inserts, updates and deletes that nobody else sees until
+/// ``save()``, fetches that include them, ``rollback()``. Core Data's managed object context and
+/// SwiftData's `ModelContext`, as an actor; objects are named by ``PersistentIdentifier``s and
+/// read as ``ObjectSnapshot``s.
+///
+/// Operations run one at a time, in the order they were called, even though each awaits the store.
+public actor ModelContext {
+    /// The container (store and schema) this context works on.
+    public nonisolated let container: ModelContainer
+    /// Stamped on the history transaction of every save.
+    public let author: String?
+    /// How conflicting saves are resolved.
+    public var mergePolicy: MergePolicy
+    /// What an insert that collides with a unique constraint does.
+    public var uniquenessPolicy: UniquenessPolicy
+
+    var pending: PendingChanges
+    private var gate = OperationGate()
+
+    /// The most times a save retries after resolving conflicts under a merge policy.
+    static let maximumSaveAttempts = 5
+
+    init(container: ModelContainer, author: String?, mergePolicy: MergePolicy, uniquenessPolicy: UniquenessPolicy) {
+        self.container = container
+        self.author = author
+        self.mergePolicy = mergePolicy
+        self.uniquenessPolicy = uniquenessPolicy
+        self.pending = PendingChanges(schema: container.schema)
+    }
+
+    var schema: ResolvedSchema { container.schema }
+    var backend: any StorageBackend { container.backend }
+
+    /// Sets how conflicting saves are resolved.
+    public func setMergePolicy(_ policy: MergePolicy) { mergePolicy = policy }
+
+    /// Sets what colliding inserts do.
+    public func setUniquenessPolicy(_ policy: UniquenessPolicy) { uniquenessPolicy = policy }
+
+    /// Whether the context has unsaved changes.
+    public var hasChanges: Bool { pending.hasChanges }
+
+    /// The objects inserted, changed and deleted by the context and not yet saved.
+    public var pendingObjects: (inserted: [PersistentIdentifier], updated: [PersistentIdentifier], deleted: [PersistentIdentifier]) {
+        let inserted = pending.inserted.filter { !pending.deletedSet.contains($0) }
+        let insertedSet = Set(inserted)
+        let updated = pending.touchOrder.filter { !insertedSet.contains($0) && !pending.deletedSet.contains($0) }
+        return (inserted, updated, pending.deleted.filter { !$0.isTemporary })
+    }
+
+    /// Discards every unsaved change. What was read stays known.
+    public func rollback() {
+        let bases = pending.bases
+        pending = PendingChanges(schema: schema)
+        pending.bases = bases
+    }
+
+    /// Runs `body` when every earlier operation has finished.
+    func serialized<T>(_ body: () async throws -> T) async throws -> T {
+        if !gate.tryEnter() {
+            await withCheckedContinuation { gate.enqueue($0) }
+        }
+        defer { gate.leave() }
+        return try await body()
+    }
+
+    // MARK: Reading
+
+    /// Fetches from the store as if the pending changes were saved.
+    public func fetch(_ descriptor: FetchDescriptor) async throws -> FetchResult {
+        try await serialized {
+            let result = try await backend.fetch(descriptor, overlay: try await overlay())
+            if case .objects(let objects, let prefetched) = result, descriptor.propertiesToFetch == nil {
+                register(objects + prefetched)
+            }
+            return result
+        }
+    }
+
+    /// Counts the objects a fetch would return.
+    public func count(_ descriptor: FetchDescriptor) async throws -> Int {
+        var counting = descriptor
+        counting.resultType = .count
+        return try await fetch(counting).count
+    }
+
+    /// Computes grouped aggregates as if the pending changes were saved.
+    public func aggregate(_ descriptor: AggregateDescriptor) async throws -> [AggregateRow] {
+        try await serialized {
+            try await backend.aggregate(descriptor, overlay: try await overlay())
+        }
+    }
+
+    /// The object as this context sees it (pending changes applied); nil if it does not exist
+    /// or the context deleted it.
+    public func object(for id: PersistentIdentifier) async throws -> ObjectSnapshot? {
+        try await objects(for: [id]).first
+    }
+
+    /// The objects as this context sees them, in the order asked, leaving out missing ones.
+    public func objects(for ids: [PersistentIdentifier]) async throws -> [ObjectSnapshot] {
+        try await serialized {
+            for id in ids { try checkIdentifier(id) }
+            try await load(ids.filter { !$0.isTemporary && !pending.isTouched($0) }, required: false, refresh: true)
+            return ids.compactMap { id in
+                guard !pending.deletedSet.contains(id), let state = pending.view(of: id), let entity = pending.entity(of: id)
+                else { return nil }
+                return state.snapshot(version: pending.bases[id]?.version ?? 0, entity: entity)
+            }
+        }
+    }
+
+    /// History transactions after `token`, oldest first.
+    public func history(after token: HistoryToken?, limit: Int? = nil) async throws -> [HistoryTransaction] {
+        try await container.history(after: token, limit: limit)
+    }
+
+    // MARK: Helpers
+
+    /// The pending changes as an overlay for reads (delete rules applied), or nil if none.
+    func overlay() async throws -> ChangeSet? {
+        guard pending.hasChanges else { return nil }
+        var working = pending
+        try await propagateDeletes(&working, enforceDeny: false)
+        return working.makeChangeSet(author: author, uniquenessPolicy: uniquenessPolicy)
+    }
+
+    /// Remembers snapshots read from the store as the bases of objects the context has not changed.
+    func register(_ snapshots: [ObjectSnapshot]) {
+        for snapshot in snapshots where !snapshot.id.isTemporary && !pending.isTouched(snapshot.id) {
+            pending.bases[snapshot.id] = snapshot
+        }
+    }
+
+    /// Throws unless `id` belongs to this store and names an entity of the schema.
+    func checkIdentifier(_ id: PersistentIdentifier) throws(ModelError) {
+        guard id.storeIdentifier == container.storeIdentifier else {
+            throw ModelError(.invalidIdentifier,
+                             "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(container.storeIdentifier.uuidString.lowercased()))",
+                             context: ["uri": id.uriRepresentation])
+        }
+        guard schema[id.entityName] != nil else { throw ModelError.unknownEntity(id.entityName) }
+        if id.isTemporary, !pending.isKnown(id) {
+            throw ModelError(.notFound, "\(id) is a temporary identifier this context did not create; save first and use the permanent URI",
+                             context: ["uri": id.uriRepresentation])
+        }
+    }
+
+    /// Reads the objects the context does not know yet (or all of them, with `refresh`, for
+    /// objects it has not changed) from the store. With `required`, a missing one is `notFound`.
+    func load(_ ids: [PersistentIdentifier], required: Bool, refresh: Bool = false) async throws {
+        let wanted = Array(Set(ids.filter { !$0.isTemporary && (refresh ? !pending.isTouched($0) : !pending.isKnown($0)) }))
+        guard !wanted.isEmpty else { return }
+        let snapshots = try await backend.snapshots(for: wanted)
+        register(snapshots)
+        if required {
+            let found = Set(snapshots.map(\.id))
+            if let missing = wanted.first(where: { !found.contains($0) && !pending.isKnown($0) }) {
+                throw ModelError.objectNotFound(missing)
+            }
+        }
+    }
+}
