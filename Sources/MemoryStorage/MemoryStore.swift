@@ -1,0 +1,129 @@
+import Foundation
+import ModelCore
+import ModelStorage
+
+/// A store kept in memory: the same facts the SQLite backend keeps (rows per hierarchy with
+/// their versions, stored foreign keys, join tables, key sequences that never reuse a key,
+/// history), answering every request exactly as docs/storage-semantics.md says. Its data lives
+/// as long as the actor; nothing is written anywhere else.
+public actor MemoryStore: StorageBackend {
+    /// Where the store lives: `memory:<name>`.
+    public nonisolated let location: StoreLocation
+    /// The store's UUID, chosen when the store is created.
+    public nonisolated let storeIdentifier: UUID
+
+    var state: MemoryState
+    private var isClosed = false
+    private let clock: @Sendable () -> Timestamp
+
+    /// A new, empty store with an empty schema. `clock` stamps history transactions.
+    public init(location: StoreLocation = StoreLocation(scheme: "memory", path: ""),
+                storeIdentifier: UUID = UUID(),
+                clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }) {
+        self.location = location
+        self.storeIdentifier = storeIdentifier
+        self.clock = clock
+        self.state = MemoryState(schema: Self.emptySchema)
+    }
+
+    /// The schema of a new store. An empty schema has nothing a validator could reject.
+    private static let emptySchema: ResolvedSchema = try! ResolvedSchema(Schema())
+
+    /// The store's current schema (empty for a new store).
+    public func schema() throws -> ResolvedSchema {
+        try checkOpen()
+        return state.schema
+    }
+
+    /// Sets the schema: allowed while the store holds no objects, or when the version hash is
+    /// the same; otherwise `schemaMismatch`, listing the differences.
+    public func apply(schema: Schema) throws {
+        try checkOpen()
+        let resolved = try ResolvedSchema(schema)
+        if resolved.versionHash == state.schema.versionHash {
+            state.schema = resolved
+            return
+        }
+        guard state.isEmpty else {
+            let differences = schema.differences(from: state.schema.schema)
+            throw ModelError(.schemaMismatch,
+                "the store \(location) holds objects saved with another schema (version \(state.schema.versionHash.prefix(12))), which differs from the one requested (version \(resolved.versionHash.prefix(12))):\n"
+                    + differences.map { "  \($0)" }.joined(separator: "\n")
+                    + "\nopen the store with its own schema, or migrate it",
+                context: ["store": location.url, "storeVersion": state.schema.versionHash, "requestedVersion": resolved.versionHash])
+        }
+        var fresh = MemoryState(schema: resolved)
+        fresh.sequences = state.sequences
+        fresh.history = state.history
+        fresh.lastToken = state.lastToken
+        state = fresh
+    }
+
+    /// Fetches as if `overlay` had been saved.
+    public func fetch(_ descriptor: FetchDescriptor, overlay: ChangeSet?) throws -> FetchResult {
+        try checkOpen()
+        let validated = try descriptor.validated(in: state.schema, storeIdentifier: storeIdentifier)
+        return try reader(overlay: overlay).fetch(validated)
+    }
+
+    /// Grouped aggregates as if `overlay` had been saved.
+    public func aggregate(_ descriptor: AggregateDescriptor, overlay: ChangeSet?) throws -> [AggregateRow] {
+        try checkOpen()
+        let validated = try descriptor.validated(in: state.schema, storeIdentifier: storeIdentifier)
+        return try reader(overlay: overlay).aggregate(validated)
+    }
+
+    /// Snapshots of the objects with these identifiers, in the order given; objects that don't
+    /// exist are left out.
+    public func snapshots(for ids: [PersistentIdentifier]) throws -> [ObjectSnapshot] {
+        try checkOpen()
+        let reader = StoreReader(state: state, storeIdentifier: storeIdentifier)
+        var snapshots: [ObjectSnapshot] = []
+        for id in ids {
+            guard id.storeIdentifier == storeIdentifier else {
+                throw ModelError(.invalidIdentifier,
+                                 "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
+                                 context: ["uri": id.uriRepresentation])
+            }
+            _ = try state.schema.entity(id.entityName)
+            if let ref = state.object(for: id), let row = state.row(ref) { snapshots.append(reader.snapshot(ref, row)) }
+        }
+        return snapshots
+    }
+
+    /// Saves atomically: checks everything first, then applies it all and records one history
+    /// transaction.
+    public func save(_ changes: ChangeSet) throws -> SaveResult {
+        try checkOpen()
+        guard !changes.isEmpty else { return SaveResult() }
+        var planner = SavePlanner(state: state, storeIdentifier: storeIdentifier, mode: .save(changes.uniquenessPolicy))
+        let plan = try planner.plan(changes)
+        guard !plan.changes.isEmpty else { return SaveResult() }
+        state.apply(plan)
+        state.lastToken += 1
+        let token = HistoryToken(state.lastToken)
+        state.history.append(HistoryTransaction(token: token, timestamp: clock(), author: changes.author, changes: plan.changes))
+        return SaveResult(remappedIdentifiers: plan.remap, versions: plan.versions, token: token)
+    }
+
+    /// Closes the store; later calls fail with `closed`.
+    public func close() {
+        isClosed = true
+    }
+
+    func checkOpen() throws(ModelError) {
+        guard !isClosed else {
+            throw ModelError(.closed, "the store \(location) is closed; open it again to use it", context: ["store": location.url])
+        }
+    }
+
+    /// A reader of the stored state, or of a copy with `overlay` applied.
+    private func reader(overlay: ChangeSet?) throws -> StoreReader {
+        guard let overlay, !overlay.isEmpty else { return StoreReader(state: state, storeIdentifier: storeIdentifier) }
+        var planner = SavePlanner(state: state, storeIdentifier: storeIdentifier, mode: .overlay)
+        let plan = try planner.plan(overlay)
+        var copy = state
+        copy.apply(plan)
+        return StoreReader(state: copy, storeIdentifier: storeIdentifier, temporaryRefs: plan.insertedRefs)
+    }
+}
