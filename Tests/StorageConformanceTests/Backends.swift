@@ -1,0 +1,28 @@
+import Foundation
+import MemoryStorage
+import ModelCore
+import ModelStorage
+
+/// The backends the conformance suite runs against. Every test takes a `BackendKind` argument
+/// (`@Test(arguments: BackendKind.allCases)`), so a new case here runs the whole suite on it.
+enum BackendKind: String, CaseIterable, CustomStringConvertible, Sendable {
+    case memory
+
+    var description: String { rawValue }
+
+    /// Opens a fresh, empty store of this kind, for one test only. A file backend gets its own
+    /// short temporary directory (``makeTemporaryDirectory()``), which ``TestStore/close()`` removes.
+    func open() async throws -> (backend: any StorageBackend, directory: URL?) {
+        switch self {
+        case .memory:
+            return (try await MemoryStorageFactory().open(StoreLocation(url: "memory:conformance")), nil)
+        }
+    }
+}
+
+/// A new directory with a short path under /tmp, for one test's store files.
+func makeTemporaryDirectory() throws -> URL {
+    let url = URL(fileURLWithPath: "/tmp/mc-\(UUID().uuidString.prefix(8).lowercased())")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
