@@ -1,0 +1,107 @@
+import Foundation
+
+/// Sums and averages of attribute values, the same in every backend whatever order the values
+/// arrive in: ints are added exactly (a sum beyond the range of Int64 becomes a double), doubles
+/// are added exactly and rounded once (Shewchuk's algorithm, as Python's `math.fsum`), decimals
+/// are added as decimals. Nil and non-numeric values are ignored.
+///
+/// The memory backend feeds it directly; the SQLite backend calls it from its `modeld_sum` and
+/// `modeld_avg` aggregate functions.
+public struct NumericAccumulator: Sendable {
+    /// How many non-nil numeric values were added.
+    public private(set) var count = 0
+    private var integerSum: Int128 = 0
+    /// Non-overlapping partial sums whose exact total is the sum of the doubles added so far.
+    private var partials: [Double] = []
+    /// The naive sum of the doubles, used when one of them is infinite or NaN.
+    private var naiveSum: Double = 0
+    private var sawSpecial = false
+    private var decimalSum = Decimal.zero
+
+    public init() {}
+
+    /// Adds one value; nil and non-numeric values are ignored.
+    public mutating func add(_ value: Value) {
+        switch value {
+        case .int(let v):
+            integerSum += Int128(v)
+        case .double(let v):
+            naiveSum += v
+            if v.isFinite { addExactly(v) } else { sawSpecial = true }
+        case .decimal(let v):
+            decimalSum += v
+        default:
+            return
+        }
+        count += 1
+    }
+
+    /// The sum as a value of `type` (int, double or decimal), or nil when nothing was added.
+    /// An int sum outside Int64's range is returned as a double.
+    public func sum(as type: AttributeType) -> Value {
+        guard count > 0 else { return .null }
+        switch type {
+        case .int:
+            if let exact = Int64(exactly: integerSum) { return .int(exact) }
+            return .double(Double(integerSum))
+        case .decimal: return .decimal(decimalSum)
+        default: return .double(doubleSum)
+        }
+    }
+
+    /// The average: a double for ints and doubles, a decimal for decimals; nil when nothing was
+    /// added.
+    public func average(as type: AttributeType) -> Value {
+        guard count > 0 else { return .null }
+        switch type {
+        case .int: return .double(Double(integerSum) / Double(count))
+        case .decimal: return .decimal(decimalSum / Decimal(count))
+        default: return .double(doubleSum / Double(count))
+        }
+    }
+
+    private mutating func addExactly(_ value: Double) {
+        var x = value
+        var kept = 0
+        for index in partials.indices {
+            var y = partials[index]
+            if abs(x) < abs(y) { swap(&x, &y) }
+            let high = x + y
+            let low = y - (high - x)
+            if low != 0 {
+                partials[kept] = low
+                kept += 1
+            }
+            x = high
+        }
+        guard x.isFinite else {
+            // The running total overflowed: the naive sum says which infinity.
+            sawSpecial = true
+            return
+        }
+        partials.removeSubrange(kept...)
+        partials.append(x)
+    }
+
+    /// The correctly rounded total of the partials (the final step of `math.fsum`).
+    private var doubleSum: Double {
+        if sawSpecial { return naiveSum }
+        guard var n = partials.indices.last else { return 0 }
+        var high = partials[n]
+        var low = 0.0
+        while n > 0 {
+            let x = high
+            n -= 1
+            let y = partials[n]
+            high = x + y
+            low = y - (high - x)
+            if low != 0 { break }
+        }
+        if n > 0, (low < 0 && partials[n - 1] < 0) || (low > 0 && partials[n - 1] > 0) {
+            let y = low * 2
+            let x = high + y
+            if y == x - high { high = x }
+        }
+        return high
+    }
+}

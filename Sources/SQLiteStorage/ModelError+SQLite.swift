@@ -1,0 +1,46 @@
+import CSQLite
+import ModelCore
+
+// SQLITE_CONSTRAINT_UNIQUE and _PRIMARYKEY are macros over expressions Swift does not import.
+private let constraintUnique: Int32 = SQLITE_CONSTRAINT | (8 << 8)
+private let constraintPrimaryKey: Int32 = SQLITE_CONSTRAINT | (6 << 8)
+
+extension ModelError {
+    /// The error SQLite reported for `code` on `db`, with SQLite's message and the SQL that failed.
+    static func sqlite(_ code: Int32, db: OpaquePointer?, sql: String? = nil) -> ModelError {
+        let message = db.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
+            ?? String(cString: sqlite3_errstr(code))
+        return sqlite(code, message: message, sql: sql)
+    }
+
+    /// An SQLite failure as a ``ModelError``: the code says what class of failure it is, the
+    /// message carries SQLite's words, and the context the extended result code and the SQL.
+    static func sqlite(_ code: Int32, message: String, sql: String? = nil) -> ModelError {
+        var context = ["sqliteCode": String(code)]
+        if let sql { context["sql"] = String(sql.prefix(2000)) }
+        let primary = code & 0xFF
+        let modelCode: ModelError.Code
+        let advice: String
+        switch primary {
+        case SQLITE_CONSTRAINT where code == constraintUnique || code == constraintPrimaryKey:
+            modelCode = .uniqueConstraint
+            advice = ""
+        case SQLITE_FULL, SQLITE_TOOBIG, SQLITE_NOMEM:
+            modelCode = .resourceExhausted
+            advice = "; free disk space or make the request smaller"
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            modelCode = .storageFailure
+            advice = "; another connection held the database too long, try again"
+        case SQLITE_NOTADB, SQLITE_CORRUPT:
+            modelCode = .storageFailure
+            advice = "; the file is not a usable SQLite database"
+        case SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_READONLY, SQLITE_AUTH:
+            modelCode = .storageFailure
+            advice = "; check that the path exists and is writable by this process"
+        default:
+            modelCode = .storageFailure
+            advice = ""
+        }
+        return ModelError(modelCode, "SQLite error \(code): \(message)\(advice)", context: context)
+    }
+}

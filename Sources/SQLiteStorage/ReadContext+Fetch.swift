@@ -1,0 +1,81 @@
+import ModelCore
+
+extension ReadContext {
+    /// Runs a validated fetch.
+    func fetch(_ descriptor: FetchDescriptor) throws -> FetchResult {
+        let entity = try schema.entity(descriptor.entityName)
+        let table = layout.table(for: entity)
+        var compiler = compiler(for: entity)
+        switch descriptor.resultType {
+        case .count:
+            let sql = try compiler.fetch(descriptor, columns: [])
+            var count: Int64 = 0
+            try query(sql, compiler.parameters) { count = $0.int64(0) }
+            return .count(Int(count))
+        case .identifiers:
+            let sql = try compiler.fetch(descriptor, columns: [])
+            var ids: [PersistentIdentifier] = []
+            try query(sql, compiler.parameters) { row in
+                ids.append(identifier(root: table.name, entity: row.text(1), key: row.int64(0)))
+            }
+            return .identifiers(ids)
+        case .objects:
+            let properties = descriptor.propertiesToFetch.map(Set.init)
+            let entities = descriptor.includesSubentities ? entity.descendants : [entity.name]
+            let columns = selectedColumns(table, entities: entities, properties: properties)
+            let sql = try compiler.fetch(descriptor, columns: columns)
+            var objects = try decodeObjects(sql, compiler.parameters, table: table, columns: columns, properties: properties)
+            try loadRelationships(&objects, table: table, properties: properties)
+            let prefetched = try prefetch(descriptor.relationshipKeyPathsForPrefetching, from: objects, entity: entity)
+            return .objects(objects, prefetched: prefetched)
+        }
+    }
+
+    /// The objects reached from `objects` along each path: once each, in key order within a
+    /// path, paths in the order given.
+    private func prefetch(_ paths: [PropertyPath], from results: [ObjectSnapshot], entity: ResolvedEntity) throws -> [ObjectSnapshot] {
+        guard !paths.isEmpty else { return [] }
+        let table = layout.table(for: entity)
+        var seen = Set<PersistentIdentifier>()
+        var prefetched: [ObjectSnapshot] = []
+        for path in paths {
+            let resolved = try schema.resolve(path, from: entity)
+            var keys = results.compactMap { key(of: $0.id, table: table) }
+            var root = table.name
+            for relationship in resolved.relationships {
+                let related = try relatedObjects(relationship, of: keys)
+                root = schema[relationship.destination]?.root ?? relationship.destination
+                let reached = layout.table(root: root)
+                keys = Array(Set(related.values.flatMap { $0 }.compactMap { key(of: $0, table: reached) })).sorted()
+            }
+            for object in try objects(root: root, keys: keys) where seen.insert(object.id).inserted {
+                prefetched.append(object)
+            }
+        }
+        return prefetched
+    }
+
+    /// Runs a validated aggregate.
+    func aggregate(_ descriptor: AggregateDescriptor) throws -> [AggregateRow] {
+        let entity = try schema.entity(descriptor.entityName)
+        var compiler = compiler(for: entity)
+        let sql = try compiler.aggregate(descriptor)
+        var columns: [(name: String, type: AttributeType)] = []
+        for path in descriptor.groupBy {
+            guard let attribute = try schema.resolve(path, from: entity).attribute else { continue }
+            columns.append((path.description, attribute.type))
+        }
+        for aggregation in descriptor.aggregations {
+            columns.append((aggregation.name, try aggregation.resultType(for: entity, in: schema)))
+        }
+        var rows: [AggregateRow] = []
+        try query(sql, compiler.parameters) { row in
+            var result: AggregateRow = [:]
+            for (index, column) in columns.enumerated() {
+                result[column.name] = try row.value(Int32(index), as: column.type)
+            }
+            rows.append(result)
+        }
+        return rows
+    }
+}

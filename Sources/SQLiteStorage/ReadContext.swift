@@ -1,0 +1,64 @@
+import Foundation
+import ModelCore
+
+/// One read on one connection, inside a read transaction, with an overlay installed or not.
+/// Every statement goes through ``query(_:_:row:)``, which puts the overlay's `WITH` clause in
+/// front, so the same compiled SQL answers with and without pending changes.
+struct ReadContext {
+    let connection: SQLiteConnection
+    let layout: SQLiteLayout
+    let storeIdentifier: UUID
+    let overlay: Overlay
+
+    var schema: ResolvedSchema { layout.schema }
+
+    /// Runs `body` in a read transaction on `connection`, with `changes` installed as an overlay
+    /// (and removed again afterwards) when given.
+    static func read<T>(_ connection: SQLiteConnection, layout: SQLiteLayout, storeIdentifier: UUID,
+                        overlay changes: ChangeSet? = nil, _ body: (ReadContext) throws -> T) throws -> T {
+        try connection.transaction(write: false) {
+            guard let changes, !changes.isEmpty else {
+                return try body(ReadContext(connection: connection, layout: layout, storeIdentifier: storeIdentifier, overlay: Overlay()))
+            }
+            let plan = try ChangeSetPlan(changes, schema: layout.schema, storeIdentifier: storeIdentifier)
+            let overlay = try OverlayTables.install(plan, layout: layout, connection: connection)
+            defer { try? OverlayTables.clear(overlay, connection: connection) }
+            return try body(ReadContext(connection: connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay))
+        }
+    }
+
+    /// Runs `sql` (prefixed with the overlay's `WITH` clause) with `parameters`, row by row.
+    func query(_ sql: String, _ parameters: [Value] = [], row: (SQLiteStatement) throws -> Void) throws {
+        try connection.query(overlay.prefix + sql, parameters, cached: parameters.count <= 256, row: row)
+    }
+
+    /// A compiler for statements about `entity`, knowing the overlay's keys.
+    func compiler(for entity: ResolvedEntity) -> SQLCompiler {
+        SQLCompiler(layout: layout, entity: entity, temporaryKeys: overlay.temporaryKeys)
+    }
+
+    /// The identifier of the object `key` of the hierarchy `root`: its overlay insert's temporary
+    /// identifier, or the permanent one.
+    func identifier(root: String, entity: String, key: Int64) -> PersistentIdentifier {
+        if let temporary = overlay.temporaryIDs[root]?[key] { return temporary }
+        return PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entity, key: .permanent(key))
+    }
+
+    /// A JSON array of keys, for `json_each`.
+    static func keyList<C: Collection>(_ keys: C) -> Value where C.Element == Int64 {
+        .string("[" + keys.map(String.init).joined(separator: ",") + "]")
+    }
+}
+
+/// An overlay as installed in a connection's TEMP tables: the `WITH` clause that shadows the
+/// tables it changes, and the keys given to its inserted objects.
+struct Overlay {
+    /// `WITH "Trip" AS (…), … ` or "".
+    var prefix = ""
+    /// The key each inserted object gets, by temporary UUID.
+    var temporaryKeys: [UUID: Int64] = [:]
+    /// The temporary identifier of each inserted object, by hierarchy and key.
+    var temporaryIDs: [String: [Int64: PersistentIdentifier]] = [:]
+    /// The TEMP tables filled, to empty afterwards.
+    var filledTables: [String] = []
+}

@@ -1,0 +1,68 @@
+import ModelCore
+
+extension SQLiteStore {
+    /// Fetches on a reader, inside one read transaction, with `overlay` shadowing the tables it
+    /// changes.
+    public func fetch(_ descriptor: FetchDescriptor, overlay: ChangeSet?) async throws -> FetchResult {
+        let layout = try await layout()
+        let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
+        let storeIdentifier = storeIdentifier
+        return try await readers.run { connection in
+            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay) {
+                try $0.fetch(validated)
+            }
+        }
+    }
+
+    /// Grouped aggregates computed by SQLite, with `overlay` shadowing the tables it changes.
+    public func aggregate(_ descriptor: AggregateDescriptor, overlay: ChangeSet?) async throws -> [AggregateRow] {
+        let layout = try await layout()
+        let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
+        let storeIdentifier = storeIdentifier
+        return try await readers.run { connection in
+            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay) {
+                try $0.aggregate(validated)
+            }
+        }
+    }
+
+    /// The objects with these identifiers, in the order given; identifiers of objects that don't
+    /// exist (or that name an entity the stored object is not of) are left out.
+    public func snapshots(for ids: [PersistentIdentifier]) async throws -> [ObjectSnapshot] {
+        let layout = try await layout()
+        var keys: [String: Set<Int64>] = [:]
+        for id in ids {
+            let entity = try checkIdentifier(id, in: layout.schema)
+            if let key = id.primaryKey { keys[entity.root, default: []].insert(key) }
+        }
+        guard !keys.isEmpty else { return [] }
+        let storeIdentifier = storeIdentifier
+        let found = try await readers.run { [keys] connection in
+            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier) { context in
+                try context.objectsByRoot(keys)
+            }
+        }
+        return ids.compactMap { id in Self.match(id, in: found, schema: layout.schema) }
+    }
+
+    /// The snapshot `id` names in `found` (by hierarchy and key), if its stored entity is the
+    /// identifier's entity or a subentity of it.
+    static func match(_ id: PersistentIdentifier, in found: [String: [Int64: ObjectSnapshot]], schema: ResolvedSchema) -> ObjectSnapshot? {
+        guard let key = id.primaryKey, let root = schema[id.entityName]?.root, let snapshot = found[root]?[key],
+              schema[snapshot.id.entityName]?.isKind(of: id.entityName) ?? false else { return nil }
+        return snapshot
+    }
+}
+
+extension ReadContext {
+    /// The objects with these keys, by hierarchy and key.
+    func objectsByRoot(_ keys: [String: Set<Int64>]) throws -> [String: [Int64: ObjectSnapshot]] {
+        var found: [String: [Int64: ObjectSnapshot]] = [:]
+        for (root, rootKeys) in keys {
+            for snapshot in try objects(root: root, keys: rootKeys.sorted()) {
+                if let key = snapshot.id.primaryKey { found[root, default: [:]][key] = snapshot }
+            }
+        }
+        return found
+    }
+}

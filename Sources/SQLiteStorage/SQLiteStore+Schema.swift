@@ -1,0 +1,38 @@
+import ModelCore
+
+extension SQLiteStore {
+    /// Sets the store's schema: creates the tables in a store without objects (replacing the
+    /// tables of an earlier schema there), accepts a schema with the same version hash, and
+    /// otherwise throws `schemaMismatch` listing the differences.
+    public func apply(schema: Schema) async throws {
+        let resolved = try ResolvedSchema(schema)
+        _ = try cachedLayout()
+        let applied = try await writer.run { connection in
+            try connection.transaction(write: true) { () throws -> ResolvedSchema in
+                let current = try StoreMetadata.schema(connection)
+                if current.versionHash == resolved.versionHash { return current }
+                let old = SQLiteLayout(current)
+                for table in old.tables {
+                    let count = try connection.scalarInt("SELECT count(*) FROM (SELECT 1 FROM \(table.quoted) LIMIT 1)") ?? 0
+                    guard count == 0 else { throw Self.mismatch(current, resolved) }
+                }
+                for statement in old.dropStatements { try connection.execute(statement) }
+                for statement in SQLiteLayout(resolved).createStatements { try connection.execute(statement) }
+                try StoreMetadata.setValue(resolved.schema.canonicalJSON(), for: "schema", connection)
+                try StoreMetadata.setValue(resolved.versionHash, for: "schemaHash", connection)
+                connection.clearCache()
+                return resolved
+            }
+        }
+        setLayout(SQLiteLayout(applied))
+    }
+
+    private static func mismatch(_ current: ResolvedSchema, _ requested: ResolvedSchema) -> ModelError {
+        let differences = requested.schema.differences(from: current.schema)
+        let listed = differences.isEmpty ? "" : ":\n" + differences.joined(separator: "\n")
+        return ModelError(.schemaMismatch,
+                          "the store holds objects of a different schema (version \(current.versionHash.prefix(12)), requested \(requested.versionHash.prefix(12))); migrate the store or open another one. Differences from the store's schema\(listed)",
+                          context: ["storeVersion": current.versionHash, "requestedVersion": requested.versionHash,
+                                    "differences": differences.joined(separator: "\n")])
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import ModelCore
+import ModelStorage
+import Synchronization
+
+/// A store in an SQLite file: the ``StorageBackend`` of `sqlite:///path` URLs.
+///
+/// One writer connection and a small pool of readers, each on a serial queue of its own (SQLite
+/// calls block, so they stay off Swift's cooperative pool); WAL, so readers never wait for the
+/// writer; `synchronous=FULL`, so a save is on disk before it returns; a busy timeout, so several
+/// processes can share the file. Predicates, sorts and aggregates compile to SQL
+/// (``SQLCompiler``); an overlay is answered inside a reader's read transaction through TEMP
+/// tables that shadow the tables it changes (``OverlayTables``).
+public final class SQLiteStore: StorageBackend {
+    /// Where the store lives (`sqlite:///abs/path.sqlite`).
+    public let location: StoreLocation
+    /// The store's UUID, kept in the file.
+    public let storeIdentifier: UUID
+    let writer: ConnectionQueue
+    let readers: ReaderPool
+    private let state: Mutex<State>
+
+    /// How many reader connections a store opens.
+    static let readerCount = 2
+
+    private struct State {
+        var isClosed = false
+        var layout: SQLiteLayout
+    }
+
+    /// Opens (creating when missing) the store file at `path` and its directory.
+    public static func open(path: String) async throws -> SQLiteStore {
+        let location = StoreLocation(scheme: "sqlite", path: path)
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw ModelError(.storageFailure, "cannot create the directory \(directory) for the store: \(error.localizedDescription)",
+                             context: ["path": path])
+        }
+        let writer = try await ConnectionQueue.open(path: path, role: .writer, label: "writer")
+        do {
+            let (identifier, schema) = try await writer.run { connection in
+                try connection.transaction(write: true) {
+                    (try StoreMetadata.prepare(connection), try StoreMetadata.schema(connection))
+                }
+            }
+            var readers: [ConnectionQueue] = []
+            for index in 0..<readerCount {
+                readers.append(try await ConnectionQueue.open(path: path, role: .reader, label: "reader\(index)"))
+            }
+            return SQLiteStore(location: location, storeIdentifier: identifier, writer: writer,
+                               readers: ReaderPool(readers), layout: SQLiteLayout(schema))
+        } catch {
+            await writer.close()
+            throw error
+        }
+    }
+
+    private init(location: StoreLocation, storeIdentifier: UUID, writer: ConnectionQueue, readers: ReaderPool, layout: SQLiteLayout) {
+        self.location = location
+        self.storeIdentifier = storeIdentifier
+        self.writer = writer
+        self.readers = readers
+        self.state = Mutex(State(layout: layout))
+    }
+
+    /// The store's current schema (empty for a new store).
+    public func schema() async throws -> ResolvedSchema {
+        try await layout().schema
+    }
+
+    /// The layout of the current schema, or `closed`. While the store has no schema, another
+    /// process may have given it one since: the file is read again.
+    func layout() async throws -> SQLiteLayout {
+        let layout = try cachedLayout()
+        guard layout.schema.entityNames.isEmpty else { return layout }
+        let stored = try await readers.run { connection in
+            try connection.transaction(write: false) { try StoreMetadata.schema(connection) }
+        }
+        guard stored.versionHash != layout.schema.versionHash else { return layout }
+        return setLayout(SQLiteLayout(stored))
+    }
+
+    /// The cached layout, or `closed`.
+    func cachedLayout() throws(ModelError) -> SQLiteLayout {
+        try state.withLock { (state) throws(ModelError) -> SQLiteLayout in
+            guard !state.isClosed else { throw ModelError(.closed, "the store \(location) is closed; open it again to use it") }
+            return state.layout
+        }
+    }
+
+    /// Replaces the cached layout and returns it.
+    @discardableResult
+    func setLayout(_ layout: SQLiteLayout) -> SQLiteLayout {
+        state.withLock { $0.layout = layout }
+        return layout
+    }
+
+    /// Closes the store once the calls already queued have finished; later calls fail with
+    /// `closed`.
+    public func close() async {
+        let wasClosed = state.withLock { state in
+            defer { state.isClosed = true }
+            return state.isClosed
+        }
+        guard !wasClosed else { return }
+        await writer.close()
+        await readers.close()
+    }
+
+    /// Parses an identifier of this store's objects: of this store, of a known entity.
+    func checkIdentifier(_ id: PersistentIdentifier, in schema: ResolvedSchema) throws(ModelError) -> ResolvedEntity {
+        guard id.storeIdentifier == storeIdentifier else {
+            throw ModelError(.invalidIdentifier,
+                             "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
+                             context: ["uri": id.uriRepresentation])
+        }
+        return try schema.entity(id.entityName)
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import ModelCore
+
+/// The tables modeld keeps beside the data: the store's UUID and schema, the per-hierarchy key
+/// sequences (and the history token's), and the history. Their names start with `_modeld_`,
+/// which no entity or join table can.
+enum StoreMetadata {
+    static let metaTable = "\"_modeld_meta\""
+    static let sequenceTable = "\"_modeld_sequence\""
+    static let transactionTable = "\"_modeld_transaction\""
+    static let changeTable = "\"_modeld_change\""
+    /// The sequence of history tokens (entity names never start with an underscore).
+    static let historySequence = "_history"
+
+    static let createStatements = [
+        "CREATE TABLE IF NOT EXISTS \(metaTable) (\"key\" TEXT PRIMARY KEY, \"value\" TEXT NOT NULL) WITHOUT ROWID",
+        "CREATE TABLE IF NOT EXISTS \(sequenceTable) (\"name\" TEXT PRIMARY KEY, \"value\" INTEGER NOT NULL) WITHOUT ROWID",
+        "CREATE TABLE IF NOT EXISTS \(transactionTable) (\"token\" INTEGER PRIMARY KEY, \"timestamp\" INTEGER NOT NULL, \"author\" TEXT)",
+        """
+        CREATE TABLE IF NOT EXISTS \(changeTable) ("token" INTEGER NOT NULL, "position" INTEGER NOT NULL, \
+        "kind" TEXT NOT NULL, "entity" TEXT NOT NULL, "pk" INTEGER NOT NULL, "changed" TEXT, "tombstone" TEXT, \
+        PRIMARY KEY ("token", "position")) WITHOUT ROWID
+        """,
+    ]
+
+    /// Creates the metadata tables if needed and returns the store's UUID, creating it the first
+    /// time. Runs inside the writer's transaction, so two processes opening a new file agree.
+    static func prepare(_ connection: SQLiteConnection) throws -> UUID {
+        let hasMeta = try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = '_modeld_meta'") ?? 0
+        let tables = try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table'") ?? 0
+        guard hasMeta > 0 || tables == 0 else {
+            throw ModelError(.storageFailure, "\(connection.path) is an SQLite database but not a modeld store; choose another path",
+                             context: ["path": connection.path])
+        }
+        for statement in createStatements { try connection.execute(statement) }
+        try connection.run("INSERT OR IGNORE INTO \(metaTable) VALUES ('storeIdentifier', ?1)", [.string(UUID().uuidString.lowercased())])
+        try connection.run("INSERT OR IGNORE INTO \(metaTable) VALUES ('format', '1')")
+        guard let text = try value(for: "storeIdentifier", connection), let uuid = UUID(uuidString: text) else {
+            throw ModelError(.storageFailure, "the store's UUID in \(connection.path) is unreadable", context: ["path": connection.path])
+        }
+        return uuid
+    }
+
+    /// The metadata value for `key`.
+    static func value(for key: String, _ connection: SQLiteConnection) throws -> String? {
+        var result: String?
+        try connection.query("SELECT \"value\" FROM \(metaTable) WHERE \"key\" = ?1", [.string(key)]) { result = $0.text(0) }
+        return result
+    }
+
+    /// Sets the metadata value for `key`.
+    static func setValue(_ value: String, for key: String, _ connection: SQLiteConnection) throws {
+        try connection.run("INSERT INTO \(metaTable) VALUES (?1, ?2) ON CONFLICT(\"key\") DO UPDATE SET \"value\" = excluded.\"value\"",
+                           [.string(key), .string(value)])
+    }
+
+    /// The schema kept in the store (empty for a new store).
+    static func schema(_ connection: SQLiteConnection) throws -> ResolvedSchema {
+        guard let json = try value(for: "schema", connection) else { return try ResolvedSchema(Schema()) }
+        return try ResolvedSchema(try Schema(json: json))
+    }
+
+    /// The last value the sequence `name` handed out (0 when none).
+    static func sequence(_ name: String, _ connection: SQLiteConnection) throws -> Int64 {
+        try connection.scalarInt("SELECT \"value\" FROM \(sequenceTable) WHERE \"name\" = ?1", [.string(name)]) ?? 0
+    }
+
+    /// Records that the sequence `name` has handed out every value up to `value`.
+    static func setSequence(_ name: String, to value: Int64, _ connection: SQLiteConnection) throws {
+        try connection.run("INSERT INTO \(sequenceTable) VALUES (?1, ?2) ON CONFLICT(\"name\") DO UPDATE SET \"value\" = excluded.\"value\"",
+                           [.string(name), .int(value)])
+    }
+}
