@@ -6,7 +6,8 @@ import ModelCore
 struct Changes {
     let schema: ResolvedSchema
     let storeIdentifier: UUID
-    private(set) var set: ChangeSet
+    /// The change set built so far.
+    var set: ChangeSet
 
     init(schema: ResolvedSchema, storeIdentifier: UUID, author: String? = nil, policy: UniquenessPolicy = .error) {
         self.schema = schema
