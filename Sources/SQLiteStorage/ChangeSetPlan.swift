@@ -1,125 +1,134 @@
 import Foundation
 import ModelCore
 
-/// A change set checked against the schema and laid out for SQL: values converted to their
-/// attributes' types, relationship changes split into the foreign keys and join-table rows this
-/// side stores (the change set carries both sides; the other side is derived). Shared by saves
-/// and overlays.
+/// A change set checked against the schema and the stored rows, as a save (or an overlay) sees
+/// it: values converted to their attributes' types, inserts completed with defaults, updates of
+/// saved objects only, deletes of existing objects once each, and every relationship target
+/// resolved to a saved object or an insert of the change set.
+///
+/// A save fails on an update or a target that is gone (`notFound`); an overlay skips them.
 struct ChangeSetPlan {
-    /// The stored side of an object's relationship changes.
-    struct Links {
-        /// Foreign-key columns to set (nil clears).
-        var foreignKeys: [(name: String, target: PersistentIdentifier?)] = []
-        /// Join-table rows to add and remove, with this object as the owning side.
-        var joins: [(table: JoinTable, added: [PersistentIdentifier], removed: [PersistentIdentifier])] = []
-        /// Every target named, with the relationship naming it (for existence and type checks).
-        var targets: [(relationship: ResolvedRelationship, target: PersistentIdentifier)] = []
+    /// An object as a save sees it: saved already, or the `index`th insert of the change set.
+    enum Participant: Hashable {
+        case stored(ObjectRef)
+        case inserted(Int)
+    }
+
+    /// One relationship change, its targets resolved.
+    struct Link {
+        enum Kind {
+            case toOne(Participant?)
+            case toMany(added: [Participant], removed: [Participant])
+        }
+
+        let relationship: ResolvedRelationship
+        let kind: Kind
     }
 
     struct Insert {
         let id: PersistentIdentifier
         let entity: ResolvedEntity
-        let values: [String: Value]
-        let links: Links
-        /// The attribute and relationship names the insert gives, sorted (for an upsert's history).
-        let givenProperties: [String]
+        /// The values given, converted (nil included).
+        let given: [String: Value]
+        let links: [Link]
+        /// The attribute and relationship names given, sorted (what an upsert records).
+        let changedProperties: [String]
+
+        /// Every attribute of the new object: the given value, else the default, else nil.
+        var attributes: [String: Value] {
+            var values: [String: Value] = [:]
+            for attribute in entity.attributes { values[attribute.name] = given[attribute.name] ?? attribute.defaultValue ?? .null }
+            return values
+        }
     }
 
     struct Update {
         let id: PersistentIdentifier
+        let ref: ObjectRef
+        /// The stored object's entity.
         let entity: ResolvedEntity
-        let key: Int64?
-        let values: [String: Value]
-        let links: Links
-        let expectedVersion: Int64?
+        let attributes: [String: Value]
+        let links: [Link]
         let changedProperties: [String]
-    }
-
-    struct Delete {
-        let id: PersistentIdentifier
-        let entity: ResolvedEntity
-        let key: Int64?
-        let expectedVersion: Int64?
     }
 
     let inserts: [Insert]
     let updates: [Update]
-    let deletes: [Delete]
+    /// Existing objects to delete, once each, in change-set order.
+    let deletes: [ObjectRef]
 
-    /// Checks every identifier (this store, a known entity; temporary for inserts), attribute
-    /// (known, of the right type) and relationship change (known, of the right cardinality).
-    init(_ changes: ChangeSet, schema: ResolvedSchema, storeIdentifier: UUID) throws(ModelError) {
-        func entityOf(_ id: PersistentIdentifier) throws(ModelError) -> ResolvedEntity {
-            guard id.storeIdentifier == storeIdentifier else {
-                throw ModelError(.invalidIdentifier, "\(id) belongs to another store, not to this one (\(storeIdentifier.uuidString.lowercased()))",
-                                 context: ["uri": id.uriRepresentation])
-            }
-            return try schema.entity(id.entityName)
-        }
-        func values(_ given: [String: Value], of entity: ResolvedEntity) throws(ModelError) -> [String: Value] {
-            var converted: [String: Value] = [:]
-            for (name, value) in given {
-                guard let attribute = entity.attribute(name) else { throw ModelError.unknownProperty(name, entity: entity.name) }
-                do {
-                    converted[name] = try value.converted(to: attribute.type)
-                } catch {
-                    throw ModelError(.typeMismatch, "\(entity.name).\(name) is \(attribute.type.rawValue), not \(value.debugText)",
-                                     context: ["entity": entity.name, "attribute": name, "expected": attribute.type.rawValue])
-                }
-            }
-            return converted
-        }
-        func links(_ given: [String: RelationshipChange], of entity: ResolvedEntity) throws(ModelError) -> Links {
-            var links = Links()
-            for (name, change) in given.sorted(by: { $0.key < $1.key }) {
-                guard let relationship = entity.relationship(name) else { throw ModelError.unknownProperty(name, entity: entity.name) }
-                switch (change, relationship.isToMany) {
-                case (.toOne(let target), false):
-                    if let target {
-                        _ = try entityOf( target)
-                        links.targets.append((relationship, target))
-                    }
-                    if relationship.storage == .foreignKey { links.foreignKeys.append((name, target)) }
-                case (.toMany(let added, let removed), true):
-                    for target in added + removed {
-                        _ = try entityOf( target)
-                        links.targets.append((relationship, target))
-                    }
-                    if case .joinTable(let table, true) = relationship.storage {
-                        links.joins.append((table, added, removed))
-                    }
-                default:
-                    throw ModelError(.invalidArgument,
-                                     "\(entity.name).\(name) is a \(relationship.isToMany ? "to-many" : "to-one") relationship; change it with \(relationship.isToMany ? ".toMany(added:removed:)" : ".toOne(_:)")",
-                                     context: ["entity": entity.name, "relationship": name])
-                }
-            }
-            return links
-        }
-
-        var inserts: [Insert] = []
+    /// Every identifier belongs to this store and names a known entity; inserts carry temporary
+    /// identifiers (each once) of concrete entities, updates and deletes permanent ones.
+    static func checkIdentifiers(_ changes: ChangeSet, schema: ResolvedSchema, storeIdentifier: UUID) throws(ModelError) {
+        var inserted = Set<PersistentIdentifier>()
         for insert in changes.inserts {
-            let resolved = try entityOf( insert.id)
+            let entity = try check(insert.id, schema, storeIdentifier)
             guard insert.id.isTemporary else {
-                throw ModelError(.invalidArgument, "inserted object \(insert.id) must carry a temporary identifier (t<uuid>)",
+                throw ModelError(.invalidIdentifier, "\(insert.id) is a permanent identifier: an insert carries a temporary one (…/t<uuid>); send changes to a saved object as an update",
                                  context: ["uri": insert.id.uriRepresentation])
             }
-            inserts.append(Insert(id: insert.id, entity: resolved, values: try values(insert.attributes, of: resolved),
-                                  links: try links(insert.relationships, of: resolved),
-                                  givenProperties: (Array(insert.attributes.keys) + Array(insert.relationships.keys)).sorted()))
+            guard !entity.isAbstract else {
+                throw ModelError(.invalidArgument, "cannot insert \(insert.id): entity '\(entity.name)' is abstract; insert one of its subentities (\(entity.descendants.dropFirst().joined(separator: ", ")))",
+                                 context: ["entity": entity.name])
+            }
+            guard inserted.insert(insert.id).inserted else {
+                throw ModelError(.invalidArgument, "\(insert.id) is inserted twice in one change set", context: ["uri": insert.id.uriRepresentation])
+            }
+        }
+        for (id, action) in changes.updates.map({ ($0.id, "update") }) + changes.deletes.map({ ($0.id, "delete") }) {
+            _ = try check(id, schema, storeIdentifier)
+            guard !id.isTemporary else {
+                throw ModelError(.invalidIdentifier, "cannot \(action) \(id): it is a temporary identifier of an object that was never saved",
+                                 context: ["uri": id.uriRepresentation])
+            }
+        }
+        for change in (changes.inserts.map(\.relationships) + changes.updates.map(\.relationships)).flatMap(\.values) {
+            switch change {
+            case .toOne(let target): if let target { _ = try check(target, schema, storeIdentifier) }
+            case .toMany(let added, let removed): for target in added + removed { _ = try check(target, schema, storeIdentifier) }
+            }
+        }
+    }
+
+    private static func check(_ id: PersistentIdentifier, _ schema: ResolvedSchema, _ storeIdentifier: UUID) throws(ModelError) -> ResolvedEntity {
+        guard id.storeIdentifier == storeIdentifier else {
+            throw ModelError(.invalidIdentifier,
+                             "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
+                             context: ["uri": id.uriRepresentation])
+        }
+        return try schema.entity(id.entityName)
+    }
+
+    /// Checks values and relationship changes (after ``checkIdentifiers(_:schema:storeIdentifier:)``).
+    init(_ changes: ChangeSet, schema: ResolvedSchema, stored: StoredRows, isOverlay: Bool) throws(ModelError) {
+        var builder = Builder(schema: schema, stored: stored, isOverlay: isOverlay)
+        for insert in changes.inserts {
+            builder.insertEntities[insert.id] = try schema.entity(insert.id.entityName)
+            builder.insertIndex[insert.id] = builder.insertIndex.count
+        }
+        var inserts: [Insert] = []
+        for insert in changes.inserts {
+            let entity = try schema.entity(insert.id.entityName)
+            inserts.append(Insert(id: insert.id, entity: entity,
+                                  given: try builder.attributes(insert.attributes, of: entity, id: insert.id),
+                                  links: try builder.links(insert.relationships, of: entity, id: insert.id),
+                                  changedProperties: (Array(insert.attributes.keys) + Array(insert.relationships.keys)).sorted()))
         }
         var updates: [Update] = []
         for update in changes.updates {
-            let resolved = try entityOf( update.id)
-            updates.append(Update(id: update.id, entity: resolved, key: update.id.primaryKey,
-                                  values: try values(update.attributes, of: resolved),
-                                  links: try links(update.relationships, of: resolved),
-                                  expectedVersion: update.expectedVersion, changedProperties: update.changedProperties))
+            guard let (ref, row) = stored.existing(update.id), let entity = schema[row.entity] else {
+                if isOverlay { continue }
+                throw ModelError(.notFound, "cannot update \(update.id): no such object in this store; it may have been deleted",
+                                 context: ["uri": update.id.uriRepresentation])
+            }
+            updates.append(Update(id: update.id, ref: ref, entity: entity,
+                                  attributes: try builder.attributes(update.attributes, of: entity, id: update.id),
+                                  links: try builder.links(update.relationships, of: entity, id: update.id),
+                                  changedProperties: update.changedProperties))
         }
-        var deletes: [Delete] = []
+        var deletes: [ObjectRef] = []
         for delete in changes.deletes {
-            deletes.append(Delete(id: delete.id, entity: try entityOf( delete.id), key: delete.id.primaryKey,
-                                  expectedVersion: delete.expectedVersion))
+            if let (ref, _) = stored.existing(delete.id), !deletes.contains(ref) { deletes.append(ref) }
         }
         self.inserts = inserts
         self.updates = updates

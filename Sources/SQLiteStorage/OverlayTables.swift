@@ -14,78 +14,79 @@ enum OverlayTables {
     static func added(_ join: String) -> String { "temp." + SQL.quote("_overlay_added_\(join)") }
     static func removed(_ join: String) -> String { "temp." + SQL.quote("_overlay_removed_\(join)") }
 
-    /// Fills the TEMP tables with `plan` and returns the overlay to read through.
+    /// Fills the TEMP tables with `plan` (checked as an overlay) and returns the overlay to read
+    /// through.
     static func install(_ plan: ChangeSetPlan, layout: SQLiteLayout, connection: SQLiteConnection) throws -> Overlay {
         try createTables(layout, connection)
         var overlay = Overlay()
         var changedRoots: [String] = [], deletedRoots = Set<String>(), changedJoins = Set<String>()
         func touch(_ root: String) { if !changedRoots.contains(root) { changedRoots.append(root) } }
 
+        var keys: [Int64] = []
         var next: [String: Int64] = [:]
         for insert in plan.inserts {
             let root = insert.entity.root
             let key = try (next[root] ?? StoreMetadata.sequence(root, connection)) + 1
             next[root] = key
-            guard case .temporary(let uuid) = insert.id.key else { continue }
-            overlay.temporaryKeys[uuid] = key
+            keys.append(key)
+            if case .temporary(let uuid) = insert.id.key { overlay.temporaryKeys[uuid] = key }
             overlay.temporaryIDs[root, default: [:]][key] = insert.id
         }
-        func key(_ id: PersistentIdentifier) -> Int64? {
-            switch id.key {
-            case .permanent(let key): key
-            case .temporary(let uuid): overlay.temporaryKeys[uuid]
+        func key(_ participant: ChangeSetPlan.Participant) -> Int64 {
+            switch participant {
+            case .stored(let ref): ref.key
+            case .inserted(let index): keys[index]
             }
         }
-        func assignments(_ values: [String: Value], _ links: ChangeSetPlan.Links) -> [(String, Value)] {
-            values.sorted { $0.key < $1.key } + links.foreignKeys.map { ($0.name, $0.target.flatMap(key).map(Value.int) ?? .null) }
+        /// Attribute values and stored foreign keys, sorted by column.
+        func columns(_ values: [String: Value], _ links: [ChangeSetPlan.Link]) -> [(String, Value)] {
+            var columns = values
+            for link in links where link.relationship.storage == .foreignKey {
+                if case .toOne(let target) = link.kind { columns[link.relationship.name] = target.map { .int(key($0)) } ?? .null }
+            }
+            return columns.sorted { $0.key < $1.key }
         }
-        func link(_ owner: Int64, _ links: ChangeSetPlan.Links) throws {
-            for (table, added, removed) in links.joins {
+        func link(_ owner: Int64, _ links: [ChangeSetPlan.Link]) throws {
+            for link in links {
+                guard case .joinTable(let table, true) = link.relationship.storage, case .toMany(let added, let removed) = link.kind else { continue }
                 changedJoins.insert(table.name)
-                for target in added.compactMap(key) {
-                    try connection.run("INSERT OR IGNORE INTO \(Self.added(table.name)) VALUES (?1, ?2)", [.int(owner), .int(target)])
-                    try connection.run("DELETE FROM \(Self.removed(table.name)) WHERE \"source\" = ?1 AND \"target\" = ?2", [.int(owner), .int(target)])
-                }
-                for target in removed.compactMap(key) {
+                for target in removed.map(key) {
                     try connection.run("INSERT OR IGNORE INTO \(Self.removed(table.name)) VALUES (?1, ?2)", [.int(owner), .int(target)])
                     try connection.run("DELETE FROM \(Self.added(table.name)) WHERE \"source\" = ?1 AND \"target\" = ?2", [.int(owner), .int(target)])
+                }
+                for target in added.map(key) {
+                    try connection.run("INSERT OR IGNORE INTO \(Self.added(table.name)) VALUES (?1, ?2)", [.int(owner), .int(target)])
+                    try connection.run("DELETE FROM \(Self.removed(table.name)) WHERE \"source\" = ?1 AND \"target\" = ?2", [.int(owner), .int(target)])
                 }
             }
         }
 
-        for insert in plan.inserts {
-            guard let owner = key(insert.id) else { continue }
+        for (index, insert) in plan.inserts.enumerated() {
             let root = insert.entity.root
             touch(root)
-            let columns = [("_pk", Value.int(owner)), ("_entity", .string(insert.entity.name)), ("_version", .int(1))]
-                + assignments(insert.values, insert.links)
-            let names = columns.map { SQL.quote($0.0) }.joined(separator: ", ")
-            let parameters = (1...columns.count).map { "?\($0)" }.joined(separator: ", ")
-            try connection.run("INSERT INTO \(rows(root)) (\(names)) VALUES (\(parameters))", columns.map(\.1))
-            try link(owner, insert.links)
+            let row = [("_pk", Value.int(keys[index])), ("_entity", .string(insert.entity.name)), ("_version", .int(1))]
+                + columns(insert.attributes, insert.links)
+            let parameters = (1...row.count).map { "?\($0)" }.joined(separator: ", ")
+            try connection.run("INSERT INTO \(rows(root)) (\(row.map { SQL.quote($0.0) }.joined(separator: ", "))) VALUES (\(parameters))", row.map(\.1))
         }
         for update in plan.updates {
-            guard let owner = key(update.id) else { continue }
-            let root = update.entity.root
+            let root = update.ref.root
             touch(root)
-            var sets = assignments(update.values, update.links).enumerated().map { "\(SQL.quote($1.0)) = ?\($0 + 2)" }
-            if !update.id.isTemporary {
-                try connection.run("INSERT OR IGNORE INTO \(rows(root)) SELECT * FROM main.\(SQL.quote(root)) WHERE \"_pk\" = ?1", [.int(owner)])
-                try connection.run("INSERT OR IGNORE INTO \(hidden(root)) VALUES (?1)", [.int(owner)])
-                sets.append("\"_version\" = \"_version\" + 1")
-            }
-            try connection.run("UPDATE \(rows(root)) SET \(sets.joined(separator: ", ")) WHERE \"_pk\" = ?1",
-                               [.int(owner)] + assignments(update.values, update.links).map(\.1))
-            try link(owner, update.links)
+            try connection.run("INSERT OR IGNORE INTO \(rows(root)) SELECT * FROM main.\(SQL.quote(root)) WHERE \"_pk\" = ?1", [.int(update.ref.key)])
+            try connection.run("INSERT OR IGNORE INTO \(hidden(root)) VALUES (?1)", [.int(update.ref.key)])
+            let assignments = columns(update.attributes, update.links)
+            let version = "\"_version\" = (SELECT \"_version\" FROM main.\(SQL.quote(root)) WHERE \"_pk\" = ?1) + 1"
+            let sets = assignments.enumerated().map { "\(SQL.quote($1.0)) = ?\($0 + 2)" } + [version]
+            try connection.run("UPDATE \(rows(root)) SET \(sets.joined(separator: ", ")) WHERE \"_pk\" = ?1", [.int(update.ref.key)] + assignments.map(\.1))
         }
-        for delete in plan.deletes {
-            guard let owner = key(delete.id) else { continue }
-            let root = delete.entity.root
-            touch(root)
-            deletedRoots.insert(root)
-            try connection.run("DELETE FROM \(rows(root)) WHERE \"_pk\" = ?1", [.int(owner)])
-            try connection.run("INSERT OR IGNORE INTO \(hidden(root)) VALUES (?1)", [.int(owner)])
-            try connection.run("INSERT OR IGNORE INTO \(deleted(root)) VALUES (?1)", [.int(owner)])
+        for (index, insert) in plan.inserts.enumerated() { try link(keys[index], insert.links) }
+        for update in plan.updates { try link(update.ref.key, update.links) }
+        for ref in plan.deletes {
+            touch(ref.root)
+            deletedRoots.insert(ref.root)
+            try connection.run("DELETE FROM \(rows(ref.root)) WHERE \"_pk\" = ?1", [.int(ref.key)])
+            try connection.run("INSERT OR IGNORE INTO \(hidden(ref.root)) VALUES (?1)", [.int(ref.key)])
+            try connection.run("INSERT OR IGNORE INTO \(deleted(ref.root)) VALUES (?1)", [.int(ref.key)])
         }
 
         var shadows: [String] = []

@@ -20,7 +20,9 @@ struct ReadContext {
             guard let changes, !changes.isEmpty else {
                 return try body(ReadContext(connection: connection, layout: layout, storeIdentifier: storeIdentifier, overlay: Overlay()))
             }
-            let plan = try ChangeSetPlan(changes, schema: layout.schema, storeIdentifier: storeIdentifier)
+            try ChangeSetPlan.checkIdentifiers(changes, schema: layout.schema, storeIdentifier: storeIdentifier)
+            let stored = try StoredRows(for: changes, layout: layout, connection: connection)
+            let plan = try ChangeSetPlan(changes, schema: layout.schema, stored: stored, isOverlay: true)
             let overlay = try OverlayTables.install(plan, layout: layout, connection: connection)
             defer { try? OverlayTables.clear(overlay, connection: connection) }
             return try body(ReadContext(connection: connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay))

@@ -3,8 +3,8 @@ import ModelCore
 extension SQLiteLayout {
     /// The statements that create the schema's tables and indexes in an empty store: hierarchy
     /// tables, join tables, an index on every foreign-key and join-table column, on `_entity` of
-    /// hierarchies with subentities, a `UNIQUE` index per unique constraint (partial, over the
-    /// declaring entity and its subentities, when that is not the root) and the schema's indexes.
+    /// hierarchies with subentities, a `UNIQUE` index per unique constraint and hierarchy (partial,
+    /// over the entities that have it, when not all of them do) and the schema's indexes.
     var createStatements: [String] {
         var statements: [String] = []
         for table in tables {
@@ -27,16 +27,20 @@ extension SQLiteLayout {
                 index(table, [column.name], name: "_fk_\(table.name)_\(column.name)")
             }
         }
+        for table in tables {
+            var constraints: [[String]] = []
+            for name in table.entities {
+                for constraint in schema[name]?.uniqueConstraints ?? [] where !constraints.contains(constraint) { constraints.append(constraint) }
+            }
+            for constraint in constraints {
+                let name = SQL.quote("_unique_\(table.name)_\(constraint.joined(separator: ","))")
+                let partial = Self.constraintScope(constraint, in: table, schema: schema).map { " WHERE \($0)" } ?? ""
+                statements.append("CREATE UNIQUE INDEX \(name) ON \(table.quoted)(\(constraint.map(SQL.quote).joined(separator: ", ")))\(partial)")
+            }
+        }
         for declared in schema.schema.entities {
             guard let entity = schema[declared.name] else { continue }
             let table = table(for: entity)
-            for constraint in declared.uniqueConstraints {
-                let name = SQL.quote("_unique_\(declared.name)_\(constraint.joined(separator: ","))")
-                let columns = constraint.map(SQL.quote).joined(separator: ", ")
-                let partial = entity.superentity == nil ? ""
-                    : " WHERE \"_entity\" IN (\(entity.descendants.map(SQL.literal).joined(separator: ", ")))"
-                statements.append("CREATE UNIQUE INDEX \(name) ON \(table.quoted)(\(columns))\(partial)")
-            }
             for columns in declared.indexes {
                 // A to-one relationship whose key the other side holds has no column here.
                 let stored = columns.filter { name in entity.attribute(name) != nil || entity.relationship(name)?.storage == .foreignKey }
@@ -44,6 +48,15 @@ extension SQLiteLayout {
             }
         }
         return statements
+    }
+
+    /// The condition that restricts a unique constraint to the entities of `table` that have it
+    /// (declared or inherited), or nil when all of them do. The unique index and the save's
+    /// lookups use the same text, so SQLite matches the lookup to the partial index.
+    static func constraintScope(_ constraint: [String], in table: TableLayout, schema: ResolvedSchema) -> String? {
+        let scope = table.entities.filter { schema[$0]?.uniqueConstraints.contains(constraint) ?? false }
+        guard scope.count != table.entities.count else { return nil }
+        return "\"_entity\" IN (\(scope.map(SQL.literal).joined(separator: ", ")))"
     }
 
     /// The statements that drop the schema's tables (their indexes go with them).

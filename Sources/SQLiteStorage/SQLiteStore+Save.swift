@@ -3,15 +3,15 @@ import ModelCore
 extension SQLiteStore {
     /// Saves atomically in one `BEGIN IMMEDIATE` transaction on the writer (waiting for another
     /// process's write to finish), durably (`synchronous=FULL`) before returning. See
-    /// ``SaveOperation`` for the steps. An empty change set writes nothing and returns no token.
+    /// ``SaveOperation`` for the steps; identifiers are checked before the save waits for the writer. An empty change set writes nothing and returns no token.
     public func save(_ changes: ChangeSet) async throws -> SaveResult {
         let layout = try await layout()
         guard !changes.isEmpty else { return SaveResult() }
-        let plan = try ChangeSetPlan(changes, schema: layout.schema, storeIdentifier: storeIdentifier)
+        try ChangeSetPlan.checkIdentifiers(changes, schema: layout.schema, storeIdentifier: storeIdentifier)
         let storeIdentifier = storeIdentifier
         return try await writer.run { connection in
             try connection.transaction(write: true) {
-                try SaveOperation(changes, plan: plan, layout: layout, storeIdentifier: storeIdentifier, connection: connection).run()
+                try SaveOperation(connection: connection, layout: layout, storeIdentifier: storeIdentifier, changes: changes).run()
             }
         }
     }

@@ -1,152 +1,153 @@
 import ModelCore
 
 extension SaveOperation {
-    /// An object the save updates in place: a regular update, or an insert upserted into a
-    /// saved object.
-    struct StoredChange {
-        let ref: ObjectRef
-        let entity: ResolvedEntity
-        let values: [String: Value]
-        let links: [ChangeSetPlan.Links]
+    /// What steps 4 to 7 write, computed before any SQL runs.
+    struct Writes {
+        /// New rows: entity and column values (attributes and foreign keys), by key.
+        var inserted: [(ref: ObjectRef, entity: String, values: [String: Value])] = []
+        /// Column values to set on saved objects, in the order history records them.
+        var updated: [(ref: ObjectRef, entity: ResolvedEntity, values: [String: Value])] = []
+        var changedProperties: [ObjectRef: Set<String>] = [:]
+        /// Join-table rows to add (`present`) or remove, in order.
+        var joins: [(table: String, source: ObjectRef, target: ObjectRef, present: Bool)] = []
     }
 
-    /// Step 4: keys for the inserts, after each hierarchy's sequence, in change-set order; every
-    /// temporary identifier maps to its permanent one (an upserted insert's to its target's).
-    func allocateKeys() throws {
-        var next: [String: Int64] = [:]
-        for (index, insert) in plan.inserts.enumerated() where upserts[index] == nil {
+    /// Steps 4 to 8: allocates keys (after each hierarchy's sequence, in change-set order),
+    /// remaps temporary identifiers, writes deletes, updates and inserts with their relationship
+    /// changes (stored side only), versions and the history transaction.
+    func write(_ plan: ChangeSetPlan, merges: [Int: ChangeSetPlan.Participant], stored: StoredRows) throws -> SaveResult {
+        var keys: [Int: ObjectRef] = [:]
+        var sequences: [String: Int64] = [:]
+        for (index, insert) in plan.inserts.enumerated() where merges[index] == nil {
             let root = insert.entity.root
-            let key = try (next[root] ?? StoreMetadata.sequence(root, connection)) + 1
-            next[root] = key
-            assign(insert.id, key: key, entity: insert.entity.name)
-            result.versions[permanent(insert.entity.name, key)] = 1
+            let key = try (sequences[root] ?? StoreMetadata.sequence(root, connection)) + 1
+            sequences[root] = key
+            keys[index] = ObjectRef(root: root, key: key)
         }
-        for (root, value) in next { try StoreMetadata.setSequence(root, to: value, connection) }
-        for index in plan.inserts.indices {
-            var target = upserts[index]
-            while case .insert(let other)? = target, let further = upserts[other] { target = further }
-            switch target {
-            case nil: continue
-            case .stored(let ref, let entity)?:
-                assign(plan.inserts[index].id, key: ref.key, entity: entity)
-            case .insert(let other)?:
-                let otherID = plan.inserts[other].id
-                if let key = key(of: otherID), let mapped = result.remappedIdentifiers[otherID] {
-                    assign(plan.inserts[index].id, key: key, entity: mapped.entityName)
+        for (root, value) in sequences { try StoreMetadata.setSequence(root, to: value, connection) }
+        func ref(_ participant: ChangeSetPlan.Participant) -> ObjectRef? {
+            switch participant {
+            case .stored(let ref): ref
+            case .inserted(let index): merges[index].flatMap(ref) ?? keys[index]
+            }
+        }
+
+        var writes = Writes()
+        var insertedIndex: [ObjectRef: Int] = [:], updatedIndex: [ObjectRef: Int] = [:]
+        func update(_ ref: ObjectRef, _ values: [String: Value], _ properties: [String]) {
+            if updatedIndex[ref] == nil, let row = stored.rows[ref], let entity = schema[row.entity] {
+                updatedIndex[ref] = writes.updated.count
+                writes.updated.append((ref, entity, [:]))
+            }
+            guard let index = updatedIndex[ref] else { return }
+            let entity = writes.updated[index].entity
+            for (name, value) in values where entity.attribute(name) != nil { writes.updated[index].values[name] = value }
+            writes.changedProperties[ref, default: []].formUnion(properties)
+        }
+        for (index, insert) in plan.inserts.enumerated() {
+            guard let target = merges[index] else {
+                if let ref = keys[index] {
+                    insertedIndex[ref] = writes.inserted.count
+                    writes.inserted.append((ref, insert.entity.name, insert.attributes))
+                }
+                continue
+            }
+            guard let ref = ref(target) else { continue }
+            if let row = insertedIndex[ref] {
+                let entity = schema[writes.inserted[row].entity]
+                for (name, value) in insert.given where entity?.attribute(name) != nil { writes.inserted[row].values[name] = value }
+            } else {
+                update(ref, insert.given, insert.changedProperties)
+            }
+        }
+        for change in plan.updates { update(change.ref, change.attributes, change.changedProperties) }
+
+        func link(_ links: [ChangeSetPlan.Link], owner: ObjectRef) {
+            for link in links where link.relationship.isStoredHere {
+                switch (link.relationship.storage, link.kind) {
+                case (.foreignKey, .toOne(let target)):
+                    let value = target.flatMap(ref).map { Value.int($0.key) } ?? .null
+                    if let row = insertedIndex[owner] { writes.inserted[row].values[link.relationship.name] = value }
+                    if let row = updatedIndex[owner] { writes.updated[row].values[link.relationship.name] = value }
+                case (.joinTable(let table, _), .toMany(let added, let removed)):
+                    for target in removed.compactMap(ref) { writes.joins.append((table.name, owner, target, false)) }
+                    for target in added.compactMap(ref) { writes.joins.append((table.name, owner, target, true)) }
+                default:
+                    continue
                 }
             }
         }
+        for (index, insert) in plan.inserts.enumerated() {
+            if let owner = ref(.inserted(index)) { link(insert.links, owner: owner) }
+        }
+        for change in plan.updates { link(change.links, owner: change.ref) }
+
+        var result = SaveResult()
+        for (index, insert) in plan.inserts.enumerated() {
+            guard let target = ref(.inserted(index)) else { continue }
+            let entity = insertedIndex[target].map { writes.inserted[$0].entity } ?? stored.rows[target]?.entity ?? insert.entity.name
+            result.remappedIdentifiers[insert.id] = permanent(entity, target.key)
+        }
+        let deleted = Set(plan.deletes)
+        for row in writes.inserted { result.versions[permanent(row.entity, row.ref.key)] = 1 }
+        for row in writes.updated where !deleted.contains(row.ref) {
+            if let version = stored.rows[row.ref]?.version { result.versions[permanent(row.entity.name, row.ref.key)] = version + 1 }
+        }
+        let tombstones = try apply(writes, deletes: plan.deletes, stored: stored)
+        result.token = try recordHistory(writes, tombstones: tombstones, deleted: deleted, stored: stored)
+        return result
     }
 
-    private func assign(_ id: PersistentIdentifier, key: Int64, entity: String) {
-        if case .temporary(let uuid) = id.key { temporaryKeys[uuid] = key }
-        result.remappedIdentifiers[id] = permanent(entity, key)
-    }
-
-    func permanent(_ entity: String, _ key: Int64) -> PersistentIdentifier {
-        PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entity, key: .permanent(key))
-    }
-
-    /// Step 5 and 6: deletes (with their join-table rows), then updates (unique columns they
-    /// change cleared first, so a swap of values between objects does not trip the unique
-    /// index halfway), then inserts; versions start at 1 and grow by one per saved object.
-    func write() throws {
-        var deleted = Set<ObjectRef>()
-        for delete in plan.deletes {
-            guard let (ref, row) = existing(delete.id), deleted.insert(ref).inserted, let entity = schema[row.entity] else { continue }
-            tombstones.append((permanent(row.entity, ref.key), try tombstone(of: ref, entity: entity)))
+    /// Runs the SQL: deletes (with their join-table rows), updates (the unique columns they change
+    /// cleared first, so values moving between objects don't trip a unique index halfway), inserts,
+    /// then join-table rows. Returns the tombstones of the deleted objects.
+    private func apply(_ writes: Writes, deletes: [ObjectRef], stored: StoredRows) throws -> [(ObjectRef, [String: Value])] {
+        var tombstones: [(ObjectRef, [String: Value])] = []
+        for ref in deletes {
+            guard let entity = stored.rows[ref].flatMap({ schema[$0.entity] }) else { continue }
             let table = layout.table(root: ref.root)
+            let preserved = entity.preservedAttributes
+            var values: [String: Value] = [:]
+            if !preserved.isEmpty {
+                try connection.query("SELECT \(preserved.map { SQL.quote($0.name) }.joined(separator: ", ")) FROM \(table.quoted) WHERE \"_pk\" = ?1",
+                                     [.int(ref.key)]) { row in
+                    for (index, attribute) in preserved.enumerated() { values[attribute.name] = try row.value(Int32(index), as: attribute.type) }
+                }
+            }
+            tombstones.append((ref, values))
             try connection.run("DELETE FROM \(table.quoted) WHERE \"_pk\" = ?1", [.int(ref.key)])
             for join in schema.joinTables {
                 if join.sourceRoot == ref.root { try connection.run("DELETE FROM \(SQL.quote(join.name)) WHERE \"source\" = ?1", [.int(ref.key)]) }
                 if join.targetRoot == ref.root { try connection.run("DELETE FROM \(SQL.quote(join.name)) WHERE \"target\" = ?1", [.int(ref.key)]) }
             }
         }
-        self.deleted = deleted
-
-        let changes = storedChanges.filter { !deleted.contains($0.ref) }
-        for change in changes {
-            let unique = Set(constraints(of: change.entity).flatMap(\.attributes))
-            let clearing = change.values.keys.filter(unique.contains).sorted()
+        let deleted = Set(deletes)
+        let updates = writes.updated.filter { !deleted.contains($0.ref) }
+        for update in updates {
+            let unique = Set(update.entity.uniqueConstraints.flatMap { $0 })
+            let clearing = update.values.keys.filter(unique.contains).sorted()
             guard !clearing.isEmpty else { continue }
-            let sets = clearing.map { "\(SQL.quote($0)) = NULL" }.joined(separator: ", ")
-            try connection.run("UPDATE \(layout.table(root: change.ref.root).quoted) SET \(sets) WHERE \"_pk\" = ?1", [.int(change.ref.key)])
+            try connection.run("UPDATE \(layout.table(root: update.ref.root).quoted) SET \(clearing.map { "\(SQL.quote($0)) = NULL" }.joined(separator: ", ")) WHERE \"_pk\" = ?1",
+                               [.int(update.ref.key)])
         }
-        var bumped = Set<ObjectRef>()
-        for change in changes {
-            let columns = assignments(change.values, change.links)
-            let firstChange = bumped.insert(change.ref).inserted
-            var sets = columns.enumerated().map { "\(SQL.quote($1.name)) = ?\($0 + 2)" }
-            if firstChange { sets.append("\"_version\" = \"_version\" + 1") }
-            if !sets.isEmpty {
-                try connection.run("UPDATE \(layout.table(root: change.ref.root).quoted) SET \(sets.joined(separator: ", ")) WHERE \"_pk\" = ?1",
-                                   [.int(change.ref.key)] + columns.map(\.value))
-            }
-            try link(change.ref.key, change.links)
-            if firstChange, let version = stored[change.ref]?.version {
-                result.versions[permanent(change.entity.name, change.ref.key)] = version + 1
-            }
+        for update in updates {
+            let columns = update.values.sorted { $0.key < $1.key }
+            let sets = columns.enumerated().map { "\(SQL.quote($1.key)) = ?\($0 + 2)" } + ["\"_version\" = \"_version\" + 1"]
+            try connection.run("UPDATE \(layout.table(root: update.ref.root).quoted) SET \(sets.joined(separator: ", ")) WHERE \"_pk\" = ?1",
+                               [.int(update.ref.key)] + columns.map(\.value))
         }
-        for (index, insert) in plan.inserts.enumerated() where upserts[index] == nil {
-            guard let key = key(of: insert.id) else { continue }
-            let columns = [(name: "_pk", value: Value.int(key)), ("_entity", .string(insert.entity.name)), ("_version", .int(1))]
-                + assignments(insertValues[index], insertLinks[index])
-            let names = columns.map { SQL.quote($0.name) }.joined(separator: ", ")
+        for insert in writes.inserted {
+            let columns = [("_pk", Value.int(insert.ref.key)), ("_entity", .string(insert.entity)), ("_version", .int(1))]
+                + insert.values.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
             let parameters = (1...columns.count).map { "?\($0)" }.joined(separator: ", ")
-            try connection.run("INSERT INTO \(layout.table(for: insert.entity).quoted) (\(names)) VALUES (\(parameters))", columns.map(\.value))
-            try link(key, insertLinks[index])
+            try connection.run("INSERT INTO \(layout.table(root: insert.ref.root).quoted) (\(columns.map { SQL.quote($0.0) }.joined(separator: ", "))) VALUES (\(parameters))",
+                               columns.map(\.1))
         }
-    }
-
-    /// Regular updates, then inserts upserted into saved objects, in change-set order.
-    var storedChanges: [StoredChange] {
-        var changes: [StoredChange] = []
-        for index in plan.inserts.indices {
-            guard case .stored(let ref, let entityName)? = upserts[index], let entity = schema[entityName] else { continue }
-            changes.append(StoredChange(ref: ref, entity: entity, values: insertValues[index], links: insertLinks[index]))
+        for join in writes.joins where !deleted.contains(join.source) && !deleted.contains(join.target) {
+            let sql = join.present ? "INSERT OR IGNORE INTO \(SQL.quote(join.table)) VALUES (?1, ?2)"
+                                   : "DELETE FROM \(SQL.quote(join.table)) WHERE \"source\" = ?1 AND \"target\" = ?2"
+            try connection.run(sql, [.int(join.source.key), .int(join.target.key)])
         }
-        for update in plan.updates {
-            guard let (ref, row) = existing(update.id), let entity = schema[row.entity] else { continue }
-            changes.append(StoredChange(ref: ref, entity: entity, values: update.values, links: [update.links]))
-        }
-        return changes
-    }
-
-    /// Column assignments: attribute values, then foreign keys (a later link of the same
-    /// relationship wins), sorted by column name.
-    private func assignments(_ values: [String: Value], _ links: [ChangeSetPlan.Links]) -> [(name: String, value: Value)] {
-        var columns = values
-        for links in links {
-            for (name, target) in links.foreignKeys { columns[name] = target.flatMap(key(of:)).map(Value.int) ?? .null }
-        }
-        return columns.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
-    }
-
-    /// Adds and removes the join-table rows this object owns; rows to objects deleted by this
-    /// save are not added.
-    private func link(_ owner: Int64, _ links: [ChangeSetPlan.Links]) throws {
-        for links in links {
-            for (table, added, removed) in links.joins {
-                let name = SQL.quote(table.name)
-                for target in removed.compactMap(key(of:)) {
-                    try connection.run("DELETE FROM \(name) WHERE \"source\" = ?1 AND \"target\" = ?2", [.int(owner), .int(target)])
-                }
-                for target in added.compactMap(key(of:)) where !deleted.contains(ObjectRef(root: table.targetRoot, key: target)) {
-                    try connection.run("INSERT OR IGNORE INTO \(name) VALUES (?1, ?2)", [.int(owner), .int(target)])
-                }
-            }
-        }
-    }
-
-    /// The values of `entity`'s `preserveValueOnDeletion` attributes as stored (nil included).
-    private func tombstone(of ref: ObjectRef, entity: ResolvedEntity) throws -> [String: Value] {
-        let preserved = entity.preservedAttributes
-        guard !preserved.isEmpty else { return [:] }
-        var values: [String: Value] = [:]
-        try connection.query("SELECT \(preserved.map { SQL.quote($0.name) }.joined(separator: ", ")) FROM \(layout.table(root: ref.root).quoted) WHERE \"_pk\" = ?1",
-                             [.int(ref.key)]) { row in
-            for (index, attribute) in preserved.enumerated() { values[attribute.name] = try row.value(Int32(index), as: attribute.type) }
-        }
-        return values
+        return tombstones
     }
 }

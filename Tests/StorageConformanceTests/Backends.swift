@@ -2,11 +2,13 @@ import Foundation
 import MemoryStorage
 import ModelCore
 import ModelStorage
+import SQLiteStorage
 
 /// The backends the conformance suite runs against. Every test takes a `BackendKind` argument
 /// (`@Test(arguments: BackendKind.allCases)`), so a new case here runs the whole suite on it.
 enum BackendKind: String, CaseIterable, CustomStringConvertible, Sendable {
     case memory
+    case sqlite
 
     var description: String { rawValue }
 
@@ -16,6 +18,10 @@ enum BackendKind: String, CaseIterable, CustomStringConvertible, Sendable {
         switch self {
         case .memory:
             return (try await MemoryStorageFactory().open(StoreLocation(url: "memory:conformance")), nil)
+        case .sqlite:
+            let directory = try makeTemporaryDirectory()
+            let location = StoreLocation(scheme: "sqlite", path: directory.appendingPathComponent("store.sqlite").path)
+            return (try await SQLiteStorageFactory().open(location), directory)
         }
     }
 }
