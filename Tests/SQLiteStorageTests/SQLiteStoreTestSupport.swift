@@ -55,3 +55,35 @@ func date(_ text: String) -> Value {
     guard let timestamp = Timestamp(iso8601: text) else { preconditionFailure("bad date in test: \(text)") }
     return .date(timestamp)
 }
+
+extension SQLiteStore {
+    /// A new temporary identifier of `entity` in this store.
+    func temporary(_ entity: String) -> PersistentIdentifier {
+        .temporary(storeIdentifier: storeIdentifier, entityName: entity)
+    }
+
+    /// The permanent identifier of object `key` of `entity`.
+    func id(_ entity: String, _ key: Int64) -> PersistentIdentifier {
+        PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entity, key: .permanent(key))
+    }
+
+    /// Inserts one object per attribute dictionary and returns their permanent identifiers.
+    @discardableResult
+    func insert(_ entity: String, _ objects: [[String: Value]], author: String? = nil) async throws -> [PersistentIdentifier] {
+        let inserts = objects.map { InsertedObject(id: temporary(entity), attributes: $0) }
+        let result = try await save(ChangeSet(inserts: inserts, author: author))
+        return inserts.compactMap { result.remappedIdentifiers[$0.id] }
+    }
+
+    /// The objects of `entity` matching predicate text, sorted by sort keys in text form.
+    func objects(_ entity: String, _ predicate: String? = nil, sort: [String] = [], overlay: ChangeSet? = nil) async throws -> [ObjectSnapshot] {
+        let descriptor = FetchDescriptor(entityName: entity, predicate: try predicate.map(PredicateParser.parse),
+                                         sortBy: try sort.map { try SortDescriptor(parsing: $0) })
+        return try await fetch(descriptor, overlay: overlay).objects
+    }
+
+    /// The values of attribute `key` of ``objects(_:_:sort:overlay:)``, as text (nil as "nil").
+    func values(_ entity: String, _ predicate: String? = nil, key: String, sort: [String] = [], overlay: ChangeSet? = nil) async throws -> [String] {
+        try await objects(entity, predicate, sort: sort, overlay: overlay).map { $0[key].textForm ?? "nil" }
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import ModelCore
+import ModelFixtures
+import ModelStorage
+import SQLiteStorage
+import Testing
+
+/// What the file keeps, and two stores (as two processes would) sharing one file.
+@Suite struct PersistenceTests {
+    @Test func reopeningKeepsDataIdentifierAndSchema() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("trips.sqlite").path
+            let first = try await openStore(path, schema: SampleTrips.schema)
+            let ids = try await first.insert("PersonalTrip", [["name": .string("Paris"), "destination": .string("FR"),
+                                                               "startDate": date("2026-03-01"), "endDate": date("2026-03-10")]])
+            let identifier = first.storeIdentifier
+            let hash = try await first.schema().versionHash
+            await first.close()
+
+            let second = try await openStore(path)
+            #expect(second.storeIdentifier == identifier)
+            #expect(try await second.schema().versionHash == hash)
+            let snapshot = try #require(try await second.snapshots(for: ids).first)
+            #expect(snapshot["name"] == .string("Paris"))
+            #expect(snapshot["reason"] == .string("unknown"))
+            #expect(snapshot.id.entityName == "PersonalTrip")
+            try await second.apply(schema: SampleTrips.schema)
+            #expect(try await second.currentHistoryToken() == HistoryToken(1))
+            await second.close()
+        }
+    }
+
+    @Test func twoStoresOnOneFileShareIdentifiersAndHistory() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("shared.sqlite").path
+            let a = try await openStore(path)
+            let b = try await openStore(path)
+            #expect(a.storeIdentifier == b.storeIdentifier)
+            try await a.apply(schema: Articles.schema)
+            // b opened before the schema was applied; it reads it from the file.
+            #expect(try await b.schema().entityNames == Articles.schema.entities.map(\.name))
+
+            let fromA = try await a.insert("Category", [["name": .string("tech")]], author: "a")
+            let tokenA = try #require(try await a.currentHistoryToken())
+            let seenByB = try await b.snapshots(for: fromA)
+            #expect(seenByB.map(\.id) == fromA)
+            #expect(seenByB.first?["name"] == .string("tech"))
+            let uri = fromA[0].uriRepresentation
+            #expect(try await b.snapshots(for: [PersistentIdentifier(uri: uri, in: b.storeIdentifier)]).count == 1)
+
+            let fromB = try await b.insert("Category", [["name": .string("food")]], author: "b")
+            let historyInA = try await a.history(after: tokenA, limit: nil)
+            #expect(historyInA.map(\.author) == ["b"])
+            #expect(historyInA.first?.changes == [HistoryChange(kind: .insert, id: fromB[0])])
+            #expect(try await b.history(after: nil, limit: nil).map(\.author) == ["a", "b"])
+            #expect(fromB[0].primaryKey == 2)
+            await a.close()
+            await b.close()
+        }
+    }
+
+    @Test func keysAreNeverReusedEvenAfterDeletingTheHighest() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("keys.sqlite").path
+            var store = try await openStore(path, schema: Articles.schema)
+            let ids = try await store.insert("Student", (1...3).map { ["name": .string("s\($0)"), "birthOfYear": .int(2000 + $0)] })
+            #expect(ids.map(\.primaryKey) == [1, 2, 3])
+            try await store.save(ChangeSet(deletes: [DeletedObject(id: ids[2])]))
+            #expect(try await store.insert("Student", [["name": .string("s4"), "birthOfYear": .int(2004)]]).first?.primaryKey == 4)
+            try await store.save(ChangeSet(deletes: [DeletedObject(id: store.id("Student", 4))]))
+            await store.close()
+            store = try await openStore(path)
+            #expect(try await store.insert("Student", [["name": .string("s5"), "birthOfYear": .int(2005)]]).first?.primaryKey == 5)
+            await store.close()
+        }
+    }
+
+    @Test func theFileUsesWriteAheadLogging() async throws {
+        try await withStore(Articles.schema) { store, path in
+            try await store.insert("Student", [["name": .string("Ada"), "birthOfYear": .int(1815)]])
+            let header = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(20)
+            // Bytes 18 and 19 of the header are the file format versions: 2 means WAL.
+            #expect(Array(header.suffix(2)) == [2, 2])
+            #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+        }
+    }
+
+    @Test func factoryCreatesTheDirectoryAndDestroyRemovesTheFiles() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("nested/deeper/store.sqlite").path
+            let factory = SQLiteStorageFactory()
+            #expect(factory.scheme == "sqlite")
+            let location = try StoreLocation(url: "sqlite://\(path)")
+            let store = try await factory.open(location)
+            try await store.apply(schema: Articles.schema)
+            _ = try await store.save(ChangeSet(inserts: [InsertedObject(id: .temporary(storeIdentifier: store.storeIdentifier, entityName: "Student"),
+                                                                        attributes: ["name": .string("x"), "birthOfYear": .int(1)])]))
+            #expect(FileManager.default.fileExists(atPath: path))
+            await store.close()
+            try await factory.destroy(location)
+            for suffix in ["", "-wal", "-shm"] { #expect(!FileManager.default.fileExists(atPath: path + suffix)) }
+            try await factory.destroy(location)   // nothing left to remove is fine
+        }
+    }
+
+    @Test func concurrentReadsAndWritesAllSucceed() async throws {
+        try await withStore(Articles.schema) { store, _ in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<4 {
+                    group.addTask {
+                        for round in 0..<10 {
+                            try await store.insert("Student", [["name": .string("w\(writer)-\(round)"), "birthOfYear": .int(Int64(round))]])
+                        }
+                    }
+                }
+                for _ in 0..<8 {
+                    group.addTask {
+                        for _ in 0..<10 {
+                            let count = try await store.fetch(FetchDescriptor(entityName: "Student", resultType: .count)).count
+                            #expect(count <= 40)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await store.fetch(FetchDescriptor(entityName: "Student", resultType: .count)).count == 40)
+            #expect(try await store.currentHistoryToken() == HistoryToken(40))
+        }
+    }
+}
