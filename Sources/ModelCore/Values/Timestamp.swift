@@ -56,7 +56,9 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
     public var description: String { iso8601 }
 
     /// Parses ISO 8601: a date (`2026-01-02`, midnight UTC) or a date and time with optional
-    /// fraction (up to microseconds) and zone (`Z`, `+02:00`, `-0530`; none means UTC).
+    /// fraction (up to microseconds) and zone (`Z`, `+02:00`, `-0530`; none means UTC). Years
+    /// outside 0000...9999 carry a sign or more digits (`-0044-03-15`, `12026-01-01`), as
+    /// ``iso8601`` writes them; nil for anything else or an instant outside the Int64 range.
     public init?(iso8601 text: String) {
         var scanner = DateScanner(Array(text.utf8))
         guard let parsed = scanner.parse() else { return nil }
@@ -116,7 +118,7 @@ private struct DateScanner {
     var atEnd: Bool { index == bytes.count }
 
     mutating func parse() -> Timestamp? {
-        guard let year = digits(4), expect("-"), let month = digits(2), expect("-"), let day = digits(2),
+        guard let year = year(), expect("-"), let month = digits(2), expect("-"), let day = digits(2),
               (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year)
         else { return nil }
         var micros: Int64 = 0
@@ -154,8 +156,25 @@ private struct DateScanner {
             }
             guard atEnd else { return nil }
         }
-        let days = Timestamp.daysSince1970(year: year, month: month, day: day)
-        return Timestamp(microsecondsSince1970: days * 86_400_000_000 + micros - offsetSeconds * 1_000_000)
+        // Int128, because the day's start can lie outside Int64 while the instant itself does not.
+        let days = Int128(Timestamp.daysSince1970(year: year, month: month, day: day))
+        let total = days * 86_400_000_000 + Int128(micros) - Int128(offsetSeconds) * 1_000_000
+        guard let result = Int64(exactly: total) else { return nil }
+        return Timestamp(microsecondsSince1970: result)
+    }
+
+    /// A year of four digits (`2026`), or of up to nine with a sign or without (`-0001`, `+12026`,
+    /// `12026`): what ``Timestamp/iso8601`` writes for years outside 0000...9999.
+    mutating func year() -> Int64? {
+        var sign: Int64 = 1
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") {
+            sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            index += 1
+        }
+        var count = 0
+        while index + count < bytes.count, bytes[index + count] >= 0x30, bytes[index + count] <= 0x39 { count += 1 }
+        guard (4...9).contains(count), let value = digits(count) else { return nil }
+        return sign * value
     }
 
     static func daysIn(month: Int64, year: Int64) -> Int64 {
