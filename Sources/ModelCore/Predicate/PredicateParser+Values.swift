@@ -74,14 +74,11 @@ extension PredicateTextParser {
         return .collection(function, path, attribute: attribute)
     }
 
-    /// `SUBQUERY(collection, $v, predicate).@count`.
-    mutating func parseSubquery() throws(ModelError) -> ParsedNode {
-        let start = token.start
+    /// `SUBQUERY(collection, $v,`: what comes before the SUBQUERY's predicate.
+    mutating func readSubqueryHead() throws(ModelError) -> (PropertyPath, String) {
         let example = "write SUBQUERY(items, $i, $i.price > 5).@count"
         try advance()
-        let open = token.start
         try expect(.leftParen, "'('", hint: example)
-        try enterNesting(at: open)
         let collectionStart = token.start
         guard case .keyPath(let collection) = try parseKeyPath() else {
             throw source.error("SUBQUERY's first argument must be a key path to a to-many relationship", at: collectionStart,
@@ -94,27 +91,79 @@ extension PredicateTextParser {
         }
         try advance()
         try expect(.comma, "',' after the variable", hint: example)
-        let node = try parseDisjunction()
-        let predicate = try requirePredicate(node)
-        guard token.kind == .rightParen else {
-            throw source.error("expected ')' to close the SUBQUERY at column \(source.column(start)), found \(source.describe(token))",
-                               at: token.start)
-        }
-        try advance()
-        leaveNesting()
+        return (collection, variable)
+    }
+
+    /// `.@count` after a SUBQUERY's closing parenthesis.
+    mutating func readSubqueryTail() throws(ModelError) {
+        let hint = "modeld compares the number of matching objects: SUBQUERY(…).@count > 0"
         guard token.kind == .dot else {
-            throw source.error("expected '.@count' after SUBQUERY(…), found \(source.describe(token))", at: token.start,
-                               hint: "modeld compares the number of matching objects: SUBQUERY(…).@count > 0")
+            throw source.error("expected '.@count' after SUBQUERY(…), found \(source.describe(token))", at: token.start, hint: hint)
         }
         try advance()
         guard token.kind == .function("count") else {
-            throw source.error("expected '@count' after 'SUBQUERY(…).', found \(source.describe(token))", at: token.start,
-                               hint: "modeld compares the number of matching objects: SUBQUERY(…).@count > 0")
+            throw source.error("expected '@count' after 'SUBQUERY(…).', found \(source.describe(token))", at: token.start, hint: hint)
         }
         try advance()
-        let height = node.height + 1
-        try checkHeight(height, at: start)
-        return .expression(.subqueryCount(collection: collection, variable: variable, predicate: predicate), height: height)
+    }
+
+    /// A value that needs no nesting: a literal, a (negative) number, CAST(…), a key path or a
+    /// collection function, `@entity`.
+    mutating func readValue() throws(ModelError) -> Expression {
+        let start = token.start
+        switch token.kind {
+        case .minus, .number:
+            return .literal(try readNumber())
+        case .string(let text):
+            try advance()
+            return .literal(.string(text))
+        case .keyword(.nil), .keyword(.null):
+            try advance()
+            return .literal(.null)
+        case .keyword(.true), .keyword(.yes):
+            try advance()
+            return .literal(.bool(true))
+        case .keyword(.false), .keyword(.no):
+            try advance()
+            return .literal(.bool(false))
+        case .keyword(.cast):
+            return try parseCast()
+        case .keyword(.self), .variable, .identifier:
+            return try parseKeyPath()
+        case .function("entity"):
+            try advance()
+            return .entityName(variable: nil)
+        case .function(let name):
+            throw source.error("'@\(name.prefix(40))' needs a key path before it", at: start,
+                               hint: "write items.@count, items.@sum.price; @entity alone is the object's entity name")
+        default:
+            throw source.error("expected a value, found \(source.describe(token))", at: start)
+        }
+    }
+
+    /// A number, or `-` directly followed by one (`-5` is the literal -5).
+    mutating func readNumber() throws(ModelError) -> Value {
+        let start = token.start
+        if token.kind == .minus {
+            var lookahead = lexer
+            let next = try lookahead.next()
+            guard case .number(let digits, let isDouble) = next.kind, next.start == token.end else {
+                throw source.error("expected a number right after '-'", at: start,
+                                   hint: "a minus sign before a value makes a negative number (-5); to subtract, write a - b")
+            }
+            lexer = lookahead
+            token = next
+            let value = try number(digits, isDouble: isDouble, negative: true, at: start)
+            try advance()
+            lastRange = start..<lastRange.upperBound
+            return value
+        }
+        guard case .number(let digits, let isDouble) = token.kind else {
+            throw source.error("expected a number, found \(source.describe(token))", at: start)
+        }
+        let value = try number(digits, isDouble: isDouble, negative: false, at: start)
+        try advance()
+        return value
     }
 
     /// `CAST("2026-01-31T00:00:00Z", "date")`, `CAST("modeld://…/Trip/p1", "object")`.
@@ -130,11 +179,11 @@ extension PredicateTextParser {
         case .string(let text):
             raw = .string(text)
             try advance()
-        case .number, .minus, .keyword(.true), .keyword(.false), .keyword(.yes), .keyword(.no):
-            guard case .expression(.literal(let value), _) = try parsePrimary() else {
-                throw source.error("expected a quoted value as CAST's first argument", at: valueStart, hint: example)
-            }
-            raw = value
+        case .number, .minus:
+            raw = try readNumber()
+        case .keyword(.true), .keyword(.false), .keyword(.yes), .keyword(.no):
+            raw = .bool(token.kind == .keyword(.true) || token.kind == .keyword(.yes))
+            try advance()
         default:
             throw source.error("expected a quoted value as CAST's first argument, found \(source.describe(token))",
                                at: valueStart, hint: example)

@@ -10,32 +10,38 @@
 /// Errors are ``ModelError`` values with code `invalidPredicate`, a message that says what was
 /// expected and at which column (1-based, in characters), and `column` and `near` in the context.
 /// Text longer than ``maximumLength`` bytes, or nested deeper than ``Predicate/maximumDepth``
-/// levels, fails with `resourceExhausted`; the parser never recurses without bound.
+/// levels, fails with `resourceExhausted`. The parser keeps its stacks on the heap, so no input
+/// can overflow the thread's stack.
 public enum PredicateParser {
     /// The longest predicate text accepted, in UTF-8 bytes (1 MiB).
     public static let maximumLength = 1 << 20
 
-    /// How deeply parentheses, lists and SUBQUERYs may nest in the text. It is above
-    /// ``Predicate/maximumDepth`` so that redundant parentheses are tolerated, and low enough that
-    /// parsing never needs much stack.
+    /// How deeply parentheses, lists and SUBQUERYs may nest in the text: above
+    /// ``Predicate/maximumDepth``, so that redundant parentheses are tolerated.
     static let maximumNesting = Predicate.maximumDepth + 16
 
     /// Parses a whole predicate: `name CONTAINS[c] "par" AND startDate > "2026-01-01"`.
     public static func parse(_ text: String) throws(ModelError) -> Predicate {
-        var parser = try PredicateTextParser(text)
-        return try parser.parseWholePredicate()
+        var parser = try PredicateTextParser(text, wantsExpression: false)
+        guard case .predicate(let predicate, _) = try parser.run() else {
+            throw ModelError(.invalidPredicate, "expected a predicate")   // run() guarantees a predicate here
+        }
+        return predicate
     }
 
-    /// Parses a lone expression: a key path, a literal, arithmetic, a collection function or a
-    /// SUBQUERY count (`items.@sum.price * 2`).
+    /// Parses a lone expression: a key path, a literal, a list, arithmetic, a collection function
+    /// or a SUBQUERY count (`items.@sum.price * 2`).
     public static func parseExpression(_ text: String) throws(ModelError) -> Expression {
-        var parser = try PredicateTextParser(text)
-        return try parser.parseWholeExpression()
+        var parser = try PredicateTextParser(text, wantsExpression: true)
+        guard case .expression(let expression, _) = try parser.run() else {
+            throw ModelError(.invalidPredicate, "expected an expression")   // run() guarantees an expression here
+        }
+        return expression
     }
 }
 
-/// What a parsing step produced: a predicate or an expression (a parenthesized group may hold
-/// either), with the depth the typer would reach below it.
+/// What the parser holds on its operand stack: a predicate or an expression (a parenthesized
+/// group may hold either), with the depth the typer would reach below it.
 enum ParsedNode {
     case predicate(Predicate, height: Int)
     case expression(Expression, height: Int)
@@ -45,13 +51,68 @@ enum ParsedNode {
         case .predicate(_, let h), .expression(_, let h): h
         }
     }
+
+    var isPredicate: Bool {
+        if case .predicate = self { return true }
+        return false
+    }
+
+    var isList: Bool {
+        if case .expression(.list, _) = self { return true }
+        return false
+    }
 }
 
-/// The recursive-descent parser behind ``PredicateParser``. Recursion happens only into
-/// parentheses, lists and SUBQUERYs, and is bounded by ``PredicateParser/maximumNesting``;
-/// chains (`NOT NOT …`, `a + b + …`, `a AND b AND …`) are loops. Heights are checked as nodes are
-/// built, so no tree deeper than ``Predicate/maximumDepth`` is ever made.
+/// The operator-precedence parser behind ``PredicateParser``. It never recurses: each open
+/// parenthesis, list or SUBQUERY is a ``Frame`` on a heap-allocated stack, and each frame has its
+/// own operand and operator stacks. Heights are checked as nodes are built, so no tree deeper
+/// than ``Predicate/maximumDepth`` is ever made.
 struct PredicateTextParser {
+    /// One level of nesting: the whole text, a `( … )` group, a `{ … }` list or a SUBQUERY.
+    struct Frame {
+        enum Kind {
+            /// The whole text: a predicate, or an expression for `parseExpression`.
+            case top(wantsExpression: Bool)
+            /// `(` at `open`: a predicate or an expression.
+            case group(open: Int)
+            /// `{` at `open`, with the items read so far and their greatest height.
+            case list(open: Int, items: [Expression], height: Int)
+            /// `SUBQUERY(collection, $variable,` at `start`; the frame reads the predicate.
+            case subquery(start: Int, collection: PropertyPath, variable: String)
+        }
+
+        var kind: Kind
+        var operands: [Operand] = []
+        var operators: [PendingOperator] = []
+    }
+
+    /// A node on an operand stack, and where its text starts.
+    struct Operand {
+        var node: ParsedNode
+        var start: Int
+    }
+
+    /// An operator waiting for its right operand.
+    enum PendingOperator {
+        /// `AND`/`OR` joining `count` operands (n-ary, so long chains stay flat and linear).
+        case junction(isAnd: Bool, count: Int)
+        case not(start: Int)
+        /// `ANY`, `ALL`, `NONE` before a comparison's left side.
+        case modifier(ComparisonModifier, start: Int)
+        case comparison(ComparisonOperator, StringOptions, ComparisonModifier, start: Int)
+        case arithmetic(ArithmeticOperator)
+
+        /// Binding strength: OR < AND < NOT < comparison < `+ -` < `* /`.
+        var precedence: Int {
+            switch self {
+            case .junction(let isAnd, _): isAnd ? 2 : 1
+            case .not, .modifier: 3
+            case .comparison: 4
+            case .arithmetic(let op): op == .add || op == .subtract ? 5 : 6
+            }
+        }
+    }
+
     let source: PredicateSource
     var lexer: PredicateLexer
     /// The token being looked at.
@@ -60,10 +121,10 @@ struct PredicateTextParser {
     var lastRange: Range<Int> = 0..<0
     /// The kind of the token read last, nil at the start.
     var lastKind: PredicateToken.Kind?
-    /// How many parentheses, lists and SUBQUERYs enclose the current position.
-    var nesting = 0
+    /// The open frames; the last is the innermost.
+    var frames: [Frame]
 
-    init(_ text: String) throws(ModelError) {
+    init(_ text: String, wantsExpression: Bool) throws(ModelError) {
         let length = text.utf8.count
         guard length <= PredicateParser.maximumLength else {
             throw ModelError(.resourceExhausted,
@@ -72,35 +133,8 @@ struct PredicateTextParser {
         }
         source = PredicateSource(text)
         lexer = PredicateLexer(source)
+        frames = [Frame(kind: .top(wantsExpression: wantsExpression))]
         token = try lexer.next()
-    }
-
-    // MARK: Entry points
-
-    mutating func parseWholePredicate() throws(ModelError) -> Predicate {
-        if token.kind == .end {
-            throw source.error("expected a predicate, found the end of the text", at: token.start,
-                               hint: "write a comparison such as name == \"Paris\", or TRUEPREDICATE")
-        }
-        let node = try parseDisjunction()
-        let predicate = try requirePredicate(node)
-        guard token.kind == .end else {
-            throw source.error("expected AND, OR or the end of the predicate after \(lastText), found \(source.describe(token))",
-                               at: token.start)
-        }
-        return predicate
-    }
-
-    mutating func parseWholeExpression() throws(ModelError) -> Expression {
-        if token.kind == .end {
-            throw source.error("expected a value, found the end of the text", at: token.start)
-        }
-        let (expression, _) = try parseOperand(role: "a value")
-        guard token.kind == .end else {
-            throw source.error("expected the end of the expression after \(lastText), found \(source.describe(token))",
-                               at: token.start)
-        }
-        return expression
     }
 
     // MARK: Tokens
@@ -123,6 +157,8 @@ struct PredicateTextParser {
         try advance()
     }
 
+    // MARK: Checks and messages
+
     /// Fails with `resourceExhausted` when a node would be deeper than ``Predicate/maximumDepth``.
     func checkHeight(_ height: Int, at offset: Int) throws(ModelError) {
         guard height <= Predicate.maximumDepth else {
@@ -131,28 +167,20 @@ struct PredicateTextParser {
         }
     }
 
-    /// Enters parentheses, a list or a SUBQUERY opened at `offset`.
-    mutating func enterNesting(at offset: Int) throws(ModelError) {
-        nesting += 1
-        guard nesting <= PredicateParser.maximumNesting else {
+    /// Opens a frame for parentheses, a list or a SUBQUERY starting at `offset`.
+    mutating func push(_ kind: Frame.Kind, at offset: Int) throws(ModelError) {
+        guard frames.count <= PredicateParser.maximumNesting else {
             throw source.error("parentheses, lists and SUBQUERYs nest more than \(PredicateParser.maximumNesting) levels deep",
                                at: offset, hint: "simplify the predicate", code: .resourceExhausted)
         }
+        frames.append(Frame(kind: kind))
     }
 
-    mutating func leaveNesting() { nesting -= 1 }
-
-    // MARK: Node kinds
-
-    /// The predicate in `node`; an expression here lacks its comparison operator.
-    func requirePredicate(_ node: ParsedNode) throws(ModelError) -> Predicate {
-        switch node {
-        case .predicate(let predicate, _):
-            return predicate
-        case .expression(let expression, _):
-            throw source.error("expected a comparison operator (==, !=, <, >, IN, BETWEEN, CONTAINS, LIKE…) after '\(Self.shortText(expression))', found \(source.describe(token))",
-                               at: token.start)
-        }
+    /// "expected a comparison operator after 'x', found …" for an expression where a predicate
+    /// belongs.
+    func missingComparison(after expression: Expression) -> ModelError {
+        source.error("expected a comparison operator (==, !=, <, >, IN, BETWEEN, CONTAINS, LIKE…) after '\(Self.shortText(expression))', found \(source.describe(token))",
+                     at: token.start)
     }
 
     /// The text of an expression, shortened for messages.
