@@ -93,11 +93,10 @@ struct PredicateTyper {
                 "the right side '\(c.rhs)' crosses a to-many relationship; put it on the left with ANY, ALL or NONE",
                 context: ["predicate": text])
         }
-        if !c.options.isEmpty {
-            let stringLike = [lhs.kind, rhs.kind].contains(.value(.string)) || c.op.isStringOperator
-            guard stringLike else {
-                throw ModelError(.invalidPredicate, "options \(c.options.suffix) apply to strings only", context: ["predicate": text])
-            }
+        // Before literals are converted, so that the message names the operator, not the literal.
+        if c.op.isStringOperator, !lhs.isLiteral, lhs.kind != .value(.string) {
+            throw ModelError(.typeMismatch, "\(c.op.rawValue) compares strings, and '\(c.lhs)' is \(lhs.kind)",
+                             context: ["predicate": text])
         }
 
         switch c.op {
@@ -119,14 +118,21 @@ struct PredicateTyper {
             var typedItems: [Expression] = []
             for item in items {
                 var element = try type(item, scope: scope, depth: depth + 1)
+                if element.crossesToMany {
+                    throw ModelError(.invalidPredicate, "'\(item)' in the list crosses a to-many relationship",
+                                     context: ["predicate": text])
+                }
                 element = try coerce(element, to: lhs.kind, predicate: text)
                 if c.op == .between {
                     try checkOrdered(lhs.kind, op: c.op, predicate: text)
                     if element.kind == .null { throw ModelError(.invalidPredicate, "BETWEEN bounds cannot be nil", context: ["predicate": text]) }
                 }
+                // Each element is compared with the left side: IN as ==, BETWEEN as <= and >=.
+                try checkCompatible(lhs.kind, element.kind, op: c.op == .between ? .between : .equal, predicate: text)
                 typedItems.append(element.expression)
             }
             rhs.expression = .list(typedItems)
+            try checkOptions(c.options, [lhs.kind], predicate: text)
             return Comparison(lhs.expression, c.op, rhs.expression, modifier: c.modifier, options: c.options)
         default:
             break
@@ -141,7 +147,15 @@ struct PredicateTyper {
             rhs = try coerce(rhs, to: lhs.kind, predicate: text)
         }
         try checkCompatible(lhs.kind, rhs.kind, op: c.op, predicate: text)
+        try checkOptions(c.options, [lhs.kind, rhs.kind], predicate: text)
         return Comparison(lhs.expression, c.op, rhs.expression, modifier: c.modifier, options: c.options)
+    }
+
+    /// `[c]` and `[d]` need a string side, judged after literals took their types (a date
+    /// compared with the string "2026-01-01" is not a string comparison).
+    private func checkOptions(_ options: StringOptions, _ kinds: [ExpressionKind], predicate: String) throws(ModelError) {
+        guard !options.isEmpty, !kinds.contains(.value(.string)) else { return }
+        throw ModelError(.invalidPredicate, "options \(options.suffix) apply to strings only", context: ["predicate": predicate])
     }
 
     private func checkOrdered(_ kind: ExpressionKind, op: ComparisonOperator, predicate: String) throws(ModelError) {

@@ -60,7 +60,7 @@ extension Value {
     public func converted(to type: AttributeType) throws(ModelError) -> Value {
         if self.type == type || isNull { return self }
         switch (self, type) {
-        case (.int(let v), .double):
+        case (.int(let v), .double) where Double(exactly: v) != nil:
             return .double(Double(v))
         case (.int(let v), .decimal):
             return .decimal(Decimal(v))
