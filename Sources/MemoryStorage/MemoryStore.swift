@@ -96,8 +96,7 @@ public actor MemoryStore: StorageBackend {
     public func save(_ changes: ChangeSet) throws -> SaveResult {
         try checkOpen()
         guard !changes.isEmpty else { return SaveResult() }
-        var planner = SavePlanner(state: state, storeIdentifier: storeIdentifier, mode: .save(changes.uniquenessPolicy))
-        let plan = try planner.plan(changes)
+        let plan = try plan(changes, mode: .save(changes.uniquenessPolicy))
         guard !plan.changes.isEmpty else { return SaveResult() }
         state.apply(plan)
         state.lastToken += 1
@@ -117,11 +116,17 @@ public actor MemoryStore: StorageBackend {
         }
     }
 
+    /// Plans `changes` against the current state. The planner (and its reference to the state)
+    /// is gone when this returns, so applying the plan mutates the state in place, not a copy.
+    private func plan(_ changes: ChangeSet, mode: SavePlanner.Mode) throws -> WritePlan {
+        var planner = SavePlanner(state: state, storeIdentifier: storeIdentifier, mode: mode)
+        return try planner.plan(changes)
+    }
+
     /// A reader of the stored state, or of a copy with `overlay` applied.
     private func reader(overlay: ChangeSet?) throws -> StoreReader {
         guard let overlay, !overlay.isEmpty else { return StoreReader(state: state, storeIdentifier: storeIdentifier) }
-        var planner = SavePlanner(state: state, storeIdentifier: storeIdentifier, mode: .overlay)
-        let plan = try planner.plan(overlay)
+        let plan = try plan(overlay, mode: .overlay)
         var copy = state
         copy.apply(plan)
         return StoreReader(state: copy, storeIdentifier: storeIdentifier, temporaryRefs: plan.insertedRefs)

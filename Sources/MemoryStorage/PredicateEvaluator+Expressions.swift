@@ -2,39 +2,37 @@ import Foundation
 import ModelCore
 
 extension PredicateEvaluator {
-    /// Evaluates one expression of a typed predicate in `scope`.
-    func evaluate(_ expression: ModelCore.Expression, in scope: Scope) throws(ModelError) -> Operand {
+    /// Evaluates one compiled expression in `scope`.
+    func evaluate(_ expression: CompiledExpression, in scope: Scope) -> Operand {
         switch expression {
-        case .literal(let value):
+        case .value(let value):
             return .value(value)
-        case .object(let id):
-            return .object(reader.reference(to: id))
+        case .object(let ref):
+            return .object(ref)
         case .list(let items):
-            var operands: [Operand] = []
-            for item in items { operands.append(try evaluate(item, in: scope)) }
-            return .list(operands)
-        case .keyPath(let path):
-            let (resolved, start) = try resolve(path, in: scope)
-            return reader.walk(resolved, from: start)
+            return .list(items.map { evaluate($0, in: scope) })
+        case .path(let path, let variable):
+            let start = scope.start(variable)
+            return reader.walk(path, from: start.ref, row: start.row)
         case .entityName(let variable):
-            let object = variable.flatMap { scope.variables[$0]?.object } ?? scope.object
-            return .value(reader.state.row(object).map { .string($0.entity) } ?? .null)
+            let start = scope.start(variable)
+            return .value((start.row ?? start.ref.flatMap(reader.state.row)).map { .string($0.entity) } ?? .null)
         case .arithmetic(let op, let a, let b):
-            guard case .value(let x) = try evaluate(a, in: scope), case .value(let y) = try evaluate(b, in: scope) else {
+            guard case .value(let x) = evaluate(a, in: scope), case .value(let y) = evaluate(b, in: scope) else {
                 return .value(.null)
             }
             return .value(ValueArithmetic.apply(op, x, y))
-        case .collection(let function, let path, let attribute):
-            let (resolved, start) = try resolve(path, in: scope)
-            let related = reader.objects(along: resolved, from: start)
-            return .value(Self.collect(function, attribute.flatMap(resolved.end.attribute), related.compactMap(reader.state.row)))
-        case .subqueryCount(let collection, let variable, let predicate):
-            let (resolved, start) = try resolve(collection, in: scope)
+        case .collection(let function, let path, let variable, let attribute):
+            let start = scope.start(variable)
+            let related = reader.objects(along: path, from: start.ref, row: start.row)
+            return .value(Self.collect(function, attribute, related.compactMap(reader.state.row)))
+        case .subqueryCount(let collection, let variable, let binds, let predicate):
+            let start = scope.start(variable)
             var inner = scope
             var count: Int64 = 0
-            for object in reader.objects(along: resolved, from: start) {
-                inner.variables[variable] = (object, resolved.end)
-                if try holds(predicate, in: inner) { count += 1 }
+            for object in reader.objects(along: collection, from: start.ref, row: start.row) {
+                inner.variables[binds] = object
+                if holds(predicate, in: inner) { count += 1 }
             }
             return .value(.int(count))
         }

@@ -22,12 +22,15 @@ extension StoreReader {
 
     /// The objects of `entity` for which `predicate` holds, in key order.
     func matching(_ entity: ResolvedEntity, _ predicate: ModelCore.Predicate?, includesSubentities: Bool) throws(ModelError) -> [ObjectRef] {
-        let evaluator = PredicateEvaluator(reader: self, entity: entity)
-        var refs: [ObjectRef] = []
-        for (ref, _) in objects(of: entity, includesSubentities: includesSubentities) {
-            if try evaluator.matches(predicate, ref) { refs.append(ref) }
+        let evaluator = try PredicateEvaluator(reader: self, entity: entity, predicate: predicate)
+        let accepted = Set(includesSubentities ? entity.descendants : [entity.name])
+        let everything = accepted.count == (schema[entity.root]?.descendants.count ?? 0)
+        var keys: [Int64] = []
+        for (key, row) in state.tables[entity.root] ?? [:] where everything || accepted.contains(row.entity) {
+            if evaluator.matches(ObjectRef(root: entity.root, key: key), row) { keys.append(key) }
         }
-        return refs
+        keys.sort()
+        return keys.map { ObjectRef(root: entity.root, key: $0) }
     }
 
     /// `refs` (in key order) sorted by `sortBy`: each key by `Value.compare` (folded strings when

@@ -27,8 +27,8 @@ extension StoreReader {
     /// relationships the result is one operand: an attribute value, nil when a relationship on the
     /// way is nil or dangles, or an object reference at the end. Through a to-many relationship
     /// it is ``Operand/many(_:)``, one operand per related object, in key order.
-    func walk(_ path: ResolvedPath, from start: ObjectRef?) -> Operand {
-        step(path, 0, start, start.flatMap(state.row))
+    func walk(_ path: ResolvedPath, from start: ObjectRef?, row: Row? = nil) -> Operand {
+        step(path, 0, start, row ?? start.flatMap(state.row))
     }
 
     private func step(_ path: ResolvedPath, _ index: Int, _ ref: ObjectRef?, _ row: Row?) -> Operand {
@@ -57,7 +57,7 @@ extension StoreReader {
 
     /// The existing objects reached along a relationship path from `ref` (the end of the path),
     /// in key order within each to-many step.
-    func objects(along path: ResolvedPath, from ref: ObjectRef) -> [ObjectRef] {
+    func objects(along path: ResolvedPath, from ref: ObjectRef?, row: Row? = nil) -> [ObjectRef] {
         func collect(_ operand: Operand) -> [ObjectRef] {
             switch operand {
             case .object(let target?): state.row(target) == nil ? [] : [target]
@@ -65,6 +65,6 @@ extension StoreReader {
             default: []
             }
         }
-        return collect(walk(path, from: ref))
+        return collect(walk(path, from: ref, row: row))
     }
 }

@@ -39,15 +39,6 @@ struct StoreReader {
         }
     }
 
-    /// The objects of `entity` (and its subentities when asked), in key order.
-    func objects(of entity: ResolvedEntity, includesSubentities: Bool) -> [(ref: ObjectRef, row: Row)] {
-        let accepted = Set(includesSubentities ? entity.descendants : [entity.name])
-        let rows = state.tables[entity.root] ?? [:]
-        return rows.filter { accepted.contains($0.value.entity) }
-            .sorted { $0.key < $1.key }
-            .map { (ObjectRef(root: entity.root, key: $0.key), $0.value) }
-    }
-
     /// The target of a to-one relationship, which may dangle (its row gone) for a stored key.
     func toOne(_ ref: ObjectRef, _ row: Row, _ relationship: ResolvedRelationship) -> ObjectRef? {
         switch relationship.storage {
