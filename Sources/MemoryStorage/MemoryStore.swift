@@ -26,7 +26,8 @@ public actor MemoryStore: StorageBackend {
         self.state = MemoryState(schema: Self.emptySchema)
     }
 
-    /// The schema of a new store. An empty schema has nothing a validator could reject.
+    /// The schema of a new store.
+    // `try!`: an empty schema has nothing a validator could reject.
     private static let emptySchema: ResolvedSchema = try! ResolvedSchema(Schema())
 
     /// The store's current schema (empty for a new store).

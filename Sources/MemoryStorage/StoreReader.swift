@@ -71,11 +71,6 @@ struct StoreReader {
         return keys.sorted().map { ObjectRef(root: root, key: $0) }
     }
 
-    /// The objects a relationship holds, whatever its cardinality.
-    func targets(_ ref: ObjectRef, _ row: Row, _ relationship: ResolvedRelationship) -> [ObjectRef] {
-        relationship.isToMany ? toMany(ref, relationship) : toOne(ref, row, relationship).map { [$0] } ?? []
-    }
-
     /// The snapshot of a stored object: every attribute and relationship of its entity, or only
     /// those named in `properties`.
     func snapshot(_ ref: ObjectRef, _ row: Row, properties: [String]? = nil) -> ObjectSnapshot {
