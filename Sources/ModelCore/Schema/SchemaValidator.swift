@@ -67,6 +67,11 @@ struct SchemaValidator {
                     throw invalid("the default of '\(entity.name).\(attribute.name)' is \(value.debugText), not a \(attribute.type.rawValue)",
                                   entity: entity.name, ["attribute": attribute.name])
                 }
+                // The schema travels as JSON, which has no infinities or NaN.
+                if case .double(let d) = value, !d.isFinite {
+                    throw invalid("the default of '\(entity.name).\(attribute.name)' is \(d), which JSON cannot carry; use a finite number",
+                                  entity: entity.name, ["attribute": attribute.name])
+                }
             }
         }
         for relationship in entity.relationships {

@@ -145,15 +145,28 @@ extension Value {
         return "\(type.rawValue) \"\(shown)\""
     }
 
+    /// Whether `text` is a plain decimal number: `[+-]digits[.digits][(e|E)[+-]digits]`, with at
+    /// least one digit before the exponent. Foundation's reader would otherwise take "1.2.3" as 1.2.
     static func isDecimalText(_ text: String) -> Bool {
-        var sawDigit = false
-        for (offset, c) in text.enumerated() {
-            if c.isASCII, c.isNumber { sawDigit = true; continue }
-            if (c == "-" || c == "+") && offset == 0 { continue }
-            if c == "." || c == "e" || c == "E" { continue }
-            return false
+        var bytes = Substring(text).utf8[...]
+        func digits() -> Int {
+            let count = bytes.prefix { $0 >= 0x30 && $0 <= 0x39 }.count
+            bytes = bytes.dropFirst(count)
+            return count
         }
-        return sawDigit
+        if let sign = bytes.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+        var mantissaDigits = digits()
+        if bytes.first == UInt8(ascii: ".") {
+            bytes = bytes.dropFirst()
+            mantissaDigits += digits()
+        }
+        guard mantissaDigits > 0 else { return false }
+        if let e = bytes.first, e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            if let sign = bytes.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+            guard digits() > 0 else { return false }
+        }
+        return bytes.isEmpty
     }
 }
 
