@@ -22,8 +22,8 @@ extension Value {
         case (.decimal(let a), .decimal(let b)): return order(a, b)
         case (.decimal(let a), .int(let b)): return order(a, Decimal(b))
         case (.int(let a), .decimal(let b)): return order(Decimal(a), b)
-        case (.decimal(let a), .double(let b)): return order(NSDecimalNumber(decimal: a).doubleValue, b)
-        case (.double(let a), .decimal(let b)): return order(a, NSDecimalNumber(decimal: b).doubleValue)
+        case (.decimal(let a), .double(let b)): return compareExactly(a, b)
+        case (.double(let a), .decimal(let b)): return compareExactly(b, a).reversed
         case (.bool(let a), .bool(let b)): return order(a ? 1 : 0, b ? 1 : 0)
         case (.date(let a), .date(let b)): return order(a, b)
         case (.data(let a), .data(let b)): return compareBytes(a, b)
@@ -52,6 +52,42 @@ extension Value {
         if i != wholeInt { return i < wholeInt ? .orderedAscending : .orderedDescending }
         let fraction = d - whole
         return fraction > 0 ? .orderedAscending : (fraction < 0 ? .orderedDescending : .orderedSame)
+    }
+
+    /// Compares a decimal with a double exactly where the double's value fits in a decimal (38
+    /// digits: every integral double below 1e38, and fractions of few binary digits), and through
+    /// the decimal's nearest double otherwise.
+    static func compareExactly(_ a: Decimal, _ b: Double) -> ComparisonResult {
+        if b.isNaN { return .orderedDescending }
+        if b == .infinity { return .orderedAscending }
+        if b == -.infinity { return .orderedDescending }
+        guard let exact = exactDecimal(b) else { return order(NSDecimalNumber(decimal: a).doubleValue, b) }
+        return order(a, exact)
+    }
+
+    /// The exact value of a finite double as a decimal, or nil when it needs more than 38 digits.
+    static func exactDecimal(_ d: Double) -> Decimal? {
+        if d == 0 { return 0 }
+        if d.rounded(.towardZero) == d {
+            guard abs(d) < 1e38, let whole = Int128(exactly: d) else { return nil }
+            return Decimal(string: String(whole), locale: Locale(identifier: "en_US_POSIX"))
+        }
+        // d = m × 2^-k = (m × 5^k) × 10^-k, with m odd.
+        var m = Int128(d.significandBitPattern) | (d.isNormal ? Int128(1) << 52 : 0)
+        var k = 52 - Int(d.exponent)
+        let zeros = m.trailingZeroBitCount
+        m >>= zeros
+        k -= zeros
+        guard k > 0, k <= 40 else { return nil }
+        var scaled = m
+        for _ in 0..<k {
+            let (product, overflow) = scaled.multipliedReportingOverflow(by: 5)
+            guard !overflow else { return nil }
+            scaled = product
+        }
+        let digits = String(scaled.magnitude)
+        guard digits.count <= 38, let significand = Decimal(string: digits, locale: Locale(identifier: "en_US_POSIX")) else { return nil }
+        return Decimal(sign: d < 0 ? .minus : .plus, exponent: -k, significand: significand)
     }
 
     static func compareBytes(_ a: Data, _ b: Data) -> ComparisonResult {
