@@ -176,7 +176,7 @@ struct PredicateGenerator {
 
     mutating func double() -> Double {
         if random.chance(0.3) {
-            return random.pick([0.0, -0.0, 0.5, -1.5, 1e16, 1e-300, 5e-324, .greatestFiniteMagnitude, -1e300,
+            return random.pick([0.0, -0.0, 0.5, -1.5, 1e16, 1e-300, .leastNonzeroMagnitude, .greatestFiniteMagnitude, -1e300,
                                 .infinity, -.infinity, 0.1, 100.0])
         }
         while true {

@@ -10,7 +10,7 @@ import Testing
     /// One value of every type, and nil.
     static let samples: [Value] = [
         .null, .string(""), .string("Zé \"q\"\n😀\u{0}"), .int(0), .int(.min), .int(.max), .double(0.1), .double(-0.0),
-        .double(1e300), .double(5e-324), .bool(true), .bool(false), .date(.iso("2026-01-31T12:00:00.000001Z")),
+        .double(1e300), .double(.leastNonzeroMagnitude), .bool(true), .bool(false), .date(.iso("2026-01-31T12:00:00.000001Z")),
         .date(Timestamp(microsecondsSince1970: .min)), .data(Data()), .data(Data([0, 255, 1])), .uuid(Fixed.store), .url(url),
         .decimal(decimal), .decimal(0), .json("{\"a\": [1, null]}"), .json("null"),
     ]
@@ -127,7 +127,7 @@ import Testing
         (Value.int(1), Value.double(1.0), ComparisonResult.orderedSame),
         (.int(9_007_199_254_740_993), .double(9_007_199_254_740_992), .orderedDescending),
         (.int(9_007_199_254_740_991), .double(9_007_199_254_740_992), .orderedAscending),
-        (.int(.max), .double(9_223_372_036_854_775_807), .orderedAscending),   // the double is 2^63
+        (.int(.max), .double(0x1p63), .orderedAscending),
         (.int(.min), .double(-9_223_372_036_854_775_808), .orderedSame),
         (.int(.min), .double(-9.3e18), .orderedDescending),
         (.int(-1), .double(-0.5), .orderedAscending),
