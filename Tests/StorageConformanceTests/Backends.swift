@@ -21,7 +21,12 @@ enum BackendKind: String, CaseIterable, CustomStringConvertible, Sendable {
         case .sqlite:
             let directory = try makeTemporaryDirectory()
             let location = StoreLocation(scheme: "sqlite", path: directory.appendingPathComponent("store.sqlite").path)
-            return (try await SQLiteStorageFactory().open(location), directory)
+            do {
+                return (try await SQLiteStorageFactory().open(location), directory)
+            } catch {
+                try? FileManager.default.removeItem(at: directory)
+                throw error
+            }
         }
     }
 }

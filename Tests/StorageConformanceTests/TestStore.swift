@@ -18,8 +18,14 @@ struct TestStore: Sendable {
     /// Opens a fresh store of `kind` and applies `schema`.
     static func open(_ kind: BackendKind, schema: Schema) async throws -> TestStore {
         let (backend, directory) = try await kind.open()
-        try await backend.apply(schema: schema)
-        return TestStore(backend: backend, directory: directory, schema: try ResolvedSchema(schema))
+        let store = TestStore(backend: backend, directory: directory, schema: try ResolvedSchema(schema))
+        do {
+            try await backend.apply(schema: schema)
+        } catch {
+            await store.close()
+            throw error
+        }
+        return store
     }
 
     /// Closes the store and removes its directory.
