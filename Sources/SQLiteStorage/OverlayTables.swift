@@ -64,10 +64,9 @@ enum OverlayTables {
         for (index, insert) in plan.inserts.enumerated() {
             let root = insert.entity.root
             touch(root)
-            let row = [("_pk", Value.int(keys[index])), ("_entity", .string(insert.entity.name)), ("_version", .int(1))]
-                + columns(insert.attributes, insert.links)
-            let parameters = (1...row.count).map { "?\($0)" }.joined(separator: ", ")
-            try connection.run("INSERT INTO \(rows(root)) (\(row.map { SQL.quote($0.0) }.joined(separator: ", "))) VALUES (\(parameters))", row.map(\.1))
+            let values = Dictionary(uniqueKeysWithValues: columns(insert.attributes, insert.links))
+            let statement = layout.insertStatement(for: insert.entity, into: rows(root))
+            try connection.run(statement.sql, [.int(keys[index]), .string(insert.entity.name), .int(1)] + statement.columns.map { values[$0] ?? .null })
         }
         for update in plan.updates {
             let root = update.ref.root

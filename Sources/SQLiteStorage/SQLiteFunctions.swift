@@ -45,13 +45,13 @@ enum SQLiteFunctions {
             resultText(context, TextComparison.fold(text, options: StringOptions(rawValue: Int(argumentInt(argv, 1)))))
         }
         try scalar("modeld_contains", 3) { context, _, argv in
-            matchText(context, argv) { TextComparison.contains($0, $1, options: $2) }
+            matchOperator(context, argv, .contains) { TextComparison.contains($0, $1, options: $2) }
         }
         try scalar("modeld_beginswith", 3) { context, _, argv in
-            matchText(context, argv) { TextComparison.hasPrefix($0, $1, options: $2) }
+            matchOperator(context, argv, .prefix) { TextComparison.hasPrefix($0, $1, options: $2) }
         }
         try scalar("modeld_endswith", 3) { context, _, argv in
-            matchText(context, argv) { TextComparison.hasSuffix($0, $1, options: $2) }
+            matchOperator(context, argv, .suffix) { TextComparison.hasSuffix($0, $1, options: $2) }
         }
         try scalar("modeld_like", 3) { context, _, argv in
             matchText(context, argv) { TextComparison.like($0, $1, options: $2) }
@@ -172,6 +172,46 @@ private func matchText(_ context: OpaquePointer?, _ argv: UnsafeMutablePointer<O
                        _ match: (String, String, StringOptions) -> Bool) {
     guard let text = argumentText(argv, 0), let pattern = argumentText(argv, 1) else { return sqlite3_result_null(context) }
     sqlite3_result_int64(context, match(text, pattern, StringOptions(rawValue: Int(argumentInt(argv, 2)))) ? 1 : 0)
+}
+
+/// How `CONTAINS`, `BEGINSWITH` and `ENDSWITH` match without options: by UTF-8 bytes, which is
+/// what ``TextComparison`` does once there is nothing to fold, without making Swift strings.
+enum ByteMatch {
+    case contains, prefix, suffix
+
+    func matches(_ text: UnsafeRawBufferPointer, _ needle: UnsafeRawBufferPointer) -> Bool {
+        guard needle.count <= text.count else { return false }
+        guard let pin = needle.baseAddress, needle.count > 0 else { return true }
+        guard let hay = text.baseAddress else { return false }
+        switch self {
+        case .prefix: return memcmp(hay, pin, needle.count) == 0
+        case .suffix: return memcmp(hay + (text.count - needle.count), pin, needle.count) == 0
+        case .contains:
+            var offset = 0
+            let last = text.count - needle.count
+            let first = needle[0]
+            while offset <= last {
+                if text[offset] == first, memcmp(hay + offset, pin, needle.count) == 0 { return true }
+                offset += 1
+            }
+            return false
+        }
+    }
+}
+
+/// A string operator: bytes when no options are given, ``TextComparison`` (folding) otherwise.
+private func matchOperator(_ context: OpaquePointer?, _ argv: UnsafeMutablePointer<OpaquePointer?>?, _ bytes: ByteMatch,
+                           _ match: (String, String, StringOptions) -> Bool) {
+    guard argumentInt(argv, 2) == 0 else { return matchText(context, argv, match) }
+    guard let a = argv?[0], let b = argv?[1], sqlite3_value_type(a) != SQLITE_NULL, sqlite3_value_type(b) != SQLITE_NULL else {
+        return sqlite3_result_null(context)
+    }
+    // sqlite3_value_text before sqlite3_value_bytes, as SQLite asks.
+    let textStart = sqlite3_value_text(a), textCount = Int(sqlite3_value_bytes(a))
+    let needleStart = sqlite3_value_text(b), needleCount = Int(sqlite3_value_bytes(b))
+    let matched = bytes.matches(UnsafeRawBufferPointer(start: textStart, count: textStart == nil ? 0 : textCount),
+                                UnsafeRawBufferPointer(start: needleStart, count: needleStart == nil ? 0 : needleCount))
+    sqlite3_result_int64(context, matched ? 1 : 0)
 }
 
 /// The state of one `modeld_sum`/`modeld_avg` group, owned through the aggregate context.

@@ -43,6 +43,16 @@ final class SQLiteLayout: Sendable {
         tablesByRoot[root] ?? TableLayout(name: root, columns: [], entities: [])
     }
 
+    /// `INSERT INTO <table> ("_pk", "_entity", "_version", <columns>) VALUES (?1, …)` for objects of
+    /// `entity`, and the columns after the first three: every attribute of the entity, then every
+    /// foreign key it stores. Bind the key, the entity name, the version, then the columns' values.
+    func insertStatement(for entity: ResolvedEntity, into table: String) -> (sql: String, columns: [String]) {
+        let columns = entity.attributes.map(\.name) + entity.relationships.filter { $0.storage == .foreignKey }.map(\.name)
+        let names = (["_pk", "_entity", "_version"] + columns).map(SQL.quote).joined(separator: ", ")
+        let parameters = (1...(columns.count + 3)).map { "?\($0)" }.joined(separator: ", ")
+        return ("INSERT INTO \(table) (\(names)) VALUES (\(parameters))", columns)
+    }
+
     /// The entity `name` of the schema, or `unknownEntity`.
     func entity(_ name: String) throws(ModelError) -> ResolvedEntity {
         try schema.entity(name)

@@ -136,12 +136,12 @@ extension SaveOperation {
             try connection.run("UPDATE \(layout.table(root: update.ref.root).quoted) SET \(sets.joined(separator: ", ")) WHERE \"_pk\" = ?1",
                                [.int(update.ref.key)] + columns.map(\.value))
         }
+        var statements: [String: (sql: String, columns: [String])] = [:]
         for insert in writes.inserted {
-            let columns = [("_pk", Value.int(insert.ref.key)), ("_entity", .string(insert.entity)), ("_version", .int(1))]
-                + insert.values.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-            let parameters = (1...columns.count).map { "?\($0)" }.joined(separator: ", ")
-            try connection.run("INSERT INTO \(layout.table(root: insert.ref.root).quoted) (\(columns.map { SQL.quote($0.0) }.joined(separator: ", "))) VALUES (\(parameters))",
-                               columns.map(\.1))
+            guard let entity = schema[insert.entity] else { continue }
+            let statement = statements[insert.entity] ?? layout.insertStatement(for: entity, into: layout.table(root: insert.ref.root).quoted)
+            statements[insert.entity] = statement
+            try connection.run(statement.sql, [.int(insert.ref.key), .string(insert.entity), .int(1)] + statement.columns.map { insert.values[$0] ?? .null })
         }
         for join in writes.joins where !deleted.contains(join.source) && !deleted.contains(join.target) {
             let sql = join.present ? "INSERT OR IGNORE INTO \(SQL.quote(join.table)) VALUES (?1, ?2)"
