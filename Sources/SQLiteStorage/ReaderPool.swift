@@ -1,3 +1,4 @@
+import ModelCore
 import Synchronization
 
 /// The reader connections: each read goes to the reader with the least work queued.
@@ -5,8 +6,8 @@ final class ReaderPool: Sendable {
     private let readers: [ConnectionQueue]
     private let pending: Mutex<[Int]>
 
+    /// A pool of `readers`; ``SQLiteStore`` always opens at least one.
     init(_ readers: [ConnectionQueue]) {
-        precondition(!readers.isEmpty, "a reader pool needs at least one connection")
         self.readers = readers
         self.pending = Mutex(Array(repeating: 0, count: readers.count))
     }
@@ -14,10 +15,11 @@ final class ReaderPool: Sendable {
     /// Runs `body` on the least busy reader.
     func run<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         let index = pending.withLock { counts in
-            let chosen = counts.indices.min { counts[$0] < counts[$1] } ?? 0
+            guard let chosen = counts.indices.min(by: { counts[$0] < counts[$1] }) else { return -1 }
             counts[chosen] += 1
             return chosen
         }
+        guard index >= 0 else { throw ModelError(.closed, "the store has no reader connection") }
         defer { pending.withLock { $0[index] -= 1 } }
         return try await readers[index].run(body)
     }

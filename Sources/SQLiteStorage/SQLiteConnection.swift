@@ -141,18 +141,13 @@ final class SQLiteConnection {
     /// the busy timeout for another process) when `write`, a deferred read transaction otherwise.
     /// Commits when `body` returns, rolls back when it throws.
     func transaction<T>(write: Bool, _ body: () throws -> T) throws -> T {
-        try execute(write ? "BEGIN IMMEDIATE" : "BEGIN")
+        try run(write ? "BEGIN IMMEDIATE" : "BEGIN")
         let result: T
         do {
             result = try body()
+            try run("COMMIT")
         } catch {
-            if let db = handle, sqlite3_get_autocommit(db) == 0 { try? execute("ROLLBACK") }
-            throw error
-        }
-        do {
-            try execute("COMMIT")
-        } catch {
-            if let db = handle, sqlite3_get_autocommit(db) == 0 { try? execute("ROLLBACK") }
+            if let db = handle, sqlite3_get_autocommit(db) == 0 { _ = try? run("ROLLBACK") }
             throw error
         }
         return result

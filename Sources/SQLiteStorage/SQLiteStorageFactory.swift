@@ -7,6 +7,7 @@ public struct SQLiteStorageFactory: StorageBackendFactory {
     /// `sqlite`.
     public let scheme = "sqlite"
 
+    /// A factory; it holds no state.
     public init() {}
 
     /// Opens the store file at `location`, creating it (and its directory) when missing.
