@@ -10,7 +10,13 @@ extension SQLiteStore {
         let applied = try await writer.run { connection in
             try connection.transaction(write: true) { () throws -> ResolvedSchema in
                 let current = try StoreMetadata.schema(connection)
-                if current.versionHash == resolved.versionHash { return current }
+                if current.versionHash == resolved.versionHash {
+                    // Same stored shape; keep the declaration as given (order, rename hints).
+                    if current.schema != resolved.schema {
+                        try StoreMetadata.setValue(resolved.schema.canonicalJSON(), for: "schema", connection)
+                    }
+                    return resolved
+                }
                 let old = SQLiteLayout(current)
                 for table in old.tables {
                     let count = try connection.scalarInt("SELECT count(*) FROM (SELECT 1 FROM \(table.quoted) LIMIT 1)") ?? 0
