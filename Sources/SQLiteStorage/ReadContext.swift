@@ -13,13 +13,16 @@ struct ReadContext {
     var schema: ResolvedSchema { layout.schema }
 
     /// Runs `body` in a read transaction on `connection`, with `changes` installed as an overlay
-    /// (and removed again afterwards) when given.
+    /// (and removed again afterwards) when given. A body that runs a single statement without an
+    /// overlay (`singleStatement`) needs no transaction of its own: the statement is one.
     static func read<T>(_ connection: SQLiteConnection, layout: SQLiteLayout, storeIdentifier: UUID,
-                        overlay changes: ChangeSet? = nil, _ body: (ReadContext) throws -> T) throws -> T {
-        try connection.transaction(write: false) {
-            guard let changes, !changes.isEmpty else {
-                return try body(ReadContext(connection: connection, layout: layout, storeIdentifier: storeIdentifier, overlay: Overlay()))
-            }
+                        overlay changes: ChangeSet? = nil, singleStatement: Bool = false,
+                        _ body: (ReadContext) throws -> T) throws -> T {
+        let plain = ReadContext(connection: connection, layout: layout, storeIdentifier: storeIdentifier, overlay: Overlay())
+        let hasOverlay = !(changes?.isEmpty ?? true)
+        if singleStatement, !hasOverlay { return try body(plain) }
+        return try connection.transaction(write: false) {
+            guard let changes, hasOverlay else { return try body(plain) }
             try ChangeSetPlan.checkIdentifiers(changes, schema: layout.schema, storeIdentifier: storeIdentifier)
             let stored = try StoredRows(for: changes, layout: layout, connection: connection)
             let plan = try ChangeSetPlan(changes, schema: layout.schema, stored: stored, isOverlay: true)

@@ -82,7 +82,8 @@ enum SQL {
     /// A double-quoted identifier. Names come from a validated schema; quoting keeps them safe
     /// whatever they are.
     static func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
+        return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// `alias."column"`.

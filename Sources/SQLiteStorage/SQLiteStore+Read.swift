@@ -7,8 +7,11 @@ extension SQLiteStore {
         let layout = try await layout()
         let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
         let storeIdentifier = storeIdentifier
+        // Counts and identifiers are one statement; objects also read their relationships.
+        let singleStatement = validated.resultType != .objects
         return try await readers.run { connection in
-            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay) {
+            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay,
+                                 singleStatement: singleStatement) {
                 try $0.fetch(validated)
             }
         }
@@ -20,7 +23,7 @@ extension SQLiteStore {
         let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
         let storeIdentifier = storeIdentifier
         return try await readers.run { connection in
-            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay) {
+            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay, singleStatement: true) {
                 try $0.aggregate(validated)
             }
         }
