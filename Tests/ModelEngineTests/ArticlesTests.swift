@@ -15,7 +15,7 @@ import Testing
             for name in ["tech", "health", "travel"] {
                 categories[name] = try await context.insert("Category", attributes: ["name": .string(name)])
             }
-            var generator = SeededGenerator(seed: 7)
+            var generator = SeededRandom(seed: 7)
             var expected = 0
             for c in 0..<40 {
                 let collection = try await context.insert("ArticleCollection", attributes: ["name": .string("c\(c)")])
@@ -49,7 +49,7 @@ import Testing
     func groupedCountOfStudentsByBirthYear(_ kind: BackendKind) async throws {
         try await withStore(kind, schema: Articles.schema) { store in
             let context = store.context()
-            var generator = SeededGenerator(seed: 42)
+            var generator = SeededRandom(seed: 42)
             var expected: [Int64: Int] = [:]
             for n in 0..<500 {
                 let year = Int64.random(in: 1995...2005, using: &generator)
@@ -74,20 +74,5 @@ import Testing
             #expect(counted.count == expected.count)
             #expect(rows.map { $0["birthOfYear"] } == expected.keys.sorted().map { .int($0) })
         }
-    }
-}
-
-/// A small deterministic random generator (SplitMix64), so seeded tests repeat exactly.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -8,7 +8,7 @@ import Testing
 @Suite struct AggregateTests {
     /// 60 students born between 1990 and 1999 (reproducibly random), some without a year.
     static func students(_ store: TestStore) async throws -> [Int64?] {
-        var generator = SplitMix(seed: 42)
+        var generator = SeededRandom(seed: 42)
         var years: [Int64?] = []
         var c = store.changes()
         for index in 0..<60 {
@@ -135,20 +135,5 @@ import Testing
             #expect(try await store.backend.aggregate(AggregateDescriptor(
                 entityName: "Trip", predicate: .constant(false), aggregations: [Aggregation("n", .count)])) == [["n": .int(0)]])
         }
-    }
-}
-
-/// SplitMix64: a small seeded generator, so that random data is the same in every run.
-struct SplitMix: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

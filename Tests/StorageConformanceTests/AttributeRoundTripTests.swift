@@ -79,6 +79,31 @@ import Testing
         }
     }
 
+    /// Negative zero is kept as zero (SQLite has no signed zero), and NaN is refused (SQLite would
+    /// keep it as NULL), so every backend returns what every other does.
+    @Test(arguments: BackendKind.allCases)
+    func negativeZeroIsStoredAsZeroAndNaNIsRefused(_ kind: BackendKind) async throws {
+        try await withStore(kind, Catalog.schema) { store in
+            var c = store.changes()
+            let id = c.insert("Item", ["title": .string("zero"), "price": .double(-0.0)])
+            let saved = try await store.save(c)
+            guard case .double(let price) = try await store.snapshot(saved[id])["price"] else {
+                Issue.record("price is not a double")
+                return
+            }
+            #expect(price == 0 && price.sign == .plus)
+
+            let before = try await store.dump()
+            var bad = store.changes()
+            bad.insert("Item", ["title": .string("nan"), "price": .double(.nan)])
+            let error = await modelError { try await store.save(bad) }
+            #expect(error?.code == .typeMismatch)
+            #expect(error?.message.lowercased().contains("nan") == true, "\(String(describing: error))")
+            #expect(error?.context["attribute"] == "price")
+            #expect(try await store.dump() == before)
+        }
+    }
+
     /// Updates change only the attributes they name; setting nil clears.
     @Test(arguments: BackendKind.allCases)
     func updatesChangeOnlyWhatTheyName(_ kind: BackendKind) async throws {

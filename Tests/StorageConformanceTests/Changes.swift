@@ -15,10 +15,10 @@ struct Changes {
         self.set = ChangeSet(author: author, uniquenessPolicy: policy)
     }
 
-    /// Inserts an object of `entity`; returns its temporary identifier.
+    /// Inserts an object of `entity`; returns its temporary identifier (`temporaryKey`, or a new one).
     @discardableResult
-    mutating func insert(_ entity: String, _ attributes: [String: Value] = [:]) -> PersistentIdentifier {
-        let id = PersistentIdentifier.temporary(storeIdentifier: storeIdentifier, entityName: entity)
+    mutating func insert(_ entity: String, _ attributes: [String: Value] = [:], temporaryKey: UUID = UUID()) -> PersistentIdentifier {
+        let id = PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entity, key: .temporary(temporaryKey))
         set.inserts.append(InsertedObject(id: id, attributes: attributes))
         return id
     }

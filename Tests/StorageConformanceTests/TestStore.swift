@@ -6,6 +6,7 @@ import Testing
 // Foundation has types of these names too; in this module they mean ModelCore's.
 typealias Predicate = ModelCore.Predicate
 typealias Expression = ModelCore.Expression
+typealias SortDescriptor = ModelCore.SortDescriptor
 
 /// A store opened for one test, with its schema applied.
 struct TestStore: Sendable {

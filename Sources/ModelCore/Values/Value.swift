@@ -57,7 +57,18 @@ extension Value {
     /// This value converted to `type` where the conversion loses nothing (an int for a double
     /// attribute, an ISO 8601 string for a date…), or an error naming what was expected.
     /// ``null`` converts to any type; whether null is allowed is the schema's business.
+    ///
+    /// Doubles are checked on the way in, whatever the target: NaN is refused (SQLite would keep
+    /// it as NULL, and it equals nothing, itself included), and negative zero becomes zero
+    /// (SQLite keeps no sign on zero), so every backend stores and returns the same value.
     public func converted(to type: AttributeType) throws(ModelError) -> Value {
+        if case .double(let d) = self {
+            if d.isNaN {
+                throw ModelError(.typeMismatch, "expected a value of type \(type.rawValue), got NaN, which no store can keep",
+                                 context: ["expected": type.rawValue])
+            }
+            if d == 0, d.sign == .minus { return try Value.double(0).converted(to: type) }
+        }
         if self.type == type || isNull { return self }
         switch (self, type) {
         case (.int(let v), .double) where Double(exactly: v) != nil:

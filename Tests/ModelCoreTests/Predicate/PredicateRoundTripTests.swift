@@ -1,5 +1,6 @@
 import Foundation
 import ModelCore
+import ModelFixtures
 import Testing
 
 /// `parse(print(t)) == t` for random parser-normal trees, and for random and mutated text: whatever

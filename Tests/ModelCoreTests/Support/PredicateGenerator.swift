@@ -1,5 +1,6 @@
 import Foundation
 import ModelCore
+import ModelFixtures
 
 /// Generates random parser-normal predicate trees: every node kind, nested SUBQUERYs, lists, and
 /// literals of every type. "Parser-normal" means a tree the parser can produce: AND and OR have

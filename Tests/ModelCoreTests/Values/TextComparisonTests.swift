@@ -1,5 +1,6 @@
 import Foundation
 import ModelCore
+import ModelFixtures
 import Testing
 
 /// How strings compare and match, the same in every backend.

@@ -1,5 +1,6 @@
 import Foundation
 import ModelCore
+import ModelFixtures
 import Testing
 
 /// `Value`: conversion, text forms, Codable, and the one ordering every backend uses.
@@ -43,7 +44,16 @@ import Testing
         #expect(try value.converted(to: type) == expected)
     }
 
+    /// Negative zero comes in as zero (`==` cannot tell them apart, so the sign is checked).
+    @Test(arguments: [(AttributeType.double, Value.double(0)), (.int, .int(0)), (.decimal, .decimal(0))])
+    func negativeZeroBecomesZero(type: AttributeType, expected: Value) throws {
+        let converted = try Value.double(-0.0).converted(to: type)
+        #expect(converted == expected)
+        if case .double(let d) = converted { #expect(d.sign == .plus) }
+    }
+
     @Test(arguments: [
+        (Value.double(.nan), AttributeType.double),
         (Value.double(4.5), AttributeType.int),
         (.double(1e19), .int),
         (.double(.nan), .int),
