@@ -100,11 +100,10 @@ extension ModelContext {
                 throw ModelError.unknownProperty(name, entity: entity.name)
             }
             do {
-                var converted = try value.converted(to: attribute.type)
+                let converted = try value.converted(to: attribute.type)
                 if case .json(let text) = converted, Value(parsing: text, as: .json) == nil {
                     throw ModelError(.typeMismatch, "not valid JSON")
                 }
-                if case .double(let number) = converted, !number.isFinite { converted = .null }
                 values[name] = converted
             } catch {
                 throw ModelError(.typeMismatch, "'\(entity.name).\(name)' is \(attribute.type.rawValue), and \(value.debugText) is not",

@@ -42,6 +42,23 @@ import Testing
         }
     }
 
+    /// Infinities are doubles like any other: kept, not turned into nil; NaN is refused.
+    @Test(arguments: BackendKind.allCases)
+    func infinitiesAreKeptAndNaNIsRefused(_ kind: BackendKind) async throws {
+        try await withStore(kind, schema: Catalog.schema) { store in
+            let context = store.context()
+            let up = try await context.insert("Item", attributes: ["title": .string("up"), "price": .double(.infinity)])
+            let down = try await context.insert("Item", attributes: ["title": .string("down"), "price": .double(-.infinity)])
+            let error = await modelError { _ = try await context.insert("Item", attributes: ["title": .string("nan"), "price": .double(.nan)]) }
+            #expect(error?.code == .typeMismatch && error?.context["attribute"] == "price")
+            let ids = try await context.save().remappedIdentifiers
+            let fresh = store.context()
+            #expect(try await fresh.object(for: try #require(ids[up]))?["price"] == .double(.infinity))
+            #expect(try await fresh.object(for: try #require(ids[down]))?["price"] == .double(-.infinity))
+            #expect(try await fresh.count(FetchDescriptor(entityName: "Item")) == 2)
+        }
+    }
+
     @Test(arguments: BackendKind.allCases)
     func relationshipsBetweenNewObjectsAreRemappedBySave(_ kind: BackendKind) async throws {
         try await withStore(kind, schema: Catalog.schema) { store in
