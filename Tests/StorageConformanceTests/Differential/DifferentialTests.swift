@@ -11,9 +11,14 @@ import Testing
 
     @Test(arguments: [UInt64(2026), 7])
     func randomRequestsGiveTheSameAnswersOnEveryBackend(seed: UInt64) async throws {
-        let memory = try await TestStore.open(.memory, schema: Workshop.schema)
-        let sqlite = try await TestStore.open(.sqlite, schema: Workshop.schema)
-        defer { Task { await memory.close(); await sqlite.close() } }
+        try await withStore(.memory, Workshop.schema) { memory in
+            try await withStore(.sqlite, Workshop.schema) { sqlite in
+                try await compare(memory, sqlite, seed: seed)
+            }
+        }
+    }
+
+    private func compare(_ memory: TestStore, _ sqlite: TestStore, seed: UInt64) async throws {
         let data = WorkshopData(seed: seed)
         try await data.save(into: memory)
         try await data.save(into: sqlite)
