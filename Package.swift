@@ -11,11 +11,26 @@ let package = Package(
     name: "modeld",
     platforms: [.macOS(.v15)],
     products: [
+        .executable(name: "modeld", targets: ["modeld"]),
+        .library(name: "ModelClient", targets: ["ModelClient"]),
+        .library(name: "ModelTesting", targets: ["ModelTesting"]),
         .library(name: "ModelCore", targets: ["ModelCore"]),
         .library(name: "ModelStorage", targets: ["ModelStorage"]),
         .library(name: "SQLiteStorage", targets: ["SQLiteStorage"]),
         .library(name: "MemoryStorage", targets: ["MemoryStorage"]),
         .library(name: "ModelEngine", targets: ["ModelEngine"]),
+        .library(name: "ModelWire", targets: ["ModelWire"]),
+        .library(name: "ModelServer", targets: ["ModelServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
+        .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
+        .package(url: "https://github.com/grpc/grpc-swift-protobuf", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // Schema, values, identifiers, predicates, descriptors, change sets, history, errors. No I/O.
@@ -43,6 +58,71 @@ let package = Package(
             name: "ModelEngine",
             dependencies: ["ModelCore", "ModelStorage", "SQLiteStorage", "MemoryStorage"],
             swiftSettings: sharedSettings
+        ),
+
+        // The wire: protobuf messages and gRPC stubs generated from Protos/ (committed; regenerate
+        // with the regenerate-protos plugin), and conversions to and from ModelCore types.
+        .target(
+            name: "ModelWire",
+            dependencies: [
+                "ModelCore",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+            ],
+            swiftSettings: sharedSettings
+        ),
+        // The daemon's services: stores, sessions (actors owning contexts), queries, health.
+        .target(
+            name: "ModelServer",
+            dependencies: [
+                "ModelCore", "ModelStorage", "ModelEngine", "ModelWire",
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: sharedSettings
+        ),
+        // The Swift API over the daemon's socket.
+        .target(
+            name: "ModelClient",
+            dependencies: [
+                "ModelCore", "ModelWire",
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+            ],
+            swiftSettings: sharedSettings
+        ),
+        // Isolated stores for every test: an in-process daemon, or the real modeld spawned.
+        .target(
+            name: "ModelTesting",
+            dependencies: [
+                "ModelCore", "ModelServer", "ModelClient",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: sharedSettings
+        ),
+        .executableTarget(
+            name: "modeld",
+            dependencies: [
+                "ModelServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: sharedSettings
+        ),
+        .plugin(
+            name: "RegenerateProtos",
+            capability: .command(
+                intent: .custom(verb: "regenerate-protos", description: "Regenerate Sources/ModelWire/Generated from Protos/"),
+                permissions: [.writeToPackageDirectory(reason: "to write the generated Swift files into Sources/ModelWire/Generated")]
+            ),
+            dependencies: [
+                .product(name: "protoc-gen-swift", package: "swift-protobuf"),
+                .product(name: "protoc-gen-grpc-swift-2", package: "grpc-swift-protobuf"),
+            ]
         ),
 
         // Schemas shared by the test suites: Apple's SampleTrips, SwiftDataKit's articles, a catalog

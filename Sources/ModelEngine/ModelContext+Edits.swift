@@ -8,72 +8,133 @@ extension ModelContext {
     /// types where nothing is lost (an ISO 8601 string for a date, an int for a double).
     public func insert(_ entityName: String, attributes: [String: Value] = [:],
                        relationships: [String: RelationshipValue] = [:]) async throws -> PersistentIdentifier {
-        try await serialized {
-            let entity = try schema.entity(entityName)
-            guard !entity.isAbstract else {
-                throw ModelError(.invalidArgument, "entity '\(entityName)' is abstract: insert one of its subentities (\(entity.descendants.dropFirst().joined(separator: ", ")))",
-                                 context: ["entity": entityName])
-            }
-            var values = try convert(attributes, for: entity)
-            for attribute in entity.attributes where values[attribute.name] == nil {
-                values[attribute.name] = attribute.defaultValue ?? .null
-            }
-            let id = PersistentIdentifier.temporary(storeIdentifier: container.storeIdentifier, entityName: entityName)
-            let edits = try await prepare(relationships, of: id, entity: entity, isNew: true)
-            pending.recordInsert(id, attributes: values)
-            apply(edits, to: id)
-            return id
-        }
+        try await serialized { try await performInsert(entityName, attributes, relationships, id: nil) }
     }
 
     /// Changes attributes and relationships of an object. A to-many value replaces the whole set
     /// (use ``add(_:to:of:)`` and ``remove(_:from:of:)`` to change part of it).
     public func update(_ id: PersistentIdentifier, attributes: [String: Value] = [:],
                        relationships: [String: RelationshipValue] = [:]) async throws {
-        try await serialized {
-            let entity = try await liveObject(id)
-            let values = try convert(attributes, for: entity)
-            let edits = try await prepare(relationships, of: id, entity: entity, isNew: false)
-            if !values.isEmpty { pending.recordAttributes(values, of: id) }
-            apply(edits, to: id)
-        }
+        try await serialized { try await performUpdate(id, attributes, relationships) }
     }
 
     /// Adds objects to a to-many relationship.
     public func add(_ targets: [PersistentIdentifier], to relationshipName: String, of id: PersistentIdentifier) async throws {
-        try await changeToMany(relationshipName, of: id, targets: targets, adding: true)
+        try await serialized { try await changeToMany(relationshipName, of: id, targets: targets, adding: true) }
     }
 
     /// Removes objects from a to-many relationship.
     public func remove(_ targets: [PersistentIdentifier], from relationshipName: String, of id: PersistentIdentifier) async throws {
-        try await changeToMany(relationshipName, of: id, targets: targets, adding: false)
+        try await serialized { try await changeToMany(relationshipName, of: id, targets: targets, adding: false) }
     }
 
     /// Marks an object for deletion; delete rules run when the context saves.
     public func delete(_ id: PersistentIdentifier) async throws {
+        try await serialized { try await performDelete(id) }
+    }
+
+    /// Makes several edits in order, as one operation, all or none: if one fails, the context is
+    /// left as it was before the first. Returns one identifier per edit: the new object's
+    /// temporary identifier for inserts, the edited object's for the others.
+    public func apply(_ edits: [ContextEdit]) async throws -> [PersistentIdentifier] {
         try await serialized {
-            _ = try await liveObject(id)
-            pending.recordDelete(id)
+            let before = pending
+            do {
+                var ids: [PersistentIdentifier] = []
+                ids.reserveCapacity(edits.count)
+                for edit in edits { ids.append(try await perform(edit)) }
+                return ids
+            } catch {
+                // Keep what the failed edits read from the store; drop what they changed.
+                let bases = pending.bases
+                pending = before
+                for (id, base) in bases where !pending.isTouched(id) { pending.bases[id] = base }
+                throw error
+            }
         }
+    }
+
+    private func perform(_ edit: ContextEdit) async throws -> PersistentIdentifier {
+        switch edit {
+        case .insert(let entity, let attributes, let relationships, let id):
+            return try await performInsert(entity, attributes, relationships, id: id)
+        case .update(let id, let attributes, let relationships):
+            try await performUpdate(id, attributes, relationships)
+            return id
+        case .delete(let id):
+            try await performDelete(id)
+            return id
+        case .add(let targets, let relationship, let id):
+            try await changeToMany(relationship, of: id, targets: targets, adding: true)
+            return id
+        case .remove(let targets, let relationship, let id):
+            try await changeToMany(relationship, of: id, targets: targets, adding: false)
+            return id
+        }
+    }
+
+    private func performInsert(_ entityName: String, _ attributes: [String: Value], _ relationships: [String: RelationshipValue],
+                               id given: PersistentIdentifier?) async throws -> PersistentIdentifier {
+        let entity = try schema.entity(entityName)
+        guard !entity.isAbstract else {
+            throw ModelError(.invalidArgument, "entity '\(entityName)' is abstract: insert one of its subentities (\(entity.descendants.dropFirst().joined(separator: ", ")))",
+                             context: ["entity": entityName])
+        }
+        var values = try convert(attributes, for: entity)
+        for attribute in entity.attributes where values[attribute.name] == nil {
+            values[attribute.name] = attribute.defaultValue ?? .null
+        }
+        let id = try given.map { try checkNewIdentifier($0, entity: entityName) }
+            ?? PersistentIdentifier.temporary(storeIdentifier: container.storeIdentifier, entityName: entityName)
+        let edits = try await prepare(relationships, of: id, entity: entity, isNew: true)
+        pending.recordInsert(id, attributes: values)
+        apply(edits, to: id)
+        return id
+    }
+
+    private func performUpdate(_ id: PersistentIdentifier, _ attributes: [String: Value],
+                               _ relationships: [String: RelationshipValue]) async throws {
+        let entity = try await liveObject(id)
+        let values = try convert(attributes, for: entity)
+        let edits = try await prepare(relationships, of: id, entity: entity, isNew: false)
+        if !values.isEmpty { pending.recordAttributes(values, of: id) }
+        apply(edits, to: id)
+    }
+
+    private func performDelete(_ id: PersistentIdentifier) async throws {
+        _ = try await liveObject(id)
+        pending.recordDelete(id)
+    }
+
+    /// Checks an identifier a caller chose for a new object: temporary, of this store and of the
+    /// inserted entity, and not used yet.
+    private func checkNewIdentifier(_ id: PersistentIdentifier, entity: String) throws(ModelError) -> PersistentIdentifier {
+        guard id.isTemporary, id.storeIdentifier == container.storeIdentifier, id.entityName == entity else {
+            throw ModelError(.invalidIdentifier,
+                "\(id) cannot name a new \(entity): give a temporary URI of this store and entity, modeld://\(container.storeIdentifier.uuidString.lowercased())/\(entity)/t<uuid>",
+                context: ["uri": id.uriRepresentation])
+        }
+        guard !pending.isKnown(id) else {
+            throw ModelError(.invalidIdentifier, "\(id) already names an object of this context", context: ["uri": id.uriRepresentation])
+        }
+        return id
     }
 
     // MARK: Helpers
 
     private func changeToMany(_ name: String, of id: PersistentIdentifier, targets: [PersistentIdentifier], adding: Bool) async throws {
-        try await serialized {
-            let entity = try await liveObject(id)
-            guard let relationship = entity.relationship(name) else { throw ModelError.unknownProperty(name, entity: entity.name) }
-            guard relationship.isToMany else {
-                throw ModelError(.invalidArgument, "'\(entity.name).\(name)' is to-one: set it with update(_:relationships:)",
-                                 context: ["relationship": name])
-            }
-            try await loadTargets(targets, for: relationship)
-            if adding {
-                try await loadHolders(of: targets, for: relationship)
-                for target in targets { pending.link(relationship, id, target, direct: true) }
-            } else {
-                for target in targets { pending.unlink(relationship, id, target, direct: true) }
-            }
+        let entity = try await liveObject(id)
+        guard let relationship = entity.relationship(name) else { throw ModelError.unknownProperty(name, entity: entity.name) }
+        guard relationship.isToMany else {
+            throw ModelError(.invalidArgument, "'\(entity.name).\(name)' is to-one: set it with update(_:relationships:)",
+                             context: ["relationship": name])
+        }
+        try await loadTargets(targets, for: relationship)
+        if adding {
+            try await loadHolders(of: targets, for: relationship)
+            for target in targets { pending.link(relationship, id, target, direct: true) }
+        } else {
+            for target in targets { pending.unlink(relationship, id, target, direct: true) }
         }
     }
 

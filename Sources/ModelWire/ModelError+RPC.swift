@@ -1,0 +1,67 @@
+import Foundation
+import GRPCCore
+import ModelCore
+
+/// The one place where modeld's errors meet gRPC's status codes (DESIGN.md's table). The daemon
+/// sends a `ModelError` as its status code and message, plus two metadata entries clients use to
+/// rebuild it exactly: `modeld-error-code` (the `ModelError.Code`) and `modeld-error-context-bin`
+/// (its context as a UTF-8 JSON object).
+extension ModelError: RPCErrorConvertible {
+    /// The metadata key carrying the `ModelError.Code`.
+    public static let codeMetadataKey = "modeld-error-code"
+    /// The binary metadata key carrying the context as JSON.
+    public static let contextMetadataKey = "modeld-error-context-bin"
+
+    /// The gRPC status code for each class of failure.
+    public static func statusCode(for code: Code) -> RPCError.Code {
+        switch code {
+        case .invalidArgument, .unknownEntity, .unknownProperty, .typeMismatch, .invalidPredicate, .invalidIdentifier,
+             .invalidSchema, .validationFailed:
+            .invalidArgument
+        case .notFound: .notFound
+        case .uniqueConstraint: .alreadyExists
+        case .deleteDenied, .schemaMismatch, .closed: .failedPrecondition
+        case .conflict: .aborted
+        case .resourceExhausted: .resourceExhausted
+        case .storageFailure: .internalError
+        }
+    }
+
+    public var rpcErrorCode: RPCError.Code { Self.statusCode(for: code) }
+    public var rpcErrorMessage: String { message }
+
+    public var rpcErrorMetadata: Metadata {
+        var metadata = Metadata()
+        metadata.addString(code.rawValue, forKey: Self.codeMetadataKey)
+        if !context.isEmpty, let json = try? JSONSerialization.data(withJSONObject: context, options: [.sortedKeys]) {
+            metadata.addBinary(Array(json), forKey: Self.contextMetadataKey)
+        }
+        return metadata
+    }
+
+    /// Rebuilds the `ModelError` the daemon sent; for other errors, a `ModelError` of the closest
+    /// code with the status message.
+    public init(_ error: RPCError) {
+        let codeText = error.metadata[stringValues: Self.codeMetadataKey].first(where: { _ in true })
+        let code = codeText.flatMap(Code.init(rawValue:)) ?? Self.code(for: error.code)
+        var context: [String: String] = [:]
+        if let bytes = error.metadata[binaryValues: Self.contextMetadataKey].first(where: { _ in true }),
+           let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: String] {
+            context = object
+        }
+        self.init(code, error.message, context: context)
+    }
+
+    /// The `ModelError.Code` closest to a status code sent by something other than modeld.
+    static func code(for status: RPCError.Code) -> Code {
+        switch status {
+        case .invalidArgument, .outOfRange: .invalidArgument
+        case .notFound: .notFound
+        case .alreadyExists: .uniqueConstraint
+        case .failedPrecondition: .closed
+        case .aborted: .conflict
+        case .resourceExhausted: .resourceExhausted
+        default: .storageFailure
+        }
+    }
+}
