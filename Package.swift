@@ -27,7 +27,6 @@ let package = Package(
         .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
         .package(url: "https://github.com/grpc/grpc-swift-protobuf", from: "2.4.1"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -145,6 +144,27 @@ let package = Package(
         .testTarget(
             name: "MemoryStorageTests",
             dependencies: ["MemoryStorage", "ModelCore", "ModelStorage", "ModelFixtures"],
+            swiftSettings: sharedSettings
+        ),
+        .testTarget(
+            name: "ModelWireTests",
+            dependencies: ["ModelWire", "ModelCore", "ModelFixtures", .product(name: "GRPCCore", package: "grpc-swift-2")],
+            swiftSettings: sharedSettings
+        ),
+        // The daemon over a real Unix socket (an in-process daemon per test or per process).
+        .testTarget(
+            name: "ModelServerTests",
+            dependencies: [
+                "ModelServer", "ModelClient", "ModelTesting", "ModelWire", "ModelCore", "ModelFixtures",
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+            ],
+            swiftSettings: sharedSettings
+        ),
+        // The built modeld executable, spawned as a child process.
+        .testTarget(
+            name: "ModeldEndToEndTests",
+            dependencies: ["ModelClient", "ModelTesting", "ModelCore", "ModelFixtures", "modeld"],
             swiftSettings: sharedSettings
         ),
         .testTarget(

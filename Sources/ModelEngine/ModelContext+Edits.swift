@@ -36,7 +36,7 @@ extension ModelContext {
     /// Makes several edits in order, as one operation, all or none: if one fails, the context is
     /// left as it was before the first. Returns one identifier per edit: the new object's
     /// temporary identifier for inserts, the edited object's for the others.
-    public func apply(_ edits: [ContextEdit]) async throws -> [PersistentIdentifier] {
+    public func apply(_ edits: [ObjectEdit]) async throws -> [PersistentIdentifier] {
         try await serialized {
             let before = pending
             do {
@@ -54,7 +54,7 @@ extension ModelContext {
         }
     }
 
-    private func perform(_ edit: ContextEdit) async throws -> PersistentIdentifier {
+    private func perform(_ edit: ObjectEdit) async throws -> PersistentIdentifier {
         switch edit {
         case .insert(let entity, let attributes, let relationships, let id):
             return try await performInsert(entity, attributes, relationships, id: id)

@@ -17,7 +17,7 @@ extension ModelContext {
                 let changes = working.makeChangeSet(author: author, uniquenessPolicy: uniquenessPolicy)
                 try working.validate(changes)
                 guard !changes.isEmpty else {
-                    rollback()
+                    discardPending()
                     return SaveResult()
                 }
                 do {

@@ -12,7 +12,7 @@ public actor ModelContext {
     /// The container (store and schema) this context works on.
     public nonisolated let container: ModelContainer
     /// Stamped on the history transaction of every save.
-    public let author: String?
+    public nonisolated let author: String?
     /// How conflicting saves are resolved.
     public var mergePolicy: MergePolicy
     /// What an insert that collides with a unique constraint does.
@@ -52,20 +52,36 @@ public actor ModelContext {
         return (inserted, updated, pending.deleted.filter { !$0.isTemporary })
     }
 
-    /// Discards every unsaved change. What was read stays known.
-    public func rollback() {
+    /// Discards every unsaved change, after the operations already under way. What was read
+    /// stays known. Returns how many objects had changes (inserted, updated or deleted).
+    @discardableResult
+    public func rollback() async -> Int {
+        await enterGate()
+        defer { gate.leave() }
+        return discardPending()
+    }
+
+    /// Discards every unsaved change now (inside an operation).
+    @discardableResult
+    func discardPending() -> Int {
+        let changed = pendingObjects
         let bases = pending.bases
         pending = PendingChanges(schema: schema)
         pending.bases = bases
+        return changed.inserted.count + changed.updated.count + changed.deleted.count
     }
 
     /// Runs `body` when every earlier operation has finished.
     func serialized<T>(_ body: () async throws -> T) async throws -> T {
+        await enterGate()
+        defer { gate.leave() }
+        return try await body()
+    }
+
+    private func enterGate() async {
         if !gate.tryEnter() {
             await withCheckedContinuation { gate.enqueue($0) }
         }
-        defer { gate.leave() }
-        return try await body()
     }
 
     // MARK: Reading

@@ -20,10 +20,13 @@ extension ModelError: RPCErrorConvertible {
             .invalidArgument
         case .notFound: .notFound
         case .uniqueConstraint: .alreadyExists
-        case .deleteDenied, .schemaMismatch, .closed: .failedPrecondition
+        case .deleteDenied, .schemaMismatch, .closed, .inUse: .failedPrecondition
         case .conflict: .aborted
         case .resourceExhausted: .resourceExhausted
         case .storageFailure: .internalError
+        case .unavailable: .unavailable
+        case .cancelled: .cancelled
+        case .deadlineExceeded: .deadlineExceeded
         }
     }
 
@@ -61,6 +64,9 @@ extension ModelError: RPCErrorConvertible {
         case .failedPrecondition: .closed
         case .aborted: .conflict
         case .resourceExhausted: .resourceExhausted
+        case .unavailable: .unavailable
+        case .cancelled: .cancelled
+        case .deadlineExceeded: .deadlineExceeded
         default: .storageFailure
         }
     }

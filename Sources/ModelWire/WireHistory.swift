@@ -48,6 +48,15 @@ extension Modeld_V1_SaveResult {
         self.init()
         remapped = Dictionary(uniqueKeysWithValues: result.remappedIdentifiers.map { ($0.key.uriRepresentation, $0.value.uriRepresentation) })
         if let token = result.token { self.token = token.rawValue }
-        if let transaction { self.transaction = transaction.wire }
+        if var transaction {
+            if transaction.changes.count > Self.transactionChangeLimit {
+                transaction.changes.removeSubrange(Self.transactionChangeLimit...)
+                transactionTruncated = true
+            }
+            self.transaction = transaction.wire
+        }
     }
+
+    /// The most changes a save result's transaction carries.
+    public static let transactionChangeLimit = 10_000
 }

@@ -32,12 +32,21 @@ public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible {
         case schemaMismatch
         /// The store, context or session is closed. FAILED_PRECONDITION.
         case closed
+        /// The store has open sessions that the request would pull the rug from under (dropping
+        /// it, changing its schema). FAILED_PRECONDITION.
+        case inUse
         /// An optimistic-concurrency conflict: what was read changed before the save. ABORTED.
         case conflict
         /// A limit was hit: disk full, too many sessions, too large a request. RESOURCE_EXHAUSTED.
         case resourceExhausted
         /// The storage engine failed in a way the client did not cause. INTERNAL.
         case storageFailure
+        /// The daemon cannot be reached (not running, wrong socket) or is shutting down. UNAVAILABLE.
+        case unavailable
+        /// The call was cancelled before it finished. CANCELLED.
+        case cancelled
+        /// The call's deadline passed before it finished. DEADLINE_EXCEEDED.
+        case deadlineExceeded
     }
 
     /// What class of failure this is.

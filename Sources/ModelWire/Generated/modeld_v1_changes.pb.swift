@@ -260,6 +260,10 @@ public nonisolated struct Modeld_V1_SaveResult: Sendable {
   /// Clears the value of `transaction`. Subsequent reads from it will return its default value.
   public mutating func clearTransaction() {self._transaction = nil}
 
+  /// The transaction had more changes than a response carries (10,000): `transaction` holds the
+  /// first ones; read the rest from history at `token`.
+  public var transactionTruncated: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -605,7 +609,7 @@ nonisolated extension Modeld_V1_RelationshipEdit: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Modeld_V1_SaveResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SaveResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}remapped\0\u{1}token\0\u{1}transaction\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}remapped\0\u{1}token\0\u{1}transaction\0\u{3}transaction_truncated\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -616,6 +620,7 @@ nonisolated extension Modeld_V1_SaveResult: SwiftProtobuf.Message, SwiftProtobuf
       case 1: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.remapped) }()
       case 2: try { try decoder.decodeSingularInt64Field(value: &self._token) }()
       case 3: try { try decoder.decodeSingularMessageField(value: &self._transaction) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.transactionTruncated) }()
       default: break
       }
     }
@@ -635,6 +640,9 @@ nonisolated extension Modeld_V1_SaveResult: SwiftProtobuf.Message, SwiftProtobuf
     try { if let v = self._transaction {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
     } }()
+    if self.transactionTruncated != false {
+      try visitor.visitSingularBoolField(value: self.transactionTruncated, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -642,6 +650,7 @@ nonisolated extension Modeld_V1_SaveResult: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.remapped != rhs.remapped {return false}
     if lhs._token != rhs._token {return false}
     if lhs._transaction != rhs._transaction {return false}
+    if lhs.transactionTruncated != rhs.transactionTruncated {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -121,6 +121,10 @@ public nonisolated struct Modeld_V1_HistoryResponse: Sendable {
 
   public var transactions: [Modeld_V1_HistoryTransaction] = []
 
+  /// The last transaction has more changes than fit in one response: they continue in the next
+  /// response, in a transaction with the same token (append its changes).
+  public var continues: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -403,7 +407,7 @@ nonisolated extension Modeld_V1_HistoryRequest: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Modeld_V1_HistoryResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".HistoryResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}transactions\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}transactions\0\u{1}continues\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -412,6 +416,7 @@ nonisolated extension Modeld_V1_HistoryResponse: SwiftProtobuf.Message, SwiftPro
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.transactions) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.continues) }()
       default: break
       }
     }
@@ -421,11 +426,15 @@ nonisolated extension Modeld_V1_HistoryResponse: SwiftProtobuf.Message, SwiftPro
     if !self.transactions.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.transactions, fieldNumber: 1)
     }
+    if self.continues != false {
+      try visitor.visitSingularBoolField(value: self.continues, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Modeld_V1_HistoryResponse, rhs: Modeld_V1_HistoryResponse) -> Bool {
     if lhs.transactions != rhs.transactions {return false}
+    if lhs.continues != rhs.continues {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

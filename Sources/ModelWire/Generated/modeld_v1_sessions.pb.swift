@@ -292,7 +292,8 @@ public nonisolated struct Modeld_V1_SessionInfo: Sendable {
 
   public var author: String = String()
 
-  public var hasChanges_p: Bool = false
+  /// Whether the session has changes it has not saved.
+  public var unsavedChanges: Bool = false
 
   public var inserted: [String] = []
 
@@ -763,7 +764,7 @@ nonisolated extension Modeld_V1_DescribeSessionRequest: SwiftProtobuf.Message, S
 
 nonisolated extension Modeld_V1_SessionInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}store\0\u{1}author\0\u{3}has_changes\0\u{1}inserted\0\u{1}updated\0\u{1}deleted\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}store\0\u{1}author\0\u{3}unsaved_changes\0\u{1}inserted\0\u{1}updated\0\u{1}deleted\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -774,7 +775,7 @@ nonisolated extension Modeld_V1_SessionInfo: SwiftProtobuf.Message, SwiftProtobu
       case 1: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.store) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.author) }()
-      case 4: try { try decoder.decodeSingularBoolField(value: &self.hasChanges_p) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.unsavedChanges) }()
       case 5: try { try decoder.decodeRepeatedStringField(value: &self.inserted) }()
       case 6: try { try decoder.decodeRepeatedStringField(value: &self.updated) }()
       case 7: try { try decoder.decodeRepeatedStringField(value: &self.deleted) }()
@@ -793,8 +794,8 @@ nonisolated extension Modeld_V1_SessionInfo: SwiftProtobuf.Message, SwiftProtobu
     if !self.author.isEmpty {
       try visitor.visitSingularStringField(value: self.author, fieldNumber: 3)
     }
-    if self.hasChanges_p != false {
-      try visitor.visitSingularBoolField(value: self.hasChanges_p, fieldNumber: 4)
+    if self.unsavedChanges != false {
+      try visitor.visitSingularBoolField(value: self.unsavedChanges, fieldNumber: 4)
     }
     if !self.inserted.isEmpty {
       try visitor.visitRepeatedStringField(value: self.inserted, fieldNumber: 5)
@@ -812,7 +813,7 @@ nonisolated extension Modeld_V1_SessionInfo: SwiftProtobuf.Message, SwiftProtobu
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.store != rhs.store {return false}
     if lhs.author != rhs.author {return false}
-    if lhs.hasChanges_p != rhs.hasChanges_p {return false}
+    if lhs.unsavedChanges != rhs.unsavedChanges {return false}
     if lhs.inserted != rhs.inserted {return false}
     if lhs.updated != rhs.updated {return false}
     if lhs.deleted != rhs.deleted {return false}

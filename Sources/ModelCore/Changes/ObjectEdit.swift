@@ -1,7 +1,6 @@
-import ModelCore
-
-/// One edit of a context, for ``ModelContext/apply(_:)``, which makes several as one operation.
-public enum ContextEdit: Hashable, Sendable {
+/// One edit of objects, as a context (``ModelEngine``'s `ModelContext.apply(_:)`) or a daemon
+/// session makes it: several are made as one operation, all or none.
+public enum ObjectEdit: Hashable, Sendable {
     /// Inserts an object of an entity; with an identifier, the new object's temporary identifier
     /// (so that later edits of the same batch can refer to it), otherwise a new one.
     case insert(entity: String, attributes: [String: Value], relationships: [String: RelationshipValue], id: PersistentIdentifier?)

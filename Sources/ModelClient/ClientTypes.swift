@@ -1,0 +1,88 @@
+import Foundation
+import ModelCore
+import ModelWire
+
+/// A store as the daemon describes it.
+public struct StoreInfo: Hashable, Sendable {
+    public enum Kind: String, Hashable, Sendable, Codable {
+        case sqlite, memory
+    }
+
+    public var name: String
+    /// The store's UUID: the host part of its objects' URIs.
+    public var storeIdentifier: UUID
+    public var kind: Kind
+    /// "" while the store has no schema.
+    public var schemaVersionHash: String
+    public var entities: [String]
+    public var historyToken: HistoryToken?
+    public var openSessions: Int
+    /// The store's file, for SQLite stores.
+    public var path: String?
+
+    init(wire: Modeld_V1_StoreInfo) throws(ModelError) {
+        guard let uuid = UUID(uuidString: wire.uuid) else { throw ModelError(.storageFailure, "the daemon sent a bad store UUID '\(wire.uuid)'") }
+        name = wire.name
+        storeIdentifier = uuid
+        kind = wire.kind == .memory ? .memory : .sqlite
+        schemaVersionHash = wire.schemaVersionHash
+        entities = wire.entities
+        historyToken = wire.hasHistoryToken ? HistoryToken(wire.historyToken) : nil
+        openSessions = Int(wire.openSessions)
+        path = wire.path.isEmpty ? nil : wire.path
+    }
+}
+
+/// What `status` reports about the daemon.
+public struct DaemonStatus: Hashable, Sendable {
+    public var version: String
+    public var uptimeSeconds: Int
+    public var stores: Int
+    public var openSessions: Int
+    public var maximumSessions: Int
+    public var idleTimeoutSeconds: Int
+    public var dataDirectory: String
+    public var processIdentifier: Int
+}
+
+/// The result of a save: the temporary → permanent identifier remap, the history token, and,
+/// when asked for, the transaction the save wrote (what it inserted, updated and deleted,
+/// cascades included).
+public struct SaveOutcome: Hashable, Sendable {
+    public var remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier]
+    public var token: HistoryToken?
+    public var transaction: HistoryTransaction?
+    /// The transaction has more changes than the response carried; read the rest from history.
+    public var transactionIsTruncated: Bool
+
+    init(wire: Modeld_V1_SaveResult, store: UUID?) throws(ModelError) {
+        var remap: [PersistentIdentifier: PersistentIdentifier] = [:]
+        for (temporary, permanent) in wire.remapped {
+            remap[try PersistentIdentifier(wire: temporary, in: store)] = try PersistentIdentifier(wire: permanent, in: store)
+        }
+        remappedIdentifiers = remap
+        token = wire.hasToken ? HistoryToken(wire.token) : nil
+        transaction = wire.hasTransaction ? try HistoryTransaction(wire: wire.transaction, in: store) : nil
+        transactionIsTruncated = wire.transactionTruncated
+    }
+}
+
+/// The result of a batch delete or update.
+public struct BatchOutcome: Hashable, Sendable {
+    /// Objects that matched the predicate.
+    public var matched: Int
+    /// Objects deleted, cascades included (batch delete).
+    public var deleted: Int
+    public var token: HistoryToken?
+}
+
+/// A session's unsaved changes, as the daemon reports them.
+public struct SessionDescription: Hashable, Sendable {
+    public var id: String
+    public var store: String
+    public var author: String?
+    public var hasChanges: Bool
+    public var inserted: [PersistentIdentifier]
+    public var updated: [PersistentIdentifier]
+    public var deleted: [PersistentIdentifier]
+}

@@ -1,0 +1,183 @@
+import Foundation
+import GRPCCore
+import ModelCore
+import ModelWire
+import Synchronization
+
+extension ModelClient {
+    /// Fetches from a store, without a session.
+    public func fetch(_ descriptor: FetchDescriptor, in store: String) async throws -> FetchResult {
+        try await call {
+            let request = Modeld_V1_StoreFetchRequest.with {
+                $0.store = store
+                $0.fetch = descriptor.wire
+            }
+            return try await queryService.fetch(request) { try await FetchCollector.collect($0, resultType: descriptor.resultType) }
+        }
+    }
+
+    /// Fetches from a store batch by batch, handing each batch of objects to `body` as it
+    /// arrives, so that a fetch of any size needs only a batch of memory. Returns the count.
+    @discardableResult
+    public func fetch(_ descriptor: FetchDescriptor, in store: String, batchSize: Int = 0,
+                      _ body: @Sendable @escaping ([ObjectSnapshot]) async throws -> Void) async throws -> Int {
+        try await call {
+            let request = Modeld_V1_StoreFetchRequest.with {
+                $0.store = store
+                $0.fetch = descriptor.wire
+                $0.fetch.batchSize = Int32(clamping: batchSize)
+            }
+            return try await queryService.fetch(request) { response in
+                var count = 0
+                for try await message in response.messages {
+                    var batch: [ObjectSnapshot] = []
+                    for object in message.objects { batch.append(try ObjectSnapshot(wire: object)) }
+                    if !batch.isEmpty { try await body(batch) }
+                    if message.hasCount { count = Int(message.count) }
+                }
+                return count
+            }
+        }
+    }
+
+    /// Counts what a fetch would return.
+    public func count(_ descriptor: FetchDescriptor, in store: String) async throws -> Int {
+        try await call {
+            Int(try await queryService.count(Modeld_V1_StoreFetchRequest.with {
+                $0.store = store
+                $0.fetch = descriptor.wire
+            }).count)
+        }
+    }
+
+    /// Grouped aggregates, computed by the store.
+    public func aggregate(_ descriptor: AggregateDescriptor, in store: String) async throws -> [AggregateRow] {
+        try await call {
+            let response = try await queryService.aggregate(Modeld_V1_StoreAggregateRequest.with {
+                $0.store = store
+                $0.aggregate = descriptor.wire
+            })
+            return try response.rows.map { row throws(ModelError) in try [String: Value](wire: row.values) }
+        }
+    }
+
+    /// Objects by identifier; missing ones are left out.
+    public func objects(_ ids: [PersistentIdentifier], in store: String) async throws -> [ObjectSnapshot] {
+        try await call {
+            let response = try await queryService.getObjects(Modeld_V1_GetObjectsRequest.with {
+                $0.store = store
+                $0.uris = ids.map(\.uriRepresentation)
+            })
+            return try response.objects.map { object throws(ModelError) in try ObjectSnapshot(wire: object) }
+        }
+    }
+
+    /// History transactions after `token` (all when nil), oldest first.
+    public func history(after token: HistoryToken?, in store: String, author: String? = nil, limit: Int = 0) async throws -> [HistoryTransaction] {
+        let collected = Mutex<[HistoryTransaction]>([])
+        try await followHistory(after: token, in: store, author: author, limit: limit, follow: false) { transaction in
+            collected.withLock { $0.append(transaction) }
+        }
+        return collected.withLock { $0 }
+    }
+
+    /// History after `token`; with `follow`, also each transaction saved from now on, until the
+    /// calling task is cancelled. `body` sees each transaction whole, in token order.
+    public func followHistory(after token: HistoryToken?, in store: String, author: String? = nil, limit: Int = 0, follow: Bool = true,
+                              _ body: @Sendable @escaping (HistoryTransaction) async throws -> Void) async throws {
+        try await call {
+            let request = Modeld_V1_HistoryRequest.with {
+                $0.store = store
+                if let token { $0.after = token.rawValue }
+                $0.author = author ?? ""
+                $0.limit = Int64(limit)
+                $0.follow = follow
+            }
+            try await queryService.history(request) { response in
+                var pending: Modeld_V1_HistoryTransaction?
+                for try await message in response.messages {
+                    for (index, part) in message.transactions.enumerated() {
+                        if var whole = pending, whole.token == part.token {
+                            whole.changes += part.changes
+                            pending = whole
+                        } else {
+                            if let whole = pending { try await body(try HistoryTransaction(wire: whole)) }
+                            pending = part
+                        }
+                        let continues = message.continues && index == message.transactions.count - 1
+                        if !continues, let whole = pending {
+                            try await body(try HistoryTransaction(wire: whole))
+                            pending = nil
+                        }
+                    }
+                }
+                if let whole = pending { try await body(try HistoryTransaction(wire: whole)) }
+            }
+        }
+    }
+
+    /// Applies edits atomically, as one save and one history transaction.
+    @discardableResult
+    public func apply(_ edits: [ObjectEdit], in store: String, author: String? = nil, uniquenessPolicy: UniquenessPolicy = .error,
+                      returnTransaction: Bool = false) async throws -> SaveOutcome {
+        try await call {
+            let result = try await queryService.apply(Modeld_V1_ApplyRequest.with {
+                $0.store = store
+                $0.author = author ?? ""
+                $0.uniquenessPolicy = uniquenessPolicy.wire
+                $0.changes = edits.map(\.wire)
+                $0.returnTransaction = returnTransaction
+            })
+            return try SaveOutcome(wire: result, store: nil)
+        }
+    }
+
+    /// Deletes every object of `entity` matching `predicate` (delete rules included), as one save.
+    @discardableResult
+    public func batchDelete(_ entity: String, where predicate: ModelCore.Predicate?, in store: String, author: String? = nil) async throws -> BatchOutcome {
+        try await call {
+            let result = try await queryService.batchDelete(Modeld_V1_BatchDeleteRequest.with {
+                $0.store = store
+                $0.entity = entity
+                if let predicate { $0.predicate = Modeld_V1_Predicate(predicate) }
+                $0.author = author ?? ""
+            })
+            return BatchOutcome(matched: Int(result.matched), deleted: Int(result.deleted), token: result.hasToken ? HistoryToken(result.token) : nil)
+        }
+    }
+
+    /// Sets `attributes` on every object of `entity` matching `predicate`, as one save.
+    @discardableResult
+    public func batchUpdate(_ entity: String, where predicate: ModelCore.Predicate?, set attributes: [String: Value], in store: String,
+                            author: String? = nil) async throws -> BatchOutcome {
+        try await call {
+            let result = try await queryService.batchUpdate(Modeld_V1_BatchUpdateRequest.with {
+                $0.store = store
+                $0.entity = entity
+                if let predicate { $0.predicate = Modeld_V1_Predicate(predicate) }
+                $0.attributes = attributes.wire
+                $0.author = author ?? ""
+            })
+            return BatchOutcome(matched: Int(result.matched), deleted: 0, token: result.hasToken ? HistoryToken(result.token) : nil)
+        }
+    }
+}
+
+/// Collects a streamed fetch into one `FetchResult`.
+enum FetchCollector {
+    static func collect(_ response: StreamingClientResponse<Modeld_V1_FetchResponse>, resultType: FetchDescriptor.ResultType) async throws -> FetchResult {
+        var objects: [ObjectSnapshot] = [], prefetched: [ObjectSnapshot] = [], ids: [PersistentIdentifier] = []
+        var count = 0
+        for try await message in response.messages {
+            for object in message.objects { objects.append(try ObjectSnapshot(wire: object)) }
+            for object in message.prefetched { prefetched.append(try ObjectSnapshot(wire: object)) }
+            for uri in message.identifiers { ids.append(try PersistentIdentifier(uri: uri)) }
+            if message.hasCount { count = Int(message.count) }
+        }
+        switch resultType {
+        case .objects: return .objects(objects, prefetched: prefetched)
+        case .identifiers: return .identifiers(ids)
+        case .count: return .count(count)
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import ModelCore
+import ModelWire
+
+extension ModelClient {
+    /// Creates a store (an SQLite file in the daemon's data directory, or in memory), with a
+    /// schema when given.
+    @discardableResult
+    public func createStore(_ name: String, kind: StoreInfo.Kind = .sqlite, schema: Schema? = nil) async throws -> StoreInfo {
+        try await call {
+            let request = Modeld_V1_CreateStoreRequest.with {
+                $0.name = name
+                $0.kind = kind == .memory ? .memory : .sqlite
+                if let schema { $0.schema = schema.wire }
+            }
+            return try StoreInfo(wire: try await storeService.createStore(request))
+        }
+    }
+
+    /// Every store, by name.
+    public func stores() async throws -> [StoreInfo] {
+        try await call {
+            var infos: [StoreInfo] = []
+            for store in try await storeService.listStores(Modeld_V1_ListStoresRequest()).stores { infos.append(try StoreInfo(wire: store)) }
+            return infos
+        }
+    }
+
+    /// One store.
+    public func store(_ name: String) async throws -> StoreInfo {
+        try await call { try StoreInfo(wire: try await storeService.getStore(Modeld_V1_GetStoreRequest.with { $0.name = name })) }
+    }
+
+    /// Drops a store and its data; with `force`, closes its sessions first. Returns how many
+    /// sessions that closed.
+    @discardableResult
+    public func dropStore(_ name: String, force: Bool = false) async throws -> Int {
+        try await call {
+            let response = try await storeService.dropStore(Modeld_V1_DropStoreRequest.with {
+                $0.name = name
+                $0.force = force
+            })
+            return Int(response.closedSessions)
+        }
+    }
+
+    /// A store's schema.
+    public func schema(of store: String) async throws -> Schema {
+        try await call {
+            try Schema(wire: try await storeService.getSchema(Modeld_V1_GetSchemaRequest.with { $0.store = store }).schema)
+        }
+    }
+
+    /// Sets a store's schema: allowed on a store without objects, or with the same schema.
+    @discardableResult
+    public func applySchema(_ schema: Schema, to store: String) async throws -> StoreInfo {
+        try await call {
+            try StoreInfo(wire: try await storeService.applySchema(Modeld_V1_ApplySchemaRequest.with {
+                $0.store = store
+                $0.schema = schema.wire
+            }))
+        }
+    }
+
+    /// The daemon's version and load.
+    public func status() async throws -> DaemonStatus {
+        try await call {
+            let status = try await daemonService.status(Modeld_V1_StatusRequest())
+            return DaemonStatus(version: status.version, uptimeSeconds: Int(status.uptimeSeconds), stores: Int(status.stores),
+                                openSessions: Int(status.openSessions), maximumSessions: Int(status.maxSessions),
+                                idleTimeoutSeconds: Int(status.idleTimeoutSeconds), dataDirectory: status.dataDirectory,
+                                processIdentifier: Int(status.pid))
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import ModelCore
+import ModelWire
+
+/// A connection to a running `modeld` over its Unix socket: stores, sessions, queries and
+/// history, with ModelCore's types in and out. Every error is a `ModelError`: the daemon's own
+/// (rebuilt exactly from the status it sent), or `unavailable` when the daemon cannot be reached.
+///
+/// Use ``withClient(socketPath:_:)`` to connect for the length of a task, or ``connect(socketPath:)``
+/// and ``close()`` for a connection that outlives any one scope.
+public final class ModelClient: Sendable {
+    /// The socket this client talks to.
+    public let socketPath: String
+    let grpc: GRPCClient<HTTP2ClientTransport.Posix>
+
+    private init(socketPath: String, grpc: GRPCClient<HTTP2ClientTransport.Posix>) {
+        self.socketPath = socketPath
+        self.grpc = grpc
+    }
+
+    /// Connects to the daemon at `socketPath` for the length of `body`.
+    public static func withClient<T: Sendable>(socketPath: String, _ body: (ModelClient) async throws -> T) async throws -> T {
+        let transport = try makeTransport(socketPath)
+        return try await withGRPCClient(transport: transport) { grpc in
+            try await body(ModelClient(socketPath: socketPath, grpc: grpc))
+        }
+    }
+
+    /// Connects to the daemon at `socketPath` until ``close()``.
+    public static func connect(socketPath: String) throws -> ModelClient {
+        let grpc = GRPCClient(transport: try makeTransport(socketPath))
+        // The connection must outlive the caller's scope (as a SwiftData container does), so it
+        // runs in a task of its own, which close() ends.
+        Task { try? await grpc.runConnections() }
+        return ModelClient(socketPath: socketPath, grpc: grpc)
+    }
+
+    /// Ends a connection made with ``connect(socketPath:)``, after calls under way finish.
+    public func close() {
+        grpc.beginGracefulShutdown()
+    }
+
+    /// The largest response the client accepts.
+    public static let maximumResponseSize = 64 * 1024 * 1024
+
+    private static func makeTransport(_ socketPath: String) throws(ModelError) -> HTTP2ClientTransport.Posix {
+        guard socketPath.utf8.count <= 107 else {
+            throw ModelError(.invalidArgument, "the socket path \(socketPath) is longer than 107 bytes, which a Unix socket cannot be")
+        }
+        // Fail at once when the daemon is not there, rather than wait for it to appear.
+        let everything = MethodConfig(names: [MethodConfig.Name(service: "")], waitForReady: false,
+                                      maxResponseMessageBytes: maximumResponseSize)
+        do {
+            return try HTTP2ClientTransport.Posix(target: .unixDomainSocket(path: socketPath), transportSecurity: .plaintext,
+                                                  serviceConfig: ServiceConfig(methodConfig: [everything]))
+        } catch {
+            throw ModelError(.invalidArgument, "cannot use the socket \(socketPath): \(error)")
+        }
+    }
+
+    // MARK: Calls
+
+    var storeService: Modeld_V1_StoreService.Client<HTTP2ClientTransport.Posix> { .init(wrapping: grpc) }
+    var sessionService: Modeld_V1_SessionService.Client<HTTP2ClientTransport.Posix> { .init(wrapping: grpc) }
+    var queryService: Modeld_V1_QueryService.Client<HTTP2ClientTransport.Posix> { .init(wrapping: grpc) }
+    var daemonService: Modeld_V1_DaemonService.Client<HTTP2ClientTransport.Posix> { .init(wrapping: grpc) }
+
+    /// Runs one call; its errors come out as `ModelError`s.
+    func call<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as RPCError {
+            throw translate(error)
+        } catch let error as ModelError {
+            throw error
+        } catch let error as RuntimeError {
+            throw ModelError(.unavailable, "cannot talk to modeld at \(socketPath): \(error.message); is modeld running?",
+                             context: ["socket": socketPath])
+        }
+    }
+
+    func translate(_ error: RPCError) -> ModelError {
+        let fromDaemon = error.metadata[stringValues: ModelError.codeMetadataKey].contains { _ in true }
+        if !fromDaemon, error.code == .unavailable {
+            return ModelError(.unavailable, "cannot reach modeld at \(socketPath): is modeld running? (\(error.message))",
+                              context: ["socket": socketPath])
+        }
+        return ModelError(error)
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import GRPCCore
+import Logging
+import ModelCore
+import ModelEngine
+import ModelWire
+
+/// What every service of a daemon shares: its configuration, stores, sessions and logger.
+final class DaemonCore: Sendable {
+    let configuration: ServerConfiguration
+    let catalog: StoreCatalog
+    let sessions: SessionRegistry
+    let logger: Logger
+    let rpc: RPCHandling
+    let startedAt = ContinuousClock.now
+
+    init(configuration: ServerConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.catalog = StoreCatalog(directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("stores"))
+        self.sessions = SessionRegistry(maximumSessions: configuration.maximumSessions, idleTimeout: configuration.idleTimeout)
+        self.logger = logger
+        self.rpc = RPCHandling(logger: logger)
+    }
+
+    /// A store's description, as StoreInfo carries it.
+    func info(_ store: StoreHandle) async throws -> Modeld_V1_StoreInfo {
+        let container = store.container
+        var info = Modeld_V1_StoreInfo()
+        info.name = store.name
+        info.uuid = container.storeIdentifier.uuidString.lowercased()
+        info.kind = store.kind == .sqlite ? .sqlite : .memory
+        info.entities = container.schema.entityNames
+        info.schemaVersionHash = info.entities.isEmpty ? "" : container.schema.versionHash
+        if let token = try await container.currentHistoryToken() { info.historyToken = token.rawValue }
+        info.openSessions = Int64(sessions.count(on: store.name))
+        if store.kind == .sqlite { info.path = store.location.path }
+        return info
+    }
+
+    /// Saves a context, wakes the store's history followers, and describes the result (with the
+    /// transaction written, when asked).
+    func save(_ context: ModelContext, store: StoreHandle, returnTransaction: Bool) async throws -> Modeld_V1_SaveResult {
+        let result = try await context.save()
+        guard let token = result.token else { return Modeld_V1_SaveResult(result) }
+        store.history.notify()
+        var transaction: HistoryTransaction?
+        if returnTransaction {
+            transaction = try await store.container.history(after: HistoryToken(token.rawValue - 1), limit: 1).first
+        }
+        return Modeld_V1_SaveResult(result, transaction: transaction)
+    }
+
+    /// The store a request names.
+    func store(_ name: String) throws(ModelError) -> StoreHandle {
+        try catalog.handle(named: name)
+    }
+
+    /// The session a request names.
+    func session(_ id: String) throws(ModelError) -> Session {
+        try sessions.session(id)
+    }
+}

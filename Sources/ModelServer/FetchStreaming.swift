@@ -1,0 +1,87 @@
+import GRPCCore
+import ModelCore
+import ModelWire
+
+/// Sends a fetch's results as a stream of responses: at most `batchSize` objects (or
+/// identifiers) each, and well under the message size limit, so that no response is ever too big
+/// to send however many objects match. The last response carries the count.
+struct FetchStreaming {
+    /// Objects per response when the request does not say.
+    static let defaultBatchSize = 1_000
+    static let maximumBatchSize = 10_000
+
+    let batchSize: Int
+    /// A response is sent once its estimated size reaches this.
+    let byteBudget: Int
+
+    /// The batch size a request asks for, checked.
+    init(requested: Int32, maximumMessageSize: Int) throws(ModelError) {
+        guard requested >= 0, requested <= Self.maximumBatchSize else {
+            throw ModelError(.invalidArgument, "batch_size \(requested) is out of range: use 1 to \(Self.maximumBatchSize), or 0 for the default (\(Self.defaultBatchSize))")
+        }
+        batchSize = requested == 0 ? Self.defaultBatchSize : Int(requested)
+        byteBudget = max(maximumMessageSize / 4, 16 * 1024)
+    }
+
+    func send(_ result: FetchResult, to writer: RPCWriter<Modeld_V1_FetchResponse>) async throws {
+        switch result {
+        case .count(let count):
+            try await writer.write(Modeld_V1_FetchResponse.with { $0.count = Int64(count) })
+        case .identifiers(let ids):
+            var response = Modeld_V1_FetchResponse()
+            var bytes = 0
+            for id in ids {
+                let uri = id.uriRepresentation
+                response.identifiers.append(uri)
+                bytes += uri.utf8.count + 4
+                if response.identifiers.count >= batchSize || bytes >= byteBudget {
+                    try await writer.write(response)
+                    response = Modeld_V1_FetchResponse()
+                    bytes = 0
+                }
+            }
+            response.count = Int64(ids.count)
+            try await writer.write(response)
+        case .objects(let objects, let prefetched):
+            var response = Modeld_V1_FetchResponse()
+            var bytes = 0
+            func add(_ snapshot: ObjectSnapshot, prefetched: Bool) async throws {
+                if prefetched { response.prefetched.append(snapshot.wire) } else { response.objects.append(snapshot.wire) }
+                bytes += Self.estimatedSize(snapshot)
+                if response.objects.count + response.prefetched.count >= batchSize || bytes >= byteBudget {
+                    try await writer.write(response)
+                    response = Modeld_V1_FetchResponse()
+                    bytes = 0
+                }
+            }
+            for object in objects { try await add(object, prefetched: false) }
+            for object in prefetched { try await add(object, prefetched: true) }
+            response.count = Int64(objects.count)
+            try await writer.write(response)
+        }
+    }
+
+    /// About how many bytes an object takes on the wire (an overestimate).
+    static func estimatedSize(_ snapshot: ObjectSnapshot) -> Int {
+        var size = 96
+        for (name, value) in snapshot.attributes {
+            size += name.utf8.count + 16
+            switch value {
+            case .string(let text), .json(let text): size += text.utf8.count
+            case .data(let bytes): size += bytes.count
+            case .url(let url): size += url.absoluteString.utf8.count
+            case .decimal: size += 40
+            case .uuid: size += 36
+            default: size += 10
+            }
+        }
+        for (name, value) in snapshot.relationships {
+            size += name.utf8.count + 16
+            switch value {
+            case .toOne: size += 100
+            case .toMany(let ids): size += ids.count * 100
+            }
+        }
+        return size
+    }
+}

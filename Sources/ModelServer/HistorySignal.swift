@@ -1,0 +1,43 @@
+import Foundation
+import Synchronization
+
+/// Wakes history followers when a store's history grows. Saves made through the daemon call
+/// ``notify()``; followers also poll, to see saves made by other processes on the same file.
+final class HistorySignal: Sendable {
+    private struct State {
+        var generation: UInt64 = 0
+        var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// A number that grows with every ``notify()``.
+    var generation: UInt64 { state.withLock { $0.generation } }
+
+    /// Wakes every waiter.
+    func notify() {
+        let waiters = state.withLock { state in
+            state.generation &+= 1
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once the generation differs from `generation`, or when the task is cancelled.
+    func waitForChange(after generation: UInt64) async {
+        let id = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.generation != generation || Task.isCancelled { return true }
+                    state.waiters[id] = waiter
+                    return false
+                }
+                if resumeNow { waiter.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+}

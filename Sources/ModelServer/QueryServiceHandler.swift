@@ -1,0 +1,107 @@
+import Foundation
+import GRPCCore
+import ModelCore
+import ModelEngine
+import ModelWire
+
+/// modeld.v1.QueryService: reads and writes without a session, each call its own unit of work.
+struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
+    let core: DaemonCore
+
+    func fetch(request: Modeld_V1_StoreFetchRequest, response: RPCWriter<Modeld_V1_FetchResponse>, context: ServerContext) async throws {
+        try await core.rpc.handle("Fetch") {
+            let store = try core.store(request.store)
+            let descriptor = try FetchDescriptor(wire: request.fetch)
+            let streaming = try FetchStreaming(requested: request.fetch.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
+            try await core.rpc.cancellable(context) {
+                let result = try await store.container.backend.fetch(descriptor)
+                try await streaming.send(result, to: response)
+            }
+        }
+    }
+
+    func count(request: Modeld_V1_StoreFetchRequest, context: ServerContext) async throws -> Modeld_V1_CountResponse {
+        try await core.rpc.handle("Count") {
+            var descriptor = try FetchDescriptor(wire: request.fetch)
+            descriptor.resultType = .count
+            let count = try await core.store(request.store).container.backend.fetch(descriptor).count
+            return Modeld_V1_CountResponse.with { $0.count = Int64(count) }
+        }
+    }
+
+    func aggregate(request: Modeld_V1_StoreAggregateRequest, context: ServerContext) async throws -> Modeld_V1_AggregateResponse {
+        try await core.rpc.handle("Aggregate") {
+            let descriptor = try AggregateDescriptor(wire: request.aggregate)
+            return Modeld_V1_AggregateResponse(try await core.store(request.store).container.backend.aggregate(descriptor))
+        }
+    }
+
+    func getObjects(request: Modeld_V1_GetObjectsRequest, context: ServerContext) async throws -> Modeld_V1_GetObjectsResponse {
+        try await core.rpc.handle("GetObjects") {
+            let store = try core.store(request.store)
+            var ids: [PersistentIdentifier] = []
+            for uri in request.uris { ids.append(try PersistentIdentifier(wire: uri, in: store.storeIdentifier)) }
+            let objects = try await store.container.backend.snapshots(for: ids)
+            return Modeld_V1_GetObjectsResponse.with { $0.objects = objects.map(\.wire) }
+        }
+    }
+
+    func history(request: Modeld_V1_HistoryRequest, response: RPCWriter<Modeld_V1_HistoryResponse>, context: ServerContext) async throws {
+        try await core.rpc.handle("History") {
+            let store = try core.store(request.store)
+            guard request.limit >= 0 else { throw ModelError(.invalidArgument, "limit \(request.limit) is negative") }
+            let streaming = HistoryStreaming(store: store, request: request, byteBudget: max(core.configuration.maximumMessageSize / 4, 16 * 1024))
+            try await core.rpc.cancellable(context) {
+                try await streaming.run(writer: response)
+            }
+        }
+    }
+
+    func apply(request: Modeld_V1_ApplyRequest, context: ServerContext) async throws -> Modeld_V1_SaveResult {
+        try await core.rpc.handle("Apply") {
+            let store = try core.store(request.store)
+            let edits = try ObjectEdit.edits(wire: request.changes, in: store.storeIdentifier)
+            let unit = store.container.makeContext(author: request.author.isEmpty ? nil : request.author,
+                                                   uniquenessPolicy: try UniquenessPolicy(wire: request.uniquenessPolicy))
+            _ = try await unit.apply(edits)
+            return try await core.save(unit, store: store, returnTransaction: request.returnTransaction)
+        }
+    }
+
+    func batchDelete(request: Modeld_V1_BatchDeleteRequest, context: ServerContext) async throws -> Modeld_V1_BatchResult {
+        try await core.rpc.handle("BatchDelete") {
+            let store = try core.store(request.store)
+            let unit = store.container.makeContext(author: request.author.isEmpty ? nil : request.author)
+            let ids = try await unit.fetch(FetchDescriptor(entityName: request.entity, predicate: try request.predicate.model(),
+                                                           resultType: .identifiers)).identifiers
+            _ = try await unit.apply(ids.map { .delete($0) })
+            let result = try await core.save(unit, store: store, returnTransaction: false)
+            var deleted = 0
+            if result.hasToken, let transaction = try await store.container.history(after: HistoryToken(result.token - 1), limit: 1).first {
+                deleted = transaction.changes.filter { $0.kind == .delete }.count
+            }
+            return Modeld_V1_BatchResult.with {
+                $0.matched = Int64(ids.count)
+                if result.hasToken { $0.token = result.token }
+                $0.deleted = Int64(deleted)
+            }
+        }
+    }
+
+    func batchUpdate(request: Modeld_V1_BatchUpdateRequest, context: ServerContext) async throws -> Modeld_V1_BatchResult {
+        try await core.rpc.handle("BatchUpdate") {
+            let store = try core.store(request.store)
+            let attributes = try [String: Value](wire: request.attributes)
+            guard !attributes.isEmpty else { throw ModelError(.invalidArgument, "a batch update needs at least one attribute to set") }
+            let unit = store.container.makeContext(author: request.author.isEmpty ? nil : request.author)
+            let ids = try await unit.fetch(FetchDescriptor(entityName: request.entity, predicate: try request.predicate.model(),
+                                                           resultType: .identifiers)).identifiers
+            _ = try await unit.apply(ids.map { .update($0, attributes: attributes, relationships: [:]) })
+            let result = try await core.save(unit, store: store, returnTransaction: false)
+            return Modeld_V1_BatchResult.with {
+                $0.matched = Int64(ids.count)
+                if result.hasToken { $0.token = result.token }
+            }
+        }
+    }
+}

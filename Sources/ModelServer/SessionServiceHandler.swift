@@ -1,0 +1,121 @@
+import Foundation
+import GRPCCore
+import ModelCore
+import ModelEngine
+import ModelWire
+
+/// modeld.v1.SessionService: each client's own unit of work.
+struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
+    let core: DaemonCore
+
+    func openSession(request: Modeld_V1_OpenSessionRequest, context: ServerContext) async throws -> Modeld_V1_OpenSessionResponse {
+        try await core.rpc.handle("OpenSession") {
+            let store = try core.store(request.store)
+            let session = try core.sessions.open(on: store, author: request.author.isEmpty ? nil : request.author,
+                                                 mergePolicy: try MergePolicy(wire: request.mergePolicy),
+                                                 uniquenessPolicy: try UniquenessPolicy(wire: request.uniquenessPolicy))
+            return Modeld_V1_OpenSessionResponse.with {
+                $0.sessionID = session.id
+                $0.storeUuid = store.storeIdentifier.uuidString.lowercased()
+                $0.idleTimeoutSeconds = core.configuration.idleTimeout.components.seconds
+            }
+        }
+    }
+
+    func closeSession(request: Modeld_V1_CloseSessionRequest, context: ServerContext) async throws -> Modeld_V1_CloseSessionResponse {
+        try await core.rpc.handle("CloseSession") {
+            _ = try core.session(request.sessionID)
+            let discarded = await core.sessions.end(request.sessionID, reason: "was closed by its client") ?? 0
+            return Modeld_V1_CloseSessionResponse.with { $0.discardedChanges = Int64(discarded) }
+        }
+    }
+
+    func stage(request: Modeld_V1_StageRequest, context: ServerContext) async throws -> Modeld_V1_StageResponse {
+        try await core.rpc.handle("Stage") {
+            let session = try core.session(request.sessionID)
+            let edits = try ObjectEdit.edits(wire: request.changes, in: session.store.storeIdentifier)
+            let ids = try await session.run { try await $0.apply(edits) }
+            return Modeld_V1_StageResponse.with { $0.uris = ids.map(\.uriRepresentation) }
+        }
+    }
+
+    func save(request: Modeld_V1_SaveRequest, context: ServerContext) async throws -> Modeld_V1_SaveResult {
+        try await core.rpc.handle("Save") {
+            let session = try core.session(request.sessionID)
+            return try await session.run { try await core.save($0, store: session.store, returnTransaction: request.returnTransaction) }
+        }
+    }
+
+    func rollback(request: Modeld_V1_RollbackRequest, context: ServerContext) async throws -> Modeld_V1_RollbackResponse {
+        try await core.rpc.handle("Rollback") {
+            let session = try core.session(request.sessionID)
+            let discarded = try await session.run { await $0.rollback() }
+            return Modeld_V1_RollbackResponse.with { $0.discardedChanges = Int64(discarded) }
+        }
+    }
+
+    func fetch(request: Modeld_V1_SessionFetchRequest, response: RPCWriter<Modeld_V1_FetchResponse>, context: ServerContext) async throws {
+        try await core.rpc.handle("Fetch") {
+            let session = try core.session(request.sessionID)
+            let descriptor = try FetchDescriptor(wire: request.fetch)
+            let streaming = try FetchStreaming(requested: request.fetch.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
+            try await core.rpc.cancellable(context) {
+                let result = try await session.run { try await $0.fetch(descriptor) }
+                try await streaming.send(result, to: response)
+            }
+        }
+    }
+
+    func count(request: Modeld_V1_SessionFetchRequest, context: ServerContext) async throws -> Modeld_V1_CountResponse {
+        try await core.rpc.handle("Count") {
+            let session = try core.session(request.sessionID)
+            let descriptor = try FetchDescriptor(wire: request.fetch)
+            let count = try await session.run { try await $0.count(descriptor) }
+            return Modeld_V1_CountResponse.with { $0.count = Int64(count) }
+        }
+    }
+
+    func aggregate(request: Modeld_V1_SessionAggregateRequest, context: ServerContext) async throws -> Modeld_V1_AggregateResponse {
+        try await core.rpc.handle("Aggregate") {
+            let session = try core.session(request.sessionID)
+            let descriptor = try AggregateDescriptor(wire: request.aggregate)
+            let rows = try await session.run { try await $0.aggregate(descriptor) }
+            return Modeld_V1_AggregateResponse(rows)
+        }
+    }
+
+    func getObjects(request: Modeld_V1_SessionGetObjectsRequest, context: ServerContext) async throws -> Modeld_V1_GetObjectsResponse {
+        try await core.rpc.handle("GetObjects") {
+            let session = try core.session(request.sessionID)
+            var ids: [PersistentIdentifier] = []
+            for uri in request.uris { ids.append(try PersistentIdentifier(wire: uri, in: session.store.storeIdentifier)) }
+            let objects = try await session.run { try await $0.objects(for: ids) }
+            return Modeld_V1_GetObjectsResponse.with { $0.objects = objects.map(\.wire) }
+        }
+    }
+
+    func describeSession(request: Modeld_V1_DescribeSessionRequest, context: ServerContext) async throws -> Modeld_V1_SessionInfo {
+        try await core.rpc.handle("DescribeSession") {
+            let session = try core.session(request.sessionID)
+            return try await session.run { context in
+                let pending = await context.pendingObjects
+                return Modeld_V1_SessionInfo.with {
+                    $0.sessionID = session.id
+                    $0.store = session.store.name
+                    $0.author = context.author ?? ""
+                    $0.unsavedChanges = !(pending.inserted.isEmpty && pending.updated.isEmpty && pending.deleted.isEmpty)
+                    $0.inserted = pending.inserted.map(\.uriRepresentation)
+                    $0.updated = pending.updated.map(\.uriRepresentation)
+                    $0.deleted = pending.deleted.map(\.uriRepresentation)
+                }
+            }
+        }
+    }
+}
+
+extension Modeld_V1_AggregateResponse {
+    init(_ rows: [AggregateRow]) {
+        self.init()
+        self.rows = rows.map { row in Modeld_V1_AggregateRow.with { $0.values = row.wire } }
+    }
+}

@@ -1,0 +1,116 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import ModelCore
+
+/// Makes starting and stopping safe: one daemon per data directory and per socket (lock files),
+/// a stale socket file replaced but a live one refused, a socket path checked for length before
+/// NIO fails on it, and the socket's permissions set before anyone else can connect.
+final class SocketGuard: Sendable {
+    /// The longest socket path the kernel takes (`sun_path` is 108 bytes with its NUL).
+    static let maximumPathLength = 107
+
+    let socketPath: String
+    private let locks: [Int32]
+
+    private init(socketPath: String, locks: [Int32]) {
+        self.socketPath = socketPath
+        self.locks = locks
+    }
+
+    /// Takes the data directory's lock (and, when binding a path, the socket's), and clears a
+    /// stale socket file. Throws a `DaemonStartError` saying what is in the way.
+    static func acquire(dataDirectory: String, socketPath: String, bindsPath: Bool) throws -> SocketGuard {
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        var locks: [Int32] = []
+        do {
+            locks.append(try lock(dataDirectory + "/modeld.lock", what: "data directory \(dataDirectory)"))
+            if bindsPath {
+                guard socketPath.utf8.count <= maximumPathLength else {
+                    throw DaemonStartError("the socket path \(socketPath) is \(socketPath.utf8.count) bytes long; the limit is \(maximumPathLength): choose a shorter path")
+                }
+                let directory = (socketPath as NSString).deletingLastPathComponent
+                try FileManager.default.createDirectory(atPath: directory.isEmpty ? "." : directory, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o755])
+                locks.append(try lock(socketPath + ".lock", what: "socket \(socketPath)"))
+                try clearStaleSocket(socketPath)
+            }
+        } catch {
+            for fd in locks { close(fd) }
+            throw error
+        }
+        return SocketGuard(socketPath: socketPath, locks: locks)
+    }
+
+    /// Sets the socket file's permissions.
+    func setMode(_ mode: UInt16) throws {
+        guard chmod(socketPath, mode_t(mode)) == 0 else {
+            throw DaemonStartError("cannot set the permissions of \(socketPath) to \(String(mode, radix: 8)): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Removes the socket file and releases the locks.
+    func release(removeSocket: Bool) {
+        if removeSocket { unlink(socketPath) }
+        for fd in locks { close(fd) }
+    }
+
+    private static func lock(_ path: String, what: String) throws -> Int32 {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw DaemonStartError("cannot open \(path): \(String(cString: strerror(errno)))") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let count = read(fd, &buffer, buffer.count)
+            let pid = count > 0 ? String(decoding: buffer.prefix(count), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : "?"
+            close(fd)
+            throw DaemonStartError("another modeld (pid \(pid)) is already using the \(what); stop it first or choose another")
+        }
+        let pid = "\(getpid())\n"
+        _ = ftruncate(fd, 0)
+        _ = pid.withCString { write(fd, $0, strlen($0)) }
+        return fd
+    }
+
+    /// A socket file nobody listens on is left over from a daemon that died: remove it. One with
+    /// a live listener belongs to another daemon (started with another data directory): refuse.
+    private static func clearStaleSocket(_ path: String) throws {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return }
+        guard (status.st_mode & S_IFMT) == S_IFSOCK else {
+            throw DaemonStartError("\(path) exists and is not a socket; remove it or choose another socket path")
+        }
+        if isListening(path) {
+            throw DaemonStartError("a daemon is already listening on \(path); stop it first or choose another socket path")
+        }
+        guard unlink(path) == 0 else {
+            throw DaemonStartError("cannot remove the stale socket \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Whether something accepts connections on the Unix socket at `path`.
+    static func isListening(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8.prefix(maximumPathLength))
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        let result = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        return result == 0
+    }
+}
+
+/// Why the daemon could not start, in words an operator can act on.
+public struct DaemonStartError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

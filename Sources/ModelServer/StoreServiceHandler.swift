@@ -1,0 +1,78 @@
+import Foundation
+import GRPCCore
+import ModelCore
+import ModelWire
+
+/// modeld.v1.StoreService: creating, listing, dropping stores and setting their schemas.
+struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
+    let core: DaemonCore
+
+    func createStore(request: Modeld_V1_CreateStoreRequest, context: ServerContext) async throws -> Modeld_V1_StoreInfo {
+        try await core.rpc.handle("CreateStore") {
+            let kind: StoreKind = switch request.kind {
+            case .sqlite: .sqlite
+            case .memory: .memory
+            case .UNRECOGNIZED(let number): throw ModelError(.invalidArgument, "unknown store kind \(number); use sqlite or memory")
+            }
+            let schema = request.hasSchema ? try Schema(wire: request.schema) : nil
+            try schema?.validate()
+            let store = try await core.catalog.create(name: request.name, kind: kind, schema: schema)
+            core.logger.info("created \(kind.rawValue) store '\(store.name)'")
+            return try await core.info(store)
+        }
+    }
+
+    func listStores(request: Modeld_V1_ListStoresRequest, context: ServerContext) async throws -> Modeld_V1_ListStoresResponse {
+        try await core.rpc.handle("ListStores") {
+            var response = Modeld_V1_ListStoresResponse()
+            for store in core.catalog.all() { response.stores.append(try await core.info(store)) }
+            return response
+        }
+    }
+
+    func getStore(request: Modeld_V1_GetStoreRequest, context: ServerContext) async throws -> Modeld_V1_StoreInfo {
+        try await core.rpc.handle("GetStore") {
+            try await core.info(try core.store(request.name))
+        }
+    }
+
+    func dropStore(request: Modeld_V1_DropStoreRequest, context: ServerContext) async throws -> Modeld_V1_DropStoreResponse {
+        try await core.rpc.handle("DropStore") {
+            let store = try core.store(request.name)
+            let open = core.sessions.count(on: store.name)
+            if open > 0, !request.force {
+                throw ModelError(.inUse, "store '\(store.name)' has \(open) open session(s); close them first, or drop with force to close them",
+                                 context: ["store": store.name])
+            }
+            let closed = await core.sessions.end(where: { $0.store === store }, reason: "was closed: its store '\(store.name)' was dropped")
+            try await core.catalog.drop(name: store.name)
+            core.logger.info("dropped store '\(store.name)'\(closed > 0 ? ", closing \(closed) session(s)" : "")")
+            return Modeld_V1_DropStoreResponse.with { $0.closedSessions = Int64(closed) }
+        }
+    }
+
+    func getSchema(request: Modeld_V1_GetSchemaRequest, context: ServerContext) async throws -> Modeld_V1_GetSchemaResponse {
+        try await core.rpc.handle("GetSchema") {
+            let schema = try core.store(request.store).container.schema
+            return Modeld_V1_GetSchemaResponse.with {
+                $0.schema = schema.schema.wire
+                $0.versionHash = schema.entityNames.isEmpty ? "" : schema.versionHash
+            }
+        }
+    }
+
+    func applySchema(request: Modeld_V1_ApplySchemaRequest, context: ServerContext) async throws -> Modeld_V1_StoreInfo {
+        try await core.rpc.handle("ApplySchema") {
+            let store = try core.store(request.store)
+            let schema = try Schema(wire: request.schema)
+            try schema.validate()
+            let open = core.sessions.count(on: store.name)
+            if open > 0, schema.versionHash != store.container.schema.versionHash {
+                throw ModelError(.inUse, "store '\(store.name)' has \(open) open session(s) working with its current schema; close them before changing it",
+                                 context: ["store": store.name])
+            }
+            let updated = try await core.catalog.apply(schema: schema, to: store.name)
+            return try await core.info(updated)
+        }
+    }
+}

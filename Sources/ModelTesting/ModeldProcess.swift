@@ -1,0 +1,124 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ModelClient
+import ModelCore
+
+/// The real `modeld` executable, run as a child process in a temporary directory of its own:
+/// for tests that kill, restart or signal the daemon. Its output goes to `modeld.log` in the
+/// directory (read it with ``log``); the directory is removed by ``remove()``.
+public final class ModeldProcess: @unchecked Sendable {
+    // @unchecked: `process` is only replaced by restart(), which tests call from one task at a time.
+    public let directory: URL
+    public let socketPath: String
+    public let dataDirectory: String
+    public let executable: URL
+    public let arguments: [String]
+    private var process: Process
+
+    /// Starts modeld with `--socket` and `--data-dir` in a new temporary directory (or
+    /// `directory`), plus `arguments`, and waits until it answers.
+    public static func launch(arguments: [String] = [], environment: [String: String] = [:], directory: URL? = nil,
+                              executable: URL? = nil) async throws -> ModeldProcess {
+        guard let executable = executable ?? locateExecutable() else {
+            throw ModelError(.notFound, "cannot find the modeld executable: build it (swift build) or set MODELD_EXECUTABLE")
+        }
+        let directory = try directory ?? TemporaryDirectory.make(prefix: "mp")
+        let process = ModeldProcess(directory: directory, executable: executable, arguments: arguments)
+        try process.start(environment: environment)
+        try await process.waitUntilReady()
+        return process
+    }
+
+    private init(directory: URL, executable: URL, arguments: [String]) {
+        self.directory = directory
+        self.socketPath = directory.appendingPathComponent("socket").path
+        self.dataDirectory = directory.appendingPathComponent("data").path
+        self.executable = executable
+        self.arguments = arguments
+        self.process = Process()
+    }
+
+    /// `MODELD_EXECUTABLE`, or `modeld` beside the running test bundle (`.build/debug/modeld`).
+    public static func locateExecutable() -> URL? {
+        if let path = ProcessInfo.processInfo.environment["MODELD_EXECUTABLE"] { return URL(fileURLWithPath: path) }
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("modeld")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
+    }
+
+    /// The process identifier.
+    public var processIdentifier: Int32 { process.processIdentifier }
+
+    /// What the daemon has written so far.
+    public var log: String {
+        (try? String(contentsOf: directory.appendingPathComponent("modeld.log"), encoding: .utf8)) ?? ""
+    }
+
+    private func start(environment: [String: String]) throws {
+        let log = directory.appendingPathComponent("modeld.log")
+        if !FileManager.default.fileExists(atPath: log.path) { _ = FileManager.default.createFile(atPath: log.path, contents: nil) }
+        let output = try FileHandle(forWritingTo: log)
+        output.seekToEndOfFile()
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["--socket", socketPath, "--data-dir", dataDirectory] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        try output.close()
+        self.process = process
+    }
+
+    /// Waits until the daemon answers a status call (or exits, or 30 seconds pass).
+    public func waitUntilReady(timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            guard process.isRunning else {
+                throw ModelError(.unavailable, "modeld exited with status \(process.terminationStatus) before it was ready:\n\(log)")
+            }
+            if (try? await ModelClient.withClient(socketPath: socketPath, { try await $0.status() })) != nil { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw ModelError(.unavailable, "modeld did not answer within \(timeout):\n\(log)")
+    }
+
+    /// Sends `signal` and waits for the process to exit; returns its exit status.
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(30)) async throws -> Int32 {
+        if process.isRunning { Glibc.kill(process.processIdentifier, signal) }
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else {
+                Glibc.kill(process.processIdentifier, SIGKILL)
+                throw ModelError(.deadlineExceeded, "modeld did not exit within \(timeout) of signal \(signal):\n\(log)")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return process.terminationStatus
+    }
+
+    /// Kills the daemon with SIGKILL (no cleanup at all, as a crash).
+    public func kill() async throws {
+        try await stop(signal: SIGKILL)
+    }
+
+    /// Starts the daemon again, on the same socket and data directory.
+    public func restart(environment: [String: String] = [:]) async throws {
+        if process.isRunning { try await stop() }
+        try start(environment: environment)
+        try await waitUntilReady()
+    }
+
+    /// Stops the daemon if it runs, and removes its directory.
+    public func remove() async {
+        if process.isRunning { _ = try? await stop(signal: SIGKILL) }
+        try? FileManager.default.removeItem(at: directory)
+    }
+}

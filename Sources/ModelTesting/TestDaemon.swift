@@ -1,0 +1,95 @@
+import Foundation
+import Logging
+import ModelClient
+import ModelServer
+
+/// A modeld running inside the test process, on a socket in a fresh short temporary directory
+/// of its own, with no default store. Use one per test (``withDaemon(_:)``) or one per test
+/// process (``shared``); give each test its own store with `withTestStore` or the
+/// `.isolatedStore` trait.
+public final class TestDaemon: Sendable {
+    /// The daemon's directory: `socket` and `data/` inside it.
+    public let directory: URL
+    /// The daemon's socket.
+    public let socketPath: String
+    let daemon: ModelDaemon
+
+    private init(directory: URL, configure: (inout ServerConfiguration) -> Void) {
+        self.directory = directory
+        socketPath = directory.appendingPathComponent("socket").path
+        var configuration = ServerConfiguration(socketPath: socketPath, dataDirectory: directory.appendingPathComponent("data").path)
+        configuration.defaultStore = nil
+        configure(&configuration)
+        daemon = ModelDaemon(configuration: configuration, logger: TestLogging.logger())
+    }
+
+    /// The daemon's configuration.
+    public var configuration: ServerConfiguration { daemon.configuration }
+
+    /// Runs a daemon for the length of `body`, then stops it and removes its directory, whether
+    /// `body` succeeds or throws. `configure` adjusts the daemon's settings (idle timeout, limits).
+    public static func withDaemon<T: Sendable>(configure: (inout ServerConfiguration) -> Void = { _ in },
+                                               _ body: (TestDaemon) async throws -> T) async throws -> T {
+        let daemon = TestDaemon(directory: try TemporaryDirectory.make(prefix: "mt"), configure: configure)
+        defer { try? FileManager.default.removeItem(at: daemon.directory) }
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await daemon.daemon.run() }
+            do {
+                try await daemon.daemon.waitUntilReady()
+                let result = try await body(daemon)
+                daemon.daemon.shutdown()
+                try await group.waitForAll()
+                return result
+            } catch {
+                daemon.daemon.shutdown()
+                try? await group.waitForAll()
+                throw error
+            }
+        }
+    }
+
+    /// One daemon for the whole test process, started on first use. Its directory is removed
+    /// when the process exits.
+    public static var shared: TestDaemon {
+        get async throws { try await SharedDaemon.instance.get() }
+    }
+
+    /// Connects a client to this daemon for the length of `body`.
+    public func withClient<T: Sendable>(_ body: (ModelClient) async throws -> T) async throws -> T {
+        try await ModelClient.withClient(socketPath: socketPath, body)
+    }
+
+    fileprivate static func startShared() async throws -> TestDaemon {
+        let daemon = TestDaemon(directory: try TemporaryDirectory.make(prefix: "ms"), configure: { _ in })
+        TemporaryDirectory.removeAtExit(daemon.directory)
+        // The shared daemon lives as long as the test process, beyond any one test's scope.
+        Task { try? await daemon.daemon.run() }
+        try await daemon.daemon.waitUntilReady()
+        return daemon
+    }
+}
+
+/// Starts the shared daemon once, however many tests ask for it at the same time.
+private actor SharedDaemon {
+    static let instance = SharedDaemon()
+    private var starting: Task<TestDaemon, any Error>?
+
+    func get() async throws -> TestDaemon {
+        if let starting { return try await starting.value }
+        let task = Task { try await TestDaemon.startShared() }
+        starting = task
+        return try await task.value
+    }
+}
+
+/// Logging for daemons inside tests: quiet, unless `MODELD_TEST_LOG` names a level.
+enum TestLogging {
+    static func logger() -> Logger {
+        guard let level = ProcessInfo.processInfo.environment["MODELD_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) else {
+            return Logger(label: "modeld-test", factory: { _ in SwiftLogNoOpLogHandler() })
+        }
+        var logger = Logger(label: "modeld-test", factory: { StreamLogHandler.standardError(label: $0) })
+        logger.logLevel = level
+        return logger
+    }
+}

@@ -1,0 +1,20 @@
+/// Where modeld listens and keeps its data when nobody says otherwise. `modeld` and `modelctl`
+/// both use these, so that both find each other with no flags at all.
+public enum DefaultLocations {
+    /// The daemon's socket: `/run/modeld/modeld.sock` for root; otherwise
+    /// `$XDG_RUNTIME_DIR/modeld/modeld.sock`, or `/tmp/modeld-<uid>/modeld.sock` without one.
+    public static func socketPath(environment: [String: String], userID: UInt32) -> String {
+        if userID == 0 { return "/run/modeld/modeld.sock" }
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { return runtime + "/modeld/modeld.sock" }
+        return "/tmp/modeld-\(userID)/modeld.sock"
+    }
+
+    /// The data directory: `/var/lib/modeld` for root; otherwise `$XDG_DATA_HOME/modeld`, or
+    /// `$HOME/.local/share/modeld`.
+    public static func dataDirectory(environment: [String: String], userID: UInt32) -> String {
+        if userID == 0 { return "/var/lib/modeld" }
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/modeld" }
+        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp/modeld-\(userID)-home"
+        return home + "/.local/share/modeld"
+    }
+}

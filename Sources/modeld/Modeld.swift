@@ -1,0 +1,82 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import Foundation
+import Logging
+import ModelServer
+import ModelWire
+import ServiceLifecycle
+
+/// `modeld`: the daemon. With no flags it runs on an embedded default: a per-user data directory
+/// and socket (or /var/lib/modeld and /run/modeld/modeld.sock as root), with a `default` store.
+@main
+struct Modeld: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "modeld",
+        abstract: "Serve object stores (SQLite or in memory) over a Unix socket, as gRPC.",
+        discussion: """
+            Every option can also be set with an environment variable (shown in brackets); an \
+            option on the command line wins. With no options modeld listens on \
+            $XDG_RUNTIME_DIR/modeld/modeld.sock and keeps its stores in $XDG_DATA_HOME/modeld \
+            (as root: /run/modeld/modeld.sock and /var/lib/modeld), creating a 'default' store.
+
+            SIGTERM or SIGINT stops it cleanly: calls under way finish, sessions are closed \
+            (discarding what they did not save), stores are closed and the socket is removed.
+            """,
+        version: ModelDaemon.version
+    )
+
+    @Option(name: .long, help: "The Unix socket to listen on, at most 107 bytes. [MODELD_SOCKET]")
+    var socket: String?
+
+    @Option(name: .long, help: "The socket's permissions, in octal (default 0660: owner and group). [MODELD_SOCKET_MODE]")
+    var socketMode: String?
+
+    @Option(name: .long, help: "Where stores are kept, created with mode 0700. [MODELD_DATA_DIR]")
+    var dataDir: String?
+
+    @Option(name: .long, help: "Seconds without a call after which a session is closed, discarding what it did not save (default 600). [MODELD_IDLE_TIMEOUT]")
+    var idleTimeout: Double?
+
+    @Option(name: .long, help: "The most sessions open at once (default 1000). [MODELD_MAX_SESSIONS]")
+    var maxSessions: Int?
+
+    @Option(name: .long, help: "The largest request accepted, in bytes; K and M suffixes allowed (default 16M). [MODELD_MAX_MESSAGE_SIZE]")
+    var maxMessageSize: String?
+
+    @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (default info). [MODELD_LOG_LEVEL]")
+    var logLevel: String?
+
+    @Option(name: .long, help: "A store to create at start-up if missing; '' for none (default 'default'). [MODELD_DEFAULT_STORE]")
+    var defaultStore: String?
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let settings: DaemonSettings
+        do {
+            settings = try DaemonSettings(flags: self, environment: environment, userID: geteuid())
+        } catch let error as ValidationError {
+            throw error
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = settings.logLevel
+            return handler
+        }
+        let logger = Logger(label: "modeld")
+        // Files and directories are the daemon's alone; the socket's mode is set after binding.
+        umask(0o077)
+        let daemon = ModelDaemon(configuration: settings.server, logger: logger)
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [.init(service: daemon)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        do {
+            try await group.run()
+        } catch let error as DaemonStartError {
+            FileHandle.standardError.write(Data("modeld: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
