@@ -50,8 +50,9 @@ public final class ModelClient: Sendable {
             throw ModelError(.invalidArgument, "the socket path \(socketPath) is longer than 107 bytes, which a Unix socket cannot be")
         }
         // Fail at once when the daemon is not there, rather than wait for it to appear.
+        // (The transport takes its limit on responses from maxRequestMessageBytes.)
         let everything = MethodConfig(names: [MethodConfig.Name(service: "")], waitForReady: false,
-                                      maxResponseMessageBytes: maximumResponseSize)
+                                      maxRequestMessageBytes: maximumResponseSize, maxResponseMessageBytes: maximumResponseSize)
         do {
             return try HTTP2ClientTransport.Posix(target: .unixDomainSocket(path: socketPath), transportSecurity: .plaintext,
                                                   serviceConfig: ServiceConfig(methodConfig: [everything]))

@@ -42,7 +42,13 @@ extension ModelContext {
             do {
                 var ids: [PersistentIdentifier] = []
                 ids.reserveCapacity(edits.count)
-                for edit in edits { ids.append(try await perform(edit)) }
+                for (index, edit) in edits.enumerated() {
+                    do {
+                        ids.append(try await perform(edit))
+                    } catch let error as ModelError {
+                        throw error.locating(change: index, of: edits.count)
+                    }
+                }
                 return ids
             } catch {
                 // Keep what the failed edits read from the store; drop what they changed.

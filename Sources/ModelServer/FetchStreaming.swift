@@ -20,7 +20,14 @@ struct FetchStreaming {
             throw ModelError(.invalidArgument, "batch_size \(requested) is out of range: use 1 to \(Self.maximumBatchSize), or 0 for the default (\(Self.defaultBatchSize))")
         }
         batchSize = requested == 0 ? Self.defaultBatchSize : Int(requested)
-        byteBudget = max(maximumMessageSize / 4, 16 * 1024)
+        byteBudget = Self.budget(maximumMessageSize: maximumMessageSize)
+    }
+
+    /// The size a streamed response aims to stay under: a megabyte (plenty to keep a stream
+    /// busy), or less when the daemon's message limit is small; estimates stay well below a
+    /// client's default 4 MiB limit.
+    static func budget(maximumMessageSize: Int) -> Int {
+        min(max(maximumMessageSize / 8, 16 * 1024), 1024 * 1024)
     }
 
     func send(_ result: FetchResult, to writer: RPCWriter<Modeld_V1_FetchResponse>) async throws {

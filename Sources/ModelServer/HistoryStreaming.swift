@@ -64,8 +64,9 @@ struct HistoryStreaming: Sendable {
             bytes += 64
             var part = wire
             for change in changes {
-                let size = 48 + change.uri.utf8.count + change.changedProperties.reduce(0) { $0 + $1.utf8.count + 2 }
-                    + change.tombstone.count * 48
+                // An overestimate: every byte of every string, plus room for tags and lengths.
+                let size = 32 + change.uri.utf8.count + change.changedProperties.reduce(0) { $0 + $1.utf8.count + 4 }
+                    + change.tombstone.reduce(0) { $0 + $1.key.utf8.count + 64 }
                 if bytes + size > budget, !part.changes.isEmpty {
                     response.transactions.append(part)
                     response.continues = true

@@ -50,7 +50,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         try await core.rpc.handle("History") {
             let store = try core.store(request.store)
             guard request.limit >= 0 else { throw ModelError(.invalidArgument, "limit \(request.limit) is negative") }
-            let streaming = HistoryStreaming(store: store, request: request, byteBudget: max(core.configuration.maximumMessageSize / 4, 16 * 1024))
+            let streaming = HistoryStreaming(store: store, request: request, byteBudget: FetchStreaming.budget(maximumMessageSize: core.configuration.maximumMessageSize))
             try await core.rpc.cancellable(context) {
                 try await streaming.run(writer: response)
             }

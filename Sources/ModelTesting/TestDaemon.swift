@@ -28,10 +28,12 @@ public final class TestDaemon: Sendable {
 
     /// Runs a daemon for the length of `body`, then stops it and removes its directory, whether
     /// `body` succeeds or throws. `configure` adjusts the daemon's settings (idle timeout, limits).
-    public static func withDaemon<T: Sendable>(configure: (inout ServerConfiguration) -> Void = { _ in },
+    /// With a `directory`, the daemon uses it (its socket and data inside) and leaves it in place,
+    /// so that a later daemon can open the same stores.
+    public static func withDaemon<T: Sendable>(directory: URL? = nil, configure: (inout ServerConfiguration) -> Void = { _ in },
                                                _ body: (TestDaemon) async throws -> T) async throws -> T {
-        let daemon = TestDaemon(directory: try TemporaryDirectory.make(prefix: "mt"), configure: configure)
-        defer { try? FileManager.default.removeItem(at: daemon.directory) }
+        let daemon = TestDaemon(directory: try directory ?? TemporaryDirectory.make(prefix: "mt"), configure: configure)
+        defer { if directory == nil { try? FileManager.default.removeItem(at: daemon.directory) } }
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await daemon.daemon.run() }
             do {

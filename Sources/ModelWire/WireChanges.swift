@@ -48,8 +48,7 @@ extension ObjectEdit {
             do {
                 edits.append(try ObjectEdit(wire: change, in: storeIdentifier))
             } catch {
-                throw ModelError(error.code, "change \(index + 1): \(error.message)",
-                                 context: error.context.merging(["change": String(index + 1)]) { mine, _ in mine })
+                throw error.locating(change: index, of: changes.count)
             }
         }
         return edits

@@ -88,3 +88,14 @@ extension ModelError {
                    context: ["uri": id.uriRepresentation])
     }
 }
+
+extension ModelError {
+    /// This error, said of change `index` (from 0) of a request of `count` changes: the message
+    /// starts with "change N: " when there are several, and the context names the change.
+    public func locating(change index: Int, of count: Int) -> ModelError {
+        guard context["change"] == nil else { return self }
+        let number = String(index + 1)
+        return ModelError(code, count > 1 ? "change \(number): \(message)" : message,
+                          context: context.merging(["change": number]) { mine, _ in mine })
+    }
+}
