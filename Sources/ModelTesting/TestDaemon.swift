@@ -23,6 +23,12 @@ public final class TestDaemon: Sendable {
         daemon = ModelDaemon(configuration: configuration, logger: TestLogging.logger())
     }
 
+    /// Begins stopping the daemon now, as SIGTERM would (``withDaemon(directory:configure:_:)``
+    /// stops it at the end anyway): for tests of what happens to clients when it goes away.
+    public func shutdown() {
+        daemon.shutdown()
+    }
+
     /// The daemon's configuration.
     public var configuration: ServerConfiguration { daemon.configuration }
 

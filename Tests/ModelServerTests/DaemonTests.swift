@@ -1,0 +1,111 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ModelClient
+import ModelCore
+import ModelFixtures
+import ModelServer
+import ModelTesting
+import Testing
+
+/// Starting and stopping safely: sockets, locks, permissions, status, graceful shutdown.
+@Suite struct DaemonTests {
+    @Test func theSocketAndDataDirectoryGetTheirPermissions() async throws {
+        try await TestDaemon.withDaemon { daemon in
+            let socket = try FileManager.default.attributesOfItem(atPath: daemon.socketPath)
+            #expect((socket[.posixPermissions] as? Int) == 0o660)
+            #expect((socket[.type] as? FileAttributeType) == .typeSocket)
+            let data = try FileManager.default.attributesOfItem(atPath: daemon.configuration.dataDirectory)
+            #expect((data[.posixPermissions] as? Int) == 0o700)
+            let status = try await daemon.withClient { try await $0.status() }
+            #expect(status.version == ModelDaemon.version && status.processIdentifier == Int(getpid()))
+            #expect(status.dataDirectory == daemon.configuration.dataDirectory && status.stores == 0)
+        }
+    }
+
+    @Test func aStaleSocketIsReplaced() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "mk")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A socket file nobody listens on, as a daemon that died leaves behind.
+        let path = directory.appendingPathComponent("socket").path
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, byte) in path.utf8.enumerated() { raw[i] = byte } }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        #expect(bound == 0)
+        close(fd)
+        #expect(FileManager.default.fileExists(atPath: path))
+        try await TestDaemon.withDaemon(directory: directory) { daemon in
+            let status = try await daemon.withClient { try await $0.status() }
+            #expect(status.stores == 0)
+        }
+        #expect(!FileManager.default.fileExists(atPath: path), "the socket is removed at shutdown")
+    }
+
+    /// A second daemon never steals a live daemon's socket or data directory.
+    @Test func aLiveDaemonIsNotDisturbed() async throws {
+        try await TestDaemon.withDaemon { first in
+            try await first.withClient { try await $0.createStore("kept") }
+            var sameSocket = ServerConfiguration(socketPath: first.socketPath, dataDirectory: first.directory.appendingPathComponent("other").path)
+            sameSocket.defaultStore = nil
+            let socketError = await #expect(throws: DaemonStartError.self) { try await ModelDaemon(configuration: sameSocket).run() }
+            #expect(socketError?.description.contains("already using the socket \(first.socketPath)") == true, "\(String(describing: socketError))")
+
+            let sameData = ServerConfiguration(socketPath: first.directory.appendingPathComponent("s2").path, dataDirectory: first.configuration.dataDirectory)
+            let dataError = await #expect(throws: DaemonStartError.self) { try await ModelDaemon(configuration: sameData).run() }
+            #expect(dataError?.description.contains("already using the data directory") == true, "\(String(describing: dataError))")
+            #expect(dataError?.description.contains("pid \(getpid())") == true, "\(String(describing: dataError))")
+
+            #expect(try await first.withClient { try await $0.stores() }.map(\.name) == ["kept"])
+        }
+    }
+
+    @Test func aSocketPathTooLongIsExplained() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "ml")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let long = directory.path + "/" + String(repeating: "s", count: 110)
+        let daemon = ModelDaemon(configuration: ServerConfiguration(socketPath: long, dataDirectory: directory.path + "/data"))
+        let error = await #expect(throws: DaemonStartError.self) { try await daemon.run() }
+        #expect(error?.description.contains("the limit is 107") == true, "\(String(describing: error))")
+        await #expect(throws: DaemonStartError.self) { try await daemon.waitUntilReady() }
+    }
+
+    /// Shutdown lets calls under way finish, ends followers, closes sessions and stores.
+    @Test func shutdownIsGraceful() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "mg")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outcome = Shared<String>("")
+        try await TestDaemon.withDaemon(directory: directory) { daemon in
+            try await daemon.withClient { client in
+                try await client.createStore("trips", schema: SampleTrips.schema)
+                let session = try await client.openSession(on: "trips")
+                _ = try await session.insert("Trip", attributes: trip("Kyoto", "2026-04-01", "2026-04-09"))
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        do {
+                            try await client.followHistory(after: nil, in: "trips") { _ in }
+                            outcome.update { $0 = "ended" }
+                        } catch let error as ModelError {
+                            outcome.update { $0 = "\(error.code)" }
+                        }
+                    }
+                    try await Task.sleep(for: .milliseconds(100))
+                    daemon.shutdown()
+                    try await group.waitForAll()
+                }
+            }
+        }
+        // The follower's stream ended when the daemon stopped, rather than holding it up.
+        #expect(["ended", "cancelled", "unavailable"].contains(outcome.value), "\(outcome.value)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("socket").path))
+        // The unsaved insert was discarded; the store reopens empty.
+        try await TestDaemon.withDaemon(directory: directory) { daemon in
+            try await daemon.withClient { client in
+                let count = try await client.count(FetchDescriptor(entityName: "Trip"), in: "trips")
+                #expect(count == 0)
+            }
+        }
+    }
+}

@@ -1,0 +1,172 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ModelClient
+import ModelCore
+import ModelFixtures
+import ModelTesting
+import Testing
+
+/// The real `modeld` executable, spawned as a child process.
+@Suite struct ModeldTests {
+    /// With no flags at all, modeld serves a `default` store from the per-user locations.
+    @Test func noFlagsServesTheDefaultStore() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "me")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var environment = ["PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": directory.path + "/run", "XDG_DATA_HOME": directory.path + "/data"]
+        var executable = try modeldExecutable()
+        var command = [String]()
+        if geteuid() == 0 {
+            // Root's defaults are the system's (/run/modeld, /var/lib/modeld): run as nobody to
+            // see a user's defaults, with a copy of the executable nobody can surely reach.
+            try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
+            let copy = directory.appendingPathComponent("modeld")
+            try FileManager.default.copyItem(at: executable, to: copy)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: copy.path)
+            command = ["--reuid=65534", "--regid=65534", "--clear-groups", copy.path]
+            executable = URL(fileURLWithPath: "/usr/bin/setpriv")
+            environment["HOME"] = directory.path
+        }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = command
+        process.environment = environment
+        let log = directory.appendingPathComponent("log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: log)
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+        let socket = directory.path + "/run/modeld/modeld.sock"
+        let deadline = ContinuousClock.now + .seconds(30)
+        var stores: [StoreInfo] = []
+        while ContinuousClock.now < deadline, process.isRunning {
+            if let found = try? await ModelClient.withClient(socketPath: socket, { try await $0.stores() }) {
+                stores = found
+                break
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        #expect(stores.map(\.name) == ["default"], "\(output)")
+        #expect(stores.first?.path == directory.path + "/data/modeld/stores/default.sqlite")
+        #expect((try FileManager.default.attributesOfItem(atPath: socket)[.posixPermissions] as? Int) == 0o660)
+        #expect(output.contains("listening on \(socket)"), "\(output)")
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(!FileManager.default.fileExists(atPath: socket))
+    }
+
+    /// SIGTERM: exit 0, socket removed, saved data there after a restart.
+    @Test func sigtermStopsCleanlyAndStoresComeBack() async throws {
+        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
+        do {
+            let id: PersistentIdentifier = try await ModelClient.withClient(socketPath: daemon.socketPath) { client in
+                try await client.createStore("trips", schema: SampleTrips.schema)
+                let saved = try await client.apply([.insert(entity: "Trip", attributes: [
+                    "name": .string("Kyoto"), "destination": .string("Japan"), "startDate": .string("2026-04-01"), "endDate": .string("2026-04-09"),
+                ], relationships: [:], id: nil)], in: "trips")
+                return try #require(saved.remappedIdentifiers.values.first)
+            }
+            #expect(try await daemon.stop(signal: SIGTERM) == 0)
+            #expect(!FileManager.default.fileExists(atPath: daemon.socketPath))
+            #expect(daemon.log.contains("stopped"), "\(daemon.log)")
+            try await daemon.restart()
+            let name = try await ModelClient.withClient(socketPath: daemon.socketPath) { try await $0.objects([id], in: "trips").first?["name"] }
+            #expect(name == .string("Kyoto"))
+        } catch {
+            Issue.record("\(error)\n\(daemon.log)")
+        }
+        await daemon.remove()
+    }
+
+    /// SIGKILL leaves the socket file behind; the next start replaces it, and every save the
+    /// client heard acknowledged is there.
+    @Test func aCrashLeavesNothingThatStopsTheRestart() async throws {
+        let daemon = try await ModeldProcess.launch()
+        do {
+            let count = try await ModelClient.withClient(socketPath: daemon.socketPath) { client in
+                try await client.applySchema(Catalog.schema, to: "default")
+                for i in 0..<20 {
+                    try await client.apply([.insert(entity: "Library", attributes: ["name": .string("L\(i)")], relationships: [:], id: nil)], in: "default")
+                }
+                return 20
+            }
+            try await daemon.kill()
+            #expect(FileManager.default.fileExists(atPath: daemon.socketPath), "a killed daemon cannot remove its socket")
+            try await daemon.restart()
+            let found = try await ModelClient.withClient(socketPath: daemon.socketPath) { try await $0.count(FetchDescriptor(entityName: "Library"), in: "default") }
+            #expect(found == count)
+        } catch {
+            Issue.record("\(error)\n\(daemon.log)")
+        }
+        await daemon.remove()
+    }
+
+    @Test func aSecondDaemonOnTheSameDataIsRefused() async throws {
+        let daemon = try await ModeldProcess.launch()
+        let second = try run(try modeldExecutable(), ["--socket", daemon.directory.path + "/other.sock", "--data-dir", daemon.dataDirectory],
+                             in: daemon.directory)
+        #expect(second.status == 1)
+        #expect(second.error.contains("modeld: another modeld (pid \(daemon.processIdentifier)) is already using the data directory \(daemon.dataDirectory)"),
+                "\(second.error)")
+        let third = try run(try modeldExecutable(), ["--socket", daemon.socketPath, "--data-dir", daemon.directory.path + "/data2"], in: daemon.directory)
+        #expect(third.status == 1)
+        #expect(third.error.contains("is already using the socket \(daemon.socketPath)"), "\(third.error)")
+        // The first daemon is undisturbed.
+        #expect(try await ModelClient.withClient(socketPath: daemon.socketPath) { try await $0.stores() }.map(\.name) == ["default"])
+        await daemon.remove()
+    }
+
+    @Test func helpExplainsEveryOption() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "mh")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let help = try run(try modeldExecutable(), ["--help"], in: directory)
+        #expect(help.status == 0)
+        for option in ["--socket ", "--socket-mode", "--data-dir", "--idle-timeout", "--max-sessions", "--max-message-size", "--log-level", "--default-store",
+                       "MODELD_SOCKET", "MODELD_SOCKET_MODE", "MODELD_DATA_DIR", "MODELD_IDLE_TIMEOUT", "MODELD_MAX_SESSIONS", "MODELD_MAX_MESSAGE_SIZE",
+                       "MODELD_LOG_LEVEL", "SIGTERM"] {
+            #expect(help.output.contains(option), "\(option) missing from:\n\(help.output)")
+        }
+    }
+
+    @Test(arguments: [
+        (["--socket-mode", "999"], "socket mode '999' is not an octal permission"),
+        (["--idle-timeout=-1"], "the idle timeout must be a positive number of seconds"),
+        (["--max-sessions", "0"], "max sessions must be at least 1"),
+        (["--max-message-size", "12Q"], "max message size '12Q' must be between 64K and 1024M"),
+        (["--log-level", "loud"], "log level 'loud' is not one of"),
+    ])
+    func badSettingsAreUsageErrors(arguments: [String], message: String) async throws {
+        let directory = try TemporaryDirectory.make(prefix: "mb")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try run(try modeldExecutable(), arguments + ["--socket", directory.path + "/s", "--data-dir", directory.path + "/d"], in: directory)
+        #expect(result.status == 64, "\(result)")
+        #expect(result.error.contains(message), "\(result.error)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/d"), "nothing was started")
+    }
+
+    /// The environment sets what the flags would; a flag wins over its variable.
+    @Test func environmentVariablesConfigureTheDaemon() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "mv")
+        let daemon = try await ModeldProcess.launch(arguments: ["--max-sessions", "7"],
+                                                    environment: ["MODELD_MAX_SESSIONS": "3", "MODELD_IDLE_TIMEOUT": "42", "MODELD_SOCKET_MODE": "0600",
+                                                                  "MODELD_DEFAULT_STORE": "inbox"], directory: directory)
+        let status = try await ModelClient.withClient(socketPath: daemon.socketPath) { try await $0.status() }
+        #expect(status.maximumSessions == 7 && status.idleTimeoutSeconds == 42)
+        #expect(try await ModelClient.withClient(socketPath: daemon.socketPath) { try await $0.stores() }.map(\.name) == ["inbox"])
+        #expect((try FileManager.default.attributesOfItem(atPath: daemon.socketPath)[.posixPermissions] as? Int) == 0o600)
+        await daemon.remove()
+    }
+
+    @Test func aClientWithoutADaemonIsToldSo() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "mn")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.path + "/nobody.sock"
+        let error = await #expect(throws: ModelError.self) { try await ModelClient.withClient(socketPath: socket) { try await $0.status() } }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.contains("is modeld running?") == true && error?.message.contains(socket) == true, "\(String(describing: error))")
+    }
+}
