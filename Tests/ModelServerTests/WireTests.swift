@@ -79,6 +79,17 @@ import Testing
                         #expect(error?.code == .invalidArgument, "\(String(describing: error))")
                     }
                 }
+                // A predicate tree nested far deeper than the decoder allows.
+                var node: [UInt8] = [0x08, 0x01]
+                for _ in 0..<5_000 { node = Self.field(5, node) }
+                let deep = Self.field(1, Array(store.name.utf8)) + Self.field(2, Self.field(1, Array("Trip".utf8)) + Self.field(2, Self.field(2, node)))
+                try await Self.withRaw(store.socketPath) { grpc in
+                    let error = await #expect(throws: RPCError.self) {
+                        try await grpc.unary(request: ClientRequest(message: deep), descriptor: Modeld_V1_QueryService.Method.Count.descriptor,
+                                             serializer: RawBytes(), deserializer: RawBytes(), options: .defaults) { try $0.message }
+                    }
+                    #expect(error?.code == .invalidArgument, "\(String(describing: error))")
+                }
                 let huge = [ObjectEdit](repeating: .insert(entity: "Trip", attributes: trip(String(repeating: "x", count: 1_000), "2026-01-01", "2026-01-02"),
                                                           relationships: [:], id: nil), count: 500)
                 await #expect(throws: ModelError.self) { try await store.client.apply(huge, in: store.name) }
@@ -87,6 +98,14 @@ import Testing
                 #expect(try await store.client.status().stores == 1)
             }
         }
+    }
+
+    /// A length-delimited protobuf field, encoded by hand.
+    static func field(_ number: UInt8, _ bytes: [UInt8]) -> [UInt8] {
+        var length = bytes.count, prefix: [UInt8] = [number << 3 | 2]
+        while length >= 0x80 { prefix.append(UInt8(length & 0x7F) | 0x80); length >>= 7 }
+        prefix.append(UInt8(length))
+        return prefix + bytes
     }
 
     /// A history response flags a transaction that continues in the next one.

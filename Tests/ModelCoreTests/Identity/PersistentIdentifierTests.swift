@@ -1,5 +1,6 @@
 import Foundation
 import ModelCore
+import ModelFixtures
 import Testing
 
 @Suite struct PersistentIdentifierTests {

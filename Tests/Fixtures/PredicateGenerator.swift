@@ -1,19 +1,18 @@
 import Foundation
 import ModelCore
-import ModelFixtures
 
 /// Generates random parser-normal predicate trees: every node kind, nested SUBQUERYs, lists, and
 /// literals of every type. "Parser-normal" means a tree the parser can produce: AND and OR have
 /// at least two children and never directly contain their own kind, lists appear only as
 /// comparison operands and do not nest, names are well-formed and not reserved, and no double is NaN.
-struct PredicateGenerator {
-    var random: SeededRandom
+public struct PredicateGenerator {
+    public var random: SeededRandom
     /// How many nodes of each kind were generated, to check that every kind was exercised.
-    var tally: [String: Int] = [:]
+    public var tally: [String: Int] = [:]
 
-    init(seed: UInt64) { random = SeededRandom(seed: seed) }
+    public init(seed: UInt64) { random = SeededRandom(seed: seed) }
 
-    static let names = ["name", "title", "price", "count", "items", "trip", "startDate", "a", "b2", "x_y", "Zeta",
+    public static let names = ["name", "title", "price", "count", "items", "trip", "startDate", "a", "b2", "x_y", "Zeta",
                         "first", "size", "nothing", "selfie", "AND_", "z" + String(repeating: "q", count: 63)]
     static let variables = ["v", "a", "item", "and", "self", "x1", "Nil"]
     static let entities = ["Trip", "Item", "A", "nil", "Entity_2"]
@@ -22,7 +21,7 @@ struct PredicateGenerator {
 
     // MARK: Predicates
 
-    mutating func predicate(depth: Int) -> Predicate {
+    public mutating func predicate(depth: Int) -> ModelCore.Predicate {
         let choice = depth <= 0 ? random.int(0...5) : random.int(0...9)
         switch choice {
         case 0:
@@ -38,9 +37,9 @@ struct PredicateGenerator {
         }
     }
 
-    private mutating func junction(isAnd: Bool, depth: Int) -> Predicate {
+    private mutating func junction(isAnd: Bool, depth: Int) -> ModelCore.Predicate {
         count(isAnd ? "and" : "or")
-        var parts: [Predicate] = []
+        var parts: [ModelCore.Predicate] = []
         for _ in 0..<random.int(2...4) {
             var part = predicate(depth: depth - 1)
             // A child of the same kind would be spliced by the parser; wrap it in NOT instead.
@@ -51,7 +50,7 @@ struct PredicateGenerator {
         return isAnd ? .and(parts) : .or(parts)
     }
 
-    private mutating func comparison(depth: Int) -> Predicate {
+    private mutating func comparison(depth: Int) -> ModelCore.Predicate {
         count("comparison")
         let op = random.pick(ComparisonOperator.allCases)
         let modifier = random.pick(ComparisonModifier.allCases)
@@ -59,7 +58,7 @@ struct PredicateGenerator {
         if random.chance(0.3) { options.insert(.caseInsensitive) }
         if random.chance(0.3) { options.insert(.diacriticInsensitive) }
         let lhs = random.chance(0.05) ? list(depth: depth - 1) : expression(depth: depth - 1)
-        let rhs: Expression
+        let rhs: ModelCore.Expression
         if op == .in || op == .between {
             rhs = random.chance(0.9) ? list(depth: depth - 1) : expression(depth: depth - 1)
         } else {
@@ -70,19 +69,19 @@ struct PredicateGenerator {
 
     // MARK: Expressions
 
-    private mutating func list(depth: Int) -> Expression {
+    private mutating func list(depth: Int) -> ModelCore.Expression {
         count("list")
         return .list((0..<random.int(0...4)).map { _ in expression(depth: depth) })
     }
 
-    mutating func path() -> PropertyPath {
+    public mutating func path() -> PropertyPath {
         let variable = random.chance(0.25) ? random.pick(Self.variables) : nil
         let components = (0..<random.int(0...3)).map { _ in random.pick(Self.names) }
         return PropertyPath(components, variable: variable)
     }
 
     /// An expression that is not a list.
-    mutating func expression(depth: Int) -> Expression {
+    public mutating func expression(depth: Int) -> ModelCore.Expression {
         let choice = depth <= 0 ? random.int(0...6) : random.int(0...9)
         switch choice {
         case 0, 1:
@@ -110,7 +109,7 @@ struct PredicateGenerator {
         }
     }
 
-    mutating func identifier() -> PersistentIdentifier {
+    public mutating func identifier() -> PersistentIdentifier {
         let store = uuid()
         let key: PersistentIdentifier.Key = random.chance(0.5)
             ? .permanent(Int64.random(in: 1...Int64.max, using: &random))
@@ -135,7 +134,7 @@ struct PredicateGenerator {
                        "urn:isbn:0451450523", "https://example.com/%E2%82%AC"]
     static let jsonTexts = ["{}", "[1,2]", "\"x\"", "null", "{\"a\":{\"b\":[true,false,null,1.5e3]}}", " 1 ", "[\"\\u00e9\"]"]
 
-    mutating func value() -> Value {
+    public mutating func value() -> Value {
         switch random.int(0...10) {
         case 0:
             count("null")

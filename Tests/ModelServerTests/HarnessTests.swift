@@ -1,0 +1,66 @@
+import Foundation
+import ModelClient
+import ModelCore
+import ModelFixtures
+import ModelTesting
+import Testing
+
+/// ModelTesting itself: a store per test, dropped afterwards, also when the test fails.
+@Suite struct HarnessTests {
+    struct Planned: Error {}
+
+    @Test func storesAreDroppedAfterTheTestEvenWhenItFails() async throws {
+        let daemon = try await TestDaemon.shared
+        let name = Shared<String>("")
+        await #expect(throws: Planned.self) {
+            try await withTestStore(schema: SampleTrips.schema) { store in
+                name.update { $0 = store.name }
+                #expect(try await store.client.store(store.name).entities.contains("Trip"))
+                throw Planned()
+            }
+        }
+        let stores = try await daemon.withClient { try await $0.stores() }
+        #expect(!name.value.isEmpty && !stores.map(\.name).contains(name.value))
+    }
+
+    @Test func eachTestGetsAStoreOfItsOwn() async throws {
+        let names = try await withThrowingTaskGroup(of: String.self) { group in
+            for i in 0..<8 {
+                group.addTask {
+                    try await withTestStore(schema: Catalog.schema) { store in
+                        try await store.client.apply([.insert(entity: "Library", attributes: ["name": .string("L\(i)")], relationships: [:], id: nil)], in: store.name)
+                        // Each store sees only its own object.
+                        #expect(try await store.values("Library", key: "name") == ["L\(i)"])
+                        return store.name
+                    }
+                }
+            }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(names.count == 8)
+    }
+
+    @Test(.isolatedStore(schema: Articles.schema))
+    func theTraitHandsTheTestItsStore() async throws {
+        let store = try #require(TestStore.current)
+        #expect(store.info.entities.contains("Article"))
+        #expect(try await store.client.count(FetchDescriptor(entityName: "Article"), in: store.name) == 0)
+    }
+
+    @Test func perTestDaemonsGoAwayWithTheirDirectory() async throws {
+        let directory = try await withTestStore(daemon: .perTest) { store in
+            #expect(FileManager.default.fileExists(atPath: store.socketPath))
+            return URL(fileURLWithPath: store.socketPath).deletingLastPathComponent()
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path))
+    }
+
+    @Test func theRealExecutableCanBeSpawned() async throws {
+        let process = try await ModeldProcess.launch(arguments: ["--default-store", "spawned"])
+        let stores = try await ModelClient.withClient(socketPath: process.socketPath) { try await $0.stores() }
+        #expect(stores.map(\.name) == ["spawned"])
+        #expect(try await process.stop() == 0)
+        await process.remove()
+        #expect(!FileManager.default.fileExists(atPath: process.directory.path))
+    }
+}
