@@ -31,7 +31,12 @@ final class DaemonCore: Sendable {
         info.kind = store.kind == .sqlite ? .sqlite : .memory
         info.entities = container.schema.entityNames
         info.schemaVersionHash = info.entities.isEmpty ? "" : container.schema.versionHash
-        if let token = try await container.currentHistoryToken() { info.historyToken = token.rawValue }
+        do {
+            if let token = try await container.currentHistoryToken() { info.historyToken = token.rawValue }
+        } catch let error as ModelError where error.code == .closed {
+            // Dropped while we looked.
+            throw ModelError(.notFound, "no store named '\(store.name)': it was just dropped", context: ["store": store.name])
+        }
         info.openSessions = Int64(sessions.count(on: store.name))
         if store.kind == .sqlite { info.path = store.location.path }
         return info

@@ -25,7 +25,13 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
     func listStores(request: Modeld_V1_ListStoresRequest, context: ServerContext) async throws -> Modeld_V1_ListStoresResponse {
         try await core.rpc.handle("ListStores") {
             var response = Modeld_V1_ListStoresResponse()
-            for store in core.catalog.all() { response.stores.append(try await core.info(store)) }
+            for store in core.catalog.all() {
+                do {
+                    response.stores.append(try await core.info(store))
+                } catch let error as ModelError where error.code == .notFound {
+                    continue   // dropped while the list was made
+                }
+            }
             return response
         }
     }

@@ -43,6 +43,27 @@ import Testing
         #expect(outside.isEmpty, "\(outside)")
     }
 
+    /// Listing while other clients drop stores never fails: a store dropped meanwhile is left out.
+    @Test func listingRacesWithDropsHarmlessly() async throws {
+        try await TestDaemon.withDaemon { daemon in
+            try await daemon.withClient { client in
+                for i in 0..<30 { try await client.createStore("s\(i)") }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { for i in 0..<30 { try await client.dropStore("s\(i)") } }
+                    group.addTask {
+                        for _ in 0..<60 {
+                            let names = try await client.stores().map(\.name)
+                            #expect(names.allSatisfy { $0.hasPrefix("s") })
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                let left = try await client.stores()
+                #expect(left.isEmpty)
+            }
+        }
+    }
+
     @Test func aNameCanBeTakenOnce() async throws {
         try await withTestStore { store in
             let error = await expectError(.uniqueConstraint) { try await store.client.createStore(store.name) }
