@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "modeld", targets: ["modeld"]),
+        .executable(name: "modelctl", targets: ["modelctl"]),
         .library(name: "ModelClient", targets: ["ModelClient"]),
         .library(name: "ModelTesting", targets: ["ModelTesting"]),
         .library(name: "ModelCore", targets: ["ModelCore"]),
@@ -109,6 +110,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: sharedSettings
+        ),
+        .executableTarget(
+            name: "modelctl",
+            dependencies: [
+                "ModelClient", "ModelCore", "ModelWire", "ModelServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: sharedSettings
         ),

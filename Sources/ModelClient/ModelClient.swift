@@ -78,7 +78,7 @@ public final class ModelClient: Sendable {
             throw error
         } catch let error as RuntimeError {
             throw ModelError(.unavailable, "cannot talk to modeld at \(socketPath): \(error.message); is modeld running?",
-                             context: ["socket": socketPath])
+                             context: ["socket": socketPath, "detail": error.message])
         }
     }
 
@@ -86,7 +86,7 @@ public final class ModelClient: Sendable {
         let fromDaemon = error.metadata[stringValues: ModelError.codeMetadataKey].contains { _ in true }
         if !fromDaemon, error.code == .unavailable {
             return ModelError(.unavailable, "cannot reach modeld at \(socketPath): is modeld running? (\(error.message))",
-                              context: ["socket": socketPath])
+                              context: ["socket": socketPath, "detail": error.message])
         }
         return ModelError(error)
     }

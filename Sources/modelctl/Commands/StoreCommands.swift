@@ -1,0 +1,118 @@
+import ArgumentParser
+import Foundation
+import ModelClient
+import ModelCore
+
+/// `modelctl store list|create|drop|info`.
+struct StoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "store", abstract: "List, create, drop and describe stores.",
+        subcommands: [List.self, Create.self, Drop.self, Info.self])
+
+    static func record(_ store: StoreInfo) -> Record {
+        [("name", .text(store.name)), ("uuid", .text(store.storeIdentifier.uuidString.lowercased())), ("kind", .text(store.kind.rawValue)),
+         ("entities", .uris(store.entities)), ("schema_version_hash", .text(store.schemaVersionHash.isEmpty ? nil : store.schemaVersionHash)),
+         ("history_token", .text(store.historyToken.map { String($0.rawValue) })), ("open_sessions", .number(Int64(store.openSessions))),
+         ("path", .text(store.path))]
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the stores.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            let stores = try await global.withClient { try await $0.stores() }
+            let writer = RecordWriter(format: global.outputFormat)
+            writer.write(stores.map(StoreCommand.record))
+            writer.finish()
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a store (an SQLite file in the daemon's data directory, or in memory).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The store's name: 1 to 64 characters of a-z, 0-9, _ and -.") var name: String
+        @Flag(help: "Keep the store in memory only (gone when the daemon stops).") var memory = false
+        @Option(help: ArgumentHelp("A schema to apply at once (JSON, as 'schema show' prints it).", valueName: "file")) var schema: String?
+
+        func run() async throws {
+            let schema = try self.schema.map(SchemaCommand.read)
+            let store = try await global.withClient { try await $0.createStore(name, kind: memory ? .memory : .sqlite, schema: schema) }
+            let writer = RecordWriter(format: global.outputFormat, single: true)
+            writer.write([StoreCommand.record(store)])
+            writer.finish()
+        }
+    }
+
+    struct Drop: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Drop a store and delete its data.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The store to drop.") var name: String
+        @Flag(help: "Close the store's open sessions (discarding what they did not save) rather than refuse.") var force = false
+
+        func run() async throws {
+            let closed = try await global.withClient { try await $0.dropStore(name, force: force) }
+            Terminal.error("dropped store '\(name)'\(closed > 0 ? ", closing \(closed) session(s)" : "")\n")
+        }
+    }
+
+    struct Info: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Describe a store (the --store one by default).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The store (default: --store).") var name: String?
+
+        func run() async throws {
+            let store = try await global.withClient { try await $0.store(name ?? global.storeName) }
+            let writer = RecordWriter(format: global.outputFormat, single: true)
+            writer.write([StoreCommand.record(store)])
+            writer.finish()
+        }
+    }
+}
+
+/// `modelctl schema show|apply`.
+struct SchemaCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "schema", abstract: "Show a store's schema, or apply one.", subcommands: [Show.self, Apply.self])
+
+    /// A schema from a JSON file ('-' for standard input).
+    static func read(_ path: String) throws -> Schema {
+        let data: Data
+        do {
+            data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw InputError("cannot read \(path): \(error.localizedDescription)")
+        }
+        do {
+            let schema = try Schema(json: String(decoding: data, as: UTF8.self))
+            try schema.validate()
+            return schema
+        } catch {
+            throw InputError("\(path): \(error.message)")
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the store's schema as JSON (the form 'schema apply' reads).")
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            let schema = try await global.withClient { try await $0.schema(of: global.storeName) }
+            Terminal.write(schema.canonicalJSON() + "\n")
+        }
+    }
+
+    struct Apply: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Apply a schema (JSON) to the store.",
+            discussion: "A store with objects takes only the schema it has: another one is refused with the differences spelled out.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The schema's JSON file ('-' for standard input).") var file: String
+
+        func run() async throws {
+            let schema = try await CLI.reportingErrors(socket: global.socketPath) { try SchemaCommand.read(file) }
+            let store = try await global.withClient { try await $0.applySchema(schema, to: global.storeName) }
+            Terminal.error("applied the schema to '\(store.name)' (\(store.entities.count) entities, version \(store.schemaVersionHash.prefix(12)))\n")
+        }
+    }
+}
