@@ -106,17 +106,23 @@ let package = Package(
         .executableTarget(
             name: "modeld",
             dependencies: [
-                "ModelServer",
+                "ModelServer", "ModelWire", "ManualPages",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: sharedSettings
         ),
+        // Man pages written from the executables' command definitions.
+        .target(
+            name: "ManualPages",
+            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: sharedSettings
+        ),
         .executableTarget(
             name: "modelctl",
             dependencies: [
-                "ModelClient", "ModelCore", "ModelWire", "ModelServer",
+                "ModelClient", "ModelCore", "ModelWire", "ModelServer", "ManualPages",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: sharedSettings

@@ -85,8 +85,13 @@ public final class ModelDaemon: Service, Sendable {
         stopServer.withLock { $0 }?()
     }
 
+    /// A line about the daemon's load, for systemd's `STATUS=`.
+    public var statusLine: String {
+        "Serving \(core.catalog.count) store(s), \(core.sessions.count) session(s) on \(configuration.socketPath)"
+    }
+
     /// Whether the daemon is serving (for the health service).
-    var isServing: Bool {
+    public var isServing: Bool {
         phase.withLock { if case .ready = $0 { true } else { false } }
     }
 

@@ -51,31 +51,58 @@ struct Modeld: AsyncParsableCommand {
     @Option(name: .long, help: "A store to create at start-up if missing; '' for none (default 'default'). [MODELD_DEFAULT_STORE]")
     var defaultStore: String?
 
+    @Flag(name: .customLong("manual"), help: ArgumentHelp("Print modeld's man page (roff) and exit.", visibility: .hidden))
+    var printManual = false
+
     func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let settings: DaemonSettings
-        do {
-            settings = try DaemonSettings(flags: self, environment: environment, userID: geteuid())
-        } catch let error as ValidationError {
-            throw error
+        if printManual {
+            FileHandle.standardOutput.write(Data(DaemonManual.render(date: Date()).utf8))
+            return
         }
+        let environment = ProcessInfo.processInfo.environment
+        let systemd = SystemdEnvironment(environment: environment)
+        SystemdEnvironment.clearInherited()
+        var settings = try DaemonSettings(flags: self, environment: environment, userID: geteuid())
+        if let descriptor = systemd.listeningDescriptor {
+            // Socket activation: systemd bound the socket (and set its mode and group).
+            settings.server.listeningSocketDescriptor = descriptor
+            if let path = SystemdEnvironment.socketPath(of: descriptor) { settings.server.socketPath = path }
+        }
+        let level = settings.logLevel
         LoggingSystem.bootstrap { label in
+            if systemd.logsToJournal {
+                var handler = JournalLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
             var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = settings.logLevel
+            handler.logLevel = level
             return handler
         }
         let logger = Logger(label: "modeld")
         // Files and directories are the daemon's alone; the socket's mode is set after binding.
         umask(0o077)
-        let daemon = ModelDaemon(configuration: settings.server, logger: logger)
+        let notifier = systemd.notifySocket.map(SystemdNotifier.init)
+        let socketPath = settings.server.socketPath
+        let daemon = ModelDaemon(configuration: settings.server, logger: logger, events: DaemonEvents(
+            ready: { notifier?.send("READY=1\nSTATUS=Serving on \(socketPath)\nMAINPID=\(getpid())") },
+            stopping: { notifier?.send("STOPPING=1\nSTATUS=Stopping: finishing calls under way") }))
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
+        ]
+        if let notifier, let interval = systemd.watchdogInterval {
+            services.append(.init(service: WatchdogService(interval: interval, notifier: notifier, status: { [daemon] in
+                daemon.isServing ? daemon.statusLine : nil
+            })))
+        }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: daemon)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch let error as DaemonStartError {
-            FileHandle.standardError.write(Data("modeld: \(error)\n".utf8))
+            logger.critical("\(error)")
+            if !systemd.logsToJournal { FileHandle.standardError.write(Data("modeld: \(error)\n".utf8)) }
+            notifier?.send("STATUS=Failed to start: \(error)\nERRNO=1")
             throw ExitCode(1)
         }
     }
