@@ -170,7 +170,7 @@ let package = Package(
         .testTarget(
             name: "ModelServerTests",
             dependencies: [
-                "ModelServer", "ModelClient", "ModelTesting", "ModelWire", "ModelCore", "ModelFixtures",
+                "ModelServer", "ModelClient", "ModelTesting", "ModelWire", "ModelCore", "ModelEngine", "ModelStorage", "ModelFixtures",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             ],

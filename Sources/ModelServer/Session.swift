@@ -17,12 +17,14 @@ final class Session: Sendable {
     }
 
     private let state: Mutex<State>
+    private let now: @Sendable () -> ContinuousClock.Instant
 
-    init(id: String, store: StoreHandle, context: ModelContext) {
+    init(id: String, store: StoreHandle, context: ModelContext, now: @escaping @Sendable () -> ContinuousClock.Instant) {
         self.id = id
         self.store = store
         self.context = context
-        self.state = Mutex(State(lastActivity: .now))
+        self.now = now
+        self.state = Mutex(State(lastActivity: now()))
     }
 
     /// Runs one call of the session's client. A session that has ended refuses it.
@@ -32,9 +34,10 @@ final class Session: Sendable {
             state.inFlight += 1
         }
         defer {
+            let finished = now()
             state.withLock { state in
                 state.inFlight -= 1
-                state.lastActivity = .now
+                state.lastActivity = finished
             }
         }
         return try await body(context)

@@ -27,10 +27,13 @@ final class SessionRegistry: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The clock sessions are timed by (a test's own, to judge idleness without waiting).
+    let now: @Sendable () -> ContinuousClock.Instant
 
-    init(maximumSessions: Int, idleTimeout: Duration) {
+    init(maximumSessions: Int, idleTimeout: Duration, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.maximumSessions = maximumSessions
         self.idleTimeout = idleTimeout
+        self.now = now
     }
 
     /// The error for a call on a session that has ended.
@@ -41,7 +44,7 @@ final class SessionRegistry: Sendable {
     /// Opens a session on `store`; `resourceExhausted` when the daemon has as many as it allows.
     func open(on store: StoreHandle, author: String?, mergePolicy: MergePolicy, uniquenessPolicy: UniquenessPolicy) throws(ModelError) -> Session {
         let context = store.container.makeContext(author: author, mergePolicy: mergePolicy, uniquenessPolicy: uniquenessPolicy)
-        let session = Session(id: UUID().uuidString.lowercased(), store: store, context: context)
+        let session = Session(id: UUID().uuidString.lowercased(), store: store, context: context, now: now)
         try state.withLock { state throws(ModelError) in
             guard state.sessions.count < maximumSessions else {
                 throw ModelError(.resourceExhausted,
@@ -88,8 +91,8 @@ final class SessionRegistry: Sendable {
 
     /// Ends the sessions idle for longer than the timeout; returns how many.
     @discardableResult
-    func endIdle(at now: ContinuousClock.Instant = .now) async -> Int {
-        let timeout = idleTimeout
+    func endIdle() async -> Int {
+        let timeout = idleTimeout, now = now()
         return await end(where: { $0.isIdle(longerThan: timeout, at: now) },
                          reason: "expired after \(Self.describe(timeout)) without a call")
     }

@@ -9,6 +9,15 @@ public enum DefaultLocations {
         return "/tmp/modeld-\(userID)/modeld.sock"
     }
 
+    /// The socket a client tries when none is named: the user's own daemon's, if it is there,
+    /// otherwise the system daemon's (`/run/modeld/modeld.sock`, as systemd runs it) if that is
+    /// there, otherwise the user's (so that the error names where a daemon was expected).
+    public static func clientSocketPath(environment: [String: String], userID: UInt32, exists: (String) -> Bool) -> String {
+        let own = socketPath(environment: environment, userID: userID)
+        let system = socketPath(environment: environment, userID: 0)
+        return !exists(own) && exists(system) ? system : own
+    }
+
     /// The data directory: `/var/lib/modeld` for root; otherwise `$XDG_DATA_HOME/modeld`, or
     /// `$HOME/.local/share/modeld`.
     public static func dataDirectory(environment: [String: String], userID: UInt32) -> String {

@@ -21,7 +21,7 @@ struct GlobalOptions: ParsableArguments {
     var socketPath: String {
         let environment = ProcessInfo.processInfo.environment
         return socket ?? environment["MODELD_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? DefaultLocations.socketPath(environment: environment, userID: geteuid())
+            ?? DefaultLocations.clientSocketPath(environment: environment, userID: geteuid()) { FileManager.default.fileExists(atPath: $0) }
     }
 
     var storeName: String {

@@ -1,8 +1,10 @@
 import Foundation
 import ModelClient
 import ModelCore
+import ModelEngine
 import ModelFixtures
-import ModelServer
+@testable import ModelServer
+import ModelStorage
 import ModelTesting
 import Testing
 
@@ -149,21 +151,57 @@ struct SessionTests {
 /// Sessions that end by themselves: idle timeout, the daemon's session limit.
 @Suite struct SessionLifetimeTests {
     @Test func idleSessionsExpireAndSaySo() async throws {
-        try await TestDaemon.withDaemon(configure: { $0.idleTimeout = .seconds(1) }) { daemon in
+        try await TestDaemon.withDaemon(configure: { $0.idleTimeout = .milliseconds(200) }) { daemon in
             try await withStore(on: daemon, schema: SampleTrips.schema) { store in
-                let idle = try await store.openSession(), busy = try await store.openSession()
-                _ = try await idle.insert("Trip", attributes: trip("Oslo", "2026-05-01", "2026-05-02"))
-                // Calls, back to back, keep a session alive while the other one idles.
-                let start = ContinuousClock.now
-                while ContinuousClock.now - start < .seconds(3) {
-                    _ = try await busy.count(FetchDescriptor(entityName: "Trip"))
+                let idle = try await store.openSession()
+                // Wait (without calling on it) until the daemon has closed it.
+                let deadline = ContinuousClock.now + .seconds(30)
+                while try await store.client.store(store.name).openSessions > 0, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(50))
                 }
                 let error = await expectError(.notFound) { try await idle.save() }
-                #expect(error?.message.contains("expired after 1 s without a call") == true, "\(String(describing: error))")
-                #expect(try await busy.count(FetchDescriptor(entityName: "Trip")) == 0)
-                #expect(try await store.client.store(store.name).openSessions == 1)
+                #expect(error?.message.contains("expired after 0.2 s without a call") == true, "\(String(describing: error))")
             }
         }
+    }
+
+    /// Which sessions count as idle, on a clock the test moves (no waiting): calls keep a
+    /// session alive, and a call under way never lets it expire.
+    @Test func callsKeepSessionsAlive() async throws {
+        let container = try await ModelContainer.open(url: "memory:idle", schema: SampleTrips.schema)
+        let handle = StoreHandle(name: "idle", kind: .memory, location: StoreLocation(scheme: "memory", path: "idle"), container: container)
+        let start = ContinuousClock.now
+        let clock = Shared(start)
+        let registry = SessionRegistry(maximumSessions: 10, idleTimeout: .seconds(60), now: { clock.value })
+        let quiet = try registry.open(on: handle, author: nil, mergePolicy: .error, uniquenessPolicy: .error)
+        let used = try registry.open(on: handle, author: nil, mergePolicy: .error, uniquenessPolicy: .error)
+        let busy = try registry.open(on: handle, author: nil, mergePolicy: .error, uniquenessPolicy: .error)
+        clock.update { $0 = start + .seconds(50) }
+        _ = try await used.run { await $0.hasChanges }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let entered = Shared(false), release = Shared(false)
+            group.addTask {
+                try await busy.run { _ in
+                    entered.update { $0 = true }
+                    while !release.value { try await Task.sleep(for: .milliseconds(5)) }
+                }
+            }
+            while !entered.value { try await Task.sleep(for: .milliseconds(5)) }
+            clock.update { $0 = start + .seconds(70) }
+            #expect(await registry.endIdle() == 1, "only the quiet one: 70 s without a call")
+            #expect(throws: ModelError.self) { try registry.session(quiet.id) }
+            #expect(try registry.session(used.id) === used, "20 s since its call")
+            clock.update { $0 = start + .seconds(200) }
+            #expect(await registry.endIdle() == 1, "now the used one; never the one inside a call")
+            #expect(try registry.session(busy.id) === busy)
+            release.update { $0 = true }
+            try await group.waitForAll()
+        }
+        clock.update { $0 = start + .seconds(230) }
+        #expect(await registry.endIdle() == 0, "30 s since the busy one's call ended")
+        clock.update { $0 = start + .seconds(300) }
+        #expect(await registry.endIdle() == 1)
+        #expect(registry.count == 0)
     }
 
     @Test func theDaemonRefusesSessionsBeyondItsLimit() async throws {

@@ -180,3 +180,24 @@ import Testing
         #expect(ModelError(RPCError(code: .dataLoss, message: "?")).code == .storageFailure)
     }
 }
+
+/// Where daemon and clients look when nobody says.
+@Suite struct DefaultLocationTests {
+    @Test func usersAndRoot() {
+        let user = ["XDG_RUNTIME_DIR": "/run/user/1000", "XDG_DATA_HOME": "/home/a/.data", "HOME": "/home/a"]
+        #expect(DefaultLocations.socketPath(environment: user, userID: 1000) == "/run/user/1000/modeld/modeld.sock")
+        #expect(DefaultLocations.dataDirectory(environment: user, userID: 1000) == "/home/a/.data/modeld")
+        #expect(DefaultLocations.socketPath(environment: [:], userID: 1000) == "/tmp/modeld-1000/modeld.sock")
+        #expect(DefaultLocations.dataDirectory(environment: ["HOME": "/home/a"], userID: 1000) == "/home/a/.local/share/modeld")
+        #expect(DefaultLocations.socketPath(environment: user, userID: 0) == "/run/modeld/modeld.sock")
+        #expect(DefaultLocations.dataDirectory(environment: user, userID: 0) == "/var/lib/modeld")
+    }
+
+    /// A client finds the system daemon (systemd's socket) when the user runs none of their own.
+    @Test func clientsFallBackToTheSystemDaemon() {
+        let user = ["XDG_RUNTIME_DIR": "/run/user/1000"]
+        #expect(DefaultLocations.clientSocketPath(environment: user, userID: 1000) { $0 == "/run/modeld/modeld.sock" } == "/run/modeld/modeld.sock")
+        #expect(DefaultLocations.clientSocketPath(environment: user, userID: 1000) { _ in true } == "/run/user/1000/modeld/modeld.sock")
+        #expect(DefaultLocations.clientSocketPath(environment: user, userID: 1000) { _ in false } == "/run/user/1000/modeld/modeld.sock")
+    }
+}

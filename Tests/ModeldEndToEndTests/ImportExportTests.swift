@@ -40,30 +40,31 @@ import Testing
         try await CLITestbed.with { bed in
             let schema = try bed.file("items.json", Self.schema.canonicalJSON())
             for store in ["src", "dst", "csv"] {
-                #expect(try bed.run(["store", "create", store, "--schema", schema]).status == 0)
+                #expect(try await bed.run(["store", "create", store, "--schema", schema]).status == 0)
             }
-            let loaded = try bed.run(["--store", "src", "import", "Item", try bed.file("items.jsonl", Self.rows(100_000)), "--batch-size", "5000"])
+            let loaded = try await bed.run(["--store", "src", "import", "Item", try bed.file("items.jsonl", Self.rows(100_000)), "--batch-size", "5000"])
             #expect(loaded.status == 0 && loaded.error.contains("imported 100,000 objects"), "\(loaded)")
 
             let exported = bed.directory.appendingPathComponent("export.jsonl").path
-            let export = try bed.run(["--store", "src", "export", "Item", "-o", exported])
+            let export = try await bed.run(["--store", "src", "export", "Item", "-o", exported])
             #expect(export.status == 0 && export.error.contains("exported 100,000 objects"), "\(export)")
-            #expect(try bed.run(["--store", "dst", "import", "Item", exported, "--batch-size", "5000"]).status == 0)
+            #expect(try await bed.run(["--store", "dst", "import", "Item", exported, "--batch-size", "5000"]).status == 0)
 
             let csvFile = bed.directory.appendingPathComponent("export.csv").path
-            #expect(try bed.run(["--store", "src", "export", "Item", "--where", "rank < 10", "--format", "csv", "-o", csvFile]).status == 0)
-            #expect(try bed.run(["--store", "csv", "import", "Item", csvFile]).status == 0)
+            #expect(try await bed.run(["--store", "src", "export", "Item", "--where", "rank < 10", "--format", "csv", "-o", csvFile]).status == 0)
+            #expect(try await bed.run(["--store", "csv", "import", "Item", csvFile]).status == 0)
 
-            func contents(_ store: String, _ predicate: String = "TRUEPREDICATE") throws -> [String] {
-                let result = try bed.run(["--store", store, "export", "Item", "--where", predicate, "--format", "jsonl"])
+            func contents(_ store: String, _ predicate: String = "TRUEPREDICATE") async throws -> [String] {
+                let result = try await bed.run(["--store", store, "export", "Item", "--where", predicate, "--format", "jsonl"])
                 #expect(result.status == 0)
                 // Everything but the URI (the store's UUID differs), in key order.
                 return result.lines.map { line in line.replacingOccurrences(of: #"^\{"uri":"[^"]*","#, with: "{", options: .regularExpression) }
             }
-            let source = try contents("src")
+            let source = try await contents("src")
             #expect(source.count == 100_000)
-            #expect(try contents("dst") == source)
-            #expect(try contents("csv") == (try contents("src", "rank < 10")))
+            #expect(try await contents("dst") == source)
+            let csvSource = try await contents("src", "rank < 10")
+            #expect(try await contents("csv") == csvSource)
             #expect(source.contains { $0.contains(#""price":"inf""#) } && source.contains { $0.contains(#""ok":null"#) })
         }
     }
@@ -71,32 +72,32 @@ import Testing
     /// A batch that fails names its lines; the batches before it stay saved.
     @Test func aFailingBatchIsReportedAndEarlierOnesStay() async throws {
         try await CLITestbed.with { bed in
-            #expect(try bed.run(["schema", "apply", try bed.file("items.json", Self.schema.canonicalJSON())]).status == 0)
+            #expect(try await bed.run(["schema", "apply", try bed.file("items.json", Self.schema.canonicalJSON())]).status == 0)
             var lines = (0..<25).map { "{\"title\": \"t\($0)\"}" }
             lines[17] = "{\"title\": \"t3\"}"   // collides with row 4 on the unique title
-            let result = try bed.run(["import", "Item", try bed.file("dup.jsonl", lines.joined(separator: "\n")), "--batch-size", "10"])
+            let result = try await bed.run(["import", "Item", try bed.file("dup.jsonl", lines.joined(separator: "\n")), "--batch-size", "10"])
             #expect(result.status == 75, "\(result)")
             #expect(result.error.contains("lines 11-20 were not imported") && result.error.contains("(the 10 objects before them were)"), "\(result.error)")
-            #expect(try bed.run(["count", "Item", "--format", "table"]).output == "10\n")
+            #expect(try await bed.run(["count", "Item", "--format", "table"]).output == "10\n")
 
-            let bad = try bed.run(["import", "Item", try bed.file("bad.jsonl", "{\"title\": \"ok\"}\n{\"title\": \"x\", \"rank\": \"many\"}\n")])
+            let bad = try await bed.run(["import", "Item", try bed.file("bad.jsonl", "{\"title\": \"ok\"}\n{\"title\": \"x\", \"rank\": \"many\"}\n")])
             #expect(bad.status == 64 && bad.error.contains("line 2: 'rank' is int, and \"many\" is not a whole number"), "\(bad.error)")
-            let broken = try bed.run(["import", "Item", try bed.file("broken.csv", "title,colour\nx,red\n")])
+            let broken = try await bed.run(["import", "Item", try bed.file("broken.csv", "title,colour\nx,red\n")])
             #expect(broken.status == 64 && broken.error.contains("the CSV header names 'colour'"), "\(broken.error)")
-            let missing = try bed.run(["import", "Item", bed.directory.appendingPathComponent("nope.jsonl").path])
+            let missing = try await bed.run(["import", "Item", bed.directory.appendingPathComponent("nope.jsonl").path])
             #expect(missing.status == 64 && missing.error.contains("no such file"), "\(missing.error)")
-            #expect(try bed.run(["count", "Item", "--format", "table"]).output == "10\n")
+            #expect(try await bed.run(["count", "Item", "--format", "table"]).output == "10\n")
         }
     }
 
     /// On a terminal, import shows rows, rate, a bar and the time left.
     @Test func importShowsProgressOnATerminal() async throws {
         try await CLITestbed.with { bed in
-            #expect(try bed.run(["schema", "apply", try bed.file("items.json", Self.schema.canonicalJSON())]).status == 0)
+            #expect(try await bed.run(["schema", "apply", try bed.file("items.json", Self.schema.canonicalJSON())]).status == 0)
             let file = try bed.file("items.jsonl", Self.rows(20_000))
             // script(1) gives modelctl a pseudo-terminal, as a person's shell would.
             let command = "MODELD_SOCKET='\(bed.daemon.socketPath)' '\(bed.modelctl.path)' import Item '\(file)' --batch-size 500"
-            let result = try run(URL(fileURLWithPath: "/usr/bin/script"), ["-qefc", command, "/dev/null"], in: bed.directory)
+            let result = try await run(URL(fileURLWithPath: "/usr/bin/script"), ["-qefc", command, "/dev/null"], in: bed.directory)
             #expect(result.status == 0, "\(result)")
             #expect(result.output.contains("rows/s") && result.output.contains("ETA") && result.output.contains("%"), "\(result.output)")
             #expect(result.output.contains("imported 20,000 objects"))

@@ -11,23 +11,23 @@ import Testing
 @Suite struct ModelctlTests {
     @Test func statusAndStores() async throws {
         try await CLITestbed.with { bed in
-            let status = try bed.run(["status", "--format", "json"])
+            let status = try await bed.run(["status", "--format", "json"])
             #expect(status.status == 0, "\(status)")
             let object = try #require(status.json as? [String: Any])
             #expect(object["health"] as? String == "serving" && object["version"] as? String == "0.1.0")
             #expect(object["stores"] as? [String] == ["default"] && object["socket"] as? String == bed.daemon.socketPath)
 
-            #expect(try bed.run(["store", "create", "scratch", "--memory", "--format", "json"]).status == 0)
-            let list = try bed.run(["store", "list", "--format", "jsonl"])
+            #expect(try await bed.run(["store", "create", "scratch", "--memory", "--format", "json"]).status == 0)
+            let list = try await bed.run(["store", "list", "--format", "jsonl"])
             #expect(list.objects.map { $0["name"] as? String } == ["default", "scratch"])
             #expect(list.objects.last?["kind"] as? String == "memory")
-            let info = try bed.run(["store", "info", "scratch", "--format", "json"])
+            let info = try await bed.run(["store", "info", "scratch", "--format", "json"])
             #expect((info.json as? [String: Any])?["kind"] as? String == "memory")
-            let table = try bed.run(["store", "list", "--format", "table"])
+            let table = try await bed.run(["store", "list", "--format", "table"])
             #expect(table.lines.first?.hasPrefix("name ") == true && table.lines.count == 4, "\(table.output)")
-            let dropped = try bed.run(["store", "drop", "scratch"])
+            let dropped = try await bed.run(["store", "drop", "scratch"])
             #expect(dropped.status == 0 && dropped.error.contains("dropped store 'scratch'"))
-            let gone = try bed.run(["store", "info", "scratch"])
+            let gone = try await bed.run(["store", "info", "scratch"])
             #expect(gone.status == 66 && gone.error == "modelctl: no store named 'scratch'; list the stores, or create it first\n", "\(gone)")
         }
     }
@@ -35,53 +35,53 @@ import Testing
     @Test func schemasAreShownAppliedAndRefusedWithTheirDifferences() async throws {
         try await CLITestbed.with { bed in
             let file = try bed.file("trips.json", SampleTrips.schema.canonicalJSON())
-            let applied = try bed.run(["schema", "apply", file])
+            let applied = try await bed.run(["schema", "apply", file])
             #expect(applied.status == 0 && applied.error.contains("applied the schema to 'default' (5 entities"), "\(applied)")
-            let shown = try bed.run(["schema", "show"])
+            let shown = try await bed.run(["schema", "show"])
             #expect(shown.output == SampleTrips.schema.canonicalJSON() + "\n")
-            #expect(try bed.run(["insert", "Trip", "name=Kyoto", "destination=Japan", "startDate=2026-04-01", "endDate=2026-04-09"]).status == 0)
+            #expect(try await bed.run(["insert", "Trip", "name=Kyoto", "destination=Japan", "startDate=2026-04-01", "endDate=2026-04-09"]).status == 0)
 
             var changed = SampleTrips.schema
             changed.entities[0].attributes.append(AttributeDescription(name: "budget", type: .decimal, isOptional: true))
-            let refused = try bed.run(["schema", "apply", try bed.file("changed.json", changed.canonicalJSON())])
+            let refused = try await bed.run(["schema", "apply", try bed.file("changed.json", changed.canonicalJSON())])
             #expect(refused.status == 75 && refused.error.contains("budget"), "\(refused)")
-            let broken = try bed.run(["schema", "apply", try bed.file("broken.json", "{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\"}]}]}")])
+            let broken = try await bed.run(["schema", "apply", try bed.file("broken.json", "{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\"}]}]}")])
             #expect(broken.status == 64 && broken.error.hasPrefix("modelctl: "), "\(broken)")
         }
     }
 
     @Test func objectsAreInsertedReadUpdatedAndDeletedWithCascades() async throws {
         try await CLITestbed.with { bed in
-            #expect(try bed.run(["schema", "apply", try bed.file("trips.json", SampleTrips.schema.canonicalJSON())]).status == 0)
-            let inserted = try bed.run(["insert", "Trip", "name=Rome", "destination=Italy", "startDate=2026-04-01", "endDate=2026-04-02", "--format", "jsonl"])
+            #expect(try await bed.run(["schema", "apply", try bed.file("trips.json", SampleTrips.schema.canonicalJSON())]).status == 0)
+            let inserted = try await bed.run(["insert", "Trip", "name=Rome", "destination=Italy", "startDate=2026-04-01", "endDate=2026-04-02", "--format", "jsonl"])
             let trip = try #require(inserted.objects.first?["uri"] as? String, "\(inserted)")
             #expect(trip.hasSuffix("/Trip/p1"))
-            let items = try bed.run(["insert", "BucketListItem", "--json",
+            let items = try await bed.run(["insert", "BucketListItem", "--json",
                                      "[{\"title\": \"Colosseum\", \"details\": \"\", \"trip\": \"\(trip)\"}, {\"title\": \"Forum\", \"details\": \"x\", \"trip\": \"\(trip)\"}]",
                                      "--format", "jsonl"])
             #expect(items.objects.count == 2, "\(items)")
 
-            let got = try bed.run(["get", trip, "--format", "json"])
+            let got = try await bed.run(["get", trip, "--format", "json"])
             let object = try #require(got.json as? [String: Any], "\(got)")
             #expect(object["name"] as? String == "Rome" && object["startDate"] as? String == "2026-04-01T00:00:00.000000Z")
             #expect((object["bucketList"] as? [String])?.count == 2)
 
-            #expect(try bed.run(["update", trip, "destination=Lazio", "note:=null"]).status == 64, "note is not an attribute")
-            let updated = try bed.run(["update", trip, "destination=Lazio"])
+            #expect(try await bed.run(["update", trip, "destination=Lazio", "note:=null"]).status == 64, "note is not an attribute")
+            let updated = try await bed.run(["update", trip, "destination=Lazio"])
             #expect(updated.status == 0, "\(updated)")
-            #expect((try bed.run(["get", trip, "--format", "json"]).json as? [String: Any])?["destination"] as? String == "Lazio")
+            #expect((try await bed.run(["get", trip, "--format", "json"]).json as? [String: Any])?["destination"] as? String == "Lazio")
 
-            let deleted = try bed.run(["delete", trip, "--format", "jsonl"])
+            let deleted = try await bed.run(["delete", trip, "--format", "jsonl"])
             #expect(deleted.status == 0)
             #expect(deleted.objects.map { $0["deleted"] as? String }.sorted { ($0 ?? "") < ($1 ?? "") } == ["as asked", "by cascade", "by cascade"], "\(deleted)")
-            let missing = try bed.run(["get", trip])
+            let missing = try await bed.run(["get", trip])
             #expect(missing.status == 66 && missing.error.contains("no object \(trip)"), "\(missing)")
         }
     }
 
     @Test func fetchCountAndAggregateInEveryFormat() async throws {
         try await CLITestbed.with { bed in
-            #expect(try bed.run(["schema", "apply", try bed.file("articles.json", Articles.schema.canonicalJSON())]).status == 0)
+            #expect(try await bed.run(["schema", "apply", try bed.file("articles.json", Articles.schema.canonicalJSON())]).status == 0)
             var students = ""
             var expected: [Int: Int] = [:]
             for i in 0..<60 {
@@ -89,25 +89,25 @@ import Testing
                 expected[year, default: 0] += 1
                 students += "{\"name\": \"s\(i)\", \"birthOfYear\": \(year)}\n"
             }
-            let imported = try bed.run(["import", "Student", try bed.file("students.jsonl", students)])
+            let imported = try await bed.run(["import", "Student", try bed.file("students.jsonl", students)])
             #expect(imported.status == 0 && imported.error.contains("imported 60 objects"), "\(imported)")
 
-            let fetched = try bed.run(["fetch", "Student", "--where", "birthOfYear >= 1995", "--sort", "-birthOfYear,name", "--limit", "5", "--offset", "1",
+            let fetched = try await bed.run(["fetch", "Student", "--where", "birthOfYear >= 1995", "--sort", "-birthOfYear,name", "--limit", "5", "--offset", "1",
                                        "--fields", "name,birthOfYear", "--format", "jsonl"])
             let all = (0..<60).map { (name: "s\($0)", year: 1990 + ($0 * 7) % 9) }.filter { $0.year >= 1995 }
                 .sorted { ($0.year, $1.name) > ($1.year, $0.name) }
             #expect(fetched.objects.map { $0["name"] as? String } == Array(all.dropFirst().prefix(5)).map { $0.name }, "\(fetched)")
             #expect(fetched.objects.first?.keys.sorted() == ["birthOfYear", "name", "uri", "version"])
 
-            let csv = try bed.run(["fetch", "Student", "--where", "name == \"s0\"", "--fields", "name,birthOfYear", "--format", "csv"])
+            let csv = try await bed.run(["fetch", "Student", "--where", "name == \"s0\"", "--fields", "name,birthOfYear", "--format", "csv"])
             #expect(csv.lines.first == "uri,version,name,birthOfYear" && csv.lines.count == 2, "\(csv.output)")
-            let table = try bed.run(["fetch", "Student", "--where", "name == \"s0\"", "--format", "table"])
+            let table = try await bed.run(["fetch", "Student", "--where", "name == \"s0\"", "--format", "table"])
             #expect(table.lines.count == 3 && table.lines[0].contains("name") && table.lines[1].hasPrefix("---"), "\(table.output)")
-            let json = try bed.run(["fetch", "Student", "--limit", "2", "--format", "json"])
+            let json = try await bed.run(["fetch", "Student", "--limit", "2", "--format", "json"])
             #expect((json.json as? [[String: Any]])?.count == 2)
 
-            #expect(try bed.run(["count", "Student", "--where", "birthOfYear == 1990", "--format", "table"]).output == "\(expected[1990]!)\n")
-            let grouped = try bed.run(["aggregate", "Student", "--group-by", "birthOfYear", "--count", "--min", "name", "--sort", "-count,birthOfYear", "--format", "jsonl"])
+            #expect(try await bed.run(["count", "Student", "--where", "birthOfYear == 1990", "--format", "table"]).output == "\(expected[1990]!)\n")
+            let grouped = try await bed.run(["aggregate", "Student", "--group-by", "birthOfYear", "--count", "--min", "name", "--sort", "-count,birthOfYear", "--format", "jsonl"])
             let pairs = grouped.objects.map { ($0["birthOfYear"] as? Int ?? 0, $0["count"] as? Int ?? 0) }
             #expect(Dictionary(uniqueKeysWithValues: pairs) == expected, "\(grouped)")
             #expect(pairs.map(\.1) == pairs.map(\.1).sorted(by: >))
@@ -116,14 +116,14 @@ import Testing
 
     @Test func historyAfterATokenByAuthorAndFollowed() async throws {
         try await CLITestbed.with { bed in
-            #expect(try bed.run(["schema", "apply", try bed.file("catalog.json", Catalog.schema.canonicalJSON())]).status == 0)
+            #expect(try await bed.run(["schema", "apply", try bed.file("catalog.json", Catalog.schema.canonicalJSON())]).status == 0)
             for (name, author) in [("a", "ann"), ("b", "bob"), ("c", "ann")] {
-                #expect(try bed.run(["insert", "Library", "name=\(name)", "--author", author]).status == 0)
+                #expect(try await bed.run(["insert", "Library", "name=\(name)", "--author", author]).status == 0)
             }
-            let after = try bed.run(["history", "--after", "1", "--format", "jsonl"])
+            let after = try await bed.run(["history", "--after", "1", "--format", "jsonl"])
             #expect(after.objects.map { $0["token"] as? Int } == [2, 3])
             #expect(after.objects.map { $0["author"] as? String } == ["bob", "ann"])
-            let byAnn = try bed.run(["history", "--author", "ann", "--format", "csv"])
+            let byAnn = try await bed.run(["history", "--author", "ann", "--format", "csv"])
             #expect(byAnn.lines.count == 3 && byAnn.lines[0].hasPrefix("token,timestamp,author,kind,uri"), "\(byAnn.output)")
 
             // --follow prints saves as they happen, until stopped.
@@ -136,7 +136,7 @@ import Testing
             try follower.run()
             defer { if follower.isRunning { kill(follower.processIdentifier, SIGKILL) } }
             try await Task.sleep(for: .milliseconds(300))
-            #expect(try bed.run(["insert", "Library", "name=d", "--author", "dan"]).status == 0)
+            #expect(try await bed.run(["insert", "Library", "name=d", "--author", "dan"]).status == 0)
             let deadline = ContinuousClock.now + .seconds(15)
             var seen = ""
             while ContinuousClock.now < deadline {
@@ -147,13 +147,13 @@ import Testing
             #expect(seen.contains("\"token\":4") && seen.contains("\"author\":\"dan\""), "\(seen)")
             #expect(follower.isRunning, "a follower keeps going until stopped")
             kill(follower.processIdentifier, SIGINT)
-            follower.waitUntilExit()
+            while follower.isRunning { try await Task.sleep(for: .milliseconds(10)) }
         }
     }
 
     @Test func theShellStagesFetchesSavesAndRollsBack() async throws {
         try await CLITestbed.with { bed in
-            #expect(try bed.run(["schema", "apply", try bed.file("catalog.json", Catalog.schema.canonicalJSON())]).status == 0)
+            #expect(try await bed.run(["schema", "apply", try bed.file("catalog.json", Catalog.schema.canonicalJSON())]).status == 0)
             let script = """
                 insert Library name="Central Library"
                 insert Library name=Annex
@@ -165,32 +165,32 @@ import Testing
                 insert Library name=Kept
                 save
                 """
-            let shell = try bed.run(["shell", "--author", "shell-user"], input: script + "\n")
+            let shell = try await bed.run(["shell", "--author", "shell-user"], input: script + "\n")
             #expect(shell.status == 0, "\(shell)")
             let lines = shell.objects
             #expect(lines.filter { $0["count"] != nil }.map { $0["count"] as? Int } == [2, 0], "\(shell.output)")
             #expect(lines.contains { $0["name"] as? String == "Central Library" })
             #expect(lines.filter { $0["change"] as? String == "insert" }.count == 2)
             #expect(shell.error.contains("discarded 2 change(s)") && shell.error.contains("saved (history token 1)"), "\(shell.error)")
-            let stored = try bed.run(["fetch", "Library", "--format", "jsonl"])
+            let stored = try await bed.run(["fetch", "Library", "--format", "jsonl"])
             #expect(stored.objects.map { $0["name"] as? String } == ["Kept"])
-            #expect(try bed.run(["history", "--format", "jsonl"]).objects.first?["author"] as? String == "shell-user")
+            #expect(try await bed.run(["history", "--format", "jsonl"]).objects.first?["author"] as? String == "shell-user")
 
             // Mistakes are reported and the shell goes on; leaving discards what was not saved.
-            let mistakes = try bed.run(["shell"], input: "insert Library name=Lost\nfrobnicate\nfetch Nowhere\n")
+            let mistakes = try await bed.run(["shell"], input: "insert Library name=Lost\nfrobnicate\nfetch Nowhere\n")
             #expect(mistakes.status == 64, "the last mistake's class")
             #expect(mistakes.error.contains("unknown command 'frobnicate'") && mistakes.error.contains("unknown entity 'Nowhere'"), "\(mistakes.error)")
             #expect(mistakes.error.contains("discarded 1 unsaved change(s)"))
-            #expect(try bed.run(["count", "Library", "--format", "table"]).output == "1\n")
+            #expect(try await bed.run(["count", "Library", "--format", "table"]).output == "1\n")
         }
     }
 
     /// Each class of error has its exit code and a message that says what to do.
     @Test func errorClassesAndExitCodes() async throws {
         try await CLITestbed.with { bed in
-            #expect(try bed.run(["schema", "apply", try bed.file("trips.json", SampleTrips.schema.canonicalJSON())]).status == 0)
+            #expect(try await bed.run(["schema", "apply", try bed.file("trips.json", SampleTrips.schema.canonicalJSON())]).status == 0)
             let trip = ["insert", "Trip", "name=Kyoto", "destination=Japan", "startDate=2026-04-01", "endDate=2026-04-09"]
-            #expect(try bed.run(trip).status == 0)
+            #expect(try await bed.run(trip).status == 0)
             let cases: [([String], Int32, String)] = [
                 (["frobnicate"], 64, "Unexpected argument 'frobnicate'"),
                 (["fetch"], 64, "Missing expected argument '<entity>'"),
@@ -206,12 +206,12 @@ import Testing
                 (["--socket", "/tmp/no-such-modeld.sock", "status"], 69, "modelctl: is modeld running? tried /tmp/no-such-modeld.sock"),
             ]
             for (arguments, code, message) in cases {
-                let result = try bed.run(arguments)
+                let result = try await bed.run(arguments)
                 #expect(result.status == code, "\(arguments): \(result)")
                 #expect(result.error.contains(message), "\(arguments): \(result.error)")
             }
             // Nothing above changed the store.
-            #expect(try bed.run(["count", "Trip", "--format", "table"]).output == "1\n")
+            #expect(try await bed.run(["count", "Trip", "--format", "table"]).output == "1\n")
         }
     }
 
@@ -219,11 +219,11 @@ import Testing
         try await CLITestbed.with { bed in
             let commands = ["status", "store", "schema", "insert", "get", "update", "delete", "fetch", "count", "aggregate", "history", "import", "export", "shell"]
             for shell in ["bash", "zsh", "fish"] {
-                let script = try bed.run(["--generate-completion-script", shell])
+                let script = try await bed.run(["--generate-completion-script", shell])
                 #expect(script.status == 0 && script.output.count > 1_000, "\(shell)")
                 for command in commands { #expect(script.output.contains(command), "\(shell): \(command)") }
             }
-            let manual = try bed.run(["manual"])
+            let manual = try await bed.run(["manual"])
             #expect(manual.status == 0 && manual.output.hasPrefix(".TH MODELCTL 1"))
             for command in commands { #expect(manual.output.contains(".SS \"modelctl \(command)"), "\(command)") }
             #expect(manual.output.contains("--where <predicate>") && manual.output.contains("EXIT STATUS"))
@@ -231,7 +231,7 @@ import Testing
             #expect(ascii)
             if FileManager.default.isExecutableFile(atPath: "/usr/bin/groff") {
                 let page = try bed.file("modelctl.1", manual.output)
-                let rendered = try run(URL(fileURLWithPath: "/usr/bin/groff"), ["-man", "-Tutf8", "-ww", page], in: bed.directory)
+                let rendered = try await run(URL(fileURLWithPath: "/usr/bin/groff"), ["-man", "-Tutf8", "-ww", page], in: bed.directory)
                 #expect(rendered.status == 0 && rendered.error.isEmpty, "\(rendered.error)")
                 #expect(rendered.output.contains("modelctl - Work with the object stores"))
             }

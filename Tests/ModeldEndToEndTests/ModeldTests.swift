@@ -54,7 +54,7 @@ import Testing
         #expect((try FileManager.default.attributesOfItem(atPath: socket)[.posixPermissions] as? Int) == 0o660)
         #expect(output.contains("listening on \(socket)"), "\(output)")
         kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
         #expect(process.terminationStatus == 0)
         #expect(!FileManager.default.fileExists(atPath: socket))
     }
@@ -107,12 +107,12 @@ import Testing
 
     @Test func aSecondDaemonOnTheSameDataIsRefused() async throws {
         let daemon = try await ModeldProcess.launch()
-        let second = try run(try modeldExecutable(), ["--socket", daemon.directory.path + "/other.sock", "--data-dir", daemon.dataDirectory],
+        let second = try await run(try modeldExecutable(), ["--socket", daemon.directory.path + "/other.sock", "--data-dir", daemon.dataDirectory],
                              in: daemon.directory)
         #expect(second.status == 1)
         #expect(second.error.contains("modeld: another modeld (pid \(daemon.processIdentifier)) is already using the data directory \(daemon.dataDirectory)"),
                 "\(second.error)")
-        let third = try run(try modeldExecutable(), ["--socket", daemon.socketPath, "--data-dir", daemon.directory.path + "/data2"], in: daemon.directory)
+        let third = try await run(try modeldExecutable(), ["--socket", daemon.socketPath, "--data-dir", daemon.directory.path + "/data2"], in: daemon.directory)
         #expect(third.status == 1)
         #expect(third.error.contains("is already using the socket \(daemon.socketPath)"), "\(third.error)")
         // The first daemon is undisturbed.
@@ -123,7 +123,7 @@ import Testing
     @Test func helpExplainsEveryOption() async throws {
         let directory = try TemporaryDirectory.make(prefix: "mh")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let help = try run(try modeldExecutable(), ["--help"], in: directory)
+        let help = try await run(try modeldExecutable(), ["--help"], in: directory)
         #expect(help.status == 0)
         for option in ["--socket ", "--socket-mode", "--data-dir", "--idle-timeout", "--max-sessions", "--max-message-size", "--log-level", "--default-store",
                        "MODELD_SOCKET", "MODELD_SOCKET_MODE", "MODELD_DATA_DIR", "MODELD_IDLE_TIMEOUT", "MODELD_MAX_SESSIONS", "MODELD_MAX_MESSAGE_SIZE",
@@ -142,7 +142,7 @@ import Testing
     func badSettingsAreUsageErrors(arguments: [String], message: String) async throws {
         let directory = try TemporaryDirectory.make(prefix: "mb")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let result = try run(try modeldExecutable(), arguments + ["--socket", directory.path + "/s", "--data-dir", directory.path + "/d"], in: directory)
+        let result = try await run(try modeldExecutable(), arguments + ["--socket", directory.path + "/s", "--data-dir", directory.path + "/d"], in: directory)
         #expect(result.status == 64, "\(result)")
         #expect(result.error.contains(message), "\(result.error)")
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/d"), "nothing was started")

@@ -17,7 +17,7 @@ import Testing
 
     /// The units as `scripts/install` renders them, for the built modeld, with man pages where
     /// `man` finds them (the units' Documentation= must resolve).
-    static func renderUnits(in directory: URL) throws -> (service: String, socket: String, manpath: String) {
+    static func renderUnits(in directory: URL) async throws -> (service: String, socket: String, manpath: String) {
         let modeld = try modeldExecutable()
         let service = try String(contentsOf: repository.appendingPathComponent("systemd/modeld.service"), encoding: .utf8)
             .replacingOccurrences(of: "@BINDIR@", with: modeld.deletingLastPathComponent().path)
@@ -26,22 +26,22 @@ import Testing
         let man = directory.appendingPathComponent("man")
         try FileManager.default.createDirectory(at: man.appendingPathComponent("man8"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: man.appendingPathComponent("man1"), withIntermediateDirectories: true)
-        try run(modeld, ["--manual"], in: directory).output.write(to: man.appendingPathComponent("man8/modeld.8"), atomically: true, encoding: .utf8)
+        try await run(modeld, ["--manual"], in: directory).output.write(to: man.appendingPathComponent("man8/modeld.8"), atomically: true, encoding: .utf8)
         let modelctl = modeld.deletingLastPathComponent().appendingPathComponent("modelctl")
-        try run(modelctl, ["manual"], in: directory).output.write(to: man.appendingPathComponent("man1/modelctl.1"), atomically: true, encoding: .utf8)
+        try await run(modelctl, ["manual"], in: directory).output.write(to: man.appendingPathComponent("man1/modelctl.1"), atomically: true, encoding: .utf8)
         return (directory.appendingPathComponent("modeld.service").path, directory.appendingPathComponent("modeld.socket").path, man.path)
     }
 
     @Test func theUnitsVerifyAndTheServiceIsSafe() async throws {
         let directory = try TemporaryDirectory.make(prefix: "su")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let units = try Self.renderUnits(in: directory)
+        let units = try await Self.renderUnits(in: directory)
         var environment = ProcessInfo.processInfo.environment
         environment["MANPATH"] = units.manpath
-        let verify = try run(Self.analyze, ["verify", units.service, units.socket], environment: environment, in: directory)
+        let verify = try await run(Self.analyze, ["verify", units.service, units.socket], environment: environment, in: directory)
         #expect(verify.status == 0 && verify.error.isEmpty, "\(verify)")
 
-        let security = try run(Self.analyze, ["security", "--offline=true", units.service], environment: environment, in: directory)
+        let security = try await run(Self.analyze, ["security", "--offline=true", units.service], environment: environment, in: directory)
         let line = security.output.split(separator: "\n").first { $0.contains("Overall exposure level for modeld.service") } ?? ""
         let score = line.split(separator: ":").last.flatMap { Double($0.split(separator: " ").first ?? "") }
         #expect(score != nil && score! <= 2.5, "\(security.output.suffix(400))")
@@ -57,14 +57,10 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("activated.sock").path
         let log = directory.appendingPathComponent("log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
-        process.arguments = ["--listen=\(socket)", try modeldExecutable().path, "--data-dir", directory.appendingPathComponent("data").path,
-                             "--default-store", "activated"]
-        process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let process = try SpawnedProcess("/usr/bin/systemd-socket-activate", [
+            "--listen=\(socket)", try modeldExecutable().path, "--data-dir", directory.appendingPathComponent("data").path, "--default-store", "activated",
+        ], environment: ["PATH": "/usr/bin:/bin"], output: log.path)
+        defer { if process.isRunning { process.signal(SIGKILL) } }
 
         var stores: [StoreInfo]?
         var status: DaemonStatus?
@@ -81,9 +77,8 @@ import Testing
         #expect(stores?.map(\.name) == ["activated"], "\(output)")
         #expect(status?.processIdentifier == Int(process.processIdentifier), "systemd-socket-activate execs modeld in its place")
         #expect(output.contains("listening on \(socket)"), "\(output)")
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        process.signal(SIGTERM)
+        #expect(try await process.wait() == 0)
         #expect(FileManager.default.fileExists(atPath: socket), "the socket is systemd's to remove")
     }
 
@@ -115,7 +110,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(20))
         }
         kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
         messages += listener.receive()
         #expect(process.terminationStatus == 0)
 
@@ -172,7 +167,7 @@ final class DatagramListener {
         environment["DESTDIR"] = root.path
         environment["PREFIX"] = "/opt/modeld"
         let built = try modeldExecutable().deletingLastPathComponent().path
-        let install = try run(script, ["--from", built], environment: environment, in: root)
+        let install = try await run(script, ["--from", built], environment: environment, in: root)
         #expect(install.status == 0, "\(install)")
         let expected: [(String, Int)] = [
             ("bin/modeld", 0o755), ("bin/modelctl", 0o755), ("lib/systemd/system/modeld.service", 0o644),
@@ -192,7 +187,7 @@ final class DatagramListener {
         let manual = try String(contentsOfFile: root.path + "/opt/modeld/share/man/man8/modeld.8", encoding: .utf8)
         #expect(manual.hasPrefix(".TH MODELD 8") && manual.contains("--idle-timeout"))
 
-        let uninstall = try run(script, ["--uninstall"], environment: environment, in: root)
+        let uninstall = try await run(script, ["--uninstall"], environment: environment, in: root)
         #expect(uninstall.status == 0)
         let left = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String }
             .filter { (try? FileManager.default.attributesOfItem(atPath: root.path + "/" + $0)[.type] as? FileAttributeType) == .typeRegular } ?? []
