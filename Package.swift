@@ -76,7 +76,7 @@ let package = Package(
         .target(
             name: "ModelServer",
             dependencies: [
-                "ModelCore", "ModelStorage", "ModelEngine", "ModelWire",
+                "ModelCore", "ModelStorage", "ModelEngine", "ModelWire", "SQLiteStorage",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -180,6 +180,18 @@ let package = Package(
         .testTarget(
             name: "ModeldEndToEndTests",
             dependencies: ["ModelClient", "ModelTesting", "ModelCore", "ModelFixtures", "modeld"],
+            swiftSettings: sharedSettings
+        ),
+        // Crashes, full disks, hostile input, limits, access, conflicts (issue: reliability).
+        .testTarget(
+            name: "ReliabilityTests",
+            dependencies: [
+                "ModelClient", "ModelTesting", "ModelServer", "ModelWire", "ModelCore", "ModelFixtures", "SQLiteStorage", "ModelStorage",
+                "modeld",
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
             swiftSettings: sharedSettings
         ),
         .testTarget(

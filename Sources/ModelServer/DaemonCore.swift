@@ -16,7 +16,8 @@ final class DaemonCore: Sendable {
 
     init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
-        self.catalog = StoreCatalog(directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("stores"))
+        self.catalog = StoreCatalog(directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("stores"),
+                                    maximumStoreSize: configuration.maximumStoreSize)
         self.sessions = SessionRegistry(maximumSessions: configuration.maximumSessions, idleTimeout: configuration.idleTimeout)
         self.logger = logger
         self.rpc = RPCHandling(logger: logger)

@@ -21,7 +21,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     }
 
     func count(request: Modeld_V1_StoreFetchRequest, context: ServerContext) async throws -> Modeld_V1_CountResponse {
-        try await core.rpc.handle("Count") {
+        try await core.rpc.handleCancellable("Count", context) {
             var descriptor = try FetchDescriptor(wire: request.fetch)
             descriptor.resultType = .count
             let count = try await core.store(request.store).container.backend.fetch(descriptor).count
@@ -30,14 +30,14 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     }
 
     func aggregate(request: Modeld_V1_StoreAggregateRequest, context: ServerContext) async throws -> Modeld_V1_AggregateResponse {
-        try await core.rpc.handle("Aggregate") {
+        try await core.rpc.handleCancellable("Aggregate", context) {
             let descriptor = try AggregateDescriptor(wire: request.aggregate)
             return Modeld_V1_AggregateResponse(try await core.store(request.store).container.backend.aggregate(descriptor))
         }
     }
 
     func getObjects(request: Modeld_V1_GetObjectsRequest, context: ServerContext) async throws -> Modeld_V1_GetObjectsResponse {
-        try await core.rpc.handle("GetObjects") {
+        try await core.rpc.handleCancellable("GetObjects", context) {
             let store = try core.store(request.store)
             var ids: [PersistentIdentifier] = []
             for uri in request.uris { ids.append(try PersistentIdentifier(wire: uri, in: store.storeIdentifier)) }
@@ -58,7 +58,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     }
 
     func apply(request: Modeld_V1_ApplyRequest, context: ServerContext) async throws -> Modeld_V1_SaveResult {
-        try await core.rpc.handle("Apply") {
+        try await core.rpc.handleCancellable("Apply", context) {
             let store = try core.store(request.store)
             let edits = try ObjectEdit.edits(wire: request.changes, in: store.storeIdentifier)
             let unit = store.container.makeContext(author: request.author.isEmpty ? nil : request.author,
@@ -69,7 +69,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     }
 
     func batchDelete(request: Modeld_V1_BatchDeleteRequest, context: ServerContext) async throws -> Modeld_V1_BatchResult {
-        try await core.rpc.handle("BatchDelete") {
+        try await core.rpc.handleCancellable("BatchDelete", context) {
             let store = try core.store(request.store)
             let unit = store.container.makeContext(author: request.author.isEmpty ? nil : request.author)
             let ids = try await unit.fetch(FetchDescriptor(entityName: request.entity, predicate: try request.predicate.model(),
@@ -89,7 +89,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     }
 
     func batchUpdate(request: Modeld_V1_BatchUpdateRequest, context: ServerContext) async throws -> Modeld_V1_BatchResult {
-        try await core.rpc.handle("BatchUpdate") {
+        try await core.rpc.handleCancellable("BatchUpdate", context) {
             let store = try core.store(request.store)
             let attributes = try [String: Value](wire: request.attributes)
             guard !attributes.isEmpty else { throw ModelError(.invalidArgument, "a batch update needs at least one attribute to set") }

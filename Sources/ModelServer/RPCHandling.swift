@@ -28,21 +28,26 @@ struct RPCHandling: Sendable {
     }
 
     /// Runs `body` in a child task that is cancelled when the RPC is: gRPC signals cancellation
-    /// through the context's handle, not by cancelling the handler's task, so a long call (a
-    /// streamed fetch, a followed history) would otherwise run on after its client left.
-    func cancellable(_ context: ServerContext, _ body: @Sendable @escaping () async throws -> Void) async throws {
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                try await body()
-                return true
-            }
+    /// (the client gone, its deadline passed, the daemon stopping) through the context's handle,
+    /// not by cancelling the handler's task, so a long call would otherwise run on after its client
+    /// left. Cancelled, the store interrupts the statement under way.
+    func cancellable<T: Sendable>(_ context: ServerContext, _ body: @Sendable @escaping () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
             group.addTask {
                 try await context.cancellation.cancelled
-                return false
+                return nil
             }
-            let finished = try await group.next() ?? false
+            let first = try await group.next() ?? nil
             group.cancelAll()
-            if !finished { throw CancellationError() }
+            guard let first else { throw CancellationError() }
+            return first
         }
+    }
+
+    /// ``handle(_:_:)`` and ``cancellable(_:_:)`` together: the usual shape of a handler whose
+    /// work may take long.
+    func handleCancellable<T: Sendable>(_ method: String, _ context: ServerContext, _ body: @Sendable @escaping () async throws -> T) async throws -> T {
+        try await handle(method) { try await cancellable(context, body) }
     }
 }

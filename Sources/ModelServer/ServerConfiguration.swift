@@ -15,6 +15,9 @@ public struct ServerConfiguration: Sendable {
     public var maximumSessions: Int = 1_000
     /// The largest message the daemon accepts or sends.
     public var maximumMessageSize: Int = 16 * 1024 * 1024
+    /// The largest an SQLite store file may grow, in bytes (nil: as large as the disk allows).
+    /// Saves beyond fail with RESOURCE_EXHAUSTED, as on a full disk; reads go on.
+    public var maximumStoreSize: Int64?
     /// A store to create at start-up if it does not exist (nil for none).
     public var defaultStore: String? = "default"
     /// A socket already bound and listening (systemd socket activation), used instead of binding

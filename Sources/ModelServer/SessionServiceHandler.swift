@@ -31,7 +31,7 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
     }
 
     func stage(request: Modeld_V1_StageRequest, context: ServerContext) async throws -> Modeld_V1_StageResponse {
-        try await core.rpc.handle("Stage") {
+        try await core.rpc.handleCancellable("Stage", context) {
             let session = try core.session(request.sessionID)
             let edits = try ObjectEdit.edits(wire: request.changes, in: session.store.storeIdentifier)
             let ids = try await session.run { try await $0.apply(edits) }
@@ -40,7 +40,7 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
     }
 
     func save(request: Modeld_V1_SaveRequest, context: ServerContext) async throws -> Modeld_V1_SaveResult {
-        try await core.rpc.handle("Save") {
+        try await core.rpc.handleCancellable("Save", context) {
             let session = try core.session(request.sessionID)
             return try await session.run { try await core.save($0, store: session.store, returnTransaction: request.returnTransaction) }
         }
@@ -67,7 +67,7 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
     }
 
     func count(request: Modeld_V1_SessionFetchRequest, context: ServerContext) async throws -> Modeld_V1_CountResponse {
-        try await core.rpc.handle("Count") {
+        try await core.rpc.handleCancellable("Count", context) {
             let session = try core.session(request.sessionID)
             let descriptor = try FetchDescriptor(wire: request.fetch)
             let count = try await session.run { try await $0.count(descriptor) }
@@ -76,7 +76,7 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
     }
 
     func aggregate(request: Modeld_V1_SessionAggregateRequest, context: ServerContext) async throws -> Modeld_V1_AggregateResponse {
-        try await core.rpc.handle("Aggregate") {
+        try await core.rpc.handleCancellable("Aggregate", context) {
             let session = try core.session(request.sessionID)
             let descriptor = try AggregateDescriptor(wire: request.aggregate)
             let rows = try await session.run { try await $0.aggregate(descriptor) }
@@ -85,7 +85,7 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
     }
 
     func getObjects(request: Modeld_V1_SessionGetObjectsRequest, context: ServerContext) async throws -> Modeld_V1_GetObjectsResponse {
-        try await core.rpc.handle("GetObjects") {
+        try await core.rpc.handleCancellable("GetObjects", context) {
             let session = try core.session(request.sessionID)
             var ids: [PersistentIdentifier] = []
             for uri in request.uris { ids.append(try PersistentIdentifier(wire: uri, in: session.store.storeIdentifier)) }

@@ -2,6 +2,7 @@ import Foundation
 import ModelCore
 import ModelEngine
 import ModelStorage
+import SQLiteStorage
 import Synchronization
 
 /// The stores the daemon serves, by name. Lookups take a lock for a moment; creating, dropping
@@ -13,9 +14,13 @@ final class StoreCatalog: Sendable {
     private let stores = Mutex<[String: StoreHandle]>([:])
     private let changes = AsyncMutex()
 
-    init(directory: URL, registry: StorageRegistry = .standard) {
+    /// The size limit of SQLite store files.
+    let maximumStoreSize: Int64?
+
+    init(directory: URL, registry: StorageRegistry = .standard, maximumStoreSize: Int64? = nil) {
         self.directory = directory
         self.registry = registry
+        self.maximumStoreSize = maximumStoreSize
     }
 
     /// Opens every `<name>.sqlite` file of the stores directory. Returns the files that could not
@@ -115,6 +120,9 @@ final class StoreCatalog: Sendable {
         case .memory: StoreLocation(scheme: "memory", path: name)
         }
         let container = try await ModelContainer.open(url: location.url, schema: schema, registry: registry)
+        if let maximumStoreSize, let sqlite = container.backend as? SQLiteStore {
+            try await sqlite.setMaximumFileSize(maximumStoreSize)
+        }
         return StoreHandle(name: name, kind: kind, location: location, container: container)
     }
 }

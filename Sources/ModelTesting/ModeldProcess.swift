@@ -14,7 +14,7 @@ public final class ModeldProcess: @unchecked Sendable {
     public let socketPath: String
     public let dataDirectory: String
     public let executable: URL
-    public let arguments: [String]
+    public private(set) var arguments: [String]
     private var process: Process
 
     /// Starts modeld with `--socket` and `--data-dir` in a new temporary directory (or
@@ -112,6 +112,14 @@ public final class ModeldProcess: @unchecked Sendable {
     /// Starts the daemon again, on the same socket and data directory.
     public func restart(environment: [String: String] = [:]) async throws {
         if process.isRunning { try await stop() }
+        try start(environment: environment)
+        try await waitUntilReady()
+    }
+
+    /// Starts the daemon again with other arguments (same socket and data directory).
+    public func relaunch(arguments: [String], environment: [String: String] = [:]) async throws {
+        if process.isRunning { try await stop() }
+        self.arguments = arguments
         try start(environment: environment)
         try await waitUntilReady()
     }

@@ -22,12 +22,17 @@ extension ModelError {
         let modelCode: ModelError.Code
         let advice: String
         switch primary {
+        case SQLITE_INTERRUPT:
+            return ModelError.interrupted
         case SQLITE_CONSTRAINT where code == constraintUnique || code == constraintPrimaryKey:
             modelCode = .uniqueConstraint
             advice = ""
-        case SQLITE_FULL, SQLITE_TOOBIG, SQLITE_NOMEM:
+        case SQLITE_FULL:
             modelCode = .resourceExhausted
-            advice = "; free disk space or make the request smaller"
+            advice = ": the disk holding the store (or the store's size limit, --max-store-size) is full; free space, and the store takes saves again"
+        case SQLITE_TOOBIG, SQLITE_NOMEM:
+            modelCode = .resourceExhausted
+            advice = "; make the request smaller"
         case SQLITE_BUSY, SQLITE_LOCKED:
             modelCode = .storageFailure
             advice = "; another connection held the database too long, try again"

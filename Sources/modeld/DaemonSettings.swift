@@ -43,6 +43,12 @@ struct DaemonSettings {
             }
             server.maximumMessageSize = bytes
         }
+        if let text = value(flags.maxStoreSize, "MODELD_MAX_STORE_SIZE") {
+            guard let bytes = Self.bytes(text), bytes >= 64 * 1024 else {
+                throw ValidationError("max store size '\(text)' must be at least 64K (bytes, or with a K, M or G suffix)")
+            }
+            server.maximumStoreSize = Int64(bytes)
+        }
         if let store = flags.defaultStore ?? environment["MODELD_DEFAULT_STORE"] {
             server.defaultStore = store.isEmpty ? nil : store
         }
@@ -59,6 +65,7 @@ struct DaemonSettings {
 
     private static func bytes(_ text: String) -> Int? {
         let upper = text.uppercased()
+        if upper.hasSuffix("G") { return Int(upper.dropLast()).map { $0 * 1024 * 1024 * 1024 } }
         if upper.hasSuffix("M") { return Int(upper.dropLast()).map { $0 * 1024 * 1024 } }
         if upper.hasSuffix("K") { return Int(upper.dropLast()).map { $0 * 1024 } }
         return Int(upper)

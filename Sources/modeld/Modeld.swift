@@ -45,6 +45,9 @@ struct Modeld: AsyncParsableCommand {
     @Option(name: .long, help: "The largest request accepted, in bytes; K and M suffixes allowed (default 16M). [MODELD_MAX_MESSAGE_SIZE]")
     var maxMessageSize: String?
 
+    @Option(name: .long, help: "The largest a store file may grow; K, M and G suffixes allowed (default: no limit). Saves beyond fail with RESOURCE_EXHAUSTED; reads go on. [MODELD_MAX_STORE_SIZE]")
+    var maxStoreSize: String?
+
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (default info). [MODELD_LOG_LEVEL]")
     var logLevel: String?
 
