@@ -68,22 +68,52 @@ public final class ModelClient: Sendable {
     var queryService: Modeld_V1_QueryService.Client<HTTP2ClientTransport.Posix> { .init(wrapping: grpc) }
     var daemonService: Modeld_V1_DaemonService.Client<HTTP2ClientTransport.Posix> { .init(wrapping: grpc) }
 
-    /// Runs one call; its errors come out as `ModelError`s.
+    /// Runs one call; its errors come out as `ModelError`s. A call that could not be sent because
+    /// the connection is (re)connecting is tried again a few times over a few hundred
+    /// milliseconds: it never reached the daemon, so trying again is safe.
     func call<T>(_ body: () async throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try await body()
+            } catch let error as RPCError where Self.wasNotSent(error) && attempt < Self.resendAttempts {
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(30 * attempt))
+            } catch {
+                throw translateAny(error)
+            }
+        }
+    }
+
+    static let resendAttempts = 5
+
+    /// Whether a call failed before it left the client (no connection ready).
+    static func wasNotSent(_ error: RPCError) -> Bool {
+        error.code == .unavailable && (error.message.contains("isn't ready") || error.message.contains("no subchannel"))
+    }
+
+    private func translateAny(_ error: any Error) -> any Error {
         do {
-            return try await body()
-        } catch let error as RPCError {
-            throw translate(error)
-        } catch let error as ModelError {
             throw error
+        } catch let error as RPCError {
+            return translate(error)
         } catch let error as RuntimeError {
-            throw ModelError(.unavailable, "cannot talk to modeld at \(socketPath): \(error.message); is modeld running?",
-                             context: ["socket": socketPath, "detail": error.message])
+            return ModelError(.unavailable, "cannot talk to modeld at \(socketPath): \(error.message); is modeld running?",
+                              context: ["socket": socketPath, "detail": error.message])
+        } catch {
+            return error
         }
     }
 
     func translate(_ error: RPCError) -> ModelError {
         let fromDaemon = error.metadata[stringValues: ModelError.codeMetadataKey].contains { _ in true }
+        if !fromDaemon, error.message.contains("RST_STREAM") {
+            // The transport resets a call whose request is over the daemon's size limit, before
+            // any of modeld's code sees it.
+            return ModelError(.resourceExhausted,
+                "modeld reset the call before answering it; most likely the request is larger than its maximum message size (modeld --max-message-size, 16 MiB by default): send less at a time (\(error.message))",
+                context: ["socket": socketPath, "detail": error.message])
+        }
         if !fromDaemon, error.code == .unavailable {
             return ModelError(.unavailable, "cannot reach modeld at \(socketPath): is modeld running? (\(error.message))",
                               context: ["socket": socketPath, "detail": error.message])

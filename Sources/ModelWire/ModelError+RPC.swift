@@ -31,12 +31,15 @@ extension ModelError: RPCErrorConvertible {
     }
 
     public var rpcErrorCode: RPCError.Code { Self.statusCode(for: code) }
-    public var rpcErrorMessage: String { message }
+    /// The message, cut to 4,000 characters: it travels in a trailer, which HTTP/2 limits.
+    public var rpcErrorMessage: String { message.count > 4_000 ? String(message.prefix(3_997)) + "..." : message }
 
     public var rpcErrorMetadata: Metadata {
         var metadata = Metadata()
         metadata.addString(code.rawValue, forKey: Self.codeMetadataKey)
-        if !context.isEmpty, let json = try? JSONSerialization.data(withJSONObject: context, options: [.sortedKeys]) {
+        // Each value cut to 1,000 characters, so that trailers stay well under HTTP/2's limits.
+        let bounded = context.mapValues { $0.count > 1_000 ? String($0.prefix(997)) + "..." : $0 }
+        if !bounded.isEmpty, let json = try? JSONSerialization.data(withJSONObject: bounded, options: [.sortedKeys]) {
             metadata.addBinary(Array(json), forKey: Self.contextMetadataKey)
         }
         return metadata

@@ -24,6 +24,10 @@ extension ModelError {
         switch primary {
         case SQLITE_INTERRUPT:
             return ModelError.interrupted
+        case SQLITE_ERROR where message.contains("parser stack overflow") || message.contains("too large") || message.contains("too many"):
+            // A request within modeld's limits that SQLite still cannot compile.
+            modelCode = .resourceExhausted
+            advice = ": the request is too complex for the SQLite store (nested or sized beyond what SQLite compiles); simplify it"
         case SQLITE_CONSTRAINT where code == constraintUnique || code == constraintPrimaryKey:
             modelCode = .uniqueConstraint
             advice = ""

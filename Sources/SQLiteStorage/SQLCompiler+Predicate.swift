@@ -2,7 +2,9 @@ import ModelCore
 
 extension SQLCompiler {
     /// Compiles a typed predicate to an SQL condition with two-valued logic: a comparison with
-    /// NULL is false, so a negation is written `NOT COALESCE((p), 0)`.
+    /// NULL is false, so a negation is written `(p) IS NOT TRUE` (true for false and for NULL),
+    /// and a double negation cancels. Nesting is kept shallow: SQLite's parser has a small
+    /// stack.
     mutating func predicate(_ predicate: Predicate) throws(ModelError) -> String {
         switch predicate {
         case .constant(let value):
@@ -17,8 +19,10 @@ extension SQLCompiler {
             var terms: [String] = []
             for part in parts { terms.append(try self.predicate(part)) }
             return "(" + terms.joined(separator: " OR ") + ")"
+        case .not(.not(let inner)):
+            return try self.predicate(inner)
         case .not(let inner):
-            return "NOT COALESCE((\(try self.predicate(inner))), 0)"
+            return "(\(try self.predicate(inner)) IS NOT TRUE)"
         case .comparison(let comparison):
             return try self.comparison(comparison)
         }

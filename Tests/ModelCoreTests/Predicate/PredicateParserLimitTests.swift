@@ -83,22 +83,35 @@ import Testing
         #expect(try PredicateParser.parse(junctions.description) == junctions)
         Self.expectExhausted("(\(text) AND rank == 3) OR rank == 4", "one junction too many")
 
-        // SUBQUERY: each level adds one to its predicate's depth.
-        var subquery = "$s0.title == \"x\""
-        for level in (1...20).reversed() {
-            subquery = "SUBQUERY($s\(level).authors, $s\(level - 1), \(subquery)).@count > 0"
+        // SUBQUERY: at most Predicate.maximumSubqueryNesting inside one another, each adding to
+        // its predicate's depth.
+        func subqueries(_ count: Int) -> String {
+            // From Author: books, then each Book's authors, each Author's books…
+            var subquery = "$s0.@entity != \"x\""
+            for level in 1...count {
+                let depthFromTop = count - level
+                let collection = (depthFromTop % 2 == 0 ? "books" : "authors")
+                let source = level == count ? collection : "$s\(level).\(collection)"
+                subquery = "SUBQUERY(\(source), $s\(level - 1), \(subquery)).@count > 0"
+            }
+            return subquery
         }
-        let nested = try PredicateParser.parse(subquery.replacingOccurrences(of: "$s20.authors", with: "authors"))
-        #expect(try PredicateParser.parse(nested.description) == nested)
+        let author = try schema.entity("Author")
+        let allowed = try PredicateParser.parse(subqueries(Predicate.maximumSubqueryNesting))
+        _ = try allowed.typed(for: author, in: schema)
+        #expect(try PredicateParser.parse(allowed.description) == allowed)
+        let five = try PredicateParser.parse(subqueries(Predicate.maximumSubqueryNesting + 1))
+        let nestedError = try #require(throws: ModelError.self) { try five.typed(for: author, in: schema) }
+        #expect(nestedError.code == .resourceExhausted && nestedError.message.contains("SUBQUERYs are nested more than 4 deep"))
         var tooManySubqueries = "a == 1"
         for _ in 0..<22 { tooManySubqueries = "SUBQUERY(items, $i, \(tooManySubqueries)).@count > 0" }
         Self.expectExhausted(tooManySubqueries, "22 nested SUBQUERYs")
     }
 
     @Test func redundantParenthesesAreToleratedUpToALimit() throws {
-        let seventy = String(repeating: "(", count: 70) + "a == 1" + String(repeating: ")", count: 70)
-        #expect(try PredicateParser.parse(seventy) == .equal("a", .int(1)))
-        Self.expectExhausted(String(repeating: "(", count: 100) + "a == 1" + String(repeating: ")", count: 100), "100 parentheses")
+        let forty = String(repeating: "(", count: 40) + "a == 1" + String(repeating: ")", count: 40)
+        #expect(try PredicateParser.parse(forty) == .equal("a", .int(1)))
+        Self.expectExhausted(String(repeating: "(", count: 60) + "a == 1" + String(repeating: ")", count: 60), "60 parentheses")
     }
 
     @Test func lengthLimit() throws {
@@ -140,7 +153,7 @@ import Testing
             "a == " + String(repeating: "(1 + ", count: 1_000) + "1" + String(repeating: ")", count: 1_000),
             String(repeating: "SUBQUERY(a, $v, ", count: 1_000),
             "a IN {" + String(repeating: "(", count: 1_000),
-            String(repeating: "(", count: 79) + "a == 1" + String(repeating: ")", count: 79),
+            String(repeating: "(", count: 47) + "a == 1" + String(repeating: ")", count: 47),
         ]
         let codes: [ModelError.Code?] = await withCheckedContinuation { continuation in
             let thread = Thread {
