@@ -13,7 +13,7 @@ let package = Package(
     products: [
         .executable(name: "modeld", targets: ["modeld"]),
         .executable(name: "modelctl", targets: ["modelctl"]),
-        .library(name: "ModelClient", targets: ["ModelClient"]),
+        .library(name: "ModelRemote", targets: ["ModelRemote"]),
         .library(name: "ModelTesting", targets: ["ModelTesting"]),
         .library(name: "ModelCore", targets: ["ModelCore"]),
         .library(name: "ModelStorage", targets: ["ModelStorage"]),
@@ -84,9 +84,9 @@ let package = Package(
             ],
             swiftSettings: sharedSettings
         ),
-        // The Swift API over the daemon's socket.
+        // The daemon's operations as Swift calls over its socket, with ModelCore's types.
         .target(
-            name: "ModelClient",
+            name: "ModelRemote",
             dependencies: [
                 "ModelCore", "ModelWire",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
@@ -98,7 +98,7 @@ let package = Package(
         .target(
             name: "ModelTesting",
             dependencies: [
-                "ModelCore", "ModelServer", "ModelClient",
+                "ModelCore", "ModelServer", "ModelRemote",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: sharedSettings
@@ -122,7 +122,7 @@ let package = Package(
         .executableTarget(
             name: "modelctl",
             dependencies: [
-                "ModelClient", "ModelCore", "ModelWire", "ModelServer", "ManualPages",
+                "ModelRemote", "ModelCore", "ModelWire", "ModelServer", "ManualPages",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: sharedSettings
@@ -170,7 +170,7 @@ let package = Package(
         .testTarget(
             name: "ModelServerTests",
             dependencies: [
-                "ModelServer", "ModelClient", "ModelTesting", "ModelWire", "ModelCore", "ModelEngine", "ModelStorage", "ModelFixtures",
+                "ModelServer", "ModelRemote", "ModelTesting", "ModelWire", "ModelCore", "ModelEngine", "ModelStorage", "ModelFixtures",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             ],
@@ -179,14 +179,14 @@ let package = Package(
         // The built modeld executable, spawned as a child process.
         .testTarget(
             name: "ModeldEndToEndTests",
-            dependencies: ["ModelClient", "ModelTesting", "ModelCore", "ModelFixtures", "modeld"],
+            dependencies: ["ModelRemote", "ModelTesting", "ModelCore", "ModelFixtures", "modeld"],
             swiftSettings: sharedSettings
         ),
         // Crashes, full disks, hostile input, limits, access, conflicts (issue: reliability).
         .testTarget(
             name: "ReliabilityTests",
             dependencies: [
-                "ModelClient", "ModelTesting", "ModelServer", "ModelWire", "ModelCore", "ModelFixtures", "SQLiteStorage", "ModelStorage",
+                "ModelRemote", "ModelTesting", "ModelServer", "ModelWire", "ModelCore", "ModelFixtures", "SQLiteStorage", "ModelStorage",
                 "modeld",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),

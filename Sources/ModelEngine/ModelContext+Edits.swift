@@ -40,24 +40,34 @@ extension ModelContext {
         try await serialized {
             let before = pending
             do {
-                var ids: [PersistentIdentifier] = []
-                ids.reserveCapacity(edits.count)
-                for (index, edit) in edits.enumerated() {
-                    do {
-                        ids.append(try await perform(edit))
-                    } catch let error as ModelError {
-                        throw error.locating(change: index, of: edits.count)
-                    }
-                }
-                return ids
+                return try await performEdits(edits)
             } catch {
-                // Keep what the failed edits read from the store; drop what they changed.
-                let bases = pending.bases
-                pending = before
-                for (id, base) in bases where !pending.isTouched(id) { pending.bases[id] = base }
+                restorePending(before)
                 throw error
             }
         }
+    }
+
+    /// Makes `edits` in order (inside an operation); a failure names the edit.
+    @discardableResult
+    func performEdits(_ edits: [ObjectEdit]) async throws -> [PersistentIdentifier] {
+        var ids: [PersistentIdentifier] = []
+        ids.reserveCapacity(edits.count)
+        for (index, edit) in edits.enumerated() {
+            do {
+                ids.append(try await perform(edit))
+            } catch let error as ModelError {
+                throw error.locating(change: index, of: edits.count)
+            }
+        }
+        return ids
+    }
+
+    /// Puts back the pending changes of `before`, keeping what was read from the store since.
+    func restorePending(_ before: PendingChanges) {
+        let bases = pending.bases
+        pending = before
+        for (id, base) in bases where !pending.isTouched(id) { pending.bases[id] = base }
     }
 
     private func perform(_ edit: ObjectEdit) async throws -> PersistentIdentifier {

@@ -9,27 +9,47 @@ extension ModelContext {
     /// Returns the temporary → permanent identifier remap and the history token.
     @discardableResult
     public func save() async throws -> SaveResult {
+        try await serialized { try await performSave() }
+    }
+
+    /// Makes `edits` (as ``apply(_:)`` does) and saves, as one operation: a client that keeps its
+    /// own unit of work sends its changes and saves in one call. All or nothing: if an edit or the
+    /// save fails, the context is left as it was before the call.
+    @discardableResult
+    public func save(applying edits: [ObjectEdit]) async throws -> SaveResult {
         try await serialized {
-            for _ in 0..<Self.maximumSaveAttempts {
-                guard pending.hasChanges else { return SaveResult() }
-                var working = pending
-                try await propagateDeletes(&working, enforceDeny: true)
-                let changes = working.makeChangeSet(author: author, uniquenessPolicy: uniquenessPolicy)
-                try working.validate(changes)
-                guard !changes.isEmpty else {
-                    discardPending()
-                    return SaveResult()
-                }
-                do {
-                    let result = try await backend.save(changes)
-                    finishSave(working, changes, result)
-                    return result
-                } catch let conflicts as SaveConflicts {
-                    try resolve(conflicts)
-                }
+            guard !edits.isEmpty else { return try await performSave() }
+            let before = pending
+            do {
+                try await performEdits(edits)
+                return try await performSave()
+            } catch {
+                restorePending(before)
+                throw error
             }
-            throw ModelError(.conflict, "the save kept conflicting with other saves after \(Self.maximumSaveAttempts) attempts; try again")
         }
+    }
+
+    private func performSave() async throws -> SaveResult {
+        for _ in 0..<Self.maximumSaveAttempts {
+            guard pending.hasChanges else { return SaveResult() }
+            var working = pending
+            try await propagateDeletes(&working, enforceDeny: true)
+            let changes = working.makeChangeSet(author: author, uniquenessPolicy: uniquenessPolicy)
+            try working.validate(changes)
+            guard !changes.isEmpty else {
+                discardPending()
+                return SaveResult()
+            }
+            do {
+                let result = try await backend.save(changes)
+                finishSave(working, changes, result)
+                return result
+            } catch let conflicts as SaveConflicts {
+                try resolve(conflicts)
+            }
+        }
+        throw ModelError(.conflict, "the save kept conflicting with other saves after \(Self.maximumSaveAttempts) attempts; try again")
     }
 
     /// Runs delete rules on a copy of the pending changes: cascades delete related objects,

@@ -45,8 +45,9 @@ final class DaemonCore: Sendable {
 
     /// Saves a context, wakes the store's history followers, and describes the result (with the
     /// transaction written, when asked).
-    func save(_ context: ModelContext, store: StoreHandle, returnTransaction: Bool) async throws -> Modeld_V1_SaveResult {
-        let result = try await context.save()
+    func save(_ context: ModelContext, applying edits: [ObjectEdit] = [], store: StoreHandle,
+              returnTransaction: Bool) async throws -> Modeld_V1_SaveResult {
+        let result = try await context.save(applying: edits)
         guard let token = result.token else { return Modeld_V1_SaveResult(result) }
         store.history.notify()
         var transaction: HistoryTransaction?

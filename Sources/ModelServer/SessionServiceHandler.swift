@@ -42,7 +42,10 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
     func save(request: Modeld_V1_SaveRequest, context: ServerContext) async throws -> Modeld_V1_SaveResult {
         try await core.rpc.handleCancellable("Save", context) {
             let session = try core.session(request.sessionID)
-            return try await session.run { try await core.save($0, store: session.store, returnTransaction: request.returnTransaction) }
+            let edits = try ObjectEdit.edits(wire: request.changes, in: session.store.storeIdentifier)
+            return try await session.run {
+                try await core.save($0, applying: edits, store: session.store, returnTransaction: request.returnTransaction)
+            }
         }
     }
 

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import ModelClient
+import ModelRemote
 import ModelCore
 
 /// The real `modeld` executable, run as a child process in a temporary directory of its own:
@@ -83,7 +83,7 @@ public final class ModeldProcess: @unchecked Sendable {
             guard process.isRunning else {
                 throw ModelError(.unavailable, "modeld exited with status \(process.terminationStatus) before it was ready:\n\(log)")
             }
-            if (try? await ModelClient.withClient(socketPath: socketPath, { try await $0.status() })) != nil { return }
+            if (try? await DaemonClient.withClient(socketPath: socketPath, { try await $0.status() })) != nil { return }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw ModelError(.unavailable, "modeld did not answer within \(timeout):\n\(log)")

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import ModelClient
+import ModelRemote
 import ModelServer
 
 /// A modeld running inside the test process, on a socket in a fresh short temporary directory
@@ -63,8 +63,8 @@ public final class TestDaemon: Sendable {
     }
 
     /// Connects a client to this daemon for the length of `body`.
-    public func withClient<T: Sendable>(_ body: (ModelClient) async throws -> T) async throws -> T {
-        try await ModelClient.withClient(socketPath: socketPath, body)
+    public func withClient<T: Sendable>(_ body: (DaemonClient) async throws -> T) async throws -> T {
+        try await DaemonClient.withClient(socketPath: socketPath, body)
     }
 
     fileprivate static func startShared() async throws -> TestDaemon {

@@ -1,5 +1,5 @@
 import Foundation
-import ModelClient
+import ModelRemote
 import ModelCore
 import Testing
 
@@ -9,7 +9,7 @@ public struct TestStore: Sendable {
     /// The store's name on the daemon.
     public let name: String
     /// A client connected to the daemon.
-    public let client: ModelClient
+    public let client: DaemonClient
     /// The daemon's socket, for clients of your own (another process, `modelctl`).
     public let socketPath: String
     /// The store as created (its UUID, its schema's hash).

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import ArgumentParser
 import Foundation
-import ModelClient
+import ModelRemote
 import ModelCore
 import ModelWire
 
@@ -34,9 +34,9 @@ struct GlobalOptions: ParsableArguments {
 
     /// Runs `body` with a client connected to the daemon; errors become a message on standard
     /// error and the exit code of their class.
-    func withClient<T: Sendable>(_ body: (ModelClient) async throws -> T) async throws -> T {
+    func withClient<T: Sendable>(_ body: (DaemonClient) async throws -> T) async throws -> T {
         try await CLI.reportingErrors(socket: socketPath) {
-            try await ModelClient.withClient(socketPath: socketPath, body)
+            try await DaemonClient.withClient(socketPath: socketPath, body)
         }
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import ModelClient
+import ModelRemote
 import ModelCore
 import ModelFixtures
 import ModelTesting
@@ -19,7 +19,7 @@ import Testing
             let acknowledged = try await withThrowingTaskGroup(of: [(token: HistoryToken, ids: [PersistentIdentifier], client: Int)].self) { group in
                 for client in 0..<Self.clients {
                     group.addTask {
-                        try await ModelClient.withClient(socketPath: store.socketPath) { connection in
+                        try await DaemonClient.withClient(socketPath: store.socketPath) { connection in
                             let session = try await connection.openSession(on: store.name, author: "client-\(client)")
                             var saves: [(HistoryToken, [PersistentIdentifier], Int)] = []
                             for save in 0..<Self.savesPerClient {

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import ModelClient
+import ModelRemote
 import ModelCore
 import ModelFixtures
 import ModelServer

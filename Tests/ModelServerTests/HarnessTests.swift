@@ -1,5 +1,5 @@
 import Foundation
-import ModelClient
+import ModelRemote
 import ModelCore
 import ModelFixtures
 import ModelTesting
@@ -57,7 +57,7 @@ import Testing
 
     @Test func theRealExecutableCanBeSpawned() async throws {
         let process = try await ModeldProcess.launch(arguments: ["--default-store", "spawned"])
-        let stores = try await ModelClient.withClient(socketPath: process.socketPath) { try await $0.stores() }
+        let stores = try await DaemonClient.withClient(socketPath: process.socketPath) { try await $0.stores() }
         #expect(stores.map(\.name) == ["spawned"])
         #expect(try await process.stop() == 0)
         await process.remove()

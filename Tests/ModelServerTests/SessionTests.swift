@@ -1,5 +1,5 @@
 import Foundation
-import ModelClient
+import ModelRemote
 import ModelCore
 import ModelEngine
 import ModelFixtures
@@ -55,6 +55,37 @@ struct SessionTests {
         #expect(try await store.client.objects([stayID], in: store.name).first?.toOne("trip") == berlinID)
     }
 
+    @Test func saveStagesAndSavesInOneCallAllOrNone() async throws {
+        let store = try store
+        let session = try await store.openSession(author: "one-call")
+        // Staged earlier, and saved with the changes the save itself carries.
+        let rome = try await session.insert("Trip", attributes: trip("Rome", "2026-04-01", "2026-04-02"))
+        let oslo = PersistentIdentifier.temporary(storeIdentifier: session.storeIdentifier, entityName: "Trip")
+        let stay = PersistentIdentifier.temporary(storeIdentifier: session.storeIdentifier, entityName: "LivingAccommodation")
+        let saved = try await session.save(applying: [
+            .insert(entity: "Trip", attributes: trip("Oslo", "2026-05-01", "2026-05-03"), relationships: [:], id: oslo),
+            .insert(entity: "LivingAccommodation", attributes: ["address": .string("Karl Johans gate 31"), "placeName": .string("Grand")],
+                    relationships: ["trip": .toOne(oslo)], id: stay),
+        ], returnTransaction: true)
+        let osloID = try #require(saved.remappedIdentifiers[oslo]), stayID = try #require(saved.remappedIdentifiers[stay])
+        #expect(saved.remappedIdentifiers[rome] != nil)
+        #expect(saved.transaction?.changes.count == 3 && saved.transaction?.author == "one-call")
+        #expect(try await store.client.objects([osloID], in: store.name).first?.toOne("livingAccommodation") == stayID)
+
+        // A failing save leaves the session as it was: the staged update stays, the carried
+        // insert does not.
+        try await session.update(osloID, attributes: ["destination": .string("Bergen")])
+        let failing = await expectError(.typeMismatch) {
+            try await session.save(applying: [.insert(entity: "Trip", attributes: ["startDate": .string("soon")], relationships: [:], id: nil)])
+        }
+        #expect(failing?.context["change"] == "1" && failing?.message.contains("soon") == true, "\(String(describing: failing))")
+        let pending = try await session.describe()
+        #expect(pending.updated == [osloID] && pending.inserted.isEmpty)
+        #expect(try await store.client.objects([osloID], in: store.name).first?["destination"] == .string("Oslo"))
+        #expect(try await session.save().token != nil)
+        #expect(try await store.client.objects([osloID], in: store.name).first?["destination"] == .string("Bergen"))
+    }
+
     @Test func rollbackDiscardsWhatWasStaged() async throws {
         let store = try store
         let ids = try await store.insert("Trip", [trip("Paris", "2026-03-01", "2026-03-10")])
@@ -73,7 +104,7 @@ struct SessionTests {
         #expect(try await session.close() == 1)
         let error = await expectError(.notFound) { try await session.save() }
         #expect(error?.message == "session \(session.id) was closed by its client; open a new session")
-        let unknown = await expectError(.notFound) { try await store.client.openSession(on: "no-such-store") }
+        let unknown = await expectError(.notFound) { _ = try await store.client.openSession(on: "no-such-store") }
         #expect(unknown?.message.contains("no store named 'no-such-store'") == true)
         #expect(try await store.client.count(FetchDescriptor(entityName: "Trip"), in: store.name) == 0)
     }

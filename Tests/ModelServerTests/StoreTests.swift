@@ -1,5 +1,5 @@
 import Foundation
-import ModelClient
+import ModelRemote
 import ModelCore
 import ModelFixtures
 import ModelTesting

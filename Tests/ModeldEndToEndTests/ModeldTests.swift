@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import ModelClient
+import ModelRemote
 import ModelCore
 import ModelFixtures
 import ModelTesting
@@ -42,7 +42,7 @@ import Testing
         let deadline = ContinuousClock.now + .seconds(30)
         var stores: [StoreInfo] = []
         while ContinuousClock.now < deadline, process.isRunning {
-            if let found = try? await ModelClient.withClient(socketPath: socket, { try await $0.stores() }) {
+            if let found = try? await DaemonClient.withClient(socketPath: socket, { try await $0.stores() }) {
                 stores = found
                 break
             }
@@ -63,7 +63,7 @@ import Testing
     @Test func sigtermStopsCleanlyAndStoresComeBack() async throws {
         let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
         do {
-            let id: PersistentIdentifier = try await ModelClient.withClient(socketPath: daemon.socketPath) { client in
+            let id: PersistentIdentifier = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 try await client.createStore("trips", schema: SampleTrips.schema)
                 let saved = try await client.apply([.insert(entity: "Trip", attributes: [
                     "name": .string("Kyoto"), "destination": .string("Japan"), "startDate": .string("2026-04-01"), "endDate": .string("2026-04-09"),
@@ -74,7 +74,7 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: daemon.socketPath))
             #expect(daemon.log.contains("stopped"), "\(daemon.log)")
             try await daemon.restart()
-            let name = try await ModelClient.withClient(socketPath: daemon.socketPath) { try await $0.objects([id], in: "trips").first?["name"] }
+            let name = try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.objects([id], in: "trips").first?["name"] }
             #expect(name == .string("Kyoto"))
         } catch {
             Issue.record("\(error)\n\(daemon.log)")
@@ -87,7 +87,7 @@ import Testing
     @Test func aCrashLeavesNothingThatStopsTheRestart() async throws {
         let daemon = try await ModeldProcess.launch()
         do {
-            let count = try await ModelClient.withClient(socketPath: daemon.socketPath) { client in
+            let count = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 try await client.applySchema(Catalog.schema, to: "default")
                 for i in 0..<20 {
                     try await client.apply([.insert(entity: "Library", attributes: ["name": .string("L\(i)")], relationships: [:], id: nil)], in: "default")
@@ -97,7 +97,7 @@ import Testing
             try await daemon.kill()
             #expect(FileManager.default.fileExists(atPath: daemon.socketPath), "a killed daemon cannot remove its socket")
             try await daemon.restart()
-            let found = try await ModelClient.withClient(socketPath: daemon.socketPath) { try await $0.count(FetchDescriptor(entityName: "Library"), in: "default") }
+            let found = try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.count(FetchDescriptor(entityName: "Library"), in: "default") }
             #expect(found == count)
         } catch {
             Issue.record("\(error)\n\(daemon.log)")
@@ -116,7 +116,7 @@ import Testing
         #expect(third.status == 1)
         #expect(third.error.contains("is already using the socket \(daemon.socketPath)"), "\(third.error)")
         // The first daemon is undisturbed.
-        #expect(try await ModelClient.withClient(socketPath: daemon.socketPath) { try await $0.stores() }.map(\.name) == ["default"])
+        #expect(try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.stores() }.map(\.name) == ["default"])
         await daemon.remove()
     }
 
@@ -154,9 +154,9 @@ import Testing
         let daemon = try await ModeldProcess.launch(arguments: ["--max-sessions", "7"],
                                                     environment: ["MODELD_MAX_SESSIONS": "3", "MODELD_IDLE_TIMEOUT": "42", "MODELD_SOCKET_MODE": "0600",
                                                                   "MODELD_DEFAULT_STORE": "inbox"], directory: directory)
-        let status = try await ModelClient.withClient(socketPath: daemon.socketPath) { try await $0.status() }
+        let status = try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.status() }
         #expect(status.maximumSessions == 7 && status.idleTimeoutSeconds == 42)
-        #expect(try await ModelClient.withClient(socketPath: daemon.socketPath) { try await $0.stores() }.map(\.name) == ["inbox"])
+        #expect(try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.stores() }.map(\.name) == ["inbox"])
         #expect((try FileManager.default.attributesOfItem(atPath: daemon.socketPath)[.posixPermissions] as? Int) == 0o600)
         await daemon.remove()
     }
@@ -165,7 +165,7 @@ import Testing
         let directory = try TemporaryDirectory.make(prefix: "mn")
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.path + "/nobody.sock"
-        let error = await #expect(throws: ModelError.self) { try await ModelClient.withClient(socketPath: socket) { try await $0.status() } }
+        let error = await #expect(throws: ModelError.self) { try await DaemonClient.withClient(socketPath: socket) { try await $0.status() } }
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains("is modeld running?") == true && error?.message.contains(socket) == true, "\(String(describing: error))")
     }

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import ModelClient
+import ModelRemote
 import ModelCore
 import ModelTesting
 import Testing
@@ -67,7 +67,7 @@ import Testing
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline, stores == nil {
             if FileManager.default.fileExists(atPath: socket) {
-                (status, stores) = (try? await ModelClient.withClient(socketPath: socket) { client in
+                (status, stores) = (try? await DaemonClient.withClient(socketPath: socket) { client in
                     (try await client.status(), try await client.stores())
                 }) ?? (nil, nil)
             }

@@ -1,5 +1,5 @@
 import Foundation
-import ModelClient
+import ModelRemote
 import ModelCore
 import ModelFixtures
 import ModelTesting
@@ -54,7 +54,7 @@ import Testing
             let results = try await withThrowingTaskGroup(of: (applied: Int, aborted: Int).self) { group in
                 for client in 0..<32 {
                     group.addTask {
-                        try await ModelClient.withClient(socketPath: store.socketPath) { connection in
+                        try await DaemonClient.withClient(socketPath: store.socketPath) { connection in
                             var applied = 0, aborted = 0
                             while applied < 5 {
                                 // Read both counters, add one to each, save: all or nothing.

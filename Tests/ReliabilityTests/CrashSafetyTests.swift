@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import ModelClient
+import ModelRemote
 import ModelCore
 import ModelStorage
 import ModelTesting
@@ -28,7 +28,7 @@ import Testing
     @Test func acknowledgedSavesSurviveSIGKILL() async throws {
         let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
         do {
-            try await ModelClient.withClient(socketPath: daemon.socketPath) { try await $0.createStore("crash", schema: Self.schema) }
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.createStore("crash", schema: Self.schema) }
             let acknowledged = Shared<Set<String>>([])
             let attempted = Shared(0)
             let stop = Shared(false)
@@ -50,7 +50,7 @@ import Testing
             #expect(saved.count > Self.kills, "clients saved between the kills: \(saved.count) acknowledged of \(attempted.value) attempted")
             print("crash safety: \(Self.kills) kills, \(saved.count) saves acknowledged of \(attempted.value) attempted")
 
-            try await ModelClient.withClient(socketPath: daemon.socketPath) { client in
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 // Every group is whole or absent, and every acknowledged one is there.
                 let rows = try await client.aggregate(AggregateDescriptor(entityName: "Entry", groupBy: ["group"], aggregations: [
                     Aggregation("parts", .count), Aggregation("first", .min, "part"), Aggregation("last", .max, "part"),
@@ -86,7 +86,7 @@ import Testing
         var sequence = 0
         while !stop.value {
             do {
-                try await ModelClient.withClient(socketPath: socket) { connection in
+                try await DaemonClient.withClient(socketPath: socket) { connection in
                     while !stop.value {
                         sequence += 1
                         let group = "c\(client)-\(sequence)"

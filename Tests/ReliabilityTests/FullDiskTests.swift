@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import ModelClient
+import ModelRemote
 import ModelCore
 import ModelServer
 import ModelTesting
@@ -33,7 +33,7 @@ import Testing
         let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""] + (mounted ? [] : ["--max-store-size", "1M"]),
                                                     directory: directory)
         do {
-            try await ModelClient.withClient(socketPath: daemon.socketPath) { client in
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 try await client.createStore("notes", schema: Self.schema)
                 let body = String(repeating: "lorem ipsum ", count: 4_000)
                 var saved: [PersistentIdentifier] = []
@@ -69,7 +69,7 @@ import Testing
                 try await daemon.stop()
                 try await daemon.relaunch(arguments: ["--default-store", ""])
             }
-            try await ModelClient.withClient(socketPath: daemon.socketPath) { client in
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 let before = try await client.count(FetchDescriptor(entityName: "Note"), in: "notes")
                 try await client.apply([.insert(entity: "Note", attributes: ["title": .string("after"), "body": .string("room again")], relationships: [:], id: nil)],
                                        in: "notes")

@@ -1,7 +1,7 @@
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
-import ModelClient
+import ModelRemote
 import ModelCore
 import ModelFixtures
 import ModelTesting
@@ -111,7 +111,7 @@ import Testing
                     }
                     while !started.value { try await Task.sleep(for: .milliseconds(10)) }
                     // Everyone else goes on: sessions, saves, queries.
-                    try await ModelClient.withClient(socketPath: store.socketPath) { other in
+                    try await DaemonClient.withClient(socketPath: store.socketPath) { other in
                         for index in 0..<100 {
                             let session = try await other.openSession(on: store.name)
                             _ = try await session.insert("Library", attributes: ["name": .string("other \(index)")])

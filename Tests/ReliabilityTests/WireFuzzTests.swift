@@ -1,7 +1,7 @@
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
-import ModelClient
+import ModelRemote
 import ModelCore
 import ModelFixtures
 import ModelTesting

@@ -180,6 +180,10 @@ public nonisolated struct Modeld_V1_SaveRequest: Sendable {
   /// Also return the history transaction the save wrote.
   public var returnTransaction: Bool = false
 
+  /// Changes to stage and save with the changes already staged, in one call. All or nothing: if
+  /// a change or the save fails, the session is left as it was before the call.
+  public var changes: [Modeld_V1_Change] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -526,7 +530,7 @@ nonisolated extension Modeld_V1_StageResponse: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Modeld_V1_SaveRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SaveRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}return_transaction\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}return_transaction\0\u{1}changes\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -536,6 +540,7 @@ nonisolated extension Modeld_V1_SaveRequest: SwiftProtobuf.Message, SwiftProtobu
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
       case 2: try { try decoder.decodeSingularBoolField(value: &self.returnTransaction) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.changes) }()
       default: break
       }
     }
@@ -548,12 +553,16 @@ nonisolated extension Modeld_V1_SaveRequest: SwiftProtobuf.Message, SwiftProtobu
     if self.returnTransaction != false {
       try visitor.visitSingularBoolField(value: self.returnTransaction, fieldNumber: 2)
     }
+    if !self.changes.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.changes, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Modeld_V1_SaveRequest, rhs: Modeld_V1_SaveRequest) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.returnTransaction != rhs.returnTransaction {return false}
+    if lhs.changes != rhs.changes {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

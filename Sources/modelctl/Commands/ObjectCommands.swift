@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
-import ModelClient
+import ModelRemote
 import ModelCore
 
 /// The store's schema, resolved, and one of its entities.
-func resolvedEntity(_ name: String, client: ModelClient, store: String) async throws -> ResolvedEntity {
+func resolvedEntity(_ name: String, client: DaemonClient, store: String) async throws -> ResolvedEntity {
     try ResolvedSchema(try await client.schema(of: store)).entity(name)
 }
 

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import ModelClient
+import ModelRemote
 import ModelCore
 
 /// What fetch, count, export and aggregate share: the entity, a predicate, sorting.

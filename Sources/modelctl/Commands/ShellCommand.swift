@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import ModelClient
+import ModelRemote
 import ModelCore
 
 /// `modelctl shell`: an interactive session.

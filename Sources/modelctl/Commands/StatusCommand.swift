@@ -1,5 +1,5 @@
 import ArgumentParser
-import ModelClient
+import ModelRemote
 
 /// `modelctl status`: is the daemon up, which version, how busy.
 struct Status: AsyncParsableCommand {

@@ -10,7 +10,7 @@ import ModelWire
 ///
 /// Use ``withClient(socketPath:_:)`` to connect for the length of a task, or ``connect(socketPath:)``
 /// and ``close()`` for a connection that outlives any one scope.
-public final class ModelClient: Sendable {
+public final class DaemonClient: Sendable {
     /// The socket this client talks to.
     public let socketPath: String
     let grpc: GRPCClient<HTTP2ClientTransport.Posix>
@@ -21,20 +21,20 @@ public final class ModelClient: Sendable {
     }
 
     /// Connects to the daemon at `socketPath` for the length of `body`.
-    public static func withClient<T: Sendable>(socketPath: String, _ body: (ModelClient) async throws -> T) async throws -> T {
+    public static func withClient<T: Sendable>(socketPath: String, _ body: (DaemonClient) async throws -> T) async throws -> T {
         let transport = try makeTransport(socketPath)
         return try await withGRPCClient(transport: transport) { grpc in
-            try await body(ModelClient(socketPath: socketPath, grpc: grpc))
+            try await body(DaemonClient(socketPath: socketPath, grpc: grpc))
         }
     }
 
     /// Connects to the daemon at `socketPath` until ``close()``.
-    public static func connect(socketPath: String) throws -> ModelClient {
+    public static func connect(socketPath: String) throws -> DaemonClient {
         let grpc = GRPCClient(transport: try makeTransport(socketPath))
         // The connection must outlive the caller's scope (as a SwiftData container does), so it
         // runs in a task of its own, which close() ends.
         Task { try? await grpc.runConnections() }
-        return ModelClient(socketPath: socketPath, grpc: grpc)
+        return DaemonClient(socketPath: socketPath, grpc: grpc)
     }
 
     /// Ends a connection made with ``connect(socketPath:)``, after calls under way finish.

@@ -4,7 +4,7 @@ import ModelCore
 import ModelWire
 import Synchronization
 
-extension ModelClient {
+extension DaemonClient {
     /// Fetches from a store, without a session.
     public func fetch(_ descriptor: FetchDescriptor, in store: String) async throws -> FetchResult {
         try await call {

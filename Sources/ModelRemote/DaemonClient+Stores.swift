@@ -2,7 +2,7 @@ import Foundation
 import ModelCore
 import ModelWire
 
-extension ModelClient {
+extension DaemonClient {
     /// Creates a store (an SQLite file in the daemon's data directory, or in memory), with a
     /// schema when given.
     @discardableResult

@@ -13,9 +13,9 @@ public final class RemoteSession: Sendable {
     public let storeIdentifier: UUID
     /// How long the daemon keeps the session without a call.
     public let idleTimeout: Duration
-    let client: ModelClient
+    let client: DaemonClient
 
-    init(id: String, store: String, storeIdentifier: UUID, idleTimeout: Duration, client: ModelClient) {
+    init(id: String, store: String, storeIdentifier: UUID, idleTimeout: Duration, client: DaemonClient) {
         self.id = id
         self.store = store
         self.storeIdentifier = storeIdentifier
@@ -51,13 +51,16 @@ public final class RemoteSession: Sendable {
         try await stage([.delete(id)])
     }
 
-    /// Saves every staged change atomically and durably.
+    /// Saves every staged change atomically and durably; with `edits`, stages them first in the
+    /// same call (one round trip), all or none: if an edit or the save fails, the session is left
+    /// as it was before the call.
     @discardableResult
-    public func save(returnTransaction: Bool = false) async throws -> SaveOutcome {
+    public func save(applying edits: [ObjectEdit] = [], returnTransaction: Bool = false) async throws -> SaveOutcome {
         try await client.call {
             let result = try await client.sessionService.save(Modeld_V1_SaveRequest.with {
                 $0.sessionID = id
                 $0.returnTransaction = returnTransaction
+                $0.changes = edits.map(\.wire)
             })
             return try SaveOutcome(wire: result, store: storeIdentifier)
         }
@@ -141,7 +144,7 @@ public final class RemoteSession: Sendable {
     }
 }
 
-extension ModelClient {
+extension DaemonClient {
     /// Opens a session on `store`.
     public func openSession(on store: String, author: String? = nil, mergePolicy: MergePolicy = .error,
                             uniquenessPolicy: UniquenessPolicy = .error) async throws -> RemoteSession {
