@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+import CompilerPluginSupport
 import PackageDescription
 
 /// Settings every target shares: Swift 6 language mode and explicit `any` for existentials.
@@ -13,6 +14,7 @@ let package = Package(
     products: [
         .executable(name: "modeld", targets: ["modeld"]),
         .executable(name: "modelctl", targets: ["modelctl"]),
+        .library(name: "ModelClient", targets: ["ModelClient"]),
         .library(name: "ModelRemote", targets: ["ModelRemote"]),
         .library(name: "ModelTesting", targets: ["ModelTesting"]),
         .library(name: "ModelCore", targets: ["ModelCore"]),
@@ -31,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", from: "602.0.0"),
     ],
     targets: [
         // Schema, values, identifiers, predicates, descriptors, change sets, history, errors. No I/O.
@@ -91,6 +94,25 @@ let package = Package(
                 "ModelCore", "ModelWire",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+            ],
+            swiftSettings: sharedSettings
+        ),
+        // SwiftData's shape: @Model classes, ModelContainer and ModelContext over the daemon or an
+        // embedded store, FetchDescriptor with #Predicate, history, @ModelActor.
+        .target(
+            name: "ModelClient",
+            dependencies: ["ModelMacros", "ModelCore", "ModelEngine", "ModelRemote", "ModelWire"],
+            swiftSettings: sharedSettings + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
+        ),
+        // The macros behind @Model, @Attribute, @Relationship, @Transient, #Unique, #Index, @ModelActor.
+        .macro(
+            name: "ModelMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
             ],
             swiftSettings: sharedSettings
         ),
@@ -191,6 +213,21 @@ let package = Package(
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: sharedSettings
+        ),
+        // SwiftData's shape, on the daemon and embedded: models, contexts, predicates, history.
+        .testTarget(
+            name: "ModelClientTests",
+            dependencies: ["ModelClient", "ModelTesting"],
+            swiftSettings: sharedSettings
+        ),
+        .testTarget(
+            name: "ModelMacrosTests",
+            dependencies: [
+                "ModelMacros",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
             ],
             swiftSettings: sharedSettings
         ),

@@ -15,6 +15,15 @@ public struct TestStore: Sendable {
     /// The store as created (its UUID, its schema's hash).
     public let info: StoreInfo
 
+    /// The store's URL, for ModelClient: `ModelContainer(for: Trip.self, url: store.url)`.
+    public var url: URL {
+        var components = URLComponents()
+        components.scheme = "unix"
+        components.path = socketPath
+        components.queryItems = [URLQueryItem(name: "store", value: name)]
+        return components.url!
+    }
+
     /// The store of the running test, under the `.isolatedStore` trait.
     @TaskLocal public static var current: TestStore?
 

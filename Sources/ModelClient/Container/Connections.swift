@@ -1,0 +1,41 @@
+import ModelCore
+
+/// What a save did, as a context needs to know it.
+struct SaveReport: Sendable {
+    var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+    var token: HistoryToken?
+    /// Every object the save deleted: those the context deleted, and those delete rules did.
+    var deleted: [PersistentIdentifier] = []
+
+    init(remapped: [PersistentIdentifier: PersistentIdentifier], token: HistoryToken?, transaction: HistoryTransaction?) {
+        self.remapped = remapped
+        self.token = token
+        deleted = transaction?.changes.filter { $0.kind == .delete }.map(\.id) ?? []
+    }
+}
+
+/// A context's unit of work: a session of the daemon, or an engine context in-process. The
+/// context sends it changes, saves through it, and reads the store through it (seeing its own
+/// unsaved changes).
+protocol ContextConnection: Sendable {
+    func stage(_ edits: [ObjectEdit]) async throws
+    /// Makes `edits` and saves everything, in one call, all or none.
+    func save(applying edits: [ObjectEdit]) async throws -> SaveReport
+    func rollback() async throws
+    func fetch(_ descriptor: ModelCore.FetchDescriptor) async throws -> FetchResult
+    func count(_ descriptor: ModelCore.FetchDescriptor) async throws -> Int
+    func aggregate(_ descriptor: ModelCore.AggregateDescriptor) async throws -> [AggregateRow]
+    func close() async
+}
+
+/// A container's store: a daemon's store over its socket, or a store opened in-process.
+protocol StoreConnection: Sendable {
+    var storeIdentifier: UUID { get }
+    func openContext(author: String?) async throws -> any ContextConnection
+    /// A fetch of what is saved, without any context's changes.
+    func fetchSaved(_ descriptor: ModelCore.FetchDescriptor) async throws -> FetchResult
+    func aggregateSaved(_ descriptor: ModelCore.AggregateDescriptor) async throws -> [AggregateRow]
+    func history(after token: HistoryToken?, author: String?, limit: Int?) async throws -> [HistoryTransaction]
+    func currentHistoryToken() async throws -> HistoryToken?
+    func close() async
+}

@@ -1,0 +1,107 @@
+import ModelCore
+import ModelRemote
+
+/// A store served by `modeld`: one connection to the daemon per container, one session per context.
+final class DaemonStore: StoreConnection {
+    let client: DaemonClient
+    let store: String
+    let storeIdentifier: UUID
+
+    private init(client: DaemonClient, store: String, storeIdentifier: UUID) {
+        self.client = client
+        self.store = store
+        self.storeIdentifier = storeIdentifier
+    }
+
+    /// Connects, and makes sure the store exists with `schema`: a new store is created with it,
+    /// a store without objects takes it, and a store holding objects of another schema is
+    /// refused with the differences (there are no migrations yet).
+    static func open(socketPath: String, store: String, schema: ModelCore.Schema, versionHash: String) async throws -> DaemonStore {
+        let client = try DaemonClient.connect(socketPath: socketPath)
+        do {
+            var info: StoreInfo
+            do {
+                info = try await client.store(store)
+            } catch let error as ModelError where error.code == .notFound {
+                info = try await client.createStore(store, schema: schema)
+            }
+            if info.schemaVersionHash != versionHash {
+                info = try await client.applySchema(schema, to: store)
+            }
+            return DaemonStore(client: client, store: store, storeIdentifier: info.storeIdentifier)
+        } catch {
+            client.close()
+            throw error
+        }
+    }
+
+    func openContext(author: String?) async throws -> any ContextConnection {
+        DaemonSession(session: try await client.openSession(on: store, author: author), client: client, store: store)
+    }
+
+    func fetchSaved(_ descriptor: ModelCore.FetchDescriptor) async throws -> FetchResult {
+        try await client.fetch(descriptor, in: store)
+    }
+
+    func aggregateSaved(_ descriptor: ModelCore.AggregateDescriptor) async throws -> [AggregateRow] {
+        try await client.aggregate(descriptor, in: store)
+    }
+
+    func history(after token: HistoryToken?, author: String?, limit: Int?) async throws -> [HistoryTransaction] {
+        try await client.history(after: token, in: store, author: author, limit: limit ?? 0)
+    }
+
+    func currentHistoryToken() async throws -> HistoryToken? {
+        try await client.store(store).historyToken
+    }
+
+    func close() async {
+        client.close()
+    }
+}
+
+/// A context's session on the daemon.
+final class DaemonSession: ContextConnection {
+    let session: RemoteSession
+    let client: DaemonClient
+    let store: String
+
+    init(session: RemoteSession, client: DaemonClient, store: String) {
+        self.session = session
+        self.client = client
+        self.store = store
+    }
+
+    func stage(_ edits: [ObjectEdit]) async throws {
+        try await session.stage(edits)
+    }
+
+    func save(applying edits: [ObjectEdit]) async throws -> SaveReport {
+        let outcome = try await session.save(applying: edits, returnTransaction: true)
+        var transaction = outcome.transaction
+        if outcome.transactionIsTruncated, let token = outcome.token {
+            transaction = try await client.history(after: HistoryToken(token.rawValue - 1), in: store, limit: 1).first
+        }
+        return SaveReport(remapped: outcome.remappedIdentifiers, token: outcome.token, transaction: transaction)
+    }
+
+    func rollback() async throws {
+        try await session.rollback()
+    }
+
+    func fetch(_ descriptor: ModelCore.FetchDescriptor) async throws -> FetchResult {
+        try await session.fetch(descriptor)
+    }
+
+    func count(_ descriptor: ModelCore.FetchDescriptor) async throws -> Int {
+        try await session.count(descriptor)
+    }
+
+    func aggregate(_ descriptor: ModelCore.AggregateDescriptor) async throws -> [AggregateRow] {
+        try await session.aggregate(descriptor)
+    }
+
+    func close() async {
+        _ = try? await session.close()
+    }
+}

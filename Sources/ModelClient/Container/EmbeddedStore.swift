@@ -1,0 +1,94 @@
+import ModelCore
+import ModelEngine
+
+/// A store opened in this process with ModelEngine (`sqlite:///path`, `memory:`): the same
+/// engine the daemon runs, so a file can be shared with a daemon, or with another process.
+final class EmbeddedStore: StoreConnection {
+    let container: ModelEngine.ModelContainer
+
+    private init(container: ModelEngine.ModelContainer) {
+        self.container = container
+    }
+
+    static func open(url: String, schema: ModelCore.Schema) async throws -> EmbeddedStore {
+        EmbeddedStore(container: try await ModelEngine.ModelContainer.open(url: url, schema: schema))
+    }
+
+    var storeIdentifier: UUID { container.storeIdentifier }
+
+    func openContext(author: String?) async throws -> any ContextConnection {
+        EngineContext(context: container.makeContext(author: author), container: container)
+    }
+
+    func fetchSaved(_ descriptor: ModelCore.FetchDescriptor) async throws -> FetchResult {
+        try await container.backend.fetch(descriptor, overlay: nil)
+    }
+
+    func aggregateSaved(_ descriptor: ModelCore.AggregateDescriptor) async throws -> [AggregateRow] {
+        try await container.backend.aggregate(descriptor, overlay: nil)
+    }
+
+    func history(after token: HistoryToken?, author: String?, limit: Int?) async throws -> [HistoryTransaction] {
+        guard let author else { return try await container.history(after: token, limit: limit) }
+        // The engine reads history in order; keep the author's transactions, page by page.
+        var found: [HistoryTransaction] = []
+        var cursor = token
+        while limit.map({ found.count < $0 }) ?? true {
+            let page = try await container.history(after: cursor, limit: 500)
+            guard let last = page.last else { break }
+            found += page.filter { $0.author == author }
+            cursor = last.token
+        }
+        return limit.map { Array(found.prefix($0)) } ?? found
+    }
+
+    func currentHistoryToken() async throws -> HistoryToken? {
+        try await container.currentHistoryToken()
+    }
+
+    func close() async {
+        await container.close()
+    }
+}
+
+/// A context's unit of work in-process: an engine context.
+final class EngineContext: ContextConnection {
+    let context: ModelEngine.ModelContext
+    let container: ModelEngine.ModelContainer
+
+    init(context: ModelEngine.ModelContext, container: ModelEngine.ModelContainer) {
+        self.context = context
+        self.container = container
+    }
+
+    func stage(_ edits: [ObjectEdit]) async throws {
+        _ = try await context.apply(edits)
+    }
+
+    func save(applying edits: [ObjectEdit]) async throws -> SaveReport {
+        let result = try await context.save(applying: edits)
+        var transaction: HistoryTransaction?
+        if let token = result.token {
+            transaction = try await container.history(after: HistoryToken(token.rawValue - 1), limit: 1).first
+        }
+        return SaveReport(remapped: result.remappedIdentifiers, token: result.token, transaction: transaction)
+    }
+
+    func rollback() async throws {
+        await context.rollback()
+    }
+
+    func fetch(_ descriptor: ModelCore.FetchDescriptor) async throws -> FetchResult {
+        try await context.fetch(descriptor)
+    }
+
+    func count(_ descriptor: ModelCore.FetchDescriptor) async throws -> Int {
+        try await context.count(descriptor)
+    }
+
+    func aggregate(_ descriptor: ModelCore.AggregateDescriptor) async throws -> [AggregateRow] {
+        try await context.aggregate(descriptor)
+    }
+
+    func close() async {}
+}

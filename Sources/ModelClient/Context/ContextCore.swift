@@ -1,0 +1,202 @@
+import ModelCore
+
+/// The inside of a ``ModelContext``: the records of the objects it knows, the objects with
+/// unsaved changes, and the connection to its unit of work (a daemon session, or an engine
+/// context in-process). Objects hold it strongly; it holds them weakly unless they changed.
+final class ContextCore {
+    weak var owner: ModelContext?
+    let container: ModelContainer
+    var types: ModelTypes { container.types }
+    var author: String?
+    var records: [PersistentIdentifier: ObjectRecord] = [:]
+    /// Records with unsaved changes, in the order they first changed.
+    var pending: [ObjectRecord] = []
+    private var pendingSet = Set<ObjectIdentifier>()
+    /// Whether the unit of work holds changes this context sent but has not saved.
+    var flushedChanges = false
+    private var generation: UInt64 = 0
+    let gate = AsyncGate()
+    private var connection: (any ContextConnection)?
+    private var connectionAuthor: String?
+
+    init(container: ModelContainer, author: String?) {
+        self.container = container
+        self.author = author
+    }
+
+    func nextGeneration() -> UInt64 {
+        generation += 1
+        return generation
+    }
+
+    // MARK: The unit of work
+
+    /// The connection, opened on first use (again if the author changed while nothing was sent).
+    func unitOfWork() async throws -> any ContextConnection {
+        if let connection, connectionAuthor == author || flushedChanges { return connection }
+        if let old = connection {
+            connection = nil
+            await old.close()
+        }
+        let opened = try await container.openConnection(author: author)
+        connection = opened
+        connectionAuthor = author
+        return opened
+    }
+
+    /// Forgets the connection (after a failure that leaves its state unknown); the next
+    /// operation opens a new one.
+    func dropConnection() async {
+        let old = connection
+        connection = nil
+        if flushedChanges { markAllUnsent() }
+        flushedChanges = false
+        await old?.close()
+    }
+
+    /// The connection, which the caller now closes.
+    func takeConnection() -> (any ContextConnection)? {
+        defer { connection = nil }
+        return connection
+    }
+
+    // MARK: Records and objects
+
+    func markPending(_ record: ObjectRecord) {
+        if let object = record.object { record.pinned = object }
+        if pendingSet.insert(ObjectIdentifier(record)).inserted { pending.append(record) }
+    }
+
+    func clearPending() {
+        for record in pending { record.pinned = nil }
+        pending = []
+        pendingSet = []
+    }
+
+    /// The object of `id`: the one the context has, or one made from its record (a fault if the
+    /// context knows nothing but the identifier).
+    func object(for id: PersistentIdentifier) -> AnyObject {
+        if let record = records[id] { return object(for: record) }
+        guard let info = types.info(forEntity: id.entityName) else {
+            preconditionFailure("\(id) is of the entity \(id.entityName), which this container's models don't include")
+        }
+        let record = ObjectRecord(id: id, info: info, isLoaded: false)
+        records[id] = record
+        return object(for: record)
+    }
+
+    func object(for record: ObjectRecord) -> AnyObject {
+        if let object = record.object { return object }
+        let object = record.info.type.init(backingData: _ModelBackingData())
+        let state = object._$modelState
+        state.core = self
+        state.record = record
+        record.object = object
+        if record.hasChanges { record.pinned = object }
+        return object
+    }
+
+    /// Takes in a snapshot from the store: a new record, or fresh values for the properties of
+    /// a known one that have no unsaved changes (observers hear of values that changed).
+    @discardableResult
+    func merge(_ snapshot: ObjectSnapshot) throws(ModelError) -> ObjectRecord {
+        guard let info = types.info(forEntity: snapshot.id.entityName) else {
+            throw ModelError(.unknownEntity, "the store holds \(snapshot.id), of the entity \(snapshot.id.entityName), which this container's models don't include: add its class to ModelContainer(for: …)")
+        }
+        guard let record = records[snapshot.id] else {
+            let record = ObjectRecord(id: snapshot.id, info: info, isLoaded: true, attributes: snapshot.attributes,
+                                      relationships: snapshot.relationshipIDs)
+            records[snapshot.id] = record
+            return record
+        }
+        guard record.lifecycle == .persisted, !record.isMarkedDeleted else { return record }
+        let wasLoaded = record.isLoaded
+        record.isLoaded = true
+        let object = record.object
+        for (name, value) in snapshot.attributes where !record.changed.contains(name) {
+            let old = record.attributes[name]
+            record.attributes[name] = value
+            guard let object, let property = info.propertyIfAny(name) else { continue }
+            if old != value || !wasLoaded {
+                property.metadata.writeSlot(object, nil)
+                if wasLoaded { property.metadata.notify(object) }
+            }
+        }
+        for (name, ids) in snapshot.relationshipIDs where !record.changed.contains(name) && !record.derived.contains(name) {
+            let old = record.relationships[name]
+            record.relationships[name] = ids
+            if wasLoaded, old != ids, let object, let property = info.propertyIfAny(name) { property.metadata.notify(object) }
+        }
+        return record
+    }
+
+    // MARK: Inserting and deleting
+
+    /// Inserts `object`, and the objects its relationships hold that belong to no context.
+    func insert(_ object: any PersistentModel) {
+        let state = object._$modelState
+        if let core = state.core, !(state.record?.isDetached ?? true) {
+            precondition(core === self, "\(type(of: object)) \(object.persistentModelID) belongs to another context; pass its persistentModelID and fetch it in this one")
+            if let record = state.record, record.isMarkedDeleted {
+                record.isMarkedDeleted = false
+            }
+            return
+        }
+        let info: ModelTypeInfo
+        do {
+            info = try types.info(for: type(of: object))
+        } catch {
+            preconditionFailure(error.message)
+        }
+        let id = PersistentIdentifier.temporary(storeIdentifier: container.storeIdentifier, entityName: info.entityName)
+        let record = ObjectRecord(id: id, info: info, isLoaded: true)
+        record.lifecycle = .inserted
+        record.object = object
+        records[id] = record
+        state.core = self
+        state.record = record
+        state.isDeleted = false
+        markPending(record)
+        // Relationships set before insertion are in the slots: move them into the record.
+        for property in info.relationships {
+            record.relationships[property.name] = []
+            guard case .value(let value) = property.metadata.readSlot(object) else { continue }
+            property.metadata.writeSlot(object, nil)
+            let targets = property.objects(in: value)
+            guard !targets.isEmpty else { continue }
+            setRelationship(record, property, targets: targets)
+        }
+    }
+
+    /// Marks `object` for deletion; delete rules run when the context saves.
+    func delete(_ object: any PersistentModel) {
+        let state = object._$modelState
+        guard let record = state.record, state.core === self, !record.isDetached else { return }
+        guard !record.isMarkedDeleted else { return }
+        record.isMarkedDeleted = true
+        markPending(record)
+    }
+
+    /// Marks the object `id` for deletion, whether or not the context has made it.
+    func delete(id: PersistentIdentifier) {
+        if let record = records[id] {
+            guard !record.isMarkedDeleted, !record.isDetached else { return }
+            record.isMarkedDeleted = true
+            markPending(record)
+            return
+        }
+        guard let info = types.info(forEntity: id.entityName) else { return }
+        let record = ObjectRecord(id: id, info: info, isLoaded: false)
+        record.isMarkedDeleted = true
+        records[id] = record
+        markPending(record)
+    }
+
+    // MARK: Attributes
+
+    func attributeChanged(_ record: ObjectRecord, _ name: String) {
+        record.changed.insert(name)
+        record.unsent[name] = nextGeneration()
+        markPending(record)
+    }
+}

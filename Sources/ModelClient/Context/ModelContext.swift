@@ -1,0 +1,179 @@
+import ModelCore
+
+/// A unit of work on a container's store, as SwiftData's `ModelContext`: insert, change and
+/// delete model objects, then `save()` them all at once, or `rollback()`; fetch with
+/// ``FetchDescriptor``s. Not Sendable: a context and its objects belong to one task or actor
+/// (see `@ModelActor`); pass ``PersistentIdentifier``s between them.
+///
+/// Operations that reach the store are `async` (the store may be a daemon across a socket).
+/// Autosave is off: changes are saved when you call ``save()``.
+public final class ModelContext {
+    let core: ContextCore
+
+    public init(_ container: ModelContainer) {
+        core = ContextCore(container: container, author: nil)
+        core.owner = self
+    }
+
+    deinit {
+        core.contextEnded()
+    }
+
+    public var container: ModelContainer { core.container }
+
+    /// The author written into the history transactions of this context's saves.
+    public var author: String? {
+        get { core.author }
+        set { core.author = newValue }
+    }
+
+    /// Whether there are unsaved changes.
+    public var hasChanges: Bool { core.flushedChanges || core.pending.contains { $0.hasChanges } }
+
+    /// Objects inserted and not yet saved.
+    public var insertedModelsArray: [any PersistentModel] {
+        models { $0.lifecycle == .inserted && !$0.isMarkedDeleted }
+    }
+
+    /// Saved objects with unsaved changes.
+    public var changedModelsArray: [any PersistentModel] {
+        models { $0.lifecycle == .persisted && !$0.isMarkedDeleted && (!$0.changed.isEmpty || !$0.derived.isEmpty) }
+    }
+
+    /// Objects marked for deletion and not yet saved.
+    public var deletedModelsArray: [any PersistentModel] {
+        models { $0.isMarkedDeleted }
+    }
+
+    private func models(_ include: (ObjectRecord) -> Bool) -> [any PersistentModel] {
+        core.pending.filter { !$0.isDetached && include($0) }.compactMap { core.object(for: $0) as? any PersistentModel }
+    }
+
+    /// Inserts `model`, and the new objects its relationships hold. It gets a temporary
+    /// identifier, made permanent by the next save.
+    public func insert<T: PersistentModel>(_ model: T) {
+        core.insert(model)
+    }
+
+    /// Marks `model` for deletion. At the next save its delete rules run (cascade, nullify,
+    /// deny) and it leaves the context and every relationship that held it.
+    public func delete<T: PersistentModel>(_ model: T) {
+        core.delete(model)
+    }
+
+    /// Marks every object of `model` (and its subclasses) that matches `predicate` for deletion.
+    public func delete<T: PersistentModel>(model: T.Type, where predicate: Foundation.Predicate<T>? = nil,
+                                           includeSubclasses: Bool = true) async throws {
+        try await core.gate.run {
+            var descriptor = FetchDescriptor<T>(predicate: predicate)
+            descriptor.includeSubentities = includeSubclasses
+            var request = try descriptor.storeDescriptor(in: core.types)
+            request.resultType = .identifiers
+            try await core.flush()
+            let ids = try await core.unitOfWork().fetch(request).identifiers
+            for id in ids { core.delete(id: id) }
+        }
+    }
+
+    /// Saves every change at once, atomically and durably, in one round trip to the store
+    /// (changes already sent for a fetch are saved with it). Only changed properties are sent.
+    /// If the save fails, nothing is written and the changes stay, to fix and save again.
+    public func save() async throws {
+        try await core.gate.run {
+            let outgoing = try core.outgoingChanges()
+            guard !outgoing.edits.isEmpty || core.flushedChanges else {
+                core.finishSave(SaveReport(remapped: [:], token: nil, transaction: nil))
+                return
+            }
+            let report = try await core.unitOfWork().save(applying: outgoing.edits)
+            core.didSend(outgoing)
+            core.finishSave(report)
+        }
+    }
+
+    /// Discards every unsaved change: inserted objects leave the context, changed ones read
+    /// their saved values again, deleted ones are no longer deleted.
+    public func rollback() async {
+        _ = try? await core.gate.run {
+            core.discardChanges()
+            guard core.flushedChanges else { return }
+            do {
+                try await core.unitOfWork().rollback()
+                core.flushedChanges = false
+            } catch {
+                await core.dropConnection()
+            }
+        }
+    }
+
+    /// The object with `id` this context already has, if any (no store access).
+    public func registeredModel<T: PersistentModel>(for id: PersistentIdentifier) -> T? {
+        guard let record = core.records[id], !record.isDetached else { return nil }
+        return core.object(for: record) as? T
+    }
+
+    /// The object with `id`, loaded from the store if the context doesn't have it (with the
+    /// objects its relationships hold); nil if there is no such object.
+    public func model(for id: PersistentIdentifier) async throws -> (any PersistentModel)? {
+        try await core.gate.run {
+            try core.checkStore(of: id)
+            if let record = core.records[id], record.isLoaded || record.lifecycle == .inserted, !record.isDetached {
+                return core.object(for: record) as? any PersistentModel
+            }
+            try await core.load([id])
+            guard let record = core.records[id], record.isLoaded, !record.isDetached else { return nil }
+            return core.object(for: record) as? any PersistentModel
+        }
+    }
+
+    /// The object with `id` as a `T`: nil if there is no such object, or if it is not a `T`.
+    public func model<T: PersistentModel>(for id: PersistentIdentifier, as type: T.Type) async throws -> T? {
+        try await model(for: id) as? T
+    }
+
+    /// Loads the values of objects this context only knows by reference (from a relationship of
+    /// an object it fetched), and the objects their relationships hold.
+    public func load(_ models: [any PersistentModel]) async throws {
+        try await core.gate.run {
+            let ids = models.compactMap { model -> PersistentIdentifier? in
+                guard let record = model._$modelState.record, model._$modelState.core === core, !record.isLoaded else { return nil }
+                return record.id
+            }
+            try await core.load(ids)
+        }
+    }
+}
+
+extension ContextCore {
+    /// Refuses identifiers of another store.
+    func checkStore(of id: PersistentIdentifier) throws(ModelError) {
+        guard id.storeIdentifier == container.storeIdentifier else {
+            throw ModelError(.invalidIdentifier, "\(id) belongs to the store \(id.storeIdentifier), not to this container's store \(container.storeIdentifier)",
+                             context: ["uri": id.uriRepresentation])
+        }
+    }
+
+    /// Fetches the objects `ids` (with their relationships' objects) into the context.
+    func load(_ ids: [PersistentIdentifier]) async throws {
+        let grouped = Dictionary(grouping: ids.filter { !$0.isTemporary }, by: \.entityName)
+        for (entity, ids) in grouped.sorted(by: { $0.key < $1.key }) {
+            guard let info = types.info(forEntity: entity) else { continue }
+            let predicate = ModelCore.Predicate.comparison(Comparison(.keyPath(PropertyPath([])), .in, .list(ids.map { .object($0) })))
+            let request = ModelCore.FetchDescriptor(entityName: entity, predicate: predicate,
+                                                    relationshipKeyPathsForPrefetching: info.relationships.map { PropertyPath([$0.name]) })
+            try await flush()
+            let result = try await unitOfWork().fetch(request)
+            if case .objects(let objects, let prefetched) = result {
+                for snapshot in objects + prefetched { try merge(snapshot) }
+            }
+        }
+    }
+
+    /// The context is gone: nothing can save its changes any more, so its objects are let go,
+    /// and its unit of work is closed.
+    func contextEnded() {
+        discardChanges()
+        let connection = takeConnection()
+        if let connection { Task { await connection.close() } }
+    }
+}

@@ -1,0 +1,77 @@
+import ModelCore
+
+/// What a context knows of one object: its stored values as last saved or fetched, its
+/// relationships as they are now, and what changed. The object itself is held weakly (a context
+/// doesn't keep unchanged objects alive), strongly while it has unsaved changes; the record stays,
+/// so related objects can be made again from it.
+final class ObjectRecord {
+    enum Lifecycle {
+        /// In the store (as far as the context knows).
+        case persisted
+        /// Inserted by the context, not yet saved: its identifier is temporary.
+        case inserted
+    }
+
+    var id: PersistentIdentifier
+    let info: ModelTypeInfo
+    weak var object: AnyObject?
+    /// The object, held while it has unsaved changes.
+    var pinned: AnyObject?
+    /// Whether the attribute values are known (false for an object only referred to so far).
+    var isLoaded: Bool
+    /// Attribute values as last saved or fetched.
+    var attributes: [String: Value]
+    /// Relationship targets as they are now, to-one ones as zero or one identifier.
+    var relationships: [String: [PersistentIdentifier]]
+    /// Relationships as they were before the unsaved changes (for rollback).
+    var savedRelationships: [String: [PersistentIdentifier]] = [:]
+    var lifecycle: Lifecycle = .persisted
+    /// Marked for deletion (not yet saved).
+    var isMarkedDeleted = false
+    /// Properties changed directly since the last save.
+    var changed: Set<String> = []
+    /// Changed properties not yet sent to the context's unit of work, each with the change's
+    /// generation (a change made while a save is under way stays unsent).
+    var unsent: [String: UInt64] = [:]
+    /// Relationships changed as the inverse of another object's change (never sent: the store
+    /// keeps inverses itself).
+    var derived: Set<String> = []
+    /// Attribute values sent to the unit of work and not yet saved.
+    var sentAttributes: [String: Value] = [:]
+    var insertSent = false
+    var deleteSent = false
+    /// Deleted by a save, or dropped by a rollback: no longer in the context.
+    var isDetached = false
+
+    init(id: PersistentIdentifier, info: ModelTypeInfo, isLoaded: Bool,
+         attributes: [String: Value] = [:], relationships: [String: [PersistentIdentifier]] = [:]) {
+        self.id = id
+        self.info = info
+        self.isLoaded = isLoaded
+        self.attributes = attributes
+        self.relationships = relationships
+    }
+
+    var hasChanges: Bool {
+        !isDetached && (lifecycle == .inserted || isMarkedDeleted || !changed.isEmpty || !derived.isEmpty)
+    }
+
+    /// The message for reading a property of an object whose values this context never loaded.
+    func faultMessage(reading name: String) -> String {
+        "\(info.entityName).\(name) of \(id) is not loaded: this context only knows the object from a relationship of another. "
+            + "Fetch it (or fetch with relationshipKeyPathsForPrefetching for the relationship that leads to it), or call "
+            + "`try await context.load(_:)` on it, before reading its properties"
+    }
+}
+
+extension ObjectSnapshot {
+    /// Relationship values as lists of identifiers.
+    var relationshipIDs: [String: [PersistentIdentifier]] {
+        relationships.mapValues { value in
+            switch value {
+            case .toOne(let id): id.map { [$0] } ?? []
+            case .toMany(let ids): ids
+            }
+        }
+    }
+}

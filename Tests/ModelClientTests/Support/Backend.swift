@@ -1,0 +1,65 @@
+import Foundation
+import ModelClient
+import ModelTesting
+import Testing
+
+/// Where a test's container keeps its store. Tests take every backend as an argument, so the
+/// same test body runs against the daemon and against an embedded SQLite file.
+enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// A store of its own on the test daemon, over its Unix socket.
+    case daemon
+    /// A SQLite file of its own, opened in-process.
+    case embedded
+
+    var testDescription: String { rawValue }
+
+    /// Runs `body` with a container for `types` on a new, empty store of this backend.
+    func withContainer(for types: [any PersistentModel.Type], _ body: (ModelContainer) async throws -> Void) async throws {
+        switch self {
+        case .daemon:
+            try await withTestStore { store in
+                let container = try await ModelContainer(for: types, configuration: ModelConfiguration(url: store.url))
+                do {
+                    try await body(container)
+                } catch {
+                    await container.close()
+                    throw error
+                }
+                await container.close()
+            }
+        case .embedded:
+            let directory = try TemporaryDirectory.make(prefix: "modelclient")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let url = URL(string: "sqlite://" + directory.appendingPathComponent("store.sqlite").path)!
+            let container = try await ModelContainer(for: types, configuration: ModelConfiguration(url: url))
+            do {
+                try await body(container)
+            } catch {
+                await container.close()
+                throw error
+            }
+            await container.close()
+        }
+    }
+}
+
+/// Midnight UTC of a day, `"2026-04-01"`.
+func day(_ text: String) -> Date {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withFullDate]
+    return formatter.date(from: text)!
+}
+
+/// The error `body` throws, as a `ModelError`, recording an issue if it throws none or another.
+func modelError(_ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async -> ModelError? {
+    do {
+        try await body()
+        Issue.record("expected an error", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as ModelError {
+        return error
+    } catch {
+        Issue.record("expected a ModelError, got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}
