@@ -14,6 +14,12 @@ public final class _ModelState {
 
     public init() {}
 
+    /// The record, while the object is in a context.
+    var attachedRecord: ObjectRecord? {
+        guard let record, !record.isDetached else { return nil }
+        return record
+    }
+
     /// The context, while the object is in one.
     var attachedCore: ContextCore? {
         guard let record, !record.isDetached else { return nil }

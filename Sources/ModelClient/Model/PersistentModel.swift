@@ -39,7 +39,7 @@ extension PersistentModel {
     public var hasChanges: Bool { _$modelState.record.map { $0.hasChanges } ?? false }
 
     /// Whether the object was deleted: marked by its context, or deleted by a save.
-    public var isDeleted: Bool { _$modelState.isDeleted }
+    public var isDeleted: Bool { _$modelState.isDeleted || (_$modelState.attachedRecord?.isMarkedDeleted ?? false) }
 
     /// The names of the properties changed since the object was last saved or fetched.
     public var changedPropertyNames: Set<String> { _$modelState.record?.changed ?? [] }
