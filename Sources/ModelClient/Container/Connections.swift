@@ -31,7 +31,7 @@ protocol ContextConnection: Sendable {
 /// A container's store: a daemon's store over its socket, or a store opened in-process.
 protocol StoreConnection: Sendable {
     var storeIdentifier: UUID { get }
-    func openContext(author: String?) async throws -> any ContextConnection
+    func openContext(author: String?, mergePolicy: MergePolicy) async throws -> any ContextConnection
     /// A fetch of what is saved, without any context's changes.
     func fetchSaved(_ descriptor: ModelCore.FetchDescriptor) async throws -> FetchResult
     func aggregateSaved(_ descriptor: ModelCore.AggregateDescriptor) async throws -> [AggregateRow]

@@ -35,8 +35,8 @@ final class DaemonStore: StoreConnection {
         }
     }
 
-    func openContext(author: String?) async throws -> any ContextConnection {
-        DaemonSession(session: try await client.openSession(on: store, author: author), client: client, store: store)
+    func openContext(author: String?, mergePolicy: MergePolicy) async throws -> any ContextConnection {
+        DaemonSession(session: try await client.openSession(on: store, author: author, mergePolicy: mergePolicy), client: client, store: store)
     }
 
     func fetchSaved(_ descriptor: ModelCore.FetchDescriptor) async throws -> FetchResult {

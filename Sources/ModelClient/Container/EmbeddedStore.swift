@@ -16,8 +16,8 @@ final class EmbeddedStore: StoreConnection {
 
     var storeIdentifier: UUID { container.storeIdentifier }
 
-    func openContext(author: String?) async throws -> any ContextConnection {
-        EngineContext(context: container.makeContext(author: author), container: container)
+    func openContext(author: String?, mergePolicy: MergePolicy) async throws -> any ContextConnection {
+        EngineContext(context: container.makeContext(author: author, mergePolicy: mergePolicy), container: container)
     }
 
     func fetchSaved(_ descriptor: ModelCore.FetchDescriptor) async throws -> FetchResult {

@@ -56,8 +56,4 @@ public final class ModelContainer: Sendable {
     public func currentHistoryToken() async throws -> DefaultHistoryToken? {
         try await store.currentHistoryToken()
     }
-
-    func openConnection(author: String?) async throws -> any ContextConnection {
-        try await store.openContext(author: author)
-    }
 }

@@ -8,6 +8,7 @@ final class ContextCore {
     let container: ModelContainer
     var types: ModelTypes { container.types }
     var author: String?
+    var mergePolicy: MergePolicy = .error
     var records: [PersistentIdentifier: ObjectRecord] = [:]
     /// Records with unsaved changes, in the order they first changed.
     var pending: [ObjectRecord] = []
@@ -17,7 +18,7 @@ final class ContextCore {
     private var generation: UInt64 = 0
     let gate = AsyncGate()
     private var connection: (any ContextConnection)?
-    private var connectionAuthor: String?
+    private var connectionSettings: (author: String?, mergePolicy: MergePolicy)?
 
     init(container: ModelContainer, author: String?) {
         self.container = container
@@ -31,17 +32,35 @@ final class ContextCore {
 
     // MARK: The unit of work
 
-    /// The connection, opened on first use (again if the author changed while nothing was sent).
+    /// The connection, opened on first use; opened again if the author or merge policy changed
+    /// while nothing was sent to it.
     func unitOfWork() async throws -> any ContextConnection {
-        if let connection, connectionAuthor == author || flushedChanges { return connection }
+        if let connection, let settings = connectionSettings,
+           (settings.author == author && settings.mergePolicy == mergePolicy) || flushedChanges {
+            return connection
+        }
         if let old = connection {
             connection = nil
             await old.close()
         }
-        let opened = try await container.openConnection(author: author)
+        let opened = try await container.store.openContext(author: author, mergePolicy: mergePolicy)
         connection = opened
-        connectionAuthor = author
+        connectionSettings = (author, mergePolicy)
         return opened
+    }
+
+    /// Runs a context operation: one at a time, and once more on a new unit of work if the
+    /// daemon ended the session (it expired while idle, or the daemon restarted), after marking
+    /// every pending change to be sent again.
+    func perform<T>(_ body: () async throws -> T) async throws -> T {
+        try await gate.run {
+            do {
+                return try await body()
+            } catch let error as ModelError where error.code == .notFound && error.context["session"] != nil {
+                await dropConnection()
+                return try await body()
+            }
+        }
     }
 
     /// Forgets the connection (after a failure that leaves its state unknown); the next

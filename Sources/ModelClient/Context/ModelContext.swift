@@ -27,6 +27,14 @@ public final class ModelContext {
         set { core.author = newValue }
     }
 
+    /// How a save resolves conflicts with changes saved since this context read the objects:
+    /// `.error` (the default) refuses the save, naming the objects; `.objectTrump` keeps this
+    /// context's changes over the store's, property by property; `.storeTrump` the store's.
+    public var mergePolicy: MergePolicy {
+        get { core.mergePolicy }
+        set { core.mergePolicy = newValue }
+    }
+
     /// Whether there are unsaved changes.
     public var hasChanges: Bool { core.flushedChanges || core.pending.contains { $0.hasChanges } }
 
@@ -64,7 +72,7 @@ public final class ModelContext {
     /// Marks every object of `model` (and its subclasses) that matches `predicate` for deletion.
     public func delete<T: PersistentModel>(model: T.Type, where predicate: Foundation.Predicate<T>? = nil,
                                            includeSubclasses: Bool = true) async throws {
-        try await core.gate.run {
+        try await core.perform {
             var descriptor = FetchDescriptor<T>(predicate: predicate)
             descriptor.includeSubentities = includeSubclasses
             var request = try descriptor.storeDescriptor(in: core.types)
@@ -79,7 +87,7 @@ public final class ModelContext {
     /// (changes already sent for a fetch are saved with it). Only changed properties are sent.
     /// If the save fails, nothing is written and the changes stay, to fix and save again.
     public func save() async throws {
-        try await core.gate.run {
+        try await core.perform {
             let outgoing = try core.outgoingChanges()
             guard !outgoing.edits.isEmpty || core.flushedChanges else {
                 core.finishSave(SaveReport(remapped: [:], token: nil, transaction: nil))
@@ -94,7 +102,7 @@ public final class ModelContext {
     /// Discards every unsaved change: inserted objects leave the context, changed ones read
     /// their saved values again, deleted ones are no longer deleted.
     public func rollback() async {
-        _ = try? await core.gate.run {
+        _ = try? await core.perform {
             core.discardChanges()
             guard core.flushedChanges else { return }
             do {
@@ -115,7 +123,7 @@ public final class ModelContext {
     /// The object with `id`, loaded from the store if the context doesn't have it (with the
     /// objects its relationships hold); nil if there is no such object.
     public func model(for id: PersistentIdentifier) async throws -> (any PersistentModel)? {
-        try await core.gate.run {
+        try await core.perform {
             try core.checkStore(of: id)
             if let record = core.records[id], record.isLoaded || record.lifecycle == .inserted, !record.isDetached {
                 return core.object(for: record) as? any PersistentModel
@@ -134,7 +142,7 @@ public final class ModelContext {
     /// Loads the values of objects this context only knows by reference (from a relationship of
     /// an object it fetched), and the objects their relationships hold.
     public func load(_ models: [any PersistentModel]) async throws {
-        try await core.gate.run {
+        try await core.perform {
             let ids = models.compactMap { model -> PersistentIdentifier? in
                 guard let record = model._$modelState.record, model._$modelState.core === core, !record.isLoaded else { return nil }
                 return record.id

@@ -120,7 +120,7 @@ public struct AggregateResult<T: PersistentModel>: @unchecked Sendable {
 extension ModelContext {
     /// Grouped aggregates computed by the store: one row per group.
     public func aggregate<T: PersistentModel>(_ descriptor: AggregateDescriptor<T>) async throws -> [AggregateResult<T>] {
-        try await core.gate.run {
+        try await core.perform {
             let (request, groupNames) = try descriptor.storeDescriptor(in: core.types)
             let rows: [AggregateRow]
             if descriptor.includePendingChanges {

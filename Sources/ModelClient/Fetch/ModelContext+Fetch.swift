@@ -5,7 +5,7 @@ extension ModelContext {
     /// ``FetchDescriptor/relationshipKeyPathsForPrefetching``). Objects the context already has
     /// are the same objects, with fresh values for the properties it has not changed.
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) async throws -> [T] {
-        try await core.gate.run {
+        try await core.perform {
             let request = try descriptor.storeDescriptor(in: core.types)
             let result = try await core.read(request, pending: descriptor.includePendingChanges)
             guard case .objects(let objects, let prefetched) = result else { return [] }
@@ -19,7 +19,7 @@ extension ModelContext {
 
     /// How many objects `descriptor` selects (counted by the store).
     public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) async throws -> Int {
-        try await core.gate.run {
+        try await core.perform {
             var request = try descriptor.storeDescriptor(in: core.types)
             request.resultType = .count
             request.relationshipKeyPathsForPrefetching = []
@@ -33,7 +33,7 @@ extension ModelContext {
 
     /// The identifiers of the objects `descriptor` selects, without loading them.
     public func fetchIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) async throws -> [PersistentIdentifier] {
-        try await core.gate.run {
+        try await core.perform {
             var request = try descriptor.storeDescriptor(in: core.types)
             request.resultType = .identifiers
             request.relationshipKeyPathsForPrefetching = []
