@@ -44,7 +44,7 @@ public struct AggregateDescriptor<T: PersistentModel> {
         let info = try types.info(for: T.self)
         func attribute(_ keyPath: AnyKeyPath, _ use: String) throws(ModelError) -> PropertyInfo {
             guard let property = info.property(for: keyPath), !property.isRelationship else {
-                throw ModelError(.invalidArgument, "can't \(use) \(keyPath): name a stored attribute of \(info.entityName)", context: ["entity": info.entityName])
+                throw ModelError(.invalidArgument, "can't \(use) \(keyPath.readableName): name a stored attribute of \(info.entityName)", context: ["entity": info.entityName])
             }
             return property
         }

@@ -37,7 +37,7 @@ public struct FetchDescriptor<T: PersistentModel> {
         } else {
             for keyPath in relationshipKeyPathsForPrefetching {
                 guard let property = info.property(for: keyPath), property.isRelationship else {
-                    throw ModelError(.invalidArgument, "\(keyPath) is not a relationship of \(info.entityName), so it can't be prefetched",
+                    throw ModelError(.invalidArgument, "\(keyPath.readableName) is not a relationship of \(info.entityName), so it can't be prefetched",
                                      context: ["entity": info.entityName])
                 }
                 prefetch.append(PropertyPath([property.name]))
@@ -61,7 +61,11 @@ enum SortTranslation {
             throw ModelError(.invalidArgument, "a SortDescriptor without a key path (\(sort)) can't be sorted by the store: sort by a property of \(root.entityName)")
         }
         guard let property = root.property(for: keyPath) else {
-            throw ModelError(.invalidArgument, "the store can sort by \(root.entityName)'s own stored properties only; \(keyPath) is not one (a computed property, or a path through a relationship)",
+            throw ModelError(.invalidArgument, "the store can sort by \(root.entityName)'s own stored properties only; \(keyPath.readableName) is not one (a computed property, or a path through a relationship)",
+                             context: ["entity": root.entityName])
+        }
+        if let comparator = sort.stringComparator, comparator != .lexical {
+            throw ModelError(.invalidArgument, "the store sorts strings by their UTF-8 bytes (as `comparator: .lexical` does); \(comparator) can't be sorted by the store",
                              context: ["entity": root.entityName])
         }
         guard !property.isRelationship else {

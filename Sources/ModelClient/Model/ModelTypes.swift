@@ -105,7 +105,7 @@ struct ModelTypes: @unchecked Sendable {
         func names(_ keyPaths: [AnyKeyPath], _ macro: String) throws(ModelError) -> [String] {
             try keyPaths.map { keyPath throws(ModelError) in
                 guard let property = info.property(for: keyPath) else {
-                    throw ModelError(.invalidSchema, "#\(macro)<\(info.entityName)> names \(keyPath), which is not a persisted property of \(info.entityName)")
+                    throw ModelError(.invalidSchema, "#\(macro)<\(info.entityName)> names \(keyPath.readableName), which is not a persisted property of \(info.entityName)")
                 }
                 return property.name
             }

@@ -17,7 +17,7 @@ extension PredicateTranslator {
             case .object(let info):
                 if keyPath == info.type.persistentModelIDKeyPath { return base }
                 guard let property = info.property(for: keyPath) else {
-                    throw ModelError(.invalidPredicate, "#Predicate reads \(keyPath), which is not a stored property of \(info.entityName) (computed and @Transient properties aren't in the store)",
+                    throw ModelError(.invalidPredicate, "#Predicate reads \(keyPath.readableName), which is not a stored property of \(info.entityName) (computed and @Transient properties aren't in the store)",
                                      context: ["entity": info.entityName])
                 }
                 switch property.kind {
@@ -38,13 +38,15 @@ extension PredicateTranslator {
         default:
             break
         }
-        throw ModelError(.invalidPredicate, "#Predicate reads \(keyPath), which modeld can't translate into a store query: the store can read stored properties, and count and isEmpty of to-many relationships")
+        throw ModelError(.invalidPredicate, "#Predicate reads \(keyPath.readableName), which modeld can't translate into a store query: the store can read stored properties, and count and isEmpty of to-many relationships")
     }
 
     /// `lhs op rhs`, with values turned into the attribute's stored form.
     func comparison(_ lhs: Term, _ op: ComparisonOperator, _ rhs: Term, source: Any) throws(ModelError) -> ModelCore.Predicate {
         if case .coalesce(let path, let fallback) = lhs { return try coalesced(path, fallback, op, rhs, source: source) }
         if case .coalesce(let path, let fallback) = rhs { return try coalesced(path, fallback, op.flipped, lhs, source: source) }
+        if let test = try optionalTest(lhs, op, rhs) { return test }
+        if let test = try optionalTest(rhs, op, lhs) { return test }
         if case .value(let left) = lhs, case .value(let right) = rhs {
             return .constant(try evaluate(left, op, right, codec: nil))
         }
@@ -57,6 +59,14 @@ extension PredicateTranslator {
             return .comparison(Comparison(right, op.flipped, left))
         }
         return .comparison(Comparison(left, op, right))
+    }
+
+    /// `optional?.test() == true` (or `!= false`): the test, which the store finds false when the
+    /// optional is nil, as Swift does. `== false` is refused, as nil would differ.
+    private func optionalTest(_ test: Term, _ op: ComparisonOperator, _ other: Term) throws(ModelError) -> ModelCore.Predicate? {
+        guard case .predicate(let predicate) = test, case .value(let value) = other, let bool = unwrap(value) as? Bool else { return nil }
+        if (op == .equal && bool) || (op == .notEqual && !bool) { return predicate }
+        throw ModelError(.invalidPredicate, "#Predicate compares a test with `\(op == .equal ? "==" : "!=") \(bool)`, which differs from the store's answer when an optional in it is nil: use `== true`, or negate the test with !")
     }
 
     private func isKeyPath(_ expression: ModelCore.Expression) -> Bool {

@@ -125,6 +125,10 @@ extension PredicateExpressions.NilCoalesce: TranslatableExpression {
         case .path(let path): return .coalesce(path, fallback)
         case .value(let captured): return unwrap(captured) == nil ? fallback : value
         case .nilLiteral: return fallback
+        case .predicate(let test):
+            // `optional?.test() ?? false`: the store's test is false when the optional is nil.
+            if case .value(let captured) = fallback, unwrap(captured) as? Bool == false { return .predicate(test) }
+            throw ModelError(.invalidPredicate, "#Predicate uses `?? true` after an optional test; the store can translate `?? false` (or `== true`) only: rewrite it as `x == nil || x!.test`")
         default: throw PredicateTranslator.unsupported(self)
         }
     }
@@ -227,11 +231,11 @@ extension PredicateExpressions.TypeCheck: TranslatableExpression {
 }
 
 extension PredicateExpressions.ConditionalCast: TranslatableExpression {
-    func term(in t: PredicateTranslator) throws(ModelError) -> Term { try t.downcast(input, to: Desired.self) }
+    func term(in t: PredicateTranslator) throws(ModelError) -> Term { throw PredicateTranslator.cast(to: Desired.self, "as?") }
 }
 
 extension PredicateExpressions.ForceCast: TranslatableExpression {
-    func term(in t: PredicateTranslator) throws(ModelError) -> Term { try t.downcast(input, to: Desired.self) }
+    func term(in t: PredicateTranslator) throws(ModelError) -> Term { throw PredicateTranslator.cast(to: Desired.self, "as!") }
 }
 
 /// `ClosedRange` and `Range` values captured by a predicate.
@@ -265,15 +269,10 @@ extension PredicateTranslator {
         return .predicate(try comparison(subject, op, argument, source: source))
     }
 
-    /// `x as? Subclass`: the same object, read as the subclass. Properties the subclass adds are
-    /// not in its superclass's fetches, so only the superclass's own properties can follow.
-    func downcast(_ input: Any, to desired: Any.Type) throws(ModelError) -> Term {
-        guard case .path(let path) = try term(input), case .object(let info) = path.reach,
-              let model = desired as? any PersistentModel.Type, let target = types.info(forEntity: String(describing: model)),
-              target.isKind(of: info)
-        else {
-            throw ModelError(.invalidPredicate, "#Predicate casts to \(desired), which is not a subclass of the model being tested")
-        }
-        return .path(PathTerm(path: path.path, reach: .object(info)))
+    /// Casts are refused: a fetch of a class tests its own stored properties, and `is` tests the
+    /// class of an object.
+    static func cast(to desired: Any.Type, _ spelling: String) -> ModelError {
+        ModelError(.invalidPredicate, "#Predicate casts with `\(spelling) \(desired)`, which modeld can't translate into a store query: test the class with `is \(desired)`, and fetch \(desired) itself to test the properties it adds",
+                   context: ["construct": spelling == "as?" ? "ConditionalCast" : "ForceCast"])
     }
 }
