@@ -2,7 +2,7 @@ import SwiftDiagnostics
 import SwiftSyntax
 
 /// Every compile-time error the model macros report, each saying what to write instead.
-enum ModelDiagnostic: String, DiagnosticMessage {
+enum ModelDiagnostic: String, CaseIterable, DiagnosticMessage {
     case notAClass
     case genericClass
     case letProperty
@@ -28,7 +28,7 @@ enum ModelDiagnostic: String, DiagnosticMessage {
 
     /// The message; `name` is the property or type concerned, `detail` a type or attribute.
     func message(_ name: String = "", _ detail: String = "") -> Message {
-        Message(id: diagnosticID, text: text(name, detail))
+        Message(kind: self, text: text(name, detail))
     }
 
     var message: String { text("", "") }
@@ -75,10 +75,10 @@ enum ModelDiagnostic: String, DiagnosticMessage {
     }
 
     struct Message: DiagnosticMessage {
-        let id: MessageID
+        let kind: ModelDiagnostic
         let text: String
         var message: String { text }
-        var diagnosticID: MessageID { id }
+        var diagnosticID: MessageID { kind.diagnosticID }
         var severity: DiagnosticSeverity { .error }
     }
 }

@@ -99,6 +99,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
     }
 
     static func kind(of declaration: some DeclGroupSyntax) -> String {
+        if let c = declaration.as(ClassDeclSyntax.self) { return "the class '\(c.name.text)'" }
         if let s = declaration.as(StructDeclSyntax.self) { return "the struct '\(s.name.text)'" }
         if let e = declaration.as(EnumDeclSyntax.self) { return "the enum '\(e.name.text)'" }
         if let a = declaration.as(ActorDeclSyntax.self) { return "the actor '\(a.name.text)'" }
