@@ -1,11 +1,14 @@
 import ModelCore
 import ModelRemote
+import Synchronization
 
 /// A store served by `modeld`: one connection to the daemon per container, one session per context.
 final class DaemonStore: StoreConnection {
     let client: DaemonClient
     let store: String
     let storeIdentifier: UUID
+    /// The sessions of this container's contexts, closed with it.
+    private let sessions = Mutex<[String: RemoteSession]>([:])
 
     private init(client: DaemonClient, store: String, storeIdentifier: UUID) {
         self.client = client
@@ -36,7 +39,13 @@ final class DaemonStore: StoreConnection {
     }
 
     func openContext(author: String?, mergePolicy: MergePolicy) async throws -> any ContextConnection {
-        DaemonSession(session: try await client.openSession(on: store, author: author, mergePolicy: mergePolicy), client: client, store: store)
+        let session = try await client.openSession(on: store, author: author, mergePolicy: mergePolicy)
+        sessions.withLock { $0[session.id] = session }
+        return DaemonSession(session: session, client: client, store: store, owner: self)
+    }
+
+    func sessionClosed(_ id: String) {
+        _ = sessions.withLock { $0.removeValue(forKey: id) }
     }
 
     func fetchSaved(_ descriptor: ModelCore.FetchDescriptor) async throws -> FetchResult {
@@ -55,7 +64,18 @@ final class DaemonStore: StoreConnection {
         try await client.store(store).historyToken
     }
 
+    /// Ends the contexts' sessions (so the daemon is done with them when this returns, not
+    /// when it notices the connection has gone), then the connection.
     func close() async {
+        let open = sessions.withLock { sessions in
+            defer { sessions.removeAll() }
+            return Array(sessions.values)
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for session in open {
+                group.addTask { _ = try? await session.close() }
+            }
+        }
         client.close()
     }
 }
@@ -65,11 +85,13 @@ final class DaemonSession: ContextConnection {
     let session: RemoteSession
     let client: DaemonClient
     let store: String
+    let owner: DaemonStore
 
-    init(session: RemoteSession, client: DaemonClient, store: String) {
+    init(session: RemoteSession, client: DaemonClient, store: String, owner: DaemonStore) {
         self.session = session
         self.client = client
         self.store = store
+        self.owner = owner
     }
 
     func stage(_ edits: [ObjectEdit]) async throws {
@@ -102,6 +124,7 @@ final class DaemonSession: ContextConnection {
     }
 
     func close() async {
+        owner.sessionClosed(session.id)
         _ = try? await session.close()
     }
 }
