@@ -142,6 +142,15 @@ let package = Package(
             swiftSettings: sharedSettings
         ),
         .executableTarget(
+            name: "modeld-bench",
+            dependencies: [
+                "ModelRemote", "ModelCore", "ModelTesting", "CSQLite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/modeld-bench",
+            swiftSettings: sharedSettings
+        ),
+        .executableTarget(
             name: "modelctl",
             dependencies: [
                 "ModelRemote", "ModelCore", "ModelWire", "ModelServer", "ManualPages",

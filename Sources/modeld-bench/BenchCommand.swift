@@ -1,0 +1,79 @@
+import ArgumentParser
+import Foundation
+import ModelCore
+import ModelRemote
+import ModelTesting
+
+/// Runs every workload against modeld and its baselines in the same run, and prints the ratios.
+@main
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "modeld-bench",
+        abstract: "Measures modeld against in-process SQLite (the limit) and PostgreSQL over its Unix socket.",
+        discussion: "Run it through scripts/bench, which builds in release mode and installs PostgreSQL if needed.")
+
+    @Option(help: "Rows in the large table.") var rows = 1_000_000
+    @Option(help: "Objects in the bulk-load save.") var bulk = 100_000
+    @Option(help: "Seconds each timed run of the throughput workloads lasts.") var seconds = 5.0
+    @Option(help: "Rounds of each alternated comparison.") var rounds = 3
+    @Option(help: "Isolated stores made for the harness workload.") var stores = 1_000
+    @Option(help: "Databases PostgreSQL creates from a template for the harness workload.") var databases = 100
+    @Option(help: "Where to write the JSON figures.") var output = "bench.json"
+    @Option(help: "The modeld executable (default: .build/release/modeld).") var modeld: String?
+    @Flag(help: "Keep the other core busy for the whole run (the loaded run).") var load = false
+
+    func run() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "bench")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let busy = BusyLoad()
+        if load { try busy.start() }
+        defer { busy.stop() }
+
+        var report = Report()
+        report.conditions = ["rows": "\(rows)", "bulk": "\(bulk)", "load": load ? "busy loop on the other core" : "idle",
+                             "cores": "\(ProcessInfo.processInfo.activeProcessorCount)", "date": ISO8601DateFormatter().string(from: Date())]
+        print("modeld-bench: \(rows) rows, \(load ? "loaded (a busy loop on the other core)" : "idle machine")")
+
+        let executable = URL(fileURLWithPath: modeld ?? ".build/release/modeld")
+        let daemon = try await ModeldProcess.launch(arguments: ["--max-message-size", "256M", "--log-level", "warning"],
+                                                    executable: executable)
+        defer { Task { await daemon.remove() } }
+        let schema = try Dataset.schema()
+        let info = try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.createStore("items", schema: schema) }
+        let workloads = ModeldWorkloads(socketPath: daemon.socketPath, storeIdentifier: info.storeIdentifier)
+        let sqlite = try SQLiteBaseline(path: directory.appendingPathComponent("baseline.sqlite").path)
+        print("PostgreSQL: starting a cluster and loading \(rows) rows…")
+        // A directory of its own, outside the private one above: the server may run as another user.
+        let postgresDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("modeld-bench-pg-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: postgresDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        defer { try? FileManager.default.removeItem(at: postgresDirectory) }
+        let postgres = try PostgresCluster(directory: postgresDirectory)
+        defer { postgres.stop() }
+        try postgres.load(rows: rows)
+
+        // 1. Bulk load.
+        print("1. bulk load of \(bulk) objects in one save")
+        let sqliteBulk = try sqlite.insert(1...bulk)
+        let modeldBulk = try await workloads.insert(1...bulk)
+        let sqliteRate = Double(bulk) / sqliteBulk.seconds, modeldRate = Double(bulk) / modeldBulk.seconds
+        report.add("1 bulk load", modeld: perSecond(modeldRate), baseline: perSecond(sqliteRate) + " SQLite", ratio: modeldRate / sqliteRate,
+                   target: ">= 0.5x", met: modeldRate / sqliteRate >= 0.5)
+        print("   loading the rest of the \(rows) rows…")
+        var loaded = bulk
+        while loaded < rows {
+            let next = min(rows, loaded + bulk)
+            _ = try sqlite.insert((loaded + 1)...next)
+            _ = try await workloads.insert((loaded + 1)...next)
+            loaded = next
+        }
+
+        try await pointReadWorkloads(workloads, postgres: postgres, sqlite: sqlite, daemon: daemon, report: &report)
+        try await queryWorkloads(workloads, sqlite: sqlite, daemon: daemon, report: &report)
+        try await saveWorkloads(workloads, postgres: postgres, report: &report)
+        try await harnessWorkload(workloads, postgres: postgres, schema: schema, report: &report)
+
+        print("\n" + report.table())
+        try report.json().write(to: URL(fileURLWithPath: output))
+        print("\nfigures written to \(output)")
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import ModelCore
+import ModelRemote
+import Synchronization
+
+/// The workloads, through modeld's Swift client (`ModelRemote`, over the daemon's socket).
+struct ModeldWorkloads {
+    let socketPath: String
+    let store = "items"
+    let storeIdentifier: UUID
+
+    func id(_ row: Int) throws -> PersistentIdentifier {
+        try PersistentIdentifier(uri: "modeld://\(storeIdentifier.uuidString)/Item/p\(row)")
+    }
+
+    /// Inserts rows `range` in one save; returns the time it took.
+    func insert(_ range: ClosedRange<Int>, into store: String? = nil) async throws -> Duration {
+        let edits = range.map(Dataset.insert)
+        return try await DaemonClient.withClient(socketPath: socketPath) { client in
+            try await measure { try await client.apply(edits, in: store ?? self.store) }.1
+        }
+    }
+
+    /// `count` point reads by URI, one after another, from one connection.
+    func pointReads(_ count: Int, rows: Int, client: DaemonClient, seed: UInt64) async throws -> Latencies {
+        var picker = RowPicker(rows: rows, seed: seed)
+        var latencies = Latencies()
+        let clock = ContinuousClock()
+        for _ in 0..<count {
+            let id = try id(picker.next())
+            let start = clock.now
+            let objects = try await client.objects([id], in: store)
+            latencies.record(clock.now - start)
+            guard objects.count == 1 else { throw BenchError("modeld read of \(id) returned \(objects.count) objects") }
+        }
+        return latencies
+    }
+
+    /// Point reads from `clients` connections at once for `seconds`: reads per second.
+    func concurrentPointReads(clients: Int, seconds: Double, rows: Int) async throws -> (rate: Double, Latencies) {
+        let connections = try (0..<clients).map { _ in try DaemonClient.connect(socketPath: socketPath) }
+        defer { connections.forEach { $0.close() } }
+        for connection in connections { _ = try await pointReads(20, rows: rows, client: connection, seed: 7) }
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        let (all, elapsed) = try await measure {
+            try await withThrowingTaskGroup(of: Latencies.self) { group in
+                for (index, connection) in connections.enumerated() {
+                    group.addTask {
+                        var latencies = Latencies()
+                        var seed = UInt64(index + 1) * 7_777
+                        while ContinuousClock.now < deadline {
+                            latencies.append(contentsOf: try await pointReads(50, rows: rows, client: connection, seed: seed))
+                            seed &+= 1
+                        }
+                        return latencies
+                    }
+                }
+                var all = Latencies()
+                for try await latencies in group { all.append(contentsOf: latencies) }
+                return all
+            }
+        }
+        return (Double(all.count) / elapsed.seconds, all)
+    }
+
+    /// The indexed query, `count` times with different bounds.
+    func indexedQueries(_ count: Int, client: DaemonClient) async throws -> Latencies {
+        var latencies = Latencies()
+        let clock = ContinuousClock()
+        for n in 0..<count {
+            var descriptor = FetchDescriptor(entityName: "Item",
+                                             predicate: .comparison(Comparison(.keyPath(PropertyPath(["score"])), .greaterOrEqual,
+                                                                               .literal(.int(Int64(Dataset.queryBound(n)))))),
+                                             sortBy: [SortDescriptor(PropertyPath(["score"]))], limit: 50)
+            descriptor.relationshipKeyPathsForPrefetching = []
+            let start = clock.now
+            let result = try await client.fetch(descriptor, in: store)
+            latencies.record(clock.now - start)
+            guard case .objects(let objects, _) = result, objects.count == 50 else { throw BenchError("modeld indexed query returned \(result)") }
+        }
+        return latencies
+    }
+
+    /// `count` calls that do nothing but answer: the cost of a round trip.
+    func emptyRoundTrips(_ count: Int, client: DaemonClient) async throws -> Latencies {
+        var latencies = Latencies()
+        let clock = ContinuousClock()
+        for _ in 0..<count {
+            let start = clock.now
+            _ = try await client.status()
+            latencies.record(clock.now - start)
+        }
+        return latencies
+    }
+
+    /// Counts per category, in the store.
+    func groupedCount(client: DaemonClient) async throws -> (groups: Int, Duration) {
+        let descriptor = AggregateDescriptor(entityName: "Item", groupBy: [PropertyPath(["category"])],
+                                             aggregations: [Aggregation("count", .count)])
+        let (rows, elapsed) = try await measure { try await client.aggregate(descriptor, in: store) }
+        return (rows.count, elapsed)
+    }
+
+    /// Every object, streamed in batches, counted per category here: (objects, groups, time).
+    func fetchEverythingAndCount(client: DaemonClient) async throws -> (objects: Int, groups: Int, Duration) {
+        let counts = Mutex<[String: Int]>([:])
+        let descriptor = FetchDescriptor(entityName: "Item")
+        let (objects, elapsed) = try await measure {
+            try await client.fetch(descriptor, in: store, batchSize: 1_000) { batch in
+                counts.withLock { counts in
+                    for object in batch {
+                        if case .string(let category)? = object.attributes["category"] { counts[category, default: 0] += 1 }
+                    }
+                }
+            }
+        }
+        let total = counts.withLock { $0.values.reduce(0, +) }
+        guard total == objects else { throw BenchError("counted \(total) of \(objects) objects") }
+        return (objects, counts.withLock { $0.count }, elapsed)
+    }
+
+    /// Saves of one new object each, from `clients` connections for `seconds`: saves per second.
+    func smallSaves(clients: Int, seconds: Double, into store: String) async throws -> (rate: Double, Latencies) {
+        let connections = try (0..<clients).map { _ in try DaemonClient.connect(socketPath: socketPath) }
+        defer { connections.forEach { $0.close() } }
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        let (all, elapsed) = try await measure {
+            try await withThrowingTaskGroup(of: Latencies.self) { group in
+                for (index, connection) in connections.enumerated() {
+                    group.addTask {
+                        var latencies = Latencies()
+                        var n = index * 10_000_000 + 1
+                        let clock = ContinuousClock()
+                        while clock.now < deadline {
+                            let start = clock.now
+                            try await connection.apply([Dataset.insert(n)], in: store)
+                            latencies.record(clock.now - start)
+                            n += 1
+                        }
+                        return latencies
+                    }
+                }
+                var all = Latencies()
+                for try await latencies in group { all.append(contentsOf: latencies) }
+                return all
+            }
+        }
+        return (Double(all.count) / elapsed.seconds, all)
+    }
+
+    /// What a test harness does per test: a store of its own, one save in it, dropped.
+    func isolatedStores(_ count: Int, schema: Schema) async throws -> Duration {
+        try await DaemonClient.withClient(socketPath: socketPath) { client in
+            try await measure {
+                for n in 0..<count {
+                    let name = "t-\(n)"
+                    _ = try await client.createStore(name, schema: schema)
+                    try await client.apply([Dataset.insert(n + 1)], in: name)
+                    _ = try await client.dropStore(name, force: true)
+                }
+            }.1
+        }
+    }
+}
