@@ -16,8 +16,7 @@ public struct ModelActorMacro: MemberMacro, ExtensionMacro {
             context.diagnose(Diagnostic(node: node, message: ModelDiagnostic.notAnActor.message("", ModelMacro.kind(of: declaration))))
             return []
         }
-        let modifiers = Set(actor.modifiers.map(\.name.text))
-        let access = modifiers.contains("public") ? "public " : (modifiers.contains("package") ? "package " : "")
+        let access = ModelClassAnalysis.accessPrefix(actor.modifiers)
         return [
             "\(raw: access)nonisolated let modelContainer: ModelContainer",
             "\(raw: access)let modelContext: ModelContext",

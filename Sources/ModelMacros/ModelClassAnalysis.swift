@@ -44,8 +44,7 @@ struct ModelClassAnalysis {
 
     init(_ declaration: ClassDeclSyntax) {
         name = declaration.name.text
-        let modifiers = Set(declaration.modifiers.map(\.name.text))
-        accessPrefix = modifiers.contains("public") || modifiers.contains("open") ? "public " : (modifiers.contains("package") ? "package " : "")
+        accessPrefix = Self.accessPrefix(declaration.modifiers)
         if let first = declaration.inheritanceClause?.inheritedTypes.first?.type.trimmedDescription,
            !Self.wellKnownProtocols.contains(first), !first.hasPrefix("Observation."), !first.hasPrefix("Swift.") {
             superclass = first
@@ -177,6 +176,12 @@ struct ModelClassAnalysis {
     }
 
     // MARK: Syntax helpers
+
+    /// The access of generated members: `public ` for a public or open type, `package `, or "".
+    static func accessPrefix(_ modifiers: DeclModifierListSyntax) -> String {
+        let names = Set(modifiers.map(\.name.text))
+        return names.contains("public") || names.contains("open") ? "public " : (names.contains("package") ? "package " : "")
+    }
 
     static func attributeName(_ element: AttributeListSyntax.Element) -> String {
         guard case .attribute(let attribute) = element else { return "" }

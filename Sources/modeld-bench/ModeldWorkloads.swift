@@ -38,22 +38,32 @@ struct ModeldWorkloads {
 
     /// Point reads from `clients` connections at once for `seconds`: reads per second.
     func concurrentPointReads(clients: Int, seconds: Double, rows: Int) async throws -> (rate: Double, Latencies) {
+        try await concurrently(clients: clients, seconds: seconds, warmUp: { connection in
+            _ = try await pointReads(20, rows: rows, client: connection, seed: 7)
+        }) { index, connection, deadline in
+            var latencies = Latencies()
+            var seed = UInt64(index + 1) * 7_777
+            while ContinuousClock.now < deadline {
+                latencies.append(contentsOf: try await pointReads(50, rows: rows, client: connection, seed: seed))
+                seed &+= 1
+            }
+            return latencies
+        }
+    }
+
+    /// Runs `work` on `clients` connections of their own at once, until `seconds` have passed:
+    /// operations per second over all of them, and their latencies.
+    private func concurrently(clients: Int, seconds: Double, warmUp: (DaemonClient) async throws -> Void = { _ in },
+                              _ work: @escaping @Sendable (Int, DaemonClient, ContinuousClock.Instant) async throws -> Latencies)
+        async throws -> (rate: Double, Latencies) {
         let connections = try (0..<clients).map { _ in try DaemonClient.connect(socketPath: socketPath) }
         defer { connections.forEach { $0.close() } }
-        for connection in connections { _ = try await pointReads(20, rows: rows, client: connection, seed: 7) }
+        for connection in connections { try await warmUp(connection) }
         let deadline = ContinuousClock.now + .seconds(seconds)
         let (all, elapsed) = try await measure {
             try await withThrowingTaskGroup(of: Latencies.self) { group in
                 for (index, connection) in connections.enumerated() {
-                    group.addTask {
-                        var latencies = Latencies()
-                        var seed = UInt64(index + 1) * 7_777
-                        while ContinuousClock.now < deadline {
-                            latencies.append(contentsOf: try await pointReads(50, rows: rows, client: connection, seed: seed))
-                            seed &+= 1
-                        }
-                        return latencies
-                    }
+                    group.addTask { try await work(index, connection, deadline) }
                 }
                 var all = Latencies()
                 for try await latencies in group { all.append(contentsOf: latencies) }
@@ -121,31 +131,18 @@ struct ModeldWorkloads {
 
     /// Saves of one new object each, from `clients` connections for `seconds`: saves per second.
     func smallSaves(clients: Int, seconds: Double, into store: String) async throws -> (rate: Double, Latencies) {
-        let connections = try (0..<clients).map { _ in try DaemonClient.connect(socketPath: socketPath) }
-        defer { connections.forEach { $0.close() } }
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        let (all, elapsed) = try await measure {
-            try await withThrowingTaskGroup(of: Latencies.self) { group in
-                for (index, connection) in connections.enumerated() {
-                    group.addTask {
-                        var latencies = Latencies()
-                        var n = index * 10_000_000 + 1
-                        let clock = ContinuousClock()
-                        while clock.now < deadline {
-                            let start = clock.now
-                            try await connection.apply([Dataset.insert(n)], in: store)
-                            latencies.record(clock.now - start)
-                            n += 1
-                        }
-                        return latencies
-                    }
-                }
-                var all = Latencies()
-                for try await latencies in group { all.append(contentsOf: latencies) }
-                return all
+        try await concurrently(clients: clients, seconds: seconds) { index, connection, deadline in
+            var latencies = Latencies()
+            var n = index * 10_000_000 + 1
+            let clock = ContinuousClock()
+            while clock.now < deadline {
+                let start = clock.now
+                try await connection.apply([Dataset.insert(n)], in: store)
+                latencies.record(clock.now - start)
+                n += 1
             }
+            return latencies
         }
-        return (Double(all.count) / elapsed.seconds, all)
     }
 
     /// What a test harness does per test: a store of its own, one save in it, dropped.
