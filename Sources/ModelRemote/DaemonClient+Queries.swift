@@ -85,7 +85,7 @@ extension DaemonClient {
     /// calling task is cancelled. `body` sees each transaction whole, in token order.
     public func followHistory(after token: HistoryToken?, in store: String, author: String? = nil, limit: Int = 0, follow: Bool = true,
                               _ body: @Sendable @escaping (HistoryTransaction) async throws -> Void) async throws {
-        try await call {
+        try await call(small: true) {
             let request = Modeld_V1_HistoryRequest.with {
                 $0.store = store
                 if let token { $0.after = token.rawValue }

@@ -19,7 +19,7 @@ extension DaemonClient {
 
     /// Every store, by name.
     public func stores() async throws -> [StoreInfo] {
-        try await call {
+        try await call(small: true) {
             var infos: [StoreInfo] = []
             for store in try await storeService.listStores(Modeld_V1_ListStoresRequest()).stores { infos.append(try StoreInfo(wire: store)) }
             return infos
@@ -28,14 +28,14 @@ extension DaemonClient {
 
     /// One store.
     public func store(_ name: String) async throws -> StoreInfo {
-        try await call { try StoreInfo(wire: try await storeService.getStore(Modeld_V1_GetStoreRequest.with { $0.name = name })) }
+        try await call(small: true) { try StoreInfo(wire: try await storeService.getStore(Modeld_V1_GetStoreRequest.with { $0.name = name })) }
     }
 
     /// Drops a store and its data; with `force`, closes its sessions first. Returns how many
     /// sessions that closed.
     @discardableResult
     public func dropStore(_ name: String, force: Bool = false) async throws -> Int {
-        try await call {
+        try await call(small: true) {
             let response = try await storeService.dropStore(Modeld_V1_DropStoreRequest.with {
                 $0.name = name
                 $0.force = force
@@ -46,7 +46,7 @@ extension DaemonClient {
 
     /// A store's schema.
     public func schema(of store: String) async throws -> Schema {
-        try await call {
+        try await call(small: true) {
             try Schema(wire: try await storeService.getSchema(Modeld_V1_GetSchemaRequest.with { $0.store = store }).schema)
         }
     }
@@ -64,7 +64,7 @@ extension DaemonClient {
 
     /// The daemon's version and load.
     public func status() async throws -> DaemonStatus {
-        try await call {
+        try await call(small: true) {
             let status = try await daemonService.status(Modeld_V1_StatusRequest())
             return DaemonStatus(version: status.version, uptimeSeconds: Int(status.uptimeSeconds), stores: Int(status.stores),
                                 openSessions: Int(status.openSessions), maximumSessions: Int(status.maxSessions),

@@ -71,7 +71,10 @@ public final class DaemonClient: Sendable {
     /// Runs one call; its errors come out as `ModelError`s. A call that could not be sent because
     /// the connection is (re)connecting is tried again a few times over a few hundred
     /// milliseconds: it never reached the daemon, so trying again is safe.
-    func call<T>(_ body: () async throws -> T) async throws -> T {
+    ///
+    /// `small` says the request cannot be over the daemon's smallest message size limit (64 KiB),
+    /// so a reset stream is not the size limit but the daemon ending the call (when it stops).
+    func call<T>(small: Bool = false, _ body: () async throws -> T) async throws -> T {
         var attempt = 0
         while true {
             do {
@@ -80,7 +83,7 @@ public final class DaemonClient: Sendable {
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(30 * attempt))
             } catch {
-                throw translateAny(error)
+                throw translateAny(error, small: small)
             }
         }
     }
@@ -92,11 +95,11 @@ public final class DaemonClient: Sendable {
         error.code == .unavailable && (error.message.contains("isn't ready") || error.message.contains("no subchannel"))
     }
 
-    private func translateAny(_ error: any Error) -> any Error {
+    private func translateAny(_ error: any Error, small: Bool) -> any Error {
         do {
             throw error
         } catch let error as RPCError {
-            return translate(error)
+            return translate(error, small: small)
         } catch let error as RuntimeError {
             return ModelError(.unavailable, "cannot talk to modeld at \(socketPath): \(error.message); is modeld running?",
                               context: ["socket": socketPath, "detail": error.message])
@@ -105,8 +108,12 @@ public final class DaemonClient: Sendable {
         }
     }
 
-    func translate(_ error: RPCError) -> ModelError {
+    func translate(_ error: RPCError, small: Bool = false) -> ModelError {
         let fromDaemon = error.metadata[stringValues: ModelError.codeMetadataKey].contains { _ in true }
+        if !fromDaemon, small, error.message.contains("RST_STREAM") {
+            return ModelError(.unavailable, "modeld at \(socketPath) ended the call without answering; it may be stopping (\(error.message))",
+                              context: ["socket": socketPath, "detail": error.message])
+        }
         if !fromDaemon, error.message.contains("RST_STREAM") {
             // The transport resets a call whose request is over the daemon's size limit, before
             // any of modeld's code sees it.

@@ -138,7 +138,7 @@ public final class RemoteSession: Sendable {
     /// Closes the session, discarding what it did not save; returns how many objects had changes.
     @discardableResult
     public func close() async throws -> Int {
-        try await client.call {
+        try await client.call(small: true) {
             Int(try await client.sessionService.closeSession(Modeld_V1_CloseSessionRequest.with { $0.sessionID = id }).discardedChanges)
         }
     }
@@ -148,7 +148,7 @@ extension DaemonClient {
     /// Opens a session on `store`.
     public func openSession(on store: String, author: String? = nil, mergePolicy: MergePolicy = .error,
                             uniquenessPolicy: UniquenessPolicy = .error) async throws -> RemoteSession {
-        try await call {
+        try await call(small: true) {
             let response = try await sessionService.openSession(Modeld_V1_OpenSessionRequest.with {
                 $0.store = store
                 $0.author = author ?? ""
