@@ -1,5 +1,6 @@
 import GRPCCore
 import ModelCore
+import ModelStorage
 import ModelWire
 
 /// Sends a fetch's results as a stream of responses: at most `batchSize` objects (or
@@ -50,20 +51,49 @@ struct FetchStreaming {
             response.count = Int64(ids.count)
             try await writer.write(response)
         case .objects(let objects, let prefetched):
-            var response = Modeld_V1_FetchResponse()
-            var bytes = 0
-            func add(_ snapshot: ObjectSnapshot, prefetched: Bool) async throws {
-                if prefetched { response.prefetched.append(snapshot.wire) } else { response.objects.append(snapshot.wire) }
-                bytes += Self.estimatedSize(snapshot)
-                if response.objects.count + response.prefetched.count >= batchSize || bytes >= byteBudget {
-                    try await writer.write(response)
-                    response = Modeld_V1_FetchResponse()
-                    bytes = 0
-                }
+            var responses = ObjectResponses(streaming: self, writer: writer)
+            for object in objects { try await responses.add(object, prefetched: false) }
+            for object in prefetched { try await responses.add(object, prefetched: true) }
+            try await responses.finish(count: objects.count)
+        }
+    }
+
+    /// Sends an objects fetch as the backend reads it, batch by batch, so that the daemon holds
+    /// a few batches rather than every object, however many match.
+    func stream(_ descriptor: FetchDescriptor, from backend: any StorageBackend,
+                to writer: RPCWriter<Modeld_V1_FetchResponse>) async throws {
+        var responses = ObjectResponses(streaming: self, writer: writer)
+        let count = try await backend.fetchObjects(descriptor, batchSize: batchSize) { batch, prefetched in
+            for object in batch { try await responses.add(object, prefetched: prefetched) }
+        }
+        try await responses.finish(count: count)
+    }
+
+    /// The response being filled with objects, sent when it holds a batch or its byte budget.
+    private struct ObjectResponses {
+        let streaming: FetchStreaming
+        let writer: RPCWriter<Modeld_V1_FetchResponse>
+        var response = Modeld_V1_FetchResponse()
+        var bytes = 0
+
+        init(streaming: FetchStreaming, writer: RPCWriter<Modeld_V1_FetchResponse>) {
+            self.streaming = streaming
+            self.writer = writer
+        }
+
+        mutating func add(_ snapshot: ObjectSnapshot, prefetched: Bool) async throws {
+            if prefetched { response.prefetched.append(snapshot.wire) } else { response.objects.append(snapshot.wire) }
+            bytes += FetchStreaming.estimatedSize(snapshot)
+            if response.objects.count + response.prefetched.count >= streaming.batchSize || bytes >= streaming.byteBudget {
+                try await writer.write(response)
+                response = Modeld_V1_FetchResponse()
+                bytes = 0
             }
-            for object in objects { try await add(object, prefetched: false) }
-            for object in prefetched { try await add(object, prefetched: true) }
-            response.count = Int64(objects.count)
+        }
+
+        /// Sends what is left, with the count of results.
+        mutating func finish(count: Int) async throws {
+            response.count = Int64(count)
             try await writer.write(response)
         }
     }

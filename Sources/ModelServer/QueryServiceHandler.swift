@@ -14,8 +14,11 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             let descriptor = try FetchDescriptor(wire: request.fetch)
             let streaming = try FetchStreaming(requested: request.fetch.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
             try await core.rpc.cancellable(context) {
-                let result = try await store.container.backend.fetch(descriptor)
-                try await streaming.send(result, to: response)
+                if descriptor.resultType == .objects {
+                    try await streaming.stream(descriptor, from: store.container.backend, to: response)
+                } else {
+                    try await streaming.send(try await store.container.backend.fetch(descriptor), to: response)
+                }
             }
         }
     }

@@ -26,6 +26,13 @@ public protocol StorageBackend: Sendable {
     /// back, updated values are the ones matched and sorted. Nothing is written.
     func fetch(_ descriptor: FetchDescriptor, overlay: ChangeSet?) async throws -> FetchResult
 
+    /// Fetches objects without pending changes, handing them to `body` batch by batch (at most
+    /// `batchSize` each) as they are read: the results first, then any prefetched objects
+    /// (`prefetched` true). A backend that can read as it goes holds only a batch, however many
+    /// objects match. Returns how many results there were.
+    func fetchObjects(_ descriptor: FetchDescriptor, batchSize: Int,
+                      _ body: (_ batch: [ObjectSnapshot], _ prefetched: Bool) async throws -> Void) async throws -> Int
+
     /// Grouped aggregates, computed by the store, as if `overlay` had been saved.
     func aggregate(_ descriptor: AggregateDescriptor, overlay: ChangeSet?) async throws -> [AggregateRow]
 
@@ -55,6 +62,31 @@ extension StorageBackend {
     /// Fetches without pending changes.
     public func fetch(_ descriptor: FetchDescriptor) async throws -> FetchResult {
         try await fetch(descriptor, overlay: nil)
+    }
+
+    /// Fetches everything, then hands it over in batches: for backends that hold their objects
+    /// in memory anyway.
+    public func fetchObjects(_ descriptor: FetchDescriptor, batchSize: Int,
+                             _ body: (_ batch: [ObjectSnapshot], _ prefetched: Bool) async throws -> Void) async throws -> Int {
+        var descriptor = descriptor
+        descriptor.resultType = .objects
+        return try await Self.inBatches(try await fetch(descriptor), batchSize: batchSize, body)
+    }
+
+    /// Hands a fetch's objects to `body` in batches, results first.
+    public static func inBatches(_ result: FetchResult, batchSize: Int,
+                                 _ body: (_ batch: [ObjectSnapshot], _ prefetched: Bool) async throws -> Void) async throws -> Int {
+        guard case .objects(let objects, let prefetched) = result else {
+            throw ModelError(.invalidArgument, "batches of objects need a fetch whose result type is objects")
+        }
+        let size = max(batchSize, 1)
+        for start in stride(from: 0, to: objects.count, by: size) {
+            try await body(Array(objects[start..<min(start + size, objects.count)]), false)
+        }
+        for start in stride(from: 0, to: prefetched.count, by: size) {
+            try await body(Array(prefetched[start..<min(start + size, prefetched.count)]), true)
+        }
+        return objects.count
     }
 
     /// Aggregates without pending changes.

@@ -31,6 +31,34 @@ extension ReadContext {
         }
     }
 
+    /// Runs a validated objects fetch without prefetching, handing the objects to `emit` in
+    /// batches of `batchSize` (each with its relationships) as the statement steps, so that only
+    /// a batch is ever held. Returns how many objects there were.
+    func streamObjects(_ descriptor: FetchDescriptor, batchSize: Int, emit: ([ObjectSnapshot]) throws -> Void) throws -> Int {
+        let entity = try schema.entity(descriptor.entityName)
+        let table = layout.table(for: entity)
+        var compiler = compiler(for: entity)
+        let properties = descriptor.propertiesToFetch.map(Set.init)
+        let entities = descriptor.includesSubentities ? entity.descendants : [entity.name]
+        let columns = selectedColumns(table, entities: entities, properties: properties)
+        let sql = try compiler.fetch(descriptor, columns: columns)
+        var batch: [ObjectSnapshot] = []
+        batch.reserveCapacity(batchSize)
+        var count = 0
+        func flush() throws {
+            try loadRelationships(&batch, table: table, properties: properties)
+            count += batch.count
+            try emit(batch)
+            batch.removeAll(keepingCapacity: true)
+        }
+        try decodeObjects(sql, compiler.parameters, table: table, columns: columns, properties: properties) { snapshot in
+            batch.append(snapshot)
+            if batch.count >= batchSize { try flush() }
+        }
+        if !batch.isEmpty { try flush() }
+        return count
+    }
+
     /// The objects reached from `objects` along each path: once each, in key order within a
     /// path, paths in the order given.
     private func prefetch(_ paths: [PropertyPath], from results: [ObjectSnapshot], entity: ResolvedEntity) throws -> [ObjectSnapshot] {

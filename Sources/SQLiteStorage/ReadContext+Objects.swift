@@ -21,13 +21,21 @@ extension ReadContext {
     /// filled by ``loadRelationships(_:table:properties:)``.
     func decodeObjects(_ sql: String, _ parameters: [Value], table: TableLayout, columns: [SelectedColumn],
                        properties: Set<String>?) throws -> [ObjectSnapshot] {
+        var snapshots: [ObjectSnapshot] = []
+        try decodeObjects(sql, parameters, table: table, columns: columns, properties: properties) { snapshots.append($0) }
+        return snapshots
+    }
+
+    /// Reads the rows of an objects statement as ``decodeObjects(_:_:table:columns:properties:)``
+    /// does, handing each snapshot to `body` as its row is read.
+    func decodeObjects(_ sql: String, _ parameters: [Value], table: TableLayout, columns: [SelectedColumn],
+                       properties: Set<String>?, _ body: (ObjectSnapshot) throws -> Void) throws {
         var positions: [String: Int32] = [:]
         var position: Int32 = 3
         for column in columns {
             positions[column.name] = position
             if case .reference = column.kind { position += 2 } else { position += 1 }
         }
-        var snapshots: [ObjectSnapshot] = []
         try query(sql, parameters) { row in
             let key = row.int64(0), entityName = row.text(1)
             guard let entity = schema[entityName] else { return }
@@ -45,9 +53,8 @@ extension ReadContext {
                 let root = schema[relationship.destination]?.root ?? relationship.destination
                 snapshot.relationships[relationship.name] = .toOne(identifier(root: root, entity: targetEntity, key: target))
             }
-            snapshots.append(snapshot)
+            try body(snapshot)
         }
-        return snapshots
     }
 
     /// Fills the relationships that are not foreign keys of these objects (to-many, and to-one

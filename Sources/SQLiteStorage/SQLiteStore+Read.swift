@@ -17,6 +17,49 @@ extension SQLiteStore {
         }
     }
 
+    /// Fetches objects batch by batch as the statement steps, inside one read transaction: the
+    /// reader hands each batch over and waits while more than two are waiting, so that a fetch
+    /// of any size holds a few batches. With prefetching, everything is read first.
+    public func fetchObjects(_ descriptor: FetchDescriptor, batchSize: Int,
+                             _ body: (_ batch: [ObjectSnapshot], _ prefetched: Bool) async throws -> Void) async throws -> Int {
+        var descriptor = descriptor
+        descriptor.resultType = .objects
+        guard descriptor.relationshipKeyPathsForPrefetching.isEmpty else {
+            return try await Self.inBatches(try await fetch(descriptor, overlay: nil), batchSize: batchSize, body)
+        }
+        let layout = try await layout()
+        let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
+        let storeIdentifier = storeIdentifier, readers = readers, size = max(batchSize, 1)
+        let pipe = BatchPipe<[ObjectSnapshot]>(capacity: 2)
+        async let count: Int = {
+            do {
+                let count = try await readers.run { connection in
+                    try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier) { context in
+                        try context.streamObjects(validated, batchSize: size) { try pipe.send($0) }
+                    }
+                }
+                pipe.finish()
+                return count
+            } catch {
+                pipe.finish(throwing: error)
+                throw error
+            }
+        }()
+        do {
+            for try await batch in pipe.batches {
+                try await body(batch, false)
+                pipe.consumed()
+            }
+        } catch {
+            pipe.abandon()
+            _ = try? await count
+            throw error
+        }
+        // The stream also ends when this task is cancelled: a reader waiting for room must stop.
+        pipe.abandon()
+        return try await count
+    }
+
     /// Grouped aggregates computed by SQLite, with `overlay` shadowing the tables it changes.
     public func aggregate(_ descriptor: AggregateDescriptor, overlay: ChangeSet?) async throws -> [AggregateRow] {
         let layout = try await layout()
