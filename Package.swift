@@ -30,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
         .package(url: "https://github.com/grpc/grpc-swift-protobuf", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -75,11 +76,21 @@ let package = Package(
             ],
             swiftSettings: sharedSettings
         ),
+        // gRPC calls over a Unix socket in modeld's own framing instead of HTTP/2 (both sides).
+        .target(
+            name: "FramedTransport",
+            dependencies: [
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: sharedSettings
+        ),
         // The daemon's services: stores, sessions (actors owning contexts), queries, health.
         .target(
             name: "ModelServer",
             dependencies: [
-                "ModelCore", "ModelStorage", "ModelEngine", "ModelWire", "SQLiteStorage",
+                "ModelCore", "ModelStorage", "ModelEngine", "ModelWire", "SQLiteStorage", "FramedTransport",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -91,7 +102,7 @@ let package = Package(
         .target(
             name: "ModelRemote",
             dependencies: [
-                "ModelCore", "ModelWire",
+                "ModelCore", "ModelWire", "FramedTransport",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             ],

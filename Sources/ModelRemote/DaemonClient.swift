@@ -1,3 +1,4 @@
+import FramedTransport
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
@@ -13,49 +14,83 @@ import ModelWire
 public final class DaemonClient: Sendable {
     /// The socket this client talks to.
     public let socketPath: String
-    let grpc: GRPCClient<HTTP2ClientTransport.Posix>
+    /// How this client's calls travel.
+    public let transport: DaemonTransport
+    let storeService: any Modeld_V1_StoreService.ClientProtocol
+    let sessionService: any Modeld_V1_SessionService.ClientProtocol
+    let queryService: any Modeld_V1_QueryService.ClientProtocol
+    let daemonService: any Modeld_V1_DaemonService.ClientProtocol
+    private let shutdown: @Sendable () -> Void
 
-    private init(socketPath: String, grpc: GRPCClient<HTTP2ClientTransport.Posix>) {
+    private init<T: ClientTransport>(socketPath: String, transport: DaemonTransport, grpc: GRPCClient<T>) {
         self.socketPath = socketPath
-        self.grpc = grpc
+        self.transport = transport
+        storeService = Modeld_V1_StoreService.Client(wrapping: grpc)
+        sessionService = Modeld_V1_SessionService.Client(wrapping: grpc)
+        queryService = Modeld_V1_QueryService.Client(wrapping: grpc)
+        daemonService = Modeld_V1_DaemonService.Client(wrapping: grpc)
+        shutdown = { grpc.beginGracefulShutdown() }
     }
 
-    /// Connects to the daemon at `socketPath` for the length of `body`.
-    public static func withClient<T: Sendable>(socketPath: String, _ body: (DaemonClient) async throws -> T) async throws -> T {
-        let transport = try makeTransport(socketPath)
-        return try await withGRPCClient(transport: transport) { grpc in
-            try await body(DaemonClient(socketPath: socketPath, grpc: grpc))
+    /// Connects to the daemon at `socketPath` for the length of `body`, over `transport` (by
+    /// default ``DaemonTransport/preferred(socketPath:environment:)``).
+    public static func withClient<T: Sendable>(socketPath: String, transport: DaemonTransport? = nil,
+                                               _ body: (DaemonClient) async throws -> T) async throws -> T {
+        let chosen = transport ?? .preferred(socketPath: socketPath)
+        switch try makeTransport(socketPath, chosen) {
+        case .framed(let framed):
+            return try await withGRPCClient(transport: framed) { grpc in
+                try await body(DaemonClient(socketPath: socketPath, transport: chosen, grpc: grpc))
+            }
+        case .http2(let http2):
+            return try await withGRPCClient(transport: http2) { grpc in
+                try await body(DaemonClient(socketPath: socketPath, transport: chosen, grpc: grpc))
+            }
         }
     }
 
     /// Connects to the daemon at `socketPath` until ``close()``.
-    public static func connect(socketPath: String) throws -> DaemonClient {
-        let grpc = GRPCClient(transport: try makeTransport(socketPath))
+    public static func connect(socketPath: String, transport: DaemonTransport? = nil) throws -> DaemonClient {
+        let chosen = transport ?? .preferred(socketPath: socketPath)
         // The connection must outlive the caller's scope (as a SwiftData container does), so it
         // runs in a task of its own, which close() ends.
-        Task { try? await grpc.runConnections() }
-        return DaemonClient(socketPath: socketPath, grpc: grpc)
+        switch try makeTransport(socketPath, chosen) {
+        case .framed(let framed):
+            let grpc = GRPCClient(transport: framed)
+            Task { try? await grpc.runConnections() }
+            return DaemonClient(socketPath: socketPath, transport: chosen, grpc: grpc)
+        case .http2(let http2):
+            let grpc = GRPCClient(transport: http2)
+            Task { try? await grpc.runConnections() }
+            return DaemonClient(socketPath: socketPath, transport: chosen, grpc: grpc)
+        }
     }
 
-    /// Ends a connection made with ``connect(socketPath:)``, after calls under way finish.
+    /// Ends a connection made with ``connect(socketPath:transport:)``, after calls under way finish.
     public func close() {
-        grpc.beginGracefulShutdown()
+        shutdown()
     }
 
     /// The largest response the client accepts.
     public static let maximumResponseSize = 64 * 1024 * 1024
 
-    private static func makeTransport(_ socketPath: String) throws(ModelError) -> HTTP2ClientTransport.Posix {
+    private enum MadeTransport {
+        case framed(FramedClientTransport)
+        case http2(HTTP2ClientTransport.Posix)
+    }
+
+    private static func makeTransport(_ socketPath: String, _ transport: DaemonTransport) throws(ModelError) -> MadeTransport {
         guard socketPath.utf8.count <= 107 else {
             throw ModelError(.invalidArgument, "the socket path \(socketPath) is longer than 107 bytes, which a Unix socket cannot be")
         }
+        if transport == .framed { return .framed(FramedClientTransport(path: DefaultLocations.framedSocketPath(for: socketPath))) }
         // Fail at once when the daemon is not there, rather than wait for it to appear.
         // (The transport takes its limit on responses from maxRequestMessageBytes.)
         let everything = MethodConfig(names: [MethodConfig.Name(service: "")], waitForReady: false,
                                       maxRequestMessageBytes: maximumResponseSize, maxResponseMessageBytes: maximumResponseSize)
         do {
-            return try HTTP2ClientTransport.Posix(target: .unixDomainSocket(path: socketPath), transportSecurity: .plaintext,
-                                                  serviceConfig: ServiceConfig(methodConfig: [everything]))
+            return .http2(try HTTP2ClientTransport.Posix(target: .unixDomainSocket(path: socketPath), transportSecurity: .plaintext,
+                                                         serviceConfig: ServiceConfig(methodConfig: [everything])))
         } catch {
             throw ModelError(.invalidArgument, "cannot use the socket \(socketPath): \(error)")
         }
@@ -63,10 +98,6 @@ public final class DaemonClient: Sendable {
 
     // MARK: Calls
 
-    var storeService: Modeld_V1_StoreService.Client<HTTP2ClientTransport.Posix> { .init(wrapping: grpc) }
-    var sessionService: Modeld_V1_SessionService.Client<HTTP2ClientTransport.Posix> { .init(wrapping: grpc) }
-    var queryService: Modeld_V1_QueryService.Client<HTTP2ClientTransport.Posix> { .init(wrapping: grpc) }
-    var daemonService: Modeld_V1_DaemonService.Client<HTTP2ClientTransport.Posix> { .init(wrapping: grpc) }
 
     /// Runs one call; its errors come out as `ModelError`s. A call that could not be sent because
     /// the connection is (re)connecting is tried again a few times over a few hundred
@@ -92,7 +123,8 @@ public final class DaemonClient: Sendable {
 
     /// Whether a call failed before it left the client (no connection ready).
     static func wasNotSent(_ error: RPCError) -> Bool {
-        error.code == .unavailable && (error.message.contains("isn't ready") || error.message.contains("no subchannel"))
+        error.code == .unavailable && (error.message.contains("isn't ready") || error.message.contains("no subchannel")
+                                       || error.message.contains("the call was not sent"))
     }
 
     private func translateAny(_ error: any Error, small: Bool) -> any Error {

@@ -1,7 +1,9 @@
 import Foundation
+import FramedTransport
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import Logging
+import ModelWire
 import ServiceLifecycle
 import Synchronization
 
@@ -121,30 +123,52 @@ public final class ModelDaemon: Service, Sendable {
         try await openStores()
 
         let transport = makeTransport()
-        let server = GRPCServer(transport: transport, services: [
-            StoreServiceHandler(core: core), SessionServiceHandler(core: core), QueryServiceHandler(core: core),
-            DaemonServiceHandler(core: core), HealthServiceHandler(isServing: { [weak self] in self?.isServing ?? false }),
-        ])
+        let services: () -> [any RegistrableRPCService] = { [core] in
+            [StoreServiceHandler(core: core), SessionServiceHandler(core: core), QueryServiceHandler(core: core),
+             DaemonServiceHandler(core: core), HealthServiceHandler(isServing: { [weak self] in self?.isServing ?? false })]
+        }
+        let server = GRPCServer(transport: transport, services: services())
+        // The same services in modeld's framing, on a socket of their own beside the gRPC one
+        // (not under socket activation, where systemd hands over only the gRPC socket).
+        let framedPath = DefaultLocations.framedSocketPath(for: configuration.socketPath)
+        let framed = bindsPath && framedPath.utf8.count <= 107
+            ? FramedServerTransport(path: framedPath, maximumMessageSize: configuration.maximumMessageSize) : nil
+        let framedServer = framed.map { GRPCServer(transport: $0, services: services()) }
+        defer { if framed != nil { unlink(framedPath) } }
         let stop: @Sendable () -> Void = { [weak self] in
             self?.phase.withLock { $0 = .stopping }
             self?.logger.info("shutting down: finishing calls under way")
             self?.events.stopping?()
             server.beginGracefulShutdown()
+            framedServer?.beginGracefulShutdown()
         }
         stopServer.withLock { $0 = stop }
         if shutdownRequested.withLock({ $0 }) { stop() }
         try await withGracefulShutdownHandler {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await server.serve() }
+                if let framedServer { group.addTask { try await framedServer.serve() } }
                 group.addTask { try await self.endIdleSessions() }
                 do {
                     _ = try await transport.listeningAddress
                     if bindsPath { try guarded.setMode(configuration.socketMode) }
+                    if let framed {
+                        do {
+                            try await framed.waitUntilListening()
+                        } catch {
+                            throw DaemonStartError("cannot listen on \(framedPath): \(error)")
+                        }
+                        guard chmod(framedPath, mode_t(configuration.socketMode)) == 0 else {
+                            throw DaemonStartError("cannot set the permissions of \(framedPath): \(String(cString: strerror(errno)))")
+                        }
+                    }
                 } catch let error as DaemonStartError {
                     server.beginGracefulShutdown()
+                    framedServer?.beginGracefulShutdown()
                     throw error
                 } catch {
                     server.beginGracefulShutdown()
+                    framedServer?.beginGracefulShutdown()
                     throw DaemonStartError("cannot listen on \(configuration.socketPath): \(error)")
                 }
                 markReady()

@@ -18,6 +18,13 @@ public enum DefaultLocations {
         return !exists(own) && exists(system) ? system : own
     }
 
+    /// The socket beside the daemon's socket where it serves the same calls in its own framing
+    /// instead of HTTP/2, for clients that speak it (the Swift client, `modelctl`): the socket's
+    /// path with `.frames` after it.
+    public static func framedSocketPath(for socketPath: String) -> String {
+        socketPath + ".frames"
+    }
+
     /// The data directory: `/var/lib/modeld` for root; otherwise `$XDG_DATA_HOME/modeld`, or
     /// `$HOME/.local/share/modeld`.
     public static func dataDirectory(environment: [String: String], userID: UInt32) -> String {

@@ -1,0 +1,250 @@
+import GRPCCore
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// The client side of modeld's framed transport (``FramedServerTransport``): one Unix socket
+/// connection, opened on the first call and again after it drops, with calls multiplexed on it.
+public final class FramedClientTransport: ClientTransport, Sendable {
+    public typealias Bytes = [UInt8]
+
+    public let path: String
+    private let state = Mutex(State())
+    private let stopped: AsyncStream<Void>
+    private let stop: AsyncStream<Void>.Continuation
+
+    private struct State {
+        var connection: EventLoopFuture<ClientConnectionHandler>?
+        var isShutdown = false
+        var openCalls = 0
+    }
+
+    public init(path: String) {
+        self.path = path
+        (stopped, stop) = AsyncStream.makeStream()
+    }
+
+    public var retryThrottle: RetryThrottle? { nil }
+
+    public func config(forMethod descriptor: MethodDescriptor) -> MethodConfig? { nil }
+
+    /// Runs until a graceful shutdown has let the calls under way finish.
+    public func connect() async throws {
+        for await _ in stopped {}
+        let connection = state.withLock { $0.connection }
+        if let handler = try? await connection?.get() { try? await handler.channel.close() }
+    }
+
+    public func beginGracefulShutdown() {
+        let idle = state.withLock { state in
+            state.isShutdown = true
+            return state.openCalls == 0
+        }
+        if idle { stop.finish() }
+    }
+
+    public func withStream<T: Sendable>(descriptor: MethodDescriptor, options: CallOptions,
+                                        _ closure: (RPCStream<Inbound, Outbound>, ClientContext) async throws -> T) async throws -> T {
+        let connection = try state.withLock { state -> EventLoopFuture<ClientConnectionHandler> in
+            guard !state.isShutdown else { throw RPCError(code: .unavailable, message: "the client is shutting down") }
+            state.openCalls += 1
+            if let connection = state.connection { return connection }
+            let connection = Self.open(path)
+            state.connection = connection
+            return connection
+        }
+        defer { callEnded() }
+        let handler: ClientConnectionHandler
+        do {
+            handler = try await connection.get()
+        } catch {
+            state.withLock { if $0.connection === connection { $0.connection = nil } }
+            throw RPCError(code: .unavailable, message: "cannot connect to \(path): \(error)")
+        }
+        guard let (id, responses) = handler.register() else {
+            state.withLock { if $0.connection === connection { $0.connection = nil } }
+            throw RPCError(code: .unavailable, message: "the connection to \(path) had closed; the call was not sent")
+        }
+        let holdsRequest = descriptor.type == .unary || descriptor.type == .serverStreaming
+        let writer = ClientFrameWriter(channel: handler.channel, stream: id, path: "\(descriptor.service)/\(descriptor.method)",
+                                       holdsUntilFinished: holdsRequest)
+        let peer = "unix:" + path
+        let stream = RPCStream(descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: responses), outbound: RPCWriter.Closable(wrapping: writer))
+        defer {
+            if handler.unregister(id) { writer.cancel() }
+        }
+        return try await closure(stream, ClientContext(descriptor: descriptor, remotePeer: peer, localPeer: peer))
+    }
+
+    private func callEnded() {
+        let finished = state.withLock { state in
+            state.openCalls -= 1
+            return state.isShutdown && state.openCalls == 0
+        }
+        if finished { stop.finish() }
+    }
+
+    private static func open(_ path: String) -> EventLoopFuture<ClientConnectionHandler> {
+        ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maximumPayload: Int(Int32.max))))
+                    try channel.pipeline.syncOperations.addHandler(ClientConnectionHandler(channel: channel))
+                }
+            }
+            .connect(unixDomainSocketPath: path)
+            .flatMap { channel in channel.pipeline.handler(type: ClientConnectionHandler.self) }
+    }
+}
+
+/// One connection on the client: routes response frames to their calls. Its table of calls is
+/// shared with the callers' tasks, so it sits behind a lock.
+final class ClientConnectionHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = FrameDecoder.Item
+    typealias Responses = AsyncThrowingStream<RPCResponsePart<[UInt8]>, any Error>
+
+    let channel: any Channel
+    private let calls = Mutex<(next: UInt32, open: [UInt32: Responses.Continuation], closed: Bool)>((1, [:], false))
+
+    init(channel: any Channel) {
+        self.channel = channel
+    }
+
+    /// A new call's number and response stream; nil once the connection has closed.
+    func register() -> (UInt32, Responses)? {
+        let (responses, continuation) = Responses.makeStream()
+        let id = calls.withLock { calls -> UInt32? in
+            guard !calls.closed else { return nil }
+            let id = calls.next
+            calls.next &+= 2
+            calls.open[id] = continuation
+            return id
+        }
+        return id.map { ($0, responses) }
+    }
+
+    /// Forgets a call; true if it had not ended (its status had not come).
+    func unregister(_ id: UInt32) -> Bool {
+        calls.withLock { $0.open.removeValue(forKey: id) } != nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .frame(var frame) = unwrapInboundIn(data) else {
+            context.close(promise: nil)
+            return
+        }
+        switch frame.kind {
+        case .metadata:
+            guard let metadata = try? frame.payload.readMetadata() else { return context.close(promise: nil) }
+            calls.withLock { $0.open[frame.stream] }?.yield(.metadata(metadata))
+        case .message:
+            let bytes = frame.payload.readBytes(length: frame.payload.readableBytes) ?? []
+            calls.withLock { $0.open[frame.stream] }?.yield(.message(bytes))
+        case .status:
+            guard let raw = frame.payload.readInteger(as: UInt8.self), let message = try? frame.payload.readShortString(),
+                  let metadata = try? frame.payload.readMetadata() else { return context.close(promise: nil) }
+            let code = Status.Code(rawValue: Int(raw)) ?? .unknown
+            if let call = calls.withLock({ $0.open.removeValue(forKey: frame.stream) }) {
+                call.yield(.status(Status(code: code, message: message), metadata))
+                call.finish()
+            }
+        case .open, .end, .cancel:
+            context.close(promise: nil)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        let open = calls.withLock { calls in
+            calls.closed = true
+            defer { calls.open = [:] }
+            return calls.open
+        }
+        for call in open.values {
+            call.finish(throwing: RPCError(code: .unavailable, message: "the connection to modeld closed before the call ended"))
+        }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}
+
+/// Writes a call's request parts as frames. For unary and server-streaming calls everything —
+/// the open frame, the request, the end — goes out in one write when the request is finished.
+final class ClientFrameWriter: ClosableRPCWriterProtocol, Sendable {
+    typealias Element = RPCRequestPart<[UInt8]>
+
+    private let channel: any Channel
+    private let stream: UInt32
+    private let path: String
+    private let holdsUntilFinished: Bool
+    private let held = Mutex<(bytes: ByteBuffer?, finished: Bool)>((nil, false))
+
+    init(channel: any Channel, stream: UInt32, path: String, holdsUntilFinished: Bool) {
+        self.channel = channel
+        self.stream = stream
+        self.path = path
+        self.holdsUntilFinished = holdsUntilFinished
+    }
+
+    func write(_ part: RPCRequestPart<[UInt8]>) async throws {
+        let allocator = channel.allocator
+        var frame: ByteBuffer
+        switch part {
+        case .metadata(let metadata):
+            frame = allocator.frame(stream: stream, kind: .open, capacity: path.utf8.count + 64) { buffer in
+                buffer.writeShortString(path)
+                buffer.writeMetadata(metadata)
+            }
+        case .message(let bytes):
+            frame = allocator.frame(stream: stream, kind: .message, capacity: bytes.count) { $0.writeBytes(bytes) }
+        }
+        let ready = held.withLock { held -> ByteBuffer? in
+            if var pending = held.bytes {
+                pending.writeBuffer(&frame)
+                frame = pending
+            }
+            held.bytes = holdsUntilFinished ? frame : nil
+            return holdsUntilFinished ? nil : frame
+        }
+        if let ready { try await send(ready) }
+    }
+
+    func write(contentsOf elements: some Sequence<RPCRequestPart<[UInt8]>>) async throws {
+        for element in elements { try await write(element) }
+    }
+
+    func finish() async {
+        var end = channel.allocator.frame(stream: stream, kind: .end)
+        let frame = held.withLock { held -> ByteBuffer in
+            held.finished = true
+            defer { held.bytes = nil }
+            guard var pending = held.bytes else { return end }
+            pending.writeBuffer(&end)
+            return pending
+        }
+        try? await send(frame)
+    }
+
+    func finish(throwing error: any Error) async {
+        cancel()
+    }
+
+    /// Tells the server the caller gave up.
+    func cancel() {
+        let sent = held.withLock { held in
+            defer { held.bytes = nil; held.finished = true }
+            return held.bytes == nil
+        }
+        if sent { channel.writeAndFlush(channel.allocator.frame(stream: stream, kind: .cancel), promise: nil) }
+    }
+
+    private func send(_ bytes: ByteBuffer) async throws {
+        if channel.isWritable {
+            channel.writeAndFlush(bytes, promise: nil)
+        } else {
+            try await channel.writeAndFlush(bytes).get()
+        }
+    }
+}

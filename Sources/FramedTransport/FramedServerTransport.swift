@@ -1,0 +1,149 @@
+import Foundation
+import GRPCCore
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// A gRPC server transport on a Unix socket that speaks modeld's framing (``Frame``) rather than
+/// HTTP/2: the same services, deadlines, metadata, statuses and cancellation, for the clients
+/// that know it (the Swift client and `modelctl`), with far less work per call.
+public final class FramedServerTransport: ServerTransport, Sendable {
+    public typealias Bytes = [UInt8]
+
+    public let path: String
+    let maximumMessageSize: Int
+    private let newStreams: AsyncStream<AcceptedStream>
+    private let newStreamsContinuation: AsyncStream<AcceptedStream>.Continuation
+    private let state = Mutex(State())
+    private let listening: Mutex<[CheckedContinuation<Void, any Error>]?> = Mutex([])
+
+    private struct State {
+        var isShutdown = false
+        var serverChannel: (any Channel)?
+        var streams: [ObjectIdentifier: ServerStreamRecord] = [:]
+    }
+
+    /// A transport that will listen on `path` (replacing a file there) and refuse messages over
+    /// `maximumMessageSize` bytes with `resourceExhausted`.
+    public init(path: String, maximumMessageSize: Int) {
+        self.path = path
+        self.maximumMessageSize = maximumMessageSize
+        (newStreams, newStreamsContinuation) = AsyncStream.makeStream()
+    }
+
+    /// Returns once the socket listens (or throws why it could not).
+    public func waitUntilListening() async throws {
+        try await withCheckedThrowingContinuation { continuation in
+            let ready = listening.withLock { waiters -> Bool in
+                guard waiters != nil else { return true }
+                waiters?.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    private func finishListening(_ result: Result<Void, any Error>) {
+        let waiters = listening.withLock { waiters in
+            defer { waiters = nil }
+            return waiters ?? []
+        }
+        for waiter in waiters { waiter.resume(with: result) }
+    }
+
+    public func listen(streamHandler: @escaping @Sendable (RPCStream<Inbound, Outbound>, ServerContext) async -> Void) async throws {
+        let channel: any Channel
+        do {
+            channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.backlog, value: 256)
+                .childChannelInitializer { [self] channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(FrameDecoder(maximumPayload: maximumMessageSize + 1024)))
+                        try channel.pipeline.syncOperations.addHandler(ServerConnectionHandler(transport: self))
+                    }
+                }
+                .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
+        } catch {
+            finishListening(.failure(error))
+            throw error
+        }
+        let stopAtOnce = state.withLock { state in
+            state.serverChannel = channel
+            return state.isShutdown
+        }
+        finishListening(.success(()))
+        if stopAtOnce { channel.close(promise: nil) }
+        let peer = "unix:" + path
+        await withDiscardingTaskGroup { group in
+            for await accepted in newStreams {
+                group.addTask {
+                    await withServerContextRPCCancellationHandle { handle in
+                        let key = ObjectIdentifier(accepted.record)
+                        let isShutdown = self.state.withLock { state in
+                            state.streams[key] = accepted.record
+                            return state.isShutdown
+                        }
+                        defer { _ = self.state.withLock { $0.streams.removeValue(forKey: key) } }
+                        accepted.record.attach(handle)
+                        if isShutdown { handle.cancel() }
+                        let context = ServerContext(descriptor: accepted.stream.descriptor, remotePeer: peer, localPeer: peer, cancellation: handle)
+                        await streamHandler(accepted.stream, context)
+                    }
+                }
+            }
+        }
+        try? await channel.closeFuture.get()
+    }
+
+    /// Stops accepting connections and calls; calls under way are told to cancel, as HTTP/2's
+    /// graceful shutdown does.
+    public func beginGracefulShutdown() {
+        let (channel, streams) = state.withLock { state in
+            state.isShutdown = true
+            return (state.serverChannel, Array(state.streams.values))
+        }
+        newStreamsContinuation.finish()
+        channel?.close(promise: nil)
+        for stream in streams { stream.cancel() }
+    }
+
+    var isShutdown: Bool { state.withLock { $0.isShutdown } }
+
+    /// Hands a new call to ``listen(streamHandler:)``; false once the transport is shutting down.
+    func accept(_ stream: RPCStream<Inbound, Outbound>, record: ServerStreamRecord) -> Bool {
+        guard !isShutdown, case .enqueued = newStreamsContinuation.yield(AcceptedStream(stream: stream, record: record)) else { return false }
+        return true
+    }
+}
+
+struct AcceptedStream: Sendable {
+    let stream: RPCStream<FramedServerTransport.Inbound, FramedServerTransport.Outbound>
+    let record: ServerStreamRecord
+}
+
+/// One call on the server: its request parts' continuation and its cancellation handle.
+final class ServerStreamRecord: Sendable {
+    let requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation
+    private let handle = Mutex<(handle: ServerContext.RPCCancellationHandle?, cancelled: Bool)>((nil, false))
+
+    init(requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation) {
+        self.requests = requests
+    }
+
+    func attach(_ handle: ServerContext.RPCCancellationHandle) {
+        let cancelled = self.handle.withLock { state in
+            state.handle = handle
+            return state.cancelled
+        }
+        if cancelled { handle.cancel() }
+    }
+
+    func cancel() {
+        let handle = self.handle.withLock { state in
+            state.cancelled = true
+            return state.handle
+        }
+        handle?.cancel()
+    }
+}

@@ -1,0 +1,184 @@
+import GRPCCore
+import Synchronization
+import NIOCore
+
+/// A frame the server sends, and whether it ends its stream (a status).
+struct ServerOutbound: Sendable {
+    var bytes: ByteBuffer
+    var ends: UInt32?
+}
+
+/// One client connection on the server: turns frames into calls handed to the transport, and
+/// the calls' response parts into frames. Runs on the connection's event loop.
+final class ServerConnectionHandler: ChannelDuplexHandler {
+    typealias InboundIn = FrameDecoder.Item
+    typealias OutboundIn = ServerOutbound
+    typealias OutboundOut = ByteBuffer
+
+    private let transport: FramedServerTransport
+    private var streams: [UInt32: ServerStreamRecord] = [:]
+
+    init(transport: FramedServerTransport) {
+        self.transport = transport
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .oversized(let stream, _, let size):
+            let status = Status(code: .resourceExhausted, message:
+                "the request is \(size) bytes, over modeld's maximum message size of \(transport.maximumMessageSize) bytes (modeld --max-message-size): send less at a time")
+            streams.removeValue(forKey: stream)?.fail(RPCError(code: .resourceExhausted, message: status.message))
+            context.writeAndFlush(wrapOutboundOut(Self.statusFrame(stream: stream, status: status, allocator: context.channel.allocator).bytes), promise: nil)
+        case .frame(var frame):
+            switch frame.kind {
+            case .open:
+                open(frame, context: context)
+            case .message:
+                streams[frame.stream]?.requests.yield(.message(frame.payload.readBytes(length: frame.payload.readableBytes) ?? []))
+            case .end:
+                streams[frame.stream]?.requests.finish()
+            case .cancel:
+                if let record = streams.removeValue(forKey: frame.stream) {
+                    record.cancel()
+                    record.fail(RPCError(code: .cancelled, message: "the client cancelled the call"))
+                }
+            case .metadata, .status:
+                context.fireErrorCaught(FramingError("a client sent a server's frame"))
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    private func open(_ frame: Frame, context: ChannelHandlerContext) {
+        var payload = frame.payload
+        let parsed = Result { () throws -> (MethodDescriptor, Metadata) in
+            let path = try payload.readShortString()
+            let metadata = try payload.readMetadata()
+            guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { throw FramingError("bad method path '\(path)'") }
+            return (MethodDescriptor(fullyQualifiedService: String(path[..<slash]), method: String(path[path.index(after: slash)...])), metadata)
+        }
+        guard case .success(let (descriptor, metadata)) = parsed, streams[frame.stream] == nil else {
+            context.fireErrorCaught(FramingError("a malformed or repeated open frame"))
+            context.close(promise: nil)
+            return
+        }
+        let (requests, continuation) = AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.makeStream()
+        continuation.yield(.metadata(metadata))
+        let record = ServerStreamRecord(requests: continuation)
+        let writer = ServerFrameWriter(channel: context.channel, stream: frame.stream)
+        let stream = RPCStream(descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: requests), outbound: RPCWriter.Closable(wrapping: writer))
+        if transport.accept(stream, record: record) {
+            streams[frame.stream] = record
+        } else {
+            continuation.finish()
+            let status = Status(code: .unavailable, message: "modeld is stopping and takes no new calls")
+            context.writeAndFlush(wrapOutboundOut(Self.statusFrame(stream: frame.stream, status: status, allocator: context.channel.allocator).bytes), promise: nil)
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let outbound = unwrapOutboundIn(data)
+        if let ended = outbound.ends { streams.removeValue(forKey: ended)?.requests.finish() }
+        context.write(wrapOutboundOut(outbound.bytes), promise: promise)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        let open = streams
+        streams = [:]
+        for record in open.values {
+            record.cancel()
+            record.fail(RPCError(code: .unavailable, message: "the client's connection closed"))
+        }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    static func statusFrame(stream: UInt32, status: Status, metadata: Metadata = [:], allocator: ByteBufferAllocator) -> ServerOutbound {
+        let bytes = allocator.frame(stream: stream, kind: .status, capacity: 16 + status.message.utf8.count) { buffer in
+            buffer.writeInteger(UInt8(status.code.rawValue))
+            buffer.writeShortString(status.message)
+            buffer.writeMetadata(metadata)
+        }
+        return ServerOutbound(bytes: bytes, ends: stream)
+    }
+}
+
+extension ServerStreamRecord {
+    func fail(_ error: RPCError) {
+        requests.finish(throwing: error)
+    }
+}
+
+/// Writes a call's response parts as frames. The response metadata waits to go out with the
+/// first message or the status, so that a unary answer is one write.
+final class ServerFrameWriter: ClosableRPCWriterProtocol, Sendable {
+    typealias Element = RPCResponsePart<[UInt8]>
+
+    private let channel: any Channel
+    private let stream: UInt32
+    private let pending = Mutex<(metadata: ByteBuffer?, ended: Bool)>((nil, false))
+
+    init(channel: any Channel, stream: UInt32) {
+        self.channel = channel
+        self.stream = stream
+    }
+
+    func write(_ part: RPCResponsePart<[UInt8]>) async throws {
+        let allocator = channel.allocator
+        switch part {
+        case .metadata(let metadata):
+            let frame = allocator.frame(stream: stream, kind: .metadata) { $0.writeMetadata(metadata) }
+            pending.withLock { $0.metadata = frame }
+        case .message(let bytes):
+            var frame = takeMetadata() ?? allocator.buffer(capacity: Frame.headerSize + bytes.count)
+            var message = Self.messageFrame(bytes, stream: stream, allocator: allocator)
+            frame.writeBuffer(&message)
+            try await send(ServerOutbound(bytes: frame, ends: nil))
+        case .status(let status, let metadata):
+            var outbound = ServerConnectionHandler.statusFrame(stream: stream, status: status, metadata: metadata, allocator: allocator)
+            if var head = takeMetadata() {
+                head.writeBuffer(&outbound.bytes)
+                outbound.bytes = head
+            }
+            pending.withLock { $0.ended = true }
+            try await send(outbound)
+        }
+    }
+
+    func write(contentsOf elements: some Sequence<RPCResponsePart<[UInt8]>>) async throws {
+        for element in elements { try await write(element) }
+    }
+
+    func finish() async {}
+
+    func finish(throwing error: any Error) async {
+        guard !pending.withLock({ $0.ended }) else { return }
+        let status = (error as? RPCError).map { Status(code: Status.Code($0.code), message: $0.message) }
+            ?? Status(code: .unknown, message: "\(error)")
+        try? await write(.status(status, [:]))
+    }
+
+    private func takeMetadata() -> ByteBuffer? {
+        pending.withLock { state in
+            defer { state.metadata = nil }
+            return state.metadata
+        }
+    }
+
+    static func messageFrame(_ bytes: [UInt8], stream: UInt32, allocator: ByteBufferAllocator) -> ByteBuffer {
+        allocator.frame(stream: stream, kind: .message, capacity: bytes.count) { $0.writeBytes(bytes) }
+    }
+
+    /// Writes without waiting while the socket keeps up; waits for the write when it does not,
+    /// so that a big streamed response cannot pile up in memory.
+    private func send(_ outbound: ServerOutbound) async throws {
+        if channel.isWritable {
+            channel.writeAndFlush(outbound, promise: nil)
+        } else {
+            try await channel.writeAndFlush(outbound).get()
+        }
+    }
+}

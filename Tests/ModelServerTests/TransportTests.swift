@@ -1,0 +1,94 @@
+import Foundation
+import ModelCore
+import ModelFixtures
+import ModelRemote
+import ModelTesting
+import ModelWire
+import Synchronization
+import Testing
+
+/// The daemon serves the same calls over gRPC/HTTP/2 and over its framed socket beside it; a
+/// client takes the framed socket when it is there. Both give the same answers and the same
+/// errors.
+@Suite struct TransportTests {
+    @Test func theFramedSocketIsPreferredWhenServed() async throws {
+        try await TestDaemon.withDaemon { daemon in
+            let framed = DefaultLocations.framedSocketPath(for: daemon.socketPath)
+            var info = stat()
+            #expect(stat(framed, &info) == 0 && info.st_mode & 0o777 == 0o660, "the framed socket has the socket's mode")
+            #expect(DaemonTransport.preferred(socketPath: daemon.socketPath, environment: [:]) == .framed)
+            #expect(DaemonTransport.preferred(socketPath: daemon.socketPath, environment: ["MODELD_TRANSPORT": "http2"]) == .http2)
+            #expect(DaemonTransport.preferred(socketPath: daemon.directory.path + "/nothing", environment: [:]) == .http2)
+            try await daemon.withClient { client in
+                #expect(client.transport == .framed)
+                let status = try await client.status()
+                #expect(status.processIdentifier == Int(getpid()))
+            }
+        }
+    }
+
+    @Test(arguments: DaemonTransport.allCases)
+    func bothTransportsGiveTheSameAnswers(_ transport: DaemonTransport) async throws {
+        try await TestDaemon.withDaemon(configure: { $0.maximumMessageSize = 1024 * 1024 }) { daemon in
+            try await DaemonClient.withClient(socketPath: daemon.socketPath, transport: transport) { client in
+                #expect(client.transport == transport)
+                try await client.createStore("trips", schema: SampleTrips.schema)
+                let session = try await client.openSession(on: "trips", author: "t")
+                for index in 0..<300 {
+                    _ = try await session.insert("Trip", attributes: trip("T\(index)", "2026-04-01", "2026-04-0\(index % 9 + 1)"))
+                }
+                #expect(try await session.count(FetchDescriptor(entityName: "Trip")) == 300)
+                #expect(try await session.save().token != nil)
+                // A streamed fetch in batches of 7.
+                let seen = Mutex<[Int]>([])
+                let count = try await client.fetch(FetchDescriptor(entityName: "Trip", sortBy: [try SortDescriptor(parsing: "name")]),
+                                                   in: "trips", batchSize: 7) { batch in seen.withLock { $0.append(batch.count) } }
+                #expect(count == 300 && seen.withLock { $0.reduce(0, +) } == 300 && seen.withLock { $0.max() } == 7)
+                #expect(try await client.history(after: nil, in: "trips").map(\.author) == ["t"])
+                // The daemon's errors arrive whole.
+                let missing = await expectError(.notFound) { _ = try await client.count(FetchDescriptor(entityName: "Trip"), in: "nope") }
+                #expect(missing?.message.contains("nope") == true)
+                let bad = await expectError(.typeMismatch) { _ = try await client.count(FetchDescriptor(entityName: "Trip", predicate: where_("name > 3")), in: "trips") }
+                #expect(bad?.message.isEmpty == false)
+                // Over the size limit: refused, and the connection still serves.
+                let big = await expectError(.resourceExhausted) {
+                    try await client.apply([.insert(entity: "Trip", attributes: trip(String(repeating: "x", count: 2_000_000), "2026-01-01", "2026-01-02"),
+                                                    relationships: [:], id: nil)], in: "trips")
+                }
+                #expect(big?.message.contains("maximum message size") == true, "\(String(describing: big))")
+                #expect(try await client.count(FetchDescriptor(entityName: "Trip"), in: "trips") == 300)
+            }
+        }
+    }
+
+    /// Bytes that are not frames (HTTP/1, a frame of no known kind, an open frame whose method
+    /// is cut short) close that one connection; the daemon and other clients go on.
+    @Test func garbageOnTheFramedSocketHurtsNothing() async throws {
+        try await TestDaemon.withDaemon { daemon in
+            try await daemon.withClient { client in
+                try await client.createStore("kept")
+                let framed = DefaultLocations.framedSocketPath(for: daemon.socketPath)
+                for garbage: [UInt8] in [Array("GET / HTTP/1.1\r\n\r\n".utf8), [0, 0, 0, 4, 0, 0, 0, 1, 99, 1, 2, 3, 4], [0, 0, 0, 3, 0, 0, 0, 1, 1, 0xFF, 0xFF, 0xFF]] {
+                    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+                    var address = sockaddr_un()
+                    address.sun_family = sa_family_t(AF_UNIX)
+                    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                        for (index, byte) in framed.utf8.enumerated() { raw[index] = byte }
+                    }
+                    let connected = withUnsafePointer(to: &address) {
+                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                    }
+                    #expect(connected == 0)
+                    _ = garbage.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                    var byte: UInt8 = 0
+                    var timeout = timeval(tv_sec: 5, tv_usec: 0)
+                    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                    // The daemon answers a frame it cannot read by closing: read sees the end.
+                    #expect(read(fd, &byte, 1) == 0, "\(garbage)")
+                    close(fd)
+                    #expect(try await client.stores().map(\.name) == ["kept"])
+                }
+            }
+        }
+    }
+}
