@@ -14,7 +14,9 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             let descriptor = try FetchDescriptor(wire: request.fetch)
             let streaming = try FetchStreaming(requested: request.fetch.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
             try await core.rpc.cancellable(context) {
-                if descriptor.resultType == .objects {
+                // A fetch bigger than a batch is read as it is sent; a smaller one in one go,
+                // which saves the hand-offs between the reader and the sender.
+                if descriptor.resultType == .objects, (descriptor.limit ?? .max) > streaming.batchSize {
                     try await streaming.stream(descriptor, from: store.container.backend, to: response)
                 } else {
                     try await streaming.send(try await store.container.backend.fetch(descriptor), to: response)

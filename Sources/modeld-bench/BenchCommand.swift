@@ -67,6 +67,7 @@ struct BenchCommand: AsyncParsableCommand {
             loaded = next
         }
 
+        try await transportWorkload(workloads, daemon: daemon, report: &report)
         try await pointReadWorkloads(workloads, postgres: postgres, sqlite: sqlite, daemon: daemon, report: &report)
         try await queryWorkloads(workloads, sqlite: sqlite, daemon: daemon, report: &report)
         try await saveWorkloads(workloads, postgres: postgres, report: &report)
