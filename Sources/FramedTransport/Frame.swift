@@ -33,7 +33,7 @@ struct Frame: Sendable {
 struct FrameDecoder: ByteToMessageDecoder {
     enum Item: Sendable {
         case frame(Frame)
-        case oversized(stream: UInt32, kind: UInt8, size: Int)
+        case oversized(stream: UInt32, size: Int)
     }
     typealias InboundOut = Item
 
@@ -61,7 +61,7 @@ struct FrameDecoder: ByteToMessageDecoder {
         if Int(length) > maximumPayload {
             buffer.moveReaderIndex(forwardBy: Frame.headerSize)
             skipping = Int(length)
-            context.fireChannelRead(wrapInboundOut(.oversized(stream: stream, kind: kind, size: Int(length))))
+            context.fireChannelRead(wrapInboundOut(.oversized(stream: stream, size: Int(length))))
             return .continue
         }
         guard buffer.readableBytes >= Frame.headerSize + Int(length) else { return .needMoreData }

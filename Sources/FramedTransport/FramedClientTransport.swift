@@ -58,11 +58,11 @@ public final class FramedClientTransport: ClientTransport, Sendable {
         do {
             handler = try await connection.get()
         } catch {
-            state.withLock { if $0.connection === connection { $0.connection = nil } }
+            forget(connection)
             throw RPCError(code: .unavailable, message: "cannot connect to \(path): \(error)")
         }
         guard let (id, responses) = handler.register() else {
-            state.withLock { if $0.connection === connection { $0.connection = nil } }
+            forget(connection)
             throw RPCError(code: .unavailable, message: "the connection to \(path) had closed; the call was not sent")
         }
         let holdsRequest = descriptor.type == .unary || descriptor.type == .serverStreaming
@@ -74,6 +74,11 @@ public final class FramedClientTransport: ClientTransport, Sendable {
             if handler.unregister(id) { writer.cancel() }
         }
         return try await closure(stream, ClientContext(descriptor: descriptor, remotePeer: peer, localPeer: peer))
+    }
+
+    /// Drops a connection that failed or closed, so that the next call opens a new one.
+    private func forget(_ connection: EventLoopFuture<ClientConnectionHandler>) {
+        state.withLock { if $0.connection === connection { $0.connection = nil } }
     }
 
     private func callEnded() {

@@ -24,7 +24,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .oversized(let stream, _, let size):
+        case .oversized(let stream, let size):
             let status = Status(code: .resourceExhausted, message:
                 "the request is \(size) bytes, over modeld's maximum message size of \(transport.maximumMessageSize) bytes (modeld --max-message-size): send less at a time")
             streams.removeValue(forKey: stream)?.fail(RPCError(code: .resourceExhausted, message: status.message))

@@ -37,15 +37,14 @@ public final class DaemonClient: Sendable {
     public static func withClient<T: Sendable>(socketPath: String, transport: DaemonTransport? = nil,
                                                _ body: (DaemonClient) async throws -> T) async throws -> T {
         let chosen = transport ?? .preferred(socketPath: socketPath)
+        func run(_ made: some ClientTransport) async throws -> T {
+            try await withGRPCClient(transport: made) { grpc in
+                try await body(DaemonClient(socketPath: socketPath, transport: chosen, grpc: grpc))
+            }
+        }
         switch try makeTransport(socketPath, chosen) {
-        case .framed(let framed):
-            return try await withGRPCClient(transport: framed) { grpc in
-                try await body(DaemonClient(socketPath: socketPath, transport: chosen, grpc: grpc))
-            }
-        case .http2(let http2):
-            return try await withGRPCClient(transport: http2) { grpc in
-                try await body(DaemonClient(socketPath: socketPath, transport: chosen, grpc: grpc))
-            }
+        case .framed(let framed): return try await run(framed)
+        case .http2(let http2): return try await run(http2)
         }
     }
 
@@ -54,15 +53,14 @@ public final class DaemonClient: Sendable {
         let chosen = transport ?? .preferred(socketPath: socketPath)
         // The connection must outlive the caller's scope (as a SwiftData container does), so it
         // runs in a task of its own, which close() ends.
+        func start(_ made: some ClientTransport) -> DaemonClient {
+            let grpc = GRPCClient(transport: made)
+            Task { try? await grpc.runConnections() }
+            return DaemonClient(socketPath: socketPath, transport: chosen, grpc: grpc)
+        }
         switch try makeTransport(socketPath, chosen) {
-        case .framed(let framed):
-            let grpc = GRPCClient(transport: framed)
-            Task { try? await grpc.runConnections() }
-            return DaemonClient(socketPath: socketPath, transport: chosen, grpc: grpc)
-        case .http2(let http2):
-            let grpc = GRPCClient(transport: http2)
-            Task { try? await grpc.runConnections() }
-            return DaemonClient(socketPath: socketPath, transport: chosen, grpc: grpc)
+        case .framed(let framed): return start(framed)
+        case .http2(let http2): return start(http2)
         }
     }
 
@@ -83,7 +81,12 @@ public final class DaemonClient: Sendable {
         guard socketPath.utf8.count <= 107 else {
             throw ModelError(.invalidArgument, "the socket path \(socketPath) is longer than 107 bytes, which a Unix socket cannot be")
         }
-        if transport == .framed { return .framed(FramedClientTransport(path: DefaultLocations.framedSocketPath(for: socketPath))) }
+        if transport == .framed {
+            guard let framed = DefaultLocations.framedSocketPath(for: socketPath) else {
+                throw ModelError(.invalidArgument, "the framed socket beside \(socketPath) would be longer than 107 bytes: use the http2 transport")
+            }
+            return .framed(FramedClientTransport(path: framed))
+        }
         // Fail at once when the daemon is not there, rather than wait for it to appear.
         // (The transport takes its limit on responses from maxRequestMessageBytes.)
         let everything = MethodConfig(names: [MethodConfig.Name(service: "")], waitForReady: false,
@@ -97,7 +100,6 @@ public final class DaemonClient: Sendable {
     }
 
     // MARK: Calls
-
 
     /// Runs one call; its errors come out as `ModelError`s. A call that could not be sent because
     /// the connection is (re)connecting is tried again a few times over a few hundred
@@ -142,11 +144,11 @@ public final class DaemonClient: Sendable {
 
     func translate(_ error: RPCError, small: Bool = false) -> ModelError {
         let fromDaemon = error.metadata[stringValues: ModelError.codeMetadataKey].contains { _ in true }
-        if !fromDaemon, small, error.message.contains("RST_STREAM") {
-            return ModelError(.unavailable, "modeld at \(socketPath) ended the call without answering; it may be stopping (\(error.message))",
-                              context: ["socket": socketPath, "detail": error.message])
-        }
         if !fromDaemon, error.message.contains("RST_STREAM") {
+            if small {
+                return ModelError(.unavailable, "modeld at \(socketPath) ended the call without answering; it may be stopping (\(error.message))",
+                                  context: ["socket": socketPath, "detail": error.message])
+            }
             // The transport resets a call whose request is over the daemon's size limit, before
             // any of modeld's code sees it.
             return ModelError(.resourceExhausted,

@@ -13,8 +13,8 @@ public enum DaemonTransport: String, Sendable, CaseIterable {
     public static func preferred(socketPath: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> DaemonTransport {
         if let named = environment["MODELD_TRANSPORT"].flatMap({ DaemonTransport(rawValue: $0.lowercased()) }) { return named }
         var info = stat()
-        let framed = DefaultLocations.framedSocketPath(for: socketPath)
-        let served = stat(framed, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK && framed.utf8.count <= 107
-        return served ? .framed : .http2
+        guard let framed = DefaultLocations.framedSocketPath(for: socketPath),
+              stat(framed, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK else { return .http2 }
+        return .framed
     }
 }

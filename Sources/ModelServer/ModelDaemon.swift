@@ -130,11 +130,11 @@ public final class ModelDaemon: Service, Sendable {
         let server = GRPCServer(transport: transport, services: services())
         // The same services in modeld's framing, on a socket of their own beside the gRPC one
         // (not under socket activation, where systemd hands over only the gRPC socket).
-        let framedPath = DefaultLocations.framedSocketPath(for: configuration.socketPath)
-        let framed = bindsPath && framedPath.utf8.count <= 107
-            ? FramedServerTransport(path: framedPath, maximumMessageSize: configuration.maximumMessageSize) : nil
+        let framed = bindsPath ? DefaultLocations.framedSocketPath(for: configuration.socketPath).map {
+            FramedServerTransport(path: $0, maximumMessageSize: configuration.maximumMessageSize)
+        } : nil
         let framedServer = framed.map { GRPCServer(transport: $0, services: services()) }
-        defer { if framed != nil { unlink(framedPath) } }
+        defer { if let framed { unlink(framed.path) } }
         let stop: @Sendable () -> Void = { [weak self] in
             self?.phase.withLock { $0 = .stopping }
             self?.logger.info("shutting down: finishing calls under way")
@@ -156,10 +156,10 @@ public final class ModelDaemon: Service, Sendable {
                         do {
                             try await framed.waitUntilListening()
                         } catch {
-                            throw DaemonStartError("cannot listen on \(framedPath): \(error)")
+                            throw DaemonStartError("cannot listen on \(framed.path): \(error)")
                         }
-                        guard chmod(framedPath, mode_t(configuration.socketMode)) == 0 else {
-                            throw DaemonStartError("cannot set the permissions of \(framedPath): \(String(cString: strerror(errno)))")
+                        guard chmod(framed.path, mode_t(configuration.socketMode)) == 0 else {
+                            throw DaemonStartError("cannot set the permissions of \(framed.path): \(String(cString: strerror(errno)))")
                         }
                     }
                 } catch let error as DaemonStartError {

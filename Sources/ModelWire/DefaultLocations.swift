@@ -20,9 +20,11 @@ public enum DefaultLocations {
 
     /// The socket beside the daemon's socket where it serves the same calls in its own framing
     /// instead of HTTP/2, for clients that speak it (the Swift client, `modelctl`): the socket's
-    /// path with `.frames` after it.
-    public static func framedSocketPath(for socketPath: String) -> String {
-        socketPath + ".frames"
+    /// path with `.frames` after it; nil when that is longer than a Unix socket path may be
+    /// (107 bytes), in which case only the gRPC socket is served.
+    public static func framedSocketPath(for socketPath: String) -> String? {
+        let path = socketPath + ".frames"
+        return path.utf8.count <= 107 ? path : nil
     }
 
     /// The data directory: `/var/lib/modeld` for root; otherwise `$XDG_DATA_HOME/modeld`, or

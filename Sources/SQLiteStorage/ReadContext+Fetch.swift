@@ -20,12 +20,9 @@ extension ReadContext {
             }
             return .identifiers(ids)
         case .objects:
-            let properties = descriptor.propertiesToFetch.map(Set.init)
-            let entities = descriptor.includesSubentities ? entity.descendants : [entity.name]
-            let columns = selectedColumns(table, entities: entities, properties: properties)
-            let sql = try compiler.fetch(descriptor, columns: columns)
-            var objects = try decodeObjects(sql, compiler.parameters, table: table, columns: columns, properties: properties)
-            try loadRelationships(&objects, table: table, properties: properties)
+            let statement = try objectsQuery(descriptor)
+            var objects = try decodeObjects(statement.sql, statement.parameters, table: table, columns: statement.columns, properties: statement.properties)
+            try loadRelationships(&objects, table: table, properties: statement.properties)
             let prefetched = try prefetch(descriptor.relationshipKeyPathsForPrefetching, from: objects, entity: entity)
             return .objects(objects, prefetched: prefetched)
         }
@@ -35,6 +32,34 @@ extension ReadContext {
     /// batches of `batchSize` (each with its relationships) as the statement steps, so that only
     /// a batch is ever held. Returns how many objects there were.
     func streamObjects(_ descriptor: FetchDescriptor, batchSize: Int, emit: ([ObjectSnapshot]) throws -> Void) throws -> Int {
+        let statement = try objectsQuery(descriptor)
+        var batch: [ObjectSnapshot] = []
+        batch.reserveCapacity(batchSize)
+        var count = 0
+        func flush() throws {
+            try loadRelationships(&batch, table: statement.table, properties: statement.properties)
+            count += batch.count
+            try emit(batch)
+            batch.removeAll(keepingCapacity: true)
+        }
+        try decodeObjects(statement.sql, statement.parameters, table: statement.table, columns: statement.columns, properties: statement.properties) { snapshot in
+            batch.append(snapshot)
+            if batch.count >= batchSize { try flush() }
+        }
+        if !batch.isEmpty { try flush() }
+        return count
+    }
+
+    /// The statement of an objects fetch, with the table and columns it reads.
+    private struct ObjectsQuery {
+        let table: TableLayout
+        let columns: [SelectedColumn]
+        let properties: Set<String>?
+        let sql: String
+        let parameters: [Value]
+    }
+
+    private func objectsQuery(_ descriptor: FetchDescriptor) throws -> ObjectsQuery {
         let entity = try schema.entity(descriptor.entityName)
         let table = layout.table(for: entity)
         var compiler = compiler(for: entity)
@@ -42,21 +67,7 @@ extension ReadContext {
         let entities = descriptor.includesSubentities ? entity.descendants : [entity.name]
         let columns = selectedColumns(table, entities: entities, properties: properties)
         let sql = try compiler.fetch(descriptor, columns: columns)
-        var batch: [ObjectSnapshot] = []
-        batch.reserveCapacity(batchSize)
-        var count = 0
-        func flush() throws {
-            try loadRelationships(&batch, table: table, properties: properties)
-            count += batch.count
-            try emit(batch)
-            batch.removeAll(keepingCapacity: true)
-        }
-        try decodeObjects(sql, compiler.parameters, table: table, columns: columns, properties: properties) { snapshot in
-            batch.append(snapshot)
-            if batch.count >= batchSize { try flush() }
-        }
-        if !batch.isEmpty { try flush() }
-        return count
+        return ObjectsQuery(table: table, columns: columns, properties: properties, sql: sql, parameters: compiler.parameters)
     }
 
     /// The objects reached from `objects` along each path: once each, in key order within a

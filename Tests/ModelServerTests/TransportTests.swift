@@ -13,7 +13,7 @@ import Testing
 @Suite struct TransportTests {
     @Test func theFramedSocketIsPreferredWhenServed() async throws {
         try await TestDaemon.withDaemon { daemon in
-            let framed = DefaultLocations.framedSocketPath(for: daemon.socketPath)
+            let framed = try #require(DefaultLocations.framedSocketPath(for: daemon.socketPath))
             var info = stat()
             #expect(stat(framed, &info) == 0 && info.st_mode & 0o777 == 0o660, "the framed socket has the socket's mode")
             #expect(DaemonTransport.preferred(socketPath: daemon.socketPath, environment: [:]) == .framed)
@@ -67,7 +67,7 @@ import Testing
         try await TestDaemon.withDaemon { daemon in
             try await daemon.withClient { client in
                 try await client.createStore("kept")
-                let framed = DefaultLocations.framedSocketPath(for: daemon.socketPath)
+                let framed = try #require(DefaultLocations.framedSocketPath(for: daemon.socketPath))
                 for garbage: [UInt8] in [Array("GET / HTTP/1.1\r\n\r\n".utf8), [0, 0, 0, 4, 0, 0, 0, 1, 99, 1, 2, 3, 4], [0, 0, 0, 3, 0, 0, 0, 1, 1, 0xFF, 0xFF, 0xFF]] {
                     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
                     var address = sockaddr_un()
