@@ -12,7 +12,7 @@ extension BenchCommand {
     /// 2 and 3: point reads, alternating modeld and PostgreSQL round by round.
     func pointReadWorkloads(_ workloads: ModeldWorkloads, postgres: PostgresCluster, sqlite: SQLiteBaseline, daemon: ModeldProcess,
                             report: inout Report) async throws {
-        print("2. point reads by URI, 1 client (\(rounds) alternated rounds)")
+        say("2. point reads by URI, 1 client (\(rounds) alternated rounds)")
         let script = Self.pointReadScript.replacingOccurrences(of: ":rows", with: "\(rows)")
         var modeldRates: [Double] = [], postgresRates: [Double] = []
         var modeldLatencies = Latencies(), postgresLatencies = Latencies()
@@ -31,7 +31,7 @@ extension BenchCommand {
                 let pg = try postgres.pgbench(script: script, clients: 1, seconds: Int(seconds))
                 postgresRates.append(pg.transactionsPerSecond)
                 postgresLatencies = pg.latencies
-                print("   round \(round + 1): modeld \(perSecond(modeldRates.last!)), PostgreSQL \(perSecond(pg.transactionsPerSecond))")
+                say("   round \(round + 1): modeld \(perSecond(modeldRates.last!)), PostgreSQL \(perSecond(pg.transactionsPerSecond))")
             }
         }
         let sqliteReads = try sqlite.pointReads(100_000, rows: rows)
@@ -41,9 +41,9 @@ extension BenchCommand {
         let modeld1 = median(modeldRates), postgres1 = median(postgresRates)
         report.add("2 point read, 1 client", modeld: perSecond(modeld1) + " (p50 \(micros(modeldLatencies.percentile(50))))",
                    baseline: perSecond(postgres1) + " PostgreSQL", ratio: modeld1 / postgres1, target: ">= 1.0x", met: modeld1 >= postgres1)
-        print("   wake-ups per read: daemon \(format(daemonWakeUps)), client \(format(clientWakeUps))")
+        say("   wake-ups per read: daemon \(format(daemonWakeUps)), client \(format(clientWakeUps))")
 
-        print("3. point reads, 16 clients (\(max(1, rounds - 1)) alternated rounds)")
+        say("3. point reads, 16 clients (\(max(1, rounds - 1)) alternated rounds)")
         modeldRates = []
         postgresRates = []
         for round in 0..<max(1, rounds - 1) {
@@ -53,7 +53,7 @@ extension BenchCommand {
             let pg = try postgres.pgbench(script: script, clients: 16, seconds: Int(seconds))
             postgresRates.append(pg.transactionsPerSecond)
             report.detail("3 point reads 16 clients PostgreSQL", pg.latencies.summary)
-            print("   round \(round + 1): modeld \(perSecond(rate)), PostgreSQL \(perSecond(pg.transactionsPerSecond))")
+            say("   round \(round + 1): modeld \(perSecond(rate)), PostgreSQL \(perSecond(pg.transactionsPerSecond))")
         }
         let modeld16 = median(modeldRates), postgres16 = median(postgresRates)
         report.add("3 point reads, 16 clients", modeld: perSecond(modeld16), baseline: perSecond(postgres16) + " PostgreSQL",
@@ -62,7 +62,7 @@ extension BenchCommand {
 
     /// 4, 5 and 7: the indexed query, the grouped count, the streaming fetch.
     func queryWorkloads(_ workloads: ModeldWorkloads, sqlite: SQLiteBaseline, daemon: ModeldProcess, report: inout Report) async throws {
-        print("4. indexed predicate + sort + limit 50 over \(rows) rows")
+        say("4. indexed predicate + sort + limit 50 over \(rows) rows")
         let (query, roundTrip) = try await DaemonClient.withClient(socketPath: workloads.socketPath) { client in
             _ = try await workloads.indexedQueries(20, client: client)
             var query = Latencies(), roundTrip = Latencies()
@@ -82,7 +82,7 @@ extension BenchCommand {
                    ratio: query.percentile(50) / limit, target: "<= 2x (lower is better)", met: query.percentile(50) <= 2 * limit)
 
         // A fresh daemon process, so its peak memory is the streaming fetch's.
-        print("7. streaming fetch of \(rows) objects (modeld restarted first)")
+        say("7. streaming fetch of \(rows) objects (modeld restarted first)")
         try await daemon.restart()
         let before = ProcessStats.of(daemon.processIdentifier)
         let (objects, groups, streamed) = try await DaemonClient.withClient(socketPath: workloads.socketPath) {
@@ -95,7 +95,7 @@ extension BenchCommand {
         report.add("7 streaming \(objects) objects", modeld: "peak RSS \(format(Double(peak) / 1024)) MB", baseline: perSecond(rate) + " streamed",
                    ratio: Double(peak) / 1024 / 200, target: "< 200 MB (ratio to 200 MB)", met: peak < 200 * 1024)
 
-        print("5. grouped count over \(rows) rows vs fetching everything and counting here")
+        say("5. grouped count over \(rows) rows vs fetching everything and counting here")
         let (aggregate, sqliteCount) = try await DaemonClient.withClient(socketPath: workloads.socketPath) { client in
             var times: [Double] = []
             var groupCount = 0
@@ -116,7 +116,7 @@ extension BenchCommand {
 
     /// 6: durable saves of one object each.
     func saveWorkloads(_ workloads: ModeldWorkloads, postgres: PostgresCluster, report: inout Report) async throws {
-        print("6. durable small saves, 1 and 32 clients (\(max(1, rounds - 1)) alternated rounds)")
+        say("6. durable small saves, 1 and 32 clients (\(max(1, rounds - 1)) alternated rounds)")
         let schema = try Dataset.schema()
         _ = try await DaemonClient.withClient(socketPath: workloads.socketPath) { try await $0.createStore("saves", schema: schema) }
         try postgres.psql("CREATE TABLE saves (LIKE item INCLUDING ALL);")
@@ -134,7 +134,7 @@ extension BenchCommand {
             let pg = try postgres.pgbench(script: script, clients: 32, seconds: Int(seconds))
             postgres32.append(pg.transactionsPerSecond)
             report.detail("6 saves 32 clients PostgreSQL", pg.latencies.summary)
-            print("   round \(round + 1): modeld \(perSecond(modeld1.last!)) / \(perSecond(rate)), PostgreSQL \(perSecond(postgres1.last!)) / \(perSecond(pg.transactionsPerSecond))")
+            say("   round \(round + 1): modeld \(perSecond(modeld1.last!)) / \(perSecond(rate)), PostgreSQL \(perSecond(postgres1.last!)) / \(perSecond(pg.transactionsPerSecond))")
         }
         let m1 = median(modeld1), m32 = median(modeld32), p1 = median(postgres1), p32 = median(postgres32)
         report.detail("6 saves", ["modeld_1_client_per_s": m1, "modeld_32_clients_per_s": m32, "postgres_1_client_per_s": p1,
@@ -147,8 +147,12 @@ extension BenchCommand {
 
     /// 8: the cost of an isolated store per test.
     func harnessWorkload(_ workloads: ModeldWorkloads, postgres: PostgresCluster, schema: Schema, report: inout Report) async throws {
-        print("8. \(stores) isolated stores vs \(databases) PostgreSQL databases from a template")
-        let modeldTime = try await workloads.isolatedStores(stores, schema: schema)
+        say("8. \(stores) isolated stores vs \(databases) PostgreSQL databases from a template")
+        let (modeldTime, steps) = try await workloads.isolatedStores(stores, schema: schema)
+        for (step, latencies) in steps.sorted(by: { $0.key < $1.key }) {
+            report.detail("8 harness modeld \(step)", latencies.summary)
+            say("   \(step): p50 \(micros(latencies.percentile(50)))")
+        }
         try postgres.psql("CREATE DATABASE tmpl;")
         try postgres.psql(Dataset.sql.replacingOccurrences(of: "INTEGER PRIMARY KEY", with: "BIGSERIAL PRIMARY KEY")
             .replacingOccurrences(of: "created REAL", with: "created TIMESTAMPTZ"), database: "tmpl")

@@ -21,6 +21,15 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Where to write the JSON figures.") var output = "bench.json"
     @Option(help: "The modeld executable (default: .build/release/modeld).") var modeld: String?
     @Flag(help: "Keep the other core busy for the whole run (the loaded run).") var load = false
+    @Option(help: ArgumentHelp("Run only these workloads (comma-separated numbers, e.g. 2,4); the bulk load always runs, as it loads the rows.",
+                               valueName: "list")) var only: String?
+
+    /// Whether workload `number` is to run (every one unless `--only` names some).
+    func runs(_ numbers: Int...) -> Bool {
+        guard let only else { return true }
+        let chosen = Set(only.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) })
+        return numbers.contains(where: chosen.contains)
+    }
 
     func run() async throws {
         let directory = try TemporaryDirectory.make(prefix: "bench")
@@ -32,7 +41,7 @@ struct BenchCommand: AsyncParsableCommand {
         var report = Report()
         report.conditions = ["rows": "\(rows)", "bulk": "\(bulk)", "load": load ? "busy loop on the other core" : "idle",
                              "cores": "\(ProcessInfo.processInfo.activeProcessorCount)", "date": ISO8601DateFormatter().string(from: Date())]
-        print("modeld-bench: \(rows) rows, \(load ? "loaded (a busy loop on the other core)" : "idle machine")")
+        say("modeld-bench: \(rows) rows, \(load ? "loaded (a busy loop on the other core)" : "idle machine")")
 
         let executable = URL(fileURLWithPath: modeld ?? ".build/release/modeld")
         let daemon = try await ModeldProcess.launch(arguments: ["--max-message-size", "256M", "--log-level", "warning"],
@@ -42,7 +51,7 @@ struct BenchCommand: AsyncParsableCommand {
         let info = try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.createStore("items", schema: schema) }
         let workloads = ModeldWorkloads(socketPath: daemon.socketPath, storeIdentifier: info.storeIdentifier)
         let sqlite = try SQLiteBaseline(path: directory.appendingPathComponent("baseline.sqlite").path)
-        print("PostgreSQL: starting a cluster and loading \(rows) rows…")
+        say("PostgreSQL: starting a cluster and loading \(rows) rows…")
         // A directory of its own, outside the private one above: the server may run as another user.
         let postgresDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("modeld-bench-pg-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: postgresDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
@@ -52,13 +61,13 @@ struct BenchCommand: AsyncParsableCommand {
         try postgres.load(rows: rows)
 
         // 1. Bulk load.
-        print("1. bulk load of \(bulk) objects in one save")
+        say("1. bulk load of \(bulk) objects in one save")
         let sqliteBulk = try sqlite.insert(1...bulk)
         let modeldBulk = try await workloads.insert(1...bulk)
         let sqliteRate = Double(bulk) / sqliteBulk.seconds, modeldRate = Double(bulk) / modeldBulk.seconds
         report.add("1 bulk load", modeld: perSecond(modeldRate), baseline: perSecond(sqliteRate) + " SQLite", ratio: modeldRate / sqliteRate,
                    target: ">= 0.5x", met: modeldRate / sqliteRate >= 0.5)
-        print("   loading the rest of the \(rows) rows…")
+        say("   loading the rest of the \(rows) rows…")
         var loaded = bulk
         while loaded < rows {
             let next = min(rows, loaded + bulk)
@@ -67,14 +76,14 @@ struct BenchCommand: AsyncParsableCommand {
             loaded = next
         }
 
-        try await transportWorkload(workloads, daemon: daemon, report: &report)
-        try await pointReadWorkloads(workloads, postgres: postgres, sqlite: sqlite, daemon: daemon, report: &report)
-        try await queryWorkloads(workloads, sqlite: sqlite, daemon: daemon, report: &report)
-        try await saveWorkloads(workloads, postgres: postgres, report: &report)
-        try await harnessWorkload(workloads, postgres: postgres, schema: schema, report: &report)
+        if runs(0) { try await transportWorkload(workloads, daemon: daemon, report: &report) }
+        if runs(2, 3) { try await pointReadWorkloads(workloads, postgres: postgres, sqlite: sqlite, daemon: daemon, report: &report) }
+        if runs(4, 5, 7) { try await queryWorkloads(workloads, sqlite: sqlite, daemon: daemon, report: &report) }
+        if runs(6) { try await saveWorkloads(workloads, postgres: postgres, report: &report) }
+        if runs(8) { try await harnessWorkload(workloads, postgres: postgres, schema: schema, report: &report) }
 
-        print("\n" + report.table())
+        say("\n" + report.table())
         try report.json().write(to: URL(fileURLWithPath: output))
-        print("\nfigures written to \(output)")
+        say("\nfigures written to \(output)")
     }
 }

@@ -145,17 +145,27 @@ struct ModeldWorkloads {
         }
     }
 
-    /// What a test harness does per test: a store of its own, one save in it, dropped.
-    func isolatedStores(_ count: Int, schema: Schema) async throws -> Duration {
+    /// What a test harness does per test: a store of its own, one save in it, dropped. Returns
+    /// the whole time and each step's latencies (create, save, drop).
+    func isolatedStores(_ count: Int, schema: Schema) async throws -> (Duration, steps: [String: Latencies]) {
         try await DaemonClient.withClient(socketPath: socketPath) { client in
-            try await measure {
+            var create = Latencies(), save = Latencies(), drop = Latencies()
+            let clock = ContinuousClock()
+            let total = try await measure {
                 for n in 0..<count {
                     let name = "t-\(n)"
+                    var start = clock.now
                     _ = try await client.createStore(name, schema: schema)
+                    create.record(clock.now - start)
+                    start = clock.now
                     try await client.apply([Dataset.insert(n + 1)], in: name)
+                    save.record(clock.now - start)
+                    start = clock.now
                     _ = try await client.dropStore(name, force: true)
+                    drop.record(clock.now - start)
                 }
             }.1
+            return (total, ["create": create, "save": save, "drop": drop])
         }
     }
 }

@@ -19,7 +19,7 @@ struct Report {
 
     mutating func add(_ workload: String, modeld: String, baseline: String, ratio: Double, target: String, met: Bool) {
         lines.append(Line(workload: workload, modeld: modeld, baseline: baseline, ratio: ratio, target: target, met: met))
-        print("  -> \(workload): \(modeld) vs \(baseline): \(format(ratio))x (target \(target): \(met ? "met" : "missed"))")
+        say("  -> \(workload): \(modeld) vs \(baseline): \(format(ratio))x (target \(target): \(met ? "met" : "missed"))")
     }
 
     mutating func detail(_ name: String, _ figures: [String: Double]) {
@@ -63,4 +63,10 @@ func millis(_ duration: Duration) -> String { format(duration.seconds * 1000) + 
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
     return sorted.isEmpty ? .nan : sorted[sorted.count / 2]
+}
+
+/// Prints a progress line and flushes it, so a run piped into a file or `tee` shows where it is.
+func say(_ line: String) {
+    print(line)
+    fflush(nil)
 }

@@ -7,7 +7,7 @@ extension BenchCommand {
     /// the framed socket, alternated round by round on the same daemon, with the wake-ups per
     /// call on each side.
     func transportWorkload(_ workloads: ModeldWorkloads, daemon: ModeldProcess, report: inout Report) async throws {
-        print("0. empty calls over each transport (\(rounds) alternated rounds)")
+        say("0. empty calls over each transport (\(rounds) alternated rounds)")
         var results: [DaemonTransport: (latencies: Latencies, daemon: Double, client: Double)] = [:]
         for round in 0..<rounds {
             var line: [String] = []
@@ -24,12 +24,12 @@ extension BenchCommand {
                 results[transport] = result
                 line.append("\(transport.rawValue) p50 \(micros(result.0.percentile(50)))")
             }
-            print("   round \(round + 1): " + line.joined(separator: ", "))
+            say("   round \(round + 1): " + line.joined(separator: ", "))
         }
         for (transport, result) in results {
             report.detail("0 empty call \(transport.rawValue)", result.latencies.summary.merging(
                 ["daemon_wakeups_per_call": result.daemon, "client_wakeups_per_call": result.client]) { a, _ in a })
-            print("  -> \(transport.rawValue): p50 \(micros(result.latencies.percentile(50))), p99 \(micros(result.latencies.percentile(99))), "
+            say("  -> \(transport.rawValue): p50 \(micros(result.latencies.percentile(50))), p99 \(micros(result.latencies.percentile(99))), "
                   + "wake-ups per call: daemon \(format(result.daemon)), client \(format(result.client))")
         }
     }
