@@ -60,4 +60,9 @@ public final class ModelContainer: Sendable {
     public func close() async {
         await backend.close()
     }
+
+    /// Closes the store whose data is deleted next (see `StorageBackend.closeForRemoval()`).
+    public func closeForRemoval() async {
+        await backend.closeForRemoval()
+    }
 }

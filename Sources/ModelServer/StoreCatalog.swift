@@ -86,7 +86,7 @@ final class StoreCatalog: Sendable {
         try await changes.withLock {
             let handle = try handle(named: name)
             stores.withLock { $0[name] = nil }
-            await handle.container.close()
+            await handle.container.closeForRemoval()
             try await registry.destroy(url: handle.location.url)
         }
     }

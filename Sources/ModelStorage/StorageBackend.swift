@@ -56,9 +56,17 @@ public protocol StorageBackend: Sendable {
 
     /// Closes the store; later calls fail with `closed`.
     func close() async
+
+    /// Closes the store because its data is deleted next: a backend may skip what only tidies
+    /// its files (SQLite's checkpoint at close). By default, ``close()``.
+    func closeForRemoval() async
 }
 
 extension StorageBackend {
+    public func closeForRemoval() async {
+        await close()
+    }
+
     /// Fetches without pending changes.
     public func fetch(_ descriptor: FetchDescriptor) async throws -> FetchResult {
         try await fetch(descriptor, overlay: nil)

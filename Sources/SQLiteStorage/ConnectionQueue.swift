@@ -7,9 +7,13 @@ import Synchronization
 /// than on Swift's cooperative thread pool; callers await them through a continuation. Cancelling
 /// the awaiting task interrupts the statement under way (`sqlite3_interrupt`), or drops the work
 /// if it has not started, so that a client that gave up frees the connection at once.
-final class ConnectionQueue: @unchecked Sendable {  // `connection` is touched only on `queue`, which is serial.
+final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClosed` are touched only on `queue`, which is serial.
     private let queue: DispatchQueue
-    private let connection: SQLiteConnection
+    private let path: String
+    private let role: SQLiteConnection.Role
+    /// Opened on the queue by ``open(path:role:label:)``, or by the first job of a lazy queue.
+    private var connection: SQLiteConnection?
+    private var isClosed = false
     private let jobs: Mutex<Jobs>
 
     /// Which job runs, which were cancelled before they started, and the raw handle to interrupt.
@@ -24,19 +28,32 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` is touched o
 
     /// Opens a connection to `path` on a queue of its own.
     static func open(path: String, role: SQLiteConnection.Role, label: String) async throws -> ConnectionQueue {
-        let queue = DispatchQueue(label: "modeld.sqlite.\(label)")
-        let connection = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<SQLiteConnectionBox, any Error>) in
-            queue.async {
-                continuation.resume(with: Result { SQLiteConnectionBox(try SQLiteConnection(path: path, role: role)) })
-            }
-        }
-        return ConnectionQueue(queue: queue, connection: connection.connection)
+        let queue = lazy(path: path, role: role, label: label)
+        try await queue.run { _ in }
+        return queue
     }
 
-    private init(queue: DispatchQueue, connection: SQLiteConnection) {
+    /// A queue whose connection opens with its first job (an error opening it is that job's
+    /// error): a store that is created, used once and dropped never opens its readers.
+    static func lazy(path: String, role: SQLiteConnection.Role, label: String) -> ConnectionQueue {
+        ConnectionQueue(queue: DispatchQueue(label: "modeld.sqlite.\(label)"), path: path, role: role)
+    }
+
+    private init(queue: DispatchQueue, path: String, role: SQLiteConnection.Role) {
         self.queue = queue
-        self.connection = connection
-        self.jobs = Mutex(Jobs(handle: connection.handle))
+        self.path = path
+        self.role = role
+        self.jobs = Mutex(Jobs())
+    }
+
+    /// The connection, opened now if this is the first job. Call on `queue` only.
+    private func openedConnection() throws -> SQLiteConnection {
+        if let connection { return connection }
+        guard !isClosed else { throw ModelError(.closed, "the store is closed; open it again to use it") }
+        let opened = try SQLiteConnection(path: path, role: role)
+        connection = opened
+        jobs.withLock { $0.handle = opened.handle }
+        return opened
     }
 
     /// Runs `body` with the connection on its queue and returns its result; cancellation of the
@@ -58,7 +75,7 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` is touched o
                         continuation.resume(throwing: ModelError.interrupted)
                         return
                     }
-                    let result = Result { try body(self.connection) }
+                    let result = Result { try body(try self.openedConnection()) }
                     self.jobs.withLock { $0.running = nil }
                     continuation.resume(with: result)
                 }
@@ -74,12 +91,16 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` is touched o
         }
     }
 
-    /// Closes the connection once the work queued before has finished.
-    func close() async {
+    /// Closes the connection once the work queued before has finished; later jobs fail with
+    /// `closed`. With `checkpoint` false, closing does not copy the WAL into the file (see
+    /// ``SQLiteConnection/close(checkpoint:)``).
+    func close(checkpoint: Bool = true) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async {
                 self.jobs.withLock { $0.handle = nil }
-                self.connection.close()
+                self.connection?.close(checkpoint: checkpoint)
+                self.connection = nil
+                self.isClosed = true
                 continuation.resume()
             }
         }
@@ -89,10 +110,4 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` is touched o
 extension ModelError {
     /// What an interrupted (or dropped) statement throws: the caller gave up.
     static let interrupted = ModelError(.cancelled, "the call was cancelled before the store finished it; nothing it would have written was saved")
-}
-
-/// Carries a freshly opened connection from its queue to the ``ConnectionQueue`` that owns it.
-private struct SQLiteConnectionBox: @unchecked Sendable {  // handed over once, then used on one queue only.
-    let connection: SQLiteConnection
-    init(_ connection: SQLiteConnection) { self.connection = connection }
 }

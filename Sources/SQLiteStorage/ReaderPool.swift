@@ -25,7 +25,7 @@ final class ReaderPool: Sendable {
     }
 
     /// Closes every reader once its queued work has finished.
-    func close() async {
-        for reader in readers { await reader.close() }
+    func close(checkpoint: Bool = true) async {
+        for reader in readers { await reader.close(checkpoint: checkpoint) }
     }
 }

@@ -45,10 +45,8 @@ public final class SQLiteStore: StorageBackend {
                     (try StoreMetadata.prepare(connection), try StoreMetadata.schema(connection))
                 }
             }
-            var readers: [ConnectionQueue] = []
-            for index in 0..<readerCount {
-                readers.append(try await ConnectionQueue.open(path: path, role: .reader, label: "reader\(index)"))
-            }
+            // Readers open with their first read.
+            let readers = (0..<readerCount).map { ConnectionQueue.lazy(path: path, role: .reader, label: "reader\($0)") }
             return SQLiteStore(location: location, storeIdentifier: identifier, writer: writer,
                                readers: ReaderPool(readers), layout: SQLiteLayout(schema))
         } catch {
@@ -100,13 +98,22 @@ public final class SQLiteStore: StorageBackend {
     /// Closes the store once the calls already queued have finished; later calls fail with
     /// `closed`.
     public func close() async {
+        await close(checkpoint: true)
+    }
+
+    /// Closes the store without copying its WAL back into the file: the files are deleted next.
+    public func closeForRemoval() async {
+        await close(checkpoint: false)
+    }
+
+    private func close(checkpoint: Bool) async {
         let wasClosed = state.withLock { state in
             defer { state.isClosed = true }
             return state.isClosed
         }
         guard !wasClosed else { return }
-        await writer.close()
-        await readers.close()
+        await writer.close(checkpoint: checkpoint)
+        await readers.close(checkpoint: checkpoint)
     }
 
     /// Parses an identifier of this store's objects: of this store, of a known entity.

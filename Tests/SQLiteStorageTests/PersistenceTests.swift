@@ -30,6 +30,51 @@ import Testing
         }
     }
 
+    @Test func aNewFileIsInWALModeWithItsSchemaOnDiskAndNoJournalLeft() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("new.sqlite").path
+            let store = try await openStore(path, schema: SampleTrips.schema)
+            // Bytes 18 and 19 of the header are the read and write versions: 2 means WAL.
+            let header = try #require(FileManager.default.contents(atPath: path))
+            #expect(header.count >= 100 && header[18] == 2 && header[19] == 2)
+            #expect(!FileManager.default.fileExists(atPath: path + "-journal"))
+            let ids = try await store.insert("PersonalTrip", [["name": .string("Lyon"), "destination": .string("FR"),
+                                                               "startDate": date("2026-04-01"), "endDate": date("2026-04-02")]])
+            // A second connection (another process) sees the schema and the object.
+            let other = try await openStore(path)
+            #expect(try await other.schema().versionHash == SampleTrips.schema.versionHash)
+            #expect(try await other.snapshots(for: ids).first?["name"] == .string("Lyon"))
+            await other.close()
+            await store.close()
+        }
+    }
+
+    @Test func closingForRemovalSkipsTheCheckpointAndLosesNothingUntilDeleted() async throws {
+        try await withTemporaryDirectory { directory in
+            // An ordinary close copies the WAL into the file and removes it.
+            let kept = directory.appendingPathComponent("kept.sqlite").path
+            let first = try await openStore(kept, schema: SampleTrips.schema)
+            _ = try await first.insert("PersonalTrip", [["name": .string("Oslo"), "destination": .string("NO"),
+                                                         "startDate": date("2026-05-01"), "endDate": date("2026-05-03")]])
+            await first.close()
+            #expect(!FileManager.default.fileExists(atPath: kept + "-wal"))
+
+            // Closing for removal leaves the WAL as it is (no copy, no sync): the files are
+            // deleted next. Until then the data is intact: reopening recovers it from the WAL.
+            let dropped = directory.appendingPathComponent("dropped.sqlite").path
+            let second = try await openStore(dropped, schema: SampleTrips.schema)
+            let ids = try await second.insert("PersonalTrip", [["name": .string("Rome"), "destination": .string("IT"),
+                                                                "startDate": date("2026-06-01"), "endDate": date("2026-06-02")]])
+            await second.closeForRemoval()
+            let wal = try FileManager.default.attributesOfItem(atPath: dropped + "-wal")[.size] as? Int
+            #expect((wal ?? 0) > 0)
+            await #expect(throws: ModelError.self) { try await second.snapshots(for: ids) }
+            let reopened = try await openStore(dropped)
+            #expect(try await reopened.snapshots(for: ids).first?["name"] == .string("Rome"))
+            await reopened.close()
+        }
+    }
+
     @Test func twoStoresOnOneFileShareIdentifiersAndHistory() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("shared.sqlite").path
