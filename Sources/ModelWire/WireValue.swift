@@ -40,7 +40,7 @@ extension Value {
         case .bool(let flag): wire.boolValue = flag
         case .date(let timestamp): wire.dateMicros = timestamp.microsecondsSince1970
         case .data(let bytes): wire.dataValue = bytes
-        case .uuid(let uuid): wire.uuidValue = uuid.uuidString.lowercased()
+        case .uuid(let uuid): wire.uuidValue = uuid.lowercasedText
         case .url(let url): wire.urlValue = url.absoluteString
         case .decimal(let decimal): wire.decimalValue = decimal.canonicalText
         case .json(let text): wire.jsonValue = text

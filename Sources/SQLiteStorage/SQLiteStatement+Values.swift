@@ -21,7 +21,7 @@ extension SQLiteStatement {
         case .data: return .data(data(index))
         case .uuid:
             let text = text(index)
-            guard let uuid = UUID(uuidString: text) else { throw unreadable(text, as: type, index) }
+            guard let uuid = UUID(text: text) else { throw unreadable(text, as: type, index) }
             return .uuid(uuid)
         case .url:
             let text = text(index)

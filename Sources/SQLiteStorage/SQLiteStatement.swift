@@ -37,7 +37,7 @@ final class SQLiteStatement {
         case .bool(let v): code = sqlite3_bind_int64(handle, index, v ? 1 : 0)
         case .date(let v): code = sqlite3_bind_int64(handle, index, v.microsecondsSince1970)
         case .string(let v), .json(let v): code = bindText(v, at: index)
-        case .uuid(let v): code = bindText(v.uuidString.lowercased(), at: index)
+        case .uuid(let v): code = bindText(v.lowercasedText, at: index)
         case .url(let v): code = bindText(v.absoluteString, at: index)
         case .decimal(let v): code = bindText(v.canonicalText, at: index)
         case .data(let v):

@@ -23,7 +23,7 @@ struct ValueKey: Hashable {
             case .null: .null
             case .string(let s), .json(let s): .bytes(Array(s.utf8))
             case .url(let u): .bytes(Array(u.absoluteString.utf8))
-            case .uuid(let u): .bytes(Array(u.uuidString.lowercased().utf8))
+            case .uuid(let u): .bytes(Array(u.lowercasedText.utf8))
             case .int(let v): .integer(v)
             case .double(let v): .double(v == 0 ? 0 : v)
             case .decimal(let v): .decimal(v)

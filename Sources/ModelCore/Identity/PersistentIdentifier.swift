@@ -45,9 +45,9 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
         let suffix: String
         switch key {
         case .permanent(let pk): suffix = "p\(pk)"
-        case .temporary(let uuid): suffix = "t\(uuid.uuidString.lowercased())"
+        case .temporary(let uuid): suffix = "t\(uuid.lowercasedText)"
         }
-        return "modeld://\(storeIdentifier.uuidString.lowercased())/\(entityName)/\(suffix)"
+        return "modeld://\(storeIdentifier.lowercasedText)/\(entityName)/\(suffix)"
     }
 
     public var description: String { uriRepresentation }
@@ -65,7 +65,7 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
         guard uri.hasPrefix(prefix) else { throw bad("it must start with modeld://") }
         let parts = uri.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw bad("it must have a store, an entity and a key") }
-        guard parts[0].utf8.count == 36, let store = UUID(uuidString: String(parts[0])) else {
+        guard let store = UUID(text: parts[0]) else {
             throw bad("'\(parts[0].prefix(40))' is not a store UUID")
         }
         let entity = String(parts[1])
@@ -81,7 +81,7 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
             }
             self.init(storeIdentifier: store, entityName: entity, key: .permanent(pk))
         case "t":
-            guard body.utf8.count == 36, let uuid = UUID(uuidString: String(body)) else {
+            guard let uuid = UUID(text: body) else {
                 throw bad("'\(keyText.prefix(40))' is not t followed by a UUID")
             }
             self.init(storeIdentifier: store, entityName: entity, key: .temporary(uuid))

@@ -114,7 +114,7 @@ extension Value {
             guard let d = Data(base64Encoded: text) else { return nil }
             self = .data(d)
         case .uuid:
-            guard let u = UUID(uuidString: text) else { return nil }
+            guard let u = UUID(text: text) else { return nil }
             self = .uuid(u)
         case .url:
             guard let u = URL(string: text), u.scheme != nil else { return nil }
@@ -142,7 +142,7 @@ extension Value {
         case .bool(let v): v ? "true" : "false"
         case .date(let v): v.iso8601
         case .data(let v): v.base64EncodedString()
-        case .uuid(let v): v.uuidString.lowercased()
+        case .uuid(let v): v.lowercasedText
         case .url(let v): v.absoluteString
         case .decimal(let v): v.canonicalText
         case .json(let v): v
