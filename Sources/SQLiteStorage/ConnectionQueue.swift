@@ -11,7 +11,7 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClose
     private let queue: DispatchQueue
     private let path: String
     private let role: SQLiteConnection.Role
-    /// Opened on the queue by ``open(path:role:label:)``, or by the first job of a lazy queue.
+    /// Opened on the queue by its first job.
     private var connection: SQLiteConnection?
     private var isClosed = false
     private let jobs: Mutex<Jobs>
@@ -26,21 +26,11 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClose
         var handle: OpaquePointer?
     }
 
-    /// Opens a connection to `path` on a queue of its own.
-    static func open(path: String, role: SQLiteConnection.Role, label: String) async throws -> ConnectionQueue {
-        let queue = lazy(path: path, role: role, label: label)
-        try await queue.run { _ in }
-        return queue
-    }
-
-    /// A queue whose connection opens with its first job (an error opening it is that job's
-    /// error): a store that is created, used once and dropped never opens its readers.
-    static func lazy(path: String, role: SQLiteConnection.Role, label: String) -> ConnectionQueue {
-        ConnectionQueue(queue: DispatchQueue(label: "modeld.sqlite.\(label)"), path: path, role: role)
-    }
-
-    private init(queue: DispatchQueue, path: String, role: SQLiteConnection.Role) {
-        self.queue = queue
+    /// A queue of its own for a connection to `path`, which opens with the queue's first job (an
+    /// error opening it is that job's error): a store that is created, used once and dropped
+    /// never opens its readers.
+    init(path: String, role: SQLiteConnection.Role, label: String) {
+        self.queue = DispatchQueue(label: "modeld.sqlite.\(label)")
         self.path = path
         self.role = role
         self.jobs = Mutex(Jobs())

@@ -38,15 +38,15 @@ public final class SQLiteStore: StorageBackend {
             throw ModelError(.storageFailure, "cannot create the directory \(directory) for the store: \(error.localizedDescription)",
                              context: ["path": path])
         }
-        let writer = try await ConnectionQueue.open(path: path, role: .writer, label: "writer")
+        // The writer's connection opens with this first job; the readers' with their first read.
+        let writer = ConnectionQueue(path: path, role: .writer, label: "writer")
         do {
             let (identifier, schema) = try await writer.run { connection in
                 try connection.transaction(write: true) {
                     (try StoreMetadata.prepare(connection), try StoreMetadata.schema(connection))
                 }
             }
-            // Readers open with their first read.
-            let readers = (0..<readerCount).map { ConnectionQueue.lazy(path: path, role: .reader, label: "reader\($0)") }
+            let readers = (0..<readerCount).map { ConnectionQueue(path: path, role: .reader, label: "reader\($0)") }
             return SQLiteStore(location: location, storeIdentifier: identifier, writer: writer,
                                readers: ReaderPool(readers), layout: SQLiteLayout(schema))
         } catch {

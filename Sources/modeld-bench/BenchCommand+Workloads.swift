@@ -47,13 +47,13 @@ extension BenchCommand {
         modeldRates = []
         postgresRates = []
         for round in 0..<max(1, rounds - 1) {
-            let (rate, latencies) = try await workloads.concurrentPointReads(clients: 16, seconds: seconds, rows: rows)
+            let (rate, pg) = try await concurrentRound("3 point reads 16 clients", clients: 16, script: script, postgres: postgres,
+                                                       report: &report) {
+                try await workloads.concurrentPointReads(clients: 16, seconds: seconds, rows: rows)
+            }
             modeldRates.append(rate)
-            report.detail("3 point reads 16 clients modeld", latencies.summary)
-            let pg = try postgres.pgbench(script: script, clients: 16, seconds: Int(seconds))
-            postgresRates.append(pg.transactionsPerSecond)
-            report.detail("3 point reads 16 clients PostgreSQL", pg.latencies.summary)
-            say("   round \(round + 1): modeld \(perSecond(rate)), PostgreSQL \(perSecond(pg.transactionsPerSecond))")
+            postgresRates.append(pg)
+            say("   round \(round + 1): modeld \(perSecond(rate)), PostgreSQL \(perSecond(pg))")
         }
         let modeld16 = median(modeldRates), postgres16 = median(postgresRates)
         report.add("3 point reads, 16 clients", modeld: perSecond(modeld16), baseline: perSecond(postgres16) + " PostgreSQL",
@@ -128,13 +128,13 @@ extension BenchCommand {
         for round in 0..<max(1, rounds - 1) {
             modeld1.append(try await workloads.smallSaves(clients: 1, seconds: seconds, into: "saves").rate)
             postgres1.append(try postgres.pgbench(script: script, clients: 1, seconds: Int(seconds)).transactionsPerSecond)
-            let (rate, latencies) = try await workloads.smallSaves(clients: 32, seconds: seconds, into: "saves")
+            let (rate, pg) = try await concurrentRound("6 saves 32 clients", clients: 32, script: script, postgres: postgres,
+                                                       report: &report) {
+                try await workloads.smallSaves(clients: 32, seconds: seconds, into: "saves")
+            }
             modeld32.append(rate)
-            report.detail("6 saves 32 clients modeld", latencies.summary)
-            let pg = try postgres.pgbench(script: script, clients: 32, seconds: Int(seconds))
-            postgres32.append(pg.transactionsPerSecond)
-            report.detail("6 saves 32 clients PostgreSQL", pg.latencies.summary)
-            say("   round \(round + 1): modeld \(perSecond(modeld1.last!)) / \(perSecond(rate)), PostgreSQL \(perSecond(postgres1.last!)) / \(perSecond(pg.transactionsPerSecond))")
+            postgres32.append(pg)
+            say("   round \(round + 1): modeld \(perSecond(modeld1.last!)) / \(perSecond(rate)), PostgreSQL \(perSecond(postgres1.last!)) / \(perSecond(pg))")
         }
         let m1 = median(modeld1), m32 = median(modeld32), p1 = median(postgres1), p32 = median(postgres32)
         report.detail("6 saves", ["modeld_1_client_per_s": m1, "modeld_32_clients_per_s": m32, "postgres_1_client_per_s": p1,
@@ -143,6 +143,17 @@ extension BenchCommand {
                    target: ">= 1.0x", met: m32 >= p32)
         report.add("6 group commit", modeld: perSecond(m32) + " (32 clients)", baseline: perSecond(m1) + " (modeld, 1 client)", ratio: m32 / m1,
                    target: ">= 5x", met: m32 >= 5 * m1)
+    }
+
+    /// One round of a concurrent workload: modeld's run, then pgbench's with as many clients;
+    /// both latency summaries go into the details under `label`. Returns both rates.
+    private func concurrentRound(_ label: String, clients: Int, script: String, postgres: PostgresCluster, report: inout Report,
+                                 modeld: () async throws -> (rate: Double, Latencies)) async throws -> (modeld: Double, postgres: Double) {
+        let (rate, latencies) = try await modeld()
+        report.detail("\(label) modeld", latencies.summary)
+        let pg = try postgres.pgbench(script: script, clients: clients, seconds: Int(seconds))
+        report.detail("\(label) PostgreSQL", pg.latencies.summary)
+        return (rate, pg.transactionsPerSecond)
     }
 
     /// 8: the cost of an isolated store per test.

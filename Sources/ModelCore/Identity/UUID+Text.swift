@@ -5,8 +5,7 @@ extension UUID {
     /// in URIs, on the wire and in SQLite. Written digit by digit (on Linux, Foundation's
     /// `uuidString` goes through a C format call, a cost every object URI paid).
     public var lowercasedText: String {
-        let digits: [UInt8] = Array("0123456789abcdef".utf8)
-        return withUnsafeBytes(of: uuid) { bytes in
+        withUnsafeBytes(of: uuid) { bytes in
             String(unsafeUninitializedCapacity: 36) { text in
                 var position = 0
                 for (index, byte) in bytes.enumerated() {
@@ -14,8 +13,8 @@ extension UUID {
                         text[position] = UInt8(ascii: "-")
                         position += 1
                     }
-                    text[position] = digits[Int(byte >> 4)]
-                    text[position + 1] = digits[Int(byte & 0x0f)]
+                    text[position] = Self.hexDigits[Int(byte >> 4)]
+                    text[position + 1] = Self.hexDigits[Int(byte & 0x0f)]
                     position += 2
                 }
                 return position
@@ -23,15 +22,16 @@ extension UUID {
         }
     }
 
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
     /// Parses the 8-4-4-4-12 hexadecimal form, in either case, and nothing else (what
     /// `UUID(uuidString:)` accepts, without its C scan call).
     public init?(text: some StringProtocol) {
+        guard text.utf8.count == 36 else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(16)
         var high: UInt8?
-        var count = 0
         for (position, character) in text.utf8.enumerated() {
-            count += 1
             if position == 8 || position == 13 || position == 18 || position == 23 {
                 guard character == UInt8(ascii: "-") else { return nil }
                 continue
@@ -49,9 +49,7 @@ extension UUID {
             } else {
                 high = nibble
             }
-            if count > 36 { return nil }
         }
-        guard count == 36, bytes.count == 16 else { return nil }
         self.init(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
                          bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
