@@ -81,6 +81,21 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClose
         }
     }
 
+    /// Runs `body` on the queue with the connection, or the error opening it, without waiting
+    /// for it and without the cancellation handling of ``run(_:)``: for callers, such as
+    /// ``SaveBatcher``, that track their own work.
+    func submit(_ body: @escaping @Sendable (Result<SQLiteConnection, any Error>) -> Void) {
+        queue.async { body(Result { try self.openedConnection() }) }
+    }
+
+    /// Interrupts the statement running on the connection, if any (`sqlite3_interrupt`, which
+    /// may be called from any thread).
+    func interrupt() {
+        jobs.withLock { jobs in
+            if let handle = jobs.handle { sqlite3_interrupt(handle) }
+        }
+    }
+
     /// Closes the connection once the work queued before has finished; later jobs fail with
     /// `closed`. With `checkpoint` false, closing does not copy the WAL into the file (see
     /// ``SQLiteConnection/close(checkpoint:)``).

@@ -170,6 +170,12 @@ final class SQLiteConnection {
         cache = cache.filter { $0.value.isInUse }
     }
 
+    /// Whether a transaction is open (SQLite rolls one back by itself after some errors: a full
+    /// disk, an interrupted write).
+    var isInTransaction: Bool {
+        handle.map { sqlite3_get_autocommit($0) == 0 } ?? false
+    }
+
     /// Runs `body` in a transaction: `BEGIN IMMEDIATE` (takes the write lock at once, waiting up to
     /// the busy timeout for another process) when `write`, a deferred read transaction otherwise.
     /// Commits when `body` returns, rolls back when it throws.
@@ -180,7 +186,7 @@ final class SQLiteConnection {
             result = try body()
             try run("COMMIT")
         } catch {
-            if let db = handle, sqlite3_get_autocommit(db) == 0 { _ = try? run("ROLLBACK") }
+            if isInTransaction { _ = try? run("ROLLBACK") }
             throw error
         }
         return result

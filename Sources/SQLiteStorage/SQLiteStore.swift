@@ -8,7 +8,8 @@ import Synchronization
 /// One writer connection and a small pool of readers, each on a serial queue of its own (SQLite
 /// calls block, so they stay off Swift's cooperative pool); WAL, so readers never wait for the
 /// writer; `synchronous=FULL`, so a save is on disk before it returns; a busy timeout, so several
-/// processes can share the file. Predicates, sorts and aggregates compile to SQL
+/// processes can share the file; saves that wait for the writer together commit together
+/// (``SaveBatcher``). Predicates, sorts and aggregates compile to SQL
 /// (``SQLCompiler``); an overlay is answered inside a reader's read transaction through TEMP
 /// tables that shadow the tables it changes (``OverlayTables``).
 public final class SQLiteStore: StorageBackend {
@@ -17,6 +18,8 @@ public final class SQLiteStore: StorageBackend {
     /// The store's UUID, kept in the file.
     public let storeIdentifier: UUID
     let writer: ConnectionQueue
+    /// Group commit of saves on `writer`.
+    let saves: SaveBatcher
     let readers: ReaderPool
     private let state: Mutex<State>
 
@@ -59,6 +62,7 @@ public final class SQLiteStore: StorageBackend {
         self.location = location
         self.storeIdentifier = storeIdentifier
         self.writer = writer
+        self.saves = SaveBatcher(writer: writer)
         self.readers = readers
         self.state = Mutex(State(layout: layout))
     }
