@@ -55,6 +55,52 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
     /// Parses a URI strictly: scheme `modeld`, a UUID host, a well-formed entity name, and `p`
     /// followed by a positive decimal key or `t` followed by a UUID. Nothing else is accepted.
     public init(uri: String) throws(ModelError) {
+        // Well-formed URIs are read byte by byte; anything else goes through the checks that
+        // say what is wrong with it.
+        if let parsed = uri.utf8.withContiguousStorageIfAvailable(Self.parse) ?? nil {
+            self = parsed
+        } else {
+            try self.init(checking: uri)
+        }
+    }
+
+    /// The URI in `text`, if it is well formed; accepts exactly what ``init(checking:)`` accepts.
+    static func parse(_ text: UnsafeBufferPointer<UInt8>) -> PersistentIdentifier? {
+        let prefix: StaticString = "modeld://"
+        let prefixCount = prefix.utf8CodeUnitCount
+        guard text.count <= 300, text.count > prefixCount + 37,
+              memcmp(text.baseAddress!, prefix.utf8Start, prefixCount) == 0,
+              let store = UUID(utf8: UnsafeBufferPointer(rebasing: text[prefixCount..<prefixCount + 36])),
+              text[prefixCount + 36] == UInt8(ascii: "/") else { return nil }
+        let entityStart = prefixCount + 37
+        guard let slash = text[entityStart...].firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        let entityBytes = UnsafeBufferPointer(rebasing: text[entityStart..<slash])
+        guard SchemaNames.isWellFormed(entityBytes), slash + 1 < text.count else { return nil }
+        let keyText = UnsafeBufferPointer(rebasing: text[(slash + 2)...])
+        let key: Key
+        switch text[slash + 1] {
+        case UInt8(ascii: "p"):
+            guard let first = keyText.first, first != UInt8(ascii: "0"), keyText.count <= 19 else { return nil }
+            var value: Int64 = 0
+            for digit in keyText {
+                guard digit >= 0x30, digit <= 0x39 else { return nil }
+                let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = times10.addingReportingOverflow(Int64(digit - 0x30))
+                guard !overflow, !overflow2 else { return nil }
+                value = sum
+            }
+            key = .permanent(value)
+        case UInt8(ascii: "t"):
+            guard let uuid = UUID(utf8: keyText) else { return nil }
+            key = .temporary(uuid)
+        default:
+            return nil
+        }
+        return PersistentIdentifier(storeIdentifier: store, entityName: String(decoding: entityBytes, as: UTF8.self), key: key)
+    }
+
+    /// ``init(uri:)`` checking each part in turn, so that the error says which part is wrong.
+    init(checking uri: String) throws(ModelError) {
         func bad(_ why: String) -> ModelError {
             ModelError(.invalidIdentifier,
                        "'\(uri.prefix(200))' is not an object URI (\(why)); expected modeld://<store-uuid>/<Entity>/p<key>",

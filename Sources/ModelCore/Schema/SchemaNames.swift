@@ -11,7 +11,11 @@ public enum SchemaNames {
 
     /// Whether `name` is a well-formed name (ignoring reserved words).
     public static func isWellFormed(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
+        isWellFormed(name.utf8)
+    }
+
+    /// ``isWellFormed(_:)`` over a name's UTF-8 bytes.
+    static func isWellFormed(_ bytes: some Collection<UInt8>) -> Bool {
         guard let first = bytes.first, bytes.count <= 64, isLetter(first) else { return false }
         return bytes.allSatisfy { isLetter($0) || ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: "_") }
     }
