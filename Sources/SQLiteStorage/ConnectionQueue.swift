@@ -1,5 +1,6 @@
 import CSQLite
 import Dispatch
+import Foundation
 import ModelCore
 import Synchronization
 
@@ -7,13 +8,16 @@ import Synchronization
 /// than on Swift's cooperative thread pool; callers await them through a continuation. Cancelling
 /// the awaiting task interrupts the statement under way (`sqlite3_interrupt`), or drops the work
 /// if it has not started, so that a client that gave up frees the connection at once.
-final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClosed` are touched only on `queue`, which is serial.
+/// A short job may instead run on the caller's thread while the queue is idle (``runHere(_:)``).
+final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClosed` are touched only while holding `inUse`.
     private let queue: DispatchQueue
     private let path: String
     private let role: SQLiteConnection.Role
-    /// Opened on the queue by its first job.
+    /// Opened by the first job.
     private var connection: SQLiteConnection?
     private var isClosed = false
+    /// Held while the connection is used, by a job on the queue or one run here: they never overlap.
+    private let inUse = NSLock()
     private let jobs: Mutex<Jobs>
 
     /// Which job runs, which were cancelled before they started, and the raw handle to interrupt.
@@ -36,7 +40,7 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClose
         self.jobs = Mutex(Jobs())
     }
 
-    /// The connection, opened now if this is the first job. Call on `queue` only.
+    /// The connection, opened now if this is the first job. Call holding `inUse` only.
     private func openedConnection() throws -> SQLiteConnection {
         if let connection { return connection }
         guard !isClosed else { throw ModelError(.closed, "the store is closed; open it again to use it") }
@@ -56,18 +60,22 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClose
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 queue.async {
-                    let start = self.jobs.withLock { jobs -> Bool in
-                        guard jobs.cancelled.remove(job) == nil else { return false }
-                        jobs.running = job
-                        return true
+                    // Marked running only once it holds the connection: an interrupt must not
+                    // reach a job run here that it waits for.
+                    self.inUse.withLock {
+                        let start = self.jobs.withLock { jobs -> Bool in
+                            guard jobs.cancelled.remove(job) == nil else { return false }
+                            jobs.running = job
+                            return true
+                        }
+                        guard start else {
+                            continuation.resume(throwing: ModelError.interrupted)
+                            return
+                        }
+                        let result = Result { try body(try self.openedConnection()) }
+                        self.jobs.withLock { $0.running = nil }
+                        continuation.resume(with: result)
                     }
-                    guard start else {
-                        continuation.resume(throwing: ModelError.interrupted)
-                        return
-                    }
-                    let result = Result { try body(try self.openedConnection()) }
-                    self.jobs.withLock { $0.running = nil }
-                    continuation.resume(with: result)
                 }
             }
         } onCancel: {
@@ -85,7 +93,15 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClose
     /// for it and without the cancellation handling of ``run(_:)``: for callers, such as
     /// ``SaveBatcher``, that track their own work.
     func submit(_ body: @escaping @Sendable (Result<SQLiteConnection, any Error>) -> Void) {
-        queue.async { body(Result { try self.openedConnection() }) }
+        queue.async { self.inUse.withLock { body(Result { try self.openedConnection() }) } }
+    }
+
+    /// Runs `body` with the connection on the calling thread, waiting for a job on the queue to
+    /// finish first if one is running. For short work only: it blocks the caller and cannot be
+    /// interrupted. ``ReaderPool`` uses it for a few objects by key when the reader is idle,
+    /// saving the two thread hand-offs of going through the queue.
+    func runHere<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try inUse.withLock { try body(try openedConnection()) }
     }
 
     /// Interrupts the statement running on the connection, if any (`sqlite3_interrupt`, which
@@ -103,9 +119,11 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClose
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async {
                 self.jobs.withLock { $0.handle = nil }
-                self.connection?.close(checkpoint: checkpoint)
-                self.connection = nil
-                self.isClosed = true
+                self.inUse.withLock {
+                    self.connection?.close(checkpoint: checkpoint)
+                    self.connection = nil
+                    self.isClosed = true
+                }
                 continuation.resume()
             }
         }

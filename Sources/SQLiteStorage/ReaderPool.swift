@@ -12,15 +12,19 @@ final class ReaderPool: Sendable {
         self.pending = Mutex(Array(repeating: 0, count: readers.count))
     }
 
-    /// Runs `body` on the least busy reader.
-    func run<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        let index = pending.withLock { counts in
-            guard let chosen = counts.indices.min(by: { counts[$0] < counts[$1] }) else { return -1 }
+    /// Runs `body` on the least busy reader. A `short` read (a few objects by key) runs on the
+    /// calling thread when that reader has nothing else to do, which saves two thread hand-offs
+    /// (to the reader's queue and back); anything that may take long stays off Swift's
+    /// cooperative threads, on the reader's queue, where cancelling it interrupts it.
+    func run<T: Sendable>(short: Bool = false, _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        let (index, idle) = pending.withLock { counts -> (Int, Bool) in
+            guard let chosen = counts.indices.min(by: { counts[$0] < counts[$1] }) else { return (-1, false) }
             counts[chosen] += 1
-            return chosen
+            return (chosen, counts[chosen] == 1)
         }
         guard index >= 0 else { throw ModelError(.closed, "the store has no reader connection") }
         defer { pending.withLock { $0[index] -= 1 } }
+        if short && idle { return try readers[index].runHere(body) }
         return try await readers[index].run(body)
     }
 

@@ -72,6 +72,9 @@ extension SQLiteStore {
         }
     }
 
+    /// The most objects by key a read may fetch on the caller's thread (see ``ReaderPool/run(short:_:)``).
+    static let shortReadLimit = 8
+
     /// The objects with these identifiers, in the order given; identifiers of objects that don't
     /// exist (or that name an entity the stored object is not of) are left out.
     public func snapshots(for ids: [PersistentIdentifier]) async throws -> [ObjectSnapshot] {
@@ -83,7 +86,7 @@ extension SQLiteStore {
         }
         guard !keys.isEmpty else { return [] }
         let storeIdentifier = storeIdentifier
-        let found = try await readers.run { [keys] connection in
+        let found = try await readers.run(short: ids.count <= Self.shortReadLimit) { [keys] connection in
             try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier) { context in
                 try context.objectsByRoot(keys)
             }

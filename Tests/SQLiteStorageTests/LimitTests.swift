@@ -53,6 +53,37 @@ import Testing
         }
     }
 
+    /// Reads of a few objects by key run on the caller's thread when a reader is idle and queue
+    /// otherwise; either way they answer correctly while slow queries hold the readers, and
+    /// cancelling those queries interrupts them, never a read by key.
+    @Test func readsByKeyAnswerWhileSlowQueriesAreCancelled() async throws {
+        try await withStore(Catalog.schema) { store, _ in
+            try await Self.friends(store)
+            let people = try await store.objects("Person", sort: ["name"])
+            let wanted = Array(people.prefix(40))
+            for round in 0..<3 {
+                let slow = (0..<(round + 1)).map { _ in
+                    Task { try await store.fetch(FetchDescriptor(entityName: "Person", predicate: try PredicateParser.parse(Self.slow), resultType: .count)) }
+                }
+                let reads = Task {
+                    var answered = 0
+                    for person in wanted {
+                        let found = try await store.snapshots(for: [person.id])
+                        if found == [person] { answered += 1 }
+                    }
+                    return answered
+                }
+                try await Task.sleep(for: .milliseconds(50))
+                for task in slow { task.cancel() }
+                #expect(try await reads.value == wanted.count)
+                for task in slow {
+                    let error = await modelError { _ = try await task.value }
+                    #expect(error?.code == .cancelled, "\(String(describing: error))")
+                }
+            }
+        }
+    }
+
     /// A store at its size limit refuses saves with resourceExhausted, keeps serving reads and
     /// keeps what it has; with room again, it takes saves.
     @Test func aFullStoreRefusesSavesAndRecovers() async throws {
