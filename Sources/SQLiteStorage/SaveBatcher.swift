@@ -105,9 +105,7 @@ final class SaveBatcher: Sendable {
         }
         switch opened {
         case .success(let connection): run(group[...], on: connection)
-        case .failure(let error):
-            state.withLock { $0.taken = []; $0.cancelled = [] }
-            for save in group { save.continuation.resume(throwing: error) }
+        case .failure(let error): fail(group[...], with: error)
         }
         let more = state.withLock { state -> Bool in
             state.isScheduled = !state.queued.isEmpty
@@ -125,8 +123,7 @@ final class SaveBatcher: Sendable {
             do {
                 try connection.run("BEGIN IMMEDIATE")
             } catch {
-                state.withLock { $0.taken = []; $0.cancelled = [] }
-                for save in rest { save.continuation.resume(throwing: error) }
+                fail(rest, with: error)
                 return
             }
             let alone = rest.count == 1
@@ -161,18 +158,23 @@ final class SaveBatcher: Sendable {
                 rest = ArraySlice(done.map(\.0)) + rest
                 continue
             }
+            // Every path that ends the transaction sets `rolledBack`, so it is open here.
             var outcome: Result<Void, any Error> = .success(())
-            if connection.isInTransaction {
-                do {
-                    try connection.run("COMMIT")
-                    state.withLock { $0.committedGroups += 1 }
-                } catch {
-                    if connection.isInTransaction { _ = try? connection.run("ROLLBACK") }
-                    outcome = .failure(error)
-                }
+            do {
+                try connection.run("COMMIT")
+                state.withLock { $0.committedGroups += 1 }
+            } catch {
+                if connection.isInTransaction { _ = try? connection.run("ROLLBACK") }
+                outcome = .failure(error)
             }
             for (save, result) in done { save.continuation.resume(with: outcome.map { result }) }
         }
+    }
+
+    /// Fails `saves`, none of which has started, with `error`.
+    private func fail(_ saves: ArraySlice<Waiting>, with error: any Error) {
+        state.withLock { $0.taken = []; $0.cancelled = [] }
+        for save in saves { save.continuation.resume(throwing: error) }
     }
 
     /// Marks `id` as running, or returns false if it was cancelled before it started.

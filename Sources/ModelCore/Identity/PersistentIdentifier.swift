@@ -80,15 +80,8 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
         let key: Key
         switch text[slash + 1] {
         case UInt8(ascii: "p"):
-            guard let first = keyText.first, first != UInt8(ascii: "0"), keyText.count <= 19 else { return nil }
-            var value: Int64 = 0
-            for digit in keyText {
-                guard digit >= 0x30, digit <= 0x39 else { return nil }
-                let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
-                let (sum, overflow2) = times10.addingReportingOverflow(Int64(digit - 0x30))
-                guard !overflow, !overflow2 else { return nil }
-                value = sum
-            }
+            guard let first = keyText.first, first != UInt8(ascii: "0"), keyText.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                  let value = Int64(String(decoding: keyText, as: UTF8.self)) else { return nil }
             key = .permanent(value)
         case UInt8(ascii: "t"):
             guard let uuid = UUID(utf8: keyText) else { return nil }
