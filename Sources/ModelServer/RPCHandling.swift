@@ -3,6 +3,7 @@ import GRPCCore
 import Logging
 import ModelCore
 import ModelWire
+import Synchronization
 
 /// What every handler does around its work: errors become gRPC statuses (through the one
 /// mapping in `ModelError+RPC`), and long calls stop when the RPC is cancelled.
@@ -27,27 +28,41 @@ struct RPCHandling: Sendable {
         }
     }
 
-    /// Runs `body` in a child task that is cancelled when the RPC is: gRPC signals cancellation
-    /// (the client gone, its deadline passed, the daemon stopping) through the context's handle,
-    /// not by cancelling the handler's task, so a long call would otherwise run on after its client
-    /// left. Cancelled, the store interrupts the statement under way.
+    /// Runs `body` so that it is cancelled when the RPC is: gRPC signals cancellation (the
+    /// client gone, its deadline passed, the daemon stopping) through the RPC's cancellation
+    /// handle, not by cancelling the handler's task, so a long call would otherwise run on after
+    /// its client left. Cancelled, the store interrupts the statement under way. The body runs
+    /// in the handler's own task (no child tasks to schedule, no thread to wake per call).
     func cancellable<T: Sendable>(_ context: ServerContext, _ body: @Sendable @escaping () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await context.cancellation.cancelled
-                return nil
-            }
-            let first = try await group.next() ?? nil
-            group.cancelAll()
-            guard let first else { throw CancellationError() }
-            return first
-        }
+        try await HandlerTaskCanceller.run(body)
     }
 
     /// ``handle(_:_:)`` and ``cancellable(_:_:)`` together: the usual shape of a handler whose
     /// work may take long.
     func handleCancellable<T: Sendable>(_ method: String, _ context: ServerContext, _ body: @Sendable @escaping () async throws -> T) async throws -> T {
         try await handle(method) { try await cancellable(context, body) }
+    }
+}
+
+/// Cancels the task running an RPC's handler when gRPC cancels the RPC. gRPC calls its
+/// cancellation handlers from whichever thread cancels the RPC; the lock keeps the task from
+/// finishing while it is being cancelled, and no cancel reaches it once it has finished.
+final class HandlerTaskCanceller: Sendable {
+    private struct Running: @unchecked Sendable {
+        var task: UnsafeCurrentTask?
+    }
+    private let running = Mutex(Running())
+
+    /// Runs `body` in the current task, which is cancelled if the RPC is cancelled meanwhile (or
+    /// already was).
+    static func run<T>(_ body: () async throws -> T) async throws -> T {
+        let canceller = HandlerTaskCanceller()
+        withUnsafeCurrentTask { current in canceller.running.withLock { $0.task = current } }
+        defer { canceller.running.withLock { $0.task = nil } }
+        return try await withRPCCancellationHandler(operation: body, onCancelRPC: { canceller.cancel() })
+    }
+
+    private func cancel() {
+        running.withLock { $0.task?.cancel() }
     }
 }
