@@ -23,9 +23,9 @@ public final class ModelContainer: Sendable {
     /// with `schemaMismatch` listing the differences (there are no migrations yet). Without one,
     /// the store's own schema is used.
     public static func open(url: String, schema: Schema? = nil, registry: StorageRegistry = .standard) async throws -> ModelContainer {
-        let backend = try await registry.open(url: url)
+        let backend = try await registry.open(url: url, applying: schema)
         do {
-            return try await open(backend: backend, schema: schema)
+            return try await open(backend: backend)
         } catch {
             await backend.close()
             throw error

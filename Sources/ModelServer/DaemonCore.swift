@@ -23,8 +23,9 @@ final class DaemonCore: Sendable {
         self.rpc = RPCHandling(logger: logger)
     }
 
-    /// A store's description, as StoreInfo carries it.
-    func info(_ store: StoreHandle) async throws -> Modeld_V1_StoreInfo {
+    /// A store's description, as StoreInfo carries it. One just created (`isNew`) has no
+    /// history yet, so its token is not read (which would open a reader on the new file).
+    func info(_ store: StoreHandle, isNew: Bool = false) async throws -> Modeld_V1_StoreInfo {
         let container = store.container
         var info = Modeld_V1_StoreInfo()
         info.name = store.name
@@ -33,7 +34,7 @@ final class DaemonCore: Sendable {
         info.entities = container.schema.entityNames
         info.schemaVersionHash = info.entities.isEmpty ? "" : container.schema.versionHash
         do {
-            if let token = try await container.currentHistoryToken() { info.historyToken = token.rawValue }
+            if !isNew, let token = try await container.currentHistoryToken() { info.historyToken = token.rawValue }
         } catch let error as ModelError where error.code == .closed {
             // Dropped while we looked.
             throw ModelError(.notFound, "no store named '\(store.name)': it was just dropped", context: ["store": store.name])

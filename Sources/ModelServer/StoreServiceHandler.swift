@@ -18,7 +18,7 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
             try schema?.validate()
             let store = try await core.catalog.create(name: request.name, kind: kind, schema: schema)
             core.logger.info("created \(kind.rawValue) store '\(store.name)'")
-            return try await core.info(store)
+            return try await core.info(store, isNew: true)
         }
     }
 

@@ -6,8 +6,25 @@ public protocol StorageBackendFactory: Sendable {
     var scheme: String { get }
     /// Opens the store at `location`, creating it if it does not exist.
     func open(_ location: StoreLocation) async throws -> any StorageBackend
+    /// Opens the store at `location` and applies `schema` (see `StorageBackend.apply(schema:)`).
+    /// By default ``open(_:)`` then `apply(schema:)`; a factory that can do both in one write
+    /// (one sync for a new store) does.
+    func open(_ location: StoreLocation, applying schema: Schema) async throws -> any StorageBackend
     /// Removes the store's data (the file and its journals); the store must be closed.
     func destroy(_ location: StoreLocation) async throws
+}
+
+extension StorageBackendFactory {
+    public func open(_ location: StoreLocation, applying schema: Schema) async throws -> any StorageBackend {
+        let backend = try await open(location)
+        do {
+            try await backend.apply(schema: schema)
+        } catch {
+            await backend.close()
+            throw error
+        }
+        return backend
+    }
 }
 
 /// Chooses a backend by the scheme of a store URL. A value: build one with the factories you
@@ -27,10 +44,13 @@ public struct StorageRegistry: Sendable {
     /// The schemes this registry can open.
     public var schemes: [String] { factories.keys.sorted() }
 
-    /// Opens the store at `url`.
-    public func open(url: String) async throws -> any StorageBackend {
+    /// Opens the store at `url`, applying `schema` when given (see
+    /// `StorageBackend.apply(schema:)`); a store that cannot take the schema is closed again.
+    public func open(url: String, applying schema: Schema? = nil) async throws -> any StorageBackend {
         let location = try StoreLocation(url: url)
-        return try await factory(for: location).open(location)
+        let factory = try factory(for: location)
+        guard let schema else { return try await factory.open(location) }
+        return try await factory.open(location, applying: schema)
     }
 
     /// Removes the store at `url`.

@@ -19,6 +19,8 @@ final class SQLiteConnection {
     private var cache: [String: SQLiteStatement] = [:]
     /// The schema whose overlay tables this connection has created (see ``OverlayTables``).
     var overlaySchemaHash: String?
+    /// A new file whose first writes are not yet synced (see ``finishCreation()``).
+    private(set) var isUnsyncedNew = false
 
     /// Opens `path` (creating the file when `role` is the writer), registers modeld's SQL
     /// functions and collation, and sets WAL, synchronous=FULL (writer) and the busy timeout.
@@ -40,18 +42,19 @@ final class SQLiteConnection {
             sqlite3_busy_timeout(db, Self.busyTimeoutMilliseconds)
             try SQLiteFunctions.register(on: db)
             if role == .writer {
-                // A new, empty file is switched to WAL without SQLite syncing each step of that
-                // first write (a rollback journal: four syncs); the file and its directory are
-                // synced once afterwards, before anything is written to the WAL.
-                let isNew = Self.isEmptyFile(path)
-                if isNew { try execute("PRAGMA synchronous=OFF") }
+                // A new, empty file is switched to WAL, and its first transaction written,
+                // without SQLite syncing each step (a rollback journal, then the WAL's header
+                // and its commit, each file's directory entry: seven syncs); the files and their
+                // directory are synced once at the end, by ``finishCreation()``. The switch keeps
+                // its rollback journal in memory rather than in a file made and deleted at once.
+                isUnsyncedNew = Self.isEmptyFile(path)
+                if isUnsyncedNew { try execute("PRAGMA synchronous=OFF; PRAGMA journal_mode=MEMORY") }
                 let mode = try scalarText("PRAGMA journal_mode=WAL")
                 guard mode.lowercased() == "wal" else {
                     throw ModelError(.storageFailure, "the store file \(path) cannot use write-ahead logging (journal mode is \(mode))",
                                      context: ["path": path])
                 }
-                if isNew { try Self.syncFileAndDirectory(path) }
-                try execute("PRAGMA synchronous=FULL")
+                if !isUnsyncedNew { try execute("PRAGMA synchronous=FULL") }
             }
             // Readers keep SQLite's default temporary store: a sort or GROUP BY over many rows
             // then works in the page cache and spills to a temporary file, instead of holding
@@ -65,22 +68,33 @@ final class SQLiteConnection {
 
     deinit { close() }
 
+    /// Makes what was written to a new file since it was opened durable (the WAL, the file,
+    /// their directory), and turns on synchronous=FULL for every later commit. The writer's
+    /// first job calls it, after the transaction that prepares the store; nothing for a file
+    /// that was not new.
+    func finishCreation() throws(ModelError) {
+        guard isUnsyncedNew else { return }
+        let wal = path + "-wal"
+        for file in [wal, path] where FileManager.default.fileExists(atPath: file) { try Self.sync(file, flags: O_RDONLY) }
+        let directory = (path as NSString).deletingLastPathComponent
+        try Self.sync(directory.isEmpty ? "." : directory, flags: O_RDONLY | O_DIRECTORY)
+        try execute("PRAGMA synchronous=FULL")
+        isUnsyncedNew = false
+    }
+
     private static func isEmptyFile(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && info.st_size == 0
     }
 
-    /// fsync(2) of the file at `path` and of its directory (so that the file's entry is durable).
-    private static func syncFileAndDirectory(_ path: String) throws(ModelError) {
-        let directory = (path as NSString).deletingLastPathComponent
-        for (target, flags) in [(path, O_RDONLY), (directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY)] {
-            let descriptor = Glibc.open(target, flags | O_CLOEXEC)
-            let synced = descriptor >= 0 && fsync(descriptor) == 0
-            let error = errno
-            if descriptor >= 0 { Glibc.close(descriptor) }
-            guard synced else {
-                throw ModelError(.storageFailure, "cannot sync \(target) to disk: \(String(cString: strerror(error)))", context: ["path": target])
-            }
+    /// fsync(2) of the file (or directory) at `target`.
+    private static func sync(_ target: String, flags: Int32) throws(ModelError) {
+        let descriptor = Glibc.open(target, flags | O_CLOEXEC)
+        let synced = descriptor >= 0 && fsync(descriptor) == 0
+        let error = errno
+        if descriptor >= 0 { Glibc.close(descriptor) }
+        guard synced else {
+            throw ModelError(.storageFailure, "cannot sync \(target) to disk: \(String(cString: strerror(error)))", context: ["path": target])
         }
     }
 

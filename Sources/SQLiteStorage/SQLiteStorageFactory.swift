@@ -15,6 +15,12 @@ public struct SQLiteStorageFactory: StorageBackendFactory {
         try await SQLiteStore.open(path: try path(of: location))
     }
 
+    /// Opens the store file at `location` and applies `schema` in the transaction that prepares
+    /// the file.
+    public func open(_ location: StoreLocation, applying schema: Schema) async throws -> any StorageBackend {
+        try await SQLiteStore.open(path: try path(of: location), applying: schema)
+    }
+
     /// Removes the store file and its `-wal` and `-shm` files; a missing file is not an error.
     public func destroy(_ location: StoreLocation) async throws {
         let path = try path(of: location)

@@ -31,8 +31,11 @@ public final class SQLiteStore: StorageBackend {
         var layout: SQLiteLayout
     }
 
-    /// Opens (creating when missing) the store file at `path` and its directory.
-    public static func open(path: String) async throws -> SQLiteStore {
+    /// Opens (creating when missing) the store file at `path` and its directory; with a
+    /// schema, applies it (see ``apply(schema:)``) in the same transaction that prepares the
+    /// file, so a new store is made and shaped with one commit.
+    public static func open(path: String, applying schema: Schema? = nil) async throws -> SQLiteStore {
+        let resolved = try schema.map { try ResolvedSchema($0) }
         let location = StoreLocation(scheme: "sqlite", path: path)
         let directory = (path as NSString).deletingLastPathComponent
         do {
@@ -45,9 +48,13 @@ public final class SQLiteStore: StorageBackend {
         let writer = ConnectionQueue(path: path, role: .writer, label: "writer")
         do {
             let (identifier, schema) = try await writer.run { connection in
-                try connection.transaction(write: true) {
-                    (try StoreMetadata.prepare(connection), try StoreMetadata.schema(connection))
+                let prepared = try connection.transaction(write: true) { () throws -> (UUID, ResolvedSchema) in
+                    let identifier = try StoreMetadata.prepare(connection)
+                    let stored = try StoreMetadata.schema(connection)
+                    return (identifier, try resolved.map { try write($0, over: stored, connection) } ?? stored)
                 }
+                try connection.finishCreation()
+                return prepared
             }
             let readers = (0..<readerCount).map { ConnectionQueue(path: path, role: .reader, label: "reader\($0)") }
             return SQLiteStore(location: location, storeIdentifier: identifier, writer: writer,
