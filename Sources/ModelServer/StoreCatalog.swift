@@ -13,6 +13,8 @@ final class StoreCatalog: Sendable {
     private let registry: StorageRegistry
     private let stores = Mutex<[String: StoreHandle]>([:])
     private let changes = AsyncMutex()
+    /// The emptied files of dropped stores, for new ones.
+    private let recycler: StoreFileRecycler
 
     /// The size limit of SQLite store files.
     let maximumStoreSize: Int64?
@@ -21,6 +23,7 @@ final class StoreCatalog: Sendable {
         self.directory = directory
         self.registry = registry
         self.maximumStoreSize = maximumStoreSize
+        recycler = StoreFileRecycler(storesDirectory: directory)
     }
 
     /// Opens every `<name>.sqlite` file of the stores directory. Returns the files that could not
@@ -70,6 +73,7 @@ final class StoreCatalog: Sendable {
                     context: ["store": name])
             }
             do {
+                if kind == .sqlite { _ = recycler.claim(for: file(for: name).path) }
                 let handle = try await open(name: name, kind: kind, schema: schema)
                 stores.withLock { $0[name] = handle }
                 return handle
@@ -81,12 +85,14 @@ final class StoreCatalog: Sendable {
         }
     }
 
-    /// Closes a store and deletes its data. The caller closes its sessions first.
+    /// Closes a store and deletes its data (emptying its files for a new store, see
+    /// ``StoreFileRecycler``). The caller closes its sessions first.
     func drop(name: String) async throws {
         try await changes.withLock {
             let handle = try handle(named: name)
             stores.withLock { $0[name] = nil }
             await handle.container.closeForRemoval()
+            if handle.kind == .sqlite, recycler.recycle(handle.location.path) { return }
             try await registry.destroy(url: handle.location.url)
         }
     }
