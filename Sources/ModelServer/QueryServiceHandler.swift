@@ -13,7 +13,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             let store = try core.store(request.store)
             let descriptor = try FetchDescriptor(wire: request.fetch)
             let streaming = try FetchStreaming(requested: request.fetch.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
-            try await core.rpc.cancellable(context) {
+            try await core.rpc.cancellable {
                 // A fetch bigger than a batch is read as it is sent; a smaller one in one go,
                 // which saves the hand-offs between the reader and the sender.
                 if descriptor.resultType == .objects, (descriptor.limit ?? .max) > streaming.batchSize {
@@ -26,7 +26,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     }
 
     func count(request: Modeld_V1_StoreFetchRequest, context: ServerContext) async throws -> Modeld_V1_CountResponse {
-        try await core.rpc.handleCancellable("Count", context) {
+        try await core.rpc.handleCancellable("Count") {
             var descriptor = try FetchDescriptor(wire: request.fetch)
             descriptor.resultType = .count
             let count = try await core.store(request.store).container.backend.fetch(descriptor).count
@@ -35,14 +35,14 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     }
 
     func aggregate(request: Modeld_V1_StoreAggregateRequest, context: ServerContext) async throws -> Modeld_V1_AggregateResponse {
-        try await core.rpc.handleCancellable("Aggregate", context) {
+        try await core.rpc.handleCancellable("Aggregate") {
             let descriptor = try AggregateDescriptor(wire: request.aggregate)
             return Modeld_V1_AggregateResponse(try await core.store(request.store).container.backend.aggregate(descriptor))
         }
     }
 
     func getObjects(request: Modeld_V1_GetObjectsRequest, context: ServerContext) async throws -> Modeld_V1_GetObjectsResponse {
-        try await core.rpc.handleCancellable("GetObjects", context) {
+        try await core.rpc.handleCancellable("GetObjects") {
             let store = try core.store(request.store)
             var ids: [PersistentIdentifier] = []
             for uri in request.uris { ids.append(try PersistentIdentifier(wire: uri, in: store.storeIdentifier)) }
@@ -56,14 +56,14 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             let store = try core.store(request.store)
             guard request.limit >= 0 else { throw ModelError(.invalidArgument, "limit \(request.limit) is negative") }
             let streaming = HistoryStreaming(store: store, request: request, byteBudget: FetchStreaming.budget(maximumMessageSize: core.configuration.maximumMessageSize))
-            try await core.rpc.cancellable(context) {
+            try await core.rpc.cancellable {
                 try await streaming.run(writer: response)
             }
         }
     }
 
     func apply(request: Modeld_V1_ApplyRequest, context: ServerContext) async throws -> Modeld_V1_SaveResult {
-        try await core.rpc.handleCancellable("Apply", context) {
+        try await core.rpc.handleCancellable("Apply") {
             let store = try core.store(request.store)
             let edits = try ObjectEdit.edits(wire: request.changes, in: store.storeIdentifier)
             let unit = store.container.makeContext(author: request.author.isEmpty ? nil : request.author,
@@ -74,7 +74,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     }
 
     func batchDelete(request: Modeld_V1_BatchDeleteRequest, context: ServerContext) async throws -> Modeld_V1_BatchResult {
-        try await core.rpc.handleCancellable("BatchDelete", context) {
+        try await core.rpc.handleCancellable("BatchDelete") {
             let store = try core.store(request.store)
             let unit = store.container.makeContext(author: request.author.isEmpty ? nil : request.author)
             let ids = try await unit.fetch(FetchDescriptor(entityName: request.entity, predicate: try request.predicate.model(),
@@ -94,7 +94,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     }
 
     func batchUpdate(request: Modeld_V1_BatchUpdateRequest, context: ServerContext) async throws -> Modeld_V1_BatchResult {
-        try await core.rpc.handleCancellable("BatchUpdate", context) {
+        try await core.rpc.handleCancellable("BatchUpdate") {
             let store = try core.store(request.store)
             let attributes = try [String: Value](wire: request.attributes)
             guard !attributes.isEmpty else { throw ModelError(.invalidArgument, "a batch update needs at least one attribute to set") }

@@ -29,18 +29,19 @@ struct RPCHandling: Sendable {
     }
 
     /// Runs `body` so that it is cancelled when the RPC is: gRPC signals cancellation (the
-    /// client gone, its deadline passed, the daemon stopping) through the RPC's cancellation
-    /// handle, not by cancelling the handler's task, so a long call would otherwise run on after
-    /// its client left. Cancelled, the store interrupts the statement under way. The body runs
-    /// in the handler's own task (no child tasks to schedule, no thread to wake per call).
-    func cancellable<T: Sendable>(_ context: ServerContext, _ body: @Sendable @escaping () async throws -> T) async throws -> T {
+    /// client gone, its deadline passed, the daemon stopping) through the cancellation handle the
+    /// transport binds to the handler's task, not by cancelling that task, so a long call would
+    /// otherwise run on after its client left. Cancelled, the store interrupts the statement under
+    /// way. The body runs in the handler's own task (no child tasks to schedule, no thread to
+    /// wake per call).
+    func cancellable<T>(_ body: () async throws -> T) async throws -> T {
         try await HandlerTaskCanceller.run(body)
     }
 
-    /// ``handle(_:_:)`` and ``cancellable(_:_:)`` together: the usual shape of a handler whose
+    /// ``handle(_:_:)`` and ``cancellable(_:)`` together: the usual shape of a handler whose
     /// work may take long.
-    func handleCancellable<T: Sendable>(_ method: String, _ context: ServerContext, _ body: @Sendable @escaping () async throws -> T) async throws -> T {
-        try await handle(method) { try await cancellable(context, body) }
+    func handleCancellable<T>(_ method: String, _ body: () async throws -> T) async throws -> T {
+        try await handle(method) { try await cancellable(body) }
     }
 }
 

@@ -31,7 +31,7 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
     }
 
     func stage(request: Modeld_V1_StageRequest, context: ServerContext) async throws -> Modeld_V1_StageResponse {
-        try await core.rpc.handleCancellable("Stage", context) {
+        try await core.rpc.handleCancellable("Stage") {
             let session = try core.session(request.sessionID)
             let edits = try ObjectEdit.edits(wire: request.changes, in: session.store.storeIdentifier)
             let ids = try await session.run { try await $0.apply(edits) }
@@ -40,7 +40,7 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
     }
 
     func save(request: Modeld_V1_SaveRequest, context: ServerContext) async throws -> Modeld_V1_SaveResult {
-        try await core.rpc.handleCancellable("Save", context) {
+        try await core.rpc.handleCancellable("Save") {
             let session = try core.session(request.sessionID)
             let edits = try ObjectEdit.edits(wire: request.changes, in: session.store.storeIdentifier)
             return try await session.run {
@@ -62,7 +62,7 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
             let session = try core.session(request.sessionID)
             let descriptor = try FetchDescriptor(wire: request.fetch)
             let streaming = try FetchStreaming(requested: request.fetch.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
-            try await core.rpc.cancellable(context) {
+            try await core.rpc.cancellable {
                 let result = try await session.run { try await $0.fetch(descriptor) }
                 try await streaming.send(result, to: response)
             }
@@ -70,7 +70,7 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
     }
 
     func count(request: Modeld_V1_SessionFetchRequest, context: ServerContext) async throws -> Modeld_V1_CountResponse {
-        try await core.rpc.handleCancellable("Count", context) {
+        try await core.rpc.handleCancellable("Count") {
             let session = try core.session(request.sessionID)
             let descriptor = try FetchDescriptor(wire: request.fetch)
             let count = try await session.run { try await $0.count(descriptor) }
@@ -79,7 +79,7 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
     }
 
     func aggregate(request: Modeld_V1_SessionAggregateRequest, context: ServerContext) async throws -> Modeld_V1_AggregateResponse {
-        try await core.rpc.handleCancellable("Aggregate", context) {
+        try await core.rpc.handleCancellable("Aggregate") {
             let session = try core.session(request.sessionID)
             let descriptor = try AggregateDescriptor(wire: request.aggregate)
             let rows = try await session.run { try await $0.aggregate(descriptor) }
@@ -88,7 +88,7 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
     }
 
     func getObjects(request: Modeld_V1_SessionGetObjectsRequest, context: ServerContext) async throws -> Modeld_V1_GetObjectsResponse {
-        try await core.rpc.handleCancellable("GetObjects", context) {
+        try await core.rpc.handleCancellable("GetObjects") {
             let session = try core.session(request.sessionID)
             var ids: [PersistentIdentifier] = []
             for uri in request.uris { ids.append(try PersistentIdentifier(wire: uri, in: session.store.storeIdentifier)) }

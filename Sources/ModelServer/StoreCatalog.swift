@@ -73,7 +73,7 @@ final class StoreCatalog: Sendable {
                     context: ["store": name])
             }
             do {
-                if kind == .sqlite { _ = recycler.claim(for: file(for: name).path) }
+                if kind == .sqlite { recycler.claim(for: file(for: name).path) }
                 let handle = try await open(name: name, kind: kind, schema: schema)
                 stores.withLock { $0[name] = handle }
                 return handle

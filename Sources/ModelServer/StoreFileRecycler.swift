@@ -31,9 +31,11 @@ struct StoreFileRecycler: Sendable {
     /// open, or a file cannot be moved: the caller then deletes the files.
     func recycle(_ path: String) -> Bool {
         guard FileManager.default.fileExists(atPath: path), !Self.isOpenElsewhere(path) else { return false }
-        let kept = (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?.filter { $0.hasSuffix(".sqlite") }.count ?? 0
-        guard kept < capacity else { return false }
-        guard (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)) != nil else { return false }
+        if let kept = try? FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            guard kept.filter({ $0.hasSuffix(".sqlite") }).count < capacity else { return false }
+        } else {
+            guard (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)) != nil else { return false }
+        }
         let bin = directory.appendingPathComponent(UUID().uuidString.lowercased() + ".sqlite").path
         // The -wal and -shm first: the database file is what makes a set, and it moves last.
         for suffix in Self.suffixes.reversed() where FileManager.default.fileExists(atPath: path + suffix) {
@@ -45,10 +47,10 @@ struct StoreFileRecycler: Sendable {
         return true
     }
 
-    /// Moves a set of emptied files into place for a new store at `path`. Returns false when
-    /// the bin has none; SQLite then creates the files.
-    func claim(for path: String) -> Bool {
-        guard let kept = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return false }
+    /// Moves a set of emptied files into place for a new store at `path`, if the bin has one;
+    /// otherwise SQLite creates the files.
+    func claim(for path: String) {
+        guard let kept = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
         for name in kept where name.hasSuffix(".sqlite") {
             let bin = directory.appendingPathComponent(name).path
             // Whoever renames the database file has the set; another claimer finds it gone.
@@ -59,9 +61,8 @@ struct StoreFileRecycler: Sendable {
                     unlink(path + suffix)
                 }
             }
-            return true
+            return
         }
-        return false
     }
 
     /// Whether another process holds SQLite's lock on the store's shared memory: every
