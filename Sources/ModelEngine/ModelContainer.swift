@@ -40,10 +40,13 @@ public final class ModelContainer: Sendable {
         return ModelContainer(backend: backend, schema: try await backend.schema())
     }
 
-    /// A new context (unit of work) on this store.
+    /// A new context (unit of work) on this store. A context made for one save and then dropped
+    /// passes `retainsSavedObjects: false`: its saves then do not keep what they wrote as the
+    /// objects it knows (work that only a context used again needs).
     public func makeContext(author: String? = nil, mergePolicy: MergePolicy = .error,
-                            uniquenessPolicy: UniquenessPolicy = .error) -> ModelContext {
-        ModelContext(container: self, author: author, mergePolicy: mergePolicy, uniquenessPolicy: uniquenessPolicy)
+                            uniquenessPolicy: UniquenessPolicy = .error, retainsSavedObjects: Bool = true) -> ModelContext {
+        ModelContext(container: self, author: author, mergePolicy: mergePolicy, uniquenessPolicy: uniquenessPolicy,
+                     retainsSavedObjects: retainsSavedObjects)
     }
 
     /// History transactions after `token` (from the start when nil), oldest first.

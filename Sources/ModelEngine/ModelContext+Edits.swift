@@ -53,6 +53,8 @@ extension ModelContext {
     func performEdits(_ edits: [ObjectEdit]) async throws -> [PersistentIdentifier] {
         var ids: [PersistentIdentifier] = []
         ids.reserveCapacity(edits.count)
+        let inserts = edits.count { if case .insert = $0 { true } else { false } }
+        if inserts > 16 { pending.reserveInserts(inserts) }
         for (index, edit) in edits.enumerated() {
             do {
                 ids.append(try await perform(edit))

@@ -107,6 +107,10 @@ extension ModelContext {
     /// After a successful save: the saved state becomes the new base of every object it wrote,
     /// under permanent identifiers and new versions, and nothing is pending.
     private func finishSave(_ working: PendingChanges, _ changes: ChangeSet, _ result: SaveResult) {
+        guard retainsSavedObjects else {
+            pending = PendingChanges(schema: schema)
+            return
+        }
         func permanent(_ id: PersistentIdentifier) -> PersistentIdentifier { result.remappedIdentifiers[id] ?? id }
         var bases = pending.bases
         for deleted in changes.deletes { bases[deleted.id] = nil }

@@ -17,6 +17,9 @@ public actor ModelContext {
     public var mergePolicy: MergePolicy
     /// What an insert that collides with a unique constraint does.
     public var uniquenessPolicy: UniquenessPolicy
+    /// Whether a save keeps the objects it wrote as known (read) objects of the context, as
+    /// every context used again must; false for a context made for one save.
+    nonisolated let retainsSavedObjects: Bool
 
     var pending: PendingChanges
     private var gate = OperationGate()
@@ -24,11 +27,13 @@ public actor ModelContext {
     /// The most times a save retries after resolving conflicts under a merge policy.
     static let maximumSaveAttempts = 5
 
-    init(container: ModelContainer, author: String?, mergePolicy: MergePolicy, uniquenessPolicy: UniquenessPolicy) {
+    init(container: ModelContainer, author: String?, mergePolicy: MergePolicy, uniquenessPolicy: UniquenessPolicy,
+         retainsSavedObjects: Bool = true) {
         self.container = container
         self.author = author
         self.mergePolicy = mergePolicy
         self.uniquenessPolicy = uniquenessPolicy
+        self.retainsSavedObjects = retainsSavedObjects
         self.pending = PendingChanges(schema: container.schema)
     }
 

@@ -10,7 +10,7 @@ extension PendingChanges {
             ObjectState.keyOrder(ids.subtracting(vanished))
         }
         var changes = ChangeSet(author: author, uniquenessPolicy: uniquenessPolicy)
-        let insertedIDs = insertedSet
+        changes.inserts.reserveCapacity(inserted.count)
         for id in inserted where !deletedSet.contains(id) {
             guard let state = view(of: id), let entity = entity(of: id) else { continue }
             var relationships: [String: RelationshipChange] = [:]
@@ -24,7 +24,8 @@ extension PendingChanges {
             }
             changes.inserts.append(InsertedObject(id: id, attributes: state.attributes, relationships: relationships))
         }
-        for id in touchOrder where !insertedIDs.contains(id) && !deletedSet.contains(id) {
+        // The temporary identifiers a context touches are those of its own inserts.
+        for id in touchOrder where !id.isTemporary && !deletedSet.contains(id) {
             guard let state = view(of: id), let base = bases[id], let entity = entity(of: id) else { continue }
             var update = UpdatedObject(id: id)
             let before = ObjectState(base)

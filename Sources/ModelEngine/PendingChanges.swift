@@ -42,8 +42,6 @@ struct PendingChanges: Sendable {
     /// Whether anything would be saved.
     var hasChanges: Bool { !inserted.isEmpty || !attributeEdits.isEmpty || !links.isEmpty || !deleted.isEmpty }
 
-    var insertedSet: Set<PersistentIdentifier> { Set(inserted) }
-
     /// The working view of `id`: its pending state if touched, else its base; nil if unknown.
     func view(of id: PersistentIdentifier) -> ObjectState? {
         views[id] ?? bases[id].map(ObjectState.init)
@@ -56,6 +54,17 @@ struct PendingChanges: Sendable {
     func isTouched(_ id: PersistentIdentifier) -> Bool { views[id] != nil || deletedSet.contains(id) }
 
     // MARK: Recording changes
+
+    /// Makes room for `count` more inserts at once, so that a large batch does not grow (and
+    /// rehash) each table many times over.
+    mutating func reserveInserts(_ count: Int) {
+        inserted.reserveCapacity(inserted.count + count)
+        attributeEdits.reserveCapacity(attributeEdits.count + count)
+        directlyEdited.reserveCapacity(directlyEdited.count + count)
+        views.reserveCapacity(views.count + count)
+        touchOrder.reserveCapacity(touchOrder.count + count)
+        touchSet.reserveCapacity(touchSet.count + count)
+    }
 
     mutating func recordInsert(_ id: PersistentIdentifier, attributes: [String: Value]) {
         inserted.append(id)

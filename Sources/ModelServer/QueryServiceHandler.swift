@@ -67,7 +67,8 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             let store = try core.store(request.store)
             let edits = try ObjectEdit.edits(wire: request.changes, in: store.storeIdentifier)
             let unit = store.container.makeContext(author: request.author.isEmpty ? nil : request.author,
-                                                   uniquenessPolicy: try UniquenessPolicy(wire: request.uniquenessPolicy))
+                                                   uniquenessPolicy: try UniquenessPolicy(wire: request.uniquenessPolicy),
+                                                   retainsSavedObjects: false)
             _ = try await unit.apply(edits)
             return try await core.save(unit, store: store, returnTransaction: request.returnTransaction)
         }
@@ -76,7 +77,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     func batchDelete(request: Modeld_V1_BatchDeleteRequest, context: ServerContext) async throws -> Modeld_V1_BatchResult {
         try await core.rpc.handleCancellable("BatchDelete") {
             let store = try core.store(request.store)
-            let unit = store.container.makeContext(author: request.author.isEmpty ? nil : request.author)
+            let unit = store.container.makeContext(author: request.author.isEmpty ? nil : request.author, retainsSavedObjects: false)
             let ids = try await unit.fetch(FetchDescriptor(entityName: request.entity, predicate: try request.predicate.model(),
                                                            resultType: .identifiers)).identifiers
             _ = try await unit.apply(ids.map { .delete($0) })
@@ -98,7 +99,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             let store = try core.store(request.store)
             let attributes = try [String: Value](wire: request.attributes)
             guard !attributes.isEmpty else { throw ModelError(.invalidArgument, "a batch update needs at least one attribute to set") }
-            let unit = store.container.makeContext(author: request.author.isEmpty ? nil : request.author)
+            let unit = store.container.makeContext(author: request.author.isEmpty ? nil : request.author, retainsSavedObjects: false)
             let ids = try await unit.fetch(FetchDescriptor(entityName: request.entity, predicate: try request.predicate.model(),
                                                            resultType: .identifiers)).identifiers
             _ = try await unit.apply(ids.map { .update($0, attributes: attributes, relationships: [:]) })

@@ -11,6 +11,19 @@ extension ChangeSetPlan {
 
         /// The given values, converted to their attributes' types (nil kept).
         func attributes(_ given: [String: Value], of entity: ResolvedEntity, id: PersistentIdentifier) throws(ModelError) -> [String: Value] {
+            var converted = [String: Value](minimumCapacity: given.count)
+            for (name, value) in given {
+                guard let attribute = entity.attribute(name), let value = try? value.converted(to: attribute.type) else {
+                    // Names the first problem in name order, whatever order the values came in.
+                    return try checkedAttributes(given, of: entity, id: id)
+                }
+                converted[name] = value
+            }
+            return converted
+        }
+
+        /// ``attributes(_:of:id:)`` one name at a time, in order, throwing at the first problem.
+        private func checkedAttributes(_ given: [String: Value], of entity: ResolvedEntity, id: PersistentIdentifier) throws(ModelError) -> [String: Value] {
             var converted: [String: Value] = [:]
             for (name, value) in given.sorted(by: { $0.key < $1.key }) {
                 guard let attribute = entity.attribute(name) else {

@@ -31,8 +31,11 @@ struct ChangeSetPlan {
         /// The values given, converted (nil included).
         let given: [String: Value]
         let links: [Link]
+        /// The names of the relationships given.
+        let relationshipNames: [String]
+
         /// The attribute and relationship names given, sorted (what an upsert records).
-        let changedProperties: [String]
+        var changedProperties: [String] { (Array(given.keys) + relationshipNames).sorted() }
 
         /// Every attribute of the new object: the given value, else the default, else nil.
         var attributes: [String: Value] {
@@ -102,17 +105,20 @@ struct ChangeSetPlan {
     /// Checks values and relationship changes (after ``checkIdentifiers(_:schema:storeIdentifier:)``).
     init(_ changes: ChangeSet, schema: ResolvedSchema, stored: StoredRows, isOverlay: Bool) throws(ModelError) {
         var builder = Builder(schema: schema, stored: stored, isOverlay: isOverlay)
+        builder.insertEntities.reserveCapacity(changes.inserts.count)
+        builder.insertIndex.reserveCapacity(changes.inserts.count)
         for insert in changes.inserts {
             builder.insertEntities[insert.id] = try schema.entity(insert.id.entityName)
             builder.insertIndex[insert.id] = builder.insertIndex.count
         }
         var inserts: [Insert] = []
+        inserts.reserveCapacity(changes.inserts.count)
         for insert in changes.inserts {
             let entity = try schema.entity(insert.id.entityName)
             inserts.append(Insert(id: insert.id, entity: entity,
                                   given: try builder.attributes(insert.attributes, of: entity, id: insert.id),
                                   links: try builder.links(insert.relationships, of: entity, id: insert.id),
-                                  changedProperties: (Array(insert.attributes.keys) + Array(insert.relationships.keys)).sorted()))
+                                  relationshipNames: insert.relationships.isEmpty ? [] : Array(insert.relationships.keys)))
         }
         var updates: [Update] = []
         for update in changes.updates {

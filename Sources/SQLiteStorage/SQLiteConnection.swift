@@ -150,6 +150,23 @@ final class SQLiteConnection {
         return Int(sqlite3_changes64(try open()))
     }
 
+    /// Runs `sql` once for each of `rows`, `bind` setting its parameters each time: one
+    /// statement, prepared (or taken from the cache) once for all of them.
+    func runEach<Rows: Sequence>(_ sql: String, over rows: Rows,
+                                 bind: (Rows.Element, SQLiteStatement) throws -> Void) throws {
+        let statement = try prepare(sql)
+        statement.isInUse = true
+        defer {
+            statement.reset()
+            statement.isInUse = false
+        }
+        for row in rows {
+            try bind(row, statement)
+            while try statement.step() {}
+            statement.reset()
+        }
+    }
+
     /// The first column of the first row, as an optional integer.
     func scalarInt(_ sql: String, _ parameters: [Value] = []) throws -> Int64? {
         var result: Int64?

@@ -16,7 +16,7 @@ extension SaveOperation {
     /// remaps temporary identifiers, writes deletes, updates and inserts with their relationship
     /// changes (stored side only), versions and the history transaction.
     func write(_ plan: ChangeSetPlan, merges: [Int: ChangeSetPlan.Participant], stored: StoredRows) throws -> SaveResult {
-        var keys: [Int: ObjectRef] = [:]
+        var keys = [ObjectRef?](repeating: nil, count: plan.inserts.count)
         var sequences: [String: Int64] = [:]
         for (index, insert) in plan.inserts.enumerated() where merges[index] == nil {
             let root = insert.entity.root
@@ -33,7 +33,9 @@ extension SaveOperation {
         }
 
         var writes = Writes()
+        writes.inserted.reserveCapacity(plan.inserts.count)
         var insertedIndex: [ObjectRef: Int] = [:], updatedIndex: [ObjectRef: Int] = [:]
+        insertedIndex.reserveCapacity(plan.inserts.count)
         func update(_ ref: ObjectRef, _ values: [String: Value], _ properties: [String]) {
             if updatedIndex[ref] == nil, let row = stored.rows[ref], let entity = schema[row.entity] {
                 updatedIndex[ref] = writes.updated.count
@@ -83,6 +85,8 @@ extension SaveOperation {
         for change in plan.updates { link(change.links, owner: change.ref) }
 
         var result = SaveResult()
+        result.remappedIdentifiers.reserveCapacity(plan.inserts.count)
+        result.versions.reserveCapacity(writes.inserted.count + writes.updated.count)
         for (index, insert) in plan.inserts.enumerated() {
             guard let target = ref(.inserted(index)) else { continue }
             let entity = insertedIndex[target].map { writes.inserted[$0].entity } ?? stored.rows[target]?.entity ?? insert.entity.name
@@ -136,12 +140,23 @@ extension SaveOperation {
             try connection.run("UPDATE \(layout.table(root: update.ref.root).quoted) SET \(sets.joined(separator: ", ")) WHERE \"_pk\" = ?1",
                                [.int(update.ref.key)] + columns.map(\.value))
         }
-        var statements: [String: (sql: String, columns: [String])] = [:]
-        for insert in writes.inserted {
-            guard let entity = schema[insert.entity] else { continue }
-            let statement = statements[insert.entity] ?? layout.insertStatement(for: entity, into: layout.table(root: insert.ref.root).quoted)
-            statements[insert.entity] = statement
-            try connection.run(statement.sql, [.int(insert.ref.key), .string(insert.entity), .int(1)] + statement.columns.map { insert.values[$0] ?? .null })
+        // One statement per run of inserts of one entity (a whole batch, usually).
+        var start = 0
+        while start < writes.inserted.count {
+            let entityName = writes.inserted[start].entity
+            var end = start + 1
+            while end < writes.inserted.count, writes.inserted[end].entity == entityName { end += 1 }
+            defer { start = end }
+            guard let entity = schema[entityName] else { continue }
+            let (sql, columns) = layout.insertStatement(for: entity, into: layout.table(root: writes.inserted[start].ref.root).quoted)
+            try connection.runEach(sql, over: writes.inserted[start..<end]) { insert, statement in
+                try statement.bind(.int(insert.ref.key), at: 1)
+                try statement.bind(.string(insert.entity), at: 2)
+                try statement.bind(.int(1), at: 3)
+                for (offset, column) in columns.enumerated() {
+                    try statement.bind(insert.values[column] ?? .null, at: Int32(offset + 4))
+                }
+            }
         }
         for join in writes.joins where !deleted.contains(join.source) && !deleted.contains(join.target) {
             let sql = join.present ? "INSERT OR IGNORE INTO \(SQL.quote(join.table)) VALUES (?1, ?2)"

@@ -4,6 +4,12 @@ import ModelCore
 struct ObjectRef: Hashable {
     let root: String
     let key: Int64
+
+    /// Hashes the key alone: a save's objects mostly share one hierarchy, so hashing the root's
+    /// name too would cost more than the rare shared key between hierarchies.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(key)
+    }
 }
 
 /// What the store holds of an object a change set names: its concrete entity and version.

@@ -181,4 +181,26 @@ import Testing
             #expect(read["label"] == .null)
         }
     }
+
+    /// A context made for one save (`retainsSavedObjects: false`, as the daemon makes for Apply)
+    /// keeps nothing of what it saved, yet works on: a later update of a saved object reads it
+    /// from the store and bumps its version.
+    @Test(arguments: BackendKind.allCases)
+    func aContextMadeForOneSaveWorksOn(_ kind: BackendKind) async throws {
+        try await withStore(kind, schema: Catalog.schema) { store in
+            let once = store.container.makeContext(retainsSavedObjects: false)
+            let temporary = try await once.apply((0..<300).map {
+                .insert(entity: "Item", attributes: ["title": .string("t\($0)"), "rank": .int(Int64($0))], relationships: [:], id: nil)
+            })
+            let saved = try await once.save()
+            let pending = await once.hasChanges
+            #expect(saved.remappedIdentifiers.count == 300 && !pending)
+            let first = try #require(saved.remappedIdentifiers[temporary[0]])
+            try await once.update(first, attributes: ["rank": .int(1_000)])
+            try await once.save()
+            let read = try #require(try await store.context().object(for: first))
+            #expect(read["rank"] == .int(1_000) && read["title"] == .string("t0") && read.version == 2)
+            #expect(try await store.context().fetch(FetchDescriptor(entityName: "Item", resultType: .count)).count == 300)
+        }
+    }
 }

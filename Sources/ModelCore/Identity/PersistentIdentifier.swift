@@ -23,9 +23,20 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
         self.key = key
     }
 
+    /// Hashes the key alone: identifiers that meet in one table almost always share their store,
+    /// and keys are unique per entity hierarchy, so the store's UUID and the entity's name would
+    /// add hashing work to every lookup and tell almost no identifiers apart. Equality still
+    /// compares every part.
+    public func hash(into hasher: inout Hasher) {
+        switch key {
+        case .permanent(let pk): hasher.combine(pk)
+        case .temporary(let uuid): hasher.combine(uuid)
+        }
+    }
+
     /// A new temporary identifier for an object about to be inserted.
     public static func temporary(storeIdentifier: UUID, entityName: String) -> PersistentIdentifier {
-        PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entityName, key: .temporary(UUID()))
+        PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entityName, key: .temporary(UUID.random()))
     }
 
     /// Whether the identifier is temporary (the object is not saved yet).

@@ -38,7 +38,7 @@ struct Insert: AsyncParsableCommand {
             let store = try await client.store(global.storeName).storeIdentifier
             let edits: [ObjectEdit] = objects.map { object in
                 .insert(entity: entity.name, attributes: object.attributes, relationships: object.relationships,
-                        id: PersistentIdentifier(storeIdentifier: store, entityName: entity.name, key: .temporary(UUID())))
+                        id: PersistentIdentifier(storeIdentifier: store, entityName: entity.name, key: .temporary(UUID.random())))
             }
             let saved = try await client.apply(edits, in: global.storeName, author: author, uniquenessPolicy: upsert ? .upsert : .error)
             return edits.compactMap { edit -> PersistentIdentifier? in

@@ -96,4 +96,23 @@ import Testing
         }
         #expect(context.debugDescription.contains("is not an object URI"))
     }
+
+    /// Identifiers hash by their key alone, but are equal only when store, entity and key are.
+    @Test func identifiersDifferingInEntityOrStoreStayDistinct() {
+        let trip = Fixed.id("Trip", 42), note = Fixed.id("Note", 42)
+        let elsewhere = PersistentIdentifier(storeIdentifier: UUID.random(), entityName: "Trip", key: .permanent(42))
+        #expect(Set([trip, note, elsewhere, Fixed.id("Trip", 42)]).count == 3)
+        let table = [trip: "trip", note: "note", elsewhere: "elsewhere"]
+        #expect(table[Fixed.id("Note", 42)] == "note" && table[trip] == "trip" && table[elsewhere] == "elsewhere")
+    }
+
+    /// New temporary identifiers carry random version 4 UUIDs (from a pool of random bytes
+    /// refilled every 256 of them), never the same one twice.
+    @Test func temporaryKeysAreDistinctVersion4UUIDs() {
+        let keys = (0..<2_000).map { _ in PersistentIdentifier.temporary(storeIdentifier: Fixed.store, entityName: "Trip") }
+            .compactMap { id -> UUID? in if case .temporary(let uuid) = id.key { uuid } else { nil } }
+        #expect(keys.count == 2_000 && Set(keys).count == 2_000)
+        #expect(keys.allSatisfy { $0.uuid.6 >> 4 == 4 && $0.uuid.8 >> 6 == 0b10 })
+        #expect(Set(keys.map { $0.uuid.0 }).count > 100, "the first bytes vary")
+    }
 }
