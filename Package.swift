@@ -92,6 +92,8 @@ let package = Package(
             dependencies: [
                 "ModelCore", "ModelStorage", "ModelEngine", "ModelWire", "SQLiteStorage", "FramedTransport",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -104,6 +106,8 @@ let package = Package(
             dependencies: [
                 "ModelCore", "ModelWire", "FramedTransport",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             ],
             swiftSettings: sharedSettings
@@ -229,7 +233,7 @@ let package = Package(
             name: "ReliabilityTests",
             dependencies: [
                 "ModelRemote", "ModelTesting", "ModelServer", "ModelWire", "ModelCore", "ModelFixtures", "SQLiteStorage", "ModelStorage",
-                "modeld",
+                "modeld", "FramedTransport",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

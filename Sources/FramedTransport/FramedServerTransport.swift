@@ -12,6 +12,7 @@ public final class FramedServerTransport: ServerTransport, Sendable {
 
     public let path: String
     let maximumMessageSize: Int
+    let directMethods: DirectUnaryMethods
     private let newStreams: AsyncStream<AcceptedStream>
     private let newStreamsContinuation: AsyncStream<AcceptedStream>.Continuation
     private let state = Mutex(State())
@@ -21,13 +22,17 @@ public final class FramedServerTransport: ServerTransport, Sendable {
         var isShutdown = false
         var serverChannel: (any Channel)?
         var streams: [ObjectIdentifier: ServerStreamRecord] = [:]
+        var directCalls = 0
+        var directCallsDone: [CheckedContinuation<Void, Never>] = []
     }
 
     /// A transport that will listen on `path` (replacing a file there) and refuse messages over
-    /// `maximumMessageSize` bytes with `resourceExhausted`.
-    public init(path: String, maximumMessageSize: Int) {
+    /// `maximumMessageSize` bytes with `resourceExhausted`. Unary calls to `directMethods` are
+    /// run by the transport itself (``DirectUnaryMethods``).
+    public init(path: String, maximumMessageSize: Int, directMethods: DirectUnaryMethods = DirectUnaryMethods()) {
         self.path = path
         self.maximumMessageSize = maximumMessageSize
+        self.directMethods = directMethods
         (newStreams, newStreamsContinuation) = AsyncStream.makeStream()
     }
 
@@ -93,7 +98,36 @@ public final class FramedServerTransport: ServerTransport, Sendable {
                 }
             }
         }
+        await withCheckedContinuation { done in
+            let idle = state.withLock { state in
+                if state.directCalls > 0 { state.directCallsDone.append(done) }
+                return state.directCalls == 0
+            }
+            if idle { done.resume() }
+        }
         try? await channel.closeFuture.get()
+    }
+
+    /// Counts a direct call in, so that shutdown cancels it and waits for it; false (and not
+    /// counted) once the transport is shutting down.
+    func admitDirectCall(_ record: ServerStreamRecord) -> Bool {
+        state.withLock { state in
+            guard !state.isShutdown else { return false }
+            state.streams[ObjectIdentifier(record)] = record
+            state.directCalls += 1
+            return true
+        }
+    }
+
+    func directCallEnded(_ record: ServerStreamRecord) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.streams.removeValue(forKey: ObjectIdentifier(record))
+            state.directCalls -= 1
+            guard state.directCalls == 0 else { return [] }
+            defer { state.directCallsDone = [] }
+            return state.directCallsDone
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Stops accepting connections and calls; calls under way are told to cancel, as HTTP/2's
@@ -122,12 +156,13 @@ struct AcceptedStream: Sendable {
     let record: ServerStreamRecord
 }
 
-/// One call on the server: its request parts' continuation and its cancellation handle.
+/// One call on the server: its request parts' continuation (none for a direct call, which
+/// collects its request itself) and its cancellation handle.
 final class ServerStreamRecord: Sendable {
-    let requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation
+    let requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation?
     private let handle = Mutex<(handle: ServerContext.RPCCancellationHandle?, cancelled: Bool)>((nil, false))
 
-    init(requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation) {
+    init(requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation?) {
         self.requests = requests
     }
 

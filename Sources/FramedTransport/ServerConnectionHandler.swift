@@ -17,9 +17,16 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     private let transport: FramedServerTransport
     private var streams: [UInt32: ServerStreamRecord] = [:]
+    /// Direct calls (``DirectUnaryMethods``) whose request is still arriving.
+    private var pendingDirect: [UInt32: PendingDirectCall] = [:]
+    private var loopExecutor: EventLoopTaskExecutor?
 
     init(transport: FramedServerTransport) {
         self.transport = transport
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        loopExecutor = EventLoopTaskExecutor(eventLoop: context.eventLoop)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -28,16 +35,28 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             let status = Status(code: .resourceExhausted, message:
                 "the request is \(size) bytes, over modeld's maximum message size of \(transport.maximumMessageSize) bytes (modeld --max-message-size): send less at a time")
             streams.removeValue(forKey: stream)?.fail(RPCError(code: .resourceExhausted, message: status.message))
+            if let call = pendingDirect.removeValue(forKey: stream) { call.record.cancel() }
             context.writeAndFlush(wrapOutboundOut(Self.statusFrame(stream: stream, status: status, allocator: context.channel.allocator).bytes), promise: nil)
         case .frame(var frame):
             switch frame.kind {
             case .open:
                 open(frame, context: context)
             case .message:
-                streams[frame.stream]?.requests.yield(.message(frame.payload.readBytes(length: frame.payload.readableBytes) ?? []))
+                let bytes = frame.payload.readBytes(length: frame.payload.readableBytes) ?? []
+                if pendingDirect[frame.stream] != nil {
+                    pendingDirect[frame.stream]?.messages += 1
+                    pendingDirect[frame.stream]?.message = bytes
+                } else {
+                    streams[frame.stream]?.requests?.yield(.message(bytes))
+                }
             case .end:
-                streams[frame.stream]?.requests.finish()
+                if let call = pendingDirect.removeValue(forKey: frame.stream) {
+                    transport.run(call, stream: frame.stream, channel: context.channel, loopExecutor: loopExecutor!)
+                } else {
+                    streams[frame.stream]?.requests?.finish()
+                }
             case .cancel:
+                pendingDirect.removeValue(forKey: frame.stream)
                 if let record = streams.removeValue(forKey: frame.stream) {
                     record.cancel()
                     record.fail(RPCError(code: .cancelled, message: "the client cancelled the call"))
@@ -51,17 +70,31 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     private func open(_ frame: Frame, context: ChannelHandlerContext) {
         var payload = frame.payload
-        let parsed = Result { () throws -> (MethodDescriptor, Metadata) in
+        let parsed = Result { () throws -> (String, Metadata) in
             let path = try payload.readShortString()
             let metadata = try payload.readMetadata()
             guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { throw FramingError("bad method path '\(path)'") }
-            return (MethodDescriptor(fullyQualifiedService: String(path[..<slash]), method: String(path[path.index(after: slash)...])), metadata)
+            return (path, metadata)
         }
-        guard case .success(let (descriptor, metadata)) = parsed, streams[frame.stream] == nil else {
+        guard case .success(let (path, metadata)) = parsed, streams[frame.stream] == nil else {
             context.fireErrorCaught(FramingError("a malformed or repeated open frame"))
             context.close(promise: nil)
             return
         }
+        // A call with a deadline goes through GRPCCore, which enforces it.
+        if let (descriptor, handler) = transport.directMethods.handler(for: path),
+           !metadata[stringValues: "grpc-timeout"].contains(where: { _ in true }) {
+            guard !transport.isShutdown else {
+                context.writeAndFlush(wrapOutboundOut(Self.stoppingFrame(stream: frame.stream, allocator: context.channel.allocator).bytes), promise: nil)
+                return
+            }
+            let record = ServerStreamRecord(requests: nil)
+            streams[frame.stream] = record
+            pendingDirect[frame.stream] = PendingDirectCall(descriptor: descriptor, handler: handler, record: record)
+            return
+        }
+        let slash = path.lastIndex(of: "/")!
+        let descriptor = MethodDescriptor(fullyQualifiedService: String(path[..<slash]), method: String(path[path.index(after: slash)...]))
         let (requests, continuation) = AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.makeStream()
         continuation.yield(.metadata(metadata))
         let record = ServerStreamRecord(requests: continuation)
@@ -71,20 +104,25 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             streams[frame.stream] = record
         } else {
             continuation.finish()
-            let status = Status(code: .unavailable, message: "modeld is stopping and takes no new calls")
-            context.writeAndFlush(wrapOutboundOut(Self.statusFrame(stream: frame.stream, status: status, allocator: context.channel.allocator).bytes), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(Self.stoppingFrame(stream: frame.stream, allocator: context.channel.allocator).bytes), promise: nil)
         }
+    }
+
+    /// The answer to a call that arrives while the daemon stops.
+    static func stoppingFrame(stream: UInt32, allocator: ByteBufferAllocator) -> ServerOutbound {
+        statusFrame(stream: stream, status: Status(code: .unavailable, message: "modeld is stopping and takes no new calls"), allocator: allocator)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let outbound = unwrapOutboundIn(data)
-        if let ended = outbound.ends { streams.removeValue(forKey: ended)?.requests.finish() }
+        if let ended = outbound.ends { streams.removeValue(forKey: ended)?.requests?.finish() }
         context.write(wrapOutboundOut(outbound.bytes), promise: promise)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         let open = streams
         streams = [:]
+        pendingDirect = [:]
         for record in open.values {
             record.cancel()
             record.fail(RPCError(code: .unavailable, message: "the client's connection closed"))
@@ -108,7 +146,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
 extension ServerStreamRecord {
     func fail(_ error: RPCError) {
-        requests.finish(throwing: error)
+        requests?.finish(throwing: error)
     }
 }
 

@@ -131,7 +131,7 @@ public final class ModelDaemon: Service, Sendable {
         // The same services in modeld's framing, on a socket of their own beside the gRPC one
         // (not under socket activation, where systemd hands over only the gRPC socket).
         let framed = bindsPath ? DefaultLocations.framedSocketPath(for: configuration.socketPath).map {
-            FramedServerTransport(path: $0, maximumMessageSize: configuration.maximumMessageSize)
+            FramedServerTransport(path: $0, maximumMessageSize: configuration.maximumMessageSize, directMethods: .modeld(core: core))
         } : nil
         let framedServer = framed.map { GRPCServer(transport: $0, services: services()) }
         defer { if let framed { unlink(framed.path) } }

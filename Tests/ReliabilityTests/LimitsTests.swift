@@ -56,12 +56,12 @@ import Testing
 
     /// A query whose deadline passes is cancelled: its statement is interrupted, so that readers
     /// are free for the next calls rather than busy for seconds with answers nobody waits for.
-    @Test func deadlinesCancelQueriesMidway() async throws {
+    /// On the framed socket too, where the daemon hands calls with a deadline to GRPCCore.
+    @Test(arguments: DaemonTransport.allCases)
+    func deadlinesCancelQueriesMidway(_ transport: DaemonTransport) async throws {
         try await withTestStore(schema: Catalog.schema, daemon: .perTest) { store in
             try await SlowQuery.friends(store)
-            let transport = try HTTP2ClientTransport.Posix(target: .unixDomainSocket(path: store.socketPath), transportSecurity: .plaintext)
-            try await withGRPCClient(transport: transport) { grpc in
-                let queries = Modeld_V1_QueryService.Client(wrapping: grpc)
+            try await withQueryClient(store, transport) { queries in
                 var short = CallOptions.defaults
                 short.timeout = .milliseconds(300)
                 // More timed-out slow queries than the store has readers…

@@ -1,0 +1,53 @@
+import FramedTransport
+import GRPCCore
+import GRPCProtobuf
+import ModelWire
+import SwiftProtobuf
+
+extension DirectUnaryMethods {
+    /// Every unary method of modeld's services, for the framed transport to run without
+    /// GRPCCore's server machinery (the streaming ones, Fetch and History, still go through it).
+    /// A method left out here is still served, through GRPCCore.
+    static func modeld(core: DaemonCore) -> DirectUnaryMethods {
+        let stores = StoreServiceHandler(core: core), sessions = SessionServiceHandler(core: core)
+        let queries = QueryServiceHandler(core: core), daemon = DaemonServiceHandler(core: core)
+        var methods = DirectUnaryMethods()
+        methods.add(Modeld_V1_DaemonService.Method.Status.descriptor, daemon.status)
+
+        methods.add(Modeld_V1_StoreService.Method.CreateStore.descriptor, stores.createStore)
+        methods.add(Modeld_V1_StoreService.Method.ListStores.descriptor, stores.listStores)
+        methods.add(Modeld_V1_StoreService.Method.GetStore.descriptor, stores.getStore)
+        methods.add(Modeld_V1_StoreService.Method.DropStore.descriptor, stores.dropStore)
+        methods.add(Modeld_V1_StoreService.Method.GetSchema.descriptor, stores.getSchema)
+        methods.add(Modeld_V1_StoreService.Method.ApplySchema.descriptor, stores.applySchema)
+
+        methods.add(Modeld_V1_QueryService.Method.Count.descriptor, queries.count)
+        methods.add(Modeld_V1_QueryService.Method.Aggregate.descriptor, queries.aggregate)
+        methods.add(Modeld_V1_QueryService.Method.GetObjects.descriptor, queries.getObjects)
+        methods.add(Modeld_V1_QueryService.Method.Apply.descriptor, queries.apply)
+        methods.add(Modeld_V1_QueryService.Method.BatchDelete.descriptor, queries.batchDelete)
+        methods.add(Modeld_V1_QueryService.Method.BatchUpdate.descriptor, queries.batchUpdate)
+
+        methods.add(Modeld_V1_SessionService.Method.OpenSession.descriptor, sessions.openSession)
+        methods.add(Modeld_V1_SessionService.Method.CloseSession.descriptor, sessions.closeSession)
+        methods.add(Modeld_V1_SessionService.Method.Stage.descriptor, sessions.stage)
+        methods.add(Modeld_V1_SessionService.Method.Save.descriptor, sessions.save)
+        methods.add(Modeld_V1_SessionService.Method.Rollback.descriptor, sessions.rollback)
+        methods.add(Modeld_V1_SessionService.Method.Count.descriptor, sessions.count)
+        methods.add(Modeld_V1_SessionService.Method.Aggregate.descriptor, sessions.aggregate)
+        methods.add(Modeld_V1_SessionService.Method.GetObjects.descriptor, sessions.getObjects)
+        methods.add(Modeld_V1_SessionService.Method.DescribeSession.descriptor, sessions.describeSession)
+        return methods
+    }
+
+    /// Runs `method` with `handler`, decoding and encoding messages as GRPCCore's server does
+    /// (the same errors for a request that does not decode).
+    private mutating func add<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
+    ) {
+        register(method) { bytes, context in
+            let request = try ProtobufDeserializer<Request>().deserialize(bytes)
+            return try ProtobufSerializer<Response>().serialize(try await handler(request, context))
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import FramedTransport
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import ModelCore
+import ModelFixtures
+import ModelRemote
+import ModelTesting
+import ModelWire
+import Testing
+
+/// On the framed socket the daemon runs unary calls itself, without GRPCCore's server
+/// machinery. Those calls must keep everything GRPCCore gave them: cancellation that reaches
+/// the statement under way, deadlines (LimitsTests), and a clear error for a request that does
+/// not decode.
+@Suite struct DirectCallTests {
+    /// A client that gives up on slow queries (its task cancelled) frees the readers they held:
+    /// more cancelled slow queries than the store has readers, then a quick one answers within
+    /// its deadline.
+    @Test func cancellingACallInterruptsItsQuery() async throws {
+        try await withTestStore(schema: Catalog.schema, daemon: .perTest) { store in
+            try await SlowQuery.friends(store)
+            let slow = FetchDescriptor(entityName: "Person", predicate: try PredicateParser.parse(SlowQuery.predicate))
+            try await DaemonClient.withClient(socketPath: store.socketPath, transport: .framed) { client in
+                for _ in 0..<6 {
+                    let outcome = await withTaskGroup(of: (any Error)?.self) { group in
+                        group.addTask {
+                            do {
+                                _ = try await client.count(slow, in: store.name)
+                                return nil
+                            } catch {
+                                return error
+                            }
+                        }
+                        try? await Task.sleep(for: .milliseconds(300))
+                        group.cancelAll()
+                        return await group.next() ?? nil
+                    }
+                    #expect(outcome != nil, "the slow query was cancelled, not answered")
+                }
+            }
+            try await withQueryClient(store, .framed) { queries in
+                var generous = CallOptions.defaults
+                generous.timeout = .seconds(4)
+                let count = try await queries.count(Modeld_V1_StoreFetchRequest.with { $0.store = store.name; $0.fetch.entity = "Person" },
+                                                    options: generous)
+                #expect(count.count == Int64(SlowQuery.people))
+            }
+        }
+    }
+
+    /// Bytes that are not the method's request message are refused with invalidArgument, as
+    /// GRPCCore refuses them, and the connection goes on serving.
+    @Test func aRequestThatDoesNotDecodeIsRefused() async throws {
+        try await withTestStore(schema: Catalog.schema) { store in
+            try await withFramedGRPCClient(store) { grpc in
+                let error = await #expect(throws: RPCError.self) {
+                    _ = try await grpc.unary(request: ClientRequest(message: [0xFF, 0xFF, 0xFF]),
+                                             descriptor: Modeld_V1_QueryService.Method.Count.descriptor,
+                                             serializer: RawBytes(), deserializer: RawBytes(), options: .defaults) { try $0.message }
+                }
+                #expect(error?.code == .invalidArgument, "\(String(describing: error))")
+                let count = try await Modeld_V1_QueryService.Client(wrapping: grpc)
+                    .count(Modeld_V1_StoreFetchRequest.with { $0.store = store.name; $0.fetch.entity = "Person" })
+                #expect(count.count == 0)
+            }
+        }
+    }
+
+}
+
+/// Runs `body` with a gRPC client of its own on the store's framed socket.
+func withFramedGRPCClient<T: Sendable>(_ store: TestStore, _ body: (GRPCClient<FramedClientTransport>) async throws -> T) async throws -> T {
+    let path = try #require(DefaultLocations.framedSocketPath(for: store.socketPath))
+    return try await withGRPCClient(transport: FramedClientTransport(path: path)) { try await body($0) }
+}
+
+/// Runs `body` with a query-service client of its own over `transport`.
+func withQueryClient<T: Sendable>(_ store: TestStore, _ transport: DaemonTransport,
+                                  _ body: (any Modeld_V1_QueryService.ClientProtocol) async throws -> T) async throws -> T {
+    switch transport {
+    case .http2:
+        let http2 = try HTTP2ClientTransport.Posix(target: .unixDomainSocket(path: store.socketPath), transportSecurity: .plaintext)
+        return try await withGRPCClient(transport: http2) { try await body(Modeld_V1_QueryService.Client(wrapping: $0)) }
+    case .framed:
+        return try await withFramedGRPCClient(store) { try await body(Modeld_V1_QueryService.Client(wrapping: $0)) }
+    }
+}
