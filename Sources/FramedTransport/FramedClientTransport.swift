@@ -45,22 +45,9 @@ public final class FramedClientTransport: ClientTransport, Sendable {
 
     public func withStream<T: Sendable>(descriptor: MethodDescriptor, options: CallOptions,
                                         _ closure: (RPCStream<Inbound, Outbound>, ClientContext) async throws -> T) async throws -> T {
-        let connection = try state.withLock { state -> EventLoopFuture<ClientConnectionHandler> in
-            guard !state.isShutdown else { throw RPCError(code: .unavailable, message: "the client is shutting down") }
-            state.openCalls += 1
-            if let connection = state.connection { return connection }
-            let connection = Self.open(path)
-            state.connection = connection
-            return connection
-        }
+        let connection = try beginCall()
         defer { callEnded() }
-        let handler: ClientConnectionHandler
-        do {
-            handler = try await connection.get()
-        } catch {
-            forget(connection)
-            throw RPCError(code: .unavailable, message: "cannot connect to \(path): \(error)")
-        }
+        let handler = try await connected(connection)
         guard let (id, responses) = handler.register() else {
             forget(connection)
             throw RPCError(code: .unavailable, message: "the connection to \(path) had closed; the call was not sent")
@@ -76,12 +63,34 @@ public final class FramedClientTransport: ClientTransport, Sendable {
         return try await closure(stream, ClientContext(descriptor: descriptor, remotePeer: peer, localPeer: peer))
     }
 
+    /// Counts a call in and returns the connection it goes on (opened if there is none).
+    func beginCall() throws -> EventLoopFuture<ClientConnectionHandler> {
+        try state.withLock { state in
+            guard !state.isShutdown else { throw RPCError(code: .unavailable, message: "the client is shutting down") }
+            state.openCalls += 1
+            if let connection = state.connection { return connection }
+            let connection = Self.open(path)
+            state.connection = connection
+            return connection
+        }
+    }
+
+    /// The connection's handler once it is connected.
+    func connected(_ connection: EventLoopFuture<ClientConnectionHandler>) async throws -> ClientConnectionHandler {
+        do {
+            return try await connection.get()
+        } catch {
+            forget(connection)
+            throw RPCError(code: .unavailable, message: "cannot connect to \(path): \(error)")
+        }
+    }
+
     /// Drops a connection that failed or closed, so that the next call opens a new one.
-    private func forget(_ connection: EventLoopFuture<ClientConnectionHandler>) {
+    func forget(_ connection: EventLoopFuture<ClientConnectionHandler>) {
         state.withLock { if $0.connection === connection { $0.connection = nil } }
     }
 
-    private func callEnded() {
+    func callEnded() {
         let finished = state.withLock { state in
             state.openCalls -= 1
             return state.isShutdown && state.openCalls == 0
@@ -108,8 +117,14 @@ final class ClientConnectionHandler: ChannelInboundHandler, Sendable {
     typealias InboundIn = FrameDecoder.Item
     typealias Responses = AsyncThrowingStream<RPCResponsePart<[UInt8]>, any Error>
 
+    /// Where a call's response frames go: its stream of response parts, or a direct unary call.
+    enum Sink: Sendable {
+        case stream(Responses.Continuation)
+        case unary(UnaryCall)
+    }
+
     let channel: any Channel
-    private let calls = Mutex<(next: UInt32, open: [UInt32: Responses.Continuation], closed: Bool)>((1, [:], false))
+    private let calls = Mutex<(next: UInt32, open: [UInt32: Sink], closed: Bool)>((1, [:], false))
 
     init(channel: any Channel) {
         self.channel = channel
@@ -118,14 +133,22 @@ final class ClientConnectionHandler: ChannelInboundHandler, Sendable {
     /// A new call's number and response stream; nil once the connection has closed.
     func register() -> (UInt32, Responses)? {
         let (responses, continuation) = Responses.makeStream()
-        let id = calls.withLock { calls -> UInt32? in
+        return register(.stream(continuation)).map { ($0, responses) }
+    }
+
+    /// A new direct unary call's number; nil once the connection has closed.
+    func register(_ call: UnaryCall) -> UInt32? {
+        register(.unary(call))
+    }
+
+    private func register(_ sink: Sink) -> UInt32? {
+        calls.withLock { calls -> UInt32? in
             guard !calls.closed else { return nil }
             let id = calls.next
             calls.next &+= 2
-            calls.open[id] = continuation
+            calls.open[id] = sink
             return id
         }
-        return id.map { ($0, responses) }
     }
 
     /// Forgets a call; true if it had not ended (its status had not come).
@@ -141,17 +164,26 @@ final class ClientConnectionHandler: ChannelInboundHandler, Sendable {
         switch frame.kind {
         case .metadata:
             guard let metadata = try? frame.payload.readMetadata() else { return context.close(promise: nil) }
-            calls.withLock { $0.open[frame.stream] }?.yield(.metadata(metadata))
+            if case .stream(let call) = calls.withLock({ $0.open[frame.stream] }) { call.yield(.metadata(metadata)) }
         case .message:
             let bytes = frame.payload.readBytes(length: frame.payload.readableBytes) ?? []
-            calls.withLock { $0.open[frame.stream] }?.yield(.message(bytes))
+            switch calls.withLock({ $0.open[frame.stream] }) {
+            case .stream(let call): call.yield(.message(bytes))
+            case .unary(let call): call.received(bytes)
+            case nil: break
+            }
         case .status:
             guard let raw = frame.payload.readInteger(as: UInt8.self), let message = try? frame.payload.readShortString(),
                   let metadata = try? frame.payload.readMetadata() else { return context.close(promise: nil) }
             let code = Status.Code(rawValue: Int(raw)) ?? .unknown
-            if let call = calls.withLock({ $0.open.removeValue(forKey: frame.stream) }) {
+            switch calls.withLock({ $0.open.removeValue(forKey: frame.stream) }) {
+            case .stream(let call):
                 call.yield(.status(Status(code: code, message: message), metadata))
                 call.finish()
+            case .unary(let call):
+                call.finished(Status(code: code, message: message), metadata: metadata)
+            case nil:
+                break
             }
         case .open, .end, .cancel:
             context.close(promise: nil)
@@ -164,8 +196,12 @@ final class ClientConnectionHandler: ChannelInboundHandler, Sendable {
             defer { calls.open = [:] }
             return calls.open
         }
-        for call in open.values {
-            call.finish(throwing: RPCError(code: .unavailable, message: "the connection to modeld closed before the call ended"))
+        let closed = RPCError(code: .unavailable, message: "the connection to modeld closed before the call ended")
+        for sink in open.values {
+            switch sink {
+            case .stream(let call): call.finish(throwing: closed)
+            case .unary(let call): call.fail(closed)
+            }
         }
         context.fireChannelInactive()
     }

@@ -43,7 +43,7 @@ extension DaemonClient {
     /// Counts what a fetch would return.
     public func count(_ descriptor: FetchDescriptor, in store: String) async throws -> Int {
         try await call {
-            Int(try await queryService.count(Modeld_V1_StoreFetchRequest.with {
+            Int(try await unary(Modeld_V1_QueryService.Method.Count.self, Modeld_V1_StoreFetchRequest.with {
                 $0.store = store
                 $0.fetch = descriptor.wire
             }).count)
@@ -53,7 +53,7 @@ extension DaemonClient {
     /// Grouped aggregates, computed by the store.
     public func aggregate(_ descriptor: AggregateDescriptor, in store: String) async throws -> [AggregateRow] {
         try await call {
-            let response = try await queryService.aggregate(Modeld_V1_StoreAggregateRequest.with {
+            let response = try await unary(Modeld_V1_QueryService.Method.Aggregate.self, Modeld_V1_StoreAggregateRequest.with {
                 $0.store = store
                 $0.aggregate = descriptor.wire
             })
@@ -64,7 +64,7 @@ extension DaemonClient {
     /// Objects by identifier; missing ones are left out.
     public func objects(_ ids: [PersistentIdentifier], in store: String) async throws -> [ObjectSnapshot] {
         try await call {
-            let response = try await queryService.getObjects(Modeld_V1_GetObjectsRequest.with {
+            let response = try await unary(Modeld_V1_QueryService.Method.GetObjects.self, Modeld_V1_GetObjectsRequest.with {
                 $0.store = store
                 $0.uris = ids.map(\.uriRepresentation)
             })
@@ -121,7 +121,7 @@ extension DaemonClient {
     public func apply(_ edits: [ObjectEdit], in store: String, author: String? = nil, uniquenessPolicy: UniquenessPolicy = .error,
                       returnTransaction: Bool = false) async throws -> SaveOutcome {
         try await call {
-            let result = try await queryService.apply(Modeld_V1_ApplyRequest.with {
+            let result = try await unary(Modeld_V1_QueryService.Method.Apply.self, Modeld_V1_ApplyRequest.with {
                 $0.store = store
                 $0.author = author ?? ""
                 $0.uniquenessPolicy = uniquenessPolicy.wire
@@ -136,7 +136,7 @@ extension DaemonClient {
     @discardableResult
     public func batchDelete(_ entity: String, where predicate: ModelCore.Predicate?, in store: String, author: String? = nil) async throws -> BatchOutcome {
         try await call {
-            let result = try await queryService.batchDelete(Modeld_V1_BatchDeleteRequest.with {
+            let result = try await unary(Modeld_V1_QueryService.Method.BatchDelete.self, Modeld_V1_BatchDeleteRequest.with {
                 $0.store = store
                 $0.entity = entity
                 if let predicate { $0.predicate = Modeld_V1_Predicate(predicate) }
@@ -151,7 +151,7 @@ extension DaemonClient {
     public func batchUpdate(_ entity: String, where predicate: ModelCore.Predicate?, set attributes: [String: Value], in store: String,
                             author: String? = nil) async throws -> BatchOutcome {
         try await call {
-            let result = try await queryService.batchUpdate(Modeld_V1_BatchUpdateRequest.with {
+            let result = try await unary(Modeld_V1_QueryService.Method.BatchUpdate.self, Modeld_V1_BatchUpdateRequest.with {
                 $0.store = store
                 $0.entity = entity
                 if let predicate { $0.predicate = Modeld_V1_Predicate(predicate) }

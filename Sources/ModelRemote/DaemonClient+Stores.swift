@@ -13,7 +13,7 @@ extension DaemonClient {
                 $0.kind = kind == .memory ? .memory : .sqlite
                 if let schema { $0.schema = schema.wire }
             }
-            return try StoreInfo(wire: try await storeService.createStore(request))
+            return try StoreInfo(wire: try await unary(Modeld_V1_StoreService.Method.CreateStore.self, request))
         }
     }
 
@@ -21,14 +21,14 @@ extension DaemonClient {
     public func stores() async throws -> [StoreInfo] {
         try await call(small: true) {
             var infos: [StoreInfo] = []
-            for store in try await storeService.listStores(Modeld_V1_ListStoresRequest()).stores { infos.append(try StoreInfo(wire: store)) }
+            for store in try await unary(Modeld_V1_StoreService.Method.ListStores.self, Modeld_V1_ListStoresRequest()).stores { infos.append(try StoreInfo(wire: store)) }
             return infos
         }
     }
 
     /// One store.
     public func store(_ name: String) async throws -> StoreInfo {
-        try await call(small: true) { try StoreInfo(wire: try await storeService.getStore(Modeld_V1_GetStoreRequest.with { $0.name = name })) }
+        try await call(small: true) { try StoreInfo(wire: try await unary(Modeld_V1_StoreService.Method.GetStore.self, Modeld_V1_GetStoreRequest.with { $0.name = name })) }
     }
 
     /// Drops a store and its data; with `force`, closes its sessions first. Returns how many
@@ -36,7 +36,7 @@ extension DaemonClient {
     @discardableResult
     public func dropStore(_ name: String, force: Bool = false) async throws -> Int {
         try await call(small: true) {
-            let response = try await storeService.dropStore(Modeld_V1_DropStoreRequest.with {
+            let response = try await unary(Modeld_V1_StoreService.Method.DropStore.self, Modeld_V1_DropStoreRequest.with {
                 $0.name = name
                 $0.force = force
             })
@@ -47,7 +47,7 @@ extension DaemonClient {
     /// A store's schema.
     public func schema(of store: String) async throws -> Schema {
         try await call(small: true) {
-            try Schema(wire: try await storeService.getSchema(Modeld_V1_GetSchemaRequest.with { $0.store = store }).schema)
+            try Schema(wire: try await unary(Modeld_V1_StoreService.Method.GetSchema.self, Modeld_V1_GetSchemaRequest.with { $0.store = store }).schema)
         }
     }
 
@@ -55,7 +55,7 @@ extension DaemonClient {
     @discardableResult
     public func applySchema(_ schema: Schema, to store: String) async throws -> StoreInfo {
         try await call {
-            try StoreInfo(wire: try await storeService.applySchema(Modeld_V1_ApplySchemaRequest.with {
+            try StoreInfo(wire: try await unary(Modeld_V1_StoreService.Method.ApplySchema.self, Modeld_V1_ApplySchemaRequest.with {
                 $0.store = store
                 $0.schema = schema.wire
             }))
@@ -65,7 +65,7 @@ extension DaemonClient {
     /// The daemon's version and load.
     public func status() async throws -> DaemonStatus {
         try await call(small: true) {
-            let status = try await daemonService.status(Modeld_V1_StatusRequest())
+            let status = try await unary(Modeld_V1_DaemonService.Method.Status.self, Modeld_V1_StatusRequest())
             return DaemonStatus(version: status.version, uptimeSeconds: Int(status.uptimeSeconds), stores: Int(status.stores),
                                 openSessions: Int(status.openSessions), maximumSessions: Int(status.maxSessions),
                                 idleTimeoutSeconds: Int(status.idleTimeoutSeconds), dataDirectory: status.dataDirectory,

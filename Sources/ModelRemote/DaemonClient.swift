@@ -16,19 +16,20 @@ public final class DaemonClient: Sendable {
     public let socketPath: String
     /// How this client's calls travel.
     public let transport: DaemonTransport
-    let storeService: any Modeld_V1_StoreService.ClientProtocol
     let sessionService: any Modeld_V1_SessionService.ClientProtocol
     let queryService: any Modeld_V1_QueryService.ClientProtocol
-    let daemonService: any Modeld_V1_DaemonService.ClientProtocol
+    /// Unary calls: straight through the framed transport when that is the one in use (without
+    /// GRPCCore's per-call machinery), else through GRPCCore. Streaming calls (fetch, history)
+    /// go through the two services above.
+    let unaryCaller: any UnaryCaller
     private let shutdown: @Sendable () -> Void
 
-    private init<T: ClientTransport>(socketPath: String, transport: DaemonTransport, grpc: GRPCClient<T>) {
+    private init<T: ClientTransport>(socketPath: String, transport: DaemonTransport, grpc: GRPCClient<T>, made: T) {
         self.socketPath = socketPath
         self.transport = transport
-        storeService = Modeld_V1_StoreService.Client(wrapping: grpc)
+        unaryCaller = (made as? FramedClientTransport).map(FramedUnaryCaller.init) ?? GRPCUnaryCaller(client: grpc)
         sessionService = Modeld_V1_SessionService.Client(wrapping: grpc)
         queryService = Modeld_V1_QueryService.Client(wrapping: grpc)
-        daemonService = Modeld_V1_DaemonService.Client(wrapping: grpc)
         shutdown = { grpc.beginGracefulShutdown() }
     }
 
@@ -39,7 +40,7 @@ public final class DaemonClient: Sendable {
         let chosen = transport ?? .preferred(socketPath: socketPath)
         func run(_ made: some ClientTransport) async throws -> T {
             try await withGRPCClient(transport: made) { grpc in
-                try await body(DaemonClient(socketPath: socketPath, transport: chosen, grpc: grpc))
+                try await body(DaemonClient(socketPath: socketPath, transport: chosen, grpc: grpc, made: made))
             }
         }
         switch try makeTransport(socketPath, chosen) {
@@ -56,7 +57,7 @@ public final class DaemonClient: Sendable {
         func start(_ made: some ClientTransport) -> DaemonClient {
             let grpc = GRPCClient(transport: made)
             Task { try? await grpc.runConnections() }
-            return DaemonClient(socketPath: socketPath, transport: chosen, grpc: grpc)
+            return DaemonClient(socketPath: socketPath, transport: chosen, grpc: grpc, made: made)
         }
         switch try makeTransport(socketPath, chosen) {
         case .framed(let framed): return start(framed)

@@ -28,7 +28,7 @@ public final class RemoteSession: Sendable {
     @discardableResult
     public func stage(_ edits: [ObjectEdit]) async throws -> [PersistentIdentifier] {
         try await client.call {
-            let response = try await client.sessionService.stage(Modeld_V1_StageRequest.with {
+            let response = try await client.unary(Modeld_V1_SessionService.Method.Stage.self, Modeld_V1_StageRequest.with {
                 $0.sessionID = id
                 $0.changes = edits.map(\.wire)
             })
@@ -57,7 +57,7 @@ public final class RemoteSession: Sendable {
     @discardableResult
     public func save(applying edits: [ObjectEdit] = [], returnTransaction: Bool = false) async throws -> SaveOutcome {
         try await client.call {
-            let result = try await client.sessionService.save(Modeld_V1_SaveRequest.with {
+            let result = try await client.unary(Modeld_V1_SessionService.Method.Save.self, Modeld_V1_SaveRequest.with {
                 $0.sessionID = id
                 $0.returnTransaction = returnTransaction
                 $0.changes = edits.map(\.wire)
@@ -70,7 +70,7 @@ public final class RemoteSession: Sendable {
     @discardableResult
     public func rollback() async throws -> Int {
         try await client.call {
-            Int(try await client.sessionService.rollback(Modeld_V1_RollbackRequest.with { $0.sessionID = id }).discardedChanges)
+            Int(try await client.unary(Modeld_V1_SessionService.Method.Rollback.self, Modeld_V1_RollbackRequest.with { $0.sessionID = id }).discardedChanges)
         }
     }
 
@@ -88,7 +88,7 @@ public final class RemoteSession: Sendable {
     /// Counts as if the staged changes were saved.
     public func count(_ descriptor: FetchDescriptor) async throws -> Int {
         try await client.call {
-            Int(try await client.sessionService.count(Modeld_V1_SessionFetchRequest.with {
+            Int(try await client.unary(Modeld_V1_SessionService.Method.Count.self, Modeld_V1_SessionFetchRequest.with {
                 $0.sessionID = id
                 $0.fetch = descriptor.wire
             }).count)
@@ -98,7 +98,7 @@ public final class RemoteSession: Sendable {
     /// Grouped aggregates as if the staged changes were saved.
     public func aggregate(_ descriptor: AggregateDescriptor) async throws -> [AggregateRow] {
         try await client.call {
-            let response = try await client.sessionService.aggregate(Modeld_V1_SessionAggregateRequest.with {
+            let response = try await client.unary(Modeld_V1_SessionService.Method.Aggregate.self, Modeld_V1_SessionAggregateRequest.with {
                 $0.sessionID = id
                 $0.aggregate = descriptor.wire
             })
@@ -109,7 +109,7 @@ public final class RemoteSession: Sendable {
     /// Objects as this session sees them; missing and deleted ones are left out.
     public func objects(_ ids: [PersistentIdentifier]) async throws -> [ObjectSnapshot] {
         try await client.call {
-            let response = try await client.sessionService.getObjects(Modeld_V1_SessionGetObjectsRequest.with {
+            let response = try await client.unary(Modeld_V1_SessionService.Method.GetObjects.self, Modeld_V1_SessionGetObjectsRequest.with {
                 $0.sessionID = id
                 $0.uris = ids.map(\.uriRepresentation)
             })
@@ -125,7 +125,7 @@ public final class RemoteSession: Sendable {
     /// The session's unsaved changes.
     public func describe() async throws -> SessionDescription {
         try await client.call {
-            let info = try await client.sessionService.describeSession(Modeld_V1_DescribeSessionRequest.with { $0.sessionID = id })
+            let info = try await client.unary(Modeld_V1_SessionService.Method.DescribeSession.self, Modeld_V1_DescribeSessionRequest.with { $0.sessionID = id })
             func ids(_ uris: [String]) throws(ModelError) -> [PersistentIdentifier] {
                 try uris.map { uri throws(ModelError) in try PersistentIdentifier(wire: uri, in: storeIdentifier) }
             }
@@ -139,7 +139,7 @@ public final class RemoteSession: Sendable {
     @discardableResult
     public func close() async throws -> Int {
         try await client.call(small: true) {
-            Int(try await client.sessionService.closeSession(Modeld_V1_CloseSessionRequest.with { $0.sessionID = id }).discardedChanges)
+            Int(try await client.unary(Modeld_V1_SessionService.Method.CloseSession.self, Modeld_V1_CloseSessionRequest.with { $0.sessionID = id }).discardedChanges)
         }
     }
 }
@@ -149,7 +149,7 @@ extension DaemonClient {
     public func openSession(on store: String, author: String? = nil, mergePolicy: MergePolicy = .error,
                             uniquenessPolicy: UniquenessPolicy = .error) async throws -> RemoteSession {
         try await call(small: true) {
-            let response = try await sessionService.openSession(Modeld_V1_OpenSessionRequest.with {
+            let response = try await unary(Modeld_V1_SessionService.Method.OpenSession.self, Modeld_V1_OpenSessionRequest.with {
                 $0.store = store
                 $0.author = author ?? ""
                 $0.mergePolicy = mergePolicy.wire

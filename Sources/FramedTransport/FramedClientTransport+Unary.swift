@@ -1,0 +1,97 @@
+import GRPCCore
+import NIOCore
+import Synchronization
+
+extension FramedClientTransport {
+    /// Makes a unary call without GRPCCore's client machinery (its task group, its streams of
+    /// request and response parts): the open frame, the request and the end leave in one write,
+    /// and the caller resumes when the status arrives. It fails as a GRPCCore call does, with an
+    /// `RPCError` carrying the status's code, message and metadata; cancelling the caller's task
+    /// cancels the call. It sets no deadline: a call with one goes through GRPCCore.
+    public func unary(_ descriptor: MethodDescriptor, request: [UInt8]) async throws -> [UInt8] {
+        let connection = try beginCall()
+        defer { callEnded() }
+        let handler = try await connected(connection)
+        let call = UnaryCall()
+        guard let id = handler.register(call) else {
+            forget(connection)
+            throw RPCError(code: .unavailable, message: "the connection to \(path) had closed; the call was not sent")
+        }
+        let allocator = handler.channel.allocator
+        let method = descriptor.fullyQualifiedMethod
+        var frames = allocator.frame(stream: id, kind: .open, capacity: method.utf8.count + 8) { buffer in
+            buffer.writeShortString(method)
+            buffer.writeMetadata([:])
+        }
+        var message = allocator.frame(stream: id, kind: .message, capacity: request.count) { $0.writeBytes(request) }
+        frames.writeBuffer(&message)
+        var end = allocator.frame(stream: id, kind: .end)
+        frames.writeBuffer(&end)
+        handler.channel.writeAndFlush(frames, promise: nil)
+        return try await withTaskCancellationHandler {
+            try await call.response()
+        } onCancel: {
+            if handler.unregister(id) { handler.channel.writeAndFlush(allocator.frame(stream: id, kind: .cancel), promise: nil) }
+            call.fail(RPCError(code: .cancelled, message: "the call was cancelled"))
+        }
+    }
+}
+
+/// The answer to a direct unary call, gathered from its frames on the event loop and handed to
+/// the waiting caller when the status arrives.
+final class UnaryCall: Sendable {
+    private struct State {
+        var message: [UInt8]?
+        var messages = 0
+        var outcome: Result<[UInt8], RPCError>?
+        var waiter: CheckedContinuation<[UInt8], any Error>?
+    }
+    private let state = Mutex(State())
+
+    func received(_ message: [UInt8]) {
+        state.withLock { state in
+            state.messages += 1
+            state.message = message
+        }
+    }
+
+    /// The call's status: its message if OK, else the error the status describes.
+    func finished(_ status: Status, metadata: Metadata) {
+        let outcome = state.withLock { state -> Result<[UInt8], RPCError> in
+            if let code = RPCError.Code(status.code) {
+                return .failure(RPCError(code: code, message: status.message, metadata: metadata))
+            }
+            guard state.messages == 1, let message = state.message else {
+                return .failure(RPCError(code: .internalError, message: "a unary call was answered with \(state.messages) messages, not one"))
+            }
+            return .success(message)
+        }
+        settle(outcome)
+    }
+
+    func fail(_ error: RPCError) {
+        settle(.failure(error))
+    }
+
+    /// The first outcome wins; a caller already waiting is resumed with it.
+    private func settle(_ outcome: Result<[UInt8], RPCError>) {
+        let waiter = state.withLock { state -> CheckedContinuation<[UInt8], any Error>? in
+            guard state.outcome == nil else { return nil }
+            state.outcome = outcome
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(with: outcome.mapError { $0 as any Error })
+    }
+
+    func response() async throws -> [UInt8] {
+        try await withCheckedThrowingContinuation { waiter in
+            let ready = state.withLock { state -> Result<[UInt8], RPCError>? in
+                if let outcome = state.outcome { return outcome }
+                state.waiter = waiter
+                return nil
+            }
+            if let ready { waiter.resume(with: ready.mapError { $0 as any Error }) }
+        }
+    }
+}
