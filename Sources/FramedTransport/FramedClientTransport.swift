@@ -31,16 +31,23 @@ public final class FramedClientTransport: ClientTransport, Sendable {
     /// Runs until a graceful shutdown has let the calls under way finish.
     public func connect() async throws {
         for await _ in stopped {}
-        let connection = state.withLock { $0.connection }
-        if let handler = try? await connection?.get() { try? await handler.channel.close() }
     }
 
+    /// Lets the calls under way finish, then closes the connection. (Direct unary calls do not
+    /// need ``connect()`` to run, so the connection is closed here rather than there.)
     public func beginGracefulShutdown() {
         let idle = state.withLock { state in
             state.isShutdown = true
             return state.openCalls == 0
         }
-        if idle { stop.finish() }
+        if idle { finishShutdown() }
+    }
+
+    /// The last call after shutdown has ended: the connection closes and ``connect()`` returns.
+    private func finishShutdown() {
+        let connection = state.withLock { $0.connection }
+        connection?.whenSuccess { handler in handler.channel.close(promise: nil) }
+        stop.finish()
     }
 
     public func withStream<T: Sendable>(descriptor: MethodDescriptor, options: CallOptions,
@@ -95,7 +102,7 @@ public final class FramedClientTransport: ClientTransport, Sendable {
             state.openCalls -= 1
             return state.isShutdown && state.openCalls == 0
         }
-        if finished { stop.finish() }
+        if finished { finishShutdown() }
     }
 
     private static func open(_ path: String) -> EventLoopFuture<ClientConnectionHandler> {

@@ -30,7 +30,13 @@ public final class DaemonClient: Sendable {
         unaryCaller = (made as? FramedClientTransport).map(FramedUnaryCaller.init) ?? GRPCUnaryCaller(client: grpc)
         sessionService = Modeld_V1_SessionService.Client(wrapping: grpc)
         queryService = Modeld_V1_QueryService.Client(wrapping: grpc)
-        shutdown = { grpc.beginGracefulShutdown() }
+        let framed = made as? FramedClientTransport
+        shutdown = {
+            grpc.beginGracefulShutdown()
+            // gRPC's client passes the shutdown on only if its connections had started running,
+            // which a client that made only direct calls may not have waited for.
+            framed?.beginGracefulShutdown()
+        }
     }
 
     /// Connects to the daemon at `socketPath` for the length of `body`, over `transport` (by
@@ -38,9 +44,16 @@ public final class DaemonClient: Sendable {
     public static func withClient<T: Sendable>(socketPath: String, transport: DaemonTransport? = nil,
                                                _ body: (DaemonClient) async throws -> T) async throws -> T {
         let chosen = transport ?? .preferred(socketPath: socketPath)
-        func run(_ made: some ClientTransport) async throws -> T {
-            try await withGRPCClient(transport: made) { grpc in
-                try await body(DaemonClient(socketPath: socketPath, transport: chosen, grpc: grpc, made: made))
+        func run<Made: ClientTransport>(_ made: Made) async throws -> T {
+            // As withGRPCClient, except that a gRPC client shut down before its connections
+            // started running (when the body made only direct calls) ends quietly.
+            try await withThrowingDiscardingTaskGroup { group in
+                let grpc = GRPCClient(transport: made)
+                group.addTask { try await Self.runConnections(grpc) }
+                let client = DaemonClient(socketPath: socketPath, transport: chosen, grpc: grpc, made: made)
+                let result = try await body(client)
+                client.close()
+                return result
             }
         }
         switch try makeTransport(socketPath, chosen) {
@@ -56,7 +69,7 @@ public final class DaemonClient: Sendable {
         // runs in a task of its own, which close() ends.
         func start(_ made: some ClientTransport) -> DaemonClient {
             let grpc = GRPCClient(transport: made)
-            Task { try? await grpc.runConnections() }
+            Task { try? await Self.runConnections(grpc) }
             return DaemonClient(socketPath: socketPath, transport: chosen, grpc: grpc, made: made)
         }
         switch try makeTransport(socketPath, chosen) {
@@ -68,6 +81,16 @@ public final class DaemonClient: Sendable {
     /// Ends a connection made with ``connect(socketPath:transport:)``, after calls under way finish.
     public func close() {
         shutdown()
+    }
+
+    /// Runs the gRPC client's connections until it shuts down; one shut down before they started
+    /// has nothing to run.
+    private static func runConnections(_ grpc: GRPCClient<some ClientTransport>) async throws {
+        do {
+            try await grpc.runConnections()
+        } catch let error as RuntimeError where error.code == .clientIsStopped {
+            return
+        }
     }
 
     /// The largest response the client accepts.

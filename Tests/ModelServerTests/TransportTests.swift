@@ -61,6 +61,22 @@ import Testing
         }
     }
 
+    /// A client whose calls all go straight through the framed transport (so that gRPC's client
+    /// under it never runs) ends cleanly, however soon it ends.
+    @Test func shortLivedFramedClientsEndCleanly() async throws {
+        try await TestDaemon.withDaemon { daemon in
+            for _ in 0..<50 {
+                let status = try await DaemonClient.withClient(socketPath: daemon.socketPath, transport: .framed) { try await $0.status() }
+                #expect(status.processIdentifier == Int(getpid()))
+            }
+            let client = try DaemonClient.connect(socketPath: daemon.socketPath, transport: .framed)
+            #expect(try await client.status().processIdentifier == Int(getpid()))
+            client.close()
+            let error = await #expect(throws: ModelError.self) { _ = try await client.status() }
+            #expect(error?.code == .unavailable, "a closed client refuses calls: \(String(describing: error))")
+        }
+    }
+
     /// Bytes that are not frames (HTTP/1, a frame of no known kind, an open frame whose method
     /// is cut short) close that one connection; the daemon and other clients go on.
     @Test func garbageOnTheFramedSocketHurtsNothing() async throws {
