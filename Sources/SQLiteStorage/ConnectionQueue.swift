@@ -19,6 +19,10 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClose
     /// Held while the connection is used, by a job on the queue or one run here: they never overlap.
     private let inUse = NSLock()
     private let jobs: Mutex<Jobs>
+    /// Set while the running job is cancelled. SQLite's progress handler checks it, so that a
+    /// cancel that comes while the connection opens, or between two statements (when
+    /// `sqlite3_interrupt` does nothing), still stops the job's next statement.
+    private let cancellation = CancellationFlag()
 
     /// Which job runs, which were cancelled before they started, and the raw handle to interrupt.
     // @unchecked: the handle is only passed to sqlite3_interrupt, which SQLite allows from any thread.
@@ -45,6 +49,7 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClose
         if let connection { return connection }
         guard !isClosed else { throw ModelError(.closed, "the store is closed; open it again to use it") }
         let opened = try SQLiteConnection(path: path, role: role)
+        opened.stopStatements(when: cancellation)
         connection = opened
         jobs.withLock { $0.handle = opened.handle }
         return opened
@@ -66,6 +71,7 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClose
                         let start = self.jobs.withLock { jobs -> Bool in
                             guard jobs.cancelled.remove(job) == nil else { return false }
                             jobs.running = job
+                            self.cancellation.set(false)
                             return true
                         }
                         guard start else {
@@ -73,7 +79,10 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClose
                             return
                         }
                         let result = Result { try body(try self.openedConnection()) }
-                        self.jobs.withLock { $0.running = nil }
+                        self.jobs.withLock { jobs in
+                            jobs.running = nil
+                            self.cancellation.set(false)
+                        }
                         continuation.resume(with: result)
                     }
                 }
@@ -81,6 +90,7 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClose
         } onCancel: {
             self.jobs.withLock { jobs in
                 if jobs.running == job {
+                    self.cancellation.set(true)
                     if let handle = jobs.handle { sqlite3_interrupt(handle) }
                 } else {
                     jobs.cancelled.insert(job)

@@ -1,4 +1,5 @@
 import CSQLite
+import Synchronization
 import Foundation
 import ModelCore
 
@@ -19,6 +20,8 @@ final class SQLiteConnection {
     private var cache: [String: SQLiteStatement] = [:]
     /// The schema whose overlay tables this connection has created (see ``OverlayTables``).
     var overlaySchemaHash: String?
+    /// What ``stopStatements(when:)`` watches.
+    private var cancellationFlag: CancellationFlag?
     /// A new file whose first writes are not yet synced (see ``finishCreation()``).
     private(set) var isUnsyncedNew = false
 
@@ -80,6 +83,15 @@ final class SQLiteConnection {
         try Self.sync(directory.isEmpty ? "." : directory, flags: O_RDONLY | O_DIRECTORY)
         try execute("PRAGMA synchronous=FULL")
         isUnsyncedNew = false
+    }
+
+    /// Makes every statement stop with SQLITE_INTERRUPT while `flag` is set (SQLite's progress
+    /// handler, every 1,000 virtual machine steps). The connection keeps the flag.
+    func stopStatements(when flag: CancellationFlag) {
+        cancellationFlag = flag
+        sqlite3_progress_handler(handle, 1_000, { context in
+            Unmanaged<CancellationFlag>.fromOpaque(context!).takeUnretainedValue().isSet ? 1 : 0
+        }, Unmanaged.passUnretained(flag).toOpaque())
     }
 
     private static func isEmptyFile(_ path: String) -> Bool {
@@ -221,5 +233,16 @@ final class SQLiteConnection {
             throw error
         }
         return result
+    }
+}
+
+/// A flag that one thread sets and another's SQLite progress handler reads.
+final class CancellationFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+
+    var isSet: Bool { value.load(ordering: .acquiring) }
+
+    func set(_ isSet: Bool) {
+        value.store(isSet, ordering: .releasing)
     }
 }
