@@ -15,8 +15,8 @@ import Testing
 /// not decode.
 @Suite struct DirectCallTests {
     /// A client that gives up on slow queries (its task cancelled) frees the readers they held:
-    /// more cancelled slow queries than the store has readers, then a quick one answers within
-    /// its deadline.
+    /// more cancelled slow queries than the store has readers, then a quick one answers well
+    /// before any of them could have finished.
     @Test func cancellingACallInterruptsItsQuery() async throws {
         try await withTestStore(schema: Catalog.schema, daemon: .perTest) { store in
             try await SlowQuery.friends(store)
@@ -39,9 +39,11 @@ import Testing
                     #expect(outcome != nil, "the slow query was cancelled, not answered")
                 }
             }
+            // Uninterrupted, one slow query keeps a reader for about 40 s on an idle machine;
+            // the store has two readers. The deadline leaves room for a loaded test run.
             try await withQueryClient(store, .framed) { queries in
                 var generous = CallOptions.defaults
-                generous.timeout = .seconds(4)
+                generous.timeout = .seconds(20)
                 let count = try await queries.count(Modeld_V1_StoreFetchRequest.with { $0.store = store.name; $0.fetch.entity = "Person" },
                                                     options: generous)
                 #expect(count.count == Int64(SlowQuery.people))
