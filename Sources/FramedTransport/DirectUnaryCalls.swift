@@ -24,8 +24,6 @@ public struct DirectUnaryMethods: Sendable {
     func handler(for path: String) -> (descriptor: MethodDescriptor, handler: Handler)? {
         handlers[path]
     }
-
-    var isEmpty: Bool { handlers.isEmpty }
 }
 
 /// A direct call whose request is still arriving: its one message, once the client ends it.
@@ -35,6 +33,11 @@ struct PendingDirectCall {
     let record: ServerStreamRecord
     var message: [UInt8]?
     var messages = 0
+
+    mutating func received(_ bytes: [UInt8]) {
+        messages += 1
+        message = bytes
+    }
 }
 
 /// Runs tasks on an event loop's thread: a direct call's handler starts where its request was

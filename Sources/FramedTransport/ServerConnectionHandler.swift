@@ -44,8 +44,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             case .message:
                 let bytes = frame.payload.readBytes(length: frame.payload.readableBytes) ?? []
                 if pendingDirect[frame.stream] != nil {
-                    pendingDirect[frame.stream]?.messages += 1
-                    pendingDirect[frame.stream]?.message = bytes
+                    pendingDirect[frame.stream]?.received(bytes)
                 } else {
                     streams[frame.stream]?.requests?.yield(.message(bytes))
                 }
@@ -70,13 +69,13 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     private func open(_ frame: Frame, context: ChannelHandlerContext) {
         var payload = frame.payload
-        let parsed = Result { () throws -> (String, Metadata) in
+        let parsed = Result { () throws -> (String, String.Index, Metadata) in
             let path = try payload.readShortString()
             let metadata = try payload.readMetadata()
             guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { throw FramingError("bad method path '\(path)'") }
-            return (path, metadata)
+            return (path, slash, metadata)
         }
-        guard case .success(let (path, metadata)) = parsed, streams[frame.stream] == nil else {
+        guard case .success(let (path, slash, metadata)) = parsed, streams[frame.stream] == nil else {
             context.fireErrorCaught(FramingError("a malformed or repeated open frame"))
             context.close(promise: nil)
             return
@@ -93,7 +92,6 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             pendingDirect[frame.stream] = PendingDirectCall(descriptor: descriptor, handler: handler, record: record)
             return
         }
-        let slash = path.lastIndex(of: "/")!
         let descriptor = MethodDescriptor(fullyQualifiedService: String(path[..<slash]), method: String(path[path.index(after: slash)...]))
         let (requests, continuation) = AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.makeStream()
         continuation.yield(.metadata(metadata))

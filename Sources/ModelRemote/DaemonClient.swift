@@ -27,10 +27,10 @@ public final class DaemonClient: Sendable {
     private init<T: ClientTransport>(socketPath: String, transport: DaemonTransport, grpc: GRPCClient<T>, made: T) {
         self.socketPath = socketPath
         self.transport = transport
-        unaryCaller = (made as? FramedClientTransport).map(FramedUnaryCaller.init) ?? GRPCUnaryCaller(client: grpc)
+        let framed = made as? FramedClientTransport
+        unaryCaller = framed.map(FramedUnaryCaller.init) ?? GRPCUnaryCaller(client: grpc)
         sessionService = Modeld_V1_SessionService.Client(wrapping: grpc)
         queryService = Modeld_V1_QueryService.Client(wrapping: grpc)
-        let framed = made as? FramedClientTransport
         shutdown = {
             grpc.beginGracefulShutdown()
             // gRPC's client passes the shutdown on only if its connections had started running,

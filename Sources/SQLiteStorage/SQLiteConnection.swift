@@ -144,14 +144,10 @@ final class SQLiteConnection {
     /// Runs one statement with `parameters` (bound to `?1`, `?2`…), calling `row` for each row.
     func query(_ sql: String, _ parameters: [Value] = [], cached: Bool = true,
                row: (SQLiteStatement) throws -> Void) throws {
-        let statement = try prepare(sql, cached: cached)
-        statement.isInUse = true
-        defer {
-            statement.reset()
-            statement.isInUse = false
+        try withStatement(sql, cached: cached) { statement in
+            try statement.bind(parameters)
+            while try statement.step() { try row(statement) }
         }
-        try statement.bind(parameters)
-        while try statement.step() { try row(statement) }
     }
 
     /// Runs one statement with `parameters` to completion, ignoring rows; returns the number of
@@ -166,17 +162,25 @@ final class SQLiteConnection {
     /// statement, prepared (or taken from the cache) once for all of them.
     func runEach<Rows: Sequence>(_ sql: String, over rows: Rows,
                                  bind: (Rows.Element, SQLiteStatement) throws -> Void) throws {
-        let statement = try prepare(sql)
+        try withStatement(sql, cached: true) { statement in
+            for row in rows {
+                try bind(row, statement)
+                while try statement.step() {}
+                statement.reset()
+            }
+        }
+    }
+
+    /// Lends `body` the statement for `sql`, marked in use (so the cache does not lend it twice),
+    /// and resets it afterwards.
+    private func withStatement(_ sql: String, cached: Bool, _ body: (SQLiteStatement) throws -> Void) throws {
+        let statement = try prepare(sql, cached: cached)
         statement.isInUse = true
         defer {
             statement.reset()
             statement.isInUse = false
         }
-        for row in rows {
-            try bind(row, statement)
-            while try statement.step() {}
-            statement.reset()
-        }
+        try body(statement)
     }
 
     /// The first column of the first row, as an optional integer.

@@ -141,15 +141,14 @@ extension SaveOperation {
                                [.int(update.ref.key)] + columns.map(\.value))
         }
         // One statement per run of inserts of one entity (a whole batch, usually).
-        var start = 0
-        while start < writes.inserted.count {
-            let entityName = writes.inserted[start].entity
-            var end = start + 1
-            while end < writes.inserted.count, writes.inserted[end].entity == entityName { end += 1 }
-            defer { start = end }
-            guard let entity = schema[entityName] else { continue }
-            let (sql, columns) = layout.insertStatement(for: entity, into: layout.table(root: writes.inserted[start].ref.root).quoted)
-            try connection.runEach(sql, over: writes.inserted[start..<end]) { insert, statement in
+        var rest = writes.inserted[...]
+        while let first = rest.first {
+            let end = rest.firstIndex { $0.entity != first.entity } ?? rest.endIndex
+            let run = rest[..<end]
+            rest = rest[end...]
+            guard let entity = schema[first.entity] else { continue }
+            let (sql, columns) = layout.insertStatement(for: entity, into: layout.table(root: first.ref.root).quoted)
+            try connection.runEach(sql, over: run) { insert, statement in
                 try statement.bind(.int(insert.ref.key), at: 1)
                 try statement.bind(.string(insert.entity), at: 2)
                 try statement.bind(.int(1), at: 3)
