@@ -18,22 +18,30 @@ extension FramedClientTransport {
             throw RPCError(code: .unavailable, message: "the connection to \(path) had closed; the call was not sent")
         }
         let allocator = handler.channel.allocator
-        let method = descriptor.fullyQualifiedMethod
-        var frames = allocator.frame(stream: id, kind: .open, capacity: method.utf8.count + 8) { buffer in
-            buffer.writeShortString(method)
-            buffer.writeMetadata([:])
-        }
-        var message = allocator.frame(stream: id, kind: .message, capacity: request.count) { $0.writeBytes(request) }
-        frames.writeBuffer(&message)
-        var end = allocator.frame(stream: id, kind: .end)
-        frames.writeBuffer(&end)
-        handler.channel.writeAndFlush(frames, promise: nil)
+        handler.channel.writeAndFlush(Self.callFrames(stream: id, descriptor: descriptor, request: request, allocator: allocator), promise: nil)
         return try await withTaskCancellationHandler {
             try await call.response()
         } onCancel: {
             if handler.unregister(id) { handler.channel.writeAndFlush(allocator.frame(stream: id, kind: .cancel), promise: nil) }
             call.fail(RPCError(code: .cancelled, message: "the call was cancelled"))
         }
+    }
+}
+
+extension FramedClientTransport {
+    /// A direct call's opening: the open frame (no metadata), its one request message and the
+    /// end, for one write.
+    static func callFrames(stream: UInt32, descriptor: MethodDescriptor, request: [UInt8], allocator: ByteBufferAllocator) -> ByteBuffer {
+        let method = descriptor.fullyQualifiedMethod
+        var frames = allocator.frame(stream: stream, kind: .open, capacity: method.utf8.count + 8) { buffer in
+            buffer.writeShortString(method)
+            buffer.writeMetadata([:])
+        }
+        var message = allocator.frame(stream: stream, kind: .message, capacity: request.count) { $0.writeBytes(request) }
+        frames.writeBuffer(&message)
+        var end = allocator.frame(stream: stream, kind: .end)
+        frames.writeBuffer(&end)
+        return frames
     }
 }
 

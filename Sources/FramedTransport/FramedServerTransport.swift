@@ -12,7 +12,7 @@ public final class FramedServerTransport: ServerTransport, Sendable {
 
     public let path: String
     let maximumMessageSize: Int
-    let directMethods: DirectUnaryMethods
+    let directMethods: DirectMethods
     private let newStreams: AsyncStream<AcceptedStream>
     private let newStreamsContinuation: AsyncStream<AcceptedStream>.Continuation
     private let state = Mutex(State())
@@ -27,9 +27,9 @@ public final class FramedServerTransport: ServerTransport, Sendable {
     }
 
     /// A transport that will listen on `path` (replacing a file there) and refuse messages over
-    /// `maximumMessageSize` bytes with `resourceExhausted`. Unary calls to `directMethods` are
-    /// run by the transport itself (``DirectUnaryMethods``).
-    public init(path: String, maximumMessageSize: Int, directMethods: DirectUnaryMethods = DirectUnaryMethods()) {
+    /// `maximumMessageSize` bytes with `resourceExhausted`. Calls to `directMethods` are
+    /// run by the transport itself (``DirectMethods``).
+    public init(path: String, maximumMessageSize: Int, directMethods: DirectMethods = DirectMethods()) {
         self.path = path
         self.maximumMessageSize = maximumMessageSize
         self.directMethods = directMethods

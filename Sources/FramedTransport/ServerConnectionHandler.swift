@@ -17,7 +17,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     private let transport: FramedServerTransport
     private var streams: [UInt32: ServerStreamRecord] = [:]
-    /// Direct calls (``DirectUnaryMethods``) whose request is still arriving.
+    /// Direct calls (``DirectMethods``) whose request is still arriving.
     private var pendingDirect: [UInt32: PendingDirectCall] = [:]
     private var loopExecutor: EventLoopTaskExecutor?
 

@@ -12,7 +12,9 @@ extension DaemonClient {
                 $0.store = store
                 $0.fetch = descriptor.wire
             }
-            return try await queryService.fetch(request) { try await FetchCollector.collect($0, resultType: descriptor.resultType) }
+            return try await serverStreaming(Modeld_V1_QueryService.Method.Fetch.self, request) {
+                try await FetchCollector.collect($0, resultType: descriptor.resultType)
+            }
         }
     }
 
@@ -27,9 +29,9 @@ extension DaemonClient {
                 $0.fetch = descriptor.wire
                 $0.fetch.batchSize = Int32(clamping: batchSize)
             }
-            return try await queryService.fetch(request) { response in
+            return try await serverStreaming(Modeld_V1_QueryService.Method.Fetch.self, request) { messages in
                 var count = 0
-                for try await message in response.messages {
+                for try await message in messages {
                     var batch: [ObjectSnapshot] = []
                     for object in message.objects { batch.append(try ObjectSnapshot(wire: object)) }
                     if !batch.isEmpty { try await body(batch) }
@@ -93,9 +95,9 @@ extension DaemonClient {
                 $0.limit = Int64(limit)
                 $0.follow = follow
             }
-            try await queryService.history(request) { response in
+            try await serverStreaming(Modeld_V1_QueryService.Method.History.self, request) { messages in
                 var pending: Modeld_V1_HistoryTransaction?
-                for try await message in response.messages {
+                for try await message in messages {
                     for (index, part) in message.transactions.enumerated() {
                         if var whole = pending, whole.token == part.token {
                             whole.changes += part.changes
@@ -165,10 +167,10 @@ extension DaemonClient {
 
 /// Collects a streamed fetch into one `FetchResult`.
 enum FetchCollector {
-    static func collect(_ response: StreamingClientResponse<Modeld_V1_FetchResponse>, resultType: FetchDescriptor.ResultType) async throws -> FetchResult {
+    static func collect(_ messages: RPCAsyncSequence<Modeld_V1_FetchResponse, any Error>, resultType: FetchDescriptor.ResultType) async throws -> FetchResult {
         var objects: [ObjectSnapshot] = [], prefetched: [ObjectSnapshot] = [], ids: [PersistentIdentifier] = []
         var count = 0
-        for try await message in response.messages {
+        for try await message in messages {
             for object in message.objects { objects.append(try ObjectSnapshot(wire: object)) }
             for object in message.prefetched { prefetched.append(try ObjectSnapshot(wire: object)) }
             for uri in message.identifiers { ids.append(try PersistentIdentifier(uri: uri)) }

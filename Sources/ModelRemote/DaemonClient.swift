@@ -16,21 +16,16 @@ public final class DaemonClient: Sendable {
     public let socketPath: String
     /// How this client's calls travel.
     public let transport: DaemonTransport
-    let sessionService: any Modeld_V1_SessionService.ClientProtocol
-    let queryService: any Modeld_V1_QueryService.ClientProtocol
-    /// Unary calls: straight through the framed transport when that is the one in use (without
-    /// GRPCCore's per-call machinery), else through GRPCCore. Streaming calls (fetch, history)
-    /// go through the two services above.
-    let unaryCaller: any UnaryCaller
+    /// Makes the calls: straight through the framed transport when that is the one in use
+    /// (without GRPCCore's per-call machinery), else through GRPCCore.
+    let caller: any MethodCaller
     private let shutdown: @Sendable () -> Void
 
     private init<T: ClientTransport>(socketPath: String, transport: DaemonTransport, grpc: GRPCClient<T>, made: T) {
         self.socketPath = socketPath
         self.transport = transport
         let framed = made as? FramedClientTransport
-        unaryCaller = framed.map(FramedUnaryCaller.init) ?? GRPCUnaryCaller(client: grpc)
-        sessionService = Modeld_V1_SessionService.Client(wrapping: grpc)
-        queryService = Modeld_V1_QueryService.Client(wrapping: grpc)
+        caller = framed.map(FramedMethodCaller.init) ?? GRPCMethodCaller(client: grpc)
         shutdown = {
             grpc.beginGracefulShutdown()
             // gRPC's client passes the shutdown on only if its connections had started running,

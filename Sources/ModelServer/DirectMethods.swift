@@ -4,14 +4,13 @@ import GRPCProtobuf
 import ModelWire
 import SwiftProtobuf
 
-extension DirectUnaryMethods {
-    /// Every unary method of modeld's services, for the framed transport to run without
-    /// GRPCCore's server machinery (the streaming ones, Fetch and History, still go through it).
-    /// A method left out here is still served, through GRPCCore.
-    static func modeld(core: DaemonCore) -> DirectUnaryMethods {
+extension DirectMethods {
+    /// Every method of modeld's services, for the framed transport to run without GRPCCore's
+    /// server machinery. A method left out here is still served, through GRPCCore.
+    static func modeld(core: DaemonCore) -> DirectMethods {
         let stores = StoreServiceHandler(core: core), sessions = SessionServiceHandler(core: core)
         let queries = QueryServiceHandler(core: core), daemon = DaemonServiceHandler(core: core)
-        var methods = DirectUnaryMethods()
+        var methods = DirectMethods()
         methods.add(Modeld_V1_DaemonService.Method.Status.descriptor, daemon.status)
 
         methods.add(Modeld_V1_StoreService.Method.CreateStore.descriptor, stores.createStore)
@@ -21,6 +20,8 @@ extension DirectUnaryMethods {
         methods.add(Modeld_V1_StoreService.Method.GetSchema.descriptor, stores.getSchema)
         methods.add(Modeld_V1_StoreService.Method.ApplySchema.descriptor, stores.applySchema)
 
+        methods.addServerStreaming(Modeld_V1_QueryService.Method.Fetch.descriptor, queries.fetch)
+        methods.addServerStreaming(Modeld_V1_QueryService.Method.History.descriptor, queries.history)
         methods.add(Modeld_V1_QueryService.Method.Count.descriptor, queries.count)
         methods.add(Modeld_V1_QueryService.Method.Aggregate.descriptor, queries.aggregate)
         methods.add(Modeld_V1_QueryService.Method.GetObjects.descriptor, queries.getObjects)
@@ -33,6 +34,7 @@ extension DirectUnaryMethods {
         methods.add(Modeld_V1_SessionService.Method.Stage.descriptor, sessions.stage)
         methods.add(Modeld_V1_SessionService.Method.Save.descriptor, sessions.save)
         methods.add(Modeld_V1_SessionService.Method.Rollback.descriptor, sessions.rollback)
+        methods.addServerStreaming(Modeld_V1_SessionService.Method.Fetch.descriptor, sessions.fetch)
         methods.add(Modeld_V1_SessionService.Method.Count.descriptor, sessions.count)
         methods.add(Modeld_V1_SessionService.Method.Aggregate.descriptor, sessions.aggregate)
         methods.add(Modeld_V1_SessionService.Method.GetObjects.descriptor, sessions.getObjects)
@@ -49,5 +51,29 @@ extension DirectUnaryMethods {
             let request = try ProtobufDeserializer<Request>().deserialize(bytes)
             return try ProtobufSerializer<Response>().serialize(try await handler(request, context))
         }
+    }
+
+    /// Runs the server-streaming `method` with `handler`, which writes its responses as GRPCCore's
+    /// server would have it write them.
+    private mutating func addServerStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ handler: @escaping @Sendable (Request, RPCWriter<Response>, ServerContext) async throws -> Void
+    ) {
+        registerServerStreaming(method) { bytes, context, responses in
+            let request = try ProtobufDeserializer<Request>().deserialize(bytes)
+            try await handler(request, RPCWriter(wrapping: SerializingWriter<Response>(responses: responses)), context)
+        }
+    }
+}
+
+/// Encodes each response a handler writes and sends it on a direct call.
+private struct SerializingWriter<Response: SwiftProtobuf.Message>: RPCWriterProtocol {
+    let responses: DirectResponseWriter
+
+    func write(_ element: Response) async throws {
+        try await responses.write(try ProtobufSerializer<Response>().serialize(element))
+    }
+
+    func write(contentsOf elements: some Sequence<Response>) async throws {
+        for element in elements { try await write(element) }
     }
 }

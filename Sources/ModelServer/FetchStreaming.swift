@@ -32,6 +32,24 @@ struct FetchStreaming {
     }
 
     func send(_ result: FetchResult, to writer: RPCWriter<Modeld_V1_FetchResponse>) async throws {
+        let items = switch result {
+        case .objects(let objects, let prefetched): objects.count + prefetched.count
+        case .identifiers(let ids): ids.count
+        case .count: 0
+        }
+        guard items <= batchSize else {
+            return try await Self.offEventLoop { try await sendHere(result, to: writer) }
+        }
+        try await sendHere(result, to: writer)
+    }
+
+    /// Runs `body` on Swift's shared threads: a direct call runs on its connection's event loop,
+    /// which must not spend long encoding a big result while its other connections wait.
+    static func offEventLoop<T>(_ body: () async throws -> T) async throws -> T {
+        try await withTaskExecutorPreference(globalConcurrentExecutor, operation: body)
+    }
+
+    private func sendHere(_ result: FetchResult, to writer: RPCWriter<Modeld_V1_FetchResponse>) async throws {
         switch result {
         case .count(let count):
             try await writer.write(Modeld_V1_FetchResponse.with { $0.count = Int64(count) })
@@ -62,11 +80,13 @@ struct FetchStreaming {
     /// a few batches rather than every object, however many match.
     func stream(_ descriptor: FetchDescriptor, from backend: any StorageBackend,
                 to writer: RPCWriter<Modeld_V1_FetchResponse>) async throws {
-        var responses = ObjectResponses(streaming: self, writer: writer)
-        let count = try await backend.fetchObjects(descriptor, batchSize: batchSize) { batch, prefetched in
-            for object in batch { try await responses.add(object, prefetched: prefetched) }
+        try await Self.offEventLoop {
+            var responses = ObjectResponses(streaming: self, writer: writer)
+            let count = try await backend.fetchObjects(descriptor, batchSize: batchSize) { batch, prefetched in
+                for object in batch { try await responses.add(object, prefetched: prefetched) }
+            }
+            try await responses.finish(count: count)
         }
-        try await responses.finish(count: count)
     }
 
     /// The response being filled with objects, sent when it holds a batch or its byte budget.

@@ -56,8 +56,9 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             let store = try core.store(request.store)
             guard request.limit >= 0 else { throw ModelError(.invalidArgument, "limit \(request.limit) is negative") }
             let streaming = HistoryStreaming(store: store, request: request, byteBudget: FetchStreaming.budget(maximumMessageSize: core.configuration.maximumMessageSize))
+            // A history can be long; it is not read on a direct call's event loop.
             try await core.rpc.cancellable {
-                try await streaming.run(writer: response)
+                try await FetchStreaming.offEventLoop { try await streaming.run(writer: response) }
             }
         }
     }

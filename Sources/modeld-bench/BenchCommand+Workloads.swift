@@ -63,19 +63,22 @@ extension BenchCommand {
     /// 4, 5 and 7: the indexed query, the grouped count, the streaming fetch.
     func queryWorkloads(_ workloads: ModeldWorkloads, sqlite: SQLiteBaseline, daemon: ModeldProcess, report: inout Report) async throws {
         say("4. indexed predicate + sort + limit 50 over \(rows) rows")
+        var costs = CallCosts(), emptyCosts = CallCosts()
         let (query, roundTrip) = try await DaemonClient.withClient(socketPath: workloads.socketPath) { client in
             _ = try await workloads.indexedQueries(20, client: client)
             var query = Latencies(), roundTrip = Latencies()
             for _ in 0..<rounds {
-                query.append(contentsOf: try await workloads.indexedQueries(200, client: client))
-                roundTrip.append(contentsOf: try await workloads.emptyRoundTrips(200, client: client))
+                query.append(contentsOf: try await costs.measure(200, daemon: daemon) { try await workloads.indexedQueries(200, client: client) })
+                roundTrip.append(contentsOf: try await emptyCosts.measure(200, daemon: daemon) { try await workloads.emptyRoundTrips(200, client: client) })
             }
             return (query, roundTrip)
         }
         let local = try sqlite.indexedQueries(1_000)
         let limit = local.percentile(50) + roundTrip.percentile(50)
-        report.detail("4 indexed query modeld", query.summary)
-        report.detail("4 empty round trip modeld", roundTrip.summary)
+        report.detail("4 indexed query modeld", query.summary.merging(costs.summary) { a, _ in a })
+        say("   per query: \(costs.description)")
+        say("   per empty round trip: \(emptyCosts.description)")
+        report.detail("4 empty round trip modeld", roundTrip.summary.merging(emptyCosts.summary) { a, _ in a })
         report.detail("4 indexed query SQLite in-process", local.summary)
         report.add("4 indexed query p50", modeld: micros(query.percentile(50)),
                    baseline: micros(limit) + " (SQLite \(micros(local.percentile(50))) + round trip \(micros(roundTrip.percentile(50))))",

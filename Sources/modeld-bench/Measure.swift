@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import ModelTesting
 
 /// Latencies of one kind of operation, and their percentiles.
 struct Latencies {
@@ -45,6 +46,8 @@ struct ProcessStats {
     var involuntarySwitches = 0
     var peakResidentKB = 0
     var residentKB = 0
+    /// User and system CPU time, in seconds.
+    var cpuSeconds = 0.0
 
     /// `pid`'s figures, summed over its threads for the switches.
     static func of(_ pid: Int32) -> ProcessStats {
@@ -58,7 +61,17 @@ struct ProcessStats {
         let fields = read("/proc/\(pid)/status")
         stats.peakResidentKB = fields["VmHWM"] ?? 0
         stats.residentKB = fields["VmRSS"] ?? 0
+        stats.cpuSeconds = cpuSeconds(of: pid)
         return stats
+    }
+
+    /// utime + stime from /proc/<pid>/stat (fields 14 and 15, after the parenthesised name).
+    private static func cpuSeconds(of pid: Int32) -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return 0 }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     static func ofSelf() -> ProcessStats { of(getpid()) }
@@ -96,5 +109,37 @@ final class BusyLoad {
         var status: Int32 = 0
         waitpid(pid, &status, 0)
         self.pid = nil
+    }
+}
+
+/// What calls cost both processes, summed over measured runs: wake-ups and CPU time per call.
+struct CallCosts {
+    var calls = 0
+    var daemonWakeUps = 0, clientWakeUps = 0
+    var daemonCPU = 0.0, clientCPU = 0.0
+
+    /// Runs `body`, which makes `count` calls, and adds what they cost.
+    mutating func measure<T>(_ count: Int, daemon: ModeldProcess, _ body: () async throws -> T) async rethrows -> T {
+        let daemonBefore = ProcessStats.of(daemon.processIdentifier), clientBefore = ProcessStats.ofSelf()
+        let result = try await body()
+        let daemonAfter = ProcessStats.of(daemon.processIdentifier), clientAfter = ProcessStats.ofSelf()
+        calls += count
+        daemonWakeUps += ProcessStats.wakeUps(from: daemonBefore, to: daemonAfter)
+        clientWakeUps += ProcessStats.wakeUps(from: clientBefore, to: clientAfter)
+        daemonCPU += daemonAfter.cpuSeconds - daemonBefore.cpuSeconds
+        clientCPU += clientAfter.cpuSeconds - clientBefore.cpuSeconds
+        return result
+    }
+
+    private func perCall(_ total: Double) -> Double { calls == 0 ? 0 : total / Double(calls) }
+
+    var summary: [String: Double] {
+        ["daemon_wakeups_per_call": perCall(Double(daemonWakeUps)), "client_wakeups_per_call": perCall(Double(clientWakeUps)),
+         "daemon_cpu_us_per_call": perCall(daemonCPU) * 1e6, "client_cpu_us_per_call": perCall(clientCPU) * 1e6]
+    }
+
+    var description: String {
+        "wake-ups daemon \(format(perCall(Double(daemonWakeUps)))), client \(format(perCall(Double(clientWakeUps)))); "
+            + "CPU daemon \(Int(perCall(daemonCPU) * 1e6)) µs, client \(Int(perCall(clientCPU) * 1e6)) µs"
     }
 }

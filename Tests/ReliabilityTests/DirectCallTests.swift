@@ -7,12 +7,13 @@ import ModelFixtures
 import ModelRemote
 import ModelTesting
 import ModelWire
+import Synchronization
 import Testing
 
-/// On the framed socket the daemon runs unary calls itself, without GRPCCore's server
-/// machinery. Those calls must keep everything GRPCCore gave them: cancellation that reaches
-/// the statement under way, deadlines (LimitsTests), and a clear error for a request that does
-/// not decode.
+/// On the framed socket the daemon runs unary and server-streaming calls itself, without
+/// GRPCCore's server machinery. Those calls must keep everything GRPCCore gave them:
+/// cancellation that reaches the statement under way, deadlines (LimitsTests), a clear error
+/// for a request that does not decode, and streams that arrive whole and in order.
 @Suite struct DirectCallTests {
     /// A client that gives up on slow queries (its task cancelled) frees the readers they held:
     /// more cancelled slow queries than the store has readers, then a quick one answers well
@@ -69,6 +70,74 @@ import Testing
         }
     }
 
+
+    /// A fetch streamed in many small responses arrives whole, in its sort order, in batches no
+    /// bigger than asked, the same over both transports; a short one (one response, held back
+    /// to leave with the status) too; and a fetch the store refuses fails the same way on both.
+    @Test func streamedFetchesArriveWholeAndInOrder() async throws {
+        try await withTestStore(schema: Catalog.schema) { store in
+            let names = (0..<250).map { String(format: "person %03d", ($0 * 37) % 250) }
+            try await store.client.apply(names.map { .insert(entity: "Person", attributes: ["name": .string($0)], relationships: [:], id: nil) },
+                                         in: store.name)
+            let sorted = FetchDescriptor(entityName: "Person", sortBy: [SortDescriptor(PropertyPath(["name"]))])
+            var answers: [DaemonTransport: [String]] = [:]
+            for transport in [DaemonTransport.framed, .http2] {
+                try await DaemonClient.withClient(socketPath: store.socketPath, transport: transport) { client in
+                    let batches = Mutex<[[String]]>([])
+                    let count = try await client.fetch(sorted, in: store.name, batchSize: 7) { batch in
+                        let names = batch.map { object -> String in
+                            guard case .string(let name) = object.attributes["name"] else { return "" }
+                            return name
+                        }
+                        batches.withLock { $0.append(names) }
+                    }
+                    let received = batches.withLock { $0 }
+                    #expect(count == 250)
+                    #expect(received.allSatisfy { $0.count <= 7 } && received.count >= 36, "\(received.map(\.count))")
+                    answers[transport] = received.flatMap { $0 }
+
+                    var firstFifty = sorted
+                    firstFifty.limit = 50
+                    guard case .objects(let objects, _) = try await client.fetch(firstFifty, in: store.name) else {
+                        Issue.record("an objects fetch answered something else")
+                        return
+                    }
+                    #expect(objects.map { $0.attributes["name"] } == names.sorted().prefix(50).map { .string($0) })
+
+                    let error = await #expect(throws: ModelError.self) {
+                        _ = try await client.fetch(FetchDescriptor(entityName: "Nobody"), in: store.name)
+                    }
+                    #expect(error?.code == .unknownEntity && error?.message.contains("Nobody") == true, "\(String(describing: error))")
+                }
+            }
+            #expect(answers[.framed] == names.sorted())
+            #expect(answers[.http2] == names.sorted())
+        }
+    }
+
+    /// A reader that stops early (its body throws after the first batch) ends the stream: the
+    /// error is the reader's own, the daemon is told to stop, and the connection goes on serving.
+    @Test func aReaderThatStopsEarlyEndsTheStream() async throws {
+        struct Enough: Error {}
+        try await withTestStore(schema: Catalog.schema) { store in
+            try await store.client.apply((0..<300).map { .insert(entity: "Person", attributes: ["name": .string("p\($0)")], relationships: [:], id: nil) },
+                                         in: store.name)
+            try await DaemonClient.withClient(socketPath: store.socketPath, transport: .framed) { client in
+                for _ in 0..<20 {
+                    let batches = Atomic(0)
+                    await #expect(throws: Enough.self) {
+                        try await client.fetch(FetchDescriptor(entityName: "Person"), in: store.name, batchSize: 10) { _ in
+                            batches.add(1, ordering: .relaxed)
+                            throw Enough()
+                        }
+                    }
+                    #expect(batches.load(ordering: .relaxed) == 1)
+                }
+                let count = try await client.count(FetchDescriptor(entityName: "Person"), in: store.name)
+                #expect(count == 300)
+            }
+        }
+    }
 }
 
 /// Runs `body` with a gRPC client of its own on the store's framed socket.

@@ -1,0 +1,219 @@
+import GRPCCore
+import NIOCore
+import Synchronization
+
+/// Methods the framed transport runs itself, without GRPCCore's server machinery: a call to one
+/// of them is read, handled and answered by its connection's event loop, where GRPCCore would
+/// wake a listening task, a child task and the event loop again (the dearest part of a round
+/// trip on these machines). Unary and server-streaming methods can be direct. Calls with a
+/// deadline, and methods not in the table, go through GRPCCore as before; both answer with the
+/// same frames.
+public struct DirectMethods: Sendable {
+    /// Turns a request's bytes into the response's bytes, or throws an `RPCError` (any other
+    /// error becomes `unknown`, as GRPCCore's server makes it).
+    public typealias UnaryHandler = @Sendable (_ request: [UInt8], _ context: ServerContext) async throws -> [UInt8]
+    /// Writes a request's responses to `responses`, then returns (an OK status) or throws (the
+    /// status of the error, as for a unary handler).
+    public typealias ServerStreamingHandler = @Sendable (_ request: [UInt8], _ context: ServerContext,
+                                                         _ responses: DirectResponseWriter) async throws -> Void
+
+    enum Handler: Sendable {
+        case unary(UnaryHandler)
+        case serverStreaming(ServerStreamingHandler)
+    }
+
+    private var handlers: [String: (descriptor: MethodDescriptor, handler: Handler)] = [:]
+
+    public init() {}
+
+    /// Runs calls to the unary `method` with `handler`.
+    public mutating func register(_ method: MethodDescriptor, _ handler: @escaping UnaryHandler) {
+        handlers[method.fullyQualifiedMethod] = (method, .unary(handler))
+    }
+
+    /// Runs calls to the server-streaming `method` with `handler`.
+    public mutating func registerServerStreaming(_ method: MethodDescriptor, _ handler: @escaping ServerStreamingHandler) {
+        handlers[method.fullyQualifiedMethod] = (method, .serverStreaming(handler))
+    }
+
+    /// The method and handler for a call's path (`service/method`).
+    func handler(for path: String) -> (descriptor: MethodDescriptor, handler: Handler)? {
+        handlers[path]
+    }
+}
+
+/// A direct call whose request is still arriving: its one message, once the client ends it.
+struct PendingDirectCall {
+    let descriptor: MethodDescriptor
+    let handler: DirectMethods.Handler
+    let record: ServerStreamRecord
+    var message: [UInt8]?
+    var messages = 0
+
+    mutating func received(_ bytes: [UInt8]) {
+        messages += 1
+        message = bytes
+    }
+}
+
+/// Sends a direct server-streaming call's responses as they are written; the response metadata
+/// leaves with the first. A message is held back until the handler writes another (both leave
+/// together), ends, or pauses (the event loop's next turn), so that a short stream's last
+/// message leaves in the same write as the status: one wake-up of the client, not two. A write
+/// waits only when the socket is not keeping up, so that a big stream cannot pile up in memory.
+public final class DirectResponseWriter: Sendable {
+    private let channel: any Channel
+    private let stream: UInt32
+    private let state = Mutex(State())
+
+    private struct State {
+        var started = false
+        var held: ByteBuffer?
+        /// Counts holds: a turn of the loop sends only the hold it was queued for, which every
+        /// write taken out before it had been queued ahead of.
+        var holds = 0
+    }
+
+    init(channel: any Channel, stream: UInt32) {
+        self.channel = channel
+        self.stream = stream
+    }
+
+    /// Sends one response message.
+    public func write(_ message: [UInt8]) async throws {
+        let allocator = channel.allocator
+        var frames = state.withLock { $0.started } ? allocator.buffer(capacity: Frame.headerSize + message.count)
+            : allocator.frame(stream: stream, kind: .metadata) { $0.writeMetadata([:]) }
+        var frame = ServerFrameWriter.messageFrame(message, stream: stream, allocator: allocator)
+        frames.writeBuffer(&frame)
+        // Whatever goes out takes everything held, and every write is queued on the loop in
+        // turn, so messages leave in the order they were written.
+        let (ready, hold) = state.withLock { state -> (ByteBuffer?, Int) in
+            state.started = true
+            guard var held = state.held else {
+                state.held = frames
+                state.holds += 1
+                return (nil, state.holds)
+            }
+            held.writeBuffer(&frames)
+            state.held = nil
+            return (held, 0)
+        }
+        guard let ready else {
+            channel.eventLoop.execute { self.sendHeld(hold) }
+            return
+        }
+        let outbound = ServerOutbound(bytes: ready, ends: nil)
+        if channel.isWritable {
+            channel.writeAndFlush(outbound, promise: nil)
+        } else {
+            try await channel.writeAndFlush(outbound).get()
+        }
+    }
+
+    private func sendHeld(_ hold: Int) {
+        guard let bytes = state.withLock({ state -> ByteBuffer? in
+            guard state.holds == hold else { return nil }
+            defer { state.held = nil }
+            return state.held
+        }) else { return }
+        channel.writeAndFlush(ServerOutbound(bytes: bytes, ends: nil), promise: nil)
+    }
+
+    /// What has not gone out yet, to lead the status: the held message (with the response
+    /// metadata, if it was the first).
+    func takeUnsent() -> ByteBuffer? {
+        state.withLock { state in
+            defer { state.held = nil }
+            return state.held
+        }
+    }
+}
+
+/// Runs tasks on an event loop's thread: a direct call's handler starts where its request was
+/// read and answers without another thread, unless it awaits work elsewhere.
+final class EventLoopTaskExecutor: TaskExecutor {
+    let eventLoop: any EventLoop
+
+    init(eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
+extension FramedServerTransport {
+    /// Requests up to this size are handled on the event loop; a larger one (a bulk save, say)
+    /// would keep the loop from its other connections while it is decoded, so it runs on
+    /// Swift's shared threads. (A handler that streams much back can move itself off the loop.)
+    static let largestRequestOnEventLoop = 16 * 1024
+
+    /// Runs a direct call whose request is complete and writes its answer on `channel`.
+    func run(_ call: PendingDirectCall, stream: UInt32, channel: any Channel, loopExecutor: EventLoopTaskExecutor) {
+        guard admitDirectCall(call.record) else {
+            channel.writeAndFlush(ServerConnectionHandler.stoppingFrame(stream: stream, allocator: channel.allocator), promise: nil)
+            return
+        }
+        let onLoop = (call.message?.count ?? 0) <= Self.largestRequestOnEventLoop
+        let peer = "unix:" + path
+        Task(executorPreference: onLoop ? loopExecutor : globalConcurrentExecutor) {
+            await withServerContextRPCCancellationHandle { handle in
+                call.record.attach(handle)
+                let context = ServerContext(descriptor: call.descriptor, remotePeer: peer, localPeer: peer, cancellation: handle)
+                let answer = await Self.answer(call, context: context, stream: stream, channel: channel)
+                channel.writeAndFlush(answer, promise: nil)
+            }
+            self.directCallEnded(call.record)
+        }
+    }
+
+    /// The frames that end a call: for a unary call, its (empty) metadata, the message and an
+    /// OK status; for a streaming one, whatever metadata has not gone out and the status; or
+    /// only the status of the error.
+    private static func answer(_ call: PendingDirectCall, context: ServerContext, stream: UInt32,
+                               channel: any Channel) async -> ServerOutbound {
+        let allocator = channel.allocator
+        let responses = DirectResponseWriter(channel: channel, stream: stream)
+        var leading: ByteBuffer?
+        let status: Status
+        var trailers: Metadata = [:]
+        do {
+            guard call.messages == 1, let request = call.message else {
+                throw RPCError(code: .internalError, message: "a call of this method needs exactly one request message; \(call.messages) arrived")
+            }
+            var frames: ByteBuffer
+            switch call.handler {
+            case .unary(let handler):
+                let response = try await handler(request, context)
+                frames = allocator.frame(stream: stream, kind: .metadata) { $0.writeMetadata([:]) }
+                var message = ServerFrameWriter.messageFrame(response, stream: stream, allocator: allocator)
+                frames.writeBuffer(&message)
+            case .serverStreaming(let handler):
+                do {
+                    try await handler(request, context, responses)
+                } catch {
+                    // Messages written before the error still reach the client, then its status.
+                    leading = responses.takeUnsent()
+                    throw error
+                }
+                // A stream of no messages still has its metadata before its OK status.
+                frames = responses.takeUnsent() ?? allocator.frame(stream: stream, kind: .metadata) { $0.writeMetadata([:]) }
+            }
+            var end = ServerConnectionHandler.statusFrame(stream: stream, status: Status(code: .ok, message: ""), allocator: allocator)
+            frames.writeBuffer(&end.bytes)
+            return ServerOutbound(bytes: frames, ends: stream)
+        } catch let error as RPCError {
+            status = Status(code: Status.Code(error.code), message: error.message)
+            trailers = error.metadata
+        } catch {
+            status = Status(code: .unknown, message: "Service method threw an unknown error.")
+        }
+        var end = ServerConnectionHandler.statusFrame(stream: stream, status: status, metadata: trailers, allocator: allocator)
+        guard var leading else { return end }
+        leading.writeBuffer(&end.bytes)
+        return ServerOutbound(bytes: leading, ends: stream)
+    }
+}

@@ -1,0 +1,127 @@
+import FramedTransport
+import GRPCCore
+import GRPCProtobuf
+import ModelWire
+import SwiftProtobuf
+
+/// A unary method of modeld's services: its request and response types and its descriptor, as
+/// the generated code declares them.
+protocol UnaryMethod {
+    associatedtype Input: SwiftProtobuf.Message
+    associatedtype Output: SwiftProtobuf.Message
+    static var descriptor: MethodDescriptor { get }
+}
+
+extension Modeld_V1_DaemonService.Method.Status: UnaryMethod {}
+extension Modeld_V1_StoreService.Method.CreateStore: UnaryMethod {}
+extension Modeld_V1_StoreService.Method.ListStores: UnaryMethod {}
+extension Modeld_V1_StoreService.Method.GetStore: UnaryMethod {}
+extension Modeld_V1_StoreService.Method.DropStore: UnaryMethod {}
+extension Modeld_V1_StoreService.Method.GetSchema: UnaryMethod {}
+extension Modeld_V1_StoreService.Method.ApplySchema: UnaryMethod {}
+extension Modeld_V1_QueryService.Method.Count: UnaryMethod {}
+extension Modeld_V1_QueryService.Method.Aggregate: UnaryMethod {}
+extension Modeld_V1_QueryService.Method.GetObjects: UnaryMethod {}
+extension Modeld_V1_QueryService.Method.Apply: UnaryMethod {}
+extension Modeld_V1_QueryService.Method.BatchDelete: UnaryMethod {}
+extension Modeld_V1_QueryService.Method.BatchUpdate: UnaryMethod {}
+extension Modeld_V1_SessionService.Method.OpenSession: UnaryMethod {}
+extension Modeld_V1_SessionService.Method.CloseSession: UnaryMethod {}
+extension Modeld_V1_SessionService.Method.Stage: UnaryMethod {}
+extension Modeld_V1_SessionService.Method.Save: UnaryMethod {}
+extension Modeld_V1_SessionService.Method.Rollback: UnaryMethod {}
+extension Modeld_V1_SessionService.Method.Count: UnaryMethod {}
+extension Modeld_V1_SessionService.Method.Aggregate: UnaryMethod {}
+extension Modeld_V1_SessionService.Method.GetObjects: UnaryMethod {}
+extension Modeld_V1_SessionService.Method.DescribeSession: UnaryMethod {}
+
+/// A server-streaming method of modeld's services.
+protocol ServerStreamingMethod {
+    associatedtype Input: SwiftProtobuf.Message
+    associatedtype Output: SwiftProtobuf.Message
+    static var descriptor: MethodDescriptor { get }
+}
+
+extension Modeld_V1_QueryService.Method.Fetch: ServerStreamingMethod {}
+extension Modeld_V1_QueryService.Method.History: ServerStreamingMethod {}
+extension Modeld_V1_SessionService.Method.Fetch: ServerStreamingMethod {}
+
+/// How a client makes its calls: straight through the framed transport, or through GRPCCore.
+protocol MethodCaller: Sendable {
+    func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request) async throws -> Response
+
+    /// Calls `method` and hands its responses to `body`; the call ends when `body` returns.
+    func serverStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message, T: Sendable>(
+        _ method: MethodDescriptor, _ request: Request,
+        _ body: @Sendable @escaping (RPCAsyncSequence<Response, any Error>) async throws -> T) async throws -> T
+}
+
+/// Calls through GRPCCore's client (over HTTP/2).
+struct GRPCMethodCaller<Transport: ClientTransport>: MethodCaller {
+    let client: GRPCClient<Transport>
+
+    func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request) async throws -> Response {
+        try await client.unary(request: ClientRequest(message: request), descriptor: method, serializer: ProtobufSerializer<Request>(),
+                               deserializer: ProtobufDeserializer<Response>(), options: .defaults) { try $0.message }
+    }
+
+    func serverStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message, T: Sendable>(
+        _ method: MethodDescriptor, _ request: Request,
+        _ body: @Sendable @escaping (RPCAsyncSequence<Response, any Error>) async throws -> T) async throws -> T {
+        try await client.serverStreaming(request: ClientRequest(message: request), descriptor: method, serializer: ProtobufSerializer<Request>(),
+                                         deserializer: ProtobufDeserializer<Response>(), options: .defaults) { try await body($0.messages) }
+    }
+}
+
+/// Calls straight through the framed transport (``FramedClientTransport/unary(_:request:)`` and
+/// ``FramedClientTransport/serverStreaming(_:request:_:)``), with GRPCCore's coding (and its
+/// errors) for the messages.
+struct FramedMethodCaller: MethodCaller {
+    let transport: FramedClientTransport
+
+    func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request) async throws -> Response {
+        let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
+        return try ProtobufDeserializer<Response>().deserialize(try await transport.unary(method, request: bytes))
+    }
+
+    func serverStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message, T: Sendable>(
+        _ method: MethodDescriptor, _ request: Request,
+        _ body: @Sendable @escaping (RPCAsyncSequence<Response, any Error>) async throws -> T) async throws -> T {
+        let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
+        return try await transport.serverStreaming(method, request: bytes) { responses in
+            try await body(RPCAsyncSequence(wrapping: DecodedResponses<Response>(responses: responses)))
+        }
+    }
+}
+
+/// A direct call's responses, decoded.
+struct DecodedResponses<Response: SwiftProtobuf.Message>: AsyncSequence, Sendable {
+    let responses: DirectResponses
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(responses: responses.makeAsyncIterator())
+    }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var responses: DirectResponses.AsyncIterator
+
+        mutating func next() async throws -> Response? {
+            guard let bytes = try await responses.next() else { return nil }
+            return try ProtobufDeserializer<Response>().deserialize(bytes)
+        }
+    }
+}
+
+extension DaemonClient {
+    /// Makes the unary call `method` with `request`.
+    func unary<Method: UnaryMethod>(_ method: Method.Type, _ request: Method.Input) async throws -> Method.Output {
+        try await caller.unary(Method.descriptor, request)
+    }
+
+    /// Makes the server-streaming call `method` with `request`, handing its responses to `body`.
+    func serverStreaming<Method: ServerStreamingMethod, T: Sendable>(
+        _ method: Method.Type, _ request: Method.Input,
+        _ body: @Sendable @escaping (RPCAsyncSequence<Method.Output, any Error>) async throws -> T) async throws -> T {
+        try await caller.serverStreaming(Method.descriptor, request, body)
+    }
+}
