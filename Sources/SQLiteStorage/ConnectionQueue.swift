@@ -114,6 +114,25 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClose
         try inUse.withLock { try body(try openedConnection()) }
     }
 
+    /// Runs `body` with the connection on the calling thread, as ``runHere(_:)`` does, but stops
+    /// its statements once they have run `budget` thousand virtual machine steps between them
+    /// (a millisecond or so each): then nothing is returned, and the caller runs it on the queue.
+    /// `body` must only read, so that running it again is safe.
+    func runHere<T>(withinBudget budget: Int, _ body: (SQLiteConnection) throws -> T) throws -> T? {
+        try inUse.withLock {
+            let connection = try openedConnection()
+            cancellation.startBudget(budget)
+            do {
+                let result = try body(connection)
+                _ = cancellation.endBudget()
+                return result
+            } catch {
+                if cancellation.endBudget() { return nil }
+                throw error
+            }
+        }
+    }
+
     /// Interrupts the statement running on the connection, if any (`sqlite3_interrupt`, which
     /// may be called from any thread).
     func interrupt() {

@@ -12,11 +12,30 @@ final class ReaderPool: Sendable {
         self.pending = Mutex(Array(repeating: 0, count: readers.count))
     }
 
-    /// Runs `body` on the least busy reader. A `short` read (a few objects by key) runs on the
-    /// calling thread when that reader has nothing else to do, which saves two thread hand-offs
-    /// (to the reader's queue and back); anything that may take long stays off Swift's
-    /// cooperative threads, on the reader's queue, where cancelling it interrupts it.
-    func run<T: Sendable>(short: Bool = false, _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+    /// Where a read may run.
+    enum Placement {
+        /// On the reader's queue: work that may take long, off Swift's cooperative threads,
+        /// where cancelling it interrupts it.
+        case queue
+        /// On the calling thread when the reader has nothing else to do, which saves two thread
+        /// hand-offs (to the reader's queue and back): a few objects by key.
+        case hereIfIdle
+        /// On the calling thread when the reader is idle, moved to the reader's queue if it runs
+        /// past ``hereBudget`` (then the steps already run are lost): a read whose length is not
+        /// known beforehand, such as a query.
+        case hereWithinBudget
+    }
+
+    /// Thousands of SQLite steps a read tried on the calling thread may take before it moves to
+    /// the reader's queue: a millisecond or two.
+    static let hereBudget = 64
+
+    /// Reads that ran past ``hereBudget`` and moved to their reader's queue.
+    var movedToQueue: Int { moved.load(ordering: .relaxed) }
+    private let moved = Atomic(0)
+
+    /// Runs `body` on the least busy reader, placed as `placement` says.
+    func run<T: Sendable>(_ placement: Placement = .queue, _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         let (index, idle) = pending.withLock { counts -> (Int, Bool) in
             guard let chosen = counts.indices.min(by: { counts[$0] < counts[$1] }) else { return (-1, false) }
             counts[chosen] += 1
@@ -24,7 +43,15 @@ final class ReaderPool: Sendable {
         }
         guard index >= 0 else { throw ModelError(.closed, "the store has no reader connection") }
         defer { pending.withLock { $0[index] -= 1 } }
-        if short && idle { return try readers[index].runHere(body) }
+        switch placement {
+        case .hereIfIdle where idle:
+            return try readers[index].runHere(body)
+        case .hereWithinBudget where idle:
+            if let result = try readers[index].runHere(withinBudget: Self.hereBudget, body) { return result }
+            moved.add(1, ordering: .relaxed)
+        default:
+            break
+        }
         return try await readers[index].run(body)
     }
 

@@ -85,14 +85,18 @@ final class SQLiteConnection {
         isUnsyncedNew = false
     }
 
-    /// Makes every statement stop with SQLITE_INTERRUPT while `flag` is set (SQLite's progress
-    /// handler, every 1,000 virtual machine steps). The connection keeps the flag.
+    /// Makes every statement stop with SQLITE_INTERRUPT while `flag` is set or out of its
+    /// budget (SQLite's progress handler, every ``progressSteps`` virtual machine steps). The
+    /// connection keeps the flag.
     func stopStatements(when flag: CancellationFlag) {
         cancellationFlag = flag
-        sqlite3_progress_handler(handle, 1_000, { context in
-            Unmanaged<CancellationFlag>.fromOpaque(context!).takeUnretainedValue().isSet ? 1 : 0
+        sqlite3_progress_handler(handle, Self.progressSteps, { context in
+            Unmanaged<CancellationFlag>.fromOpaque(context!).takeUnretainedValue().shouldStop() ? 1 : 0
         }, Unmanaged.passUnretained(flag).toOpaque())
     }
+
+    /// Virtual machine steps between two calls of the progress handler.
+    static let progressSteps: Int32 = 1_000
 
     private static func isEmptyFile(_ path: String) -> Bool {
         var info = stat()
@@ -240,13 +244,44 @@ final class SQLiteConnection {
     }
 }
 
-/// A flag that one thread sets and another's SQLite progress handler reads.
+/// What SQLite's progress handler checks to stop a statement: a flag that one thread sets while
+/// another runs the statement, and a budget of progress-handler calls for a job run on the
+/// caller's thread (see ``ConnectionQueue/runHere(withinBudget:_:)``).
 final class CancellationFlag: Sendable {
     private let value = Atomic<Bool>(false)
+    /// Progress-handler calls left before a budgeted job stops; negative while there is no budget.
+    private let budget = Atomic<Int>(-1)
+    private let overBudget = Atomic<Bool>(false)
 
     var isSet: Bool { value.load(ordering: .acquiring) }
 
     func set(_ isSet: Bool) {
         value.store(isSet, ordering: .releasing)
+    }
+
+    /// Whether the statement running should stop: cancelled, or out of its budget. Called by the
+    /// progress handler, on the thread running the statement.
+    func shouldStop() -> Bool {
+        if isSet { return true }
+        let left = budget.load(ordering: .relaxed)
+        guard left >= 0 else { return false }
+        if left == 0 {
+            overBudget.store(true, ordering: .relaxed)
+            return true
+        }
+        budget.store(left - 1, ordering: .relaxed)
+        return false
+    }
+
+    /// Gives the statements that run from now on `calls` progress-handler calls between them.
+    func startBudget(_ calls: Int) {
+        overBudget.store(false, ordering: .relaxed)
+        budget.store(calls, ordering: .relaxed)
+    }
+
+    /// Ends the budget; whether a statement was stopped for running out of it.
+    func endBudget() -> Bool {
+        budget.store(-1, ordering: .relaxed)
+        return overBudget.exchange(false, ordering: .relaxed)
     }
 }

@@ -9,7 +9,9 @@ extension SQLiteStore {
         let storeIdentifier = storeIdentifier
         // Counts and identifiers are one statement; objects also read their relationships.
         let singleStatement = validated.resultType != .objects
-        return try await readers.run { connection in
+        // Tried on the calling thread first; an overlay's tables are written, so not with one.
+        let placement: ReaderPool.Placement = overlay?.isEmpty ?? true ? .hereWithinBudget : .queue
+        return try await readers.run(placement) { connection in
             try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay,
                                  singleStatement: singleStatement) {
                 try $0.fetch(validated)
@@ -65,14 +67,15 @@ extension SQLiteStore {
         let layout = try await layout()
         let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
         let storeIdentifier = storeIdentifier
-        return try await readers.run { connection in
+        let placement: ReaderPool.Placement = overlay?.isEmpty ?? true ? .hereWithinBudget : .queue
+        return try await readers.run(placement) { connection in
             try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay, singleStatement: true) {
                 try $0.aggregate(validated)
             }
         }
     }
 
-    /// The most objects by key a read may fetch on the caller's thread (see ``ReaderPool/run(short:_:)``).
+    /// The most objects by key a read may fetch on the caller's thread (see ``ReaderPool/Placement/hereIfIdle``).
     static let shortReadLimit = 8
 
     /// The objects with these identifiers, in the order given; identifiers of objects that don't
@@ -86,7 +89,7 @@ extension SQLiteStore {
         }
         guard !keys.isEmpty else { return [] }
         let storeIdentifier = storeIdentifier
-        let found = try await readers.run(short: ids.count <= Self.shortReadLimit) { [keys] connection in
+        let found = try await readers.run(ids.count <= Self.shortReadLimit ? .hereIfIdle : .queue) { [keys] connection in
             try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier) { context in
                 try context.objectsByRoot(keys)
             }

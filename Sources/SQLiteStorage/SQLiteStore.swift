@@ -23,6 +23,10 @@ public final class SQLiteStore: StorageBackend {
     let readers: ReaderPool
     private let state: Mutex<State>
 
+    /// Queries and aggregates that were tried on the caller's thread, ran past their budget there
+    /// and moved to a reader's queue (see ``ReaderPool/Placement/hereWithinBudget``).
+    public var readsMovedToReaderQueues: Int { readers.movedToQueue }
+
     /// How many reader connections a store opens.
     static let readerCount = 2
 

@@ -84,6 +84,38 @@ import Testing
         }
     }
 
+    /// Queries are tried on the caller's thread: a quick one answers there, one that runs past
+    /// the budget moves to a reader's queue and gives the same answer as if it had started
+    /// there, whatever its result type, and a grouped aggregate does the same.
+    @Test func longQueriesMoveToAReaderAndAnswerTheSame() async throws {
+        try await withStore(Catalog.schema) { store, _ in
+            try await Self.friends(store)
+            // Person i's friends are people (7i + 13k) mod 2000, k = 1...20, named "p<index>".
+            let expected = (0..<2_000).filter { index in
+                (1...20).contains { String((index * 7 + $0 * 13) % 2_000).hasPrefix("1") }
+            }.count
+            #expect(expected > 100 && expected < 2_000)
+
+            let quick = try await store.fetch(FetchDescriptor(entityName: "Person", resultType: .count)).count
+            #expect(quick == 2_000)
+            #expect(store.readsMovedToReaderQueues == 0)
+
+            // About a million SQLite steps: over the budget, well under a second.
+            let predicate = try PredicateParser.parse("SUBQUERY(friends, $f, $f.name BEGINSWITH \"p1\").@count > 0")
+            let counted = try await store.fetch(FetchDescriptor(entityName: "Person", predicate: predicate, resultType: .count)).count
+            #expect(counted == expected)
+            #expect(store.readsMovedToReaderQueues == 1)
+            let identified = try await store.fetch(FetchDescriptor(entityName: "Person", predicate: predicate, resultType: .identifiers))
+            #expect(identified.identifiers.count == expected)
+            let objects = try await store.fetch(FetchDescriptor(entityName: "Person", predicate: predicate))
+            #expect(objects.count == expected)
+            let rows = try await store.aggregate(AggregateDescriptor(entityName: "Person", predicate: predicate,
+                                                                     aggregations: [Aggregation("n", .count)]), overlay: nil)
+            #expect(rows == [["n": .int(Int64(expected))]])
+            #expect(store.readsMovedToReaderQueues == 4)
+        }
+    }
+
     /// A store at its size limit refuses saves with resourceExhausted, keeps serving reads and
     /// keeps what it has; with room again, it takes saves.
     @Test func aFullStoreRefusesSavesAndRecovers() async throws {
