@@ -54,6 +54,22 @@ protocol MethodCaller: Sendable {
     func serverStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message, T: Sendable>(
         _ method: MethodDescriptor, _ request: Request,
         _ body: @Sendable @escaping (RPCAsyncSequence<Response, any Error>) async throws -> T) async throws -> T
+
+    /// Calls the fetch `method` and hands its responses, read into ModelCore's types, to `body`.
+    func fetch<Request: SwiftProtobuf.Message, T: Sendable>(
+        _ method: MethodDescriptor, _ request: Request,
+        _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T) async throws -> T
+}
+
+extension MethodCaller {
+    /// Reads each response message with the wire conversions.
+    func fetch<Request: SwiftProtobuf.Message, T: Sendable>(
+        _ method: MethodDescriptor, _ request: Request,
+        _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T) async throws -> T {
+        try await serverStreaming(method, request) { (messages: RPCAsyncSequence<Modeld_V1_FetchResponse, any Error>) in
+            try await body(RPCAsyncSequence(wrapping: DecodingSequence(base: messages) { try FetchChunk(wire: $0) }))
+        }
+    }
 }
 
 /// Calls through GRPCCore's client (over HTTP/2).
@@ -89,25 +105,38 @@ struct FramedMethodCaller: MethodCaller {
         _ body: @Sendable @escaping (RPCAsyncSequence<Response, any Error>) async throws -> T) async throws -> T {
         let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
         return try await transport.serverStreaming(method, request: bytes) { responses in
-            try await body(RPCAsyncSequence(wrapping: DecodedResponses<Response>(responses: responses)))
+            try await body(RPCAsyncSequence(wrapping: DecodingSequence(base: responses) { try ProtobufDeserializer<Response>().deserialize($0) }))
+        }
+    }
+
+    /// Reads each response's bytes straight into ModelCore's types (``FetchChunk/init(serialized:)``),
+    /// without building the messages first.
+    func fetch<Request: SwiftProtobuf.Message, T: Sendable>(
+        _ method: MethodDescriptor, _ request: Request,
+        _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T) async throws -> T {
+        let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
+        return try await transport.serverStreaming(method, request: bytes) { responses in
+            try await body(RPCAsyncSequence(wrapping: DecodingSequence(base: responses) { try FetchChunk(serialized: $0) }))
         }
     }
 }
 
-/// A direct call's responses, decoded.
-struct DecodedResponses<Response: SwiftProtobuf.Message>: AsyncSequence, Sendable {
-    let responses: DirectResponses
+/// A stream of responses, each turned into what the caller reads.
+struct DecodingSequence<Base: AsyncSequence & Sendable, Element: Sendable>: AsyncSequence, Sendable {
+    let base: Base
+    let decode: @Sendable (Base.Element) throws -> Element
 
     func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(responses: responses.makeAsyncIterator())
+        AsyncIterator(base: base.makeAsyncIterator(), decode: decode)
     }
 
     struct AsyncIterator: AsyncIteratorProtocol {
-        var responses: DirectResponses.AsyncIterator
+        var base: Base.AsyncIterator
+        let decode: @Sendable (Base.Element) throws -> Element
 
-        mutating func next() async throws -> Response? {
-            guard let bytes = try await responses.next() else { return nil }
-            return try ProtobufDeserializer<Response>().deserialize(bytes)
+        mutating func next() async throws -> Element? {
+            guard let element = try await base.next() else { return nil }
+            return try decode(element)
         }
     }
 }
@@ -116,6 +145,14 @@ extension DaemonClient {
     /// Makes the unary call `method` with `request`.
     func unary<Method: UnaryMethod>(_ method: Method.Type, _ request: Method.Input) async throws -> Method.Output {
         try await caller.unary(Method.descriptor, request)
+    }
+
+    /// Makes the fetch call `method` with `request`, handing its responses to `body`.
+    func fetch<Method: ServerStreamingMethod, T: Sendable>(
+        _ method: Method.Type, _ request: Method.Input,
+        _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T) async throws -> T
+    where Method.Output == Modeld_V1_FetchResponse {
+        try await caller.fetch(Method.descriptor, request, body)
     }
 
     /// Makes the server-streaming call `method` with `request`, handing its responses to `body`.

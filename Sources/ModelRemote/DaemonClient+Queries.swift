@@ -12,7 +12,7 @@ extension DaemonClient {
                 $0.store = store
                 $0.fetch = descriptor.wire
             }
-            return try await serverStreaming(Modeld_V1_QueryService.Method.Fetch.self, request) {
+            return try await fetch(Modeld_V1_QueryService.Method.Fetch.self, request) {
                 try await FetchCollector.collect($0, resultType: descriptor.resultType)
             }
         }
@@ -29,13 +29,11 @@ extension DaemonClient {
                 $0.fetch = descriptor.wire
                 $0.fetch.batchSize = Int32(clamping: batchSize)
             }
-            return try await serverStreaming(Modeld_V1_QueryService.Method.Fetch.self, request) { messages in
+            return try await fetch(Modeld_V1_QueryService.Method.Fetch.self, request) { chunks in
                 var count = 0
-                for try await message in messages {
-                    var batch: [ObjectSnapshot] = []
-                    for object in message.objects { batch.append(try ObjectSnapshot(wire: object)) }
-                    if !batch.isEmpty { try await body(batch) }
-                    if message.hasCount { count = Int(message.count) }
+                for try await chunk in chunks {
+                    if !chunk.objects.isEmpty { try await body(chunk.objects) }
+                    if let total = chunk.count { count = total }
                 }
                 return count
             }
@@ -167,14 +165,14 @@ extension DaemonClient {
 
 /// Collects a streamed fetch into one `FetchResult`.
 enum FetchCollector {
-    static func collect(_ messages: RPCAsyncSequence<Modeld_V1_FetchResponse, any Error>, resultType: FetchDescriptor.ResultType) async throws -> FetchResult {
+    static func collect(_ chunks: RPCAsyncSequence<FetchChunk, any Error>, resultType: FetchDescriptor.ResultType) async throws -> FetchResult {
         var objects: [ObjectSnapshot] = [], prefetched: [ObjectSnapshot] = [], ids: [PersistentIdentifier] = []
         var count = 0
-        for try await message in messages {
-            for object in message.objects { objects.append(try ObjectSnapshot(wire: object)) }
-            for object in message.prefetched { prefetched.append(try ObjectSnapshot(wire: object)) }
-            for uri in message.identifiers { ids.append(try PersistentIdentifier(uri: uri)) }
-            if message.hasCount { count = Int(message.count) }
+        for try await chunk in chunks {
+            objects += chunk.objects
+            prefetched += chunk.prefetched
+            ids += chunk.identifiers
+            if let total = chunk.count { count = total }
         }
         switch resultType {
         case .objects: return .objects(objects, prefetched: prefetched)

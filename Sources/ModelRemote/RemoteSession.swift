@@ -81,7 +81,7 @@ public final class RemoteSession: Sendable {
                 $0.sessionID = id
                 $0.fetch = descriptor.wire
             }
-            return try await client.serverStreaming(Modeld_V1_SessionService.Method.Fetch.self, request) {
+            return try await client.fetch(Modeld_V1_SessionService.Method.Fetch.self, request) {
                 try await FetchCollector.collect($0, resultType: descriptor.resultType)
             }
         }

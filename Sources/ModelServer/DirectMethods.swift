@@ -20,7 +20,7 @@ extension DirectMethods {
         methods.add(Modeld_V1_StoreService.Method.GetSchema.descriptor, stores.getSchema)
         methods.add(Modeld_V1_StoreService.Method.ApplySchema.descriptor, stores.applySchema)
 
-        methods.addServerStreaming(Modeld_V1_QueryService.Method.Fetch.descriptor, queries.fetch)
+        methods.addFetch(Modeld_V1_QueryService.Method.Fetch.descriptor, queries.fetch)
         methods.addServerStreaming(Modeld_V1_QueryService.Method.History.descriptor, queries.history)
         methods.add(Modeld_V1_QueryService.Method.Count.descriptor, queries.count)
         methods.add(Modeld_V1_QueryService.Method.Aggregate.descriptor, queries.aggregate)
@@ -34,7 +34,7 @@ extension DirectMethods {
         methods.add(Modeld_V1_SessionService.Method.Stage.descriptor, sessions.stage)
         methods.add(Modeld_V1_SessionService.Method.Save.descriptor, sessions.save)
         methods.add(Modeld_V1_SessionService.Method.Rollback.descriptor, sessions.rollback)
-        methods.addServerStreaming(Modeld_V1_SessionService.Method.Fetch.descriptor, sessions.fetch)
+        methods.addFetch(Modeld_V1_SessionService.Method.Fetch.descriptor, sessions.fetch)
         methods.add(Modeld_V1_SessionService.Method.Count.descriptor, sessions.count)
         methods.add(Modeld_V1_SessionService.Method.Aggregate.descriptor, sessions.aggregate)
         methods.add(Modeld_V1_SessionService.Method.GetObjects.descriptor, sessions.getObjects)
@@ -61,6 +61,18 @@ extension DirectMethods {
         registerServerStreaming(method) { bytes, context, responses in
             let request = try ProtobufDeserializer<Request>().deserialize(bytes)
             try await handler(request, RPCWriter(wrapping: SerializingWriter<Response>(responses: responses)), context)
+        }
+    }
+}
+
+extension DirectMethods {
+    /// Runs a fetch method with `handler`, which writes its responses' bytes itself
+    /// (``FetchResponseSink/direct(_:)``).
+    fileprivate mutating func addFetch<Request: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ handler: @escaping @Sendable (Request, FetchResponseSink) async throws -> Void
+    ) {
+        registerServerStreaming(method) { bytes, _, responses in
+            try await handler(try ProtobufDeserializer<Request>().deserialize(bytes), .direct(responses))
         }
     }
 }

@@ -1,7 +1,16 @@
+import FramedTransport
 import GRPCCore
 import ModelCore
 import ModelStorage
 import ModelWire
+
+/// Where a fetch's responses go: GRPCCore's writer of messages (HTTP/2, or a call with a
+/// deadline), or a direct call's writer, which takes bytes written straight from the objects
+/// (``FetchResponseEncoder``: building the messages first cost more than a small query).
+enum FetchResponseSink: Sendable {
+    case messages(RPCWriter<Modeld_V1_FetchResponse>)
+    case direct(DirectResponseWriter)
+}
 
 /// Sends a fetch's results as a stream of responses: at most `batchSize` objects (or
 /// identifiers) each, and well under the message size limit, so that no response is ever too big
@@ -31,16 +40,16 @@ struct FetchStreaming {
         min(max(maximumMessageSize / 8, 16 * 1024), 1024 * 1024)
     }
 
-    func send(_ result: FetchResult, to writer: RPCWriter<Modeld_V1_FetchResponse>) async throws {
+    func send(_ result: FetchResult, to sink: FetchResponseSink) async throws {
         let items = switch result {
         case .objects(let objects, let prefetched): objects.count + prefetched.count
         case .identifiers(let ids): ids.count
         case .count: 0
         }
         guard items <= batchSize else {
-            return try await Self.offEventLoop { try await sendHere(result, to: writer) }
+            return try await Self.offEventLoop { try await sendHere(result, to: sink) }
         }
-        try await sendHere(result, to: writer)
+        try await sendHere(result, to: sink)
     }
 
     /// Runs `body` on Swift's shared threads: a direct call runs on its connection's event loop,
@@ -49,72 +58,94 @@ struct FetchStreaming {
         try await withTaskExecutorPreference(globalConcurrentExecutor, operation: body)
     }
 
-    private func sendHere(_ result: FetchResult, to writer: RPCWriter<Modeld_V1_FetchResponse>) async throws {
+    private func sendHere(_ result: FetchResult, to sink: FetchResponseSink) async throws {
+        var response = PendingResponse(streaming: self, sink: sink)
         switch result {
         case .count(let count):
-            try await writer.write(Modeld_V1_FetchResponse.with { $0.count = Int64(count) })
+            response.setCount(count)
         case .identifiers(let ids):
-            var response = Modeld_V1_FetchResponse()
-            var bytes = 0
-            for id in ids {
-                let uri = id.uriRepresentation
-                response.identifiers.append(uri)
-                bytes += uri.utf8.count + 4
-                if response.identifiers.count >= batchSize || bytes >= byteBudget {
-                    try await writer.write(response)
-                    response = Modeld_V1_FetchResponse()
-                    bytes = 0
-                }
-            }
-            response.count = Int64(ids.count)
-            try await writer.write(response)
+            for id in ids { try await response.add(identifier: id.uriRepresentation) }
+            response.setCount(ids.count)
         case .objects(let objects, let prefetched):
-            var responses = ObjectResponses(streaming: self, writer: writer)
-            for object in objects { try await responses.add(object, prefetched: false) }
-            for object in prefetched { try await responses.add(object, prefetched: true) }
-            try await responses.finish(count: objects.count)
+            for object in objects { try await response.add(object, prefetched: false) }
+            for object in prefetched { try await response.add(object, prefetched: true) }
+            response.setCount(objects.count)
         }
+        try await response.send()
     }
 
     /// Sends an objects fetch as the backend reads it, batch by batch, so that the daemon holds
     /// a few batches rather than every object, however many match.
-    func stream(_ descriptor: FetchDescriptor, from backend: any StorageBackend,
-                to writer: RPCWriter<Modeld_V1_FetchResponse>) async throws {
+    func stream(_ descriptor: FetchDescriptor, from backend: any StorageBackend, to sink: FetchResponseSink) async throws {
         try await Self.offEventLoop {
-            var responses = ObjectResponses(streaming: self, writer: writer)
+            var response = PendingResponse(streaming: self, sink: sink)
             let count = try await backend.fetchObjects(descriptor, batchSize: batchSize) { batch, prefetched in
-                for object in batch { try await responses.add(object, prefetched: prefetched) }
+                for object in batch { try await response.add(object, prefetched: prefetched) }
             }
-            try await responses.finish(count: count)
+            response.setCount(count)
+            try await response.send()
         }
     }
 
-    /// The response being filled with objects, sent when it holds a batch or its byte budget.
-    private struct ObjectResponses {
+    /// The response being filled, sent when it holds a batch or its byte budget: a message for
+    /// GRPCCore, or bytes written straight from the objects for a direct call.
+    private struct PendingResponse {
         let streaming: FetchStreaming
-        let writer: RPCWriter<Modeld_V1_FetchResponse>
-        var response = Modeld_V1_FetchResponse()
-        var bytes = 0
+        let sink: FetchResponseSink
+        var message = Modeld_V1_FetchResponse()
+        var encoder = FetchResponseEncoder()
+        var items = 0
+        var estimatedBytes = 0
 
-        init(streaming: FetchStreaming, writer: RPCWriter<Modeld_V1_FetchResponse>) {
+        init(streaming: FetchStreaming, sink: FetchResponseSink) {
             self.streaming = streaming
-            self.writer = writer
+            self.sink = sink
         }
 
-        mutating func add(_ snapshot: ObjectSnapshot, prefetched: Bool) async throws {
-            if prefetched { response.prefetched.append(snapshot.wire) } else { response.objects.append(snapshot.wire) }
-            bytes += FetchStreaming.estimatedSize(snapshot)
-            if response.objects.count + response.prefetched.count >= streaming.batchSize || bytes >= streaming.byteBudget {
-                try await writer.write(response)
-                response = Modeld_V1_FetchResponse()
-                bytes = 0
+        mutating func add(_ object: ObjectSnapshot, prefetched: Bool) async throws {
+            switch sink {
+            case .messages:
+                if prefetched { message.prefetched.append(object.wire) } else { message.objects.append(object.wire) }
+                estimatedBytes += FetchStreaming.estimatedSize(object)
+            case .direct:
+                encoder.append(object, prefetched: prefetched)
             }
+            try await added()
         }
 
-        /// Sends what is left, with the count of results.
-        mutating func finish(count: Int) async throws {
-            response.count = Int64(count)
-            try await writer.write(response)
+        mutating func add(identifier uri: String) async throws {
+            switch sink {
+            case .messages:
+                message.identifiers.append(uri)
+                estimatedBytes += uri.utf8.count + 4
+            case .direct:
+                encoder.append(identifier: uri)
+            }
+            try await added()
+        }
+
+        private mutating func added() async throws {
+            items += 1
+            let bytes = if case .direct = sink { encoder.byteCount } else { estimatedBytes }
+            if items >= streaming.batchSize || bytes >= streaming.byteBudget { try await send() }
+        }
+
+        /// Sets the count of results, which goes with the last response.
+        mutating func setCount(_ count: Int) {
+            message.count = Int64(count)
+            encoder.setCount(count)
+        }
+
+        mutating func send() async throws {
+            switch sink {
+            case .messages(let writer):
+                try await writer.write(message)
+                message = Modeld_V1_FetchResponse()
+            case .direct(let writer):
+                try await writer.write(encoder.finish())
+            }
+            items = 0
+            estimatedBytes = 0
         }
     }
 

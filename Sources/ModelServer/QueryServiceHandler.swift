@@ -9,6 +9,11 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     let core: DaemonCore
 
     func fetch(request: Modeld_V1_StoreFetchRequest, response: RPCWriter<Modeld_V1_FetchResponse>, context: ServerContext) async throws {
+        try await fetch(request, to: .messages(response))
+    }
+
+    /// Fetch, its responses sent to `response` (messages for GRPCCore, bytes for a direct call).
+    func fetch(_ request: Modeld_V1_StoreFetchRequest, to response: FetchResponseSink) async throws {
         try await core.rpc.handle("Fetch") {
             let store = try core.store(request.store)
             let descriptor = try FetchDescriptor(wire: request.fetch)

@@ -58,6 +58,11 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
     }
 
     func fetch(request: Modeld_V1_SessionFetchRequest, response: RPCWriter<Modeld_V1_FetchResponse>, context: ServerContext) async throws {
+        try await fetch(request, to: .messages(response))
+    }
+
+    /// Fetch, its responses sent to `response` (messages for GRPCCore, bytes for a direct call).
+    func fetch(_ request: Modeld_V1_SessionFetchRequest, to response: FetchResponseSink) async throws {
         try await core.rpc.handle("Fetch") {
             let session = try core.session(request.sessionID)
             let descriptor = try FetchDescriptor(wire: request.fetch)

@@ -20,7 +20,7 @@ extension Value {
         }
     }
 
-    private static func parse(_ text: String, as type: AttributeType) throws(ModelError) -> Value {
+    static func parse(_ text: String, as type: AttributeType) throws(ModelError) -> Value {
         guard let value = Value(parsing: text, as: type) else {
             let shown = text.count > 60 ? String(text.prefix(57)) + "..." : text
             throw ModelError(.typeMismatch, "\(type.rawValue)_value \"\(shown)\" is not a valid \(type.rawValue)",

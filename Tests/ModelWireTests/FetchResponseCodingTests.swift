@@ -1,0 +1,122 @@
+import Foundation
+import ModelCore
+import ModelFixtures
+import ModelWire
+import SwiftProtobuf
+import Testing
+
+/// The hand-written FetchResponse coding against SwiftProtobuf's generated code: what one
+/// writes, the other reads back the same, for every kind of value and relationship.
+@Suite struct FetchResponseCodingTests {
+    static let store = UUID()
+
+    static func randomObject(_ random: inout SeededRandom, index: Int) -> ObjectSnapshot {
+        func id(_ key: Int) -> PersistentIdentifier {
+            random.chance(0.2) ? .temporary(storeIdentifier: store, entityName: "Trip")
+                : PersistentIdentifier(storeIdentifier: store, entityName: "Trip", key: .permanent(Int64(key)))
+        }
+        var attributes: [String: Value] = [:]
+        for name in ["a", "bé", "long name with spaces", "z"] where random.chance(0.7) {
+            attributes[name] = random.pick(WireConversionTests.values)
+        }
+        if random.chance(0.1) {
+            // Big enough that lengths take several bytes.
+            attributes["big"] = .string(String(repeating: "x", count: random.int(100...70_000)))
+        }
+        var relationships: [String: RelationshipValue] = [:]
+        if random.chance(0.5) { relationships["owner"] = .toOne(random.chance(0.3) ? nil : id(random.int(1...9))) }
+        if random.chance(0.5) { relationships["stops"] = .toMany((0..<random.int(0...40)).map { _ in id(random.int(1...1_000_000)) }) }
+        let version: Int64 = random.chance(0.1) ? 0 : Int64(random.int(1...Int(Int32.max)))
+        return ObjectSnapshot(id: id(index), version: version, attributes: attributes, relationships: relationships)
+    }
+
+    /// Objects, prefetched objects, identifiers and a count, written by hand, parse with
+    /// SwiftProtobuf into the message the wire conversions build; and SwiftProtobuf's bytes of
+    /// that message read back by hand into the same objects.
+    @Test(arguments: 1...40)
+    func bothWaysAgreeWithSwiftProtobuf(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        var chunk = FetchChunk()
+        chunk.objects = (0..<random.int(0...30)).map { Self.randomObject(&random, index: $0 + 1) }
+        chunk.prefetched = (0..<random.int(0...3)).map { Self.randomObject(&random, index: $0 + 100) }
+        chunk.identifiers = (0..<random.int(0...5)).map { PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(Int64($0 + 1))) }
+        chunk.count = random.chance(0.5) ? nil : random.int(0...Int(Int64.max / 2))
+
+        var encoder = FetchResponseEncoder()
+        for object in chunk.objects { encoder.append(object) }
+        for object in chunk.prefetched { encoder.append(object, prefetched: true) }
+        for id in chunk.identifiers { encoder.append(identifier: id.uriRepresentation) }
+        if let count = chunk.count { encoder.setCount(count) }
+        let handWritten = encoder.finish()
+        #expect(encoder.byteCount == 0)
+
+        var message = Modeld_V1_FetchResponse()
+        message.objects = chunk.objects.map(\.wire)
+        message.prefetched = chunk.prefetched.map(\.wire)
+        message.identifiers = chunk.identifiers.map(\.uriRepresentation)
+        if let count = chunk.count { message.count = Int64(count) }
+
+        let parsed = try Modeld_V1_FetchResponse(serializedBytes: handWritten)
+        #expect(parsed == message)
+        #expect(try FetchChunk(wire: parsed) == chunk)
+
+        let generated: [UInt8] = try message.serializedBytes()
+        #expect(try FetchChunk(serialized: generated) == chunk)
+        #expect(try FetchChunk(serialized: handWritten) == chunk)
+    }
+
+    /// Every prefix of a response's bytes, and the bytes with fields the reader does not know,
+    /// are read as SwiftProtobuf reads them: refused where it refuses them, the same objects
+    /// where it accepts them; nothing crashes.
+    @Test func damagedAndExtendedBytesAreReadAsSwiftProtobufReadsThem() throws {
+        var random = SeededRandom(seed: 7)
+        var message = Modeld_V1_FetchResponse()
+        message.objects = (0..<3).map { Self.randomObject(&random, index: $0 + 1).wire }
+        message.count = 3
+        let bytes: [UInt8] = try message.serializedBytes()
+        var refused = 0
+        for length in 0..<bytes.count {
+            let prefix = Array(bytes.prefix(length))
+            let theirs = try? FetchChunk(wire: Modeld_V1_FetchResponse(serializedBytes: prefix))
+            let ours = try? FetchChunk(serialized: prefix)
+            #expect(ours == theirs, "prefix of \(length) bytes")
+            if ours == nil { refused += 1 }
+        }
+        #expect(refused > bytes.count / 2)
+
+        // Field 99 (a string) and field 98 (a varint) at the top and inside an object.
+        var extended = bytes
+        extended += [0x9A, 0x06, 0x02, 0x68, 0x69, 0x90, 0x06, 0x2A]
+        var object: [UInt8] = try message.objects[0].serializedBytes()
+        object += [0x90, 0x06, 0x01]
+        var length: [UInt8] = []
+        var rest = object.count
+        while rest >= 0x80 {
+            length.append(UInt8(rest & 0x7F) | 0x80)
+            rest >>= 7
+        }
+        extended += [0x0A] + length + [UInt8(rest)] + object
+        var expected = try FetchChunk(wire: message)
+        expected.objects.append(expected.objects[0])
+        #expect(try FetchChunk(serialized: extended) == expected)
+    }
+
+    /// Bad text forms and relationship values are refused with the same errors as the wire
+    /// conversions give, naming the attribute.
+    @Test func badValuesAreRefusedAsTheWireConversionsRefuseThem() throws {
+        var object = Modeld_V1_ObjectSnapshot()
+        object.uri = PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(1)).uriRepresentation
+        object.attributes["id"] = Modeld_V1_Value.with { $0.uuidValue = "not-a-uuid" }
+        let response = Modeld_V1_FetchResponse.with { $0.objects = [object] }
+        let theirs = try #require(throws: ModelError.self) { try FetchChunk(wire: response) }
+        let ours = try #require(throws: ModelError.self) { try FetchChunk(serialized: try response.serializedBytes()) }
+        #expect(ours == theirs)
+        #expect(ours.code == .typeMismatch && ours.message.contains("'id'"))
+
+        object.attributes = [:]
+        object.relationships["owner"] = Modeld_V1_RelationshipValue()
+        let noKind = Modeld_V1_FetchResponse.with { $0.objects = [object] }
+        let error = try #require(throws: ModelError.self) { try FetchChunk(serialized: try noKind.serializedBytes()) }
+        #expect(error.code == .invalidArgument && error.message.contains("to_one"))
+    }
+}
