@@ -237,6 +237,7 @@ let package = Package(
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: sharedSettings
         ),

@@ -9,6 +9,9 @@ public final class FramedClientTransport: ClientTransport, Sendable {
     public typealias Bytes = [UInt8]
 
     public let path: String
+    /// The event loop the connection runs on (every connection this transport opens).
+    let eventLoop: any EventLoop
+    private let loopExecutor: EventLoopTaskExecutor
     private let state = Mutex(State())
     private let stopped: AsyncStream<Void>
     private let stop: AsyncStream<Void>.Continuation
@@ -21,8 +24,17 @@ public final class FramedClientTransport: ClientTransport, Sendable {
 
     public init(path: String) {
         self.path = path
+        eventLoop = MultiThreadedEventLoopGroup.singleton.next()
+        loopExecutor = EventLoopTaskExecutor(eventLoop: eventLoop)
         (stopped, stop) = AsyncStream.makeStream()
     }
+
+    /// Runs tasks on the connection's event loop. A task that prefers it
+    /// (`withTaskExecutorPreference`) makes its direct calls without a thread hand-off on this
+    /// side: the request is written from the loop, and the task resumes there when the answer
+    /// is read, where otherwise the loop is woken to write and a shared thread to resume. Work
+    /// between calls then runs on the loop too, so keep it short.
+    public var executor: any TaskExecutor { loopExecutor }
 
     public var retryThrottle: RetryThrottle? { nil }
 
@@ -76,7 +88,7 @@ public final class FramedClientTransport: ClientTransport, Sendable {
             guard !state.isShutdown else { throw RPCError(code: .unavailable, message: "the client is shutting down") }
             state.openCalls += 1
             if let connection = state.connection { return connection }
-            let connection = Self.open(path)
+            let connection = Self.open(path, on: eventLoop)
             state.connection = connection
             return connection
         }
@@ -105,8 +117,8 @@ public final class FramedClientTransport: ClientTransport, Sendable {
         if finished { finishShutdown() }
     }
 
-    private static func open(_ path: String) -> EventLoopFuture<ClientConnectionHandler> {
-        ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+    private static func open(_ path: String, on eventLoop: any EventLoop) -> EventLoopFuture<ClientConnectionHandler> {
+        ClientBootstrap(group: eventLoop)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maximumPayload: Int(Int32.max))))

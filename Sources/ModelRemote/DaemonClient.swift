@@ -19,6 +19,17 @@ public final class DaemonClient: Sendable {
     /// Makes the calls: straight through the framed transport when that is the one in use
     /// (without GRPCCore's per-call machinery), else through GRPCCore.
     let caller: any MethodCaller
+    /// An executor on the connection's event loop, on the framed transport (nil on HTTP/2). A task
+    /// that runs its calls with it as its preference, as a SwiftData model actor runs on its
+    /// context's executor, makes each call without a thread hand-off on the client's side:
+    ///
+    ///     try await withTaskExecutorPreference(client.preferredExecutor) {
+    ///         for id in ids { _ = try await client.objects([id], in: store) }
+    ///     }
+    ///
+    /// Its work between calls runs on the event loop too, which serves the connection's other
+    /// calls, so it should be short.
+    public let preferredExecutor: (any TaskExecutor)?
     private let shutdown: @Sendable () -> Void
 
     private init<T: ClientTransport>(socketPath: String, transport: DaemonTransport, grpc: GRPCClient<T>, made: T) {
@@ -26,6 +37,7 @@ public final class DaemonClient: Sendable {
         self.transport = transport
         let framed = made as? FramedClientTransport
         caller = framed.map(FramedMethodCaller.init) ?? GRPCMethodCaller(client: grpc)
+        preferredExecutor = framed?.executor
         shutdown = {
             grpc.beginGracefulShutdown()
             // gRPC's client passes the shutdown on only if its connections had started running,

@@ -12,7 +12,7 @@ extension BenchCommand {
     /// 2 and 3: point reads, alternating modeld and PostgreSQL round by round.
     func pointReadWorkloads(_ workloads: ModeldWorkloads, postgres: PostgresCluster, sqlite: SQLiteBaseline, daemon: ModeldProcess,
                             report: inout Report) async throws {
-        say("2. point reads by URI, 1 client (\(rounds) alternated rounds)")
+        say("2. point reads by URI, 1 client (\(rounds) alternated rounds; modeld's client tasks prefer their connection's executor)")
         let script = Self.pointReadScript.replacingOccurrences(of: ":rows", with: "\(rows)")
         var modeldRates: [Double] = [], postgresRates: [Double] = []
         var modeldLatencies = Latencies(), postgresLatencies = Latencies()

@@ -21,19 +21,21 @@ struct ModeldWorkloads {
         }
     }
 
-    /// `count` point reads by URI, one after another, from one connection.
+    /// `count` point reads by URI, one after another, from one connection (on its executor).
     func pointReads(_ count: Int, rows: Int, client: DaemonClient, seed: UInt64) async throws -> Latencies {
-        var picker = RowPicker(rows: rows, seed: seed)
-        var latencies = Latencies()
-        let clock = ContinuousClock()
-        for _ in 0..<count {
-            let id = try id(picker.next())
-            let start = clock.now
-            let objects = try await client.objects([id], in: store)
-            latencies.record(clock.now - start)
-            guard objects.count == 1 else { throw BenchError("modeld read of \(id) returned \(objects.count) objects") }
+        try await withTaskExecutorPreference(client.preferredExecutor) {
+            var picker = RowPicker(rows: rows, seed: seed)
+            var latencies = Latencies()
+            let clock = ContinuousClock()
+            for _ in 0..<count {
+                let id = try id(picker.next())
+                let start = clock.now
+                let objects = try await client.objects([id], in: store)
+                latencies.record(clock.now - start)
+                guard objects.count == 1 else { throw BenchError("modeld read of \(id) returned \(objects.count) objects") }
+            }
+            return latencies
         }
-        return latencies
     }
 
     /// Point reads from `clients` connections at once for `seconds`: reads per second.
@@ -75,6 +77,10 @@ struct ModeldWorkloads {
 
     /// The indexed query, `count` times with different bounds.
     func indexedQueries(_ count: Int, client: DaemonClient) async throws -> Latencies {
+        try await withTaskExecutorPreference(client.preferredExecutor) { try await indexedQueriesHere(count, client: client) }
+    }
+
+    private func indexedQueriesHere(_ count: Int, client: DaemonClient) async throws -> Latencies {
         var latencies = Latencies()
         let clock = ContinuousClock()
         for n in 0..<count {
@@ -93,6 +99,10 @@ struct ModeldWorkloads {
 
     /// `count` calls that do nothing but answer: the cost of a round trip.
     func emptyRoundTrips(_ count: Int, client: DaemonClient) async throws -> Latencies {
+        try await withTaskExecutorPreference(client.preferredExecutor) { try await emptyRoundTripsHere(count, client: client) }
+    }
+
+    private func emptyRoundTripsHere(_ count: Int, client: DaemonClient) async throws -> Latencies {
         var latencies = Latencies()
         let clock = ContinuousClock()
         for _ in 0..<count {

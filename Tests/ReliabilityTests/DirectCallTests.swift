@@ -7,6 +7,7 @@ import ModelFixtures
 import ModelRemote
 import ModelTesting
 import ModelWire
+import NIOPosix
 import Synchronization
 import Testing
 
@@ -135,6 +136,60 @@ import Testing
                 }
                 let count = try await client.count(FetchDescriptor(entityName: "Person"), in: store.name)
                 #expect(count == 300)
+            }
+        }
+    }
+}
+
+extension DirectCallTests {
+    /// A task that prefers the connection's executor runs on its event loop between calls, and
+    /// its calls answer as anywhere else: saves, point reads, a fetch streamed in many batches,
+    /// counts, history, and a call cancelled midway. Over HTTP/2 there is no such executor.
+    @Test func callsOnTheConnectionsExecutorAnswerTheSame() async throws {
+        try await withTestStore(schema: Catalog.schema) { store in
+            try await DaemonClient.withClient(socketPath: store.socketPath, transport: .framed) { client in
+                let executor = try #require(client.preferredExecutor)
+                try await withTaskExecutorPreference(executor) {
+                    let names = (0..<120).map { String(format: "n%03d", ($0 * 53) % 120) }
+                    try await client.apply(names.map { .insert(entity: "Person", attributes: ["name": .string($0)], relationships: [:], id: nil) },
+                                           in: store.name)
+                    #expect(MultiThreadedEventLoopGroup.currentEventLoop != nil, "the task resumed off the connection's event loop")
+                    let ids = try await client.fetch(FetchDescriptor(entityName: "Person", resultType: .identifiers), in: store.name).identifiers
+                    #expect(ids.count == 120)
+                    for id in ids.prefix(10) {
+                        let found = try await client.objects([id], in: store.name)
+                        #expect(found.map(\.id) == [id])
+                    }
+                    let batches = Mutex<[String]>([])
+                    let count = try await client.fetch(FetchDescriptor(entityName: "Person", sortBy: [SortDescriptor(PropertyPath(["name"]))]),
+                                                       in: store.name, batchSize: 9) { batch in
+                        batches.withLock { $0 += batch.map { if case .string(let name) = $0.attributes["name"] { name } else { "" } } }
+                    }
+                    #expect(count == 120 && batches.withLock { $0 } == names.sorted())
+                    #expect(try await client.count(FetchDescriptor(entityName: "Person"), in: store.name) == 120)
+                    #expect(try await client.history(after: nil, in: store.name).count == 1)
+
+                    try await SlowQuery.friends(store)
+                    let slow = FetchDescriptor(entityName: "Person", predicate: try PredicateParser.parse(SlowQuery.predicate))
+                    let outcome = await withTaskGroup(of: (any Error)?.self) { group in
+                        group.addTask {
+                            do {
+                                _ = try await client.count(slow, in: store.name)
+                                return nil
+                            } catch {
+                                return error
+                            }
+                        }
+                        try? await Task.sleep(for: .milliseconds(200))
+                        group.cancelAll()
+                        return await group.next() ?? nil
+                    }
+                    #expect((outcome as? ModelError)?.code == .cancelled, "\(String(describing: outcome))")
+                    #expect(MultiThreadedEventLoopGroup.currentEventLoop != nil)
+                }
+            }
+            try await DaemonClient.withClient(socketPath: store.socketPath, transport: .http2) { client in
+                #expect(client.preferredExecutor == nil)
             }
         }
     }
