@@ -92,14 +92,20 @@ import Testing
                 }
             }
             for _ in 0..<12 {
-                let firstBatch = Mutex(false)
+                // The consumer waits on a stream that never yields until its task is cancelled
+                // (not on Task.sleep: a sleep cancelled at the wrong moment was seen to hang
+                // for good on Linux, its task never resumed and its timer gone).
+                let (firstBatch, reached) = AsyncStream<Void>.makeStream()
                 let task = Task {
                     try await store.backend.fetchObjects(descriptor, batchSize: 8) { _, _ in
-                        firstBatch.withLock { $0 = true }
-                        try await Task.sleep(for: .seconds(60))
+                        reached.yield()
+                        let (never, keptOpen) = AsyncStream<Void>.makeStream()
+                        for await _ in never {}
+                        keptOpen.finish()
+                        throw CancellationError()
                     }
                 }
-                while !firstBatch.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(2)) }
+                for await _ in firstBatch { break }
                 task.cancel()
                 let outcome = await task.result
                 #expect(throws: (any Error).self) { try outcome.get() }
