@@ -82,13 +82,13 @@ public final class DirectResponseWriter: Sendable {
     /// Sends one response message.
     public func write(_ message: [UInt8]) async throws {
         let allocator = channel.allocator
-        var frames = state.withLock { $0.started } ? allocator.buffer(capacity: Frame.headerSize + message.count)
-            : allocator.frame(stream: stream, kind: .metadata) { $0.writeMetadata([:]) }
         var frame = ServerFrameWriter.messageFrame(message, stream: stream, allocator: allocator)
-        frames.writeBuffer(&frame)
         // Whatever goes out takes everything held, and every write is queued on the loop in
         // turn, so messages leave in the order they were written.
         let (ready, hold) = state.withLock { state -> (ByteBuffer?, Int) in
+            var frames = state.started ? allocator.buffer(capacity: frame.readableBytes)
+                : allocator.frame(stream: stream, kind: .metadata) { $0.writeMetadata([:]) }
+            frames.writeBuffer(&frame)
             state.started = true
             guard var held = state.held else {
                 state.held = frames
@@ -112,18 +112,15 @@ public final class DirectResponseWriter: Sendable {
     }
 
     private func sendHeld(_ hold: Int) {
-        guard let bytes = state.withLock({ state -> ByteBuffer? in
-            guard state.holds == hold else { return nil }
-            defer { state.held = nil }
-            return state.held
-        }) else { return }
+        guard let bytes = takeUnsent(onlyHold: hold) else { return }
         channel.writeAndFlush(ServerOutbound(bytes: bytes, ends: nil), promise: nil)
     }
 
     /// What has not gone out yet, to lead the status: the held message (with the response
-    /// metadata, if it was the first).
-    func takeUnsent() -> ByteBuffer? {
+    /// metadata, if it was the first). With `onlyHold`, nothing unless it is still that hold.
+    func takeUnsent(onlyHold hold: Int? = nil) -> ByteBuffer? {
         state.withLock { state in
+            guard hold == nil || state.holds == hold else { return nil }
             defer { state.held = nil }
             return state.held
         }

@@ -12,11 +12,7 @@ extension FramedClientTransport {
                                    _ body: (DirectResponses) async throws -> T) async throws -> T {
         let connection = try beginCall()
         defer { callEnded() }
-        let handler = try await connected(connection)
-        guard let (id, parts) = handler.register() else {
-            forget(connection)
-            throw RPCError(code: .unavailable, message: "the connection to \(path) had closed; the call was not sent")
-        }
+        let (handler, (id, parts)) = try await registered(on: connection) { $0.register() }
         let channel = handler.channel
         channel.writeAndFlush(Self.callFrames(stream: id, descriptor: descriptor, request: request, allocator: channel.allocator), promise: nil)
         defer {

@@ -11,12 +11,8 @@ extension FramedClientTransport {
     public func unary(_ descriptor: MethodDescriptor, request: [UInt8]) async throws -> [UInt8] {
         let connection = try beginCall()
         defer { callEnded() }
-        let handler = try await connected(connection)
         let call = UnaryCall()
-        guard let id = handler.register(call) else {
-            forget(connection)
-            throw RPCError(code: .unavailable, message: "the connection to \(path) had closed; the call was not sent")
-        }
+        let (handler, id) = try await registered(on: connection) { $0.register(call) }
         let allocator = handler.channel.allocator
         handler.channel.writeAndFlush(Self.callFrames(stream: id, descriptor: descriptor, request: request, allocator: allocator), promise: nil)
         return try await withTaskCancellationHandler {

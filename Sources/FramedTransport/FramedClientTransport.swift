@@ -66,11 +66,7 @@ public final class FramedClientTransport: ClientTransport, Sendable {
                                         _ closure: (RPCStream<Inbound, Outbound>, ClientContext) async throws -> T) async throws -> T {
         let connection = try beginCall()
         defer { callEnded() }
-        let handler = try await connected(connection)
-        guard let (id, responses) = handler.register() else {
-            forget(connection)
-            throw RPCError(code: .unavailable, message: "the connection to \(path) had closed; the call was not sent")
-        }
+        let (handler, (id, responses)) = try await registered(on: connection) { $0.register() }
         let holdsRequest = descriptor.type == .unary || descriptor.type == .serverStreaming
         let writer = ClientFrameWriter(channel: handler.channel, stream: id, path: "\(descriptor.service)/\(descriptor.method)",
                                        holdsUntilFinished: holdsRequest)
@@ -94,14 +90,23 @@ public final class FramedClientTransport: ClientTransport, Sendable {
         }
     }
 
-    /// The connection's handler once it is connected.
-    func connected(_ connection: EventLoopFuture<ClientConnectionHandler>) async throws -> ClientConnectionHandler {
+    /// The connection's handler once it is connected, and what `register` registered a new call
+    /// on it as; a connection that failed, or closed before the call could be registered, is
+    /// forgotten (the next call opens a new one) and the call fails with `unavailable`.
+    func registered<Call>(on connection: EventLoopFuture<ClientConnectionHandler>,
+                          _ register: (ClientConnectionHandler) -> Call?) async throws -> (ClientConnectionHandler, Call) {
+        let handler: ClientConnectionHandler
         do {
-            return try await connection.get()
+            handler = try await connection.get()
         } catch {
             forget(connection)
             throw RPCError(code: .unavailable, message: "cannot connect to \(path): \(error)")
         }
+        guard let call = register(handler) else {
+            forget(connection)
+            throw RPCError(code: .unavailable, message: "the connection to \(path) had closed; the call was not sent")
+        }
+        return (handler, call)
     }
 
     /// Drops a connection that failed or closed, so that the next call opens a new one.

@@ -4,13 +4,16 @@ import GRPCProtobuf
 import ModelWire
 import SwiftProtobuf
 
-/// A unary method of modeld's services: its request and response types and its descriptor, as
-/// the generated code declares them.
-protocol UnaryMethod {
+/// A method of modeld's services: its request and response types and its descriptor, as the
+/// generated code declares them.
+protocol ModeldMethod {
     associatedtype Input: SwiftProtobuf.Message
     associatedtype Output: SwiftProtobuf.Message
     static var descriptor: MethodDescriptor { get }
 }
+
+/// A unary method of modeld's services.
+protocol UnaryMethod: ModeldMethod {}
 
 extension Modeld_V1_DaemonService.Method.Status: UnaryMethod {}
 extension Modeld_V1_StoreService.Method.CreateStore: UnaryMethod {}
@@ -36,11 +39,7 @@ extension Modeld_V1_SessionService.Method.GetObjects: UnaryMethod {}
 extension Modeld_V1_SessionService.Method.DescribeSession: UnaryMethod {}
 
 /// A server-streaming method of modeld's services.
-protocol ServerStreamingMethod {
-    associatedtype Input: SwiftProtobuf.Message
-    associatedtype Output: SwiftProtobuf.Message
-    static var descriptor: MethodDescriptor { get }
-}
+protocol ServerStreamingMethod: ModeldMethod {}
 
 extension Modeld_V1_QueryService.Method.Fetch: ServerStreamingMethod {}
 extension Modeld_V1_QueryService.Method.History: ServerStreamingMethod {}
@@ -103,10 +102,7 @@ struct FramedMethodCaller: MethodCaller {
     func serverStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message, T: Sendable>(
         _ method: MethodDescriptor, _ request: Request,
         _ body: @Sendable @escaping (RPCAsyncSequence<Response, any Error>) async throws -> T) async throws -> T {
-        let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
-        return try await transport.serverStreaming(method, request: bytes) { responses in
-            try await body(RPCAsyncSequence(wrapping: DecodingSequence(base: responses) { try ProtobufDeserializer<Response>().deserialize($0) }))
-        }
+        try await stream(method, request, decode: { try ProtobufDeserializer<Response>().deserialize($0) }, body)
     }
 
     /// Reads each response's bytes straight into ModelCore's types (``FetchChunk/init(serialized:)``),
@@ -114,9 +110,16 @@ struct FramedMethodCaller: MethodCaller {
     func fetch<Request: SwiftProtobuf.Message, T: Sendable>(
         _ method: MethodDescriptor, _ request: Request,
         _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T) async throws -> T {
+        try await stream(method, request, decode: { try FetchChunk(serialized: $0) }, body)
+    }
+
+    /// Makes a direct server-streaming call, handing `body` its responses as `decode` reads them.
+    private func stream<Request: SwiftProtobuf.Message, Element: Sendable, T>(
+        _ method: MethodDescriptor, _ request: Request, decode: @escaping @Sendable ([UInt8]) throws -> Element,
+        _ body: (RPCAsyncSequence<Element, any Error>) async throws -> T) async throws -> T {
         let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
         return try await transport.serverStreaming(method, request: bytes) { responses in
-            try await body(RPCAsyncSequence(wrapping: DecodingSequence(base: responses) { try FetchChunk(serialized: $0) }))
+            try await body(RPCAsyncSequence(wrapping: DecodingSequence(base: responses, decode: decode)))
         }
     }
 }

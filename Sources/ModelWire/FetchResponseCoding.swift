@@ -48,12 +48,12 @@ public struct FetchChunk: Sendable, Equatable {
                 do {
                     attributes[name] = try value.map(Self.value) ?? .null
                 } catch {
-                    throw ModelError(error.code, "'\(name)': \(error.message)", context: error.context.merging(["property": name]) { a, _ in a })
+                    throw error.naming(property: name)
                 }
             case (4, 2):
+                // An entry without a value reads as an empty one, which sets no kind.
                 let (name, value) = try entry(reader.message())
-                guard let value else { throw ModelError(.invalidArgument, "a relationship value must set to_one (a URI, or \"\" for nil) or to_many") }
-                relationships[name] = try relationship(value)
+                relationships[name] = try relationship(value ?? ProtobufReader([], in: 0..<0))
             default: try reader.skip(type)
             }
         }
@@ -113,9 +113,7 @@ public struct FetchChunk: Sendable, Equatable {
             default: try reader.skip(type)
             }
         }
-        guard let relationship else {
-            throw ModelError(.invalidArgument, "a relationship value must set to_one (a URI, or \"\" for nil) or to_many")
-        }
+        guard let relationship else { throw ModelError.relationshipWithoutKind }
         return relationship
     }
 }

@@ -57,7 +57,7 @@ extension Dictionary where Key == String, Value == ModelCore.Value {
             do {
                 values[name] = try ModelCore.Value(wire: value)
             } catch {
-                throw ModelError(error.code, "'\(name)': \(error.message)", context: error.context.merging(["property": name]) { a, _ in a })
+                throw error.naming(property: name)
             }
         }
         self = values
@@ -89,7 +89,7 @@ extension RelationshipValue {
             for uri in list.uris { ids.append(try PersistentIdentifier(wire: uri, in: storeIdentifier)) }
             self = .toMany(ids)
         case nil:
-            throw ModelError(.invalidArgument, "a relationship value must set to_one (a URI, or \"\" for nil) or to_many")
+            throw ModelError.relationshipWithoutKind
         }
     }
 
@@ -123,5 +123,15 @@ extension ObjectSnapshot {
         wire.attributes = attributes.wire
         wire.relationships = relationships.mapValues(\.wire)
         return wire
+    }
+}
+
+extension ModelError {
+    /// A relationship value on the wire that sets neither of its kinds.
+    static let relationshipWithoutKind = ModelError(.invalidArgument, "a relationship value must set to_one (a URI, or \"\" for nil) or to_many")
+
+    /// This error about the value of `property`, with the property named in the message and context.
+    func naming(property: String) -> ModelError {
+        ModelError(code, "'\(property)': \(message)", context: context.merging(["property": property]) { a, _ in a })
     }
 }

@@ -9,9 +9,7 @@ extension SQLiteStore {
         let storeIdentifier = storeIdentifier
         // Counts and identifiers are one statement; objects also read their relationships.
         let singleStatement = validated.resultType != .objects
-        // Tried on the calling thread first; an overlay's tables are written, so not with one.
-        let placement: ReaderPool.Placement = overlay?.isEmpty ?? true ? .hereWithinBudget : .queue
-        return try await readers.run(placement) { connection in
+        return try await readers.run(Self.placement(overlay: overlay)) { connection in
             try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay,
                                  singleStatement: singleStatement) {
                 try $0.fetch(validated)
@@ -67,12 +65,17 @@ extension SQLiteStore {
         let layout = try await layout()
         let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
         let storeIdentifier = storeIdentifier
-        let placement: ReaderPool.Placement = overlay?.isEmpty ?? true ? .hereWithinBudget : .queue
-        return try await readers.run(placement) { connection in
+        return try await readers.run(Self.placement(overlay: overlay)) { connection in
             try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay, singleStatement: true) {
                 try $0.aggregate(validated)
             }
         }
+    }
+
+    /// Where a query or aggregate runs: tried on the calling thread first, except with an
+    /// overlay, whose tables it writes (running it again after the budget is not free of effects).
+    static func placement(overlay: ChangeSet?) -> ReaderPool.Placement {
+        overlay?.isEmpty ?? true ? .hereWithinBudget : .queue
     }
 
     /// The most objects by key a read may fetch on the caller's thread (see ``ReaderPool/Placement/hereIfIdle``).

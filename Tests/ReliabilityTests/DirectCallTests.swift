@@ -25,19 +25,7 @@ import Testing
             let slow = FetchDescriptor(entityName: "Person", predicate: try PredicateParser.parse(SlowQuery.predicate))
             try await DaemonClient.withClient(socketPath: store.socketPath, transport: .framed) { client in
                 for _ in 0..<6 {
-                    let outcome = await withTaskGroup(of: (any Error)?.self) { group in
-                        group.addTask {
-                            do {
-                                _ = try await client.count(slow, in: store.name)
-                                return nil
-                            } catch {
-                                return error
-                            }
-                        }
-                        try? await Task.sleep(for: .milliseconds(300))
-                        group.cancelAll()
-                        return await group.next() ?? nil
-                    }
+                    let outcome = await countCancelled(after: .milliseconds(300), slow, client: client, store: store)
                     #expect(outcome != nil, "the slow query was cancelled, not answered")
                 }
             }
@@ -171,19 +159,7 @@ extension DirectCallTests {
 
                     try await SlowQuery.friends(store)
                     let slow = FetchDescriptor(entityName: "Person", predicate: try PredicateParser.parse(SlowQuery.predicate))
-                    let outcome = await withTaskGroup(of: (any Error)?.self) { group in
-                        group.addTask {
-                            do {
-                                _ = try await client.count(slow, in: store.name)
-                                return nil
-                            } catch {
-                                return error
-                            }
-                        }
-                        try? await Task.sleep(for: .milliseconds(200))
-                        group.cancelAll()
-                        return await group.next() ?? nil
-                    }
+                    let outcome = await countCancelled(after: .milliseconds(200), slow, client: client, store: store)
                     #expect((outcome as? ModelError)?.code == .cancelled, "\(String(describing: outcome))")
                     #expect(MultiThreadedEventLoopGroup.currentEventLoop != nil)
                 }
@@ -192,6 +168,24 @@ extension DirectCallTests {
                 #expect(client.preferredExecutor == nil)
             }
         }
+    }
+}
+
+/// Counts what `descriptor` matches in a child task cancelled after `delay`: the error it ended
+/// with, or nil if it answered first.
+func countCancelled(after delay: Duration, _ descriptor: FetchDescriptor, client: DaemonClient, store: TestStore) async -> (any Error)? {
+    await withTaskGroup(of: (any Error)?.self) { group in
+        group.addTask {
+            do {
+                _ = try await client.count(descriptor, in: store.name)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        try? await Task.sleep(for: delay)
+        group.cancelAll()
+        return await group.next() ?? nil
     }
 }
 
