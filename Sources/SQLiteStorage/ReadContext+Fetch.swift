@@ -94,9 +94,16 @@ extension ReadContext {
         return prefetched
     }
 
-    /// Runs a validated aggregate.
-    func aggregate(_ descriptor: AggregateDescriptor) throws -> [AggregateRow] {
+    /// Runs a validated aggregate: a grouped count in a hash table as SQLite scans
+    /// (``HashAggregate``) where one applies and `hashing` allows it (`hashed` is then true),
+    /// otherwise with SQLite's GROUP BY.
+    func aggregate(_ descriptor: AggregateDescriptor, hashing: Bool = true) throws -> (rows: [AggregateRow], hashed: Bool) {
         let entity = try schema.entity(descriptor.entityName)
+        if hashing, let hashed = HashAggregate(descriptor, entity: entity, schema: schema) {
+            var compiler = compiler(for: entity)
+            let sql = try compiler.groupScan(descriptor)
+            if let rows = try hashed.rows({ try query(sql, compiler.parameters, row: $0) }) { return (rows, true) }
+        }
         var compiler = compiler(for: entity)
         let sql = try compiler.aggregate(descriptor)
         var columns: [(name: String, type: AttributeType)] = []
@@ -115,6 +122,6 @@ extension ReadContext {
             }
             rows.append(result)
         }
-        return rows
+        return (rows, false)
     }
 }

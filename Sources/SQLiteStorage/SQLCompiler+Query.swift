@@ -93,6 +93,18 @@ extension SQLCompiler {
         return sql + page(offset: descriptor.offset, limit: descriptor.limit)
     }
 
+    /// The rows a grouped count reads when it counts in a hash table (``HashAggregate``): the
+    /// group keys, then the key path of each aggregation that has one, for every object the
+    /// filter admits, unordered.
+    mutating func groupScan(_ descriptor: AggregateDescriptor) throws(ModelError) -> String {
+        let table = layout.table(for: root.entity)
+        let condition = try filter(descriptor.predicate, includesSubentities: descriptor.includesSubentities, table: table)
+        var select: [String] = []
+        for path in descriptor.groupBy { select.append(try expression(.keyPath(path)).sql) }
+        for path in descriptor.aggregations.compactMap(\.keyPath) { select.append(try expression(.keyPath(path)).sql) }
+        return "SELECT \(select.joined(separator: ", ")) FROM \(table.quoted) AS t0\(root.joinClause) WHERE \(condition)"
+    }
+
     private mutating func aggregateExpression(_ aggregation: Aggregation) throws(ModelError) -> String {
         guard let path = aggregation.keyPath else { return "count(*)" }
         let value = try expression(.keyPath(path))

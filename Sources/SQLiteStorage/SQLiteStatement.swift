@@ -99,6 +99,14 @@ final class SQLiteStatement {
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
+    /// `body` run over the bytes of column `index`, read as text (UTF-8) or as a blob, without a copy.
+    func withBytes<R>(_ index: Int32, isText: Bool, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        let start = isText ? UnsafeRawPointer(sqlite3_column_text(handle, index)) : sqlite3_column_blob(handle, index)
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard let start, count > 0 else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
+        return try body(UnsafeBufferPointer(start: start.assumingMemoryBound(to: UInt8.self), count: count))
+    }
+
     /// Column `index` as bytes.
     func data(_ index: Int32) -> Data {
         guard let bytes = sqlite3_column_blob(handle, index) else { return Data() }

@@ -1,0 +1,158 @@
+import Foundation
+import ModelCore
+import ModelFixtures
+@testable import SQLiteStorage
+import Testing
+
+/// Grouped counts computed in a hash table give exactly the rows SQLite's GROUP BY gives.
+@Suite struct HashAggregateTests {
+    /// Labels whose groups and order only bytes tell apart: "é" precomposed and decomposed are
+    /// equal Swift strings, but different text to SQLite; NUL inside text; prefixes.
+    static let labels: [String?] = [nil, "", "A", "a", "a\u{0}", "a\u{0}b", "ab", "b", "e\u{301}", "\u{E9}"]
+
+    @Test func labelsGroupAndSortByTheirBytes() async throws {
+        try await withStore(Catalog.schema) { store, _ in
+            // Label i is stored i + 1 times.
+            var objects: [[String: Value]] = []
+            for (index, label) in Self.labels.enumerated() {
+                for copy in 0...index {
+                    objects.append(["title": .string("t\(index)-\(copy)"), "label": label.map(Value.string) ?? .null])
+                }
+            }
+            try await store.insert("Item", objects)
+            let descriptor = AggregateDescriptor(entityName: "Item", groupBy: ["label"], aggregations: [Aggregation("n", .count)])
+            let (rows, hashed) = try await store.aggregate(descriptor, overlay: nil, hashing: true)
+            #expect(hashed)
+            // Byte order: NULL, then "" < "A" < "a" < "a\0" < "a\0b" < "ab" < "b" < "e\u{301}" (65 CC 81) < "\u{E9}" (C3 A9).
+            let expected: [AggregateRow] = Self.labels.enumerated().map { index, label in
+                ["label": label.map(Value.string) ?? .null, "n": .int(Int64(index + 1))]
+            }
+            #expect(rows.count == Self.labels.count)
+            #expect(rows == expected)
+            let byCount = try await store.aggregate(AggregateDescriptor(entityName: "Item", groupBy: ["label"], aggregations: [Aggregation("n", .count)],
+                                                                        sortBy: [AggregateSort("n", ascending: false)], offset: 1, limit: 3),
+                                                    overlay: nil, hashing: true)
+            #expect(byCount.hashed)
+            #expect(byCount.rows.map { $0["n"] } == [.int(9), .int(8), .int(7)])
+        }
+    }
+
+    @Test func randomGroupedCountsMatchSQLiteGroupBy() async throws {
+        try await withStore(Catalog.schema) { store, _ in
+            var random = SeededRandom(seed: 7)
+            try await Self.fill(store, &random)
+            var hashedCases = 0
+            for index in 0..<150 {
+                let descriptor = try Self.descriptor(&random)
+                let hashed = try await store.aggregate(descriptor, overlay: nil, hashing: true)
+                let grouped = try await store.aggregate(descriptor, overlay: nil, hashing: false)
+                #expect(!grouped.hashed)
+                let firstDifference = zip(hashed.rows, grouped.rows).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+                let same = hashed.rows == grouped.rows
+                #expect(same, "case \(index): \(descriptor): \(hashed.rows.count) rows hashed, \(grouped.rows.count) grouped, first difference at \(firstDifference.map(String.init) ?? "the end")")
+                if hashed.hashed { hashedCases += 1 }
+            }
+            // Every case groups and counts, and none of their keys is a double or a decimal.
+            #expect(hashedCases == 150)
+        }
+    }
+
+    @Test func pendingChangesAreCountedInTheirGroups() async throws {
+        try await withStore(Catalog.schema) { store, _ in
+            let ids = try await store.insert("Item", (0..<6).map { ["title": .string("t\($0)"), "label": .string($0 < 4 ? "x" : "y")] })
+            let overlay = ChangeSet(inserts: [InsertedObject(id: store.temporary("Item"), attributes: ["title": .string("new"), "label": .string("z")])],
+                                    updates: [UpdatedObject(id: ids[0], attributes: ["label": .string("y")])],
+                                    deletes: [DeletedObject(id: ids[1])])
+            let descriptor = AggregateDescriptor(entityName: "Item", groupBy: ["label"], aggregations: [Aggregation("n", .count)])
+            let hashed = try await store.aggregate(descriptor, overlay: overlay, hashing: true)
+            #expect(hashed.hashed)
+            #expect(hashed.rows == [["label": .string("x"), "n": .int(2)], ["label": .string("y"), "n": .int(3)], ["label": .string("z"), "n": .int(1)]])
+        }
+    }
+
+    @Test func aRealStoredInAnIntegerColumnIsLeftToSQLite() async throws {
+        try await withStore(Catalog.schema) { store, path in
+            try await store.insert("Item", [1, 1, 2, 3].map { ["title": .string("t\($0)"), "count": .int($0)] })
+            // Another tool writes a real into the integer column.
+            let other = try SQLiteConnection(path: path, role: .writer)
+            try other.execute(#"UPDATE "Item" SET "count" = 2.5 WHERE "count" = 3"#)
+            other.close()
+            let descriptor = AggregateDescriptor(entityName: "Item", groupBy: ["count"], aggregations: [Aggregation("n", .count)])
+            let result = try await store.aggregate(descriptor, overlay: nil, hashing: true)
+            #expect(!result.hashed)
+            #expect(result.rows == [["count": .int(1), "n": .int(2)], ["count": .int(2), "n": .int(1)], ["count": .double(2.5), "n": .int(1)]])
+        }
+    }
+
+    @Test func aggregatesWithoutCountsOrWithDoubleKeysAreLeftToSQLite() async throws {
+        try await withStore(Catalog.schema) { store, _ in
+            try await store.insert("Item", [["title": .string("a"), "price": .double(-0.0), "count": .int(2)],
+                                            ["title": .string("b"), "price": .double(0.0), "count": .int(3)]])
+            let sum = AggregateDescriptor(entityName: "Item", groupBy: ["title"], aggregations: [Aggregation("s", .sum, "count")])
+            #expect(try await store.aggregate(sum, overlay: nil, hashing: true).hashed == false)
+            let byPrice = AggregateDescriptor(entityName: "Item", groupBy: ["price"], aggregations: [Aggregation("n", .count)])
+            let result = try await store.aggregate(byPrice, overlay: nil, hashing: true)
+            #expect(!result.hashed)
+            // -0.0 and 0.0 are one group to SQLite.
+            #expect(result.rows.map { $0["n"] } == [.int(2)])
+        }
+    }
+
+    // MARK: Data
+
+    static let shelfNames = ["north", "south", "", "Nord", "n\u{0}"]
+
+    /// 400 items with values drawn from small pools (so groups repeat), and 40 shelves.
+    static func fill(_ store: SQLiteStore, _ random: inout SeededRandom) async throws {
+        let shelves = try await store.insert("Shelf", (0..<40).map { ["name": .string(shelfNames[$0 % shelfNames.count])] })
+        let counts: [Int64?] = [nil, 0, -1, 1, 42, .min, .max]
+        let blobs: [Data?] = [nil, Data(), Data([0]), Data([0, 0]), Data([255]), Data([1, 2])]
+        let dates: [Value] = [.null, date("2026-01-01"), date("1969-12-31T23:59:59.999999Z"), date("2026-01-01T00:00:00.000001Z")]
+        let codes: [UUID?] = [nil, UUID(uuidString: "00000000-0000-0000-0000-000000000001"), UUID(uuidString: "FFFFFFFF-0000-0000-0000-000000000000")]
+        let links: [URL?] = [nil, URL(string: "https://a.example/x"), URL(string: "https://a.example/x?y")]
+        let metas: [String?] = [nil, "{}", "[1,2]", "{\"a\":1}"]
+        var objects: [[String: Value]] = []
+        for index in 0..<400 {
+            objects.append([
+                "title": .string("t\(index % 37)"),
+                "rank": .int(Int64(index % 5)),
+                "label": random.pick(labels).map(Value.string) ?? .null,
+                "count": random.pick(counts).map(Value.int) ?? .null,
+                "price": random.chance(0.5) ? .double(Double(random.int(0...3)) / 2) : .null,
+                "inStock": random.chance(0.3) ? .null : .bool(random.chance(0.5)),
+                "added": random.pick(dates),
+                "blob": random.pick(blobs).map(Value.data) ?? .null,
+                "code": random.pick(codes).map(Value.uuid) ?? .null,
+                "link": random.pick(links).map(Value.url) ?? .null,
+                "meta": random.pick(metas).map(Value.json) ?? .null,
+                "amount": random.chance(0.5) ? .decimal(Decimal(random.int(0...9))) : .null,
+            ])
+        }
+        let items = try await store.insert("Item", objects)
+        // 160 items on shelves, 4 to a shelf (a shelf holds at most 5); the others on none.
+        let shelved = items.enumerated().filter { $0.offset % 5 < 2 }.map(\.element)
+        let updates = shelved.enumerated().map { ordinal, item in
+            UpdatedObject(id: item, relationships: ["shelf": .toOne(shelves[ordinal % shelves.count])])
+        }
+        _ = try await store.save(ChangeSet(updates: updates))
+    }
+
+    static let keys: [PropertyPath] = ["label", "count", "inStock", "added", "blob", "code", "link", "meta", "title", "rank", "shelf.name"]
+    static let counted: [PropertyPath?] = [nil, "label", "price", "amount", "shelf.name"]
+    static let predicates = [nil, "count > 0", "label != nil", "shelf.name BEGINSWITH \"n\"", "inStock == YES OR price > 0.5"]
+
+    /// A random grouped count: 1-3 keys, 0-3 counts, a sort, maybe a predicate and a page.
+    static func descriptor(_ random: inout SeededRandom) throws -> AggregateDescriptor {
+        var groupBy: [PropertyPath] = []
+        for _ in 0..<random.int(1...3) {
+            let key = random.pick(keys)
+            if !groupBy.contains(key) { groupBy.append(key) }
+        }
+        let aggregations = (0..<random.int(0...3)).map { Aggregation("n\($0)", .count, random.pick(counted)) }
+        let names = groupBy.map(\.description) + aggregations.map(\.name)
+        let sortBy = (0..<random.int(0...2)).map { _ in AggregateSort(random.pick(names), ascending: random.chance(0.5)) }
+        let predicate = try random.pick(predicates).map(PredicateParser.parse)
+        return AggregateDescriptor(entityName: "Item", predicate: predicate, groupBy: groupBy, aggregations: aggregations, sortBy: sortBy,
+                                   offset: random.chance(0.3) ? random.int(0...5) : 0, limit: random.chance(0.3) ? random.int(0...10) : nil)
+    }
+}
