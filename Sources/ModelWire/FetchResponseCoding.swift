@@ -26,8 +26,8 @@ public struct FetchChunk: Sendable, Equatable {
         var reader = ProtobufReader(bytes, in: 0..<bytes.count)
         while let (field, type) = try reader.tag() {
             switch (field, type) {
-            case (1, 2): objects.append(try Self.object(reader.message()))
-            case (2, 2): prefetched.append(try Self.object(reader.message()))
+            case (1, 2): objects.append(try Self.object(reader.message(), expecting: objects.last?.attributes.count ?? 0))
+            case (2, 2): prefetched.append(try Self.object(reader.message(), expecting: prefetched.last?.attributes.count ?? 0))
             case (3, 2): identifiers.append(try PersistentIdentifier(uri: reader.string()))
             case (4, 0): count = Int(truncatingIfNeeded: Int64(bitPattern: try reader.varint()))
             default: try reader.skip(type)
@@ -35,10 +35,12 @@ public struct FetchChunk: Sendable, Equatable {
         }
     }
 
-    private static func object(_ reader: ProtobufReader) throws(ModelError) -> ObjectSnapshot {
+    /// An object, its attribute table made for `expecting` attributes (the previous object's
+    /// count: the objects of a response are mostly of one entity).
+    private static func object(_ reader: ProtobufReader, expecting attributeCount: Int) throws(ModelError) -> ObjectSnapshot {
         var reader = reader
         var uri = "", version: Int64 = 0
-        var attributes: [String: Value] = [:], relationships: [String: RelationshipValue] = [:]
+        var attributes = [String: Value](minimumCapacity: attributeCount), relationships: [String: RelationshipValue] = [:]
         while let (field, type) = try reader.tag() {
             switch (field, type) {
             case (1, 2): uri = try reader.string()

@@ -36,24 +36,38 @@ extension ReadContext {
             positions[column.name] = position
             if case .reference = column.kind { position += 2 } else { position += 1 }
         }
+        // Each entity's plan is made at its first row; rows of one entity usually come together.
+        var plans: [String: RowPlan] = [:]
+        var last: RowPlan?
         try query(sql, parameters) { row in
             let key = row.int64(0), entityName = row.text(1)
-            guard let entity = schema[entityName] else { return }
-            var snapshot = ObjectSnapshot(id: identifier(root: table.name, entity: entityName, key: key), version: row.int64(2))
-            for attribute in entity.attributes where properties?.contains(attribute.name) ?? true {
-                snapshot.attributes[attribute.name] = try positions[attribute.name].map { try row.value($0, as: attribute.type) } ?? .null
+            let plan: RowPlan
+            if let last, last.entityName == entityName {
+                plan = last
+            } else if let known = plans[entityName] {
+                plan = known
+            } else {
+                guard let entity = schema[entityName] else { return }
+                plan = RowPlan(entity, positions: positions, properties: properties, schema: schema)
+                plans[entityName] = plan
             }
-            for relationship in entity.relationships where relationship.storage == .foreignKey && (properties?.contains(relationship.name) ?? true) {
-                guard let index = positions[relationship.name], let target = row.optionalInt64(index) else {
-                    snapshot.relationships[relationship.name] = .toOne(nil)
+            last = plan
+            var attributes = [String: Value](minimumCapacity: plan.attributes.count)
+            for attribute in plan.attributes {
+                attributes[attribute.name] = try attribute.position.map { try row.value($0, as: attribute.type) } ?? .null
+            }
+            var relationships = [String: RelationshipValue](minimumCapacity: plan.foreignKeys.count)
+            for foreignKey in plan.foreignKeys {
+                guard let index = foreignKey.position, let target = row.optionalInt64(index) else {
+                    relationships[foreignKey.name] = .toOne(nil)
                     continue
                 }
                 // A dangling reference has no target row: it keeps the destination's name.
-                let targetEntity = row.isNull(index + 1) ? relationship.destination : row.text(index + 1)
-                let root = schema[relationship.destination]?.root ?? relationship.destination
-                snapshot.relationships[relationship.name] = .toOne(identifier(root: root, entity: targetEntity, key: target))
+                let targetEntity = row.isNull(index + 1) ? foreignKey.destination : row.text(index + 1)
+                relationships[foreignKey.name] = .toOne(identifier(root: foreignKey.root, entity: targetEntity, key: target))
             }
-            try body(snapshot)
+            try body(ObjectSnapshot(id: identifier(root: table.name, entity: entityName, key: key), version: row.int64(2),
+                                    attributes: attributes, relationships: relationships))
         }
     }
 
@@ -137,5 +151,21 @@ extension ReadContext {
         var snapshots = try decodeObjects(sql, compiler.parameters, table: table, columns: columns, properties: nil)
         try loadRelationships(&snapshots, table: table, properties: nil)
         return snapshots
+    }
+}
+
+/// What ``ReadContext/decodeObjects(_:_:table:columns:properties:_:)`` reads from the rows of one
+/// entity: each attribute and foreign key it returns, with its column (nil when not selected).
+private struct RowPlan {
+    let entityName: String
+    let attributes: [(name: String, type: AttributeType, position: Int32?)]
+    let foreignKeys: [(name: String, destination: String, root: String, position: Int32?)]
+
+    init(_ entity: ResolvedEntity, positions: [String: Int32], properties: Set<String>?, schema: ResolvedSchema) {
+        entityName = entity.name
+        attributes = entity.attributes.filter { properties?.contains($0.name) ?? true }.map { ($0.name, $0.type, positions[$0.name]) }
+        foreignKeys = entity.relationships.filter { $0.storage == .foreignKey && (properties?.contains($0.name) ?? true) }.map {
+            ($0.name, $0.destination, schema[$0.destination]?.root ?? $0.destination, positions[$0.name])
+        }
     }
 }
