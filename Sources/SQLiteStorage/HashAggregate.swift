@@ -14,15 +14,21 @@ import ModelCore
 /// would give. A key stored as a real (another tool wrote one into an integer column) makes
 /// ``rows(_:)`` give up with nil, and SQLite groups instead.
 ///
-/// The table holds one entry per group, as the result does.
+/// The table holds one entry per group. So that a page of a grouping by a nearly unique key
+/// does not hold every group in memory, more than ``groupLimit`` groups also give up: SQLite's
+/// sort spills to a temporary file.
 struct HashAggregate {
+    /// The most groups counted in a hash table (a few tens of megabytes).
+    static let groupLimit = 100_000
+
     private let descriptor: AggregateDescriptor
+    private let groupLimit: Int
     private let keyTypes: [AttributeType]
     /// For each aggregation, the scanned column whose non-NULL values it counts; nil for `count(*)`.
     private let countedColumns: [Int32?]
 
-    init?(_ descriptor: AggregateDescriptor, entity: ResolvedEntity, schema: ResolvedSchema) {
-        guard !descriptor.groupBy.isEmpty, descriptor.aggregations.allSatisfy({ $0.function == .count }) else { return nil }
+    init?(_ descriptor: AggregateDescriptor, entity: ResolvedEntity, schema: ResolvedSchema, groupLimit: Int = Self.groupLimit) {
+        guard groupLimit > 0, !descriptor.groupBy.isEmpty, descriptor.aggregations.allSatisfy({ $0.function == .count }) else { return nil }
         var keyTypes: [AttributeType] = []
         for path in descriptor.groupBy {
             guard let type = (try? schema.resolve(path, from: entity))?.attribute?.type, type != .double, type != .decimal else { return nil }
@@ -36,12 +42,14 @@ struct HashAggregate {
         }
         self.descriptor = descriptor
         self.keyTypes = keyTypes
+        self.groupLimit = groupLimit
     }
 
     /// The aggregate's rows, from the group keys and counted values `scan` yields (see
-    /// ``SQLCompiler/groupScan(_:)``); nil when a key is stored as a real.
+    /// ``SQLCompiler/groupScan(_:)``); nil when a key is stored as a real, or when there are
+    /// more than `groupLimit` groups.
     func rows(_ scan: ((SQLiteStatement) throws -> Void) throws -> Void) throws -> [AggregateRow]? {
-        var table = GroupTable(keyCount: keyTypes.count, counterCount: countedColumns.count)
+        var table = GroupTable(keyCount: keyTypes.count, counterCount: countedColumns.count, groupLimit: groupLimit)
         do {
             try scan { row in
                 let group = try table.group(of: row, keyTypes: keyTypes)
@@ -49,7 +57,7 @@ struct HashAggregate {
                     table.count(group, counter)
                 }
             }
-        } catch is GroupTable.StoredReal {
+        } catch is GroupTable.GivenUp {
             return nil
         }
         return page(table.sortedGroups(by: order)).map { group in
@@ -85,7 +93,8 @@ struct HashAggregate {
 /// counters. (Swift's `Dictionary` keyed by byte arrays spent twice SQLite's scan time hashing
 /// byte by byte and building keys.)
 private struct GroupTable {
-    struct StoredReal: Error {}
+    /// A key stored as a real, or one group too many.
+    struct GivenUp: Error {}
 
     struct SortKey {
         enum Column { case key(Int), counter(Int) }
@@ -95,6 +104,7 @@ private struct GroupTable {
 
     let keyCount: Int
     let counterCount: Int
+    let groupLimit: Int
     private(set) var values: [[Value]] = []
     private var cells: [[Cell]] = []
     private var counters: [Int64] = []
@@ -108,9 +118,10 @@ private struct GroupTable {
     /// This row's keys, encoded (see ``encode(_:)``); reused from row to row.
     private let scratch = ScratchBytes()
 
-    init(keyCount: Int, counterCount: Int) {
+    init(keyCount: Int, counterCount: Int, groupLimit: Int) {
         self.keyCount = keyCount
         self.counterCount = counterCount
+        self.groupLimit = groupLimit
     }
 
     /// The index of the group of `row`'s keys, added if new.
@@ -126,6 +137,7 @@ private struct GroupTable {
             slot = (slot + 1) & mask
         }
         let group = values.count
+        guard group < groupLimit else { throw GivenUp() }
         slots[slot] = Int32(group)
         hashes.append(hash)
         keyBytes.append(contentsOf: key)
@@ -152,7 +164,7 @@ private struct GroupTable {
                     scratch.append(UInt32(bytes.count))
                     scratch.append(UnsafeRawBufferPointer(bytes))
                 }
-            default: throw StoredReal()
+            default: throw GivenUp()
             }
         }
     }

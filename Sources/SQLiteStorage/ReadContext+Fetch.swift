@@ -95,11 +95,11 @@ extension ReadContext {
     }
 
     /// Runs a validated aggregate: a grouped count in a hash table as SQLite scans
-    /// (``HashAggregate``) where one applies and `hashing` allows it (`hashed` is then true),
-    /// otherwise with SQLite's GROUP BY.
-    func aggregate(_ descriptor: AggregateDescriptor, hashing: Bool = true) throws -> (rows: [AggregateRow], hashed: Bool) {
+    /// (``HashAggregate``) of at most `hashedGroupLimit` groups where one applies (`hashed` is
+    /// then true), otherwise with SQLite's GROUP BY.
+    func aggregate(_ descriptor: AggregateDescriptor, hashedGroupLimit: Int = HashAggregate.groupLimit) throws -> (rows: [AggregateRow], hashed: Bool) {
         let entity = try schema.entity(descriptor.entityName)
-        if hashing, let hashed = HashAggregate(descriptor, entity: entity, schema: schema) {
+        if let hashed = HashAggregate(descriptor, entity: entity, schema: schema, groupLimit: hashedGroupLimit) {
             var compiler = compiler(for: entity)
             let sql = try compiler.groupScan(descriptor)
             if let rows = try hashed.rows({ try query(sql, compiler.parameters, row: $0) }) { return (rows, true) }

@@ -62,19 +62,19 @@ extension SQLiteStore {
 
     /// Grouped aggregates computed by SQLite, with `overlay` shadowing the tables it changes.
     public func aggregate(_ descriptor: AggregateDescriptor, overlay: ChangeSet?) async throws -> [AggregateRow] {
-        try await aggregate(descriptor, overlay: overlay, hashing: true).rows
+        try await aggregate(descriptor, overlay: overlay, hashedGroupLimit: HashAggregate.groupLimit).rows
     }
 
-    /// ``aggregate(_:overlay:)``, grouping counts in a hash table only when `hashing` allows
-    /// it, and whether it did (tests compare the two ways).
+    /// ``aggregate(_:overlay:)``, counting at most `hashedGroupLimit` groups in a hash table (0:
+    /// none), and whether it did (tests compare the two ways).
     func aggregate(_ descriptor: AggregateDescriptor, overlay: ChangeSet?,
-                   hashing: Bool) async throws -> (rows: [AggregateRow], hashed: Bool) {
+                   hashedGroupLimit: Int) async throws -> (rows: [AggregateRow], hashed: Bool) {
         let layout = try await layout()
         let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
         let storeIdentifier = storeIdentifier
         return try await readers.run(Self.placement(overlay: overlay)) { connection in
             try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay, singleStatement: true) {
-                try $0.aggregate(validated, hashing: hashing)
+                try $0.aggregate(validated, hashedGroupLimit: hashedGroupLimit)
             }
         }
     }

@@ -65,7 +65,10 @@ struct SystemdEnvironment {
 struct SystemdNotifier: Sendable {
     let socketPath: String
 
-    /// Sends one message; failures are ignored, as sd_notify's are.
+    /// Sends one message; failures are ignored, as sd_notify's are. The send never waits: a
+    /// notification socket nobody reads holds 10 messages (`net.unix.max_dgram_qlen`), and a
+    /// blocking send would then hold the watchdog's thread, and shutdown with it, for good. A
+    /// message that finds the queue full is dropped; the next ping follows.
     func send(_ message: String) {
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return }
@@ -80,7 +83,9 @@ struct SystemdNotifier: Sendable {
         let length = socklen_t(MemoryLayout<sa_family_t>.size + path.count + (abstract ? 0 : 1))
         let bytes = Array(message.utf8)
         _ = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL), $0, length) }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), $0, length)
+            }
         }
     }
 }

@@ -110,8 +110,14 @@ import Testing
             try await Task.sleep(for: .milliseconds(20))
         }
         kill(process.processIdentifier, SIGTERM)
-        while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+        // Reading on, as systemd does, until the daemon has exited.
+        let exitDeadline = ContinuousClock.now + .seconds(30)
+        while process.isRunning, ContinuousClock.now < exitDeadline {
+            messages += listener.receive()
+            try await Task.sleep(for: .milliseconds(10))
+        }
         messages += listener.receive()
+        try #require(!process.isRunning, "modeld did not exit within 30 s of SIGTERM")
         #expect(process.terminationStatus == 0)
 
         let kinds = messages.map { $0.split(separator: "\n").first.map(String.init) ?? "" }
@@ -125,6 +131,46 @@ import Testing
         let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
         #expect(!lines.isEmpty && lines.allSatisfy { $0.hasPrefix("<6>") || $0.hasPrefix("<5>") || $0.hasPrefix("<4>") }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("<6>modeld 0.1.0 listening on ") }, "\(lines)")
+    }
+}
+
+extension SystemdTests {
+    /// A notification socket nobody reads fills after a few pings; the daemon drops what does
+    /// not fit rather than wait, so it still serves, and still stops on SIGTERM.
+    @Test func anUnreadNotificationSocketHoldsNothingUp() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "sn")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let listener = try DatagramListener(path: directory.appendingPathComponent("notify").path)
+        defer { listener.close() }
+        let socket = directory.appendingPathComponent("s").path
+        let process = Process()
+        process.executableURL = try modeldExecutable()
+        process.arguments = ["--socket", socket, "--data-dir", directory.appendingPathComponent("d").path]
+        // A ping every 10 ms: the queue (10 messages on Linux by default) is full within a second.
+        process.environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "20000"]) { _, new in new }
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+        // READY=1 is read; nothing after it is, until the daemon has exited.
+        var first: [String] = []
+        let ready = ContinuousClock.now + .seconds(30)
+        while first.isEmpty, ContinuousClock.now < ready {
+            first = listener.receive()
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(first.first?.hasPrefix("READY=1") == true, "\(first.prefix(3))")
+        try await Task.sleep(for: .seconds(1))
+        let stores = try await DaemonClient.withClient(socketPath: socket) { try await $0.stores() }
+        #expect(stores.map(\.name).contains("default"))
+
+        kill(process.processIdentifier, SIGTERM)
+        let exitDeadline = ContinuousClock.now + .seconds(30)
+        while process.isRunning, ContinuousClock.now < exitDeadline { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(!process.isRunning, "modeld did not exit within 30 s of SIGTERM")
+        #expect(process.terminationStatus == 0)
+        let messages = listener.receive()
+        #expect(!messages.isEmpty && messages.allSatisfy { $0.hasPrefix("WATCHDOG=1") }, "\(messages.count) messages")
     }
 }
 

@@ -21,7 +21,7 @@ import Testing
             }
             try await store.insert("Item", objects)
             let descriptor = AggregateDescriptor(entityName: "Item", groupBy: ["label"], aggregations: [Aggregation("n", .count)])
-            let (rows, hashed) = try await store.aggregate(descriptor, overlay: nil, hashing: true)
+            let (rows, hashed) = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit)
             #expect(hashed)
             // Byte order: NULL, then "" < "A" < "a" < "a\0" < "a\0b" < "ab" < "b" < "e\u{301}" (65 CC 81) < "\u{E9}" (C3 A9).
             let expected: [AggregateRow] = Self.labels.enumerated().map { index, label in
@@ -31,7 +31,7 @@ import Testing
             #expect(rows == expected)
             let byCount = try await store.aggregate(AggregateDescriptor(entityName: "Item", groupBy: ["label"], aggregations: [Aggregation("n", .count)],
                                                                         sortBy: [AggregateSort("n", ascending: false)], offset: 1, limit: 3),
-                                                    overlay: nil, hashing: true)
+                                                    overlay: nil, hashedGroupLimit: HashAggregate.groupLimit)
             #expect(byCount.hashed)
             #expect(byCount.rows.map { $0["n"] } == [.int(9), .int(8), .int(7)])
         }
@@ -44,8 +44,8 @@ import Testing
             var hashedCases = 0
             for index in 0..<150 {
                 let descriptor = try Self.descriptor(&random)
-                let hashed = try await store.aggregate(descriptor, overlay: nil, hashing: true)
-                let grouped = try await store.aggregate(descriptor, overlay: nil, hashing: false)
+                let hashed = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit)
+                let grouped = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: 0)
                 #expect(!grouped.hashed)
                 let firstDifference = zip(hashed.rows, grouped.rows).enumerated().first { $0.element.0 != $0.element.1 }?.offset
                 let same = hashed.rows == grouped.rows
@@ -64,7 +64,7 @@ import Testing
                                     updates: [UpdatedObject(id: ids[0], attributes: ["label": .string("y")])],
                                     deletes: [DeletedObject(id: ids[1])])
             let descriptor = AggregateDescriptor(entityName: "Item", groupBy: ["label"], aggregations: [Aggregation("n", .count)])
-            let hashed = try await store.aggregate(descriptor, overlay: overlay, hashing: true)
+            let hashed = try await store.aggregate(descriptor, overlay: overlay, hashedGroupLimit: HashAggregate.groupLimit)
             #expect(hashed.hashed)
             #expect(hashed.rows == [["label": .string("x"), "n": .int(2)], ["label": .string("y"), "n": .int(3)], ["label": .string("z"), "n": .int(1)]])
         }
@@ -78,9 +78,23 @@ import Testing
             try other.execute(#"UPDATE "Item" SET "count" = 2.5 WHERE "count" = 3"#)
             other.close()
             let descriptor = AggregateDescriptor(entityName: "Item", groupBy: ["count"], aggregations: [Aggregation("n", .count)])
-            let result = try await store.aggregate(descriptor, overlay: nil, hashing: true)
+            let result = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit)
             #expect(!result.hashed)
             #expect(result.rows == [["count": .int(1), "n": .int(2)], ["count": .int(2), "n": .int(1)], ["count": .double(2.5), "n": .int(1)]])
+        }
+    }
+
+    @Test func moreGroupsThanTheLimitAreLeftToSQLite() async throws {
+        try await withStore(Catalog.schema) { store, _ in
+            try await store.insert("Item", (0..<12).map { ["title": .string("t\($0 % 6)")] })
+            let descriptor = AggregateDescriptor(entityName: "Item", groupBy: ["title"], aggregations: [Aggregation("n", .count)], limit: 2)
+            let expected: [AggregateRow] = [["title": .string("t0"), "n": .int(2)], ["title": .string("t1"), "n": .int(2)]]
+            let withinLimit = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: 6)
+            #expect(withinLimit.hashed)
+            #expect(withinLimit.rows == expected)
+            let pastLimit = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: 5)
+            #expect(!pastLimit.hashed)
+            #expect(pastLimit.rows == expected)
         }
     }
 
@@ -89,9 +103,9 @@ import Testing
             try await store.insert("Item", [["title": .string("a"), "price": .double(-0.0), "count": .int(2)],
                                             ["title": .string("b"), "price": .double(0.0), "count": .int(3)]])
             let sum = AggregateDescriptor(entityName: "Item", groupBy: ["title"], aggregations: [Aggregation("s", .sum, "count")])
-            #expect(try await store.aggregate(sum, overlay: nil, hashing: true).hashed == false)
+            #expect(try await store.aggregate(sum, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit).hashed == false)
             let byPrice = AggregateDescriptor(entityName: "Item", groupBy: ["price"], aggregations: [Aggregation("n", .count)])
-            let result = try await store.aggregate(byPrice, overlay: nil, hashing: true)
+            let result = try await store.aggregate(byPrice, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit)
             #expect(!result.hashed)
             // -0.0 and 0.0 are one group to SQLite.
             #expect(result.rows.map { $0["n"] } == [.int(2)])
