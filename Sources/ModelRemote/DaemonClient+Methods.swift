@@ -1,6 +1,7 @@
 import FramedTransport
 import GRPCCore
 import GRPCProtobuf
+import ModelCore
 import ModelWire
 import SwiftProtobuf
 
@@ -58,9 +59,18 @@ protocol MethodCaller: Sendable {
     func fetch<Request: SwiftProtobuf.Message, T: Sendable>(
         _ method: MethodDescriptor, _ request: Request,
         _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T) async throws -> T
+
+    /// Calls the `GetObjects` method `method` and reads its objects.
+    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request) async throws -> [ObjectSnapshot]
 }
 
 extension MethodCaller {
+    /// Reads the response message with the wire conversions.
+    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request) async throws -> [ObjectSnapshot] {
+        let response: Modeld_V1_GetObjectsResponse = try await unary(method, request)
+        return try response.objects.map { object throws(ModelError) in try ObjectSnapshot(wire: object) }
+    }
+
     /// Reads each response message with the wire conversions.
     func fetch<Request: SwiftProtobuf.Message, T: Sendable>(
         _ method: MethodDescriptor, _ request: Request,
@@ -113,6 +123,13 @@ struct FramedMethodCaller: MethodCaller {
         try await stream(method, request, decode: { try FetchChunk(serialized: $0) }, body)
     }
 
+    /// Reads the `GetObjectsResponse` bytes straight into snapshots: they are a `FetchResponse`
+    /// with only `objects` (``FetchChunk/init(serialized:)``).
+    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request) async throws -> [ObjectSnapshot] {
+        let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
+        return try FetchChunk(serialized: try await transport.unary(method, request: bytes)).objects
+    }
+
     /// Makes a direct server-streaming call, handing `body` its responses as `decode` reads them.
     private func stream<Request: SwiftProtobuf.Message, Element: Sendable, T>(
         _ method: MethodDescriptor, _ request: Request, decode: @escaping @Sendable ([UInt8]) throws -> Element,
@@ -156,6 +173,12 @@ extension DaemonClient {
         _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T) async throws -> T
     where Method.Output == Modeld_V1_FetchResponse {
         try await caller.fetch(Method.descriptor, request, body)
+    }
+
+    /// Makes the `GetObjects` call `method` with `request`, reading its objects.
+    func objects<Method: UnaryMethod>(_ method: Method.Type, _ request: Method.Input) async throws -> [ObjectSnapshot]
+    where Method.Output == Modeld_V1_GetObjectsResponse {
+        try await caller.objects(Method.descriptor, request)
     }
 
     /// Makes the server-streaming call `method` with `request`, handing its responses to `body`.

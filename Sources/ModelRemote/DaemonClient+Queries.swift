@@ -64,11 +64,10 @@ extension DaemonClient {
     /// Objects by identifier; missing ones are left out.
     public func objects(_ ids: [PersistentIdentifier], in store: String) async throws -> [ObjectSnapshot] {
         try await call {
-            let response = try await unary(Modeld_V1_QueryService.Method.GetObjects.self, Modeld_V1_GetObjectsRequest.with {
+            try await objects(Modeld_V1_QueryService.Method.GetObjects.self, Modeld_V1_GetObjectsRequest.with {
                 $0.store = store
                 $0.uris = ids.map(\.uriRepresentation)
             })
-            return try response.objects.map { object throws(ModelError) in try ObjectSnapshot(wire: object) }
         }
     }
 

@@ -111,11 +111,10 @@ public final class RemoteSession: Sendable {
     /// Objects as this session sees them; missing and deleted ones are left out.
     public func objects(_ ids: [PersistentIdentifier]) async throws -> [ObjectSnapshot] {
         try await client.call {
-            let response = try await client.unary(Modeld_V1_SessionService.Method.GetObjects.self, Modeld_V1_SessionGetObjectsRequest.with {
+            try await client.objects(Modeld_V1_SessionService.Method.GetObjects.self, Modeld_V1_SessionGetObjectsRequest.with {
                 $0.sessionID = id
                 $0.uris = ids.map(\.uriRepresentation)
             })
-            return try response.objects.map { object throws(ModelError) in try ObjectSnapshot(wire: object, in: storeIdentifier) }
         }
     }
 

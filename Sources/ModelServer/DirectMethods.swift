@@ -1,6 +1,7 @@
 import FramedTransport
 import GRPCCore
 import GRPCProtobuf
+import ModelCore
 import ModelWire
 import SwiftProtobuf
 
@@ -24,7 +25,7 @@ extension DirectMethods {
         methods.addServerStreaming(Modeld_V1_QueryService.Method.History.descriptor, queries.history)
         methods.add(Modeld_V1_QueryService.Method.Count.descriptor, queries.count)
         methods.add(Modeld_V1_QueryService.Method.Aggregate.descriptor, queries.aggregate)
-        methods.add(Modeld_V1_QueryService.Method.GetObjects.descriptor, queries.getObjects)
+        methods.addObjects(Modeld_V1_QueryService.Method.GetObjects.descriptor, queries.objects)
         methods.add(Modeld_V1_QueryService.Method.Apply.descriptor, queries.apply)
         methods.add(Modeld_V1_QueryService.Method.BatchDelete.descriptor, queries.batchDelete)
         methods.add(Modeld_V1_QueryService.Method.BatchUpdate.descriptor, queries.batchUpdate)
@@ -37,7 +38,7 @@ extension DirectMethods {
         methods.addFetch(Modeld_V1_SessionService.Method.Fetch.descriptor, sessions.fetch)
         methods.add(Modeld_V1_SessionService.Method.Count.descriptor, sessions.count)
         methods.add(Modeld_V1_SessionService.Method.Aggregate.descriptor, sessions.aggregate)
-        methods.add(Modeld_V1_SessionService.Method.GetObjects.descriptor, sessions.getObjects)
+        methods.addObjects(Modeld_V1_SessionService.Method.GetObjects.descriptor, sessions.objects)
         methods.add(Modeld_V1_SessionService.Method.DescribeSession.descriptor, sessions.describeSession)
         return methods
     }
@@ -73,6 +74,21 @@ extension DirectMethods {
     ) {
         registerServerStreaming(method) { bytes, _, responses in
             try await handler(try ProtobufDeserializer<Request>().deserialize(bytes), .direct(responses))
+        }
+    }
+}
+
+extension DirectMethods {
+    /// Runs a `GetObjects` method with `handler`, writing its `GetObjectsResponse` by hand: the
+    /// message is a `FetchResponse` with only `objects`, so ``FetchResponseEncoder`` writes it.
+    fileprivate mutating func addObjects<Request: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ handler: @escaping @Sendable (Request, ServerContext) async throws -> [ObjectSnapshot]
+    ) {
+        register(method) { bytes, context in
+            let objects = try await handler(try ProtobufDeserializer<Request>().deserialize(bytes), context)
+            var encoder = FetchResponseEncoder()
+            for object in objects { encoder.append(object) }
+            return encoder.finish()
         }
     }
 }

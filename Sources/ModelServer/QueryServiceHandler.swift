@@ -47,12 +47,17 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     }
 
     func getObjects(request: Modeld_V1_GetObjectsRequest, context: ServerContext) async throws -> Modeld_V1_GetObjectsResponse {
+        let objects = try await objects(request: request, context: context)
+        return Modeld_V1_GetObjectsResponse.with { $0.objects = objects.map(\.wire) }
+    }
+
+    /// What `GetObjects` answers, before it is a message (a direct call writes the bytes itself).
+    func objects(request: Modeld_V1_GetObjectsRequest, context: ServerContext) async throws -> [ObjectSnapshot] {
         try await core.rpc.handleCancellable("GetObjects") {
             let store = try core.store(request.store)
             var ids: [PersistentIdentifier] = []
             for uri in request.uris { ids.append(try PersistentIdentifier(wire: uri, in: store.storeIdentifier)) }
-            let objects = try await store.container.backend.snapshots(for: ids)
-            return Modeld_V1_GetObjectsResponse.with { $0.objects = objects.map(\.wire) }
+            return try await store.container.backend.snapshots(for: ids)
         }
     }
 

@@ -93,12 +93,17 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
     }
 
     func getObjects(request: Modeld_V1_SessionGetObjectsRequest, context: ServerContext) async throws -> Modeld_V1_GetObjectsResponse {
+        let objects = try await objects(request: request, context: context)
+        return Modeld_V1_GetObjectsResponse.with { $0.objects = objects.map(\.wire) }
+    }
+
+    /// What `GetObjects` answers, before it is a message (a direct call writes the bytes itself).
+    func objects(request: Modeld_V1_SessionGetObjectsRequest, context: ServerContext) async throws -> [ObjectSnapshot] {
         try await core.rpc.handleCancellable("GetObjects") {
             let session = try core.session(request.sessionID)
             var ids: [PersistentIdentifier] = []
             for uri in request.uris { ids.append(try PersistentIdentifier(wire: uri, in: session.store.storeIdentifier)) }
-            let objects = try await session.run { try await $0.objects(for: ids) }
-            return Modeld_V1_GetObjectsResponse.with { $0.objects = objects.map(\.wire) }
+            return try await session.run { try await $0.objects(for: ids) }
         }
     }
 

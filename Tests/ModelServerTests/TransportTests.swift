@@ -45,6 +45,16 @@ import Testing
                                                    in: "trips", batchSize: 7) { batch in seen.withLock { $0.append(batch.count) } }
                 #expect(count == 300 && seen.withLock { $0.reduce(0, +) } == 300 && seen.withLock { $0.max() } == 7)
                 #expect(try await client.history(after: nil, in: "trips").map(\.author) == ["t"])
+                // Objects by identifier: in the order asked, a missing one left out, each as the fetch read it.
+                let fetched = try await client.fetch(FetchDescriptor(entityName: "Trip", sortBy: [try SortDescriptor(parsing: "name")]), in: "trips").objects
+                let asked = [fetched[250].id, fetched[3].id, PersistentIdentifier(storeIdentifier: fetched[0].id.storeIdentifier, entityName: "Trip", key: .permanent(99_999)),
+                             fetched[120].id]
+                #expect(try await client.objects(asked, in: "trips") == [fetched[250], fetched[3], fetched[120]])
+                // A session reads its own pending change.
+                try await session.update(fetched[3].id, attributes: ["destination": .string("Elsewhere")])
+                let pending = try await session.objects([fetched[3].id, fetched[4].id])
+                #expect(pending.map { $0["destination"] } == [.string("Elsewhere"), fetched[4]["destination"]])
+                #expect(try await client.objects([fetched[3].id], in: "trips") == [fetched[3]])
                 // The daemon's errors arrive whole.
                 let missing = await expectError(.notFound) { _ = try await client.count(FetchDescriptor(entityName: "Trip"), in: "nope") }
                 #expect(missing?.message.contains("nope") == true)
