@@ -52,11 +52,11 @@ extension ReadContext {
                 plans[entityName] = plan
             }
             last = plan
-            var attributes = [String: Value](minimumCapacity: plan.attributes.count)
+            var attributes: [String: Value] = [:]
             for attribute in plan.attributes {
                 attributes[attribute.name] = try attribute.position.map { try row.value($0, as: attribute.type) } ?? .null
             }
-            var relationships = [String: RelationshipValue](minimumCapacity: plan.foreignKeys.count)
+            var relationships: [String: RelationshipValue] = [:]
             for foreignKey in plan.foreignKeys {
                 guard let index = foreignKey.position, let target = row.optionalInt64(index) else {
                     relationships[foreignKey.name] = .toOne(nil)

@@ -126,4 +126,38 @@ import Testing
         let error = try #require(throws: ModelError.self) { try FetchChunk(serialized: try noKind.serializedBytes()) }
         #expect(error.code == .invalidArgument && error.message.contains("to_one"))
     }
+
+    /// Text of every length around the 8-byte steps the ASCII check takes, with and without
+    /// characters beyond ASCII anywhere in it, reads back as written; bytes that are not UTF-8
+    /// are refused where SwiftProtobuf refuses them.
+    @Test func textIsReadAsUTF8() throws {
+        let id = PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(1))
+        var texts = [""]
+        for length in 1...20 {
+            let ascii = String((0..<length).map { Character(UnicodeScalar(UInt8(97 + $0 % 26))) })
+            texts += [ascii, ascii + "é", "é" + ascii, ascii + "\u{1F600}" + ascii, String(ascii.prefix(length / 2)) + "\u{0}ü" + ascii]
+        }
+        for text in texts {
+            var encoder = FetchResponseEncoder()
+            encoder.append(ObjectSnapshot(id: id, version: 1, attributes: ["t": .string(text), "k" + text: .int(1)]))
+            let bytes = encoder.finish()
+            let object = try #require(try FetchChunk(serialized: bytes).objects.first)
+            #expect(object.attributes == ["t": .string(text), "k" + text: .int(1)], "\(Array(text.utf8))")
+        }
+        // 16 bytes of text, then each damaged the same way in the same place.
+        var encoder = FetchResponseEncoder()
+        encoder.append(ObjectSnapshot(id: id, version: 1, attributes: ["t": .string("PLACEHOLDER-TEXT")]))
+        let valid = encoder.finish()
+        let start = try #require(valid.indices.first { Array(valid[$0..<min($0 + 16, valid.count)]) == Array("PLACEHOLDER-TEXT".utf8) })
+        let damages: [[UInt8]] = [[0xFF], [0xC3], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0x80], [0xF4, 0x90, 0x80, 0x80]]
+        for damage in damages {
+            for offset in [0, 7, 8, 16 - damage.count] {
+                var bytes = valid
+                bytes.replaceSubrange((start + offset)..<(start + offset + damage.count), with: damage)
+                #expect(throws: (any Error).self, "SwiftProtobuf refuses \(damage) at \(offset)") { try Modeld_V1_FetchResponse(serializedBytes: bytes) }
+                let error = try #require(throws: ModelError.self) { try FetchChunk(serialized: bytes) }
+                #expect(error.message.contains("UTF-8"), "\(error)")
+            }
+        }
+    }
 }
