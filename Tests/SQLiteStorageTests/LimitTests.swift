@@ -16,7 +16,7 @@ import Testing
             changes.inserts.append(InsertedObject(id: person, attributes: ["name": .string("p\(index)")],
                                                   relationships: ["friends": .toMany(added: friends, removed: [])]))
         }
-        try await store.save(changes)
+        _ = try await store.save(changes)
     }
 
     static let slow = "SUBQUERY(friends, $f, SUBQUERY($f.friends, $g, SUBQUERY($g.friends, $h, $h.name LIKE \"*zz*\").@count > 0).@count > 0).@count > 0"
