@@ -49,10 +49,10 @@ struct HashAggregate {
     /// ``SQLCompiler/groupScan(_:)``); nil when a key is stored as a real, or when there are
     /// more than `groupLimit` groups.
     func rows(_ scan: ((SQLiteStatement) throws -> Void) throws -> Void) throws -> [AggregateRow]? {
-        var table = GroupTable(keyCount: keyTypes.count, counterCount: countedColumns.count, groupLimit: groupLimit)
+        var table = GroupTable(keyTypes: keyTypes, counterCount: countedColumns.count, groupLimit: groupLimit)
         do {
             try scan { row in
-                let group = try table.group(of: row, keyTypes: keyTypes)
+                let group = try table.group(of: row)
                 for (counter, column) in countedColumns.enumerated() where column.map({ !row.isNull($0) }) ?? true {
                     table.count(group, counter)
                 }
@@ -89,8 +89,7 @@ struct HashAggregate {
 }
 
 /// The groups of a ``HashAggregate``: found by the stored bytes of their keys in an open
-/// addressing table, each with its keys as values, its keys as SQLite compares them, and its
-/// counters. (Swift's `Dictionary` keyed by byte arrays spent twice SQLite's scan time hashing
+/// addressing table, each with its keys as values and its counters. (Swift's `Dictionary` keyed by byte arrays spent twice SQLite's scan time hashing
 /// byte by byte and building keys.)
 private struct GroupTable {
     /// A key stored as a real, or one group too many.
@@ -102,11 +101,10 @@ private struct GroupTable {
         let ascending: Bool
     }
 
-    let keyCount: Int
+    let keyTypes: [AttributeType]
     let counterCount: Int
     let groupLimit: Int
     private(set) var values: [[Value]] = []
-    private var cells: [[Cell]] = []
     private var counters: [Int64] = []
     /// Each group's encoded keys, back to back, ending at `keyEnds[group]`, and their hashes.
     private var keyBytes: [UInt8] = []
@@ -118,14 +116,14 @@ private struct GroupTable {
     /// This row's keys, encoded (see ``encode(_:)``); reused from row to row.
     private let scratch = ScratchBytes()
 
-    init(keyCount: Int, counterCount: Int, groupLimit: Int) {
-        self.keyCount = keyCount
+    init(keyTypes: [AttributeType], counterCount: Int, groupLimit: Int) {
+        self.keyTypes = keyTypes
         self.counterCount = counterCount
         self.groupLimit = groupLimit
     }
 
     /// The index of the group of `row`'s keys, added if new.
-    mutating func group(of row: SQLiteStatement, keyTypes: [AttributeType]) throws -> Int {
+    mutating func group(of row: SQLiteStatement) throws -> Int {
         try encode(row)
         let key = scratch.bytes
         let hash = Self.hash(key, seed: seed)
@@ -142,8 +140,7 @@ private struct GroupTable {
         hashes.append(hash)
         keyBytes.append(contentsOf: key)
         keyEnds.append(keyBytes.count)
-        values.append(try (0..<Int32(keyCount)).map { try row.value($0, as: keyTypes[Int($0)]) })
-        cells.append((0..<Int32(keyCount)).map { Cell(row, $0) })
+        values.append(try keyTypes.indices.map { try row.value(Int32($0), as: keyTypes[$0]) })
         counters.append(contentsOf: repeatElement(0, count: counterCount))
         if values.count * 2 > slots.count { grow() }
         return group
@@ -153,7 +150,7 @@ private struct GroupTable {
     /// or the length and bytes of a text or blob, so that equal encodings are equal keys.
     private func encode(_ row: SQLiteStatement) throws {
         scratch.count = 0
-        for column in 0..<Int32(keyCount) {
+        for column in 0..<Int32(keyTypes.count) {
             let storage = row.storageClass(column)
             scratch.append(UInt8(truncatingIfNeeded: storage))
             switch storage {
@@ -170,9 +167,13 @@ private struct GroupTable {
     }
 
     private func isKey(of group: Int, _ key: UnsafeRawBufferPointer) -> Bool {
-        let start = group == 0 ? 0 : keyEnds[group - 1]
-        guard keyEnds[group] - start == key.count else { return false }
-        return keyBytes.withUnsafeBytes { stored in memcmp(stored.baseAddress! + start, key.baseAddress!, key.count) == 0 }
+        let stored = keyRange(of: group)
+        guard stored.count == key.count else { return false }
+        return keyBytes.withUnsafeBytes { bytes in memcmp(bytes.baseAddress! + stored.lowerBound, key.baseAddress!, key.count) == 0 }
+    }
+
+    private func keyRange(of group: Int) -> Range<Int> {
+        (group == 0 ? 0 : keyEnds[group - 1])..<keyEnds[group]
     }
 
     private mutating func grow() {
@@ -216,7 +217,8 @@ private struct GroupTable {
 
     /// Every group's index, in `order` (which ends with every key, so no two groups tie).
     func sortedGroups(by order: [SortKey]) -> [Int] {
-        values.indices.sorted { a, b in
+        let cells = values.indices.map { Cell.decode(keyBytes[keyRange(of: $0)]) }
+        return values.indices.sorted { a, b in
             for key in order {
                 let comparison: Int
                 switch key.column {
@@ -276,16 +278,31 @@ private final class ScratchBytes {
 private enum Cell {
     case null
     case integer(Int64)
-    case text([UInt8])
-    case blob([UInt8])
+    case text(ArraySlice<UInt8>)
+    case blob(ArraySlice<UInt8>)
 
-    init(_ row: SQLiteStatement, _ column: Int32) {
-        switch row.storageClass(column) {
-        case SQLITE_INTEGER: self = .integer(row.int64(column))
-        case SQLITE_TEXT: self = .text(row.withBytes(column, isText: true) { Array($0) })
-        case SQLITE_BLOB: self = .blob(row.withBytes(column, isText: false) { Array($0) })
-        default: self = .null
+    /// The keys of one group, from their encoding (see ``GroupTable/encode(_:)``).
+    static func decode(_ encoded: ArraySlice<UInt8>) -> [Cell] {
+        var cells: [Cell] = []
+        var index = encoded.startIndex
+        func integer<T: FixedWidthInteger>(_ type: T.Type) -> T {
+            defer { index += MemoryLayout<T>.size }
+            return encoded[index..<(index + MemoryLayout<T>.size)].withUnsafeBytes { $0.loadUnaligned(as: T.self) }
         }
+        while index < encoded.endIndex {
+            let storage = Int32(encoded[index])
+            index += 1
+            switch storage {
+            case SQLITE_INTEGER: cells.append(.integer(integer(Int64.self)))
+            case SQLITE_TEXT, SQLITE_BLOB:
+                let count = Int(integer(UInt32.self))
+                let bytes = encoded[index..<(index + count)]
+                index += count
+                cells.append(storage == SQLITE_TEXT ? .text(bytes) : .blob(bytes))
+            default: cells.append(.null)
+            }
+        }
+        return cells
     }
 
     private var rank: Int {

@@ -94,9 +94,7 @@ final class SQLiteStatement {
 
     /// Column `index` as text (UTF-8, embedded NULs kept).
     func text(_ index: Int32) -> String {
-        guard let bytes = sqlite3_column_text(handle, index) else { return "" }
-        let count = Int(sqlite3_column_bytes(handle, index))
-        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+        withBytes(index, isText: true) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// `body` run over the bytes of column `index`, read as text (UTF-8) or as a blob, without a copy.
@@ -109,8 +107,7 @@ final class SQLiteStatement {
 
     /// Column `index` as bytes.
     func data(_ index: Int32) -> Data {
-        guard let bytes = sqlite3_column_blob(handle, index) else { return Data() }
-        return Data(bytes: bytes, count: Int(sqlite3_column_bytes(handle, index)))
+        withBytes(index, isText: false) { Data($0) }
     }
 
     /// Column `index` as an optional integer.

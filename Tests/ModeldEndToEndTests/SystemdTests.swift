@@ -93,14 +93,9 @@ import Testing
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         var status = stat()
         #expect(stat(log.path, &status) == 0)
-        let process = Process()
-        process.executableURL = try modeldExecutable()
-        process.arguments = ["--socket", directory.appendingPathComponent("s").path, "--data-dir", directory.appendingPathComponent("d").path]
-        process.environment = ProcessInfo.processInfo.environment.merging([
+        let process = try Self.startModeld(in: directory, environment: [
             "NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "200000", "JOURNAL_STREAM": "\(status.st_dev):\(status.st_ino)",
-        ]) { _, new in new }
-        process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
+        ], standardError: try FileHandle(forWritingTo: log))
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 
         var messages: [String] = []
@@ -109,15 +104,8 @@ import Testing
             messages += listener.receive()
             try await Task.sleep(for: .milliseconds(20))
         }
-        kill(process.processIdentifier, SIGTERM)
         // Reading on, as systemd does, until the daemon has exited.
-        let exitDeadline = ContinuousClock.now + .seconds(30)
-        while process.isRunning, ContinuousClock.now < exitDeadline {
-            messages += listener.receive()
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        messages += listener.receive()
-        try #require(!process.isRunning, "modeld did not exit within 30 s of SIGTERM")
+        messages += try await Self.stop(process, readingOn: listener)
         #expect(process.terminationStatus == 0)
 
         let kinds = messages.map { $0.split(separator: "\n").first.map(String.init) ?? "" }
@@ -142,14 +130,9 @@ extension SystemdTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let listener = try DatagramListener(path: directory.appendingPathComponent("notify").path)
         defer { listener.close() }
-        let socket = directory.appendingPathComponent("s").path
-        let process = Process()
-        process.executableURL = try modeldExecutable()
-        process.arguments = ["--socket", socket, "--data-dir", directory.appendingPathComponent("d").path]
         // A ping every 10 ms: the queue (10 messages on Linux by default) is full within a second.
-        process.environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "20000"]) { _, new in new }
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try Self.startModeld(in: directory, environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "20000"],
+                                           standardError: FileHandle.nullDevice)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 
         // READY=1 is read; nothing after it is, until the daemon has exited.
@@ -161,16 +144,42 @@ extension SystemdTests {
         }
         #expect(first.first?.hasPrefix("READY=1") == true, "\(first.prefix(3))")
         try await Task.sleep(for: .seconds(1))
-        let stores = try await DaemonClient.withClient(socketPath: socket) { try await $0.stores() }
+        let stores = try await DaemonClient.withClient(socketPath: directory.appendingPathComponent("s").path) { try await $0.stores() }
         #expect(stores.map(\.name).contains("default"))
 
-        kill(process.processIdentifier, SIGTERM)
-        let exitDeadline = ContinuousClock.now + .seconds(30)
-        while process.isRunning, ContinuousClock.now < exitDeadline { try await Task.sleep(for: .milliseconds(10)) }
-        try #require(!process.isRunning, "modeld did not exit within 30 s of SIGTERM")
+        _ = try await Self.stop(process, readingOn: nil)
         #expect(process.terminationStatus == 0)
         let messages = listener.receive()
         #expect(!messages.isEmpty && messages.allSatisfy { $0.hasPrefix("WATCHDOG=1") }, "\(messages.count) messages")
+    }
+}
+
+extension SystemdTests {
+    /// modeld serving on `directory`/s with its stores in `directory`/d, with `environment`
+    /// added to this process's.
+    static func startModeld(in directory: URL, environment: [String: String], standardError: FileHandle) throws -> Process {
+        let process = Process()
+        process.executableURL = try modeldExecutable()
+        process.arguments = ["--socket", directory.appendingPathComponent("s").path, "--data-dir", directory.appendingPathComponent("d").path]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        process.standardError = standardError
+        try process.run()
+        return process
+    }
+
+    /// Sends SIGTERM and waits up to 30 s for the exit (failing the test past that), collecting
+    /// what arrives on `listener` meanwhile when one is given.
+    static func stop(_ process: Process, readingOn listener: DatagramListener?) async throws -> [String] {
+        kill(process.processIdentifier, SIGTERM)
+        var messages: [String] = []
+        let deadline = ContinuousClock.now + .seconds(30)
+        while process.isRunning, ContinuousClock.now < deadline {
+            messages += listener?.receive() ?? []
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        messages += listener?.receive() ?? []
+        try #require(!process.isRunning, "modeld did not exit within 30 s of SIGTERM")
+        return messages
     }
 }
 
