@@ -52,9 +52,10 @@ extension ReadContext {
                 plans[entityName] = plan
             }
             last = plan
-            var attributes: [String: Value] = [:]
+            var attributes = plan.attributeTable
             for attribute in plan.attributes {
-                attributes[attribute.name] = try attribute.position.map { try row.value($0, as: attribute.type) } ?? .null
+                guard let position = attribute.position else { continue }
+                attributes.values[attribute.index] = try row.value(position, as: attribute.type)
             }
             var relationships: [String: RelationshipValue] = [:]
             for foreignKey in plan.foreignKeys {
@@ -158,12 +159,19 @@ extension ReadContext {
 /// entity: each attribute and foreign key it returns, with its column (nil when not selected).
 private struct RowPlan {
     let entityName: String
-    let attributes: [(name: String, type: AttributeType, position: Int32?)]
+    /// Every attribute returned, null: each row's attributes are written into a copy of it, at
+    /// each attribute's index, which costs one copy of the table rather than a hash and a
+    /// growing table per attribute.
+    let attributeTable: [String: Value]
+    let attributes: [(index: Dictionary<String, Value>.Index, type: AttributeType, position: Int32?)]
     let foreignKeys: [(name: String, destination: String, root: String, position: Int32?)]
 
     init(_ entity: ResolvedEntity, positions: [String: Int32], properties: Set<String>?, schema: ResolvedSchema) {
         entityName = entity.name
-        attributes = entity.attributes.filter { properties?.contains($0.name) ?? true }.map { ($0.name, $0.type, positions[$0.name]) }
+        let returned = entity.attributes.filter { properties?.contains($0.name) ?? true }
+        let table = Dictionary(returned.map { ($0.name, Value.null) }, uniquingKeysWith: { first, _ in first })
+        attributeTable = table
+        attributes = returned.map { (table.index(forKey: $0.name)!, $0.type, positions[$0.name]) }
         foreignKeys = entity.relationships.filter { $0.storage == .foreignKey && (properties?.contains($0.name) ?? true) }.map {
             ($0.name, $0.destination, schema[$0.destination]?.root ?? $0.destination, positions[$0.name])
         }

@@ -160,4 +160,52 @@ import Testing
             }
         }
     }
+
+    /// Each object is read into a copy of the previous object's tables, while it has the same
+    /// names. Objects whose maps come in every shape read as SwiftProtobuf reads them: the same
+    /// names in other orders, fewer, more, others, a name written twice (the last value wins),
+    /// more names than the copy keeps track of, none; relationships likewise.
+    @Test func objectsSharingTheirNamesReadAsSwiftProtobufReadsThem() throws {
+        var random = SeededRandom(seed: 11)
+        func shuffled(_ names: [String]) -> [String] {
+            var names = names
+            for index in names.indices.reversed() { names.swapAt(index, random.int(0...index)) }
+            return names
+        }
+        let five = ["name", "category", "score", "price", "created"]
+        let many = (0..<70).map { "a\($0)" }
+        let attributeShapes: [[String]] = [
+            five, five, five.reversed(), shuffled(five), five.filter { $0 != "price" }, five + ["extra"], five + ["score"],
+            five.map { $0 == "name" ? "title" : $0 }, five, many, shuffled(many), many.dropLast(), five, [], [], five, shuffled(five),
+        ]
+        let relationshipShapes: [[String]] = [["owner"], ["owner", "stops"], ["stops", "owner"], [], ["owner", "owner"], ["stops"]]
+        // An object is the concatenation of one-entry messages (protobuf merges them, maps entry
+        // by entry), so the order of its names, and repeated names, are as the test writes them.
+        var response: [UInt8] = []
+        for (index, names) in attributeShapes.enumerated() {
+            let id = PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(Int64(index + 1)))
+            var object: [UInt8] = try ObjectSnapshot(id: id, version: Int64(index + 1)).wire.serializedBytes()
+            for name in names {
+                object += try ObjectSnapshot(id: id, version: 1, attributes: [name: random.pick(WireConversionTests.values)]).wire.serializedBytes()
+            }
+            for name in relationshipShapes[index % relationshipShapes.count] {
+                let value: RelationshipValue = name == "owner" ? .toOne(random.chance(0.3) ? nil : id) : .toMany([id, id])
+                object += try ObjectSnapshot(id: id, version: 1, relationships: [name: value]).wire.serializedBytes()
+            }
+            response += [0x0A] + Self.varint(object.count) + object
+        }
+        let theirs = try FetchChunk(wire: Modeld_V1_FetchResponse(serializedBytes: response))
+        #expect(try FetchChunk(serialized: response) == theirs)
+        #expect(theirs.objects.map(\.attributes.count) == attributeShapes.map { Set($0).count })
+        #expect(theirs.objects.count == attributeShapes.count)
+    }
+
+    static func varint(_ value: Int) -> [UInt8] {
+        var bytes: [UInt8] = [], rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(rest & 0x7F) | 0x80)
+            rest >>= 7
+        }
+        return bytes + [UInt8(rest)]
+    }
 }

@@ -53,12 +53,54 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
 
     /// The URI form: `modeld://<store-uuid>/<Entity>/p42`.
     public var uriRepresentation: String {
-        let suffix: String
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(96)
+        appendURI(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the URI form's UTF-8 bytes to `bytes`: how a response writes an object's URI
+    /// without making a string of it first.
+    public func appendURI(to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: Self.scheme)
+        Self.appendText(of: storeIdentifier, to: &bytes)
+        bytes.append(UInt8(ascii: "/"))
+        var entity = entityName
+        entity.withUTF8 { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "/"))
         switch key {
-        case .permanent(let pk): suffix = "p\(pk)"
-        case .temporary(let uuid): suffix = "t\(uuid.lowercasedText)"
+        case .permanent(let pk):
+            bytes.append(UInt8(ascii: "p"))
+            Self.appendDecimal(pk, to: &bytes)
+        case .temporary(let uuid):
+            bytes.append(UInt8(ascii: "t"))
+            Self.appendText(of: uuid, to: &bytes)
         }
-        return "modeld://\(storeIdentifier.lowercasedText)/\(entityName)/\(suffix)"
+    }
+
+    private static let scheme: [UInt8] = Array("modeld://".utf8)
+
+    private static func appendText(of uuid: UUID, to bytes: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[..<uuid.writeLowercased(into: text)]))
+        }
+    }
+
+    private static func appendDecimal(_ number: Int64, to bytes: inout [UInt8]) {
+        guard number > 0 else {
+            // Keys are positive; anything else is written as Swift writes it.
+            bytes.append(contentsOf: String(number).utf8)
+            return
+        }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var rest = number, start = 20
+            while rest > 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
     }
 
     public var description: String { uriRepresentation }
@@ -73,6 +115,13 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
         } else {
             try self.init(checking: uri)
         }
+    }
+
+    /// The URI in the UTF-8 bytes `text`, if it is well formed (nil otherwise, where
+    /// ``init(uri:)`` says what is wrong): a response's URIs read without making strings of them.
+    public init?(uriBytes text: UnsafeBufferPointer<UInt8>) {
+        guard let parsed = Self.parse(text) else { return nil }
+        self = parsed
     }
 
     /// The URI in `text`, if it is well formed; accepts exactly what ``init(checking:)`` accepts.
@@ -91,8 +140,15 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
         let key: Key
         switch text[slash + 1] {
         case UInt8(ascii: "p"):
-            guard let first = keyText.first, first != UInt8(ascii: "0"), keyText.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                  let value = Int64(String(decoding: keyText, as: UTF8.self)) else { return nil }
+            guard let first = keyText.first, first != UInt8(ascii: "0") else { return nil }
+            var value: Int64 = 0
+            for digit in keyText {
+                guard digit >= 0x30, digit <= 0x39 else { return nil }
+                let (tens, overflowed) = value.multipliedReportingOverflow(by: 10)
+                let (sum, overflowedToo) = tens.addingReportingOverflow(Int64(digit - 0x30))
+                guard !overflowed, !overflowedToo else { return nil }
+                value = sum
+            }
             key = .permanent(value)
         case UInt8(ascii: "t"):
             guard let uuid = UUID(utf8: keyText) else { return nil }

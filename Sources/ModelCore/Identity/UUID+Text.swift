@@ -5,20 +5,23 @@ extension UUID {
     /// in URIs, on the wire and in SQLite. Written digit by digit (on Linux, Foundation's
     /// `uuidString` goes through a C format call, a cost every object URI paid).
     public var lowercasedText: String {
+        String(unsafeUninitializedCapacity: 36) { writeLowercased(into: $0) }
+    }
+
+    /// Writes ``lowercasedText``'s 36 bytes at the start of `text`; returns 36.
+    func writeLowercased(into text: UnsafeMutableBufferPointer<UInt8>) -> Int {
         withUnsafeBytes(of: uuid) { bytes in
-            String(unsafeUninitializedCapacity: 36) { text in
-                var position = 0
-                for (index, byte) in bytes.enumerated() {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        text[position] = UInt8(ascii: "-")
-                        position += 1
-                    }
-                    text[position] = Self.hexDigits[Int(byte >> 4)]
-                    text[position + 1] = Self.hexDigits[Int(byte & 0x0f)]
-                    position += 2
+            var position = 0
+            for (index, byte) in bytes.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    text[position] = UInt8(ascii: "-")
+                    position += 1
                 }
-                return position
+                text[position] = Self.hexDigits[Int(byte >> 4)]
+                text[position + 1] = Self.hexDigits[Int(byte & 0x0f)]
+                position += 2
             }
+            return position
         }
     }
 

@@ -31,6 +31,33 @@ import Testing
         #expect(fresh != PersistentIdentifier.temporary(storeIdentifier: Fixed.store, entityName: "Note"))
     }
 
+    /// Keys of every length are written digit by digit as Swift writes them, and read back from
+    /// the URI's bytes.
+    @Test func keysOfEveryLengthAreWrittenAndReadAsBytes() throws {
+        var keys: [Int64] = [1, .max, .max - 1]
+        var power: Int64 = 1
+        for _ in 0..<18 {
+            power *= 10
+            keys += [power - 1, power, power + 1]
+        }
+        for key in keys {
+            let id = PersistentIdentifier(storeIdentifier: Fixed.store, entityName: "Trip", key: .permanent(key))
+            let expected = "modeld://\(Self.store)/Trip/p" + String(key)
+            var bytes: [UInt8] = [7]
+            id.appendURI(to: &bytes)
+            #expect(bytes == [7] + Array(expected.utf8))
+            #expect(id.uriRepresentation == expected)
+            #expect(Array(expected.utf8).withUnsafeBufferPointer { PersistentIdentifier(uriBytes: $0) } == id)
+        }
+        let named = PersistentIdentifier(storeIdentifier: Fixed.store, entityName: "Booking_2", key: .temporary(Fixed.temporaryKey))
+        #expect(named.uriRepresentation == "modeld://\(Self.store)/Booking_2/t\(Self.temporary)")
+        #expect(Array(named.uriRepresentation.utf8).withUnsafeBufferPointer { PersistentIdentifier(uriBytes: $0) } == named)
+        for bad in ["modeld://\(Self.store)/Trip/p9223372036854775808", "modeld://\(Self.store)/Trip/p0", "modeld://\(Self.store)/Trip/p"] {
+            #expect(Array(bad.utf8).withUnsafeBufferPointer { PersistentIdentifier(uriBytes: $0) } == nil, "\(bad)")
+            #expect(throws: ModelError.self) { try PersistentIdentifier(uri: bad) }
+        }
+    }
+
     @Test func randomIdentifiersRoundTrip() throws {
         var generator = PredicateGenerator(seed: 0x1D)
         for _ in 0..<2_000 {

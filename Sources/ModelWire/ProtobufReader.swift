@@ -1,0 +1,149 @@
+import Glibc
+import ModelCore
+
+/// Reads protobuf's wire format from a range of bytes; anything malformed (a truncated field,
+/// an impossible length, text that is not UTF-8) throws.
+struct ProtobufReader {
+    private let bytes: [UInt8]
+    private var index: Int
+    private let end: Int
+
+    init(_ bytes: [UInt8], in range: Range<Int>) {
+        self.bytes = bytes
+        index = range.lowerBound
+        end = range.upperBound
+    }
+
+    static func malformed(_ what: String) -> ModelError {
+        ModelError(.invalidArgument, "a malformed FetchResponse from modeld: \(what)")
+    }
+
+    static func zigZag(_ raw: UInt64) -> Int64 {
+        Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
+    }
+
+    mutating func varint() throws(ModelError) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while index < end, shift < 64 {
+            let byte = bytes[index]
+            index += 1
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return result }
+            shift += 7
+        }
+        throw Self.malformed("a truncated or overlong varint")
+    }
+
+    /// The next field's number and wire type; nil at the end.
+    mutating func tag() throws(ModelError) -> (Int, UInt8)? {
+        guard index < end else { return nil }
+        let key = try varint()
+        let field = key >> 3
+        guard field > 0, field <= 536_870_911 else { throw Self.malformed("field number \(field)") }
+        return (Int(field), UInt8(key & 7))
+    }
+
+    mutating func fixed64() throws(ModelError) -> UInt64 {
+        guard end - index >= 8 else { throw Self.malformed("a truncated 64-bit field") }
+        var value: UInt64 = 0
+        for offset in 0..<8 { value |= UInt64(bytes[index + offset]) << (8 * UInt64(offset)) }
+        index += 8
+        return value
+    }
+
+    private mutating func delimited() throws(ModelError) -> Range<Int> {
+        let length = try varint()
+        guard length <= UInt64(end - index) else { throw Self.malformed("a length of \(length) past the end") }
+        let range = index..<(index + Int(length))
+        index = range.upperBound
+        return range
+    }
+
+    mutating func message() throws(ModelError) -> ProtobufReader {
+        ProtobufReader(bytes, in: try delimited())
+    }
+
+    mutating func lengthDelimitedBytes() throws(ModelError) -> ArraySlice<UInt8> {
+        bytes[try delimited()]
+    }
+
+    /// A string field's text.
+    mutating func string() throws(ModelError) -> String {
+        try text(in: delimited())
+    }
+
+    /// A string field holding an object's URI, parsed from its bytes without making a string of
+    /// it; one that is not well formed is read as text, for ``PersistentIdentifier/init(uri:)``
+    /// to say what is wrong with it.
+    mutating func identifier() throws(ModelError) -> PersistentIdentifier {
+        try identifier(in: delimited())
+    }
+
+    /// ``identifier()``, or nil for an empty field (a to-one relationship that is not set).
+    mutating func optionalIdentifier() throws(ModelError) -> PersistentIdentifier? {
+        let range = try delimited()
+        return range.isEmpty ? nil : try identifier(in: range)
+    }
+
+    private func identifier(in range: Range<Int>) throws(ModelError) -> PersistentIdentifier {
+        let parsed = bytes.withUnsafeBufferPointer { PersistentIdentifier(uriBytes: UnsafeBufferPointer(rebasing: $0[range])) }
+        if let parsed { return parsed }
+        return try PersistentIdentifier(uri: text(in: range))
+    }
+
+    /// A string field's bytes, where they are (for ``text(in:)`` or ``bytes(in:equal:)``).
+    mutating func stringRange() throws(ModelError) -> Range<Int> {
+        try delimited()
+    }
+
+    /// Whether the bytes at `range` are `expected`.
+    func bytes(in range: Range<Int>, equal expected: [UInt8]) -> Bool {
+        guard range.count == expected.count else { return false }
+        return bytes.withUnsafeBufferPointer { all in
+            expected.withUnsafeBufferPointer { memcmp(all.baseAddress! + range.lowerBound, $0.baseAddress!, range.count) == 0 }
+        }
+    }
+
+    /// The text at `range`. ASCII, the usual case, is taken as it is; other text is validated as
+    /// UTF-8 (`String(validating:)` is generic, and looking up its metadata for every field cost
+    /// a fifth of reading a fetch).
+    func text(in range: Range<Int>) throws(ModelError) -> String {
+        let text: String? = bytes.withUnsafeBufferPointer { all in
+            let field = UnsafeBufferPointer(rebasing: all[range])
+            if Self.isASCII(field) { return String(decoding: field, as: UTF8.self) }
+            return String(validating: field, as: UTF8.self)
+        }
+        guard let text else { throw Self.malformed("text that is not UTF-8") }
+        return text
+    }
+
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        let raw = UnsafeRawBufferPointer(bytes)
+        while index + 8 <= bytes.count {
+            if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            index += 8
+        }
+        while index < bytes.count {
+            if bytes[index] >= 0x80 { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// Skips a field of wire type `type`.
+    mutating func skip(_ type: UInt8) throws(ModelError) {
+        switch type {
+        case 0: _ = try varint()
+        case 1:
+            guard end - index >= 8 else { throw Self.malformed("a truncated 64-bit field") }
+            index += 8
+        case 2: _ = try delimited()
+        case 5:
+            guard end - index >= 4 else { throw Self.malformed("a truncated 32-bit field") }
+            index += 4
+        default: throw Self.malformed("wire type \(type)")
+        }
+    }
+}

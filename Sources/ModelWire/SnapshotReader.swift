@@ -1,0 +1,177 @@
+import Foundation
+import ModelCore
+
+/// Reads the `ObjectSnapshot` messages of a response, one after another (``FetchChunk``).
+/// The objects of a response are usually of one entity, so each object's attributes and
+/// relationships are read into a copy of the previous object's tables (see ``MapTemplate``).
+struct SnapshotReader {
+    private var attributes = MapTemplate<Value>()
+    private var relationships = MapTemplate<RelationshipValue>()
+
+    mutating func object(_ reader: ProtobufReader) throws(ModelError) -> ObjectSnapshot {
+        var reader = reader
+        var id: PersistentIdentifier?, version: Int64 = 0
+        var attributeMap = attributes.start(), relationshipMap = relationships.start()
+        while let (field, type) = try reader.tag() {
+            switch (field, type) {
+            case (1, 2): id = try reader.identifier()
+            case (2, 0): version = Int64(bitPattern: try reader.varint())
+            case (3, 2):
+                let (name, value) = try Self.entry(reader.message())
+                let attribute: Value
+                do {
+                    attribute = try value.map(Self.value) ?? .null
+                } catch {
+                    throw error.naming(property: try reader.text(in: name))
+                }
+                try attributes.set(attribute, nameAt: name, of: reader, in: &attributeMap)
+            case (4, 2):
+                // An entry without a value reads as an empty one, which sets no kind.
+                let (name, value) = try Self.entry(reader.message())
+                try relationships.set(Self.relationship(value ?? ProtobufReader([], in: 0..<0)), nameAt: name, of: reader, in: &relationshipMap)
+            default: try reader.skip(type)
+            }
+        }
+        // An object without a URI is refused as an empty URI is.
+        let objectID: PersistentIdentifier
+        if let id { objectID = id } else { objectID = try PersistentIdentifier(uri: "") }
+        return ObjectSnapshot(id: objectID, version: version,
+                              attributes: attributes.finish(attributeMap), relationships: relationships.finish(relationshipMap))
+    }
+
+    /// A map entry: where its key's bytes are, and its value message if there is one.
+    private static func entry(_ reader: ProtobufReader) throws(ModelError) -> (Range<Int>, ProtobufReader?) {
+        var reader = reader
+        var key = 0..<0, value: ProtobufReader?
+        while let (field, type) = try reader.tag() {
+            switch (field, type) {
+            case (1, 2): key = try reader.stringRange()
+            case (2, 2): value = try reader.message()
+            default: try reader.skip(type)
+            }
+        }
+        return (key, value)
+    }
+
+    private static func value(_ reader: ProtobufReader) throws(ModelError) -> Value {
+        var reader = reader
+        var value = Value.null
+        while let (field, type) = try reader.tag() {
+            switch (field, type) {
+            case (1, 2): value = .string(try reader.string())
+            case (2, 0): value = .int(ProtobufReader.zigZag(try reader.varint()))
+            case (3, 1): value = .double(Double(bitPattern: try reader.fixed64()))
+            case (4, 0): value = .bool(try reader.varint() != 0)
+            case (5, 0): value = .date(Timestamp(microsecondsSince1970: ProtobufReader.zigZag(try reader.varint())))
+            case (6, 2): value = .data(Data(try reader.lengthDelimitedBytes()))
+            case (7, 2): value = try Value.parse(try reader.string(), as: .uuid)
+            case (8, 2): value = try Value.parse(try reader.string(), as: .url)
+            case (9, 2): value = try Value.parse(try reader.string(), as: .decimal)
+            case (10, 2): value = try Value.parse(try reader.string(), as: .json)
+            default: try reader.skip(type)
+            }
+        }
+        return value
+    }
+
+    private static func relationship(_ reader: ProtobufReader) throws(ModelError) -> RelationshipValue {
+        var reader = reader
+        var relationship: RelationshipValue?
+        while let (field, type) = try reader.tag() {
+            switch (field, type) {
+            case (1, 2): relationship = .toOne(try reader.optionalIdentifier())
+            case (2, 2):
+                var list = try reader.message()
+                var ids: [PersistentIdentifier] = []
+                while let (field, type) = try list.tag() {
+                    if (field, type) == (1, 2) { ids.append(try list.identifier()) } else { try list.skip(type) }
+                }
+                relationship = .toMany(ids)
+            default: try reader.skip(type)
+            }
+        }
+        guard let relationship else { throw ModelError.relationshipWithoutKind }
+        return relationship
+    }
+}
+
+/// One object's map (attributes or relationships by name) read into a copy of the previous
+/// object's map. While the names are the previous object's, in any order, each value is set in
+/// place, at the index the previous map has for its name: names are told apart by their bytes,
+/// with no hashing and no growing, and the table is copied once. Other names, or fewer of
+/// them, are read into a new map, which is the template for the next object.
+struct MapTemplate<Element> {
+    private var template: [String: Element] = [:]
+    /// The template's names, each with its index; at most ``maximumSlots``, so that a bit of a
+    /// `UInt64` can say which are set.
+    private var slots: [(name: [UInt8], index: Dictionary<String, Element>.Index)] = []
+    private static var maximumSlots: Int { 64 }
+
+    /// One object's map as it is read.
+    struct Map {
+        fileprivate var table: [String: Element]
+        /// The slots set so far, one bit each, while following the template.
+        fileprivate var filled: UInt64 = 0
+        /// Where the next name is looked for first: after the last one found.
+        fileprivate var next = 0
+        /// Whether the map has left the template (``table`` is then a map of its own).
+        fileprivate var isOwn: Bool
+    }
+
+    /// A map to read an object's entries into: a copy of the template, or a table of its own
+    /// when there is no template to follow.
+    func start() -> Map {
+        slots.isEmpty ? Map(table: [:], isOwn: true) : Map(table: template, isOwn: false)
+    }
+
+    /// Sets the entry whose name's bytes are at `name` in `reader`'s buffer.
+    func set(_ value: Element, nameAt name: Range<Int>, of reader: ProtobufReader, in map: inout Map) throws(ModelError) {
+        if !map.isOwn, let slot = slot(named: name, of: reader, from: map.next) {
+            // A name written twice sets its slot twice: the last value wins, as in a map.
+            map.table.values[slots[slot].index] = value
+            map.filled |= 1 << UInt64(slot)
+            map.next = slot + 1 == slots.count ? 0 : slot + 1
+            return
+        }
+        leaveTemplate(&map)
+        map.table[try reader.text(in: name)] = value
+    }
+
+    /// The object's map; one that left the template becomes the next object's template.
+    mutating func finish(_ map: Map) -> [String: Element] {
+        var map = map
+        if !map.isOwn {
+            if map.filled == Self.mask(slots.count) { return map.table }
+            leaveTemplate(&map)
+        }
+        // A map with more names than slots is not followed (nor kept).
+        template = map.table.count <= Self.maximumSlots ? map.table : [:]
+        slots = template.indices.map { (Array(template.keys[$0].utf8), $0) }
+        return map.table
+    }
+
+    /// The template's slot whose name has the bytes at `name`, looked for from `start` on.
+    private func slot(named name: Range<Int>, of reader: ProtobufReader, from start: Int) -> Int? {
+        for offset in 0..<slots.count {
+            var slot = start + offset
+            if slot >= slots.count { slot -= slots.count }
+            if reader.bytes(in: name, equal: slots[slot].name) { return slot }
+        }
+        return nil
+    }
+
+    /// Makes `map` a table of its own holding the entries set so far.
+    private func leaveTemplate(_ map: inout Map) {
+        guard !map.isOwn else { return }
+        var table: [String: Element] = [:]
+        for (slot, (_, index)) in slots.enumerated() where map.filled & (1 << UInt64(slot)) != 0 {
+            table[template.keys[index]] = map.table.values[index]
+        }
+        map.table = table
+        map.isOwn = true
+    }
+
+    private static func mask(_ count: Int) -> UInt64 {
+        count >= 64 ? .max : (1 << UInt64(count)) - 1
+    }
+}
