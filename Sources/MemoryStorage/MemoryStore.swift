@@ -40,7 +40,7 @@ public actor MemoryStore: StorageBackend {
     /// the same; otherwise `schemaMismatch`, listing the differences.
     public func apply(schema: Schema) throws {
         try checkOpen()
-        let resolved = try ResolvedSchema(schema)
+        let resolved = try ResolvedSchema.resolved(schema)
         if resolved.versionHash == state.schema.versionHash {
             state.schema = resolved
             return

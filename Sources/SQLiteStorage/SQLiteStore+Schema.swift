@@ -5,7 +5,7 @@ extension SQLiteStore {
     /// tables of an earlier schema there), accepts a schema with the same version hash, and
     /// otherwise throws `schemaMismatch` listing the differences.
     public func apply(schema: Schema) async throws {
-        let resolved = try ResolvedSchema(schema)
+        let resolved = try ResolvedSchema.resolved(schema)
         _ = try cachedLayout()
         let applied = try await writer.run { connection in
             try connection.transaction(write: true) { try Self.write(resolved, over: StoreMetadata.schema(connection), connection) }
@@ -20,7 +20,7 @@ extension SQLiteStore {
         if current.versionHash == resolved.versionHash {
             // Same stored shape; keep the declaration as given (order, rename hints).
             if current.schema != resolved.schema {
-                try StoreMetadata.setValue(resolved.schema.canonicalJSON(), for: "schema", connection)
+                try StoreMetadata.setValue(resolved.canonicalJSON, for: "schema", connection)
             }
             return resolved
         }
@@ -31,7 +31,7 @@ extension SQLiteStore {
         }
         for statement in old.dropStatements { try connection.execute(statement) }
         for statement in SQLiteLayout(resolved).createStatements { try connection.execute(statement) }
-        try StoreMetadata.setValue(resolved.schema.canonicalJSON(), for: "schema", connection)
+        try StoreMetadata.setValue(resolved.canonicalJSON, for: "schema", connection)
         try StoreMetadata.setValue(resolved.versionHash, for: "schemaHash", connection)
         connection.clearCache()
         return resolved

@@ -39,7 +39,7 @@ public final class SQLiteStore: StorageBackend {
     /// schema, applies it (see ``apply(schema:)``) in the same transaction that prepares the
     /// file, so a new store is made and shaped with one commit.
     public static func open(path: String, applying schema: Schema? = nil) async throws -> SQLiteStore {
-        let resolved = try schema.map { try ResolvedSchema($0) }
+        let resolved = try schema.map { try ResolvedSchema.resolved($0) }
         let location = StoreLocation(scheme: "sqlite", path: path)
         let directory = (path as NSString).deletingLastPathComponent
         do {

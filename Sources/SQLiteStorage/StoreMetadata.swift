@@ -56,8 +56,8 @@ enum StoreMetadata {
 
     /// The schema kept in the store (empty for a new store).
     static func schema(_ connection: SQLiteConnection) throws -> ResolvedSchema {
-        guard let json = try value(for: "schema", connection) else { return try ResolvedSchema(Schema()) }
-        return try ResolvedSchema(try Schema(json: json))
+        guard let json = try value(for: "schema", connection) else { return try ResolvedSchema.resolved(Schema()) }
+        return try ResolvedSchema.resolved(try Schema(json: json))
     }
 
     /// The last value the sequence `name` handed out (0 when none).

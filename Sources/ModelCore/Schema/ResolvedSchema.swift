@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A validated schema, resolved for use: inherited properties copied into subentities, inverses
 /// linked both ways, and each relationship's storage decided. Immutable and shared.
 public final class ResolvedSchema: Sendable, Hashable, CustomStringConvertible {
@@ -12,6 +14,7 @@ public final class ResolvedSchema: Sendable, Hashable, CustomStringConvertible {
     /// Every join table the schema's to-many relationships need.
     public let joinTables: [JoinTable]
     private let entitiesByName: [String: ResolvedEntity]
+    private let json = Mutex<String?>(nil)
 
     /// Validates `schema` and resolves it; throws `invalidSchema` naming the culprit.
     public init(_ schema: Schema) throws(ModelError) {
@@ -22,6 +25,33 @@ public final class ResolvedSchema: Sendable, Hashable, CustomStringConvertible {
         self.entityNames = schema.entities.map(\.name)
         self.entitiesByName = resolution.entities
         self.joinTables = resolution.joinTables
+    }
+
+    /// ``init(_:)``, or the schema resolved earlier when it is equal: the daemon resolves the
+    /// same few schemas again and again (a test harness creates a store per test, all with one
+    /// schema), and validating, resolving and hashing one costs more than the rest of creating
+    /// the store. The last ``cacheLimit`` schemas are kept.
+    public static func resolved(_ schema: Schema) throws(ModelError) -> ResolvedSchema {
+        if let known = cache.withLock({ $0[schema] }) { return known }
+        let resolved = try ResolvedSchema(schema)
+        cache.withLock { cache in
+            if cache.count >= cacheLimit { cache.removeAll() }
+            cache[schema] = resolved
+        }
+        return resolved
+    }
+
+    static let cacheLimit = 32
+    private static let cache = Mutex<[Schema: ResolvedSchema]>([:])
+
+    /// The declared schema's canonical JSON (``Schema/canonicalJSON()``), made once.
+    public var canonicalJSON: String {
+        json.withLock { json in
+            if let json { return json }
+            let made = schema.canonicalJSON()
+            json = made
+            return made
+        }
     }
 
     /// The entity called `name`, or `unknownEntity`.

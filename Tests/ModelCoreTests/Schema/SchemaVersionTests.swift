@@ -36,6 +36,30 @@ import Testing
         }
     }
 
+    /// Resolving an equal schema again gives the schema resolved before; one declared in
+    /// another order gets its own (which keeps the order given), and an invalid one is refused
+    /// every time.
+    @Test func equalSchemasAreResolvedOnce() throws {
+        // Other tests resolve schemas at the same time and may fill the cache between two calls,
+        // which empties it; one pair in five is enough to show the cache at work.
+        let sameInstance = try (0..<5).contains { _ in
+            try ResolvedSchema.resolved(SampleTrips.schema) === ResolvedSchema.resolved(SampleTrips.schema)
+        }
+        #expect(sameInstance)
+        let first = try ResolvedSchema.resolved(SampleTrips.schema)
+        #expect(first.schema == SampleTrips.schema)
+        #expect(first.canonicalJSON == SampleTrips.schema.canonicalJSON())
+        var reordered = SampleTrips.schema
+        reordered.entities.reverse()
+        let other = try ResolvedSchema.resolved(reordered)
+        #expect(other !== first && other.schema == reordered && other.versionHash == first.versionHash)
+        #expect(other.canonicalJSON == reordered.canonicalJSON() && other.canonicalJSON != first.canonicalJSON)
+        let invalid = Schema(entities: [EntityDescription(name: "1bad")])
+        for _ in 0..<2 {
+            #expect(throws: ModelError.self) { try ResolvedSchema.resolved(invalid) }
+        }
+    }
+
     /// Everything that shapes stored data changes the hash.
     @Test func changesThatMatterChangeTheHash() throws {
         let base = Catalog.schema
