@@ -100,6 +100,7 @@ struct ProtobufReader {
     /// Whether the bytes at `range` are `expected`.
     func bytes(in range: Range<Int>, equal expected: [UInt8]) -> Bool {
         guard range.count == expected.count else { return false }
+        guard !range.isEmpty else { return true }
         return bytes.withUnsafeBufferPointer { all in
             expected.withUnsafeBufferPointer { memcmp(all.baseAddress! + range.lowerBound, $0.baseAddress!, range.count) == 0 }
         }

@@ -164,7 +164,7 @@ import Testing
     /// Each object is read into a copy of the previous object's tables, while it has the same
     /// names. Objects whose maps come in every shape read as SwiftProtobuf reads them: the same
     /// names in other orders, fewer, more, others, a name written twice (the last value wins),
-    /// more names than the copy keeps track of, none; relationships likewise.
+    /// more names than the copy keeps track of, none, an empty one; relationships likewise.
     @Test func objectsSharingTheirNamesReadAsSwiftProtobufReadsThem() throws {
         var random = SeededRandom(seed: 11)
         func shuffled(_ names: [String]) -> [String] {
@@ -177,6 +177,8 @@ import Testing
         let attributeShapes: [[String]] = [
             five, five, five.reversed(), shuffled(five), five.filter { $0 != "price" }, five + ["extra"], five + ["score"],
             five.map { $0 == "name" ? "title" : $0 }, five, many, shuffled(many), many.dropLast(), five, [], [], five, shuffled(five),
+            // An empty name (no schema has one, but the wire may carry it).
+            [""] + five, five + [""],
         ]
         let relationshipShapes: [[String]] = [["owner"], ["owner", "stops"], ["stops", "owner"], [], ["owner", "owner"], ["stops"]]
         // An object is the concatenation of one-entry messages (protobuf merges them, maps entry
