@@ -42,7 +42,8 @@ extension ReadContext {
             try emit(batch)
             batch.removeAll(keepingCapacity: true)
         }
-        try decodeObjects(statement.sql, statement.parameters, table: statement.table, columns: statement.columns, properties: statement.properties) { snapshot in
+        try decodeObjects(statement.sql, statement.parameters, table: statement.table,
+                          plans: RowPlans(columns: statement.columns, properties: statement.properties)) { snapshot in
             batch.append(snapshot)
             if batch.count >= batchSize { try flush() }
         }
@@ -65,7 +66,7 @@ extension ReadContext {
         var compiler = compiler(for: entity)
         let properties = descriptor.propertiesToFetch.map(Set.init)
         let entities = descriptor.includesSubentities ? entity.descendants : [entity.name]
-        let columns = selectedColumns(table, entities: entities, properties: properties)
+        let columns = layout.selectedColumns(table, entities: entities, properties: properties)
         let sql = try compiler.fetch(descriptor, columns: columns)
         return ObjectsQuery(table: table, columns: columns, properties: properties, sql: sql, parameters: compiler.parameters)
     }

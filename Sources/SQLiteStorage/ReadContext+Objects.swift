@@ -1,55 +1,31 @@
 import ModelCore
 
 extension ReadContext {
-    /// The columns to select for objects of `entities` of `table`: every column those entities
-    /// use, or only those of the named `properties`.
-    func selectedColumns(_ table: TableLayout, entities: [String], properties: Set<String>?) -> [SelectedColumn] {
-        var used = Set<String>()
-        for name in entities {
-            guard let entity = schema[name] else { continue }
-            entity.attributes.forEach { used.insert($0.name) }
-            entity.relationships.filter { $0.storage == .foreignKey }.forEach { used.insert($0.name) }
-        }
-        if let properties { used.formIntersection(properties) }
-        return table.columns.filter { used.contains($0.name) }.map { column in
-            SelectedColumn(name: column.name, kind: column.type.map { .attribute($0) } ?? .reference)
-        }
-    }
-
     /// Reads the rows of an objects statement (`_pk`, `_entity`, `_version`, then `columns`) into
     /// snapshots of `table`'s objects, with their foreign-key relationships; the others are
     /// filled by ``loadRelationships(_:table:properties:)``.
     func decodeObjects(_ sql: String, _ parameters: [Value], table: TableLayout, columns: [SelectedColumn],
                        properties: Set<String>?) throws -> [ObjectSnapshot] {
         var snapshots: [ObjectSnapshot] = []
-        try decodeObjects(sql, parameters, table: table, columns: columns, properties: properties) { snapshots.append($0) }
+        try decodeObjects(sql, parameters, table: table, plans: RowPlans(columns: columns, properties: properties)) { snapshots.append($0) }
         return snapshots
     }
 
     /// Reads the rows of an objects statement as ``decodeObjects(_:_:table:columns:properties:)``
-    /// does, handing each snapshot to `body` as its row is read.
-    func decodeObjects(_ sql: String, _ parameters: [Value], table: TableLayout, columns: [SelectedColumn],
-                       properties: Set<String>?, _ body: (ObjectSnapshot) throws -> Void) throws {
-        var positions: [String: Int32] = [:]
-        var position: Int32 = 3
-        for column in columns {
-            positions[column.name] = position
-            if case .reference = column.kind { position += 2 } else { position += 1 }
-        }
-        // Each entity's plan is made at its first row; rows of one entity usually come together.
-        var plans: [String: RowPlan] = [:]
+    /// does, with `plans` made for its columns, handing each snapshot to `body` as its row is read.
+    func decodeObjects(_ sql: String, _ parameters: [Value], table: TableLayout, plans: RowPlans,
+                       _ body: (ObjectSnapshot) throws -> Void) throws {
+        var plans = plans
+        // Rows of one entity usually come together.
         var last: RowPlan?
         try query(sql, parameters) { row in
             let key = row.int64(0), entityName = row.text(1)
             let plan: RowPlan
             if let last, last.entityName == entityName {
                 plan = last
-            } else if let known = plans[entityName] {
-                plan = known
             } else {
-                guard let entity = schema[entityName] else { return }
-                plan = RowPlan(entity, positions: positions, properties: properties, schema: schema)
-                plans[entityName] = plan
+                guard let known = plans.plan(for: entityName, schema: schema) else { return }
+                plan = known
             }
             last = plan
             var attributes = plan.attributeTable
@@ -142,38 +118,15 @@ extension ReadContext {
 
     /// The objects of the hierarchy `root` with these keys, with every property, in key order.
     func objects<C: Collection>(root: String, keys: C) throws -> [ObjectSnapshot] where C.Element == Int64 {
-        guard !keys.isEmpty, let rootEntity = schema[root] else { return [] }
-        let table = layout.table(root: root)
-        var compiler = compiler(for: rootEntity)
-        let columns = selectedColumns(table, entities: table.entities, properties: nil)
-        let select = compiler.objectSelect(columns)
-        let list = compiler.bind(Self.keyList(keys))
-        let sql = "SELECT \(select) FROM \(table.quoted) AS t0\(compiler.root.joinClause) WHERE t0.\"_pk\" IN (SELECT value FROM json_each(\(list))) ORDER BY t0.\"_pk\""
-        var snapshots = try decodeObjects(sql, compiler.parameters, table: table, columns: columns, properties: nil)
-        try loadRelationships(&snapshots, table: table, properties: nil)
+        guard !keys.isEmpty, let statement = layout.objectsByKey(root: root) else { return [] }
+        // One key, a point read, is looked up directly: reading a JSON list through json_each
+        // cost about as much as the lookup itself.
+        let (condition, parameter) = keys.count == 1 ? ("= ?1", Value.int(keys.first!))
+            : ("IN (SELECT value FROM json_each(?1)) ORDER BY t0.\"_pk\"", Self.keyList(keys))
+        var snapshots: [ObjectSnapshot] = []
+        try decodeObjects(statement.selectFrom + " WHERE t0.\"_pk\" " + condition, [parameter], table: statement.table,
+                          plans: statement.plans) { snapshots.append($0) }
+        try loadRelationships(&snapshots, table: statement.table, properties: nil)
         return snapshots
-    }
-}
-
-/// What ``ReadContext/decodeObjects(_:_:table:columns:properties:_:)`` reads from the rows of one
-/// entity: each attribute and foreign key it returns, with its column (nil when not selected).
-private struct RowPlan {
-    let entityName: String
-    /// Every attribute returned, null: each row's attributes are written into a copy of it, at
-    /// each attribute's index, which costs one copy of the table rather than a hash and a
-    /// growing table per attribute.
-    let attributeTable: [String: Value]
-    let attributes: [(index: Dictionary<String, Value>.Index, type: AttributeType, position: Int32?)]
-    let foreignKeys: [(name: String, destination: String, root: String, position: Int32?)]
-
-    init(_ entity: ResolvedEntity, positions: [String: Int32], properties: Set<String>?, schema: ResolvedSchema) {
-        entityName = entity.name
-        let returned = entity.attributes.filter { properties?.contains($0.name) ?? true }
-        let table = Dictionary(returned.map { ($0.name, Value.null) }, uniquingKeysWith: { first, _ in first })
-        attributeTable = table
-        attributes = returned.map { (table.index(forKey: $0.name)!, $0.type, positions[$0.name]) }
-        foreignKeys = entity.relationships.filter { $0.storage == .foreignKey && (properties?.contains($0.name) ?? true) }.map {
-            ($0.name, $0.destination, schema[$0.destination]?.root ?? $0.destination, positions[$0.name])
-        }
     }
 }

@@ -1,4 +1,5 @@
 import ModelCore
+import Synchronization
 
 /// How a resolved schema is laid out in SQLite: one table per inheritance hierarchy, named after
 /// the root entity, with `_pk`, `_entity`, `_version`, a column per attribute of every entity of
@@ -9,6 +10,8 @@ final class SQLiteLayout: Sendable {
     /// Hierarchy tables by root entity name, in declaration order of the roots.
     let tables: [TableLayout]
     private let tablesByRoot: [String: TableLayout]
+    /// ``objectsByKey(root:)``'s statements, made at first use.
+    let objectsByKeyStatements = Mutex<[String: ObjectsByKeyStatement]>([:])
 
     init(_ schema: ResolvedSchema) {
         self.schema = schema

@@ -60,6 +60,12 @@ import Testing
             #expect(try await store.backend.snapshots(for: [store.id("BusinessTrip", 2)]).isEmpty)
             #expect(try await store.backend.snapshots(for: [store.id("PersonalTrip", 1)]).isEmpty)
             #expect(try await store.backend.snapshots(for: [store.id("Trip", 99), ids[3], ids[0]]).map(\.id) == [ids[3], ids[0]])
+            // One key at a time (a point read) reads each object as a list of keys reads it.
+            let all = try await store.backend.snapshots(for: ids)
+            #expect(all.map(\.id) == ids)
+            for (index, id) in ids.enumerated() {
+                #expect(try await store.backend.snapshots(for: [id]) == [all[index]])
+            }
         }
     }
 

@@ -1,0 +1,101 @@
+import ModelCore
+
+/// What ``ReadContext/decodeObjects(_:_:table:plans:_:)`` reads from the rows of an objects
+/// statement: where each selected column is, and each entity's ``RowPlan``, made at its first row
+/// (or all made beforehand, for a statement the layout keeps).
+struct RowPlans: Sendable {
+    private let positions: [String: Int32]
+    private let properties: Set<String>?
+    private var plans: [String: RowPlan] = [:]
+
+    /// Plans for a statement selecting `_pk`, `_entity`, `_version`, then `columns` (a foreign
+    /// key's column followed by its target's `_entity`), returning `properties` (nil: all).
+    init(columns: [SelectedColumn], properties: Set<String>?) {
+        var positions: [String: Int32] = [:]
+        var position: Int32 = 3
+        for column in columns {
+            positions[column.name] = position
+            if case .reference = column.kind { position += 2 } else { position += 1 }
+        }
+        self.positions = positions
+        self.properties = properties
+    }
+
+    /// The plan of `entityName`'s rows; nil for an entity the schema does not have.
+    mutating func plan(for entityName: String, schema: ResolvedSchema) -> RowPlan? {
+        if let known = plans[entityName] { return known }
+        guard let entity = schema[entityName] else { return nil }
+        let plan = RowPlan(entity, positions: positions, properties: properties, schema: schema)
+        plans[entityName] = plan
+        return plan
+    }
+}
+
+/// What an objects statement reads from the rows of one entity: each attribute and foreign key
+/// it returns, with its column (nil when not selected).
+struct RowPlan: Sendable {
+    let entityName: String
+    /// Every attribute returned, null: each row's attributes are written into a copy of it, at
+    /// each attribute's index, which costs one copy of the table rather than a hash and a
+    /// growing table per attribute.
+    let attributeTable: [String: Value]
+    let attributes: [(index: Dictionary<String, Value>.Index, type: AttributeType, position: Int32?)]
+    let foreignKeys: [(name: String, destination: String, root: String, position: Int32?)]
+
+    init(_ entity: ResolvedEntity, positions: [String: Int32], properties: Set<String>?, schema: ResolvedSchema) {
+        entityName = entity.name
+        let returned = entity.attributes.filter { properties?.contains($0.name) ?? true }
+        let table = Dictionary(returned.map { ($0.name, Value.null) }, uniquingKeysWith: { first, _ in first })
+        attributeTable = table
+        attributes = returned.map { (table.index(forKey: $0.name)!, $0.type, positions[$0.name]) }
+        foreignKeys = entity.relationships.filter { $0.storage == .foreignKey && (properties?.contains($0.name) ?? true) }.map {
+            ($0.name, $0.destination, schema[$0.destination]?.root ?? $0.destination, positions[$0.name])
+        }
+    }
+}
+
+/// The statement reading a hierarchy's objects by key, with every property: the same for every
+/// read of the hierarchy, so the layout makes it once (a point read spent a tenth of its time
+/// building it).
+struct ObjectsByKeyStatement: Sendable {
+    let table: TableLayout
+    /// `SELECT <_pk, _entity, _version, every column> FROM <table> AS t0 <joins>`; the caller
+    /// adds the condition on `t0."_pk"`.
+    let selectFrom: String
+    /// Made for every entity of the hierarchy.
+    let plans: RowPlans
+}
+
+extension SQLiteLayout {
+    /// The columns to select for objects of `entities` of `table`: every column those entities
+    /// use, or only those of the named `properties`.
+    func selectedColumns(_ table: TableLayout, entities: [String], properties: Set<String>?) -> [SelectedColumn] {
+        var used = Set<String>()
+        for name in entities {
+            guard let entity = schema[name] else { continue }
+            entity.attributes.forEach { used.insert($0.name) }
+            entity.relationships.filter { $0.storage == .foreignKey }.forEach { used.insert($0.name) }
+        }
+        if let properties { used.formIntersection(properties) }
+        return table.columns.filter { used.contains($0.name) }.map { column in
+            SelectedColumn(name: column.name, kind: column.type.map { .attribute($0) } ?? .reference)
+        }
+    }
+
+    /// The statement reading objects of the hierarchy `root` by key; nil for a root the schema
+    /// does not have.
+    func objectsByKey(root: String) -> ObjectsByKeyStatement? {
+        if let known = objectsByKeyStatements.withLock({ $0[root] }) { return known }
+        guard let rootEntity = schema[root] else { return nil }
+        let table = self.table(root: root)
+        var compiler = SQLCompiler(layout: self, entity: rootEntity)
+        let columns = selectedColumns(table, entities: table.entities, properties: nil)
+        let select = compiler.objectSelect(columns)
+        var plans = RowPlans(columns: columns, properties: nil)
+        for entity in table.entities { _ = plans.plan(for: entity, schema: schema) }
+        let statement = ObjectsByKeyStatement(table: table, selectFrom: "SELECT \(select) FROM \(table.quoted) AS t0\(compiler.root.joinClause)",
+                                              plans: plans)
+        objectsByKeyStatements.withLock { $0[root] = statement }
+        return statement
+    }
+}
