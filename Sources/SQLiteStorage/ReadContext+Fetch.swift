@@ -21,7 +21,8 @@ extension ReadContext {
             return .identifiers(ids)
         case .objects:
             let statement = try objectsQuery(descriptor)
-            var objects = try decodeObjects(statement.sql, statement.parameters, table: table, columns: statement.columns, properties: statement.properties)
+            var objects = try decodeObjects(statement.sql, statement.parameters, table: table,
+                                            plans: RowPlans(columns: statement.columns, properties: statement.properties))
             try loadRelationships(&objects, table: table, properties: statement.properties)
             let prefetched = try prefetch(descriptor.relationshipKeyPathsForPrefetching, from: objects, entity: entity)
             return .objects(objects, prefetched: prefetched)

@@ -1,18 +1,17 @@
 import ModelCore
 
 extension ReadContext {
-    /// Reads the rows of an objects statement (`_pk`, `_entity`, `_version`, then `columns`) into
-    /// snapshots of `table`'s objects, with their foreign-key relationships; the others are
-    /// filled by ``loadRelationships(_:table:properties:)``.
-    func decodeObjects(_ sql: String, _ parameters: [Value], table: TableLayout, columns: [SelectedColumn],
-                       properties: Set<String>?) throws -> [ObjectSnapshot] {
+    /// Reads the rows of an objects statement (`_pk`, `_entity`, `_version`, then the columns
+    /// `plans` were made for) into snapshots of `table`'s objects, with their foreign-key
+    /// relationships; the others are filled by ``loadRelationships(_:table:properties:)``.
+    func decodeObjects(_ sql: String, _ parameters: [Value], table: TableLayout, plans: RowPlans) throws -> [ObjectSnapshot] {
         var snapshots: [ObjectSnapshot] = []
-        try decodeObjects(sql, parameters, table: table, plans: RowPlans(columns: columns, properties: properties)) { snapshots.append($0) }
+        try decodeObjects(sql, parameters, table: table, plans: plans) { snapshots.append($0) }
         return snapshots
     }
 
-    /// Reads the rows of an objects statement as ``decodeObjects(_:_:table:columns:properties:)``
-    /// does, with `plans` made for its columns, handing each snapshot to `body` as its row is read.
+    /// Reads the rows of an objects statement as ``decodeObjects(_:_:table:plans:)`` does,
+    /// handing each snapshot to `body` as its row is read.
     func decodeObjects(_ sql: String, _ parameters: [Value], table: TableLayout, plans: RowPlans,
                        _ body: (ObjectSnapshot) throws -> Void) throws {
         var plans = plans
@@ -123,9 +122,8 @@ extension ReadContext {
         // cost about as much as the lookup itself.
         let (condition, parameter) = keys.count == 1 ? ("= ?1", Value.int(keys.first!))
             : ("IN (SELECT value FROM json_each(?1)) ORDER BY t0.\"_pk\"", Self.keyList(keys))
-        var snapshots: [ObjectSnapshot] = []
-        try decodeObjects(statement.selectFrom + " WHERE t0.\"_pk\" " + condition, [parameter], table: statement.table,
-                          plans: statement.plans) { snapshots.append($0) }
+        var snapshots = try decodeObjects(statement.selectFrom + " WHERE t0.\"_pk\" " + condition, [parameter],
+                                          table: statement.table, plans: statement.plans)
         try loadRelationships(&snapshots, table: statement.table, properties: nil)
         return snapshots
     }

@@ -96,13 +96,7 @@ import Testing
         extended += [0x9A, 0x06, 0x02, 0x68, 0x69, 0x90, 0x06, 0x2A]
         var object: [UInt8] = try message.objects[0].serializedBytes()
         object += [0x90, 0x06, 0x01]
-        var length: [UInt8] = []
-        var rest = object.count
-        while rest >= 0x80 {
-            length.append(UInt8(rest & 0x7F) | 0x80)
-            rest >>= 7
-        }
-        extended += [0x0A] + length + [UInt8(rest)] + object
+        extended += [0x0A] + Self.varint(object.count) + object
         var expected = try FetchChunk(wire: message)
         expected.objects.append(expected.objects[0])
         #expect(try FetchChunk(serialized: extended) == expected)
