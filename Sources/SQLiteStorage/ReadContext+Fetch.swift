@@ -104,7 +104,7 @@ extension ReadContext {
         if let hashed = HashAggregate(descriptor, entity: entity, schema: schema, groupLimit: hashedGroupLimit) {
             var compiler = compiler(for: entity)
             let sql = try compiler.groupScan(descriptor)
-            if let rows = try hashed.rows({ try query(sql, compiler.parameters, row: $0) }) { return (rows, true) }
+            if let rows = try hashed.rows(connection.groupCounter, { try query(sql, compiler.parameters) { _ in } }) { return (rows, true) }
         }
         var compiler = compiler(for: entity)
         let sql = try compiler.aggregate(descriptor)

@@ -93,16 +93,19 @@ extension SQLCompiler {
         return sql + page(offset: descriptor.offset, limit: descriptor.limit)
     }
 
-    /// The rows a grouped count reads when it counts in a hash table (``HashAggregate``): the
-    /// group keys, then the key path of each aggregation that has one, for every object the
-    /// filter admits, unordered.
+    /// The statement a grouped count runs when it counts in a hash table (``HashAggregate``): it
+    /// gives `modeld_group_count` (``GroupCounter``) the group keys, then per aggregation its key
+    /// path (or 1 for `count(*)`), for every object the filter admits.
     mutating func groupScan(_ descriptor: AggregateDescriptor) throws(ModelError) -> String {
         let table = layout.table(for: root.entity)
         let condition = try filter(descriptor.predicate, includesSubentities: descriptor.includesSubentities, table: table)
-        var select: [String] = []
-        for path in descriptor.groupBy { select.append(try expression(.keyPath(path)).sql) }
-        for path in descriptor.aggregations.compactMap(\.keyPath) { select.append(try expression(.keyPath(path)).sql) }
-        return "SELECT \(select.joined(separator: ", ")) FROM \(table.quoted) AS t0\(root.joinClause) WHERE \(condition)"
+        var arguments: [String] = []
+        for path in descriptor.groupBy { arguments.append(try expression(.keyPath(path)).sql) }
+        // count(*) counts a value that is never NULL.
+        for aggregation in descriptor.aggregations {
+            if let path = aggregation.keyPath { arguments.append(try expression(.keyPath(path)).sql) } else { arguments.append("1") }
+        }
+        return "SELECT \(GroupCounter.functionName)(\(arguments.joined(separator: ", "))) FROM \(table.quoted) AS t0\(root.joinClause) WHERE \(condition)"
     }
 
     private mutating func aggregateExpression(_ aggregation: Aggregation) throws(ModelError) -> String {

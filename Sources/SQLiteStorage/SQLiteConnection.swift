@@ -24,6 +24,8 @@ final class SQLiteConnection {
     private var cancellationFlag: CancellationFlag?
     /// A new file whose first writes are not yet synced (see ``finishCreation()``).
     private(set) var isUnsyncedNew = false
+    /// The `modeld_group_count` function's table (see ``HashAggregate``).
+    let groupCounter = GroupCounter()
 
     /// Opens `path` (creating the file when `role` is the writer), registers modeld's SQL
     /// functions and collation, and sets WAL, synchronous=FULL (writer) and the busy timeout.
@@ -44,6 +46,7 @@ final class SQLiteConnection {
             sqlite3_extended_result_codes(db, 1)
             sqlite3_busy_timeout(db, Self.busyTimeoutMilliseconds)
             try SQLiteFunctions.register(on: db)
+            try groupCounter.register(on: db)
             if role == .writer {
                 // A new, empty file is switched to WAL, and its first transaction written,
                 // without SQLite syncing each step (a rollback journal, then the WAL's header

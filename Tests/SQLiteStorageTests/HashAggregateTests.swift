@@ -84,6 +84,48 @@ import Testing
         }
     }
 
+    @Test func keysStoredInAnotherStorageClassAreLeftToSQLite() async throws {
+        try await withStore(Catalog.schema) { store, path in
+            try await store.insert("Item", [1, 1, 7, 7].map { ["title": .string("t\($0)"), "count": .int($0), "label": .string("l\($0)")] })
+            // Another tool writes text into the integer column (text that is not a number keeps
+            // its storage class there) and a blob into the text column.
+            let other = try SQLiteConnection(path: path, role: .writer)
+            try other.execute(#"UPDATE "Item" SET "count" = 'seven' WHERE "_pk" = (SELECT max("_pk") FROM "Item")"#)
+            try other.execute(#"UPDATE "Item" SET "label" = x'6c31' WHERE "_pk" = (SELECT min("_pk") FROM "Item")"#)
+            other.close()
+            for keys: [PropertyPath] in [["count"], ["label"], ["title", "count"], ["label", "title"]] {
+                let descriptor = AggregateDescriptor(entityName: "Item", groupBy: keys, aggregations: [Aggregation("n", .count)])
+                let result = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit)
+                #expect(!result.hashed, "\(keys)")
+                let grouped = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: 0)
+                #expect(result.rows == grouped.rows, "\(keys)")
+                // SQLite keeps the text apart from the integers, and the blob 'l1' from the text.
+                #expect(result.rows.count == 3, "\(keys)")
+            }
+            // The connections count in hash tables again afterwards.
+            let byTitle = try await store.aggregate(AggregateDescriptor(entityName: "Item", groupBy: ["title"], aggregations: [Aggregation("n", .count)]),
+                                                    overlay: nil, hashedGroupLimit: HashAggregate.groupLimit)
+            #expect(byTitle.hashed)
+            #expect(byTitle.rows == [["title": .string("t1"), "n": .int(2)], ["title": .string("t7"), "n": .int(2)]])
+        }
+    }
+
+    @Test func aStoredKeyThatIsNotItsTypeIsAStorageFailureEitherWay() async throws {
+        try await withStore(Catalog.schema) { store, path in
+            try await store.insert("Item", [["title": .string("a"), "code": .uuid(UUID())]])
+            let other = try SQLiteConnection(path: path, role: .writer)
+            try other.execute(#"UPDATE "Item" SET "code" = 'not-a-uuid'"#)
+            other.close()
+            let descriptor = AggregateDescriptor(entityName: "Item", groupBy: ["code"], aggregations: [Aggregation("n", .count)])
+            for limit in [HashAggregate.groupLimit, 0] {
+                let error = await modelError { _ = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: limit) }
+                #expect(error?.code == .storageFailure, "limit \(limit)")
+                #expect(error?.message.contains("'not-a-uuid'") == true, "limit \(limit): \(String(describing: error))")
+                #expect(error?.message.contains("not a valid uuid") == true, "limit \(limit): \(String(describing: error))")
+            }
+        }
+    }
+
     @Test func moreGroupsThanTheLimitAreLeftToSQLite() async throws {
         try await withStore(Catalog.schema) { store, _ in
             try await store.insert("Item", (0..<12).map { ["title": .string("t\($0 % 6)")] })

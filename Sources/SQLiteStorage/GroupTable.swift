@@ -1,0 +1,344 @@
+import CSQLite
+import Foundation
+import ModelCore
+
+/// The groups of a ``HashAggregate``: found by the stored bytes of their keys in an open
+/// addressing table, each with its counters. (Swift's `Dictionary` keyed by byte arrays spent
+/// twice SQLite's scan time hashing byte by byte and building keys.)
+///
+/// Rows come in as the arguments of `modeld_group_count` (see ``GroupCounter``): the group keys,
+/// then one value per counter, which counts the rows where it is not NULL.
+struct GroupTable {
+    /// A key stored in another storage class than its type's (a real in an integer column,
+    /// written by another tool), or one group too many.
+    struct GivenUp: Error {}
+
+    struct SortKey {
+        enum Column { case key(Int), counter(Int) }
+        let column: Column
+        let ascending: Bool
+    }
+
+    let keyTypes: [AttributeType]
+    let counterCount: Int
+    let groupLimit: Int
+    /// The storage class each key's type is written in (see ``SQLiteStatement/bind(_:at:)``).
+    private let storageClasses: [Int32]
+    private(set) var groupCount = 0
+    private var counters: [Int64] = []
+    /// Each group's encoded keys, back to back, ending at `keyEnds[group]`, and their hashes.
+    private var keyBytes: [UInt8] = []
+    private var keyEnds: [Int] = []
+    private var hashes: [UInt64] = []
+    /// The hash table: a group index, or -1 for an empty slot; a power of two long.
+    private var slots = [Int32](repeating: -1, count: 64)
+    private let seed = UInt64.random(in: 0...UInt64.max)
+    /// This row's keys, encoded (see ``encode(_:)``); reused from row to row.
+    private let scratch = ScratchBytes()
+
+    init(keyTypes: [AttributeType], counterCount: Int, groupLimit: Int) {
+        self.keyTypes = keyTypes
+        self.counterCount = counterCount
+        self.groupLimit = groupLimit
+        storageClasses = keyTypes.map(Self.storageClass)
+    }
+
+    /// The storage class values of `type` are written in; nil for the types a grouped count in a
+    /// hash table does not take (doubles and decimals, whose equal values differ in their bytes).
+    static func storageClass(_ type: AttributeType) -> Int32 {
+        switch type {
+        case .int, .bool, .date: SQLITE_INTEGER
+        case .data: SQLITE_BLOB
+        case .double: SQLITE_FLOAT
+        case .string, .json, .uuid, .url, .decimal: SQLITE_TEXT
+        }
+    }
+
+    /// Counts one row: `arguments` holds its keys, then the values its counters count.
+    mutating func add(_ arguments: UnsafeMutablePointer<OpaquePointer?>) throws(GivenUp) {
+        let group = try group(of: arguments)
+        let keyCount = keyTypes.count
+        for counter in 0..<counterCount where sqlite3_value_type(arguments[keyCount + counter]) != SQLITE_NULL {
+            counters[group &* counterCount &+ counter] &+= 1
+        }
+    }
+
+    /// The index of the group of the row's keys, added if new.
+    private mutating func group(of arguments: UnsafeMutablePointer<OpaquePointer?>) throws(GivenUp) -> Int {
+        guard storageClasses.count == 1 else {
+            try encode(arguments)
+            return try group(prefix: 0, prefixCount: 0, payload: scratch.bytes)
+        }
+        // One key (the common case) is looked up in place, without copying it into `scratch`.
+        let value = arguments[0]
+        let storage = sqlite3_value_type(value)
+        switch storage {
+        case SQLITE_NULL:
+            return try group(prefix: UInt64(storage), prefixCount: 1, payload: UnsafeRawBufferPointer(start: nil, count: 0))
+        case storageClasses[0] where storage == SQLITE_INTEGER:
+            var integer = sqlite3_value_int64(value)
+            return try withUnsafeBytes(of: &integer) { bytes throws(GivenUp) in try group(prefix: UInt64(storage), prefixCount: 1, payload: bytes) }
+        case storageClasses[0]:
+            let (start, count) = Self.bytes(of: value, storage: storage)
+            return try group(prefix: UInt64(storage) | UInt64(UInt32(count)) << 8, prefixCount: 5,
+                             payload: UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : count))
+        default:
+            throw GivenUp()
+        }
+    }
+
+    /// The index of the group whose encoded keys are `prefix`'s first `prefixCount` bytes (little
+    /// endian) followed by `payload`, added if new.
+    private mutating func group(prefix: UInt64, prefixCount: Int, payload: UnsafeRawBufferPointer) throws(GivenUp) -> Int {
+        let hash = Self.hash(payload, seed: seed ^ prefix)
+        let mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while slots[slot] >= 0 {
+            let group = Int(slots[slot])
+            if hashes[group] == hash, isKey(of: group, prefix: prefix, prefixCount: prefixCount, payload) { return group }
+            slot = (slot + 1) & mask
+        }
+        let group = groupCount
+        guard group < groupLimit else { throw GivenUp() }
+        groupCount += 1
+        slots[slot] = Int32(group)
+        hashes.append(hash)
+        withUnsafeBytes(of: prefix) { keyBytes.append(contentsOf: $0.prefix(prefixCount)) }
+        keyBytes.append(contentsOf: payload)
+        keyEnds.append(keyBytes.count)
+        counters.append(contentsOf: repeatElement(0, count: counterCount))
+        if groupCount * 2 > slots.count { grow() }
+        return group
+    }
+
+    /// Writes the row's keys into `scratch`: per key its storage class, then an integer's 8
+    /// bytes, or the length and bytes of a text or blob, so that equal encodings are equal keys.
+    private func encode(_ arguments: UnsafeMutablePointer<OpaquePointer?>) throws(GivenUp) {
+        scratch.count = 0
+        for index in 0..<storageClasses.count {
+            let value = arguments[index]
+            let storage = sqlite3_value_type(value)
+            scratch.append(UInt8(truncatingIfNeeded: storage))
+            if storage == SQLITE_NULL { continue }
+            guard storage == storageClasses[index] else { throw GivenUp() }
+            if storage == SQLITE_INTEGER {
+                scratch.append(sqlite3_value_int64(value))
+            } else {
+                let (start, count) = Self.bytes(of: value, storage: storage)
+                scratch.append(UInt32(count))
+                scratch.append(UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : count))
+            }
+        }
+    }
+
+    /// The bytes of a text (UTF-8) or blob value; the text is read before its length, as SQLite asks.
+    private static func bytes(of value: OpaquePointer?, storage: Int32) -> (UnsafeRawPointer?, Int) {
+        let start = storage == SQLITE_TEXT ? UnsafeRawPointer(sqlite3_value_text(value)) : sqlite3_value_blob(value)
+        return (start, Int(sqlite3_value_bytes(value)))
+    }
+
+    private func isKey(of group: Int, prefix: UInt64, prefixCount: Int, _ payload: UnsafeRawBufferPointer) -> Bool {
+        let stored = keyRange(of: group)
+        guard stored.count == prefixCount + payload.count else { return false }
+        return keyBytes.withUnsafeBytes { bytes in
+            let start = bytes.baseAddress! + stored.lowerBound
+            for index in 0..<prefixCount where start.load(fromByteOffset: index, as: UInt8.self) != UInt8(truncatingIfNeeded: prefix >> (8 * index)) {
+                return false
+            }
+            return payload.isEmpty || memcmp(start + prefixCount, payload.baseAddress!, payload.count) == 0
+        }
+    }
+
+    private func keyRange(of group: Int) -> Range<Int> {
+        (group == 0 ? 0 : keyEnds[group - 1])..<keyEnds[group]
+    }
+
+    private mutating func grow() {
+        slots = [Int32](repeating: -1, count: slots.count * 2)
+        let mask = slots.count - 1
+        for (group, hash) in hashes.enumerated() {
+            var slot = Int(truncatingIfNeeded: hash) & mask
+            while slots[slot] >= 0 { slot = (slot + 1) & mask }
+            slots[slot] = Int32(group)
+        }
+    }
+
+    /// A seeded hash of `bytes`, 8 at a time (splitmix64's finaliser as the mixer).
+    private static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64) -> UInt64 {
+        var hash = seed ^ UInt64(bytes.count)
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            hash = mix(hash ^ bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            offset += 8
+        }
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while offset < bytes.count {
+            tail |= UInt64(bytes[offset]) << shift
+            shift += 8
+            offset += 1
+        }
+        return mix(hash ^ tail ^ 0x9E37_79B9_7F4A_7C15)
+    }
+
+    private static func mix(_ value: UInt64) -> UInt64 {
+        var x = value
+        x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+        return x ^ (x >> 31)
+    }
+
+    func counts(_ group: Int, _ counter: Int) -> Int64 { counters[group * counterCount + counter] }
+
+    /// The keys of `group` as values of their types, as ``SQLiteStatement/value(_:as:)`` reads
+    /// them; `paths` names the keys in the error about a stored value that is not one.
+    func keys(of group: Int, paths: [PropertyPath]) throws(ModelError) -> [Value] {
+        let cells = Cell.decode(keyBytes[keyRange(of: group)])
+        var values: [Value] = []
+        for (index, cell) in cells.enumerated() {
+            values.append(try cell.value(as: keyTypes[index], path: paths[index]))
+        }
+        return values
+    }
+
+    /// Every group's index, in `order` (which ends with every key, so no two groups tie).
+    func sortedGroups(by order: [SortKey]) -> [Int] {
+        let cells = (0..<groupCount).map { Cell.decode(keyBytes[keyRange(of: $0)]) }
+        return (0..<groupCount).sorted { a, b in
+            for key in order {
+                let comparison: Int
+                switch key.column {
+                case .key(let index): comparison = cells[a][index].compare(cells[b][index])
+                case .counter(let index):
+                    let (x, y) = (counts(a, index), counts(b, index))
+                    comparison = x < y ? -1 : (x > y ? 1 : 0)
+                }
+                if comparison != 0 { return key.ascending ? comparison < 0 : comparison > 0 }
+            }
+            return false
+        }
+    }
+}
+
+/// A growable byte buffer written without Array's bookkeeping per append.
+private final class ScratchBytes {
+    private var base = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 8)
+    private var capacity = 256
+    var count = 0
+
+    deinit { base.deallocate() }
+
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+
+    func append(_ byte: UInt8) {
+        reserve(1)
+        base.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+        count += 1
+    }
+
+    func append<T: FixedWidthInteger>(_ value: T) {
+        reserve(MemoryLayout<T>.size)
+        base.storeBytes(of: value, toByteOffset: count, as: T.self)
+        count += MemoryLayout<T>.size
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        reserve(bytes.count)
+        (base + count).copyMemory(from: source, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    private func reserve(_ extra: Int) {
+        guard count + extra > capacity else { return }
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: max(capacity * 2, count + extra), alignment: 8)
+        grown.copyMemory(from: base, byteCount: count)
+        base.deallocate()
+        base = grown
+        capacity = max(capacity * 2, count + extra)
+    }
+}
+
+/// A stored group key as SQLite's BINARY comparison orders it: NULL, then integers by value,
+/// then text, then blobs, each byte by byte with the shorter first on a common prefix.
+private enum Cell {
+    case null
+    case integer(Int64)
+    case text(ArraySlice<UInt8>)
+    case blob(ArraySlice<UInt8>)
+
+    /// The keys of one group, from their encoding (see ``GroupTable/encode(_:)``).
+    static func decode(_ encoded: ArraySlice<UInt8>) -> [Cell] {
+        var cells: [Cell] = []
+        var index = encoded.startIndex
+        func integer<T: FixedWidthInteger>(_ type: T.Type) -> T {
+            defer { index += MemoryLayout<T>.size }
+            return encoded[index..<(index + MemoryLayout<T>.size)].withUnsafeBytes { $0.loadUnaligned(as: T.self) }
+        }
+        while index < encoded.endIndex {
+            let storage = Int32(encoded[index])
+            index += 1
+            switch storage {
+            case SQLITE_INTEGER: cells.append(.integer(integer(Int64.self)))
+            case SQLITE_TEXT, SQLITE_BLOB:
+                let count = Int(integer(UInt32.self))
+                let bytes = encoded[index..<(index + count)]
+                index += count
+                cells.append(storage == SQLITE_TEXT ? .text(bytes) : .blob(bytes))
+            default: cells.append(.null)
+            }
+        }
+        return cells
+    }
+
+    /// The key as a value of `type`; its storage class is the one `type` is written in
+    /// (``GroupTable/encode(_:)`` gives up on any other).
+    func value(as type: AttributeType, path: PropertyPath) throws(ModelError) -> Value {
+        switch self {
+        case .null: return .null
+        case .integer(let integer):
+            switch type {
+            case .bool: return .bool(integer != 0)
+            case .date: return .date(Timestamp(microsecondsSince1970: integer))
+            default: return .int(integer)
+            }
+        case .blob(let bytes): return .data(Data(bytes))
+        case .text(let bytes):
+            let text = String(decoding: bytes, as: UTF8.self)
+            switch type {
+            case .json: return .json(text)
+            case .uuid:
+                guard let uuid = UUID(text: text) else { throw Self.unreadable(text, as: type, path) }
+                return .uuid(uuid)
+            case .url:
+                guard let url = URL(string: text) else { throw Self.unreadable(text, as: type, path) }
+                return .url(url)
+            default: return .string(text)
+            }
+        }
+    }
+
+    private static func unreadable(_ text: String, as type: AttributeType, _ path: PropertyPath) -> ModelError {
+        ModelError(.storageFailure, "the stored value '\(text.prefix(80))' of \(path) is not a valid \(type.rawValue)",
+                   context: ["keyPath": path.description])
+    }
+
+    private var rank: Int {
+        switch self {
+        case .null: 0
+        case .integer: 1
+        case .text: 2
+        case .blob: 3
+        }
+    }
+
+    func compare(_ other: Cell) -> Int {
+        switch (self, other) {
+        case (.integer(let a), .integer(let b)): return a < b ? -1 : (a > b ? 1 : 0)
+        case (.text(let a), .text(let b)), (.blob(let a), .blob(let b)):
+            if a == b { return 0 }
+            return a.lexicographicallyPrecedes(b) ? -1 : 1
+        default: return rank - other.rank
+        }
+    }
+}
