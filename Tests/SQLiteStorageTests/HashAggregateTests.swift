@@ -126,6 +126,20 @@ import Testing
         }
     }
 
+    @Test func moreKeysAndCountsThanAFunctionTakesAreLeftToSQLite() async throws {
+        try await withStore(Catalog.schema) { store, _ in
+            try await store.insert("Item", [["title": .string("a"), "label": .string("x")], ["title": .string("a")], ["title": .string("b")]])
+            // SQLite's functions take at most 127 arguments; this count would need 130.
+            let aggregations = (0..<129).map { Aggregation("n\($0)", .count, $0.isMultiple(of: 2) ? nil : "label") }
+            let descriptor = AggregateDescriptor(entityName: "Item", groupBy: ["title"], aggregations: aggregations)
+            let result = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit)
+            #expect(!result.hashed)
+            #expect(result.rows.map { $0["title"] } == [.string("a"), .string("b")])
+            #expect(result.rows.map { $0["n0"] } == [.int(2), .int(1)])
+            #expect(result.rows.map { $0["n127"] } == [.int(1), .int(0)])
+        }
+    }
+
     @Test func moreGroupsThanTheLimitAreLeftToSQLite() async throws {
         try await withStore(Catalog.schema) { store, _ in
             try await store.insert("Item", (0..<12).map { ["title": .string("t\($0 % 6)")] })
