@@ -43,8 +43,8 @@ struct GroupTable {
         storageClasses = keyTypes.map(Self.storageClass)
     }
 
-    /// The storage class values of `type` are written in; nil for the types a grouped count in a
-    /// hash table does not take (doubles and decimals, whose equal values differ in their bytes).
+    /// The storage class values of `type` are written in. (A hash table never counts by doubles
+    /// or decimals: their equal values can differ in their bytes.)
     static func storageClass(_ type: AttributeType) -> Int32 {
         switch type {
         case .int, .bool, .date: SQLITE_INTEGER
