@@ -9,8 +9,10 @@ struct ModeldWorkloads {
     let store = "items"
     let storeIdentifier: UUID
 
-    func id(_ row: Int) throws -> PersistentIdentifier {
-        try PersistentIdentifier(uri: "modeld://\(storeIdentifier.uuidString)/Item/p\(row)")
+    /// The identifier of row `row`, made from its key as pgbench makes a random key (a client
+    /// holds the identifiers of objects it has read; it does not parse URIs to read them again).
+    func id(_ row: Int) -> PersistentIdentifier {
+        PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: "Item", key: .permanent(Int64(row)))
     }
 
     /// Inserts rows `range` in one save; returns the time it took.
@@ -28,11 +30,11 @@ struct ModeldWorkloads {
             var latencies = Latencies()
             let clock = ContinuousClock()
             for _ in 0..<count {
-                let id = try id(picker.next())
+                let identifier = id(picker.next())
                 let start = clock.now
-                let objects = try await client.objects([id], in: store)
+                let objects = try await client.objects([identifier], in: store)
                 latencies.record(clock.now - start)
-                guard objects.count == 1 else { throw BenchError("modeld read of \(id) returned \(objects.count) objects") }
+                guard objects.count == 1 else { throw BenchError("modeld read of \(identifier) returned \(objects.count) objects") }
             }
             return latencies
         }
