@@ -44,8 +44,8 @@ struct HashAggregate {
     }
 
     /// The aggregate's rows, counted by `counter` as `scan` runs the statement that calls it (see
-    /// ``SQLCompiler/groupScan(_:)``); nil when a key is stored as a real, or when there are more
-    /// than `groupLimit` groups.
+    /// ``SQLCompiler/groupScan(_:)``); nil when a key is stored in another storage class than its
+    /// type's, or when there are more than `groupLimit` groups.
     func rows(_ counter: GroupCounter, _ scan: () throws -> Void) throws -> [AggregateRow]? {
         let empty = GroupTable(keyTypes: keyTypes, counterCount: descriptor.aggregations.count, groupLimit: groupLimit)
         guard let table = try counter.count(into: empty, scan) else { return nil }
