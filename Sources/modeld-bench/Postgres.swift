@@ -60,7 +60,9 @@ final class PostgresCluster {
                         "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-f", file.path])
     }
 
-    /// The Item table with `rows` rows (row i as everywhere else), and its index.
+    /// The Item table with `rows` rows (row i as everywhere else), and its index; vacuumed and
+    /// checkpointed, so that the checkpoint of the load (a few hundred megabytes written and
+    /// synced) does not fall in a later workload, modeld's or PostgreSQL's.
     func load(rows: Int) throws {
         try psql("""
             CREATE TABLE item(id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL, category TEXT NOT NULL, score BIGINT NOT NULL,
@@ -72,6 +74,7 @@ final class PostgresCluster {
             SELECT setval('item_id_seq', \(rows));
             CREATE INDEX item_score ON item(score);
             VACUUM ANALYZE item;
+            CHECKPOINT;
             """)
     }
 
