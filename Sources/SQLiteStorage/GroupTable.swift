@@ -72,19 +72,17 @@ struct GroupTable {
         // One key (the common case) is looked up in place, without copying it into `scratch`.
         let value = arguments[0]
         let storage = sqlite3_value_type(value)
-        switch storage {
-        case SQLITE_NULL:
+        if storage == SQLITE_NULL {
             return try group(prefix: UInt64(storage), prefixCount: 1, payload: UnsafeRawBufferPointer(start: nil, count: 0))
-        case storageClasses[0] where storage == SQLITE_INTEGER:
+        }
+        guard storage == storageClasses[0] else { throw GivenUp() }
+        if storage == SQLITE_INTEGER {
             var integer = sqlite3_value_int64(value)
             return try withUnsafeBytes(of: &integer) { bytes throws(GivenUp) in try group(prefix: UInt64(storage), prefixCount: 1, payload: bytes) }
-        case storageClasses[0]:
-            let (start, count) = Self.bytes(of: value, storage: storage)
-            return try group(prefix: UInt64(storage) | UInt64(UInt32(count)) << 8, prefixCount: 5,
-                             payload: UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : count))
-        default:
-            throw GivenUp()
         }
+        let (start, count) = Self.bytes(of: value, storage: storage)
+        return try group(prefix: UInt64(storage) | UInt64(UInt32(count)) << 8, prefixCount: 5,
+                         payload: UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : count))
     }
 
     /// The index of the group whose encoded keys are `prefix`'s first `prefixCount` bytes (little
@@ -296,25 +294,12 @@ private enum Cell {
     func value(as type: AttributeType, path: PropertyPath) throws(ModelError) -> Value {
         switch self {
         case .null: return .null
-        case .integer(let integer):
-            switch type {
-            case .bool: return .bool(integer != 0)
-            case .date: return .date(Timestamp(microsecondsSince1970: integer))
-            default: return .int(integer)
-            }
+        case .integer(let integer): return .stored(integer: integer, as: type)
         case .blob(let bytes): return .data(Data(bytes))
         case .text(let bytes):
             let text = String(decoding: bytes, as: UTF8.self)
-            switch type {
-            case .json: return .json(text)
-            case .uuid:
-                guard let uuid = UUID(text: text) else { throw Self.unreadable(text, as: type, path) }
-                return .uuid(uuid)
-            case .url:
-                guard let url = URL(string: text) else { throw Self.unreadable(text, as: type, path) }
-                return .url(url)
-            default: return .string(text)
-            }
+            guard let value = Value.stored(text: text, as: type) else { throw Self.unreadable(text, as: type, path) }
+            return value
         }
     }
 

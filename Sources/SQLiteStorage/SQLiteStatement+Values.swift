@@ -10,27 +10,16 @@ extension SQLiteStatement {
         let storage = storageClass(index)
         if storage == SQLITE_NULL { return .null }
         switch type {
-        case .string: return .string(text(index))
-        case .json: return .json(text(index))
         case .int:
             // An int sum that overflowed comes back as a double, as arithmetic does.
             return storage == SQLITE_FLOAT ? .double(double(index)) : .int(int64(index))
         case .double: return .double(double(index))
-        case .bool: return .bool(int64(index) != 0)
-        case .date: return .date(Timestamp(microsecondsSince1970: int64(index)))
+        case .bool, .date: return .stored(integer: int64(index), as: type)
         case .data: return .data(data(index))
-        case .uuid:
+        case .string, .json, .uuid, .url, .decimal:
             let text = text(index)
-            guard let uuid = UUID(text: text) else { throw unreadable(text, as: type, index) }
-            return .uuid(uuid)
-        case .url:
-            let text = text(index)
-            guard let url = URL(string: text) else { throw unreadable(text, as: type, index) }
-            return .url(url)
-        case .decimal:
-            let text = text(index)
-            guard let decimal = DecimalText.parse(text) else { throw unreadable(text, as: type, index) }
-            return .decimal(decimal)
+            guard let value = Value.stored(text: text, as: type) else { throw unreadable(text, as: type, index) }
+            return value
         }
     }
 
@@ -38,5 +27,29 @@ extension SQLiteStatement {
         let column = sqlite3_column_name(handle, index).map { String(cString: $0) } ?? "\(index)"
         return ModelError(.storageFailure, "the stored value '\(text.prefix(80))' of column \(column) is not a valid \(type.rawValue)",
                           context: ["column": column, "sql": String(sql.prefix(2000))])
+    }
+}
+
+extension Value {
+    /// A value of `type` stored as an integer (see ``SQLiteStatement/bind(_:at:)``), read back:
+    /// bools as 0/1, dates as microseconds, ints as they are.
+    static func stored(integer: Int64, as type: AttributeType) -> Value {
+        switch type {
+        case .bool: .bool(integer != 0)
+        case .date: .date(Timestamp(microsecondsSince1970: integer))
+        default: .int(integer)
+        }
+    }
+
+    /// A value of `type` stored as text, read back; nil when the text is not one (another tool
+    /// wrote it).
+    static func stored(text: String, as type: AttributeType) -> Value? {
+        switch type {
+        case .json: .json(text)
+        case .uuid: UUID(text: text).map(Value.uuid)
+        case .url: URL(string: text).map(Value.url)
+        case .decimal: DecimalText.parse(text).map(Value.decimal)
+        default: .string(text)
+        }
     }
 }
