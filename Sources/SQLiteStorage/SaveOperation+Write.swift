@@ -147,7 +147,7 @@ extension SaveOperation {
             let run = rest[..<end]
             rest = rest[end...]
             guard let entity = schema[first.entity] else { continue }
-            let (sql, columns) = layout.insertStatement(for: entity, into: layout.table(root: first.ref.root).quoted)
+            let (sql, columns) = layout.insertStatement(for: entity)
             try connection.runEach(sql, over: run) { insert, statement in
                 try statement.bind(.int(insert.ref.key), at: 1)
                 try statement.bind(.string(insert.entity), at: 2)
