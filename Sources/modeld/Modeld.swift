@@ -89,7 +89,7 @@ struct Modeld: AsyncParsableCommand {
         let socketPath = settings.server.socketPath
         let daemon = ModelDaemon(configuration: settings.server, logger: logger, events: DaemonEvents(
             ready: { notifier?.send("READY=1\nSTATUS=Serving on \(socketPath)\nMAINPID=\(getpid())") },
-            stopping: { notifier?.send("STOPPING=1\nSTATUS=Stopping: finishing calls under way") }))
+            stopping: { notifier?.stopping("STATUS=Stopping: finishing calls under way") }))
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
         ]

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Synchronization
 import Logging
 import ServiceLifecycle
 
@@ -62,8 +63,28 @@ struct SystemdEnvironment {
 
 /// Sends sd_notify(3) messages (`READY=1`, `STATUS=…`, `WATCHDOG=1`, `STOPPING=1`) as datagrams
 /// to `NOTIFY_SOCKET`.
-struct SystemdNotifier: Sendable {
+final class SystemdNotifier: Sendable {
     let socketPath: String
+    /// Whether `STOPPING=1` has gone out; no watchdog ping follows it.
+    private let stopped = Mutex(false)
+
+    init(socketPath: String) {
+        self.socketPath = socketPath
+    }
+
+    /// Sends a watchdog ping, unless `STOPPING=1` has gone out: the watchdog may have found the
+    /// daemon serving just before shutdown began, and a ping sent after it would come last.
+    func ping(_ message: String) {
+        stopped.withLock { stopped in if !stopped { send(message) } }
+    }
+
+    /// Sends `STOPPING=1` (with `message`), after which pings are not sent.
+    func stopping(_ message: String) {
+        stopped.withLock { stopped in
+            stopped = true
+            send("STOPPING=1\n" + message)
+        }
+    }
 
     /// Sends one message; failures are ignored, as sd_notify's are. The send never waits: a
     /// notification socket nobody reads holds 10 messages (`net.unix.max_dgram_qlen`), and a
@@ -103,7 +124,7 @@ struct WatchdogService: Service {
                 var last: String?
                 while true {
                     if let status = status() {
-                        notifier.send(status == last ? "WATCHDOG=1" : "WATCHDOG=1\nSTATUS=\(status)")
+                        notifier.ping(status == last ? "WATCHDOG=1" : "WATCHDOG=1\nSTATUS=\(status)")
                         last = status
                     }
                     try await Task.sleep(for: interval)
