@@ -47,15 +47,15 @@ final class DaemonCore: Sendable {
     /// Saves a context, wakes the store's history followers, and describes the result (with the
     /// transaction written, when asked).
     func save(_ context: ModelContext, applying edits: [ObjectEdit] = [], store: StoreHandle,
-              returnTransaction: Bool) async throws -> Modeld_V1_SaveResult {
+              returnTransaction: Bool) async throws -> SaveResponse {
         let result = try await context.save(applying: edits)
-        guard let token = result.token else { return Modeld_V1_SaveResult(result) }
+        guard let token = result.token else { return SaveResponse(result) }
         store.history.notify()
         var transaction: HistoryTransaction?
         if returnTransaction {
             transaction = try await store.container.history(after: HistoryToken(token.rawValue - 1), limit: 1).first
         }
-        return Modeld_V1_SaveResult(result, transaction: transaction)
+        return SaveResponse(result, transaction: transaction)
     }
 
     /// The store a request names.

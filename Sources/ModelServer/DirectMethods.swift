@@ -26,14 +26,16 @@ extension DirectMethods {
         methods.add(Modeld_V1_QueryService.Method.Count.descriptor, queries.count)
         methods.add(Modeld_V1_QueryService.Method.Aggregate.descriptor, queries.aggregate)
         methods.addObjects(Modeld_V1_QueryService.Method.GetObjects.descriptor, queries.objects)
-        methods.add(Modeld_V1_QueryService.Method.Apply.descriptor, queries.apply)
+        methods.addApply(Modeld_V1_QueryService.Method.Apply.descriptor, queries)
         methods.add(Modeld_V1_QueryService.Method.BatchDelete.descriptor, queries.batchDelete)
         methods.add(Modeld_V1_QueryService.Method.BatchUpdate.descriptor, queries.batchUpdate)
 
         methods.add(Modeld_V1_SessionService.Method.OpenSession.descriptor, sessions.openSession)
         methods.add(Modeld_V1_SessionService.Method.CloseSession.descriptor, sessions.closeSession)
         methods.add(Modeld_V1_SessionService.Method.Stage.descriptor, sessions.stage)
-        methods.add(Modeld_V1_SessionService.Method.Save.descriptor, sessions.save)
+        methods.register(Modeld_V1_SessionService.Method.Save.descriptor) { bytes, _ in
+            try await sessions.saveResponse(try ProtobufDeserializer<Modeld_V1_SaveRequest>().deserialize(bytes)).serializedBytes()
+        }
         methods.add(Modeld_V1_SessionService.Method.Rollback.descriptor, sessions.rollback)
         methods.addFetch(Modeld_V1_SessionService.Method.Fetch.descriptor, sessions.fetch)
         methods.add(Modeld_V1_SessionService.Method.Count.descriptor, sessions.count)
@@ -89,6 +91,21 @@ extension DirectMethods {
             var encoder = FetchResponseEncoder()
             for object in objects { encoder.append(object) }
             return encoder.finish()
+        }
+    }
+}
+
+extension DirectMethods {
+    /// Runs `Apply`, reading a request in the plain form by hand (``ApplyRequestFields``) and
+    /// any other through SwiftProtobuf, and writing its `SaveResult` by hand.
+    fileprivate mutating func addApply(_ method: MethodDescriptor, _ queries: QueryServiceHandler) {
+        register(method) { bytes, _ in
+            let response = if let request = ApplyRequestFields(serialized: bytes) {
+                try await queries.apply(request)
+            } else {
+                try await queries.applyResponse(try ProtobufDeserializer<Modeld_V1_ApplyRequest>().deserialize(bytes))
+            }
+            return try response.serializedBytes()
         }
     }
 }

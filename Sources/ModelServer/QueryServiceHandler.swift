@@ -74,14 +74,33 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     }
 
     func apply(request: Modeld_V1_ApplyRequest, context: ServerContext) async throws -> Modeld_V1_SaveResult {
+        try await applyResponse(request).wire
+    }
+
+    /// ``apply(request:context:)``'s answer before it becomes a message.
+    func applyResponse(_ request: Modeld_V1_ApplyRequest) async throws -> SaveResponse {
+        try await apply(store: request.store, author: request.author, uniquenessPolicy: request.uniquenessPolicy,
+                        returnTransaction: request.returnTransaction) { store throws(ModelError) in
+            try ObjectEdit.edits(wire: request.changes, in: store)
+        }
+    }
+
+    /// ``apply(request:context:)`` for a request the framed transport read itself.
+    func apply(_ request: ApplyRequestFields) async throws -> SaveResponse {
+        try await apply(store: request.store, author: request.author, uniquenessPolicy: request.uniquenessPolicy,
+                        returnTransaction: request.returnTransaction, edits: request.edits(in:))
+    }
+
+    private func apply(store name: String, author: String, uniquenessPolicy: Modeld_V1_UniquenessPolicy, returnTransaction: Bool,
+                       edits: @Sendable (UUID) throws(ModelError) -> [ObjectEdit]) async throws -> SaveResponse {
         try await core.rpc.handleCancellable("Apply") {
-            let store = try core.store(request.store)
-            let edits = try ObjectEdit.edits(wire: request.changes, in: store.storeIdentifier)
-            let unit = store.container.makeContext(author: request.author.isEmpty ? nil : request.author,
-                                                   uniquenessPolicy: try UniquenessPolicy(wire: request.uniquenessPolicy),
+            let store = try core.store(name)
+            let edits = try edits(store.storeIdentifier)
+            let unit = store.container.makeContext(author: author.isEmpty ? nil : author,
+                                                   uniquenessPolicy: try UniquenessPolicy(wire: uniquenessPolicy),
                                                    retainsSavedObjects: false)
             _ = try await unit.apply(edits)
-            return try await core.save(unit, store: store, returnTransaction: request.returnTransaction)
+            return try await core.save(unit, store: store, returnTransaction: returnTransaction)
         }
     }
 
@@ -92,14 +111,14 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             let ids = try await unit.fetch(FetchDescriptor(entityName: request.entity, predicate: try request.predicate.model(),
                                                            resultType: .identifiers)).identifiers
             _ = try await unit.apply(ids.map { .delete($0) })
-            let result = try await core.save(unit, store: store, returnTransaction: false)
+            let token = try await core.save(unit, store: store, returnTransaction: false).result.token
             var deleted = 0
-            if result.hasToken, let transaction = try await store.container.history(after: HistoryToken(result.token - 1), limit: 1).first {
+            if let token, let transaction = try await store.container.history(after: HistoryToken(token.rawValue - 1), limit: 1).first {
                 deleted = transaction.changes.filter { $0.kind == .delete }.count
             }
             return Modeld_V1_BatchResult.with {
                 $0.matched = Int64(ids.count)
-                if result.hasToken { $0.token = result.token }
+                if let token { $0.token = token.rawValue }
                 $0.deleted = Int64(deleted)
             }
         }
@@ -114,10 +133,10 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             let ids = try await unit.fetch(FetchDescriptor(entityName: request.entity, predicate: try request.predicate.model(),
                                                            resultType: .identifiers)).identifiers
             _ = try await unit.apply(ids.map { .update($0, attributes: attributes, relationships: [:]) })
-            let result = try await core.save(unit, store: store, returnTransaction: false)
+            let token = try await core.save(unit, store: store, returnTransaction: false).result.token
             return Modeld_V1_BatchResult.with {
                 $0.matched = Int64(ids.count)
-                if result.hasToken { $0.token = result.token }
+                if let token { $0.token = token.rawValue }
             }
         }
     }

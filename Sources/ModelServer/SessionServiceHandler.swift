@@ -40,6 +40,11 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
     }
 
     func save(request: Modeld_V1_SaveRequest, context: ServerContext) async throws -> Modeld_V1_SaveResult {
+        try await saveResponse(request).wire
+    }
+
+    /// ``save(request:context:)``'s answer before it becomes a message.
+    func saveResponse(_ request: Modeld_V1_SaveRequest) async throws -> SaveResponse {
         try await core.rpc.handleCancellable("Save") {
             let session = try core.session(request.sessionID)
             let edits = try ObjectEdit.edits(wire: request.changes, in: session.store.storeIdentifier)

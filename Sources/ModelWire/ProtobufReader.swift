@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import ModelCore
 
@@ -131,6 +132,24 @@ struct ProtobufReader {
             index += 1
         }
         return true
+    }
+
+    /// The value a `Value` message's field `field` of wire type `type` holds, reading it; nil,
+    /// reading nothing, when the message has no such field (another number, or another type).
+    mutating func valueKind(_ field: Int, _ type: UInt8) throws(ModelError) -> Value? {
+        switch (field, type) {
+        case (1, 2): .string(try string())
+        case (2, 0): .int(Self.zigZag(try varint()))
+        case (3, 1): .double(Double(bitPattern: try fixed64()))
+        case (4, 0): .bool(try varint() != 0)
+        case (5, 0): .date(Timestamp(microsecondsSince1970: Self.zigZag(try varint())))
+        case (6, 2): .data(Data(try lengthDelimitedBytes()))
+        case (7, 2): try Value.parse(try string(), as: .uuid)
+        case (8, 2): try Value.parse(try string(), as: .url)
+        case (9, 2): try Value.parse(try string(), as: .decimal)
+        case (10, 2): try Value.parse(try string(), as: .json)
+        default: nil
+        }
     }
 
     /// Skips a field of wire type `type`.

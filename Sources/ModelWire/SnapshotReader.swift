@@ -57,19 +57,7 @@ struct SnapshotReader {
         var reader = reader
         var value = Value.null
         while let (field, type) = try reader.tag() {
-            switch (field, type) {
-            case (1, 2): value = .string(try reader.string())
-            case (2, 0): value = .int(ProtobufReader.zigZag(try reader.varint()))
-            case (3, 1): value = .double(Double(bitPattern: try reader.fixed64()))
-            case (4, 0): value = .bool(try reader.varint() != 0)
-            case (5, 0): value = .date(Timestamp(microsecondsSince1970: ProtobufReader.zigZag(try reader.varint())))
-            case (6, 2): value = .data(Data(try reader.lengthDelimitedBytes()))
-            case (7, 2): value = try Value.parse(try reader.string(), as: .uuid)
-            case (8, 2): value = try Value.parse(try reader.string(), as: .url)
-            case (9, 2): value = try Value.parse(try reader.string(), as: .decimal)
-            case (10, 2): value = try Value.parse(try reader.string(), as: .json)
-            default: try reader.skip(type)
-            }
+            if let kind = try reader.valueKind(field, type) { value = kind } else { try reader.skip(type) }
         }
         return value
     }

@@ -60,6 +60,14 @@ import Testing
                 #expect(missing?.message.contains("nope") == true)
                 let bad = await expectError(.typeMismatch) { _ = try await client.count(FetchDescriptor(entityName: "Trip", predicate: where_("name > 3")), in: "trips") }
                 #expect(bad?.message.isEmpty == false)
+                // An apply naming an object of another store is refused whole, the change named;
+                // one to a store that is not there, likewise.
+                let stranger = PersistentIdentifier(storeIdentifier: UUID(), entityName: "Trip", key: .permanent(1))
+                let foreign = await expectError(.invalidIdentifier) { _ = try await client.apply([.delete(fetched[5].id), .delete(stranger)], in: "trips") }
+                #expect(foreign?.message.hasPrefix("change 2: ") == true, "\(String(describing: foreign))")
+                #expect(try await client.objects([fetched[5].id], in: "trips") == [fetched[5]])
+                let nowhere = await expectError(.notFound) { _ = try await client.apply([.delete(fetched[5].id)], in: "nope") }
+                #expect(nowhere?.message.contains("nope") == true)
                 // Over the size limit: refused, and the connection still serves.
                 let big = await expectError(.resourceExhausted) {
                     try await client.apply([.insert(entity: "Trip", attributes: trip(String(repeating: "x", count: 2_000_000), "2026-01-01", "2026-01-02"),

@@ -1,0 +1,182 @@
+import Foundation
+import ModelCore
+import ModelFixtures
+import ModelWire
+import SwiftProtobuf
+import Testing
+
+/// The daemon's hand reading of `ApplyRequest` against SwiftProtobuf's: whatever it reads, it
+/// reads as the generated message and `ObjectEdit.edits(wire:in:)` do, errors included; what it
+/// leaves to SwiftProtobuf is left whole.
+@Suite struct ApplyRequestFieldsTests {
+    static let store = UUID()
+
+    /// What the daemon makes of a request's bytes: refused as they do not decode, or its fields
+    /// and its edits (or the error converting them).
+    enum Reading: Equatable {
+        case refused
+        case request(store: String, author: String, policy: Modeld_V1_UniquenessPolicy, returnTransaction: Bool,
+                     edits: Result<[ObjectEdit], ModelError>)
+    }
+
+    /// SwiftProtobuf's reading.
+    static func theirs(_ bytes: [UInt8]) -> Reading {
+        guard let message = try? Modeld_V1_ApplyRequest(serializedBytes: bytes) else { return .refused }
+        return .request(store: message.store, author: message.author, policy: message.uniquenessPolicy,
+                        returnTransaction: message.returnTransaction,
+                        edits: Result { () throws(ModelError) in try ObjectEdit.edits(wire: message.changes, in: store) })
+    }
+
+    /// The hand reading, or nil where it leaves the request to SwiftProtobuf.
+    static func ours(_ bytes: [UInt8]) -> Reading? {
+        guard let fields = ApplyRequestFields(serialized: bytes) else { return nil }
+        return .request(store: fields.store, author: fields.author, policy: fields.uniquenessPolicy,
+                        returnTransaction: fields.returnTransaction,
+                        edits: Result { () throws(ModelError) in try fields.edits(in: store) })
+    }
+
+    static func uri(_ random: inout SeededRandom) -> String {
+        switch random.int(0...9) {
+        case 0: PersistentIdentifier(storeIdentifier: UUID(), entityName: "Trip", key: .permanent(7)).uriRepresentation
+        case 1: "not a uri"
+        case 2: ""
+        case 3: PersistentIdentifier.temporary(storeIdentifier: store, entityName: "Trip").uriRepresentation
+        default: PersistentIdentifier(storeIdentifier: store, entityName: "Trip", key: .permanent(Int64(random.int(1...1_000_000)))).uriRepresentation
+        }
+    }
+
+    static func randomRequest(_ random: inout SeededRandom) -> Modeld_V1_ApplyRequest {
+        func attributes() -> [String: Value] {
+            var attributes: [String: Value] = [:]
+            for name in ["name", "bé", "", "score"] where random.chance(0.6) { attributes[name] = random.pick(WireConversionTests.values) }
+            return attributes
+        }
+        var request = Modeld_V1_ApplyRequest()
+        request.store = random.pick(["items", "", "é store"])
+        request.author = random.chance(0.5) ? "" : "importer"
+        request.uniquenessPolicy = random.pick([.error, .upsert, .UNRECOGNIZED(7), .UNRECOGNIZED(-1)])
+        request.returnTransaction = random.chance(0.3)
+        for _ in 0..<random.int(0...6) {
+            let edit: ObjectEdit
+            switch random.int(0...2) {
+            case 0:
+                let id = random.chance(0.3) ? PersistentIdentifier.temporary(storeIdentifier: store, entityName: "Trip") : nil
+                edit = .insert(entity: random.pick(["Trip", "Stop", ""]), attributes: attributes(), relationships: [:], id: id)
+            case 1: edit = .update(PersistentIdentifier(storeIdentifier: store, entityName: "Trip", key: .permanent(1)), attributes: attributes(),
+                                   relationships: [:])
+            default: edit = .delete(PersistentIdentifier(storeIdentifier: store, entityName: "Trip", key: .permanent(1)))
+            }
+            var change = edit.wire
+            // URIs of every kind: of this store, of another, temporary, empty, not URIs.
+            switch change.kind {
+            case .update(var update)?:
+                update.uri = uri(&random)
+                change.update = update
+            case .delete(var delete)?:
+                delete.uri = uri(&random)
+                change.delete = delete
+            case .insert(var insert)? where random.chance(0.2):
+                insert.temporaryUri = uri(&random)
+                change.insert = insert
+            default: break
+            }
+            request.changes.append(change)
+        }
+        return request
+    }
+
+    /// Requests of inserts, updates and deletes with every kind of value and URI are read by
+    /// hand, and read as SwiftProtobuf reads them: the same fields, the same edits or the same
+    /// error (a URI of another store, one that is not a URI…).
+    @Test(arguments: 1...40)
+    func plainRequestsAreReadAsSwiftProtobufReadsThem(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        for _ in 0..<10 {
+            let bytes: [UInt8] = try Self.randomRequest(&random).serializedBytes()
+            let ours = try #require(Self.ours(bytes))
+            #expect(ours == Self.theirs(bytes))
+        }
+    }
+
+    /// Every prefix of a request's bytes is refused where SwiftProtobuf refuses it, and read as
+    /// it reads it otherwise; nothing crashes.
+    @Test func truncatedRequestsAreReadAsSwiftProtobufReadsThem() throws {
+        var random = SeededRandom(seed: 3)
+        var request = Self.randomRequest(&random)
+        while request.changes.count < 3 { request = Self.randomRequest(&random) }
+        let bytes: [UInt8] = try request.serializedBytes()
+        var readByHand = 0
+        for length in 0...bytes.count {
+            let prefix = Array(bytes.prefix(length))
+            let theirs = Self.theirs(prefix)
+            if let ours = Self.ours(prefix) {
+                #expect(ours == theirs, "prefix of \(length) bytes")
+                readByHand += 1
+            }
+        }
+        // The prefixes that end between fields are read by hand; those that cut one are not.
+        #expect(readByHand > 0 && readByHand < bytes.count / 2)
+    }
+
+    /// Requests in any other form are left to SwiftProtobuf: a relationship, an add or remove, a
+    /// field it does not know, a change with two kinds, a value with two kinds or of another
+    /// wire type, text that is not UTF-8, a value that does not parse.
+    @Test func requestsInAnyOtherFormAreLeftToSwiftProtobuf() throws {
+        let id = PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(1))
+        let insert = ObjectEdit.insert(entity: "Trip", attributes: ["name": .string("Kyoto")], relationships: [:], id: nil)
+        func request(_ changes: [Modeld_V1_Change]) throws -> [UInt8] {
+            try Modeld_V1_ApplyRequest.with { $0.store = "items"; $0.changes = changes }.serializedBytes()
+        }
+        let plain = try request([insert.wire])
+        #expect(Self.ours(plain) != nil)
+
+        var others: [[UInt8]] = [
+            try request([ObjectEdit.insert(entity: "Trip", attributes: [:], relationships: ["owner": .toOne(id)], id: nil).wire]),
+            try request([ObjectEdit.add([id], relationship: "stops", of: id).wire]),
+            try request([ObjectEdit.remove([id], relationship: "stops", of: id).wire]),
+            try request([Modeld_V1_Change()]),
+            try request([ObjectEdit.insert(entity: "Trip", attributes: ["id": .null], relationships: [:], id: nil).wire].map { change in
+                var change = change
+                change.insert.attributes["id"] = Modeld_V1_Value.with { $0.uuidValue = "not-a-uuid" }
+                return change
+            }),
+            // Field 99 (a varint) at the top.
+            plain + [0x98, 0x06, 0x01],
+        ]
+        // A change whose insert comes twice (protobuf merges them).
+        var twice: [UInt8] = try insert.wire.serializedBytes()
+        twice += twice
+        others.append([0x22] + FetchResponseCodingTests.varint(twice.count) + twice)
+        // A value with a string and then an int: one entry whose value has two kinds.
+        let entry: [UInt8] = [0x0A, 0x01, 0x61, 0x12, 0x05, 0x0A, 0x01, 0x62, 0x10, 0x02]
+        let insertBody: [UInt8] = [0x0A, 0x04] + Array("Trip".utf8) + [0x12] + FetchResponseCodingTests.varint(entry.count) + entry
+        let change: [UInt8] = [0x0A] + FetchResponseCodingTests.varint(insertBody.count) + insertBody
+        others.append([0x22] + FetchResponseCodingTests.varint(change.count) + change)
+        // The store's name as a varint; then as bytes that are not UTF-8.
+        others.append([0x08, 0x01])
+        others.append([0x0A, 0x02, 0xC3, 0x28])
+
+        for (index, bytes) in others.enumerated() {
+            #expect(Self.ours(bytes) == nil, "request \(index)")
+        }
+        #expect(Self.theirs(others[others.count - 1]) == .refused)
+    }
+
+    /// A URI the store does not own fails with `ObjectEdit.edits(wire:in:)`'s error, naming the
+    /// change, as the generated message's conversion says it.
+    @Test func aURIOfAnotherStoreFailsAsTheMessageConversionFails() throws {
+        let other = PersistentIdentifier(storeIdentifier: UUID(), entityName: "Trip", key: .permanent(3))
+        let mine = PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(3))
+        let bytes: [UInt8] = try Modeld_V1_ApplyRequest.with {
+            $0.store = "items"
+            $0.changes = [ObjectEdit.delete(mine).wire, ObjectEdit.delete(other).wire]
+        }.serializedBytes()
+        let fields = try #require(ApplyRequestFields(serialized: bytes))
+        let error = try #require(throws: ModelError.self) { try fields.edits(in: Self.store) }
+        let expected = try #require(throws: ModelError.self) {
+            try ObjectEdit.edits(wire: try Modeld_V1_ApplyRequest(serializedBytes: bytes).changes, in: Self.store)
+        }
+        #expect(error == expected)
+        #expect(error.message.hasPrefix("change 2"))
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import ModelCore
+import ModelFixtures
+import ModelWire
+import SwiftProtobuf
+import Testing
+
+/// A save's answer written by hand reads, through SwiftProtobuf, as the message built from it.
+@Suite struct SaveResponseTests {
+    static let store = UUID()
+
+    static func transaction(_ random: inout SeededRandom, changes: Int) -> HistoryTransaction {
+        HistoryTransaction(token: HistoryToken(Int64(random.int(1...1_000_000))), timestamp: Timestamp(microsecondsSince1970: 1_800_000_000_000_000),
+                           author: random.chance(0.5) ? nil : "importer",
+                           changes: (0..<changes).map { index in
+                               HistoryChange(kind: random.pick([.insert, .update, .delete]),
+                                             id: PersistentIdentifier(storeIdentifier: store, entityName: "Trip", key: .permanent(Int64(index + 1))),
+                                             changedProperties: random.chance(0.5) ? [] : ["name"],
+                                             tombstone: random.chance(0.8) ? [:] : ["name": random.pick(WireConversionTests.values)])
+                           })
+    }
+
+    /// Results with no remapped objects or hundreds, any token (none, zero, negative, large), with
+    /// and without their transaction.
+    @Test(arguments: 1...30)
+    func handWrittenBytesReadAsTheMessage(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+        for index in 0..<random.pick([0, 1, 2, random.int(3...400)]) {
+            remapped[.temporary(storeIdentifier: Self.store, entityName: random.pick(["Trip", "Stop", "Étape"]))] =
+                PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(Int64(index + 1) * Int64(random.int(1...1_000_000))))
+        }
+        let token: HistoryToken? = random.chance(0.2) ? nil : HistoryToken(random.pick([0, -1, 1, Int64.max, Int64(random.int(2...1_000_000))]))
+        let transaction = random.chance(0.3) ? Self.transaction(&random, changes: random.int(0...20)) : nil
+        let response = SaveResponse(SaveResult(remappedIdentifiers: remapped, token: token), transaction: transaction)
+
+        let parsed = try Modeld_V1_SaveResult(serializedBytes: response.serializedBytes())
+        #expect(parsed == response.wire)
+        #expect(parsed.remapped.count == remapped.count)
+        #expect(parsed.hasToken == (token != nil))
+    }
+
+    /// A transaction with more changes than a response carries is cut, and says so, as the
+    /// message says it.
+    @Test func aTransactionOverTheLimitIsCutAsTheMessageCutsIt() throws {
+        var random = SeededRandom(seed: 5)
+        let limit = Modeld_V1_SaveResult.transactionChangeLimit
+        let response = SaveResponse(SaveResult(token: HistoryToken(9)), transaction: Self.transaction(&random, changes: limit + 1))
+        let parsed = try Modeld_V1_SaveResult(serializedBytes: response.serializedBytes())
+        #expect(parsed == response.wire)
+        #expect(parsed.transactionTruncated && parsed.transaction.changes.count == limit)
+    }
+}
