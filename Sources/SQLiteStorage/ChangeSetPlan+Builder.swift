@@ -11,15 +11,23 @@ extension ChangeSetPlan {
 
         /// The given values, converted to their attributes' types (nil kept).
         func attributes(_ given: [String: Value], of entity: ResolvedEntity, id: PersistentIdentifier) throws(ModelError) -> [String: Value] {
-            var converted = [String: Value](minimumCapacity: given.count)
+            // Usually every value is of its attribute's type already: the table is then kept as
+            // it is, not built again.
+            var converted = given
             for (name, value) in given {
-                guard let attribute = entity.attribute(name), let value = try? value.converted(to: attribute.type) else {
+                guard let attribute = entity.attribute(name), let convertedValue = try? value.converted(to: attribute.type) else {
                     // Names the first problem in name order, whatever order the values came in.
                     return try checkedAttributes(given, of: entity, id: id)
                 }
-                converted[name] = value
+                if Self.differ(convertedValue, value) { converted[name] = convertedValue }
             }
             return converted
+        }
+
+        /// Whether a conversion changed a value: its type, or the sign of a zero.
+        private static func differ(_ converted: Value, _ value: Value) -> Bool {
+            if case .double(let new) = converted, case .double(let old) = value { return new.bitPattern != old.bitPattern }
+            return converted.type != value.type
         }
 
         /// ``attributes(_:of:id:)`` one name at a time, in order, throwing at the first problem.

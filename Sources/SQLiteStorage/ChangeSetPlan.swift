@@ -39,6 +39,9 @@ struct ChangeSetPlan {
 
         /// Every attribute of the new object: the given value, else the default, else nil.
         var attributes: [String: Value] {
+            // Given are attributes of the entity only (``Builder/attributes(_:of:id:)``), so as
+            // many are all of them.
+            if given.count == entity.attributes.count { return given }
             var values: [String: Value] = [:]
             for attribute in entity.attributes { values[attribute.name] = given[attribute.name] ?? attribute.defaultValue ?? .null }
             return values
@@ -63,9 +66,17 @@ struct ChangeSetPlan {
     /// Every identifier belongs to this store and names a known entity; inserts carry temporary
     /// identifiers (each once) of concrete entities, updates and deletes permanent ones.
     static func checkIdentifiers(_ changes: ChangeSet, schema: ResolvedSchema, storeIdentifier: UUID) throws(ModelError) {
-        var inserted = Set<PersistentIdentifier>()
+        var inserted = Set<PersistentIdentifier>(minimumCapacity: changes.inserts.count)
+        // Inserts come in runs of one entity: its lookup is kept for the next insert.
+        var last: ResolvedEntity?
         for insert in changes.inserts {
-            let entity = try check(insert.id, schema, storeIdentifier)
+            let entity: ResolvedEntity
+            if let last, last.name == insert.id.entityName, insert.id.storeIdentifier == storeIdentifier {
+                entity = last
+            } else {
+                entity = try check(insert.id, schema, storeIdentifier)
+                last = entity
+            }
             guard insert.id.isTemporary else {
                 throw ModelError(.invalidIdentifier, "\(insert.id) is a permanent identifier: an insert carries a temporary one (…/t<uuid>); send changes to a saved object as an update",
                                  context: ["uri": insert.id.uriRepresentation])
@@ -85,12 +96,16 @@ struct ChangeSetPlan {
                                  context: ["uri": id.uriRepresentation])
             }
         }
-        for change in (changes.inserts.map(\.relationships) + changes.updates.map(\.relationships)).flatMap(\.values) {
-            switch change {
-            case .toOne(let target): if let target { _ = try check(target, schema, storeIdentifier) }
-            case .toMany(let added, let removed): for target in added + removed { _ = try check(target, schema, storeIdentifier) }
+        func checkTargets(_ relationships: [String: RelationshipChange]) throws(ModelError) {
+            for change in relationships.values {
+                switch change {
+                case .toOne(let target): if let target { _ = try check(target, schema, storeIdentifier) }
+                case .toMany(let added, let removed): for target in added + removed { _ = try check(target, schema, storeIdentifier) }
+                }
             }
         }
+        for insert in changes.inserts { try checkTargets(insert.relationships) }
+        for update in changes.updates { try checkTargets(update.relationships) }
     }
 
     private static func check(_ id: PersistentIdentifier, _ schema: ResolvedSchema, _ storeIdentifier: UUID) throws(ModelError) -> ResolvedEntity {
