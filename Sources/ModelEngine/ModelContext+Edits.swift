@@ -169,7 +169,8 @@ extension ModelContext {
     /// Converts attribute values to their declared types, rejecting unknown names and values
     /// that cannot convert (an invalid JSON text for a json attribute, say).
     func convert(_ attributes: [String: Value], for entity: ResolvedEntity) throws(ModelError) -> [String: Value] {
-        var values: [String: Value] = [:]
+        // Values already of their attribute's type (the usual case) leave the table as it is.
+        var values = attributes
         for (name, value) in attributes {
             guard let attribute = entity.attribute(name) else {
                 if entity.relationship(name) != nil {
@@ -183,7 +184,7 @@ extension ModelContext {
                 if case .json(let text) = converted, Value(parsing: text, as: .json) == nil {
                     throw ModelError(.typeMismatch, "not valid JSON")
                 }
-                values[name] = converted
+                if converted.isChanged(from: value) { values[name] = converted }
             } catch {
                 throw ModelError(.typeMismatch, "'\(entity.name).\(name)' is \(attribute.type.rawValue), and \(value.debugText) is not",
                                  context: ["entity": entity.name, "attribute": name, "expected": attribute.type.rawValue])

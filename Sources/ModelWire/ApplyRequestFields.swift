@@ -18,7 +18,7 @@ public struct ApplyRequestFields: Sendable {
     private let bytes: [UInt8]
 
     /// One change, its URIs left as text until the store is known (``edits(in:)``).
-    private enum Change: Sendable {
+    enum Change: Sendable {
         case insert(entity: String, attributes: [String: Value], temporaryURI: String)
         case update(uri: String, attributes: [String: Value])
         case delete(uri: String)
@@ -29,6 +29,7 @@ public struct ApplyRequestFields: Sendable {
         self.bytes = bytes
         do {
             var reader = ProtobufReader(bytes, in: 0..<bytes.count)
+            var changeReader = ChangeReader()
             while let (field, type) = try reader.tag() {
                 switch (field, type) {
                 case (1, 2): store = try reader.string()
@@ -37,7 +38,7 @@ public struct ApplyRequestFields: Sendable {
                     let number = Int(Int32(truncatingIfNeeded: try reader.varint()))
                     uniquenessPolicy = Modeld_V1_UniquenessPolicy(rawValue: number) ?? .UNRECOGNIZED(number)
                 case (4, 2):
-                    guard let change = try Self.change(reader.message()) else { return nil }
+                    guard let change = try changeReader.change(reader.message()) else { return nil }
                     changes.append(change)
                 case (5, 0): returnTransaction = try reader.varint() != 0
                 default: return nil
@@ -87,9 +88,16 @@ public struct ApplyRequestFields: Sendable {
         }
         return try ObjectEdit.edits(wire: message.changes, in: storeIdentifier)
     }
+}
+
+/// Reads the changes of a request (``ApplyRequestFields``). The changes of a request are
+/// usually of one entity, so each one's attributes are read into a copy of the previous one's
+/// table (``MapTemplate``, as a response's objects are).
+private struct ChangeReader {
+    private var attributes = MapTemplate<Value>()
 
     /// A `Change` holding one insert, update or delete; nil for anything else.
-    private static func change(_ reader: ProtobufReader) throws(ModelError) -> Change? {
+    mutating func change(_ reader: ProtobufReader) throws(ModelError) -> ApplyRequestFields.Change? {
         var reader = reader
         guard let (field, type) = try reader.tag(), type == 2 else { return nil }
         let body = try reader.message()
@@ -97,39 +105,39 @@ public struct ApplyRequestFields: Sendable {
         switch field {
         case 1: return try insert(body)
         case 2: return try update(body)
-        case 3: return try delete(body)
+        case 3: return try Self.delete(body)
         default: return nil
         }
     }
 
-    private static func insert(_ reader: ProtobufReader) throws(ModelError) -> Change? {
+    private mutating func insert(_ reader: ProtobufReader) throws(ModelError) -> ApplyRequestFields.Change? {
         var reader = reader
-        var entity = "", attributes: [String: Value] = [:], uri = ""
+        var entity = "", map = attributes.start(), uri = ""
         while let (field, type) = try reader.tag() {
             switch (field, type) {
             case (1, 2): entity = try reader.string()
-            case (2, 2): guard try attribute(reader.message(), into: &attributes) else { return nil }
+            case (2, 2): guard try attribute(reader.message(), into: &map) else { return nil }
             case (4, 2): uri = try reader.string()
             default: return nil
             }
         }
-        return .insert(entity: entity, attributes: attributes, temporaryURI: uri)
+        return .insert(entity: entity, attributes: attributes.finish(map), temporaryURI: uri)
     }
 
-    private static func update(_ reader: ProtobufReader) throws(ModelError) -> Change? {
+    private mutating func update(_ reader: ProtobufReader) throws(ModelError) -> ApplyRequestFields.Change? {
         var reader = reader
-        var uri = "", attributes: [String: Value] = [:]
+        var uri = "", map = attributes.start()
         while let (field, type) = try reader.tag() {
             switch (field, type) {
             case (1, 2): uri = try reader.string()
-            case (2, 2): guard try attribute(reader.message(), into: &attributes) else { return nil }
+            case (2, 2): guard try attribute(reader.message(), into: &map) else { return nil }
             default: return nil
             }
         }
-        return .update(uri: uri, attributes: attributes)
+        return .update(uri: uri, attributes: attributes.finish(map))
     }
 
-    private static func delete(_ reader: ProtobufReader) throws(ModelError) -> Change? {
+    private static func delete(_ reader: ProtobufReader) throws(ModelError) -> ApplyRequestFields.Change? {
         var reader = reader
         var uri = ""
         while let (field, type) = try reader.tag() {
@@ -139,17 +147,18 @@ public struct ApplyRequestFields: Sendable {
         return .delete(uri: uri)
     }
 
-    /// Reads a map entry of attributes into `attributes`; false when it is not plain: a key or
-    /// value twice, another field, a value with another field or two kinds, or one that does
-    /// not parse (a UUID that is not one…).
-    private static func attribute(_ reader: ProtobufReader, into attributes: inout [String: Value]) throws(ModelError) -> Bool {
-        var reader = reader
-        var name: String?, value: Value?
-        while let (field, type) = try reader.tag() {
+    /// Reads a map entry of attributes into `map`; false when it is not plain: a key or value
+    /// twice, another field, a value with another field or two kinds, or one that does not
+    /// parse (a UUID that is not one…). A name is checked as UTF-8 when it is not the
+    /// template's (whose names were).
+    private func attribute(_ entry: ProtobufReader, into map: inout MapTemplate<Value>.Map) throws(ModelError) -> Bool {
+        var entry = entry
+        var name: Range<Int>?, value: Value?
+        while let (field, type) = try entry.tag() {
             switch (field, type) {
-            case (1, 2) where name == nil: name = try reader.string()
+            case (1, 2) where name == nil: name = try entry.stringRange()
             case (2, 2) where value == nil:
-                var message = try reader.message()
+                var message = try entry.message()
                 value = .null
                 while let (field, type) = try message.tag() {
                     guard value == .null, let kind = try? message.valueKind(field, type), kind != .null else { return false }
@@ -158,7 +167,7 @@ public struct ApplyRequestFields: Sendable {
             default: return false
             }
         }
-        attributes[name ?? ""] = value ?? .null
+        try attributes.set(value ?? .null, nameAt: name ?? 0..<0, of: entry, in: &map)
         return true
     }
 }

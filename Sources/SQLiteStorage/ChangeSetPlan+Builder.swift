@@ -19,15 +19,9 @@ extension ChangeSetPlan {
                     // Names the first problem in name order, whatever order the values came in.
                     return try checkedAttributes(given, of: entity, id: id)
                 }
-                if Self.differ(convertedValue, value) { converted[name] = convertedValue }
+                if convertedValue.isChanged(from: value) { converted[name] = convertedValue }
             }
             return converted
-        }
-
-        /// Whether a conversion changed a value: its type, or the sign of a zero.
-        private static func differ(_ converted: Value, _ value: Value) -> Bool {
-            if case .double(let new) = converted, case .double(let old) = value { return new.bitPattern != old.bitPattern }
-            return converted.type != value.type
         }
 
         /// ``attributes(_:of:id:)`` one name at a time, in order, throwing at the first problem.

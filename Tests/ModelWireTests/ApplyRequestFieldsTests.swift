@@ -152,6 +152,12 @@ import Testing
         let insertBody: [UInt8] = [0x0A, 0x04] + Array("Trip".utf8) + [0x12] + FetchResponseCodingTests.varint(entry.count) + entry
         let change: [UInt8] = [0x0A] + FetchResponseCodingTests.varint(insertBody.count) + insertBody
         others.append([0x22] + FetchResponseCodingTests.varint(change.count) + change)
+        // An attribute named with bytes that are not UTF-8, after an insert whose names are
+        // valid (the names of one insert are matched against the previous one's by their bytes).
+        let badName: [UInt8] = [0x0A, 0x02, 0xC3, 0x28, 0x12, 0x02, 0x10, 0x02]
+        let badInsert: [UInt8] = [0x0A, 0x04] + Array("Trip".utf8) + [0x12] + FetchResponseCodingTests.varint(badName.count) + badName
+        let badChange: [UInt8] = [0x0A] + FetchResponseCodingTests.varint(badInsert.count) + badInsert
+        others.append(plain + [0x22] + FetchResponseCodingTests.varint(badChange.count) + badChange)
         // The store's name as a varint; then as bytes that are not UTF-8.
         others.append([0x08, 0x01])
         others.append([0x0A, 0x02, 0xC3, 0x28])

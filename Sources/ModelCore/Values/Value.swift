@@ -54,6 +54,16 @@ public enum Value: Hashable, Sendable {
 }
 
 extension Value {
+    /// Whether this value, a conversion of `original` (``converted(to:)``), is not `original`
+    /// as it was: of another type, or a zero whose sign the conversion dropped. Most
+    /// conversions give their value back, and a table of values can then be kept as it is.
+    public func isChanged(from original: Value) -> Bool {
+        if case .double(let new) = self, case .double(let old) = original { return new.bitPattern != old.bitPattern }
+        return type != original.type
+    }
+}
+
+extension Value {
     /// This value converted to `type` where the conversion loses nothing (an int for a double
     /// attribute, an ISO 8601 string for a date…), or an error naming what was expected.
     /// ``null`` converts to any type; whether null is allowed is the schema's business.

@@ -44,6 +44,17 @@ import Testing
         #expect(try value.converted(to: type) == expected)
     }
 
+    /// A conversion that gives its value back is no change; another type, or a zero's sign
+    /// dropped, is.
+    @Test func conversionsSayWhetherTheyChangedTheirValue() throws {
+        for value in [Value.string("a"), .double(1.5), .double(0), .int(-3), .null, .date(.iso("2026-01-31"))] {
+            #expect(!(try value.converted(to: value.type ?? .string)).isChanged(from: value), "\(value)")
+        }
+        #expect(try Value.int(3).converted(to: .double).isChanged(from: .int(3)))
+        #expect(try Value.double(-0.0).converted(to: .double).isChanged(from: .double(-0.0)))
+        #expect(try Value.string("2026-01-31").converted(to: .date).isChanged(from: .string("2026-01-31")))
+    }
+
     /// Negative zero comes in as zero (`==` cannot tell them apart, so the sign is checked).
     @Test(arguments: [(AttributeType.double, Value.double(0)), (.int, .int(0)), (.decimal, .decimal(0))])
     func negativeZeroBecomesZero(type: AttributeType, expected: Value) throws {
