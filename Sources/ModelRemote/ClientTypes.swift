@@ -65,6 +65,13 @@ public struct SaveOutcome: Hashable, Sendable {
         transaction = wire.hasTransaction ? try HistoryTransaction(wire: wire.transaction, in: store) : nil
         transactionIsTruncated = wire.transactionTruncated
     }
+
+    init(_ fields: SaveResultFields) {
+        remappedIdentifiers = fields.remappedIdentifiers
+        token = fields.token
+        transaction = fields.transaction
+        transactionIsTruncated = fields.transactionIsTruncated
+    }
 }
 
 /// The result of a batch delete or update.

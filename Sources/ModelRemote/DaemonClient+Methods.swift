@@ -1,3 +1,4 @@
+import Foundation
 import FramedTransport
 import GRPCCore
 import GRPCProtobuf
@@ -62,9 +63,27 @@ protocol MethodCaller: Sendable {
 
     /// Calls the `GetObjects` method `method` and reads its objects.
     func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request) async throws -> [ObjectSnapshot]
+
+    /// Calls `method`, which answers a `SaveResult` (a session's `Save`), and reads it; URIs
+    /// are checked against `store` when given.
+    func save<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws -> SaveOutcome
+
+    /// Calls `Apply`.
+    func apply(_ call: ApplyCall) async throws -> SaveOutcome
 }
 
 extension MethodCaller {
+    /// Reads the response message with the wire conversions.
+    func save<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws -> SaveOutcome {
+        let result: Modeld_V1_SaveResult = try await unary(method, request)
+        return try SaveOutcome(wire: result, store: store)
+    }
+
+    /// Sends the request message built from `call`.
+    func apply(_ call: ApplyCall) async throws -> SaveOutcome {
+        try await save(Modeld_V1_QueryService.Method.Apply.descriptor, call.wire, store: nil)
+    }
+
     /// Reads the response message with the wire conversions.
     func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request) async throws -> [ObjectSnapshot] {
         let response: Modeld_V1_GetObjectsResponse = try await unary(method, request)
@@ -128,6 +147,19 @@ struct FramedMethodCaller: MethodCaller {
     func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request) async throws -> [ObjectSnapshot] {
         let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
         return try FetchChunk(serialized: try await transport.unary(method, request: bytes)).objects
+    }
+
+    /// Reads the `SaveResult` bytes straight into the outcome (``SaveResultFields``).
+    func save<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws -> SaveOutcome {
+        let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
+        return SaveOutcome(try SaveResultFields(serialized: try await transport.unary(method, request: bytes), in: store))
+    }
+
+    /// Writes the request's bytes straight from `call` (``ApplyCall/serializedBytes()``), and
+    /// reads the result's as ``save(_:_:store:)`` does.
+    func apply(_ call: ApplyCall) async throws -> SaveOutcome {
+        let bytes = try await transport.unary(Modeld_V1_QueryService.Method.Apply.descriptor, request: try call.serializedBytes())
+        return SaveOutcome(try SaveResultFields(serialized: bytes, in: nil))
     }
 
     /// Makes a direct server-streaming call, handing `body` its responses as `decode` reads them.

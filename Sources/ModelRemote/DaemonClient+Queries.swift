@@ -120,14 +120,8 @@ extension DaemonClient {
     public func apply(_ edits: [ObjectEdit], in store: String, author: String? = nil, uniquenessPolicy: UniquenessPolicy = .error,
                       returnTransaction: Bool = false) async throws -> SaveOutcome {
         try await call {
-            let result = try await unary(Modeld_V1_QueryService.Method.Apply.self, Modeld_V1_ApplyRequest.with {
-                $0.store = store
-                $0.author = author ?? ""
-                $0.uniquenessPolicy = uniquenessPolicy.wire
-                $0.changes = edits.map(\.wire)
-                $0.returnTransaction = returnTransaction
-            })
-            return try SaveOutcome(wire: result, store: nil)
+            try await caller.apply(ApplyCall(store: store, author: author, uniquenessPolicy: uniquenessPolicy, edits: edits,
+                                             returnTransaction: returnTransaction))
         }
     }
 

@@ -57,12 +57,11 @@ public final class RemoteSession: Sendable {
     @discardableResult
     public func save(applying edits: [ObjectEdit] = [], returnTransaction: Bool = false) async throws -> SaveOutcome {
         try await client.call {
-            let result = try await client.unary(Modeld_V1_SessionService.Method.Save.self, Modeld_V1_SaveRequest.with {
+            try await client.caller.save(Modeld_V1_SessionService.Method.Save.descriptor, Modeld_V1_SaveRequest.with {
                 $0.sessionID = id
                 $0.returnTransaction = returnTransaction
                 $0.changes = edits.map(\.wire)
-            })
-            return try SaveOutcome(wire: result, store: storeIdentifier)
+            }, store: storeIdentifier)
         }
     }
 

@@ -16,7 +16,7 @@ struct ProtobufReader {
     }
 
     static func malformed(_ what: String) -> ModelError {
-        ModelError(.invalidArgument, "a malformed FetchResponse from modeld: \(what)")
+        ModelError(.invalidArgument, "a malformed response from modeld: \(what)")
     }
 
     static func zigZag(_ raw: UInt64) -> Int64 {
@@ -85,6 +85,14 @@ struct ProtobufReader {
     mutating func optionalIdentifier() throws(ModelError) -> PersistentIdentifier? {
         let range = try delimited()
         return range.isEmpty ? nil : try identifier(in: range)
+    }
+
+    /// The URI at `range` (a string field's, ``stringRange()``), checked against `store` when
+    /// given, with ``PersistentIdentifier/init(wire:in:)``'s errors.
+    func identifier(in range: Range<Int>, store: UUID?) throws(ModelError) -> PersistentIdentifier {
+        let id = try identifier(in: range)
+        guard let store, id.storeIdentifier != store else { return id }
+        return try PersistentIdentifier(uri: text(in: range), in: store)
     }
 
     private func identifier(in range: Range<Int>) throws(ModelError) -> PersistentIdentifier {

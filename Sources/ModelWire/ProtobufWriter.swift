@@ -55,12 +55,7 @@ struct ProtobufWriter: Sendable {
             tag(2, 0)
             varint(UInt64(bitPattern: object.version))
         }
-        for (name, value) in object.attributes {
-            message(3) { entry in
-                entry.string(1, name)
-                entry.message(2) { $0.value(value) }
-            }
-        }
+        attributes(3, object.attributes)
         for (name, relationship) in object.relationships {
             message(4) { entry in
                 entry.string(1, name)
@@ -71,6 +66,16 @@ struct ProtobufWriter: Sendable {
                     case .toMany(let ids): wire.message(2) { list in for id in ids { list.uri(1, id) } }
                     }
                 }
+            }
+        }
+    }
+
+    /// A `map<string, Value>` field: an entry message per value.
+    mutating func attributes(_ field: Int, _ values: [String: Value]) {
+        for (name, value) in values {
+            message(field) { entry in
+                entry.string(1, name)
+                entry.message(2) { $0.value(value) }
             }
         }
     }

@@ -168,6 +168,52 @@ import Testing
         #expect(Self.theirs(others[others.count - 1]) == .refused)
     }
 
+    /// Requests a client writes by hand read, through SwiftProtobuf, as the message built from
+    /// the same call: inserts, updates and deletes with any values, and the changes it leaves
+    /// to SwiftProtobuf (relationships, adds, removes). The daemon reads them by hand when
+    /// they have no such change, with the edits the client sent.
+    @Test(arguments: 1...30)
+    func handWrittenRequestsReadAsTheMessage(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        func id() -> PersistentIdentifier {
+            random.chance(0.3) ? .temporary(storeIdentifier: Self.store, entityName: "Trip")
+                : PersistentIdentifier(storeIdentifier: Self.store, entityName: random.pick(["Trip", "Stop"]), key: .permanent(Int64(random.int(1...1_000_000))))
+        }
+        func attributes() -> [String: Value] {
+            var attributes: [String: Value] = [:]
+            for name in ["name", "bé", "", "score"] where random.chance(0.6) { attributes[name] = random.pick(WireConversionTests.values) }
+            return attributes
+        }
+        func relationships() -> [String: RelationshipValue] {
+            random.chance(0.8) ? [:] : ["owner": .toOne(random.chance(0.5) ? nil : id()), "stops": .toMany([id(), id()])]
+        }
+        var edits: [ObjectEdit] = []
+        for _ in 0..<random.int(0...8) {
+            switch random.int(0...9) {
+            case 0...3: edits.append(.insert(entity: random.pick(["Trip", ""]), attributes: attributes(), relationships: relationships(),
+                                             id: random.chance(0.5) ? .temporary(storeIdentifier: Self.store, entityName: "Trip") : nil))
+            case 4...5: edits.append(.update(id(), attributes: attributes(), relationships: relationships()))
+            case 6...7: edits.append(.delete(id()))
+            case 8: edits.append(.add([id()], relationship: "stops", of: id()))
+            default: edits.append(.remove([id(), id()], relationship: "stops", of: id()))
+            }
+        }
+        let call = ApplyCall(store: random.pick(["items", "", "é"]), author: random.pick([nil, "", "importer"]),
+                             uniquenessPolicy: random.pick([.error, .upsert]), edits: edits, returnTransaction: random.chance(0.5))
+        let bytes = try call.serializedBytes()
+        #expect(try Modeld_V1_ApplyRequest(serializedBytes: bytes) == call.wire)
+        let plain = edits.allSatisfy { edit in
+            switch edit {
+            case .insert(_, _, let relationships, _), .update(_, _, let relationships): relationships.isEmpty
+            case .delete: true
+            case .add, .remove: false
+            }
+        }
+        let fields = ApplyRequestFields(serialized: bytes)
+        #expect((fields != nil) == plain)
+        if let fields { #expect(try fields.edits(in: Self.store) == edits) }
+    }
+
     /// A URI the store does not own fails with `ObjectEdit.edits(wire:in:)`'s error, naming the
     /// change, as the generated message's conversion says it.
     @Test func aURIOfAnotherStoreFailsAsTheMessageConversionFails() throws {

@@ -27,7 +27,7 @@ import Testing
         var random = SeededRandom(seed: seed)
         var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
         for index in 0..<random.pick([0, 1, 2, random.int(3...400)]) {
-            remapped[.temporary(storeIdentifier: Self.store, entityName: random.pick(["Trip", "Stop", "Étape"]))] =
+            remapped[.temporary(storeIdentifier: Self.store, entityName: random.pick(["Trip", "Stop", "Stop_2"]))] =
                 PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(Int64(index + 1) * Int64(random.int(1...1_000_000))))
         }
         let token: HistoryToken? = random.chance(0.2) ? nil : HistoryToken(random.pick([0, -1, 1, Int64.max, Int64(random.int(2...1_000_000))]))
@@ -38,6 +38,36 @@ import Testing
         #expect(parsed == response.wire)
         #expect(parsed.remapped.count == remapped.count)
         #expect(parsed.hasToken == (token != nil))
+
+        // The client reads the bytes by hand into what the message says.
+        let fields = try SaveResultFields(serialized: response.serializedBytes(), in: random.chance(0.5) ? Self.store : nil)
+        #expect(fields.remappedIdentifiers == remapped)
+        #expect(fields.token == token)
+        #expect(try fields.transaction == (parsed.hasTransaction ? HistoryTransaction(wire: parsed.transaction) : nil))
+        #expect(fields.transactionIsTruncated == parsed.transactionTruncated)
+    }
+
+    /// A result naming another store's object, read for a store, fails as the wire conversion
+    /// fails; so do damaged bytes, where SwiftProtobuf refuses them.
+    @Test func resultsThatDoNotReadFailAsTheMessageFails() throws {
+        let other = UUID()
+        let response = SaveResponse(SaveResult(remappedIdentifiers: [
+            .temporary(storeIdentifier: other, entityName: "Trip"): PersistentIdentifier(storeIdentifier: other, entityName: "Trip", key: .permanent(1)),
+        ], token: HistoryToken(3)))
+        let bytes = try response.serializedBytes()
+        let ours = try #require(throws: ModelError.self) { try SaveResultFields(serialized: bytes, in: Self.store) }
+        let message = try Modeld_V1_SaveResult(serializedBytes: bytes)
+        let theirs = try #require(throws: ModelError.self) {
+            try PersistentIdentifier(wire: try #require(message.remapped.keys.first), in: Self.store)
+        }
+        #expect(ours == theirs)
+        #expect(try SaveResultFields(serialized: bytes, in: other).remappedIdentifiers.count == 1)
+        for length in 0..<bytes.count {
+            let prefix = Array(bytes.prefix(length))
+            if (try? Modeld_V1_SaveResult(serializedBytes: prefix)) == nil {
+                #expect(throws: ModelError.self, "prefix of \(length) bytes") { try SaveResultFields(serialized: prefix, in: nil) }
+            }
+        }
     }
 
     /// A transaction with more changes than a response carries is cut, and says so, as the
