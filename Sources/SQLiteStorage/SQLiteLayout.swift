@@ -59,7 +59,8 @@ final class SQLiteLayout: Sendable {
     }
 
     /// ``insertStatement(for:into:)`` into the table of `entity`'s hierarchy, made once per
-    /// entity: a save of a few objects otherwise spent about as long building it as binding them.
+    /// entity (perf put building it per save at about 3% of the daemon's time with 32 clients
+    /// each saving one object).
     func insertStatement(for entity: ResolvedEntity) -> (sql: String, columns: [String]) {
         if let made = insertStatements.withLock({ $0[entity.name] }) { return made }
         let made = insertStatement(for: entity, into: table(for: entity).quoted)
