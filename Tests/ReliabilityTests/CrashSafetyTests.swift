@@ -28,7 +28,7 @@ import Testing
     @Test func acknowledgedSavesSurviveSIGKILL() async throws {
         let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
         do {
-            try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.createStore("crash", schema: Self.schema) }
+            _ = try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.createStore("crash", schema: Self.schema) }
             let acknowledged = Shared<Set<String>>([])
             let attempted = Shared(0)
             let stop = Shared(false)
