@@ -56,13 +56,15 @@ protocol MethodCaller: Sendable {
         _ method: MethodDescriptor, _ request: Request,
         _ body: @Sendable @escaping (RPCAsyncSequence<Response, any Error>) async throws -> T) async throws -> T
 
-    /// Calls the fetch `method` and hands its responses, read into ModelCore's types, to `body`.
+    /// Calls the fetch `method` and hands its responses, read into ModelCore's types, to `body`;
+    /// with `store`, every URI must be one of that store's.
     func fetch<Request: SwiftProtobuf.Message, T: Sendable>(
-        _ method: MethodDescriptor, _ request: Request,
+        _ method: MethodDescriptor, _ request: Request, store: UUID?,
         _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T) async throws -> T
 
-    /// Calls the `GetObjects` method `method` and reads its objects.
-    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request) async throws -> [ObjectSnapshot]
+    /// Calls the `GetObjects` method `method` and reads its objects; with `store`, every URI
+    /// must be one of that store's.
+    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws -> [ObjectSnapshot]
 
     /// Calls `method`, which answers a `SaveResult` (a session's `Save`), and reads it; URIs
     /// are checked against `store` when given.
@@ -85,17 +87,17 @@ extension MethodCaller {
     }
 
     /// Reads the response message with the wire conversions.
-    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request) async throws -> [ObjectSnapshot] {
+    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws -> [ObjectSnapshot] {
         let response: Modeld_V1_GetObjectsResponse = try await unary(method, request)
-        return try response.objects.map { object throws(ModelError) in try ObjectSnapshot(wire: object) }
+        return try response.objects.map { object throws(ModelError) in try ObjectSnapshot(wire: object, in: store) }
     }
 
     /// Reads each response message with the wire conversions.
     func fetch<Request: SwiftProtobuf.Message, T: Sendable>(
-        _ method: MethodDescriptor, _ request: Request,
+        _ method: MethodDescriptor, _ request: Request, store: UUID?,
         _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T) async throws -> T {
         try await serverStreaming(method, request) { (messages: RPCAsyncSequence<Modeld_V1_FetchResponse, any Error>) in
-            try await body(RPCAsyncSequence(wrapping: DecodingSequence(base: messages) { try FetchChunk(wire: $0) }))
+            try await body(RPCAsyncSequence(wrapping: DecodingSequence(base: messages) { try FetchChunk(wire: $0, in: store) }))
         }
     }
 }
@@ -137,16 +139,16 @@ struct FramedMethodCaller: MethodCaller {
     /// Reads each response's bytes straight into ModelCore's types (``FetchChunk/init(serialized:)``),
     /// without building the messages first.
     func fetch<Request: SwiftProtobuf.Message, T: Sendable>(
-        _ method: MethodDescriptor, _ request: Request,
+        _ method: MethodDescriptor, _ request: Request, store: UUID?,
         _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T) async throws -> T {
-        try await stream(method, request, decode: { try FetchChunk(serialized: $0) }, body)
+        try await stream(method, request, decode: { try FetchChunk(serialized: $0, in: store) }, body)
     }
 
     /// Reads the `GetObjectsResponse` bytes straight into snapshots: they are a `FetchResponse`
     /// with only `objects` (``FetchChunk/init(serialized:)``).
-    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request) async throws -> [ObjectSnapshot] {
+    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws -> [ObjectSnapshot] {
         let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
-        return try FetchChunk(serialized: try await transport.unary(method, request: bytes)).objects
+        return try FetchChunk(serialized: try await transport.unary(method, request: bytes), in: store).objects
     }
 
     /// Reads the `SaveResult` bytes straight into the outcome (``SaveResultFields``).
@@ -199,18 +201,20 @@ extension DaemonClient {
         try await caller.unary(Method.descriptor, request)
     }
 
-    /// Makes the fetch call `method` with `request`, handing its responses to `body`.
+    /// Makes the fetch call `method` with `request`, handing its responses to `body`; with
+    /// `store`, every URI must be one of that store's.
     func fetch<Method: ServerStreamingMethod, T: Sendable>(
-        _ method: Method.Type, _ request: Method.Input,
+        _ method: Method.Type, _ request: Method.Input, store: UUID? = nil,
         _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T) async throws -> T
     where Method.Output == Modeld_V1_FetchResponse {
-        try await caller.fetch(Method.descriptor, request, body)
+        try await caller.fetch(Method.descriptor, request, store: store, body)
     }
 
-    /// Makes the `GetObjects` call `method` with `request`, reading its objects.
-    func objects<Method: UnaryMethod>(_ method: Method.Type, _ request: Method.Input) async throws -> [ObjectSnapshot]
+    /// Makes the `GetObjects` call `method` with `request`, reading its objects; with `store`,
+    /// every URI must be one of that store's.
+    func objects<Method: UnaryMethod>(_ method: Method.Type, _ request: Method.Input, store: UUID? = nil) async throws -> [ObjectSnapshot]
     where Method.Output == Modeld_V1_GetObjectsResponse {
-        try await caller.objects(Method.descriptor, request)
+        try await caller.objects(Method.descriptor, request, store: store)
     }
 
     /// Makes the server-streaming call `method` with `request`, handing its responses to `body`.

@@ -80,7 +80,7 @@ public final class RemoteSession: Sendable {
                 $0.sessionID = id
                 $0.fetch = descriptor.wire
             }
-            return try await client.fetch(Modeld_V1_SessionService.Method.Fetch.self, request) {
+            return try await client.fetch(Modeld_V1_SessionService.Method.Fetch.self, request, store: storeIdentifier) {
                 try await FetchCollector.collect($0, resultType: descriptor.resultType)
             }
         }
@@ -113,7 +113,7 @@ public final class RemoteSession: Sendable {
             try await client.objects(Modeld_V1_SessionService.Method.GetObjects.self, Modeld_V1_SessionGetObjectsRequest.with {
                 $0.sessionID = id
                 $0.uris = ids.map(\.uriRepresentation)
-            })
+            }, store: storeIdentifier)
         }
     }
 

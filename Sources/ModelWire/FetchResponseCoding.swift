@@ -11,25 +11,26 @@ public struct FetchChunk: Sendable, Equatable {
 
     public init() {}
 
-    /// Reads a response message.
-    public init(wire: Modeld_V1_FetchResponse) throws(ModelError) {
-        for object in wire.objects { objects.append(try ObjectSnapshot(wire: object)) }
-        for object in wire.prefetched { prefetched.append(try ObjectSnapshot(wire: object)) }
-        for uri in wire.identifiers { identifiers.append(try PersistentIdentifier(uri: uri)) }
+    /// Reads a response message; with `store`, every URI must be one of that store's.
+    public init(wire: Modeld_V1_FetchResponse, in store: UUID? = nil) throws(ModelError) {
+        for object in wire.objects { objects.append(try ObjectSnapshot(wire: object, in: store)) }
+        for object in wire.prefetched { prefetched.append(try ObjectSnapshot(wire: object, in: store)) }
+        for uri in wire.identifiers { identifiers.append(try PersistentIdentifier(wire: uri, in: store)) }
         count = wire.hasCount ? Int(wire.count) : nil
     }
 
     /// Reads a serialized `FetchResponse` straight into ModelCore's types, without building the
     /// message, its maps and their `Value` messages first (``FetchResponseEncoder``'s reverse).
     /// It reads what any protobuf writer writes: fields in any order, unknown fields skipped.
-    public init(serialized bytes: [UInt8]) throws(ModelError) {
+    /// With `store`, every URI must be one of that store's, as ``init(wire:in:)`` checks them.
+    public init(serialized bytes: [UInt8], in store: UUID? = nil) throws(ModelError) {
         var reader = ProtobufReader(bytes, in: 0..<bytes.count)
-        var snapshots = SnapshotReader()
+        var snapshots = SnapshotReader(store: store)
         while let (field, type) = try reader.tag() {
             switch (field, type) {
             case (1, 2): objects.append(try snapshots.object(reader.message()))
             case (2, 2): prefetched.append(try snapshots.object(reader.message()))
-            case (3, 2): identifiers.append(try reader.identifier())
+            case (3, 2): identifiers.append(try reader.identifier(store: store))
             case (4, 0): count = Int(truncatingIfNeeded: Int64(bitPattern: try reader.varint()))
             default: try reader.skip(type)
             }

@@ -76,15 +76,15 @@ struct ProtobufReader {
 
     /// A string field holding an object's URI, parsed from its bytes without making a string of
     /// it; one that is not well formed is read as text, for ``PersistentIdentifier/init(uri:)``
-    /// to say what is wrong with it.
-    mutating func identifier() throws(ModelError) -> PersistentIdentifier {
-        try identifier(in: delimited())
+    /// to say what is wrong with it. With `store`, the URI must be one of that store's.
+    mutating func identifier(store: UUID?) throws(ModelError) -> PersistentIdentifier {
+        try identifier(in: delimited(), store: store)
     }
 
-    /// ``identifier()``, or nil for an empty field (a to-one relationship that is not set).
-    mutating func optionalIdentifier() throws(ModelError) -> PersistentIdentifier? {
+    /// ``identifier(store:)``, or nil for an empty field (a to-one relationship that is not set).
+    mutating func optionalIdentifier(store: UUID?) throws(ModelError) -> PersistentIdentifier? {
         let range = try delimited()
-        return range.isEmpty ? nil : try identifier(in: range)
+        return range.isEmpty ? nil : try identifier(in: range, store: store)
     }
 
     /// The URI at `range` (a string field's, ``stringRange()``), checked against `store` when

@@ -5,8 +5,14 @@ import ModelCore
 /// The objects of a response are usually of one entity, so each object's attributes and
 /// relationships are read into a copy of the previous object's tables (see ``MapTemplate``).
 struct SnapshotReader {
+    /// The store whose objects the URIs must name, when given.
+    let store: UUID?
     private var attributes = MapTemplate<Value>()
     private var relationships = MapTemplate<RelationshipValue>()
+
+    init(store: UUID?) {
+        self.store = store
+    }
 
     mutating func object(_ reader: ProtobufReader) throws(ModelError) -> ObjectSnapshot {
         var reader = reader
@@ -14,7 +20,7 @@ struct SnapshotReader {
         var attributeMap = attributes.start(), relationshipMap = relationships.start()
         while let (field, type) = try reader.tag() {
             switch (field, type) {
-            case (1, 2): id = try reader.identifier()
+            case (1, 2): id = try reader.identifier(store: store)
             case (2, 0): version = Int64(bitPattern: try reader.varint())
             case (3, 2):
                 let (name, value) = try Self.entry(reader.message())
@@ -28,7 +34,7 @@ struct SnapshotReader {
             case (4, 2):
                 // An entry without a value reads as an empty one, which sets no kind.
                 let (name, value) = try Self.entry(reader.message())
-                try relationships.set(Self.relationship(value ?? ProtobufReader([], in: 0..<0)), nameAt: name, of: reader, in: &relationshipMap)
+                try relationships.set(relationship(value ?? ProtobufReader([], in: 0..<0)), nameAt: name, of: reader, in: &relationshipMap)
             default: try reader.skip(type)
             }
         }
@@ -62,17 +68,17 @@ struct SnapshotReader {
         return value
     }
 
-    private static func relationship(_ reader: ProtobufReader) throws(ModelError) -> RelationshipValue {
+    private func relationship(_ reader: ProtobufReader) throws(ModelError) -> RelationshipValue {
         var reader = reader
         var relationship: RelationshipValue?
         while let (field, type) = try reader.tag() {
             switch (field, type) {
-            case (1, 2): relationship = .toOne(try reader.optionalIdentifier())
+            case (1, 2): relationship = .toOne(try reader.optionalIdentifier(store: store))
             case (2, 2):
                 var list = try reader.message()
                 var ids: [PersistentIdentifier] = []
                 while let (field, type) = try list.tag() {
-                    if (field, type) == (1, 2) { ids.append(try list.identifier()) } else { try list.skip(type) }
+                    if (field, type) == (1, 2) { ids.append(try list.identifier(store: store)) } else { try list.skip(type) }
                 }
                 relationship = .toMany(ids)
             default: try reader.skip(type)

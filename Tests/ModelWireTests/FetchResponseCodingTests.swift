@@ -196,6 +196,31 @@ import Testing
         #expect(theirs.objects.count == attributeShapes.count)
     }
 
+    /// Read for a store, a response naming another store's object (an object, a relationship's
+    /// target, a prefetched object, an identifier) fails as the wire conversion fails for that
+    /// store; read for no store, it reads as the message does.
+    @Test func urisOfAnotherStoreAreRefusedWhenReadForAStore() throws {
+        let mine = PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(1))
+        let stranger = PersistentIdentifier(storeIdentifier: UUID(), entityName: "Trip", key: .permanent(2))
+        let responses: [Modeld_V1_FetchResponse] = [
+            .with { $0.objects = [ObjectSnapshot(id: stranger, version: 1).wire] },
+            .with { $0.objects = [ObjectSnapshot(id: mine, version: 1, relationships: ["owner": .toOne(stranger)]).wire] },
+            .with { $0.objects = [ObjectSnapshot(id: mine, version: 1, relationships: ["stops": .toMany([mine, stranger])]).wire] },
+            .with { $0.prefetched = [ObjectSnapshot(id: stranger, version: 1).wire] },
+            .with { $0.identifiers = [mine.uriRepresentation, stranger.uriRepresentation] },
+        ]
+        for (index, response) in responses.enumerated() {
+            let bytes: [UInt8] = try response.serializedBytes()
+            let theirs = try #require(throws: ModelError.self, "response \(index)") { try FetchChunk(wire: response, in: Self.store) }
+            let ours = try #require(throws: ModelError.self, "response \(index)") { try FetchChunk(serialized: bytes, in: Self.store) }
+            #expect(ours == theirs, "response \(index)")
+            #expect(ours.code == .invalidIdentifier && ours.message.contains("not to this store"), "\(ours)")
+            #expect(try FetchChunk(serialized: bytes) == FetchChunk(wire: response), "response \(index)")
+        }
+        let own = Modeld_V1_FetchResponse.with { $0.objects = [ObjectSnapshot(id: mine, version: 1, relationships: ["owner": .toOne(mine)]).wire] }
+        #expect(try FetchChunk(serialized: own.serializedBytes(), in: Self.store) == FetchChunk(wire: own))
+    }
+
     static func varint(_ value: Int) -> [UInt8] {
         var bytes: [UInt8] = [], rest = value
         while rest >= 0x80 {
