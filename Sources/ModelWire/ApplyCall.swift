@@ -60,9 +60,7 @@ public struct ApplyCall: Sendable {
                 writer.message(4) { change in change.message(3) { $0.uri(1, id) } }
             default:
                 let change: [UInt8] = try edit.wire.serializedBytes()
-                writer.tag(4, 2)
-                writer.varint(UInt64(change.count))
-                writer.bytes += change
+                writer.message(4) { $0.bytes += change }
             }
         }
         if returnTransaction {
@@ -70,48 +68,5 @@ public struct ApplyCall: Sendable {
             writer.varint(1)
         }
         return writer.bytes
-    }
-}
-
-/// A `SaveResult` message read straight from its bytes into ModelCore's types (the client's
-/// side of ``SaveResponse/serializedBytes()``), URIs checked against `store` when given.
-public struct SaveResultFields: Sendable {
-    public private(set) var remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] = [:]
-    public private(set) var token: HistoryToken?
-    public private(set) var transaction: HistoryTransaction?
-    public private(set) var transactionIsTruncated = false
-
-    public init(serialized bytes: [UInt8], in store: UUID?) throws(ModelError) {
-        var reader = ProtobufReader(bytes, in: 0..<bytes.count)
-        // A message field written twice reads as the two merged: its pieces are read as one.
-        var transactionBytes: [UInt8]?
-        while let (field, type) = try reader.tag() {
-            switch (field, type) {
-            case (1, 2):
-                var entry = try reader.message()
-                var temporary = 0..<0, permanent = 0..<0
-                while let (field, type) = try entry.tag() {
-                    switch (field, type) {
-                    case (1, 2): temporary = try entry.stringRange()
-                    case (2, 2): permanent = try entry.stringRange()
-                    default: try entry.skip(type)
-                    }
-                }
-                remappedIdentifiers[try entry.identifier(in: temporary, store: store)] = try entry.identifier(in: permanent, store: store)
-            case (2, 0): token = HistoryToken(Int64(bitPattern: try reader.varint()))
-            case (3, 2): transactionBytes = (transactionBytes ?? []) + (try reader.lengthDelimitedBytes())
-            case (4, 0): transactionIsTruncated = try reader.varint() != 0
-            default: try reader.skip(type)
-            }
-        }
-        if let transactionBytes {
-            let message: Modeld_V1_HistoryTransaction
-            do {
-                message = try Modeld_V1_HistoryTransaction(serializedBytes: transactionBytes)
-            } catch {
-                throw ProtobufReader.malformed("the transaction does not decode: \(error)")
-            }
-            transaction = try HistoryTransaction(wire: message, in: store)
-        }
     }
 }

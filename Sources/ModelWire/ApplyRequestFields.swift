@@ -56,27 +56,22 @@ public struct ApplyRequestFields: Sendable {
         var edits: [ObjectEdit] = []
         edits.reserveCapacity(changes.count)
         for change in changes {
-            switch change {
-            case .insert(let entity, let attributes, let uri):
-                var id: PersistentIdentifier?
-                if !uri.isEmpty {
-                    guard let temporary = Self.identifier(uri, in: storeIdentifier) else { return try editsOfMessage(in: storeIdentifier) }
-                    id = temporary
-                }
-                edits.append(.insert(entity: entity, attributes: attributes, relationships: [:], id: id))
-            case .update(let uri, let attributes):
-                guard let id = Self.identifier(uri, in: storeIdentifier) else { return try editsOfMessage(in: storeIdentifier) }
-                edits.append(.update(id, attributes: attributes, relationships: [:]))
-            case .delete(let uri):
-                guard let id = Self.identifier(uri, in: storeIdentifier) else { return try editsOfMessage(in: storeIdentifier) }
-                edits.append(.delete(id))
-            }
+            guard let edit = Self.edit(change, in: storeIdentifier) else { return try editsOfMessage(in: storeIdentifier) }
+            edits.append(edit)
         }
         return edits
     }
 
-    private static func identifier(_ uri: String, in storeIdentifier: UUID) -> PersistentIdentifier? {
-        try? PersistentIdentifier(wire: uri, in: storeIdentifier)
+    /// The edit a change makes; nil when one of its URIs does not read for `storeIdentifier`.
+    private static func edit(_ change: Change, in storeIdentifier: UUID) -> ObjectEdit? {
+        func id(_ uri: String) -> PersistentIdentifier? { try? PersistentIdentifier(wire: uri, in: storeIdentifier) }
+        switch change {
+        case .insert(let entity, let attributes, let uri):
+            if uri.isEmpty { return .insert(entity: entity, attributes: attributes, relationships: [:], id: nil) }
+            return id(uri).map { .insert(entity: entity, attributes: attributes, relationships: [:], id: $0) }
+        case .update(let uri, let attributes): return id(uri).map { .update($0, attributes: attributes, relationships: [:]) }
+        case .delete(let uri): return id(uri).map(ObjectEdit.delete)
+        }
     }
 
     private func editsOfMessage(in storeIdentifier: UUID) throws(ModelError) -> [ObjectEdit] {

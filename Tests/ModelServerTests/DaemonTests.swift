@@ -47,7 +47,7 @@ import Testing
     /// A second daemon never steals a live daemon's socket or data directory.
     @Test func aLiveDaemonIsNotDisturbed() async throws {
         try await TestDaemon.withDaemon { first in
-            try await first.withClient { try await $0.createStore("kept") }
+            _ = try await first.withClient { try await $0.createStore("kept") }
             var sameSocket = ServerConfiguration(socketPath: first.socketPath, dataDirectory: first.directory.appendingPathComponent("other").path)
             sameSocket.defaultStore = nil
             let socketError = await #expect(throws: DaemonStartError.self) { try await ModelDaemon(configuration: sameSocket).run() }
