@@ -8,3 +8,23 @@ static inline sqlite3_destructor_type csqlite_transient(void) { return SQLITE_TR
 static inline int csqlite_skip_checkpoint_on_close(sqlite3 *db) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0);
 }
+
+// sqlite3_config is variadic too. SQLite keeps memory statistics by default, under one mutex for
+// the whole process that every allocation takes: connections on different threads wait on it
+// for each other. modeld reads no statistic, so they are turned off (before SQLite initialises;
+// afterwards this returns SQLITE_MISUSE and changes nothing).
+static inline int csqlite_disable_memory_statistics(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
+// Syncs the WAL through SQLite's own file object (its xSync): the same fdatasync we would make,
+// and, the first time, the fsync of its directory that SQLite's Unix VFS owes a journal it
+// opened with O_CREAT. Made here, at a store's creation, that directory sync is not left to the
+// store's first save. SQLITE_NOTFOUND when the connection has no WAL open.
+static inline int csqlite_sync_wal(sqlite3 *db) {
+    sqlite3_file *file = 0;
+    int code = sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file);
+    if (code != SQLITE_OK) return code;
+    if (file == 0 || file->pMethods == 0) return SQLITE_NOTFOUND;
+    return file->pMethods->xSync(file, SQLITE_SYNC_NORMAL);
+}

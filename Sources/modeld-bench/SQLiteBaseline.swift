@@ -2,11 +2,13 @@ import CSQLite
 import Foundation
 
 /// The limit: the same rows and queries through SQLite's C API in this process, with the
-/// settings modeld's SQLite backend uses (WAL, synchronous=FULL).
+/// settings modeld's SQLite backend uses (WAL, synchronous=FULL, no memory statistics).
 final class SQLiteBaseline {
     private var db: OpaquePointer?
+    private static let configureSQLite: Void = { _ = csqlite_disable_memory_statistics() }()
 
     init(path: String) throws {
+        Self.configureSQLite
         guard sqlite3_open(path, &db) == SQLITE_OK else { throw BenchError("cannot open \(path)") }
         try execute("PRAGMA journal_mode=WAL")
         try execute("PRAGMA synchronous=FULL")
