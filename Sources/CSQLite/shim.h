@@ -20,7 +20,7 @@ static inline int csqlite_disable_memory_statistics(void) {
 // Syncs the WAL through SQLite's own file object (its xSync): the same fdatasync we would make,
 // and, the first time, the fsync of its directory that SQLite's Unix VFS owes a journal it
 // opened with O_CREAT. Made here, at a store's creation, that directory sync is not left to the
-// store's first save. SQLITE_NOTFOUND when the connection has no WAL open.
+// store's first save. SQLITE_NOTFOUND when the connection has no journal file open.
 static inline int csqlite_sync_wal(sqlite3 *db) {
     sqlite3_file *file = 0;
     int code = sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file);

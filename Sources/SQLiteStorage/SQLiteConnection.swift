@@ -92,12 +92,10 @@ final class SQLiteConnection {
     /// SQLite's directory sync to the first save (three and two).
     func finishCreation() throws(ModelError) {
         guard isUnsyncedNew else { return }
-        try Self.sync(path, flags: O_RDONLY)
+        try Self.sync(path)
+        // The transaction that prepared the store left the WAL open on this connection.
         let code = csqlite_sync_wal(try open())
-        if code == SQLITE_NOTFOUND {
-            let directory = (path as NSString).deletingLastPathComponent
-            try Self.sync(directory.isEmpty ? "." : directory, flags: O_RDONLY | O_DIRECTORY)
-        } else if code != SQLITE_OK {
+        guard code == SQLITE_OK else {
             throw ModelError(.storageFailure, "cannot sync the new store's write-ahead log \(path)-wal to disk: \(String(cString: sqlite3_errstr(code)))",
                              context: ["path": path])
         }
@@ -123,9 +121,9 @@ final class SQLiteConnection {
         return stat(path, &info) == 0 && info.st_size == 0
     }
 
-    /// fsync(2) of the file (or directory) at `target`.
-    private static func sync(_ target: String, flags: Int32) throws(ModelError) {
-        let descriptor = Glibc.open(target, flags | O_CLOEXEC)
+    /// fsync(2) of the file at `target`.
+    private static func sync(_ target: String) throws(ModelError) {
+        let descriptor = Glibc.open(target, O_RDONLY | O_CLOEXEC)
         let synced = descriptor >= 0 && fsync(descriptor) == 0
         let error = errno
         if descriptor >= 0 { Glibc.close(descriptor) }
