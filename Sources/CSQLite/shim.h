@@ -28,3 +28,8 @@ static inline int csqlite_sync_wal(sqlite3 *db) {
     if (file == 0 || file->pMethods == 0) return SQLITE_NOTFOUND;
     return file->pMethods->xSync(file, SQLITE_SYNC_NORMAL);
 }
+
+// How much of a store file a reader connection maps into memory (PRAGMA mmap_size): SQLite's
+// largest (its MAX_MMAP_SIZE on Linux), so that a read finds its pages in place instead of
+// copying them out of the kernel's page cache with one pread each.
+static const sqlite3_int64 csqlite_reader_map_size = 0x7fff0000;

@@ -69,6 +69,7 @@ final class SQLiteConnection {
                 }
                 if !isUnsyncedNew { try execute("PRAGMA synchronous=FULL") }
             }
+            if role == .reader { try execute("PRAGMA mmap_size=\(csqlite_reader_map_size)") }
             // Readers keep SQLite's default temporary store: a sort or GROUP BY over many rows
             // then works in the page cache and spills to a temporary file, instead of holding
             // every row in malloc'd memory (temp_store=MEMORY made a grouped count over 1M rows

@@ -2,22 +2,32 @@ import CSQLite
 import Foundation
 
 /// The limit: the same rows and queries through SQLite's C API in this process, with the
-/// settings modeld's SQLite backend uses (WAL, synchronous=FULL, no memory statistics).
+/// settings modeld's SQLite backend uses (WAL, synchronous=FULL, no memory statistics): rows are
+/// written on one connection and read on another, which maps the file into memory as modeld's
+/// readers do.
 final class SQLiteBaseline {
     private var db: OpaquePointer?
+    private let path: String
+    private var readerDB: OpaquePointer?
     private static let configureSQLite: Void = { _ = csqlite_disable_memory_statistics() }()
 
     init(path: String) throws {
         Self.configureSQLite
+        self.path = path
         guard sqlite3_open(path, &db) == SQLITE_OK else { throw BenchError("cannot open \(path)") }
         try execute("PRAGMA journal_mode=WAL")
         try execute("PRAGMA synchronous=FULL")
         try execute(Dataset.sql)
     }
 
-    deinit { sqlite3_close(db) }
+    deinit {
+        sqlite3_close(readerDB)
+        sqlite3_close(db)
+    }
 
-    func execute(_ sql: String) throws {
+    func execute(_ sql: String) throws { try execute(sql, on: db) }
+
+    private func execute(_ sql: String, on db: OpaquePointer?) throws {
         var message: UnsafeMutablePointer<CChar>?
         guard sqlite3_exec(db, sql, nil, nil, &message) == SQLITE_OK else {
             defer { sqlite3_free(message) }
@@ -25,7 +35,16 @@ final class SQLiteBaseline {
         }
     }
 
-    private func prepare(_ sql: String) throws -> OpaquePointer {
+    /// The reading connection, opened on first use with modeld's reader settings.
+    private func reader() throws -> OpaquePointer? {
+        if let readerDB { return readerDB }
+        guard sqlite3_open_v2(path, &readerDB, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { throw BenchError("cannot open \(path) to read") }
+        try execute("PRAGMA mmap_size=\(csqlite_reader_map_size)", on: readerDB)
+        return readerDB
+    }
+
+    private func prepare(_ sql: String, reading: Bool = false) throws -> OpaquePointer {
+        let db = reading ? try reader() : db
         var statement: OpaquePointer?
         guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK, let statement else {
             throw BenchError("SQLite cannot prepare \(sql): \(String(cString: sqlite3_errmsg(db)))")
@@ -57,7 +76,7 @@ final class SQLiteBaseline {
 
     /// Reads `count` rows by primary key, each read timed.
     func pointReads(_ count: Int, rows: Int) throws -> Latencies {
-        let statement = try prepare("SELECT name, category, score, price, created FROM item WHERE id = ?")
+        let statement = try prepare("SELECT name, category, score, price, created FROM item WHERE id = ?", reading: true)
         defer { sqlite3_finalize(statement) }
         var picker = RowPicker(rows: rows, seed: 42)
         var latencies = Latencies()
@@ -79,7 +98,7 @@ final class SQLiteBaseline {
 
     /// The indexed query, `count` times with different bounds, each timed (rows read out).
     func indexedQueries(_ count: Int) throws -> Latencies {
-        let statement = try prepare("SELECT id, name, category, score, price, created FROM item WHERE score >= ? ORDER BY score LIMIT 50")
+        let statement = try prepare("SELECT id, name, category, score, price, created FROM item WHERE score >= ? ORDER BY score LIMIT 50", reading: true)
         defer { sqlite3_finalize(statement) }
         var latencies = Latencies()
         let clock = ContinuousClock()
@@ -101,7 +120,7 @@ final class SQLiteBaseline {
     /// Counts per category.
     func groupedCount() throws -> (groups: Int, Duration) {
         let clock = ContinuousClock(), start = clock.now
-        let statement = try prepare("SELECT category, count(*) FROM item GROUP BY category")
+        let statement = try prepare("SELECT category, count(*) FROM item GROUP BY category", reading: true)
         defer { sqlite3_finalize(statement) }
         var groups = 0
         while sqlite3_step(statement) == SQLITE_ROW { groups += 1 }
