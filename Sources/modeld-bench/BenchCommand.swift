@@ -46,7 +46,22 @@ struct BenchCommand: AsyncParsableCommand {
         let executable = URL(fileURLWithPath: modeld ?? ".build/release/modeld")
         let daemon = try await ModeldProcess.launch(arguments: ["--max-message-size", "256M", "--log-level", "warning"],
                                                     executable: executable)
-        defer { Task { await daemon.remove() } }
+        // Removed before returning, not in a `defer` Task that the process's exit would cut short
+        // (that left each run's daemon directory, stores and all, in the temporary directory).
+        do {
+            try await measure(daemon: daemon, directory: directory, report: &report)
+        } catch {
+            await daemon.remove()
+            throw error
+        }
+        await daemon.remove()
+        say("\n" + report.table())
+        try report.json().write(to: URL(fileURLWithPath: output))
+        say("\nfigures written to \(output)")
+    }
+
+    /// Every workload asked for, against `daemon` and the baselines (kept in `directory`).
+    private func measure(daemon: ModeldProcess, directory: URL, report: inout Report) async throws {
         let schema = try Dataset.schema()
         let info = try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.createStore("items", schema: schema) }
         let workloads = ModeldWorkloads(socketPath: daemon.socketPath, storeIdentifier: info.storeIdentifier)
@@ -81,9 +96,5 @@ struct BenchCommand: AsyncParsableCommand {
         if runs(4, 5, 7) { try await queryWorkloads(workloads, sqlite: sqlite, daemon: daemon, report: &report) }
         if runs(6) { try await saveWorkloads(workloads, postgres: postgres, report: &report) }
         if runs(8) { try await harnessWorkload(workloads, postgres: postgres, schema: schema, report: &report) }
-
-        say("\n" + report.table())
-        try report.json().write(to: URL(fileURLWithPath: output))
-        say("\nfigures written to \(output)")
     }
 }
