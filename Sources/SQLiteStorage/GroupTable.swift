@@ -30,6 +30,8 @@ struct GroupTable {
     private var keyBytes: [UInt8] = []
     private var keyEnds: [Int] = []
     private var hashes: [UInt64] = []
+    /// Each group's ``ShortKey``, or ``ShortKey/none`` for a group whose keys do not fit one.
+    private var shortKeys: [ShortKey] = []
     /// The hash table: a group index, or -1 for an empty slot; a power of two long.
     private var slots = [Int32](repeating: -1, count: 64)
     private let seed = UInt64.random(in: 0...UInt64.max)
@@ -69,20 +71,41 @@ struct GroupTable {
             try encode(arguments)
             return try group(prefix: 0, prefixCount: 0, payload: scratch.bytes)
         }
-        // One key (the common case) is looked up in place, without copying it into `scratch`.
+        // One key (the common case) is looked up in place, without copying it into `scratch`:
+        // as a ``ShortKey`` when it fits one.
         let value = arguments[0]
         let storage = sqlite3_value_type(value)
         if storage == SQLITE_NULL {
-            return try group(prefix: UInt64(storage), prefixCount: 1, payload: UnsafeRawBufferPointer(start: nil, count: 0))
+            let none = UnsafeRawBufferPointer(start: nil, count: 0)
+            return try group(ShortKey(storage: storage, bytes: none), prefix: UInt64(storage), prefixCount: 1, payload: none)
         }
         guard storage == storageClasses[0] else { throw GivenUp() }
         if storage == SQLITE_INTEGER {
             var integer = sqlite3_value_int64(value)
-            return try withUnsafeBytes(of: &integer) { bytes throws(GivenUp) in try group(prefix: UInt64(storage), prefixCount: 1, payload: bytes) }
+            return try withUnsafeBytes(of: &integer) { bytes throws(GivenUp) in
+                try group(ShortKey(storage: storage, bytes: bytes), prefix: UInt64(storage), prefixCount: 1, payload: bytes)
+            }
         }
         let (start, count) = Self.bytes(of: value, storage: storage)
-        return try group(prefix: UInt64(storage) | UInt64(UInt32(count)) << 8, prefixCount: 5,
-                         payload: UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : count))
+        let payload = UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : count)
+        let prefix = UInt64(storage) | UInt64(UInt32(count)) << 8
+        if payload.count <= ShortKey.capacity { return try group(ShortKey(storage: storage, bytes: payload), prefix: prefix, prefixCount: 5, payload: payload) }
+        return try group(prefix: prefix, prefixCount: 5, payload: payload)
+    }
+
+    /// The index of the group of one key, `key` (its encoding: `prefix`'s first `prefixCount`
+    /// bytes, then `payload`), added if new: compared as two words, without hashing bytes one by
+    /// one or reading the group's stored bytes.
+    private mutating func group(_ key: ShortKey, prefix: UInt64, prefixCount: Int, payload: UnsafeRawBufferPointer) throws(GivenUp) -> Int {
+        let hash = Self.mix((key.low ^ seed) &+ key.high &* 0x9E37_79B9_7F4A_7C15)
+        let mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while slots[slot] >= 0 {
+            let group = Int(slots[slot])
+            if shortKeys[group] == key { return group }
+            slot = (slot + 1) & mask
+        }
+        return try add(slot: slot, hash: hash, shortKey: key, prefix: prefix, prefixCount: prefixCount, payload: payload)
     }
 
     /// The index of the group whose encoded keys are `prefix`'s first `prefixCount` bytes (little
@@ -96,11 +119,18 @@ struct GroupTable {
             if hashes[group] == hash, isKey(of: group, prefix: prefix, prefixCount: prefixCount, payload) { return group }
             slot = (slot + 1) & mask
         }
+        return try add(slot: slot, hash: hash, shortKey: .none, prefix: prefix, prefixCount: prefixCount, payload: payload)
+    }
+
+    /// Adds a group in the empty `slot`; its index.
+    private mutating func add(slot: Int, hash: UInt64, shortKey: ShortKey, prefix: UInt64, prefixCount: Int,
+                              payload: UnsafeRawBufferPointer) throws(GivenUp) -> Int {
         let group = groupCount
         guard group < groupLimit else { throw GivenUp() }
         groupCount += 1
         slots[slot] = Int32(group)
         hashes.append(hash)
+        shortKeys.append(shortKey)
         withUnsafeBytes(of: prefix) { keyBytes.append(contentsOf: $0.prefix(prefixCount)) }
         keyBytes.append(contentsOf: payload)
         keyEnds.append(keyBytes.count)
@@ -214,6 +244,45 @@ struct GroupTable {
                 if comparison != 0 { return key.ascending ? comparison < 0 : comparison > 0 }
             }
             return false
+        }
+    }
+}
+
+/// One key of at most ``capacity`` bytes in two words, with its length and storage class in
+/// the last byte: two keys are equal exactly when their words are. The words hold the bytes
+/// read in overlapping pieces, as hash functions read short keys (for a length of 8 to 15, the
+/// first 8 bytes and the last 8), which together cover every byte once the length is known.
+private struct ShortKey: Equatable {
+    static let capacity = 15
+    /// For a group whose keys are longer or more than one: equal to no key made from bytes,
+    /// whose last byte is at most 5 | 15 << 3.
+    static let none = ShortKey(low: 0, high: .max)
+
+    let low: UInt64
+    let high: UInt64
+
+    private init(low: UInt64, high: UInt64) {
+        self.low = low
+        self.high = high
+    }
+
+    /// `bytes` (at most ``capacity``) of a value stored in `storage`.
+    init(storage: Int32, bytes: UnsafeRawBufferPointer) {
+        let count = bytes.count
+        let tag = UInt64(UInt8(truncatingIfNeeded: storage) | UInt8(truncatingIfNeeded: count) << 3) << 56
+        switch count {
+        case 8...:
+            low = bytes.loadUnaligned(as: UInt64.self)
+            high = bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self) >> 8 | tag
+        case 4...:
+            low = UInt64(bytes.loadUnaligned(as: UInt32.self)) | UInt64(bytes.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)) << 32
+            high = tag
+        case 1...:
+            low = UInt64(bytes[0]) | UInt64(bytes[count / 2]) << 8 | UInt64(bytes[count - 1]) << 16
+            high = tag
+        default:
+            low = 0
+            high = tag
         }
     }
 }

@@ -37,6 +37,38 @@ import Testing
         }
     }
 
+    /// Keys of up to 15 bytes are compared as two words read in overlapping pieces (see
+    /// `ShortKey`): keys of every length from 0 to 17 bytes that differ in one byte only, at
+    /// each position, are each a group of their own.
+    @Test func keysThatDifferInOneByteAtAnyPositionAreDifferentGroups() async throws {
+        try await withStore(Catalog.schema) { store, _ in
+            var labels: [String] = [""]
+            for length in 1...17 {
+                let base = Array(repeating: UInt8(ascii: "a"), count: length)
+                labels.append(String(decoding: base, as: UTF8.self))
+                for position in 0..<length {
+                    var changed = base
+                    changed[position] = UInt8(ascii: "b")
+                    labels.append(String(decoding: changed, as: UTF8.self))
+                }
+            }
+            // Label i is stored i % 3 + 1 times.
+            var objects: [[String: Value]] = []
+            for (index, label) in labels.enumerated() {
+                for copy in 0...(index % 3) { objects.append(["title": .string("t\(index)-\(copy)"), "label": .string(label)]) }
+            }
+            try await store.insert("Item", objects)
+            let descriptor = AggregateDescriptor(entityName: "Item", groupBy: ["label"], aggregations: [Aggregation("n", .count)])
+            let hashed = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit)
+            #expect(hashed.hashed)
+            let counts = Dictionary(uniqueKeysWithValues: labels.enumerated().map { (Value.string($0.element), Value.int(Int64($0.offset % 3 + 1))) })
+            #expect(hashed.rows.count == labels.count)
+            for row in hashed.rows { #expect(row["n"] == counts[row["label"] ?? .null], "\(row)") }
+            let grouped = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: 0)
+            #expect(hashed.rows == grouped.rows)
+        }
+    }
+
     @Test func randomGroupedCountsMatchSQLiteGroupBy() async throws {
         try await withStore(Catalog.schema) { store, _ in
             var random = SeededRandom(seed: 7)
