@@ -34,7 +34,8 @@ final class SQLiteConnection {
     let groupCounter = GroupCounter()
 
     /// Opens `path` (creating the file when `role` is the writer), registers modeld's SQL
-    /// functions and collation, and sets WAL, synchronous=FULL (writer) and the busy timeout.
+    /// functions and collation, and sets WAL, synchronous=FULL (writer), the memory map of the
+    /// file (readers: ``csqlite_reader_map_size``) and the busy timeout.
     init(path: String, role: Role) throws(ModelError) {
         self.path = path
         self.role = role
