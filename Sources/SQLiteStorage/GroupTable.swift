@@ -76,8 +76,8 @@ struct GroupTable {
         let value = arguments[0]
         let storage = sqlite3_value_type(value)
         if storage == SQLITE_NULL {
-            let none = UnsafeRawBufferPointer(start: nil, count: 0)
-            return try group(ShortKey(storage: storage, bytes: none), prefix: UInt64(storage), prefixCount: 1, payload: none)
+            let empty = UnsafeRawBufferPointer(start: nil, count: 0)
+            return try group(ShortKey(storage: storage, bytes: empty), prefix: UInt64(storage), prefixCount: 1, payload: empty)
         }
         guard storage == storageClasses[0] else { throw GivenUp() }
         if storage == SQLITE_INTEGER {

@@ -35,7 +35,7 @@ final class SQLiteConnection {
 
     /// Opens `path` (creating the file when `role` is the writer), registers modeld's SQL
     /// functions and collation, and sets WAL, synchronous=FULL (writer), the memory map of the
-    /// file (readers: ``csqlite_reader_map_size``) and the busy timeout.
+    /// file (readers: ``csqlite_map_file_for_reading``) and the busy timeout.
     init(path: String, role: Role) throws(ModelError) {
         self.path = path
         self.role = role
@@ -70,7 +70,10 @@ final class SQLiteConnection {
                 }
                 if !isUnsyncedNew { try execute("PRAGMA synchronous=FULL") }
             }
-            if role == .reader { try execute("PRAGMA mmap_size=\(csqlite_reader_map_size)") }
+            if role == .reader {
+                let code = csqlite_map_file_for_reading(db)
+                guard code == SQLITE_OK else { throw ModelError.sqlite(code, db: db) }
+            }
             // Readers keep SQLite's default temporary store: a sort or GROUP BY over many rows
             // then works in the page cache and spills to a temporary file, instead of holding
             // every row in malloc'd memory (temp_store=MEMORY made a grouped count over 1M rows

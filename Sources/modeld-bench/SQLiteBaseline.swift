@@ -25,9 +25,7 @@ final class SQLiteBaseline {
         sqlite3_close(db)
     }
 
-    func execute(_ sql: String) throws { try execute(sql, on: db) }
-
-    private func execute(_ sql: String, on db: OpaquePointer?) throws {
+    func execute(_ sql: String) throws {
         var message: UnsafeMutablePointer<CChar>?
         guard sqlite3_exec(db, sql, nil, nil, &message) == SQLITE_OK else {
             defer { sqlite3_free(message) }
@@ -38,8 +36,8 @@ final class SQLiteBaseline {
     /// The reading connection, opened on first use with modeld's reader settings.
     private func reader() throws -> OpaquePointer? {
         if let readerDB { return readerDB }
-        guard sqlite3_open_v2(path, &readerDB, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { throw BenchError("cannot open \(path) to read") }
-        try execute("PRAGMA mmap_size=\(csqlite_reader_map_size)", on: readerDB)
+        guard sqlite3_open_v2(path, &readerDB, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK,
+              csqlite_map_file_for_reading(readerDB) == SQLITE_OK else { throw BenchError("cannot open \(path) to read") }
         return readerDB
     }
 
