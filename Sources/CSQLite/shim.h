@@ -36,3 +36,28 @@ static inline int csqlite_sync_wal(sqlite3 *db) {
 static inline int csqlite_map_file_for_reading(sqlite3 *db) {
     return sqlite3_exec(db, "PRAGMA mmap_size=2147418112", 0, 0, 0);
 }
+
+// Copies the WAL-index header (https://www.sqlite.org/walformat.html, "the WAL-index header":
+// 48 bytes at the start of the -shm file, kept twice) that the connection's file shares with
+// every connection to it, in any process. A read transaction's snapshot is the header it found
+// when it began, and every commit writes a new one (its frame count, checksums and change
+// counter), so two connections whose transactions began while the header stayed the same read
+// the same snapshot. Returns 1 when both copies agreed and were initialised, 0 otherwise (no
+// shared memory mapped yet, or a writer between the two copies).
+static inline int csqlite_wal_index_header(sqlite3 *db, unsigned char out[48]) {
+    sqlite3_file *file = 0;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK) return 0;
+    if (file == 0 || file->pMethods == 0 || file->pMethods->iVersion < 2 || file->pMethods->xShmMap == 0) return 0;
+    void volatile *region = 0;
+    if (file->pMethods->xShmMap(file, 0, 32768, 0, &region) != SQLITE_OK || region == 0) return 0;
+    const volatile unsigned char *header = (const volatile unsigned char *)region;
+    // Read as SQLite reads it (walIndexTryHdr): the first copy, a barrier, the second. A writer
+    // writes them in the other order, so a header read while it writes never matches.
+    unsigned char second[48];
+    for (int i = 0; i < 48; i++) out[i] = header[i];
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    for (int i = 0; i < 48; i++) second[i] = header[48 + i];
+    if (out[12] != 1) return 0;  // isInit
+    for (int i = 0; i < 48; i++) if (out[i] != second[i]) return 0;
+    return 1;
+}

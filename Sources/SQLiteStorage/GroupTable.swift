@@ -139,6 +139,35 @@ struct GroupTable {
         return group
     }
 
+    /// Adds `other`'s groups and counts to this table's: another part of the same scan, counted
+    /// on another connection (see ``ParallelGroupScan``). Gives up when the groups together are
+    /// more than ``groupLimit``.
+    mutating func merge(_ other: GroupTable) throws(GivenUp) {
+        precondition(other.keyTypes == keyTypes && other.counterCount == counterCount, "merging the tables of two aggregates")
+        for source in 0..<other.groupCount {
+            let target = try other.keyBytes.withUnsafeBytes { bytes in
+                Result { () throws(GivenUp) in
+                    try group(encoded: UnsafeRawBufferPointer(rebasing: bytes[other.keyRange(of: source)]), shortKey: other.shortKeys[source])
+                }
+            }.get()
+            for counter in 0..<counterCount { counters[target &* counterCount &+ counter] &+= other.counts(source, counter) }
+        }
+    }
+
+    /// The index of the group whose stored keys are `encoded`, added if new: looked up as
+    /// ``group(of:)`` looks up the row the keys came from (one key's storage class, and a text's
+    /// or blob's length, as the prefix, and as a ``ShortKey`` when the group had one).
+    private mutating func group(encoded: UnsafeRawBufferPointer, shortKey: ShortKey) throws(GivenUp) -> Int {
+        guard storageClasses.count == 1 else { return try group(prefix: 0, prefixCount: 0, payload: encoded) }
+        let storage = Int32(encoded[0])
+        let prefixCount = storage == SQLITE_TEXT || storage == SQLITE_BLOB ? 5 : 1
+        var prefix: UInt64 = 0
+        for index in 0..<prefixCount { prefix |= UInt64(encoded[index]) << (8 * index) }
+        let payload = UnsafeRawBufferPointer(rebasing: encoded[prefixCount...])
+        if shortKey == .none { return try group(prefix: prefix, prefixCount: prefixCount, payload: payload) }
+        return try group(shortKey, prefix: prefix, prefixCount: prefixCount, payload: payload)
+    }
+
     /// Writes the row's keys into `scratch`: per key its storage class, then an integer's 8
     /// bytes, or the length and bytes of a text or blob, so that equal encodings are equal keys.
     private func encode(_ arguments: UnsafeMutablePointer<OpaquePointer?>) throws(GivenUp) {
@@ -221,7 +250,7 @@ struct GroupTable {
     /// The keys of `group` as values of their types, as ``SQLiteStatement/value(_:as:)`` reads
     /// them; `paths` names the keys in the error about a stored value that is not one.
     func keys(of group: Int, paths: [PropertyPath]) throws(ModelError) -> [Value] {
-        let cells = Cell.decode(keyBytes[keyRange(of: group)])
+        let cells = GroupKeyCell.decode(keyBytes[keyRange(of: group)])
         var values: [Value] = []
         for (index, cell) in cells.enumerated() {
             values.append(try cell.value(as: keyTypes[index], path: paths[index]))
@@ -231,7 +260,7 @@ struct GroupTable {
 
     /// Every group's index, in `order` (which ends with every key, so no two groups tie).
     func sortedGroups(by order: [SortKey]) -> [Int] {
-        let cells = (0..<groupCount).map { Cell.decode(keyBytes[keyRange(of: $0)]) }
+        let cells = (0..<groupCount).map { GroupKeyCell.decode(keyBytes[keyRange(of: $0)]) }
         return (0..<groupCount).sorted { a, b in
             for key in order {
                 let comparison: Int
@@ -283,116 +312,6 @@ private struct ShortKey: Equatable {
         default:
             low = 0
             high = tag
-        }
-    }
-}
-
-/// A growable byte buffer written without Array's bookkeeping per append.
-private final class ScratchBytes {
-    private var base = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 8)
-    private var capacity = 256
-    var count = 0
-
-    deinit { base.deallocate() }
-
-    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
-
-    func append(_ byte: UInt8) {
-        reserve(1)
-        base.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
-        count += 1
-    }
-
-    func append<T: FixedWidthInteger>(_ value: T) {
-        reserve(MemoryLayout<T>.size)
-        base.storeBytes(of: value, toByteOffset: count, as: T.self)
-        count += MemoryLayout<T>.size
-    }
-
-    func append(_ bytes: UnsafeRawBufferPointer) {
-        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-        reserve(bytes.count)
-        (base + count).copyMemory(from: source, byteCount: bytes.count)
-        count += bytes.count
-    }
-
-    private func reserve(_ extra: Int) {
-        guard count + extra > capacity else { return }
-        let grown = UnsafeMutableRawPointer.allocate(byteCount: max(capacity * 2, count + extra), alignment: 8)
-        grown.copyMemory(from: base, byteCount: count)
-        base.deallocate()
-        base = grown
-        capacity = max(capacity * 2, count + extra)
-    }
-}
-
-/// A stored group key as SQLite's BINARY comparison orders it: NULL, then integers by value,
-/// then text, then blobs, each byte by byte with the shorter first on a common prefix.
-private enum Cell {
-    case null
-    case integer(Int64)
-    case text(ArraySlice<UInt8>)
-    case blob(ArraySlice<UInt8>)
-
-    /// The keys of one group, from their encoding (see ``GroupTable/encode(_:)``).
-    static func decode(_ encoded: ArraySlice<UInt8>) -> [Cell] {
-        var cells: [Cell] = []
-        var index = encoded.startIndex
-        func integer<T: FixedWidthInteger>(_ type: T.Type) -> T {
-            defer { index += MemoryLayout<T>.size }
-            return encoded[index..<(index + MemoryLayout<T>.size)].withUnsafeBytes { $0.loadUnaligned(as: T.self) }
-        }
-        while index < encoded.endIndex {
-            let storage = Int32(encoded[index])
-            index += 1
-            switch storage {
-            case SQLITE_INTEGER: cells.append(.integer(integer(Int64.self)))
-            case SQLITE_TEXT, SQLITE_BLOB:
-                let count = Int(integer(UInt32.self))
-                let bytes = encoded[index..<(index + count)]
-                index += count
-                cells.append(storage == SQLITE_TEXT ? .text(bytes) : .blob(bytes))
-            default: cells.append(.null)
-            }
-        }
-        return cells
-    }
-
-    /// The key as a value of `type`; its storage class is the one `type` is written in
-    /// (``GroupTable/encode(_:)`` gives up on any other).
-    func value(as type: AttributeType, path: PropertyPath) throws(ModelError) -> Value {
-        switch self {
-        case .null: return .null
-        case .integer(let integer): return .stored(integer: integer, as: type)
-        case .blob(let bytes): return .data(Data(bytes))
-        case .text(let bytes):
-            let text = String(decoding: bytes, as: UTF8.self)
-            guard let value = Value.stored(text: text, as: type) else { throw Self.unreadable(text, as: type, path) }
-            return value
-        }
-    }
-
-    private static func unreadable(_ text: String, as type: AttributeType, _ path: PropertyPath) -> ModelError {
-        ModelError(.storageFailure, "the stored value '\(text.prefix(80))' of \(path) is not a valid \(type.rawValue)",
-                   context: ["keyPath": path.description])
-    }
-
-    private var rank: Int {
-        switch self {
-        case .null: 0
-        case .integer: 1
-        case .text: 2
-        case .blob: 3
-        }
-    }
-
-    func compare(_ other: Cell) -> Int {
-        switch (self, other) {
-        case (.integer(let a), .integer(let b)): return a < b ? -1 : (a > b ? 1 : 0)
-        case (.text(let a), .text(let b)), (.blob(let a), .blob(let b)):
-            if a == b { return 0 }
-            return a.lexicographicallyPrecedes(b) ? -1 : 1
-        default: return rank - other.rank
         }
     }
 }

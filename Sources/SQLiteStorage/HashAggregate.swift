@@ -47,9 +47,18 @@ struct HashAggregate {
     /// ``SQLCompiler/groupScan(_:)``); nil when a key is stored in another storage class than its
     /// type's, or when there are more than `groupLimit` groups.
     func rows(_ counter: GroupCounter, _ scan: () throws -> Void) throws -> [AggregateRow]? {
-        let empty = GroupTable(keyTypes: keyTypes, counterCount: descriptor.aggregations.count, groupLimit: groupLimit)
-        guard let table = try counter.count(into: empty, scan) else { return nil }
-        return try page(table.sortedGroups(by: order)).map { group in
+        guard let table = try counter.count(into: emptyTable, scan) else { return nil }
+        return try rows(of: table)
+    }
+
+    /// A table to count this aggregate's rows into.
+    var emptyTable: GroupTable {
+        GroupTable(keyTypes: keyTypes, counterCount: descriptor.aggregations.count, groupLimit: groupLimit)
+    }
+
+    /// The aggregate's rows from `table`, counted: sorted and paged.
+    func rows(of table: GroupTable) throws -> [AggregateRow] {
+        try page(table.sortedGroups(by: order)).map { group in
             var row: AggregateRow = [:]
             for (path, key) in zip(descriptor.groupBy, try table.keys(of: group, paths: descriptor.groupBy)) { row[path.description] = key }
             for (counter, aggregation) in descriptor.aggregations.enumerated() { row[aggregation.name] = .int(table.counts(group, counter)) }

@@ -98,13 +98,26 @@ extension ReadContext {
 
     /// Runs a validated aggregate: a grouped count in a hash table as SQLite scans
     /// (``HashAggregate``) of at most `hashedGroupLimit` groups where one applies (`hashed` is
-    /// then true), otherwise with SQLite's GROUP BY.
-    func aggregate(_ descriptor: AggregateDescriptor, hashedGroupLimit: Int = HashAggregate.groupLimit) throws -> (rows: [AggregateRow], hashed: Bool) {
+    /// then true), otherwise with SQLite's GROUP BY. With `split`, the hash table's scan is split
+    /// with the readers it names (``ParallelGroupScan``; in a read transaction that has run no
+    /// statement yet, without an overlay).
+    func aggregate(_ descriptor: AggregateDescriptor, hashedGroupLimit: Int = HashAggregate.groupLimit,
+                   split: (helpers: ReaderHelpers, options: ParallelGroupScan.Options)? = nil) throws -> AggregateOutcome {
         let entity = try schema.entity(descriptor.entityName)
         if let hashed = HashAggregate(descriptor, entity: entity, schema: schema, groupLimit: hashedGroupLimit) {
-            var compiler = compiler(for: entity)
-            let sql = try compiler.groupScan(descriptor)
-            if let rows = try hashed.rows(connection.groupCounter, { try query(sql, compiler.parameters) { _ in } }) { return (rows, true) }
+            if let split, overlay.prefix.isEmpty {
+                let scan = try ParallelGroupScan.count(descriptor, entity: entity, into: hashed.emptyTable, context: self,
+                                                       helpers: split.helpers, options: split.options)
+                if let table = scan.table {
+                    return AggregateOutcome(rows: try hashed.rows(of: table), hashed: true, helpersJoined: scan.helpersJoined, helperParts: scan.helperParts)
+                }
+            } else {
+                var compiler = compiler(for: entity)
+                let sql = try compiler.groupScan(descriptor)
+                if let rows = try hashed.rows(connection.groupCounter, { try query(sql, compiler.parameters) { _ in } }) {
+                    return AggregateOutcome(rows: rows, hashed: true)
+                }
+            }
         }
         var compiler = compiler(for: entity)
         let sql = try compiler.aggregate(descriptor)
@@ -124,6 +137,16 @@ extension ReadContext {
             }
             rows.append(result)
         }
-        return (rows, false)
+        return AggregateOutcome(rows: rows, hashed: false)
     }
+}
+
+/// An aggregate's rows, and how they were computed: in a hash table (``HashAggregate``) or by
+/// SQLite's GROUP BY, and how many readers helped a split count (``ParallelGroupScan``) and
+/// with how many parts.
+struct AggregateOutcome: Sendable {
+    let rows: [AggregateRow]
+    let hashed: Bool
+    var helpersJoined = 0
+    var helperParts = 0
 }

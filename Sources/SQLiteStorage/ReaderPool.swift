@@ -34,6 +34,8 @@ final class ReaderPool: Sendable {
     var movedToQueue: Int { moved.load(ordering: .relaxed) }
     private let moved = Atomic(0)
 
+    var readerCount: Int { readers.count }
+
     /// Runs `body` on the least busy reader, placed as `placement` says.
     func run<T: Sendable>(_ placement: Placement = .queue, _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         let (index, idle) = pending.withLock { counts -> (Int, Bool) in
@@ -55,8 +57,58 @@ final class ReaderPool: Sendable {
         return try await readers[index].run(body)
     }
 
+    /// Runs `short` on the calling thread within ``hereBudget`` when the least busy reader is
+    /// idle, as ``Placement/hereWithinBudget`` does; when it runs past the budget, or no reader
+    /// is idle, runs `long` on that reader's queue instead, with the other readers as helpers it
+    /// may lend part of the work to. Both must only read.
+    func run<T: Sendable>(tryingHere short: ((SQLiteConnection) throws -> T)?,
+                          otherwise long: @escaping @Sendable (SQLiteConnection, ReaderHelpers) throws -> T) async throws -> T {
+        let (index, idle) = pending.withLock { counts -> (Int, Bool) in
+            guard let chosen = counts.indices.min(by: { counts[$0] < counts[$1] }) else { return (-1, false) }
+            counts[chosen] += 1
+            return (chosen, counts[chosen] == 1)
+        }
+        guard index >= 0 else { throw ModelError(.closed, "the store has no reader connection") }
+        defer { pending.withLock { $0[index] -= 1 } }
+        if let short, idle {
+            if let result = try readers[index].runHere(withinBudget: Self.hereBudget, short) { return result }
+            moved.add(1, ordering: .relaxed)
+        }
+        let helpers = ReaderHelpers(pool: self, lead: index)
+        return try await readers[index].run { try long($0, helpers) }
+    }
+
+    /// Runs `work` on reader `index`'s queue, after its queued work, counted as work queued there.
+    /// `work` is given nil when the connection cannot open.
+    fileprivate func submit(to index: Int, _ work: @escaping @Sendable (SQLiteConnection?) -> Void) {
+        pending.withLock { $0[index] += 1 }
+        readers[index].submit { connection in
+            defer { self.pending.withLock { $0[index] -= 1 } }
+            work(try? connection.get())
+        }
+    }
+
     /// Closes every reader once its queued work has finished.
     func close(checkpoint: Bool = true) async {
         for reader in readers { await reader.close(checkpoint: checkpoint) }
+    }
+}
+
+/// The readers other than the one a read runs on: ``ParallelGroupScan`` lends them parts of a
+/// long scan.
+struct ReaderHelpers: Sendable {
+    fileprivate let pool: ReaderPool?
+    fileprivate let lead: Int
+
+    /// No helpers.
+    static let none = ReaderHelpers(pool: nil, lead: 0)
+
+    /// How many readers can help.
+    var count: Int { pool.map { $0.readerCount - 1 } ?? 0 }
+
+    /// Runs `work` on each helping reader's queue (given nil where its connection cannot open).
+    func submit(_ work: @escaping @Sendable (SQLiteConnection?) -> Void) {
+        guard let pool else { return }
+        for index in 0..<pool.readerCount where index != lead { pool.submit(to: index, work) }
     }
 }

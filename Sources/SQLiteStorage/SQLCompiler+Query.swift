@@ -95,8 +95,10 @@ extension SQLCompiler {
 
     /// The statement a grouped count runs when it counts in a hash table (``HashAggregate``): it
     /// gives `modeld_group_count` (``GroupCounter``) the group keys, then per aggregation its key
-    /// path (or 1 for `count(*)`), for every object the filter admits.
-    mutating func groupScan(_ descriptor: AggregateDescriptor) throws(ModelError) -> String {
+    /// path (or 1 for `count(*)`), for every object the filter admits. With `keyRange`, only
+    /// the objects whose key lies between the two parameters after ``parameters`` (`?N+1` and
+    /// `?N+2`, bound per run) are counted: a part of the table, as ``ParallelGroupScan`` splits it.
+    mutating func groupScan(_ descriptor: AggregateDescriptor, keyRange: Bool = false) throws(ModelError) -> String {
         let table = layout.table(for: root.entity)
         let condition = try filter(descriptor.predicate, includesSubentities: descriptor.includesSubentities, table: table)
         var arguments: [String] = []
@@ -105,7 +107,9 @@ extension SQLCompiler {
         for aggregation in descriptor.aggregations {
             if let path = aggregation.keyPath { arguments.append(try expression(.keyPath(path)).sql) } else { arguments.append("1") }
         }
-        return "SELECT \(GroupCounter.functionName)(\(arguments.joined(separator: ", "))) FROM \(table.quoted) AS t0\(root.joinClause) WHERE \(condition)"
+        let scan = "SELECT \(GroupCounter.functionName)(\(arguments.joined(separator: ", "))) FROM \(table.quoted) AS t0\(root.joinClause)"
+        guard keyRange else { return scan + " WHERE \(condition)" }
+        return scan + " WHERE (\(condition)) AND t0.\"_pk\" BETWEEN ?\(parameters.count + 1) AND ?\(parameters.count + 2)"
     }
 
     private mutating func aggregateExpression(_ aggregation: Aggregation) throws(ModelError) -> String {

@@ -66,15 +66,31 @@ extension SQLiteStore {
     }
 
     /// ``aggregate(_:overlay:)``, counting at most `hashedGroupLimit` groups in a hash table (0:
-    /// none), and whether it did (tests compare the two ways).
-    func aggregate(_ descriptor: AggregateDescriptor, overlay: ChangeSet?,
-                   hashedGroupLimit: Int) async throws -> (rows: [AggregateRow], hashed: Bool) {
+    /// none), and how it was computed (tests compare the ways). Without an overlay it is tried on
+    /// the calling thread first (unless `tryHere` is false); one that runs past that budget moves
+    /// to a reader's queue, where a grouped count is split over the readers as `split` says
+    /// (``ParallelGroupScan``).
+    func aggregate(_ descriptor: AggregateDescriptor, overlay: ChangeSet?, hashedGroupLimit: Int,
+                   split: ParallelGroupScan.Options = .standard, tryHere: Bool = true) async throws -> AggregateOutcome {
         let layout = try await layout()
         let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
         let storeIdentifier = storeIdentifier
-        return try await readers.run(Self.placement(overlay: overlay)) { connection in
-            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay, singleStatement: true) {
+        guard overlay?.isEmpty ?? true else {
+            return try await readers.run(.queue) { connection in
+                try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay, singleStatement: true) {
+                    try $0.aggregate(validated, hashedGroupLimit: hashedGroupLimit)
+                }
+            }
+        }
+        let short: ((SQLiteConnection) throws -> AggregateOutcome)? = tryHere ? { connection in
+            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, singleStatement: true) {
                 try $0.aggregate(validated, hashedGroupLimit: hashedGroupLimit)
+            }
+        } : nil
+        return try await readers.run(tryingHere: short) { connection, helpers in
+            // Not a single statement: the parts of a split count share this read transaction.
+            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier) {
+                try $0.aggregate(validated, hashedGroupLimit: hashedGroupLimit, split: (helpers, split))
             }
         }
     }

@@ -21,7 +21,8 @@ import Testing
             }
             try await store.insert("Item", objects)
             let descriptor = AggregateDescriptor(entityName: "Item", groupBy: ["label"], aggregations: [Aggregation("n", .count)])
-            let (rows, hashed) = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit)
+            let outcome = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit)
+            let (rows, hashed) = (outcome.rows, outcome.hashed)
             #expect(hashed)
             // Byte order: NULL, then "" < "A" < "a" < "a\0" < "a\0b" < "ab" < "b" < "e\u{301}" (65 CC 81) < "\u{E9}" (C3 A9).
             let expected: [AggregateRow] = Self.labels.enumerated().map { index, label in
