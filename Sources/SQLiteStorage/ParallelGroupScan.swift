@@ -18,6 +18,9 @@ final class ParallelGroupScan: @unchecked Sendable {  // Mutable state is guarde
         var partKeys: Int64 = 32_768
         /// The fewest parts a scan is split into; a smaller table is counted by one reader.
         var minimumParts = 4
+        /// The most parts: the keys of a sparse table (another tool may have written any key)
+        /// are cut into parts of more keys.
+        var maximumParts = 256
         /// For tests: the leader waits for every helper to join or decline before it counts.
         var leaderWaitsForHelpers = false
         /// For tests: called on the leader's thread once its snapshot is marked, before the
@@ -78,10 +81,11 @@ final class ParallelGroupScan: @unchecked Sendable {  // Mutable state is guarde
                 if let low = row.optionalInt64(0), let high = row.optionalInt64(1) { range = (low, high) }
             }
         }
-        let parts = range.map { split($0.0...$0.1, partKeys: options.partKeys) } ?? []
+        let parts = range.map { split($0.0...$0.1, partKeys: options.partKeys, maximumParts: options.maximumParts) } ?? []
         guard let mark, helpers.count > 0, parts.count >= options.minimumParts else {
+            // Alone: every key in one part.
             let filled = try connection.groupCounter.count(into: table) {
-                for part in parts { try connection.query(sql, compiler.parameters + [.int(part.lowerBound), .int(part.upperBound)]) { _ in } }
+                if let (low, high) = range { try connection.query(sql, compiler.parameters + [.int(low), .int(high)]) { _ in } }
             }
             return Outcome(table: filled, helpersJoined: 0, helperParts: 0)
         }
@@ -90,12 +94,17 @@ final class ParallelGroupScan: @unchecked Sendable {  // Mutable state is guarde
         return try scan.lead(connection, table: table, helpers: helpers, waitForHelpers: options.leaderWaitsForHelpers)
     }
 
-    /// `range` in parts of `partKeys` keys (the last may be shorter).
-    static func split(_ range: ClosedRange<Int64>, partKeys: Int64) -> [ClosedRange<Int64>] {
+    /// `range` in parts of `partKeys` keys (the last may be shorter), or of more keys where that
+    /// would make more than `maximumParts` parts.
+    static func split(_ range: ClosedRange<Int64>, partKeys: Int64, maximumParts: Int) -> [ClosedRange<Int64>] {
+        // The number of keys less one, which fits in 64 bits even for the whole range of Int64.
+        let span = UInt64(bitPattern: range.upperBound &- range.lowerBound)
+        let fewest = span / UInt64(max(maximumParts, 1)) + 1
+        let size = Int64(clamping: max(UInt64(max(partKeys, 1)), fewest))
         var parts: [ClosedRange<Int64>] = []
         var low = range.lowerBound
         while true {
-            let (end, overflow) = low.addingReportingOverflow(max(partKeys, 1) - 1)
+            let (end, overflow) = low.addingReportingOverflow(size - 1)
             let high = overflow ? range.upperBound : min(end, range.upperBound)
             parts.append(low...high)
             guard high < range.upperBound else { return parts }

@@ -38,12 +38,7 @@ final class ReaderPool: Sendable {
 
     /// Runs `body` on the least busy reader, placed as `placement` says.
     func run<T: Sendable>(_ placement: Placement = .queue, _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        let (index, idle) = pending.withLock { counts -> (Int, Bool) in
-            guard let chosen = counts.indices.min(by: { counts[$0] < counts[$1] }) else { return (-1, false) }
-            counts[chosen] += 1
-            return (chosen, counts[chosen] == 1)
-        }
-        guard index >= 0 else { throw ModelError(.closed, "the store has no reader connection") }
+        let (index, idle) = try reserve()
         defer { pending.withLock { $0[index] -= 1 } }
         switch placement {
         case .hereIfIdle where idle:
@@ -63,12 +58,7 @@ final class ReaderPool: Sendable {
     /// may lend part of the work to. Both must only read.
     func run<T: Sendable>(tryingHere short: ((SQLiteConnection) throws -> T)?,
                           otherwise long: @escaping @Sendable (SQLiteConnection, ReaderHelpers) throws -> T) async throws -> T {
-        let (index, idle) = pending.withLock { counts -> (Int, Bool) in
-            guard let chosen = counts.indices.min(by: { counts[$0] < counts[$1] }) else { return (-1, false) }
-            counts[chosen] += 1
-            return (chosen, counts[chosen] == 1)
-        }
-        guard index >= 0 else { throw ModelError(.closed, "the store has no reader connection") }
+        let (index, idle) = try reserve()
         defer { pending.withLock { $0[index] -= 1 } }
         if let short, idle {
             if let result = try readers[index].runHere(withinBudget: Self.hereBudget, short) { return result }
@@ -76,6 +66,18 @@ final class ReaderPool: Sendable {
         }
         let helpers = ReaderHelpers(pool: self, lead: index)
         return try await readers[index].run { try long($0, helpers) }
+    }
+
+    /// Counts a read as queued on the least busy reader (the caller takes it off again): that
+    /// reader, and whether it had nothing else to do.
+    private func reserve() throws(ModelError) -> (index: Int, idle: Bool) {
+        let (index, idle) = pending.withLock { counts -> (Int, Bool) in
+            guard let chosen = counts.indices.min(by: { counts[$0] < counts[$1] }) else { return (-1, false) }
+            counts[chosen] += 1
+            return (chosen, counts[chosen] == 1)
+        }
+        guard index >= 0 else { throw ModelError(.closed, "the store has no reader connection") }
+        return (index, idle)
     }
 
     /// Runs `work` on reader `index`'s queue, after its queued work, counted as work queued there.
@@ -97,18 +99,14 @@ final class ReaderPool: Sendable {
 /// The readers other than the one a read runs on: ``ParallelGroupScan`` lends them parts of a
 /// long scan.
 struct ReaderHelpers: Sendable {
-    fileprivate let pool: ReaderPool?
+    fileprivate let pool: ReaderPool
     fileprivate let lead: Int
 
-    /// No helpers.
-    static let none = ReaderHelpers(pool: nil, lead: 0)
-
     /// How many readers can help.
-    var count: Int { pool.map { $0.readerCount - 1 } ?? 0 }
+    var count: Int { pool.readerCount - 1 }
 
     /// Runs `work` on each helping reader's queue (given nil where its connection cannot open).
     func submit(_ work: @escaping @Sendable (SQLiteConnection?) -> Void) {
-        guard let pool else { return }
         for index in 0..<pool.readerCount where index != lead { pool.submit(to: index, work) }
     }
 }

@@ -118,14 +118,21 @@ import Testing
     }
 
     @Test func partsCoverTheRangeOnce() {
-        #expect(ParallelGroupScan.split(1...10, partKeys: 4) == [1...4, 5...8, 9...10])
-        #expect(ParallelGroupScan.split(5...5, partKeys: 4) == [5...5])
+        #expect(ParallelGroupScan.split(1...10, partKeys: 4, maximumParts: 256) == [1...4, 5...8, 9...10])
+        #expect(ParallelGroupScan.split(5...5, partKeys: 4, maximumParts: 256) == [5...5])
         let top = Int64.max
         let nearTop: [ClosedRange<Int64>] = [(top - 5)...(top - 2), (top - 1)...top]
-        #expect(ParallelGroupScan.split((top - 5)...top, partKeys: 4) == nearTop)
+        #expect(ParallelGroupScan.split((top - 5)...top, partKeys: 4, maximumParts: 256) == nearTop)
         let bottom = Int64.min
         let nearBottom: [ClosedRange<Int64>] = [bottom...bottom, (bottom + 1)...(bottom + 1)]
-        #expect(ParallelGroupScan.split(bottom...(bottom + 1), partKeys: 1) == nearBottom)
+        #expect(ParallelGroupScan.split(bottom...(bottom + 1), partKeys: 1, maximumParts: 256) == nearBottom)
+        // Sparse keys (any key another tool wrote) make at most the most parts, still covering
+        // every key once, in order.
+        for (range, most) in [(1...100, 8), (bottom...top, 256), (-5...top, 3), (0...1_000_000, 256)] as [(ClosedRange<Int64>, Int)] {
+            let parts = ParallelGroupScan.split(range, partKeys: 4, maximumParts: most)
+            #expect(parts.count <= most && parts.first?.lowerBound == range.lowerBound && parts.last?.upperBound == range.upperBound, "\(range)")
+            #expect(zip(parts, parts.dropFirst()).allSatisfy { $0.upperBound &+ 1 == $1.lowerBound }, "\(range)")
+        }
     }
 }
 
