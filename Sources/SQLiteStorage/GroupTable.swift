@@ -45,6 +45,12 @@ struct GroupTable {
         storageClasses = keyTypes.map(Self.storageClass)
     }
 
+    /// An empty table for the same keys and counters as `other` (with its own scratch buffer and
+    /// seed: a copy of a table would share its scratch buffer).
+    init(like other: GroupTable) {
+        self.init(keyTypes: other.keyTypes, counterCount: other.counterCount, groupLimit: other.groupLimit)
+    }
+
     /// The storage class values of `type` are written in. (A hash table never counts by doubles
     /// or decimals: their equal values can differ in their bytes.)
     static func storageClass(_ type: AttributeType) -> Int32 {

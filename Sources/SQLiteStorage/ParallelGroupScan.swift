@@ -35,9 +35,8 @@ final class ParallelGroupScan: @unchecked Sendable {  // Mutable state is guarde
     private let rangeSQL: String
     private let parts: [ClosedRange<Int64>]
     private let mark: SnapshotMark
-    private let keyTypes: [AttributeType]
-    private let counterCount: Int
-    private let groupLimit: Int
+    /// The leader's empty table, which helpers' tables are made like.
+    private let template: GroupTable
 
     private let condition = NSCondition()
     private var nextPart = 0
@@ -57,9 +56,7 @@ final class ParallelGroupScan: @unchecked Sendable {  // Mutable state is guarde
         self.rangeSQL = rangeSQL
         self.parts = parts
         self.mark = mark
-        self.keyTypes = table.keyTypes
-        self.counterCount = table.counterCount
-        self.groupLimit = table.groupLimit
+        self.template = GroupTable(like: table)
     }
 
     /// Counts `descriptor`'s rows into `table` as the leader, on `context`'s connection, inside a
@@ -154,7 +151,7 @@ final class ParallelGroupScan: @unchecked Sendable {  // Mutable state is guarde
             let helperMark = try connection.markSnapshot { try connection.query(rangeSQL) { _ in } }
             decided = true
             guard decide(joining: helperMark == mark) else { return }
-            let result = Result { try count(on: connection, into: GroupTable(keyTypes: keyTypes, counterCount: counterCount, groupLimit: groupLimit)) }
+            let result = Result { try count(on: connection, into: GroupTable(like: template)) }
             condition.withLock {
                 helpersCounting -= 1
                 switch result {

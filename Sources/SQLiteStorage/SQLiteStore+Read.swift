@@ -75,18 +75,14 @@ extension SQLiteStore {
         let layout = try await layout()
         let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
         let storeIdentifier = storeIdentifier
-        guard overlay?.isEmpty ?? true else {
-            return try await readers.run(.queue) { connection in
-                try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay, singleStatement: true) {
-                    try $0.aggregate(validated, hashedGroupLimit: hashedGroupLimit)
-                }
-            }
-        }
-        let short: ((SQLiteConnection) throws -> AggregateOutcome)? = tryHere ? { connection in
-            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, singleStatement: true) {
+        let read: @Sendable (SQLiteConnection) throws -> AggregateOutcome = { connection in
+            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay, singleStatement: true) {
                 try $0.aggregate(validated, hashedGroupLimit: hashedGroupLimit)
             }
-        } : nil
+        }
+        guard overlay?.isEmpty ?? true else { return try await readers.run(.queue, read) }
+        var short: ((SQLiteConnection) throws -> AggregateOutcome)?
+        if tryHere { short = read }
         return try await readers.run(tryingHere: short) { connection, helpers in
             // Not a single statement: the parts of a split count share this read transaction.
             try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier) {

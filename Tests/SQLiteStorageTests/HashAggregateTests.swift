@@ -71,23 +71,17 @@ import Testing
     }
 
     @Test func randomGroupedCountsMatchSQLiteGroupBy() async throws {
-        try await withStore(Catalog.schema) { store, _ in
-            var random = SeededRandom(seed: 7)
-            try await Self.fill(store, &random)
-            var hashedCases = 0
-            for index in 0..<150 {
-                let descriptor = try Self.descriptor(&random)
-                let hashed = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit)
-                let grouped = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: 0)
-                #expect(!grouped.hashed)
-                let firstDifference = zip(hashed.rows, grouped.rows).enumerated().first { $0.element.0 != $0.element.1 }?.offset
-                let same = hashed.rows == grouped.rows
-                #expect(same, "case \(index): \(descriptor): \(hashed.rows.count) rows hashed, \(grouped.rows.count) grouped, first difference at \(firstDifference.map(String.init) ?? "the end")")
-                if hashed.hashed { hashedCases += 1 }
-            }
-            // Every case groups and counts, and none of their keys is a double or a decimal.
-            #expect(hashedCases == 150)
+        var hashedCases = 0
+        try await Self.randomCounts(150, seed: 7) { store, index, descriptor, grouped in
+            let hashed = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit)
+            #expect(!grouped.hashed)
+            let firstDifference = zip(hashed.rows, grouped.rows).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            let same = hashed.rows == grouped.rows
+            #expect(same, "case \(index): \(descriptor): \(hashed.rows.count) rows hashed, \(grouped.rows.count) grouped, first difference at \(firstDifference.map(String.init) ?? "the end")")
+            if hashed.hashed { hashedCases += 1 }
         }
+        // Every case groups and counts, and none of their keys is a double or a decimal.
+        #expect(hashedCases == 150)
     }
 
     @Test func pendingChangesAreCountedInTheirGroups() async throws {
@@ -202,6 +196,20 @@ import Testing
     }
 
     // MARK: Data
+
+    /// `count` random grouped counts (``descriptor(_:)``) over a store filled by ``fill(_:_:)``,
+    /// drawn from `seed`: `body` is given each with the rows SQLite's GROUP BY gives.
+    static func randomCounts(_ count: Int, seed: UInt64,
+                             _ body: (SQLiteStore, Int, AggregateDescriptor, AggregateOutcome) async throws -> Void) async throws {
+        try await withStore(Catalog.schema) { store, _ in
+            var random = SeededRandom(seed: seed)
+            try await fill(store, &random)
+            for index in 0..<count {
+                let descriptor = try descriptor(&random)
+                try await body(store, index, descriptor, try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: 0))
+            }
+        }
+    }
 
     static let shelfNames = ["north", "south", "", "Nord", "n\u{0}"]
 

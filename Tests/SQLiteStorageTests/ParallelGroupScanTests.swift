@@ -13,23 +13,17 @@ import Testing
     static let smallParts = ParallelGroupScan.Options(partKeys: 16, minimumParts: 2, leaderWaitsForHelpers: true)
 
     @Test func splitCountsMatchSQLiteGroupBy() async throws {
-        try await withStore(Catalog.schema) { store, _ in
-            var random = SeededRandom(seed: 11)
-            try await HashAggregateTests.fill(store, &random)
-            var helperParts = 0
-            for index in 0..<100 {
-                let descriptor = try HashAggregateTests.descriptor(&random)
-                let split = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit,
-                                                      split: Self.smallParts, tryHere: false)
-                let grouped = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: 0)
-                #expect(split.hashed, "case \(index): \(descriptor)")
-                #expect(split.helpersJoined == 1, "case \(index): the helper's snapshot is the leader's, as nothing is written")
-                #expect(split.rows == grouped.rows, "case \(index): \(descriptor)")
-                helperParts += split.helperParts
-            }
-            // 400 rows in parts of 16 keys: the helper took some of the 25 parts of most counts.
-            #expect(helperParts > 100)
+        var helperParts = 0
+        try await HashAggregateTests.randomCounts(100, seed: 11) { store, index, descriptor, grouped in
+            let split = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit,
+                                                  split: Self.smallParts, tryHere: false)
+            #expect(split.hashed, "case \(index): \(descriptor)")
+            #expect(split.helpersJoined == 1, "case \(index): the helper's snapshot is the leader's, as nothing is written")
+            #expect(split.rows == grouped.rows, "case \(index): \(descriptor)")
+            helperParts += split.helperParts
         }
+        // 400 rows in parts of 16 keys: the helper took some of the 25 parts of most counts.
+        #expect(helperParts > 100)
     }
 
     @Test func aHelperThatBeginsAfterACommitLeavesThePartsToTheLeader() async throws {
