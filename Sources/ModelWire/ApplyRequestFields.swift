@@ -27,26 +27,28 @@ public struct ApplyRequestFields: Sendable {
     /// Reads a request in the plain form; nil for any other (see the type's description).
     public init?(serialized bytes: [UInt8]) {
         self.bytes = bytes
-        do {
-            var reader = ProtobufReader(bytes, in: 0..<bytes.count)
+        var fields = self
+        let plain = try? ProtobufReader.reading(bytes) { (reader) throws(ModelError) -> Bool in
             var changeReader = ChangeReader()
             while let (field, type) = try reader.tag() {
                 switch (field, type) {
-                case (1, 2): store = try reader.string()
-                case (2, 2): author = try reader.string()
+                case (1, 2): fields.store = try reader.string()
+                case (2, 2): fields.author = try reader.string()
                 case (3, 0):
                     let number = Int(Int32(truncatingIfNeeded: try reader.varint()))
-                    uniquenessPolicy = Modeld_V1_UniquenessPolicy(rawValue: number) ?? .UNRECOGNIZED(number)
+                    fields.uniquenessPolicy = Modeld_V1_UniquenessPolicy(rawValue: number) ?? .UNRECOGNIZED(number)
                 case (4, 2):
-                    guard let change = try changeReader.change(reader.message()) else { return nil }
-                    changes.append(change)
-                case (5, 0): returnTransaction = try reader.varint() != 0
-                default: return nil
+                    guard let change = try changeReader.change(reader.message()) else { return false }
+                    fields.changes.append(change)
+                case (5, 0): fields.returnTransaction = try reader.varint() != 0
+                default: return false
                 }
             }
-        } catch {
-            return nil
+            return true
         }
+        guard plain == true else { return nil }
+        (store, author, uniquenessPolicy, returnTransaction, changes) =
+            (fields.store, fields.author, fields.uniquenessPolicy, fields.returnTransaction, fields.changes)
     }
 
     /// The changes as edits, their URIs checked against `storeIdentifier`. Errors are

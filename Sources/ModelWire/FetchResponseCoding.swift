@@ -24,16 +24,19 @@ public struct FetchChunk: Sendable, Equatable {
     /// It reads what any protobuf writer writes: fields in any order, unknown fields skipped.
     /// With `store`, every URI must be one of that store's, as ``init(wire:in:)`` checks them.
     public init(serialized bytes: [UInt8], in store: UUID? = nil) throws(ModelError) {
-        var reader = ProtobufReader(bytes, in: 0..<bytes.count)
-        var snapshots = SnapshotReader(store: store)
-        while let (field, type) = try reader.tag() {
-            switch (field, type) {
-            case (1, 2): objects.append(try snapshots.object(reader.message()))
-            case (2, 2): prefetched.append(try snapshots.object(reader.message()))
-            case (3, 2): identifiers.append(try reader.identifier(store: store))
-            case (4, 0): count = Int(truncatingIfNeeded: Int64(bitPattern: try reader.varint()))
-            default: try reader.skip(type)
+        self = try ProtobufReader.reading(bytes) { (reader) throws(ModelError) in
+            var chunk = FetchChunk()
+            var snapshots = SnapshotReader(store: store)
+            while let (field, type) = try reader.tag() {
+                switch (field, type) {
+                case (1, 2): chunk.objects.append(try snapshots.object(reader.message()))
+                case (2, 2): chunk.prefetched.append(try snapshots.object(reader.message()))
+                case (3, 2): chunk.identifiers.append(try reader.identifier(store: store))
+                case (4, 0): chunk.count = Int(truncatingIfNeeded: Int64(bitPattern: try reader.varint()))
+                default: try reader.skip(type)
+                }
             }
+            return chunk
         }
     }
 }

@@ -4,16 +4,33 @@ import ModelCore
 
 /// Reads protobuf's wire format from a range of bytes; anything malformed (a truncated field,
 /// an impossible length, text that is not UTF-8) throws.
+///
+/// A reader borrows its bytes (``reading(_:_:)``) and must not outlive that call: a reader per
+/// nested message and per map entry, each holding the array, cost a fetch's decoding a
+/// retain and a release apiece, and every byte read a bounds check the reader already makes.
 struct ProtobufReader {
-    private let bytes: [UInt8]
+    private let bytes: UnsafeBufferPointer<UInt8>
     private var index: Int
     private let end: Int
 
-    init(_ bytes: [UInt8], in range: Range<Int>) {
+    /// A reader of `range` of `bytes`, which must lie within them.
+    private init(_ bytes: UnsafeBufferPointer<UInt8>, in range: Range<Int>) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count)
         self.bytes = bytes
         index = range.lowerBound
         end = range.upperBound
     }
+
+    /// Runs `body` with a reader of all of `bytes`, valid only inside it.
+    static func reading<Result>(_ bytes: [UInt8], _ body: (inout ProtobufReader) throws(ModelError) -> Result) throws(ModelError) -> Result {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(ModelError) -> Result in
+            var reader = ProtobufReader(buffer, in: 0..<buffer.count)
+            return try body(&reader)
+        }
+    }
+
+    /// A reader of nothing.
+    static var empty: ProtobufReader { ProtobufReader(UnsafeBufferPointer(start: nil, count: 0), in: 0..<0) }
 
     static func malformed(_ what: String) -> ModelError {
         ModelError(.invalidArgument, "a malformed response from modeld: \(what)")
@@ -65,8 +82,9 @@ struct ProtobufReader {
         ProtobufReader(bytes, in: try delimited())
     }
 
-    mutating func lengthDelimitedBytes() throws(ModelError) -> ArraySlice<UInt8> {
-        bytes[try delimited()]
+    /// A bytes field's contents, copied.
+    mutating func lengthDelimitedBytes() throws(ModelError) -> [UInt8] {
+        Array(UnsafeBufferPointer(rebasing: bytes[try delimited()]))
     }
 
     /// A string field's text.
@@ -96,8 +114,7 @@ struct ProtobufReader {
     }
 
     private func identifier(in range: Range<Int>) throws(ModelError) -> PersistentIdentifier {
-        let parsed = bytes.withUnsafeBufferPointer { PersistentIdentifier(uriBytes: UnsafeBufferPointer(rebasing: $0[range])) }
-        if let parsed { return parsed }
+        if let parsed = PersistentIdentifier(uriBytes: UnsafeBufferPointer(rebasing: bytes[range])) { return parsed }
         return try PersistentIdentifier(uri: text(in: range))
     }
 
@@ -110,21 +127,16 @@ struct ProtobufReader {
     func bytes(in range: Range<Int>, equal expected: [UInt8]) -> Bool {
         guard range.count == expected.count else { return false }
         guard !range.isEmpty else { return true }
-        return bytes.withUnsafeBufferPointer { all in
-            expected.withUnsafeBufferPointer { memcmp(all.baseAddress! + range.lowerBound, $0.baseAddress!, range.count) == 0 }
-        }
+        return expected.withUnsafeBufferPointer { memcmp(bytes.baseAddress! + range.lowerBound, $0.baseAddress!, range.count) == 0 }
     }
 
     /// The text at `range`. ASCII, the usual case, is taken as it is; other text is validated as
     /// UTF-8 (`String(validating:)` is generic, and looking up its metadata for every field cost
     /// a fifth of reading a fetch).
     func text(in range: Range<Int>) throws(ModelError) -> String {
-        let text: String? = bytes.withUnsafeBufferPointer { all in
-            let field = UnsafeBufferPointer(rebasing: all[range])
-            if Self.isASCII(field) { return String(decoding: field, as: UTF8.self) }
-            return String(validating: field, as: UTF8.self)
-        }
-        guard let text else { throw Self.malformed("text that is not UTF-8") }
+        let field = UnsafeBufferPointer(rebasing: bytes[range])
+        if Self.isASCII(field) { return String(decoding: field, as: UTF8.self) }
+        guard let text = String(validating: field, as: UTF8.self) else { throw Self.malformed("text that is not UTF-8") }
         return text
     }
 

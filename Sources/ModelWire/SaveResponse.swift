@@ -48,29 +48,35 @@ public struct SaveResultFields: Sendable {
     public private(set) var transaction: HistoryTransaction?
     public private(set) var transactionIsTruncated = false
 
+    private init() {}
+
     public init(serialized bytes: [UInt8], in store: UUID?) throws(ModelError) {
-        var reader = ProtobufReader(bytes, in: 0..<bytes.count)
+        var fields = SaveResultFields()
         // A message field written twice reads as the two merged: its pieces are read as one.
-        var transactionBytes: [UInt8]?
-        while let (field, type) = try reader.tag() {
-            switch (field, type) {
-            case (1, 2):
-                var entry = try reader.message()
-                var temporary = 0..<0, permanent = 0..<0
-                while let (field, type) = try entry.tag() {
-                    switch (field, type) {
-                    case (1, 2): temporary = try entry.stringRange()
-                    case (2, 2): permanent = try entry.stringRange()
-                    default: try entry.skip(type)
+        let transactionBytes = try ProtobufReader.reading(bytes) { (reader) throws(ModelError) -> [UInt8]? in
+            var transactionBytes: [UInt8]?
+            while let (field, type) = try reader.tag() {
+                switch (field, type) {
+                case (1, 2):
+                    var entry = try reader.message()
+                    var temporary = 0..<0, permanent = 0..<0
+                    while let (field, type) = try entry.tag() {
+                        switch (field, type) {
+                        case (1, 2): temporary = try entry.stringRange()
+                        case (2, 2): permanent = try entry.stringRange()
+                        default: try entry.skip(type)
+                        }
                     }
+                    fields.remappedIdentifiers[try entry.identifier(in: temporary, store: store)] = try entry.identifier(in: permanent, store: store)
+                case (2, 0): fields.token = HistoryToken(Int64(bitPattern: try reader.varint()))
+                case (3, 2): transactionBytes = (transactionBytes ?? []) + (try reader.lengthDelimitedBytes())
+                case (4, 0): fields.transactionIsTruncated = try reader.varint() != 0
+                default: try reader.skip(type)
                 }
-                remappedIdentifiers[try entry.identifier(in: temporary, store: store)] = try entry.identifier(in: permanent, store: store)
-            case (2, 0): token = HistoryToken(Int64(bitPattern: try reader.varint()))
-            case (3, 2): transactionBytes = (transactionBytes ?? []) + (try reader.lengthDelimitedBytes())
-            case (4, 0): transactionIsTruncated = try reader.varint() != 0
-            default: try reader.skip(type)
             }
+            return transactionBytes
         }
+        self = fields
         if let transactionBytes {
             let message: Modeld_V1_HistoryTransaction
             do {

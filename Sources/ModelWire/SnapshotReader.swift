@@ -34,7 +34,7 @@ struct SnapshotReader {
             case (4, 2):
                 // An entry without a value reads as an empty one, which sets no kind.
                 let (name, value) = try Self.entry(reader.message())
-                try relationships.set(relationship(value ?? ProtobufReader([], in: 0..<0)), nameAt: name, of: reader, in: &relationshipMap)
+                try relationships.set(relationship(value ?? .empty), nameAt: name, of: reader, in: &relationshipMap)
             default: try reader.skip(type)
             }
         }
