@@ -27,6 +27,7 @@ public struct ApplyRequestFields: Sendable {
     /// Reads a request in the plain form; nil for any other (see the type's description).
     public init?(serialized bytes: [UInt8]) {
         self.bytes = bytes
+        // Read into a copy: the closure that borrows the bytes cannot capture an initializer's self.
         var fields = self
         let plain = try? ProtobufReader.reading(bytes) { (reader) throws(ModelError) -> Bool in
             var changeReader = ChangeReader()
