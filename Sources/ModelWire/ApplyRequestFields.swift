@@ -26,10 +26,8 @@ public struct ApplyRequestFields: Sendable {
 
     /// Reads a request in the plain form; nil for any other (see the type's description).
     public init?(serialized bytes: [UInt8]) {
-        self.bytes = bytes
-        // Read into a copy: the closure that borrows the bytes cannot capture an initializer's self.
-        var fields = self
-        let plain = try? ProtobufReader.reading(bytes) { (reader) throws(ModelError) -> Bool in
+        let plain = try? ProtobufReader.reading(bytes) { (reader) throws(ModelError) -> ApplyRequestFields? in
+            var fields = ApplyRequestFields(bytes: bytes)
             var changeReader = ChangeReader()
             while let (field, type) = try reader.tag() {
                 switch (field, type) {
@@ -39,17 +37,20 @@ public struct ApplyRequestFields: Sendable {
                     let number = Int(Int32(truncatingIfNeeded: try reader.varint()))
                     fields.uniquenessPolicy = Modeld_V1_UniquenessPolicy(rawValue: number) ?? .UNRECOGNIZED(number)
                 case (4, 2):
-                    guard let change = try changeReader.change(reader.message()) else { return false }
+                    guard let change = try changeReader.change(reader.message()) else { return nil }
                     fields.changes.append(change)
                 case (5, 0): fields.returnTransaction = try reader.varint() != 0
-                default: return false
+                default: return nil
                 }
             }
-            return true
+            return fields
         }
-        guard plain == true else { return nil }
-        (store, author, uniquenessPolicy, returnTransaction, changes) =
-            (fields.store, fields.author, fields.uniquenessPolicy, fields.returnTransaction, fields.changes)
+        guard let plain else { return nil }
+        self = plain
+    }
+
+    private init(bytes: [UInt8]) {
+        self.bytes = bytes
     }
 
     /// The changes as edits, their URIs checked against `storeIdentifier`. Errors are

@@ -82,9 +82,9 @@ struct ProtobufReader {
         ProtobufReader(bytes, in: try delimited())
     }
 
-    /// A bytes field's contents, copied.
-    mutating func lengthDelimitedBytes() throws(ModelError) -> [UInt8] {
-        Array(UnsafeBufferPointer(rebasing: bytes[try delimited()]))
+    /// A bytes field's contents, valid only while the reader is (copy what is kept).
+    mutating func lengthDelimitedBytes() throws(ModelError) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: bytes[try delimited()])
     }
 
     /// A string field's text.
