@@ -31,6 +31,8 @@ final class StoreCatalog: Sendable {
     func openExisting() async throws -> [(file: String, error: any Error)] {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
+        // Sets left in the bin by an earlier run may not have been emptied and synced.
+        recycler.removeAll()
         var failures: [(String, any Error)] = []
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sqlite") }.sorted()
         for file in files {
@@ -85,8 +87,8 @@ final class StoreCatalog: Sendable {
         }
     }
 
-    /// Closes a store and deletes its data (emptying its files for a new store, see
-    /// ``StoreFileRecycler``). The caller closes its sessions first.
+    /// Closes a store and deletes its data (its files are emptied for a new store, after the
+    /// drop has returned: see ``StoreFileRecycler``). The caller closes its sessions first.
     func drop(name: String) async throws {
         try await changes.withLock {
             let handle = try handle(named: name)

@@ -28,8 +28,18 @@ final class SQLiteConnection {
     var overlaySchemaHash: String?
     /// What ``stopStatements(when:)`` watches.
     private var cancellationFlag: CancellationFlag?
-    /// A new file whose first writes are not yet synced (see ``finishCreation()``).
-    private(set) var isUnsyncedNew = false
+    /// A new store's file whose first writes are not yet synced (see ``finishCreation()``).
+    private(set) var unsyncedNew: NewFile?
+
+    /// How a new store's file starts.
+    enum NewFile {
+        /// Empty: SQLite writes its first page when it switches the file to WAL.
+        case empty
+        /// Already the one page of an empty WAL database (``EmptyDatabaseImage``, a dropped
+        /// store's file emptied for the next), beside no WAL or one with no frame: only the WAL
+        /// is written.
+        case emptyDatabase
+    }
     /// The `modeld_group_count` function's table (see ``HashAggregate``).
     let groupCounter = GroupCounter()
 
@@ -58,17 +68,22 @@ final class SQLiteConnection {
             if role == .writer {
                 // A new, empty file is switched to WAL, and its first transaction written,
                 // without SQLite syncing each step (a rollback journal, then the WAL's header
-                // and its commit, each file's directory entry: seven syncs); the files and their
-                // directory are synced once at the end, by ``finishCreation()``. The switch keeps
-                // its rollback journal in memory rather than in a file made and deleted at once.
-                isUnsyncedNew = Self.isEmptyFile(path)
-                if isUnsyncedNew { try execute("PRAGMA synchronous=OFF; PRAGMA journal_mode=MEMORY") }
+                // and its commit, each file's directory entry: seven syncs); what was written is
+                // synced once at the end, by ``finishCreation()``. The switch keeps its rollback
+                // journal in memory rather than in a file made and deleted at once. A file that
+                // is already an empty WAL database skips the switch.
+                unsyncedNew = Self.newFile(at: path)
+                switch unsyncedNew {
+                case .empty?: try execute("PRAGMA synchronous=OFF; PRAGMA journal_mode=MEMORY")
+                case .emptyDatabase?: try execute("PRAGMA synchronous=OFF")
+                case nil: break
+                }
                 let mode = try scalarText("PRAGMA journal_mode=WAL")
                 guard mode.lowercased() == "wal" else {
                     throw ModelError(.storageFailure, "the store file \(path) cannot use write-ahead logging (journal mode is \(mode))",
                                      context: ["path": path])
                 }
-                if !isUnsyncedNew { try execute("PRAGMA synchronous=FULL") }
+                if unsyncedNew == nil { try execute("PRAGMA synchronous=FULL") }
             }
             if role == .reader {
                 let code = csqlite_map_file_for_reading(db)
@@ -86,18 +101,19 @@ final class SQLiteConnection {
 
     deinit { close() }
 
-    /// Makes what was written to a new file since it was opened durable (the file, the WAL,
-    /// their directory), and turns on synchronous=FULL for every later commit. The writer's
-    /// first job calls it, after the transaction that prepares the store; nothing for a file
-    /// that was not new.
+    /// Makes what was written to a new file since it was opened durable (the file if it was
+    /// empty, the WAL, their directory), and turns on synchronous=FULL for every later commit.
+    /// The writer's first job calls it, after the transaction that prepares the store; nothing
+    /// for a file that was not new.
     ///
     /// The WAL is synced through SQLite (``csqlite_sync_wal``), which also syncs the directory
     /// the first time, as it would at the store's first commit otherwise: three syncs for a new
     /// store and one for its first save, where syncing the WAL and the directory by hand left
-    /// SQLite's directory sync to the first save (three and two).
+    /// SQLite's directory sync to the first save (three and two). A file that was already an
+    /// empty database was not written: two syncs.
     func finishCreation() throws(ModelError) {
-        guard isUnsyncedNew else { return }
-        try Self.sync(path)
+        guard let unsyncedNew else { return }
+        if unsyncedNew == .empty { try Self.sync(path) }
         // The transaction that prepared the store left the WAL open on this connection.
         let code = csqlite_sync_wal(try open())
         guard code == SQLITE_OK else {
@@ -105,7 +121,7 @@ final class SQLiteConnection {
                              context: ["path": path])
         }
         try execute("PRAGMA synchronous=FULL")
-        isUnsyncedNew = false
+        self.unsyncedNew = nil
     }
 
     /// Makes every statement stop with SQLITE_INTERRUPT while `flag` is set or out of its
@@ -121,9 +137,26 @@ final class SQLiteConnection {
     /// Virtual machine steps between two calls of the progress handler.
     static let progressSteps: Int32 = 1_000
 
-    private static func isEmptyFile(_ path: String) -> Bool {
+    /// Whether the file at `path` starts a new store, and how: empty, or one page of an empty
+    /// WAL database beside a WAL without frames (missing, shorter than its header, or with a
+    /// header that is not one: the frames after it are never read).
+    static func newFile(at path: String) -> NewFile? {
         var info = stat()
-        return stat(path, &info) == 0 && info.st_size == 0
+        guard stat(path, &info) == 0 else { return nil }
+        if info.st_size == 0 { return .empty }
+        guard info.st_size <= 65_536, EmptyDatabaseImage.isImage(firstBytes(of: path, count: Int(info.st_size))) else { return nil }
+        let walMagic = firstBytes(of: path + "-wal", count: 4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        return walMagic & 0xFFFF_FFFE == 0x377F_0682 ? nil : .emptyDatabase
+    }
+
+    /// Up to `count` bytes from the start of the file at `path`; none if it cannot be read.
+    private static func firstBytes(of path: String, count: Int) -> [UInt8] {
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return [] }
+        defer { Glibc.close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, 0) }
+        return Array(bytes.prefix(max(read, 0)))
     }
 
     /// fsync(2) of the file at `target`.
