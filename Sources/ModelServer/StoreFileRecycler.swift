@@ -108,7 +108,7 @@ final class StoreFileRecycler: Sendable {
                 return made
             }
             try Self.rewrite(pending, with: image)
-            if FileManager.default.fileExists(atPath: pending + "-wal") { try Self.forgetFrames(pending + "-wal", keeping: walBytesKept) }
+            try Self.forgetFrames(pending + "-wal", keeping: walBytesKept)
             try Self.check(Glibc.truncate(pending + "-shm", 0) == 0 || errno == ENOENT, "cut", pending + "-shm")
             for suffix in Self.suffixes.reversed() where FileManager.default.fileExists(atPath: pending + suffix) {
                 try Self.check(rename(pending + suffix, ready + suffix) == 0, "rename", pending + suffix)
@@ -124,30 +124,36 @@ final class StoreFileRecycler: Sendable {
     /// Writes `image` over the start of the database file at `path`, cuts the file to it and
     /// syncs it.
     private static func rewrite(_ path: String, with image: [UInt8]) throws(ModelError) {
-        let descriptor = open(path, O_RDWR | O_CLOEXEC)
-        try check(descriptor >= 0, "open", path)
-        defer { close(descriptor) }
-        let written = image.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
-        try check(written == image.count, "write", path)
-        try check(ftruncate(descriptor, off_t(image.count)) == 0, "cut", path)
-        try check(fsync(descriptor) == 0, "sync", path)
+        try overwriteStart(of: path, with: image) { descriptor, _ throws(ModelError) in
+            try check(ftruncate(descriptor, off_t(image.count)) == 0, "cut", path)
+            try check(fsync(descriptor) == 0, "sync", path)
+        }
     }
 
     /// Zeroes the header of the WAL at `path`, so that SQLite reads no frame in it, cuts it to at
-    /// most `limit` bytes, and syncs it.
+    /// most `limit` bytes, and syncs it. Nothing if the set has no WAL.
     private static func forgetFrames(_ path: String, keeping limit: Int64) throws(ModelError) {
+        // SQLite's WAL header is 32 bytes; one that does not start with its magic number means
+        // an empty log (https://www.sqlite.org/walformat.html).
+        try overwriteStart(of: path, with: [UInt8](repeating: 0, count: 32), missingIsEmpty: true) { descriptor, size throws(ModelError) in
+            if size > limit { try check(ftruncate(descriptor, off_t(limit)) == 0, "cut", path) }
+            try check(fdatasync(descriptor) == 0, "sync", path)
+        }
+    }
+
+    /// Opens the file at `path`, writes `bytes` at its start, then calls `finish` with the open
+    /// descriptor and the size the file had.
+    private static func overwriteStart(of path: String, with bytes: [UInt8], missingIsEmpty: Bool = false,
+                                       finish: (Int32, Int64) throws(ModelError) -> Void) throws(ModelError) {
         let descriptor = open(path, O_RDWR | O_CLOEXEC)
+        if descriptor < 0, missingIsEmpty, errno == ENOENT { return }
         try check(descriptor >= 0, "open", path)
         defer { close(descriptor) }
         var info = stat()
         try check(fstat(descriptor, &info) == 0, "inspect", path)
-        if Int64(info.st_size) > limit { try check(ftruncate(descriptor, off_t(limit)) == 0, "cut", path) }
-        // SQLite's WAL header is 32 bytes; one that does not start with its magic number means
-        // an empty log (https://www.sqlite.org/walformat.html).
-        let zeros = [UInt8](repeating: 0, count: 32)
-        let written = zeros.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
-        try check(written == zeros.count, "write", path)
-        try check(fdatasync(descriptor) == 0, "sync", path)
+        let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        try check(written == bytes.count, "write", path)
+        try finish(descriptor, Int64(info.st_size))
     }
 
     private static func check(_ succeeded: Bool, _ action: String, _ path: String) throws(ModelError) {
