@@ -93,11 +93,7 @@ extension ModelContext {
 
     private func performInsert(_ entityName: String, _ attributes: [String: Value], _ relationships: [String: RelationshipValue],
                                id given: PersistentIdentifier?) async throws -> PersistentIdentifier {
-        let entity = try schema.entity(entityName)
-        guard !entity.isAbstract else {
-            throw ModelError(.invalidArgument, "entity '\(entityName)' is abstract: insert one of its subentities (\(entity.descendants.dropFirst().joined(separator: ", ")))",
-                             context: ["entity": entityName])
-        }
+        let entity = try insertableEntity(entityName)
         var values = try convert(attributes, for: entity)
         for attribute in entity.attributes where values[attribute.name] == nil {
             values[attribute.name] = attribute.defaultValue ?? .null
@@ -124,18 +120,31 @@ extension ModelContext {
         pending.recordDelete(id)
     }
 
+    /// The entity called `entityName`, if objects of it can be inserted (it is not abstract).
+    func insertableEntity(_ entityName: String) throws(ModelError) -> ResolvedEntity {
+        let entity = try schema.entity(entityName)
+        guard !entity.isAbstract else {
+            throw ModelError(.invalidArgument, "entity '\(entityName)' is abstract: insert one of its subentities (\(entity.descendants.dropFirst().joined(separator: ", ")))",
+                             context: ["entity": entityName])
+        }
+        return entity
+    }
+
     /// Checks an identifier a caller chose for a new object: temporary, of this store and of the
     /// inserted entity, and not used yet.
-    private func checkNewIdentifier(_ id: PersistentIdentifier, entity: String) throws(ModelError) -> PersistentIdentifier {
+    func checkNewIdentifier(_ id: PersistentIdentifier, entity: String) throws(ModelError) -> PersistentIdentifier {
         guard id.isTemporary, id.storeIdentifier == container.storeIdentifier, id.entityName == entity else {
             throw ModelError(.invalidIdentifier,
                 "\(id) cannot name a new \(entity): give a temporary URI of this store and entity, modeld://\(container.storeIdentifier.uuidString.lowercased())/\(entity)/t<uuid>",
                 context: ["uri": id.uriRepresentation])
         }
-        guard !pending.isKnown(id) else {
-            throw ModelError(.invalidIdentifier, "\(id) already names an object of this context", context: ["uri": id.uriRepresentation])
-        }
+        guard !pending.isKnown(id) else { throw Self.alreadyNamed(id) }
         return id
+    }
+
+    /// The error for a new object given an identifier that names another already.
+    static func alreadyNamed(_ id: PersistentIdentifier) -> ModelError {
+        ModelError(.invalidIdentifier, "\(id) already names an object of this context", context: ["uri": id.uriRepresentation])
     }
 
     // MARK: Helpers

@@ -19,6 +19,7 @@ extension ModelContext {
     public func save(applying edits: [ObjectEdit]) async throws -> SaveResult {
         try await serialized {
             guard !edits.isEmpty else { return try await performSave() }
+            if let result = try await saveInsertsDirectly(edits) { return result }
             let before = pending
             do {
                 try await performEdits(edits)

@@ -99,8 +99,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             let unit = store.container.makeContext(author: author.isEmpty ? nil : author,
                                                    uniquenessPolicy: try UniquenessPolicy(wire: uniquenessPolicy),
                                                    retainsSavedObjects: false)
-            _ = try await unit.apply(edits)
-            return try await core.save(unit, store: store, returnTransaction: returnTransaction)
+            return try await core.save(unit, applying: edits, store: store, returnTransaction: returnTransaction)
         }
     }
 

@@ -69,24 +69,26 @@ struct ChangeSetPlan {
         var inserted = Set<PersistentIdentifier>(minimumCapacity: changes.inserts.count)
         // Inserts come in runs of one entity: its lookup is kept for the next insert.
         var last: ResolvedEntity?
-        for insert in changes.inserts {
+        for index in changes.inserts.indices {
+            // By index: a loop over the inserts would copy each one, tables and all.
+            let id = changes.inserts[index].id
             let entity: ResolvedEntity
-            if let last, last.name == insert.id.entityName, insert.id.storeIdentifier == storeIdentifier {
+            if let last, last.name == id.entityName, id.storeIdentifier == storeIdentifier {
                 entity = last
             } else {
-                entity = try check(insert.id, schema, storeIdentifier)
+                entity = try check(id, schema, storeIdentifier)
                 last = entity
             }
-            guard insert.id.isTemporary else {
-                throw ModelError(.invalidIdentifier, "\(insert.id) is a permanent identifier: an insert carries a temporary one (…/t<uuid>); send changes to a saved object as an update",
-                                 context: ["uri": insert.id.uriRepresentation])
+            guard id.isTemporary else {
+                throw ModelError(.invalidIdentifier, "\(id) is a permanent identifier: an insert carries a temporary one (…/t<uuid>); send changes to a saved object as an update",
+                                 context: ["uri": id.uriRepresentation])
             }
             guard !entity.isAbstract else {
-                throw ModelError(.invalidArgument, "cannot insert \(insert.id): entity '\(entity.name)' is abstract; insert one of its subentities (\(entity.descendants.dropFirst().joined(separator: ", ")))",
+                throw ModelError(.invalidArgument, "cannot insert \(id): entity '\(entity.name)' is abstract; insert one of its subentities (\(entity.descendants.dropFirst().joined(separator: ", ")))",
                                  context: ["entity": entity.name])
             }
-            guard inserted.insert(insert.id).inserted else {
-                throw ModelError(.invalidArgument, "\(insert.id) is inserted twice in one change set", context: ["uri": insert.id.uriRepresentation])
+            guard inserted.insert(id).inserted else {
+                throw ModelError(.invalidArgument, "\(id) is inserted twice in one change set", context: ["uri": id.uriRepresentation])
             }
         }
         for (id, action) in changes.updates.map({ ($0.id, "update") }) + changes.deletes.map({ ($0.id, "delete") }) {
@@ -104,7 +106,9 @@ struct ChangeSetPlan {
                 }
             }
         }
-        for insert in changes.inserts { try checkTargets(insert.relationships) }
+        for index in changes.inserts.indices where !changes.inserts[index].relationships.isEmpty {
+            try checkTargets(changes.inserts[index].relationships)
+        }
         for update in changes.updates { try checkTargets(update.relationships) }
     }
 
@@ -120,16 +124,27 @@ struct ChangeSetPlan {
     /// Checks values and relationship changes (after ``checkIdentifiers(_:schema:storeIdentifier:)``).
     init(_ changes: ChangeSet, schema: ResolvedSchema, stored: StoredRows, isOverlay: Bool) throws(ModelError) {
         var builder = Builder(schema: schema, stored: stored, isOverlay: isOverlay)
-        builder.insertEntities.reserveCapacity(changes.inserts.count)
-        builder.insertIndex.reserveCapacity(changes.inserts.count)
-        for insert in changes.inserts {
-            builder.insertEntities[insert.id] = try schema.entity(insert.id.entityName)
-            builder.insertIndex[insert.id] = builder.insertIndex.count
+        // Only relationship targets are looked up among the inserts.
+        if changes.inserts.contains(where: { !$0.relationships.isEmpty }) || changes.updates.contains(where: { !$0.relationships.isEmpty }) {
+            builder.insertEntities.reserveCapacity(changes.inserts.count)
+            builder.insertIndex.reserveCapacity(changes.inserts.count)
+            for insert in changes.inserts {
+                builder.insertEntities[insert.id] = try schema.entity(insert.id.entityName)
+                builder.insertIndex[insert.id] = builder.insertIndex.count
+            }
         }
         var inserts: [Insert] = []
         inserts.reserveCapacity(changes.inserts.count)
+        // Inserts come in runs of one entity: its lookup is kept for the next insert.
+        var last: ResolvedEntity?
         for insert in changes.inserts {
-            let entity = try schema.entity(insert.id.entityName)
+            let entity: ResolvedEntity
+            if let last, last.name == insert.id.entityName {
+                entity = last
+            } else {
+                entity = try schema.entity(insert.id.entityName)
+                last = entity
+            }
             inserts.append(Insert(id: insert.id, entity: entity,
                                   given: try builder.attributes(insert.attributes, of: entity, id: insert.id),
                                   links: try builder.links(insert.relationships, of: entity, id: insert.id),

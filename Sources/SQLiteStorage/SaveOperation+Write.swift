@@ -18,24 +18,37 @@ extension SaveOperation {
     func write(_ plan: ChangeSetPlan, merges: [Int: ChangeSetPlan.Participant], stored: StoredRows) throws -> SaveResult {
         var keys = [ObjectRef?](repeating: nil, count: plan.inserts.count)
         var sequences: [String: Int64] = [:]
-        for (index, insert) in plan.inserts.enumerated() where merges[index] == nil {
-            let root = insert.entity.root
-            let key = try (sequences[root] ?? StoreMetadata.sequence(root, connection)) + 1
-            sequences[root] = key
+        // Inserts come in runs of one hierarchy: its sequence is kept at hand for the next.
+        var run: (root: String, key: Int64)?
+        // Loops over the inserts go by index: a loop over the values would copy each one.
+        for index in plan.inserts.indices where merges.isEmpty || merges[index] == nil {
+            let root = plan.inserts[index].entity.root
+            let key: Int64
+            if let run, run.root == root {
+                key = run.key + 1
+            } else {
+                if let run { sequences[run.root] = run.key }
+                key = try (sequences[root] ?? StoreMetadata.sequence(root, connection)) + 1
+            }
+            run = (root, key)
             keys[index] = ObjectRef(root: root, key: key)
         }
+        if let run { sequences[run.root] = run.key }
         for (root, value) in sequences { try StoreMetadata.setSequence(root, to: value, connection) }
         func ref(_ participant: ChangeSetPlan.Participant) -> ObjectRef? {
             switch participant {
             case .stored(let ref): ref
-            case .inserted(let index): merges[index].flatMap(ref) ?? keys[index]
+            case .inserted(let index): merges.isEmpty ? keys[index] : merges[index].flatMap(ref) ?? keys[index]
             }
         }
 
         var writes = Writes()
         writes.inserted.reserveCapacity(plan.inserts.count)
+        // Where each new row is among the inserted ones: for merges and links (a plain insert
+        // is its own row, in order).
+        let indexesInserts = !merges.isEmpty || plan.inserts.contains { !$0.links.isEmpty } || plan.updates.contains { !$0.links.isEmpty }
         var insertedIndex: [ObjectRef: Int] = [:], updatedIndex: [ObjectRef: Int] = [:]
-        insertedIndex.reserveCapacity(plan.inserts.count)
+        if indexesInserts { insertedIndex.reserveCapacity(plan.inserts.count) }
         func update(_ ref: ObjectRef, _ values: [String: Value], _ properties: [String]) {
             if updatedIndex[ref] == nil, let row = stored.rows[ref], let entity = schema[row.entity] {
                 updatedIndex[ref] = writes.updated.count
@@ -46,14 +59,15 @@ extension SaveOperation {
             for (name, value) in values where entity.attribute(name) != nil { writes.updated[index].values[name] = value }
             writes.changedProperties[ref, default: []].formUnion(properties)
         }
-        for (index, insert) in plan.inserts.enumerated() {
-            guard let target = merges[index] else {
+        for index in plan.inserts.indices {
+            guard !merges.isEmpty, let target = merges[index] else {
                 if let ref = keys[index] {
-                    insertedIndex[ref] = writes.inserted.count
-                    writes.inserted.append((ref, insert.entity.name, insert.attributes))
+                    if indexesInserts { insertedIndex[ref] = writes.inserted.count }
+                    writes.inserted.append((ref, plan.inserts[index].entity.name, plan.inserts[index].attributes))
                 }
                 continue
             }
+            let insert = plan.inserts[index]
             guard let ref = ref(target) else { continue }
             if let row = insertedIndex[ref] {
                 let entity = schema[writes.inserted[row].entity]
@@ -79,18 +93,21 @@ extension SaveOperation {
                 }
             }
         }
-        for (index, insert) in plan.inserts.enumerated() {
-            if let owner = ref(.inserted(index)) { link(insert.links, owner: owner) }
+        for index in plan.inserts.indices where !plan.inserts[index].links.isEmpty {
+            if let owner = ref(.inserted(index)) { link(plan.inserts[index].links, owner: owner) }
         }
         for change in plan.updates { link(change.links, owner: change.ref) }
 
         var result = SaveResult()
         result.remappedIdentifiers.reserveCapacity(plan.inserts.count)
         result.versions.reserveCapacity(writes.inserted.count + writes.updated.count)
-        for (index, insert) in plan.inserts.enumerated() {
+        for index in plan.inserts.indices {
             guard let target = ref(.inserted(index)) else { continue }
-            let entity = insertedIndex[target].map { writes.inserted[$0].entity } ?? stored.rows[target]?.entity ?? insert.entity.name
-            result.remappedIdentifiers[insert.id] = permanent(entity, target.key)
+            let insert = plan.inserts[index].entity.name
+            // A new row is of the insert's entity; a merged insert is of the row it merged into.
+            let entity = merges.isEmpty || merges[index] == nil ? insert
+                : insertedIndex[target].map { writes.inserted[$0].entity } ?? stored.rows[target]?.entity ?? insert
+            result.remappedIdentifiers[plan.inserts[index].id] = permanent(entity, target.key)
         }
         let deleted = Set(plan.deletes)
         for row in writes.inserted { result.versions[permanent(row.entity, row.ref.key)] = 1 }
