@@ -103,10 +103,10 @@ extension SaveOperation {
         result.versions.reserveCapacity(writes.inserted.count + writes.updated.count)
         for index in plan.inserts.indices {
             guard let target = ref(.inserted(index)) else { continue }
-            let insert = plan.inserts[index].entity.name
+            let inserted = plan.inserts[index].entity.name
             // A new row is of the insert's entity; a merged insert is of the row it merged into.
-            let entity = merges.isEmpty || merges[index] == nil ? insert
-                : insertedIndex[target].map { writes.inserted[$0].entity } ?? stored.rows[target]?.entity ?? insert
+            let entity = merges.isEmpty || merges[index] == nil ? inserted
+                : insertedIndex[target].map { writes.inserted[$0].entity } ?? stored.rows[target]?.entity ?? inserted
             result.remappedIdentifiers[plan.inserts[index].id] = permanent(entity, target.key)
         }
         let deleted = Set(plan.deletes)
