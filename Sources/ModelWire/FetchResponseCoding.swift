@@ -27,11 +27,12 @@ public struct FetchChunk: Sendable, Equatable {
         self = try ProtobufReader.reading(bytes) { (reader) throws(ModelError) in
             var chunk = FetchChunk()
             var snapshots = SnapshotReader(store: store)
+            var uriPrefix: PersistentIdentifier.URIPrefix?
             while let (field, type) = try reader.tag() {
                 switch (field, type) {
                 case (1, 2): chunk.objects.append(try snapshots.object(reader.message()))
                 case (2, 2): chunk.prefetched.append(try snapshots.object(reader.message()))
-                case (3, 2): chunk.identifiers.append(try reader.identifier(store: store))
+                case (3, 2): chunk.identifiers.append(try reader.identifier(store: store, prefix: &uriPrefix))
                 case (4, 0): chunk.count = Int(truncatingIfNeeded: Int64(bitPattern: try reader.varint()))
                 default: try reader.skip(type)
                 }

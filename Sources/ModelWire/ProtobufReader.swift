@@ -94,27 +94,29 @@ struct ProtobufReader {
 
     /// A string field holding an object's URI, parsed from its bytes without making a string of
     /// it; one that is not well formed is read as text, for ``PersistentIdentifier/init(uri:)``
-    /// to say what is wrong with it. With `store`, the URI must be one of that store's.
-    mutating func identifier(store: UUID?) throws(ModelError) -> PersistentIdentifier {
-        try identifier(in: delimited(), store: store)
+    /// to say what is wrong with it. With `store`, the URI must be one of that store's. `prefix`
+    /// keeps the store and entity part of the last URI read, for the next (the URIs of one
+    /// message usually share it).
+    mutating func identifier(store: UUID?, prefix: inout PersistentIdentifier.URIPrefix?) throws(ModelError) -> PersistentIdentifier {
+        try identifier(in: delimited(), store: store, prefix: &prefix)
     }
 
-    /// ``identifier(store:)``, or nil for an empty field (a to-one relationship that is not set).
-    mutating func optionalIdentifier(store: UUID?) throws(ModelError) -> PersistentIdentifier? {
+    /// ``identifier(store:prefix:)``, or nil for an empty field (a to-one relationship that is not set).
+    mutating func optionalIdentifier(store: UUID?, prefix: inout PersistentIdentifier.URIPrefix?) throws(ModelError) -> PersistentIdentifier? {
         let range = try delimited()
-        return range.isEmpty ? nil : try identifier(in: range, store: store)
+        return range.isEmpty ? nil : try identifier(in: range, store: store, prefix: &prefix)
     }
 
     /// The URI at `range` (a string field's, ``stringRange()``), checked against `store` when
     /// given, with ``PersistentIdentifier/init(wire:in:)``'s errors.
-    func identifier(in range: Range<Int>, store: UUID?) throws(ModelError) -> PersistentIdentifier {
-        let id = try identifier(in: range)
+    func identifier(in range: Range<Int>, store: UUID?, prefix: inout PersistentIdentifier.URIPrefix?) throws(ModelError) -> PersistentIdentifier {
+        let id = try identifier(in: range, prefix: &prefix)
         guard let store, id.storeIdentifier != store else { return id }
         return try PersistentIdentifier(uri: text(in: range), in: store)
     }
 
-    private func identifier(in range: Range<Int>) throws(ModelError) -> PersistentIdentifier {
-        if let parsed = PersistentIdentifier(uriBytes: UnsafeBufferPointer(rebasing: bytes[range])) { return parsed }
+    private func identifier(in range: Range<Int>, prefix: inout PersistentIdentifier.URIPrefix?) throws(ModelError) -> PersistentIdentifier {
+        if let parsed = PersistentIdentifier(uriBytes: UnsafeBufferPointer(rebasing: bytes[range]), prefix: &prefix) { return parsed }
         return try PersistentIdentifier(uri: text(in: range))
     }
 

@@ -4,6 +4,8 @@ import ModelCore
 /// Appends protobuf's wire format.
 struct ProtobufWriter: Sendable {
     var bytes: [UInt8] = []
+    /// The store and entity part of the last URI written, for the next.
+    private var uriPrefix: PersistentIdentifier.URIPrefix?
 
     mutating func varint(_ value: UInt64) {
         var value = value
@@ -29,7 +31,7 @@ struct ProtobufWriter: Sendable {
 
     /// A string field holding `id`'s URI.
     mutating func uri(_ field: Int, _ id: PersistentIdentifier) {
-        message(field) { id.appendURI(to: &$0.bytes) }
+        message(field) { writer in id.appendURI(to: &writer.bytes, prefix: &writer.uriPrefix) }
     }
 
     /// A length-delimited field whose contents `body` writes. The length goes in front once

@@ -63,6 +63,8 @@ public struct SaveResultFields: Sendable {
                 try counter.skip(type)
             }
             fields.remappedIdentifiers.reserveCapacity(entries)
+            // Temporary and permanent URIs usually differ only in their keys.
+            var uriPrefix: PersistentIdentifier.URIPrefix?
             while let (field, type) = try reader.tag() {
                 switch (field, type) {
                 case (1, 2):
@@ -75,7 +77,8 @@ public struct SaveResultFields: Sendable {
                         default: try entry.skip(type)
                         }
                     }
-                    fields.remappedIdentifiers[try entry.identifier(in: temporary, store: store)] = try entry.identifier(in: permanent, store: store)
+                    fields.remappedIdentifiers[try entry.identifier(in: temporary, store: store, prefix: &uriPrefix)]
+                        = try entry.identifier(in: permanent, store: store, prefix: &uriPrefix)
                 case (2, 0): fields.token = HistoryToken(Int64(bitPattern: try reader.varint()))
                 case (3, 2): transactionBytes = (transactionBytes ?? []) + (try reader.lengthDelimitedBytes())
                 case (4, 0): fields.transactionIsTruncated = try reader.varint() != 0

@@ -9,6 +9,8 @@ struct SnapshotReader {
     let store: UUID?
     private var attributes = MapTemplate<Value>()
     private var relationships = MapTemplate<RelationshipValue>()
+    /// The store and entity part of the last URI read, for the next.
+    private var uriPrefix: PersistentIdentifier.URIPrefix?
 
     init(store: UUID?) {
         self.store = store
@@ -20,7 +22,7 @@ struct SnapshotReader {
         var attributeMap = attributes.start(), relationshipMap = relationships.start()
         while let (field, type) = try reader.tag() {
             switch (field, type) {
-            case (1, 2): id = try reader.identifier(store: store)
+            case (1, 2): id = try reader.identifier(store: store, prefix: &uriPrefix)
             case (2, 0): version = Int64(bitPattern: try reader.varint())
             case (3, 2):
                 let (name, value) = try Self.entry(reader.message())
@@ -68,17 +70,17 @@ struct SnapshotReader {
         return value
     }
 
-    private func relationship(_ reader: ProtobufReader) throws(ModelError) -> RelationshipValue {
+    private mutating func relationship(_ reader: ProtobufReader) throws(ModelError) -> RelationshipValue {
         var reader = reader
         var relationship: RelationshipValue?
         while let (field, type) = try reader.tag() {
             switch (field, type) {
-            case (1, 2): relationship = .toOne(try reader.optionalIdentifier(store: store))
+            case (1, 2): relationship = .toOne(try reader.optionalIdentifier(store: store, prefix: &uriPrefix))
             case (2, 2):
                 var list = try reader.message()
                 var ids: [PersistentIdentifier] = []
                 while let (field, type) = try list.tag() {
-                    if (field, type) == (1, 2) { ids.append(try list.identifier(store: store)) } else { try list.skip(type) }
+                    if (field, type) == (1, 2) { ids.append(try list.identifier(store: store, prefix: &uriPrefix)) } else { try list.skip(type) }
                 }
                 relationship = .toMany(ids)
             default: try reader.skip(type)

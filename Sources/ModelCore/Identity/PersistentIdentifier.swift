@@ -68,6 +68,11 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
         var entity = entityName
         entity.withUTF8 { bytes.append(contentsOf: $0) }
         bytes.append(UInt8(ascii: "/"))
+        appendKey(to: &bytes)
+    }
+
+    /// Appends the key part of the URI form: `p42`, or `t` and the UUID.
+    func appendKey(to bytes: inout [UInt8]) {
         switch key {
         case .permanent(let pk):
             bytes.append(UInt8(ascii: "p"))
@@ -78,15 +83,15 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
         }
     }
 
-    private static let scheme: [UInt8] = Array("modeld://".utf8)
+    static let scheme: [UInt8] = Array("modeld://".utf8)
 
-    private static func appendText(of uuid: UUID, to bytes: inout [UInt8]) {
+    static func appendText(of uuid: UUID, to bytes: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[..<uuid.writeLowercased(into: text)]))
         }
     }
 
-    private static func appendDecimal(_ number: Int64, to bytes: inout [UInt8]) {
+    static func appendDecimal(_ number: Int64, to bytes: inout [UInt8]) {
         guard number > 0 else {
             // Keys are positive; anything else is written as Swift writes it.
             bytes.append(contentsOf: String(number).utf8)
@@ -135,10 +140,16 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
         let entityStart = prefixCount + 37
         guard let slash = text[entityStart...].firstIndex(of: UInt8(ascii: "/")) else { return nil }
         let entityBytes = UnsafeBufferPointer(rebasing: text[entityStart..<slash])
-        guard SchemaNames.isWellFormed(entityBytes), slash + 1 < text.count else { return nil }
-        let keyText = UnsafeBufferPointer(rebasing: text[(slash + 2)...])
-        let key: Key
-        switch text[slash + 1] {
+        guard SchemaNames.isWellFormed(entityBytes), let key = parseKey(UnsafeBufferPointer(rebasing: text[(slash + 1)...])) else { return nil }
+        return PersistentIdentifier(storeIdentifier: store, entityName: String(decoding: entityBytes, as: UTF8.self), key: key)
+    }
+
+    /// The key part of a URI (what follows the entity's `/`): `p` and a positive decimal key, or
+    /// `t` and a UUID.
+    static func parseKey(_ text: UnsafeBufferPointer<UInt8>) -> Key? {
+        guard let kind = text.first else { return nil }
+        let keyText = UnsafeBufferPointer(rebasing: text[1...])
+        switch kind {
         case UInt8(ascii: "p"):
             guard let first = keyText.first, first != UInt8(ascii: "0") else { return nil }
             var value: Int64 = 0
@@ -149,14 +160,12 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
                 guard !overflowed, !overflowedToo else { return nil }
                 value = sum
             }
-            key = .permanent(value)
+            return .permanent(value)
         case UInt8(ascii: "t"):
-            guard let uuid = UUID(utf8: keyText) else { return nil }
-            key = .temporary(uuid)
+            return UUID(utf8: keyText).map(Key.temporary)
         default:
             return nil
         }
-        return PersistentIdentifier(storeIdentifier: store, entityName: String(decoding: entityBytes, as: UTF8.self), key: key)
     }
 
     /// ``init(uri:)`` checking each part in turn, so that the error says which part is wrong.

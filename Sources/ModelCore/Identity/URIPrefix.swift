@@ -1,0 +1,59 @@
+import Foundation
+
+extension PersistentIdentifier {
+    /// The part of an object URI before its key, `modeld://<store-uuid>/<Entity>/`, kept from one
+    /// URI to the next. The URIs of one response or request usually share it, and writing the
+    /// store's UUID as text, or reading it back, was most of the work of each URI.
+    public struct URIPrefix: Sendable {
+        let storeIdentifier: UUID
+        let entityName: String
+        /// The prefix's UTF-8 bytes, its last `/` included.
+        let bytes: [UInt8]
+
+        init(storeIdentifier: UUID, entityName: String, bytes: [UInt8]) {
+            self.storeIdentifier = storeIdentifier
+            self.entityName = entityName
+            self.bytes = bytes
+        }
+
+        init(storeIdentifier: UUID, entityName: String) {
+            self.storeIdentifier = storeIdentifier
+            self.entityName = entityName
+            var bytes = PersistentIdentifier.scheme
+            bytes.reserveCapacity(bytes.count + 38 + entityName.utf8.count)
+            PersistentIdentifier.appendText(of: storeIdentifier, to: &bytes)
+            bytes.append(UInt8(ascii: "/"))
+            bytes.append(contentsOf: entityName.utf8)
+            bytes.append(UInt8(ascii: "/"))
+            self.bytes = bytes
+        }
+    }
+
+    /// ``appendURI(to:)``, taking the store and entity part from `prefix` when it is this
+    /// identifier's, and keeping this identifier's there otherwise. The bytes are the same.
+    public func appendURI(to bytes: inout [UInt8], prefix: inout URIPrefix?) {
+        if prefix?.storeIdentifier != storeIdentifier || prefix?.entityName != entityName {
+            prefix = URIPrefix(storeIdentifier: storeIdentifier, entityName: entityName)
+        }
+        bytes.append(contentsOf: prefix!.bytes)
+        appendKey(to: &bytes)
+    }
+
+    /// ``init(uriBytes:)``, taking the store and entity from `prefix` when `text` starts with
+    /// its bytes, and keeping the prefix of `text` there otherwise. Accepts exactly what
+    /// ``init(uriBytes:)`` accepts.
+    public init?(uriBytes text: UnsafeBufferPointer<UInt8>, prefix: inout URIPrefix?) {
+        if let known = prefix, text.count <= 300, text.count > known.bytes.count,
+           known.bytes.withUnsafeBufferPointer({ memcmp(text.baseAddress!, $0.baseAddress!, $0.count) == 0 }) {
+            // The prefix ends at the entity's `/`, which no entity name holds: the rest is the key.
+            guard let key = Self.parseKey(UnsafeBufferPointer(rebasing: text[known.bytes.count...])) else { return nil }
+            self.init(storeIdentifier: known.storeIdentifier, entityName: known.entityName, key: key)
+            return
+        }
+        guard let parsed = Self.parse(text) else { return nil }
+        // Its bytes as they came: `modeld://`, the UUID, `/`, the entity, `/`.
+        let length = Self.scheme.count + 37 + parsed.entityName.utf8.count + 1
+        prefix = URIPrefix(storeIdentifier: parsed.storeIdentifier, entityName: parsed.entityName, bytes: Array(text[..<length]))
+        self = parsed
+    }
+}
