@@ -16,12 +16,14 @@ extension ModelContext {
         var changes = ChangeSet(author: author, uniquenessPolicy: uniquenessPolicy)
         changes.inserts.reserveCapacity(edits.count)
         var given = Set<PersistentIdentifier>()
-        var entity: ResolvedEntity?
+        // Inserts come in runs of one entity: its lookup is kept for the next insert.
+        var last: ResolvedEntity?
         for (index, edit) in edits.enumerated() {
             guard case .insert(let entityName, let attributes, _, let id) = edit else { return nil }
             do throws(ModelError) {
-                if entity?.name != entityName { entity = try insertableEntity(entityName) }
-                guard let entity else { return nil }
+                let entity: ResolvedEntity
+                if let last, last.name == entityName { entity = last } else { entity = try insertableEntity(entityName) }
+                last = entity
                 var values = try convert(attributes, for: entity)
                 // Converted values are the entity's attributes only: as many means all of them.
                 if values.count != entity.attributes.count {
