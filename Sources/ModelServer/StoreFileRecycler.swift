@@ -110,8 +110,8 @@ final class StoreFileRecycler: Sendable {
             try Self.rewrite(pending, with: image)
             try Self.forgetFrames(pending + "-wal", keeping: walBytesKept)
             try Self.check(Glibc.truncate(pending + "-shm", 0) == 0 || errno == ENOENT, "cut", pending + "-shm")
-            for suffix in Self.suffixes.reversed() where FileManager.default.fileExists(atPath: pending + suffix) {
-                try Self.check(rename(pending + suffix, ready + suffix) == 0, "rename", pending + suffix)
+            for suffix in Self.suffixes.reversed() {
+                try Self.check(rename(pending + suffix, ready + suffix) == 0 || errno == ENOENT, "rename", pending + suffix)
             }
         } catch {
             for suffix in Self.suffixes {

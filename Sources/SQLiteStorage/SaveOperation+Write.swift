@@ -16,12 +16,14 @@ extension SaveOperation {
     /// remaps temporary identifiers, writes deletes, updates and inserts with their relationship
     /// changes (stored side only), versions and the history transaction.
     func write(_ plan: ChangeSetPlan, merges: [Int: ChangeSetPlan.Participant], stored: StoredRows) throws -> SaveResult {
+        /// Where the `index`th insert merges (an upsert), if it does.
+        func merged(_ index: Int) -> ChangeSetPlan.Participant? { merges.isEmpty ? nil : merges[index] }
         var keys = [ObjectRef?](repeating: nil, count: plan.inserts.count)
         var sequences: [String: Int64] = [:]
         // Inserts come in runs of one hierarchy: its sequence is kept at hand for the next.
         var run: (root: String, key: Int64)?
         // Loops over the inserts go by index: a loop over the values would copy each one.
-        for index in plan.inserts.indices where merges.isEmpty || merges[index] == nil {
+        for index in plan.inserts.indices where merged(index) == nil {
             let root = plan.inserts[index].entity.root
             let key: Int64
             if let run, run.root == root {
@@ -38,7 +40,7 @@ extension SaveOperation {
         func ref(_ participant: ChangeSetPlan.Participant) -> ObjectRef? {
             switch participant {
             case .stored(let ref): ref
-            case .inserted(let index): merges.isEmpty ? keys[index] : merges[index].flatMap(ref) ?? keys[index]
+            case .inserted(let index): merged(index).flatMap(ref) ?? keys[index]
             }
         }
 
@@ -60,7 +62,7 @@ extension SaveOperation {
             writes.changedProperties[ref, default: []].formUnion(properties)
         }
         for index in plan.inserts.indices {
-            guard !merges.isEmpty, let target = merges[index] else {
+            guard let target = merged(index) else {
                 if let ref = keys[index] {
                     if indexesInserts { insertedIndex[ref] = writes.inserted.count }
                     writes.inserted.append((ref, plan.inserts[index].entity.name, plan.inserts[index].attributes))
@@ -105,7 +107,7 @@ extension SaveOperation {
             guard let target = ref(.inserted(index)) else { continue }
             let inserted = plan.inserts[index].entity.name
             // A new row is of the insert's entity; a merged insert is of the row it merged into.
-            let entity = merges.isEmpty || merges[index] == nil ? inserted
+            let entity = merged(index) == nil ? inserted
                 : insertedIndex[target].map { writes.inserted[$0].entity } ?? stored.rows[target]?.entity ?? inserted
             result.remappedIdentifiers[plan.inserts[index].id] = permanent(entity, target.key)
         }

@@ -83,24 +83,23 @@ struct BenchCommand: AsyncParsableCommand {
         // Each save starts on a quiet disk: PostgreSQL's load, and each save before, leave the
         // kernel writing their files back (`sync` waits for it), which slowed whichever came next.
         var sqliteRates: [Double] = [], modeldRates: [Double] = []
-        for round in 0..<rounds {
-            let file = directory.appendingPathComponent("bulk-\(round).sqlite").path
+        let files = (0..<rounds).map { directory.appendingPathComponent("bulk-\($0).sqlite").path }
+        let stores = (0..<rounds).map { "bulk-\($0)" }
+        for (file, store) in zip(files, stores) {
             let baseline = try SQLiteBaseline(path: file)
             Glibc.sync()
             let sqliteBulk = try baseline.insert(1...bulk)
-            let store = "bulk-\(round)"
             _ = try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.createStore(store, schema: schema) }
             Glibc.sync()
             let modeldBulk = try await workloads.insert(1...bulk, into: store)
             sqliteRates.append(Double(bulk) / sqliteBulk.seconds)
             modeldRates.append(Double(bulk) / modeldBulk.seconds)
-            say("   round \(round + 1): modeld \(perSecond(modeldRates.last!)), SQLite \(perSecond(sqliteRates.last!))")
+            say("   round \(modeldRates.count): modeld \(perSecond(modeldRates.last!)), SQLite \(perSecond(sqliteRates.last!))")
         }
         // Removed after the rounds: freeing a file's blocks, or emptying a dropped store's files
         // for reuse, would share the disk with the next round.
-        for round in 0..<rounds {
-            _ = try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.dropStore("bulk-\(round)") }
-            let file = directory.appendingPathComponent("bulk-\(round).sqlite").path
+        for (file, store) in zip(files, stores) {
+            _ = try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.dropStore(store) }
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
         }
         let sqliteRate = median(sqliteRates), modeldRate = median(modeldRates)

@@ -62,13 +62,18 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
     /// Appends the URI form's UTF-8 bytes to `bytes`: how a response writes an object's URI
     /// without making a string of it first.
     public func appendURI(to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: Self.scheme)
-        Self.appendText(of: storeIdentifier, to: &bytes)
+        Self.appendURIPrefix(storeIdentifier, entityName, to: &bytes)
+        appendKey(to: &bytes)
+    }
+
+    /// Appends the part of a URI before its key: `modeld://<store-uuid>/<Entity>/`.
+    static func appendURIPrefix(_ storeIdentifier: UUID, _ entityName: String, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: scheme)
+        appendText(of: storeIdentifier, to: &bytes)
         bytes.append(UInt8(ascii: "/"))
         var entity = entityName
         entity.withUTF8 { bytes.append(contentsOf: $0) }
         bytes.append(UInt8(ascii: "/"))
-        appendKey(to: &bytes)
     }
 
     /// Appends the key part of the URI form: `p42`, or `t` and the UUID.

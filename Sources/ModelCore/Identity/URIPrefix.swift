@@ -19,12 +19,8 @@ extension PersistentIdentifier {
         init(storeIdentifier: UUID, entityName: String) {
             self.storeIdentifier = storeIdentifier
             self.entityName = entityName
-            var bytes = PersistentIdentifier.scheme
-            bytes.reserveCapacity(bytes.count + 38 + entityName.utf8.count)
-            PersistentIdentifier.appendText(of: storeIdentifier, to: &bytes)
-            bytes.append(UInt8(ascii: "/"))
-            bytes.append(contentsOf: entityName.utf8)
-            bytes.append(UInt8(ascii: "/"))
+            var bytes: [UInt8] = []
+            PersistentIdentifier.appendURIPrefix(storeIdentifier, entityName, to: &bytes)
             self.bytes = bytes
         }
     }
