@@ -24,13 +24,7 @@ extension ModelContext {
                 let entity: ResolvedEntity
                 if let last, last.name == entityName { entity = last } else { entity = try insertableEntity(entityName) }
                 last = entity
-                var values = try convert(attributes, for: entity)
-                // Converted values are the entity's attributes only: as many means all of them.
-                if values.count != entity.attributes.count {
-                    for attribute in entity.attributes where values[attribute.name] == nil {
-                        values[attribute.name] = attribute.defaultValue ?? .null
-                    }
-                }
+                let values = try insertedValues(attributes, for: entity)
                 let identifier: PersistentIdentifier
                 if let id {
                     identifier = try checkNewIdentifier(id, entity: entityName)

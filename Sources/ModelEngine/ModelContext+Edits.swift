@@ -94,10 +94,7 @@ extension ModelContext {
     private func performInsert(_ entityName: String, _ attributes: [String: Value], _ relationships: [String: RelationshipValue],
                                id given: PersistentIdentifier?) async throws -> PersistentIdentifier {
         let entity = try insertableEntity(entityName)
-        var values = try convert(attributes, for: entity)
-        for attribute in entity.attributes where values[attribute.name] == nil {
-            values[attribute.name] = attribute.defaultValue ?? .null
-        }
+        let values = try insertedValues(attributes, for: entity)
         let id = try given.map { try checkNewIdentifier($0, entity: entityName) }
             ?? PersistentIdentifier.temporary(storeIdentifier: container.storeIdentifier, entityName: entityName)
         let edits = try await prepare(relationships, of: id, entity: entity, isNew: true)
@@ -173,6 +170,18 @@ extension ModelContext {
         }
         try await load([id], required: true)
         return try schema.entity(id.entityName)
+    }
+
+    /// A new object's attribute values: `attributes` converted (``convert(_:for:)``), and each
+    /// attribute not given set to its default, or null.
+    func insertedValues(_ attributes: [String: Value], for entity: ResolvedEntity) throws(ModelError) -> [String: Value] {
+        var values = try convert(attributes, for: entity)
+        // Converted values are the entity's attributes only: as many means all of them.
+        guard values.count != entity.attributes.count else { return values }
+        for attribute in entity.attributes where values[attribute.name] == nil {
+            values[attribute.name] = attribute.defaultValue ?? .null
+        }
+        return values
     }
 
     /// Converts attribute values to their declared types, rejecting unknown names and values

@@ -36,7 +36,7 @@ final class StoreFileRecycler: Sendable {
     /// The most of a WAL's bytes kept for the next store.
     let walBytesKept: Int64
 
-    static let suffixes = ["", "-wal", "-shm"]
+    static let suffixes = SQLiteStore.fileSuffixes
     private static let pendingPrefix = "pending-"
 
     /// Where sets are emptied, one after another.

@@ -11,7 +11,7 @@ public enum EmptyDatabaseImage {
     /// of a WAL database.
     public static func make(in directory: URL) throws(ModelError) -> [UInt8] {
         let path = directory.appendingPathComponent("\(UUID().uuidString.lowercased()).image").path
-        defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
+        defer { for suffix in SQLiteStore.fileSuffixes { unlink(path + suffix) } }
         let connection = try SQLiteConnection(path: path, role: .writer)
         connection.close()
         let bytes = FileManager.default.contents(atPath: path).map { [UInt8]($0) } ?? []

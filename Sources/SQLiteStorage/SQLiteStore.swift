@@ -27,6 +27,10 @@ public final class SQLiteStore: StorageBackend {
     /// and moved to a reader's queue (see ``ReaderPool/Placement/hereWithinBudget``).
     public var readsMovedToReaderQueues: Int { readers.movedToQueue }
 
+    /// What SQLite adds to a store file's path to name its other files: the file itself, its
+    /// WAL, and the WAL's shared-memory index.
+    public static let fileSuffixes = ["", "-wal", "-shm"]
+
     /// How many reader connections a store opens.
     static let readerCount = 2
 
