@@ -8,6 +8,11 @@ struct ProtobufWriter: Sendable {
     private var uriPrefix: PersistentIdentifier.URIPrefix?
 
     mutating func varint(_ value: UInt64) {
+        // Tags and most lengths take one byte.
+        if value < 0x80 {
+            bytes.append(UInt8(value))
+            return
+        }
         var value = value
         while value >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)

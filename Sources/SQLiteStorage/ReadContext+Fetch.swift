@@ -21,8 +21,7 @@ extension ReadContext {
             return .identifiers(ids)
         case .objects:
             let statement = try objectsQuery(descriptor)
-            var objects = try decodeObjects(statement.sql, statement.parameters, table: table,
-                                            plans: RowPlans(columns: statement.columns, properties: statement.properties))
+            var objects = try decodeObjects(statement.sql, statement.parameters, table: table, plans: statement.plans)
             try loadRelationships(&objects, table: table, properties: statement.properties)
             let prefetched = try prefetch(descriptor.relationshipKeyPathsForPrefetching, from: objects, entity: entity)
             return .objects(objects, prefetched: prefetched)
@@ -43,8 +42,7 @@ extension ReadContext {
             try emit(batch)
             batch.removeAll(keepingCapacity: true)
         }
-        try decodeObjects(statement.sql, statement.parameters, table: statement.table,
-                          plans: RowPlans(columns: statement.columns, properties: statement.properties)) { snapshot in
+        try decodeObjects(statement.sql, statement.parameters, table: statement.table, plans: statement.plans) { snapshot in
             batch.append(snapshot)
             if batch.count >= batchSize { try flush() }
         }
@@ -52,10 +50,10 @@ extension ReadContext {
         return count
     }
 
-    /// The statement of an objects fetch, with the table and columns it reads.
+    /// The statement of an objects fetch, with the table it reads and the plans for its rows.
     private struct ObjectsQuery {
         let table: TableLayout
-        let columns: [SelectedColumn]
+        let plans: RowPlans
         let properties: Set<String>?
         let sql: String
         let parameters: [Value]
@@ -66,10 +64,16 @@ extension ReadContext {
         let table = layout.table(for: entity)
         var compiler = compiler(for: entity)
         let properties = descriptor.propertiesToFetch.map(Set.init)
-        let entities = descriptor.includesSubentities ? entity.descendants : [entity.name]
-        let columns = layout.selectedColumns(table, entities: entities, properties: properties)
-        let sql = try compiler.fetch(descriptor, columns: columns)
-        return ObjectsQuery(table: table, columns: columns, properties: properties, sql: sql, parameters: compiler.parameters)
+        let selection: ObjectsSelection
+        if let properties {
+            let entities = descriptor.includesSubentities ? entity.descendants : [entity.name]
+            let columns = layout.selectedColumns(table, entities: entities, properties: properties)
+            selection = ObjectsSelection(columns: columns, plans: RowPlans(columns: columns, properties: properties))
+        } else {
+            selection = layout.allColumns(of: entity, includesSubentities: descriptor.includesSubentities)
+        }
+        let sql = try compiler.fetch(descriptor, columns: selection.columns)
+        return ObjectsQuery(table: table, plans: selection.plans, properties: properties, sql: sql, parameters: compiler.parameters)
     }
 
     /// The objects reached from `objects` along each path: once each, in key order within a

@@ -52,9 +52,17 @@ extension ReadContext {
     func loadRelationships(_ snapshots: inout [ObjectSnapshot], table: TableLayout, properties: Set<String>?) throws {
         var owners: [String: (relationship: ResolvedRelationship, rows: [Int])] = [:]
         var order: [String] = []
+        // Objects of one entity usually come together: its relationships are looked up once.
+        var lastEntity: String?
+        var loaded: [ResolvedRelationship] = []
         for (index, snapshot) in snapshots.enumerated() {
-            guard let entity = schema[snapshot.id.entityName] else { continue }
-            for relationship in entity.relationships where relationship.storage != .foreignKey && (properties?.contains(relationship.name) ?? true) {
+            if snapshot.id.entityName != lastEntity {
+                lastEntity = snapshot.id.entityName
+                loaded = schema[snapshot.id.entityName]?.relationships.filter {
+                    $0.storage != .foreignKey && (properties?.contains($0.name) ?? true)
+                } ?? []
+            }
+            for relationship in loaded {
                 let key = "\(relationship.declaringEntity).\(relationship.name)"
                 if owners[key] == nil { order.append(key) }
                 owners[key, default: (relationship, [])].rows.append(index)

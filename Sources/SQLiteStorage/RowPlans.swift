@@ -66,6 +66,18 @@ struct ObjectsByKeyStatement: Sendable {
     let plans: RowPlans
 }
 
+/// The columns an objects fetch selects, with the plans that read its rows.
+struct ObjectsSelection: Sendable {
+    let columns: [SelectedColumn]
+    let plans: RowPlans
+}
+
+/// What the selection of every column of an entity's objects depends on.
+struct AllColumnsKey: Hashable, Sendable {
+    let entity: String
+    let includesSubentities: Bool
+}
+
 extension SQLiteLayout {
     /// The columns to select for objects of `entities` of `table`: every column those entities
     /// use, or only those of the named `properties`.
@@ -80,6 +92,21 @@ extension SQLiteLayout {
         return table.columns.filter { used.contains($0.name) }.map { column in
             SelectedColumn(name: column.name, kind: column.type.map { .attribute($0) } ?? .reference)
         }
+    }
+
+    /// The columns of every property of `entity`'s objects (and of its subentities' with
+    /// `includesSubentities`), with a plan for each entity made beforehand: the same for every
+    /// such fetch, so the layout makes them once.
+    func allColumns(of entity: ResolvedEntity, includesSubentities: Bool) -> ObjectsSelection {
+        let key = AllColumnsKey(entity: entity.name, includesSubentities: includesSubentities)
+        if let known = allColumnsSelections.withLock({ $0[key] }) { return known }
+        let entities = includesSubentities ? entity.descendants : [entity.name]
+        let columns = selectedColumns(table(for: entity), entities: entities, properties: nil)
+        var plans = RowPlans(columns: columns, properties: nil)
+        for name in entities { _ = plans.plan(for: name, schema: schema) }
+        let selection = ObjectsSelection(columns: columns, plans: plans)
+        allColumnsSelections.withLock { $0[key] = selection }
+        return selection
     }
 
     /// The statement reading objects of the hierarchy `root` by key; nil for a root the schema

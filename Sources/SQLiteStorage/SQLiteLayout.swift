@@ -12,6 +12,8 @@ final class SQLiteLayout: Sendable {
     private let tablesByRoot: [String: TableLayout]
     /// ``objectsByKey(root:)``'s statements, made at first use.
     let objectsByKeyStatements = Mutex<[String: ObjectsByKeyStatement]>([:])
+    /// ``allColumns(of:includesSubentities:)``'s selections, made at first use.
+    let allColumnsSelections = Mutex<[AllColumnsKey: ObjectsSelection]>([:])
     /// ``insertStatement(for:)``'s statements by entity name, made at first use.
     private let insertStatements = Mutex<[String: (sql: String, columns: [String])]>([:])
 
