@@ -42,7 +42,8 @@ func measure<T>(_ body: () async throws -> T) async rethrows -> (T, Duration) {
 /// What the kernel says of a process: context switches (each one a thread put to sleep and
 /// woken: a wake-up) and peak resident memory.
 struct ProcessStats {
-    var voluntarySwitches = 0
+    /// Each living thread's voluntary switches, by thread identifier.
+    var voluntarySwitches: [String: Int] = [:]
     var involuntarySwitches = 0
     var peakResidentKB = 0
     var residentKB = 0
@@ -55,7 +56,7 @@ struct ProcessStats {
         let taskDirectory = "/proc/\(pid)/task"
         for thread in (try? FileManager.default.contentsOfDirectory(atPath: taskDirectory)) ?? [] {
             let fields = read("\(taskDirectory)/\(thread)/status")
-            stats.voluntarySwitches += fields["voluntary_ctxt_switches"] ?? 0
+            stats.voluntarySwitches[thread] = fields["voluntary_ctxt_switches"] ?? 0
             stats.involuntarySwitches += fields["nonvoluntary_ctxt_switches"] ?? 0
         }
         let fields = read("/proc/\(pid)/status")
@@ -100,9 +101,12 @@ struct ProcessStats {
         return fields
     }
 
-    /// Voluntary switches between two readings: the times a thread went to sleep and was woken.
+    /// Voluntary switches between two readings: the times a thread went to sleep and was woken,
+    /// by the threads living at the second (all of a thread's switches if it was born since).
+    /// A thread that ended in between is not counted: subtracting sums over the threads of
+    /// each reading made the figure negative when one ended.
     static func wakeUps(from start: ProcessStats, to end: ProcessStats) -> Int {
-        end.voluntarySwitches - start.voluntarySwitches
+        end.voluntarySwitches.reduce(0) { sum, thread in sum + thread.value - (start.voluntarySwitches[thread.key] ?? 0) }
     }
 }
 
