@@ -116,12 +116,11 @@ extension SQLiteLayout {
         guard let rootEntity = schema[root] else { return nil }
         let table = self.table(root: root)
         var compiler = SQLCompiler(layout: self, entity: rootEntity)
-        let columns = selectedColumns(table, entities: table.entities, properties: nil)
-        let select = compiler.objectSelect(columns)
-        var plans = RowPlans(columns: columns, properties: nil)
-        for entity in table.entities { _ = plans.plan(for: entity, schema: schema) }
+        // The root with its subentities: every entity of the table.
+        let selection = allColumns(of: rootEntity, includesSubentities: true)
+        let select = compiler.objectSelect(selection.columns)
         let statement = ObjectsByKeyStatement(table: table, selectFrom: "SELECT \(select) FROM \(table.quoted) AS t0\(compiler.root.joinClause)",
-                                              plans: plans)
+                                              plans: selection.plans)
         objectsByKeyStatements.withLock { $0[root] = statement }
         return statement
     }
