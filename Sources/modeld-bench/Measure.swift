@@ -39,25 +39,23 @@ func measure<T>(_ body: () async throws -> T) async rethrows -> (T, Duration) {
     return (result, clock.now - start)
 }
 
-/// What the kernel says of a process: context switches (each one a thread put to sleep and
-/// woken: a wake-up) and peak resident memory.
+/// What the kernel says of a process: voluntary context switches (each one a thread put to
+/// sleep and woken: a wake-up), CPU time, and resident memory (now and at its peak).
 struct ProcessStats {
     /// Each living thread's voluntary switches, by thread identifier.
     var voluntarySwitches: [String: Int] = [:]
-    var involuntarySwitches = 0
     var peakResidentKB = 0
     var residentKB = 0
     /// User and system CPU time, in seconds.
     var cpuSeconds = 0.0
 
-    /// `pid`'s figures, summed over its threads for the switches.
+    /// `pid`'s figures, with the switches of each of its threads.
     static func of(_ pid: Int32) -> ProcessStats {
         var stats = ProcessStats()
         let taskDirectory = "/proc/\(pid)/task"
         for thread in (try? FileManager.default.contentsOfDirectory(atPath: taskDirectory)) ?? [] {
             let fields = read("\(taskDirectory)/\(thread)/status")
             stats.voluntarySwitches[thread] = fields["voluntary_ctxt_switches"] ?? 0
-            stats.involuntarySwitches += fields["nonvoluntary_ctxt_switches"] ?? 0
         }
         let fields = read("/proc/\(pid)/status")
         stats.peakResidentKB = fields["VmHWM"] ?? 0
