@@ -46,15 +46,18 @@ extension BenchCommand {
         say("3. point reads, 16 clients (\(max(1, rounds - 1)) alternated rounds)")
         modeldRates = []
         postgresRates = []
+        var costs = CallCosts()
         for round in 0..<max(1, rounds - 1) {
             let (rate, pg) = try await concurrentRound("3 point reads 16 clients", clients: 16, script: script, postgres: postgres,
-                                                       report: &report) {
+                                                       costs: &costs, daemon: daemon, report: &report) {
                 try await workloads.concurrentPointReads(clients: 16, seconds: seconds, rows: rows)
             }
             modeldRates.append(rate)
             postgresRates.append(pg)
             say("   round \(round + 1): modeld \(perSecond(rate)), PostgreSQL \(perSecond(pg))")
         }
+        say("   per read: \(costs.description)")
+        report.detail("3 point reads 16 clients modeld costs", costs.summary)
         let modeld16 = median(modeldRates), postgres16 = median(postgresRates)
         report.add("3 point reads, 16 clients", modeld: perSecond(modeld16), baseline: perSecond(postgres16) + " PostgreSQL",
                    ratio: modeld16 / postgres16, target: ">= 1.0x", met: modeld16 >= postgres16)
@@ -118,7 +121,7 @@ extension BenchCommand {
     }
 
     /// 6: durable saves of one object each.
-    func saveWorkloads(_ workloads: ModeldWorkloads, postgres: PostgresCluster, report: inout Report) async throws {
+    func saveWorkloads(_ workloads: ModeldWorkloads, postgres: PostgresCluster, daemon: ModeldProcess, report: inout Report) async throws {
         say("6. durable small saves, 1 and 32 clients (\(max(1, rounds - 1)) alternated rounds)")
         let schema = try Dataset.schema()
         _ = try await DaemonClient.withClient(socketPath: workloads.socketPath) { try await $0.createStore("saves", schema: schema) }
@@ -128,17 +131,20 @@ extension BenchCommand {
             INSERT INTO saves(name, category, score, price, created) VALUES ('item-' || :n, 'c1', :n, 1.5, now());
             """
         var modeld1: [Double] = [], modeld32: [Double] = [], postgres1: [Double] = [], postgres32: [Double] = []
+        var costs = CallCosts()
         for round in 0..<max(1, rounds - 1) {
             modeld1.append(try await workloads.smallSaves(clients: 1, seconds: seconds, into: "saves").rate)
             postgres1.append(try postgres.pgbench(script: script, clients: 1, seconds: Int(seconds)).transactionsPerSecond)
             let (rate, pg) = try await concurrentRound("6 saves 32 clients", clients: 32, script: script, postgres: postgres,
-                                                       report: &report) {
+                                                       costs: &costs, daemon: daemon, report: &report) {
                 try await workloads.smallSaves(clients: 32, seconds: seconds, into: "saves")
             }
             modeld32.append(rate)
             postgres32.append(pg)
             say("   round \(round + 1): modeld \(perSecond(modeld1.last!)) / \(perSecond(rate)), PostgreSQL \(perSecond(postgres1.last!)) / \(perSecond(pg))")
         }
+        say("   per save, 32 clients: \(costs.description)")
+        report.detail("6 saves 32 clients modeld costs", costs.summary)
         let m1 = median(modeld1), m32 = median(modeld32), p1 = median(postgres1), p32 = median(postgres32)
         report.detail("6 saves", ["modeld_1_client_per_s": m1, "modeld_32_clients_per_s": m32, "postgres_1_client_per_s": p1,
                                   "postgres_32_clients_per_s": p32])
@@ -148,11 +154,13 @@ extension BenchCommand {
                    target: ">= 5x", met: m32 >= 5 * m1)
     }
 
-    /// One round of a concurrent workload: modeld's run, then pgbench's with as many clients;
-    /// both latency summaries go into the details under `label`. Returns both rates.
-    private func concurrentRound(_ label: String, clients: Int, script: String, postgres: PostgresCluster, report: inout Report,
+    /// One round of a concurrent workload: modeld's run (its CPU and wake-ups added to `costs`),
+    /// then pgbench's with as many clients; both latency summaries go into the details under
+    /// `label`. Returns both rates.
+    private func concurrentRound(_ label: String, clients: Int, script: String, postgres: PostgresCluster, costs: inout CallCosts,
+                                 daemon: ModeldProcess, report: inout Report,
                                  modeld: () async throws -> (rate: Double, Latencies)) async throws -> (modeld: Double, postgres: Double) {
-        let (rate, latencies) = try await modeld()
+        let (rate, latencies) = try await costs.measure(daemon: daemon, calls: { $0.1.count }, modeld)
         report.detail("\(label) modeld", latencies.summary)
         let pg = try postgres.pgbench(script: script, clients: clients, seconds: Int(seconds))
         report.detail("\(label) PostgreSQL", pg.latencies.summary)

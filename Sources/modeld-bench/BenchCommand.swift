@@ -118,7 +118,7 @@ struct BenchCommand: AsyncParsableCommand {
         if runs(0) { try await transportWorkload(workloads, daemon: daemon, report: &report) }
         if runs(2, 3) { try await pointReadWorkloads(workloads, postgres: postgres, sqlite: sqlite, daemon: daemon, report: &report) }
         if runs(4, 5, 7) { try await queryWorkloads(workloads, sqlite: sqlite, daemon: daemon, report: &report) }
-        if runs(6) { try await saveWorkloads(workloads, postgres: postgres, report: &report) }
+        if runs(6) { try await saveWorkloads(workloads, postgres: postgres, daemon: daemon, report: &report) }
         if runs(8) { try await harnessWorkload(workloads, postgres: postgres, schema: schema, report: &report) }
     }
 }

@@ -134,10 +134,15 @@ struct CallCosts {
 
     /// Runs `body`, which makes `count` calls, and adds what they cost.
     mutating func measure<T>(_ count: Int, daemon: ModeldProcess, _ body: () async throws -> T) async rethrows -> T {
+        try await measure(daemon: daemon, calls: { _ in count }, body)
+    }
+
+    /// Runs `body` and adds what its calls cost; `calls` says from its result how many it made.
+    mutating func measure<T>(daemon: ModeldProcess, calls count: (T) -> Int, _ body: () async throws -> T) async rethrows -> T {
         let daemonBefore = ProcessStats.of(daemon.processIdentifier), clientBefore = ProcessStats.ofSelf()
         let result = try await body()
         let daemonAfter = ProcessStats.of(daemon.processIdentifier), clientAfter = ProcessStats.ofSelf()
-        calls += count
+        calls += count(result)
         daemonWakeUps += ProcessStats.wakeUps(from: daemonBefore, to: daemonAfter)
         clientWakeUps += ProcessStats.wakeUps(from: clientBefore, to: clientAfter)
         daemonCPU += daemonAfter.cpuSeconds - daemonBefore.cpuSeconds
