@@ -93,8 +93,8 @@ extension ModelContext {
 
     private func performInsert(_ entityName: String, _ attributes: [String: Value], _ relationships: [String: RelationshipValue],
                                id given: PersistentIdentifier?) async throws -> PersistentIdentifier {
-        let entity = try insertableEntity(entityName)
-        let values = try insertedValues(attributes, for: entity)
+        let entity = try container.insertableEntity(entityName)
+        let values = try container.insertedValues(attributes, for: entity)
         let id = try given.map { try checkNewIdentifier($0, entity: entityName) }
             ?? PersistentIdentifier.temporary(storeIdentifier: container.storeIdentifier, entityName: entityName)
         let edits = try await prepare(relationships, of: id, entity: entity, isNew: true)
@@ -106,7 +106,7 @@ extension ModelContext {
     private func performUpdate(_ id: PersistentIdentifier, _ attributes: [String: Value],
                                _ relationships: [String: RelationshipValue]) async throws {
         let entity = try await liveObject(id)
-        let values = try convert(attributes, for: entity)
+        let values = try container.convert(attributes, for: entity)
         let edits = try await prepare(relationships, of: id, entity: entity, isNew: false)
         if !values.isEmpty { pending.recordAttributes(values, of: id) }
         apply(edits, to: id)
@@ -117,24 +117,10 @@ extension ModelContext {
         pending.recordDelete(id)
     }
 
-    /// The entity called `entityName`, if objects of it can be inserted (it is not abstract).
-    func insertableEntity(_ entityName: String) throws(ModelError) -> ResolvedEntity {
-        let entity = try schema.entity(entityName)
-        guard !entity.isAbstract else {
-            throw ModelError(.invalidArgument, "entity '\(entityName)' is abstract: insert one of its subentities (\(entity.descendants.dropFirst().joined(separator: ", ")))",
-                             context: ["entity": entityName])
-        }
-        return entity
-    }
-
     /// Checks an identifier a caller chose for a new object: temporary, of this store and of the
     /// inserted entity, and not used yet.
     func checkNewIdentifier(_ id: PersistentIdentifier, entity: String) throws(ModelError) -> PersistentIdentifier {
-        guard id.isTemporary, id.storeIdentifier == container.storeIdentifier, id.entityName == entity else {
-            throw ModelError(.invalidIdentifier,
-                "\(id) cannot name a new \(entity): give a temporary URI of this store and entity, modeld://\(container.storeIdentifier.uuidString.lowercased())/\(entity)/t<uuid>",
-                context: ["uri": id.uriRepresentation])
-        }
+        let id = try container.checkNewIdentifier(id, entity: entity)
         guard !pending.isKnown(id) else { throw Self.alreadyNamed(id) }
         return id
     }
@@ -170,45 +156,6 @@ extension ModelContext {
         }
         try await load([id], required: true)
         return try schema.entity(id.entityName)
-    }
-
-    /// A new object's attribute values: `attributes` converted (``convert(_:for:)``), and each
-    /// attribute not given set to its default, or null.
-    func insertedValues(_ attributes: [String: Value], for entity: ResolvedEntity) throws(ModelError) -> [String: Value] {
-        var values = try convert(attributes, for: entity)
-        // Converted values are the entity's attributes only: as many means all of them.
-        guard values.count != entity.attributes.count else { return values }
-        for attribute in entity.attributes where values[attribute.name] == nil {
-            values[attribute.name] = attribute.defaultValue ?? .null
-        }
-        return values
-    }
-
-    /// Converts attribute values to their declared types, rejecting unknown names and values
-    /// that cannot convert (an invalid JSON text for a json attribute, say).
-    func convert(_ attributes: [String: Value], for entity: ResolvedEntity) throws(ModelError) -> [String: Value] {
-        // Values already of their attribute's type (the usual case) leave the table as it is.
-        var values = attributes
-        for (name, value) in attributes {
-            guard let attribute = entity.attribute(name) else {
-                if entity.relationship(name) != nil {
-                    throw ModelError(.invalidArgument, "'\(entity.name).\(name)' is a relationship: pass it as a relationship value, not an attribute",
-                                     context: ["entity": entity.name, "property": name])
-                }
-                throw ModelError.unknownProperty(name, entity: entity.name)
-            }
-            do {
-                let converted = try value.converted(to: attribute.type)
-                if case .json(let text) = converted, Value(parsing: text, as: .json) == nil {
-                    throw ModelError(.typeMismatch, "not valid JSON")
-                }
-                if converted.isChanged(from: value) { values[name] = converted }
-            } catch {
-                throw ModelError(.typeMismatch, "'\(entity.name).\(name)' is \(attribute.type.rawValue), and \(value.debugText) is not",
-                                 context: ["entity": entity.name, "attribute": name, "expected": attribute.type.rawValue])
-            }
-        }
-        return values
     }
 
     /// A relationship change checked and with everything it touches loaded, ready to apply.

@@ -48,7 +48,12 @@ final class DaemonCore: Sendable {
     /// transaction written, when asked).
     func save(_ context: ModelContext, applying edits: [ObjectEdit] = [], store: StoreHandle,
               returnTransaction: Bool) async throws -> SaveResponse {
-        let result = try await context.save(applying: edits)
+        try await response(to: try await context.save(applying: edits), store: store, returnTransaction: returnTransaction)
+    }
+
+    /// The answer to a save that gave `result`: it wakes the store's history followers, and
+    /// carries the saved transaction when `returnTransaction`.
+    func response(to result: SaveResult, store: StoreHandle, returnTransaction: Bool) async throws -> SaveResponse {
         guard let token = result.token else { return SaveResponse(result) }
         store.history.notify()
         var transaction: HistoryTransaction?

@@ -96,9 +96,12 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         try await core.rpc.handleCancellable("Apply") {
             let store = try core.store(name)
             let edits = try edits(store.storeIdentifier)
-            let unit = store.container.makeContext(author: author.isEmpty ? nil : author,
-                                                   uniquenessPolicy: try UniquenessPolicy(wire: uniquenessPolicy),
-                                                   retainsSavedObjects: false)
+            let author = author.isEmpty ? nil : author, policy = try UniquenessPolicy(wire: uniquenessPolicy)
+            // Inserts alone are saved without a context (and its actor); other edits through one.
+            if let result = try await store.container.saveInserts(edits, author: author, uniquenessPolicy: policy) {
+                return try await core.response(to: result, store: store, returnTransaction: returnTransaction)
+            }
+            let unit = store.container.makeContext(author: author, uniquenessPolicy: policy, retainsSavedObjects: false)
             return try await core.save(unit, applying: edits, store: store, returnTransaction: returnTransaction)
         }
     }

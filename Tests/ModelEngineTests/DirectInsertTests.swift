@@ -4,9 +4,9 @@ import ModelCore
 import ModelFixtures
 import Testing
 
-/// A context made for one save takes a batch of inserts straight to a change set
-/// (`saveInsertsDirectly`, what the daemon's `Apply` does); what it stores, and every error it
-/// gives, must be what recording the same edits and saving them gives.
+/// A batch of inserts goes straight to a change set, from the container (`saveInserts`, what the
+/// daemon's `Apply` does) or from a context made for one save (`saveInsertsDirectly`); what it
+/// stores, and every error it gives, must be what recording the same edits and saving them gives.
 @Suite struct DirectInsertTests {
     /// The catalog, with an abstract entity whose subentity needs an owner.
     static let schema = Schema(entities: Catalog.schema.entities + [
@@ -38,18 +38,32 @@ import Testing
                              key: .temporary(UUID(uuidString: String(format: "00000000-0000-0000-0000-%012d", n))!))
     }
 
+    /// The ways a batch of inserts is saved.
+    enum Way: CaseIterable {
+        /// Recorded in a context, then saved.
+        case recorded
+        /// `saveInsertsDirectly` of a context made for one save.
+        case context
+        /// The container's `saveInserts`, without a context.
+        case container
+    }
+
     /// Saves `edits(store)` into a fresh store of `kind` one way, and describes what came of it.
-    static func outcome(_ kind: BackendKind, direct: Bool, _ edits: (UUID) -> [ObjectEdit]) async throws -> Outcome {
+    static func outcome(_ kind: BackendKind, _ way: Way, _ edits: (UUID) -> [ObjectEdit]) async throws -> Outcome {
         var outcome = Outcome.saved([])
         try await withStore(kind, schema: schema) { store in
             let batch = edits(store.container.storeIdentifier)
             do {
                 let result: SaveResult
-                if direct {
+                switch way {
+                case .context:
                     let context = store.container.makeContext(retainsSavedObjects: false)
                     result = try #require(try await context.saveInsertsDirectly(batch), "the direct way was not taken")
                     #expect(await !context.hasChanges)
-                } else {
+                case .container:
+                    result = try #require(try await store.container.saveInserts(batch, author: nil, uniquenessPolicy: .error),
+                                          "the direct way was not taken")
+                case .recorded:
                     let context = store.context()
                     _ = try await context.apply(batch)
                     result = try await context.save()
@@ -129,9 +143,10 @@ import Testing
     @Test(arguments: BackendKind.allCases, batches.indices)
     func theDirectWayEndsAsRecordingDoes(_ kind: BackendKind, _ index: Int) async throws {
         let batch = Self.batches[index]
-        let direct = try await Self.outcome(kind, direct: true, batch.edits)
-        let recorded = try await Self.outcome(kind, direct: false, batch.edits)
+        let recorded = try await Self.outcome(kind, .recorded, batch.edits)
+        let direct = try await Self.outcome(kind, .context, batch.edits)
         #expect(direct == recorded, "\(batch.name)")
+        #expect(try await Self.outcome(kind, .container, batch.edits) == recorded, "\(batch.name)")
         switch direct {
         case .saved(let objects): #expect(batch.expected == "saved" && objects.count == batch.edits(UUID()).count, "\(batch.name): \(direct)")
         case .failed(let code, _): #expect(code.rawValue == batch.expected, "\(batch.name): \(direct)")
@@ -149,6 +164,10 @@ import Testing
             ]
             let once = store.container.makeContext(retainsSavedObjects: false)
             #expect(try await once.saveInsertsDirectly(linked) == nil)
+            #expect(try await store.container.saveInserts(linked, author: nil, uniquenessPolicy: .error) == nil)
+            // No edits: nothing to save, and no empty transaction in history.
+            #expect(try await store.container.saveInserts([], author: nil, uniquenessPolicy: .error) == nil)
+            #expect(try await store.container.history(after: nil).isEmpty)
             #expect(try await store.context().saveInsertsDirectly([plain]) == nil)
             _ = try await once.apply([plain])
             #expect(try await once.saveInsertsDirectly([plain]) == nil)

@@ -82,6 +82,12 @@ struct QueryTests {
         #expect(outcome.transaction?.author == "loader" && outcome.transaction?.changes.count == 2)
         let libraryID = try #require(outcome.remappedIdentifiers[library])
         #expect(try await store.client.objects([libraryID], in: store.name).first?.toMany("shelves").count == 1)
+        // Inserts alone, which the daemon saves without a context, carry their author and
+        // transaction the same way.
+        let plain = try await store.client.apply([.insert(entity: "Library", attributes: ["name": .string("Branch")], relationships: [:], id: nil)],
+                                                 in: store.name, author: "importer", returnTransaction: true)
+        #expect(plain.transaction?.author == "importer" && plain.transaction?.changes.map(\.kind) == [.insert])
+        #expect(plain.transaction?.changes.first?.id == plain.remappedIdentifiers.values.first)
 
         // A failing apply writes nothing: the second item collides with the first on sku.
         let before = try await store.client.history(after: nil, in: store.name).count
