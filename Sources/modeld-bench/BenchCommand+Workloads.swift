@@ -17,6 +17,7 @@ extension BenchCommand {
         var modeldRates: [Double] = [], postgresRates: [Double] = []
         var modeldLatencies = Latencies(), postgresLatencies = Latencies()
         var daemonWakeUps = 0.0, clientWakeUps = 0.0
+        var postgresCosts = PostgresCosts()
         try await DaemonClient.withClient(socketPath: workloads.socketPath) { client in
             _ = try await workloads.pointReads(200, rows: rows, client: client, seed: 1)
             for round in 0..<rounds {
@@ -31,33 +32,36 @@ extension BenchCommand {
                 let pg = try postgres.pgbench(script: script, clients: 1, seconds: Int(seconds))
                 postgresRates.append(pg.transactionsPerSecond)
                 postgresLatencies = pg.latencies
+                postgresCosts.add(pg)
                 say("   round \(round + 1): modeld \(perSecond(modeldRates.last!)), PostgreSQL \(perSecond(pg.transactionsPerSecond))")
             }
         }
         let sqliteReads = try sqlite.pointReads(100_000, rows: rows)
         report.detail("2 point read modeld", modeldLatencies.summary.merging(["daemon_wakeups_per_call": daemonWakeUps, "client_wakeups_per_call": clientWakeUps]) { a, _ in a })
-        report.detail("2 point read PostgreSQL", postgresLatencies.summary)
+        report.detail("2 point read PostgreSQL", postgresLatencies.summary.merging(postgresCosts.summary) { a, _ in a })
         report.detail("2 point read SQLite in-process", sqliteReads.summary)
         let modeld1 = median(modeldRates), postgres1 = median(postgresRates)
         report.add("2 point read, 1 client", modeld: perSecond(modeld1) + " (p50 \(micros(modeldLatencies.percentile(50))))",
                    baseline: perSecond(postgres1) + " PostgreSQL", ratio: modeld1 / postgres1, target: ">= 1.0x", met: modeld1 >= postgres1)
-        say("   wake-ups per read: daemon \(format(daemonWakeUps)), client \(format(clientWakeUps))")
+        say("   wake-ups per read: daemon \(format(daemonWakeUps)), client \(format(clientWakeUps)); PostgreSQL per read: \(postgresCosts.description)")
 
         say("3. point reads, 16 clients (\(max(1, rounds - 1)) alternated rounds)")
         modeldRates = []
         postgresRates = []
         var costs = CallCosts()
+        postgresCosts = PostgresCosts()
         for round in 0..<max(1, rounds - 1) {
             let (rate, pg) = try await concurrentRound("3 point reads 16 clients", clients: 16, script: script, postgres: postgres,
-                                                       costs: &costs, daemon: daemon, report: &report) {
+                                                       costs: &costs, postgresCosts: &postgresCosts, daemon: daemon, report: &report) {
                 try await workloads.concurrentPointReads(clients: 16, seconds: seconds, rows: rows)
             }
             modeldRates.append(rate)
             postgresRates.append(pg)
             say("   round \(round + 1): modeld \(perSecond(rate)), PostgreSQL \(perSecond(pg))")
         }
-        say("   per read: \(costs.description)")
+        say("   per read: modeld \(costs.description); PostgreSQL \(postgresCosts.description)")
         report.detail("3 point reads 16 clients modeld costs", costs.summary)
+        report.detail("3 point reads 16 clients PostgreSQL costs", postgresCosts.summary)
         let modeld16 = median(modeldRates), postgres16 = median(postgresRates)
         report.add("3 point reads, 16 clients", modeld: perSecond(modeld16), baseline: perSecond(postgres16) + " PostgreSQL",
                    ratio: modeld16 / postgres16, target: ">= 1.0x", met: modeld16 >= postgres16)
@@ -131,20 +135,21 @@ extension BenchCommand {
             INSERT INTO saves(name, category, score, price, created) VALUES ('item-' || :n, 'c1', :n, 1.5, now());
             """
         var modeld1: [Double] = [], modeld32: [Double] = [], postgres1: [Double] = [], postgres32: [Double] = []
-        var costs = CallCosts()
+        var costs = CallCosts(), postgresCosts = PostgresCosts()
         for round in 0..<max(1, rounds - 1) {
             modeld1.append(try await workloads.smallSaves(clients: 1, seconds: seconds, into: "saves").rate)
             postgres1.append(try postgres.pgbench(script: script, clients: 1, seconds: Int(seconds)).transactionsPerSecond)
             let (rate, pg) = try await concurrentRound("6 saves 32 clients", clients: 32, script: script, postgres: postgres,
-                                                       costs: &costs, daemon: daemon, report: &report) {
+                                                       costs: &costs, postgresCosts: &postgresCosts, daemon: daemon, report: &report) {
                 try await workloads.smallSaves(clients: 32, seconds: seconds, into: "saves")
             }
             modeld32.append(rate)
             postgres32.append(pg)
             say("   round \(round + 1): modeld \(perSecond(modeld1.last!)) / \(perSecond(rate)), PostgreSQL \(perSecond(postgres1.last!)) / \(perSecond(pg))")
         }
-        say("   per save, 32 clients: \(costs.description)")
+        say("   per save, 32 clients: modeld \(costs.description); PostgreSQL \(postgresCosts.description)")
         report.detail("6 saves 32 clients modeld costs", costs.summary)
+        report.detail("6 saves 32 clients PostgreSQL costs", postgresCosts.summary)
         let m1 = median(modeld1), m32 = median(modeld32), p1 = median(postgres1), p32 = median(postgres32)
         report.detail("6 saves", ["modeld_1_client_per_s": m1, "modeld_32_clients_per_s": m32, "postgres_1_client_per_s": p1,
                                   "postgres_32_clients_per_s": p32])
@@ -155,14 +160,15 @@ extension BenchCommand {
     }
 
     /// One round of a concurrent workload: modeld's run (its CPU and wake-ups added to `costs`),
-    /// then pgbench's with as many clients; both latency summaries go into the details under
-    /// `label`. Returns both rates.
+    /// then pgbench's with as many clients (its CPU added to `postgresCosts`); both latency
+    /// summaries go into the details under `label`. Returns both rates.
     private func concurrentRound(_ label: String, clients: Int, script: String, postgres: PostgresCluster, costs: inout CallCosts,
-                                 daemon: ModeldProcess, report: inout Report,
+                                 postgresCosts: inout PostgresCosts, daemon: ModeldProcess, report: inout Report,
                                  modeld: () async throws -> (rate: Double, Latencies)) async throws -> (modeld: Double, postgres: Double) {
         let (rate, latencies) = try await costs.measure(daemon: daemon, calls: { $0.1.count }, modeld)
         report.detail("\(label) modeld", latencies.summary)
         let pg = try postgres.pgbench(script: script, clients: clients, seconds: Int(seconds))
+        postgresCosts.add(pg)
         report.detail("\(label) PostgreSQL", pg.latencies.summary)
         return (rate, pg.transactionsPerSecond)
     }

@@ -162,3 +162,26 @@ struct CallCosts {
             + "CPU daemon \(Int(perCall(daemonCPU) * 1e6)) µs, client \(Int(perCall(clientCPU) * 1e6)) µs"
     }
 }
+
+/// What PostgreSQL's transactions cost over pgbench runs: the CPU of the server's processes and
+/// of pgbench, per transaction.
+struct PostgresCosts {
+    var transactions = 0
+    var serverCPU = 0.0, clientCPU = 0.0
+
+    mutating func add(_ run: PostgresCluster.PgbenchResult) {
+        transactions += run.latencies.count
+        serverCPU += run.serverCPUSeconds
+        clientCPU += run.clientCPUSeconds
+    }
+
+    private func perCall(_ total: Double) -> Double { transactions == 0 ? 0 : total / Double(transactions) }
+
+    var summary: [String: Double] {
+        ["server_cpu_us_per_call": perCall(serverCPU) * 1e6, "client_cpu_us_per_call": perCall(clientCPU) * 1e6]
+    }
+
+    var description: String {
+        "CPU server \(Int(perCall(serverCPU) * 1e6)) µs, pgbench \(Int(perCall(clientCPU) * 1e6)) µs"
+    }
+}

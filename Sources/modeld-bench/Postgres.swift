@@ -81,6 +81,9 @@ final class PostgresCluster {
     struct PgbenchResult {
         var transactionsPerSecond: Double
         var latencies: Latencies
+        /// CPU time, in seconds, that the server's processes and pgbench spent on the run.
+        var serverCPUSeconds: Double
+        var clientCPUSeconds: Double
     }
 
     /// pgbench with a custom script (prepared statements), `clients` clients for `seconds`;
@@ -91,9 +94,14 @@ final class PostgresCluster {
         defer { try? FileManager.default.removeItem(at: run) }
         let scriptFile = run.appendingPathComponent("script.sql")
         try script.write(to: scriptFile, atomically: true, encoding: .utf8)
-        let output = try self.run([binaries.appendingPathComponent("pgbench").path, "-h", socketDirectory, "-U", "postgres", "-n",
-                                   "-M", "prepared", "-c", "\(clients)", "-j", "\(min(clients, 2))", "-T", "\(seconds)",
-                                   "-f", scriptFile.path, "-l", "--log-prefix", run.appendingPathComponent("log").path, "postgres"])
+        let serverBefore = serverCPUSeconds()
+        let (output, clientCPU) = try self.measuredRun([binaries.appendingPathComponent("pgbench").path, "-h", socketDirectory, "-U", "postgres", "-n",
+                                                        "-M", "prepared", "-c", "\(clients)", "-j", "\(min(clients, 2))", "-T", "\(seconds)",
+                                                        "-f", scriptFile.path, "-l", "--log-prefix", run.appendingPathComponent("log").path, "postgres"])
+        // The backends exit as pgbench disconnects; the postmaster counts their time once it has
+        // reaped them.
+        Thread.sleep(forTimeInterval: 0.1)
+        let serverCPU = serverCPUSeconds() - serverBefore
         guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
               let tps = Double(line.dropFirst("tps = ".count).split(separator: " ").first ?? "")
         else { throw BenchError("pgbench printed no tps:\n\(output)") }
@@ -106,15 +114,44 @@ final class PostgresCluster {
                 if fields.count >= 3, let micros = Int64(fields[2]) { latencies.record(.microseconds(micros)) }
             }
         }
-        return PgbenchResult(transactionsPerSecond: tps, latencies: latencies)
+        return PgbenchResult(transactionsPerSecond: tps, latencies: latencies, serverCPUSeconds: serverCPU, clientCPUSeconds: clientCPU)
+    }
+
+    /// The CPU time, in seconds, the server has used: the postmaster's, its children's that have
+    /// exited (backends, counted by the postmaster as it reaps them), and its living children's
+    /// (/proc's clock ticks, 10 ms each: a run of seconds holds hundreds).
+    private func serverCPUSeconds() -> Double {
+        guard let text = try? String(contentsOf: directory.appendingPathComponent("data/postmaster.pid"), encoding: .utf8),
+              let postmaster = text.split(separator: "\n").first.flatMap({ Int32($0) }) else { return 0 }
+        var ticks = Self.statFields(of: postmaster).map { $0[11] + $0[12] + $0[13] + $0[14] } ?? 0
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry), let fields = Self.statFields(of: pid), fields[1] == Double(postmaster) else { continue }
+            ticks += fields[11] + fields[12]
+        }
+        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// The numeric fields of /proc/<pid>/stat after the parenthesised name, from the state on
+    /// (index 1 is the parent, 11 and 12 user and system time, 13 and 14 those of waited-for
+    /// children); the state itself reads as 0.
+    private static func statFields(of pid: Int32) -> [Double]? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ").map { Double($0) ?? 0 }
+        return fields.count > 14 ? fields : nil
     }
 
     @discardableResult
     private func run(_ arguments: [String]) throws -> String {
-        let (status, output) = try Spawn.run(arguments)
+        try measuredRun(arguments).output
+    }
+
+    /// Runs `arguments`; returns what it printed and the CPU time it used.
+    private func measuredRun(_ arguments: [String]) throws -> (output: String, cpuSeconds: Double) {
+        let (status, output, cpu) = try Spawn.run(arguments)
         guard status == 0 else {
             throw BenchError("\(arguments.joined(separator: " ")) failed (\(status)):\n\(output)")
         }
-        return output
+        return (output, cpu)
     }
 }

@@ -7,19 +7,21 @@ import Foundation
 /// Process passes on the signal mask of the thread that starts it, and programs that wait for
 /// SIGALRM or SIGCHLD (pgbench's -T timer, runuser, pg_ctl) then never wake.
 enum Spawn {
-    /// Runs `arguments` to completion; returns its exit status and what
-    /// it printed on stdout and stderr.
-    static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    /// Runs `arguments` to completion; returns its exit status, what it printed on stdout and
+    /// stderr, and the CPU time (user and system, in seconds) it used.
+    static func run(_ arguments: [String]) throws -> (status: Int32, output: String, cpuSeconds: Double) {
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("spawn-\(UUID().uuidString).out").path
         defer { unlink(outputPath) }
         let pid = try start(arguments, outputPath: outputPath)
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 {
-            guard errno == EINTR else { throw BenchError("waitpid failed for \(arguments[0]): errno \(errno)") }
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) == -1 {
+            guard errno == EINTR else { throw BenchError("wait4 failed for \(arguments[0]): errno \(errno)") }
         }
         let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         let exited = status & 0x7f == 0
-        return (exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), output)
+        let cpu = [usage.ru_utime, usage.ru_stime].reduce(0.0) { $0 + Double($1.tv_sec) + Double($1.tv_usec) / 1e6 }
+        return (exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), output, cpu)
     }
 
     /// Starts `arguments` without waiting; output to `outputPath` (or /dev/null).
