@@ -5,7 +5,7 @@ extension ModelContainer {
     /// (no relationships): what a context made for one save does with them
     /// (``ModelContext/save(applying:)``), without making the context. The daemon's `Apply`
     /// takes this way, so a save of inserts hops onto no actor. Returns nil, having done nothing,
-    /// for any other edits; the caller then saves them through a context.
+    /// for no edits or any other edits; the caller then saves them through a context.
     ///
     /// The result, and every error, is what recording and saving would give: the same checks in
     /// the same order (each edit's, located, before validation), the same values (defaults for

@@ -39,7 +39,7 @@ import Testing
     }
 
     /// The ways a batch of inserts is saved.
-    enum Way: CaseIterable {
+    enum Way {
         /// Recorded in a context, then saved.
         case recorded
         /// `saveInsertsDirectly` of a context made for one save.
