@@ -159,7 +159,7 @@ let package = Package(
         .executableTarget(
             name: "modeld-bench",
             dependencies: [
-                "ModelRemote", "ModelCore", "ModelTesting", "CSQLite",
+                "ModelRemote", "ModelCore", "ModelTesting", "SQLiteStorage", "CSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/modeld-bench",

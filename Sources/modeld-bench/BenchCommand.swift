@@ -4,6 +4,7 @@ import Glibc
 import ModelCore
 import ModelRemote
 import ModelTesting
+import SQLiteStorage
 
 /// Runs every workload against modeld and its baselines in the same run, and prints the ratios.
 @main
@@ -100,7 +101,7 @@ struct BenchCommand: AsyncParsableCommand {
         // for reuse, would share the disk with the next round.
         for (file, store) in zip(files, stores) {
             _ = try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.dropStore(store) }
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+            for suffix in SQLiteStore.fileSuffixes { try? FileManager.default.removeItem(atPath: file + suffix) }
         }
         let sqliteRate = median(sqliteRates), modeldRate = median(modeldRates)
         report.detail("1 bulk load", ["modeld_per_s": modeldRate, "sqlite_per_s": sqliteRate])

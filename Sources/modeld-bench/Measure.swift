@@ -76,14 +76,24 @@ struct ProcessStats {
         return tickSeconds(of: pid)
     }
 
-    /// utime + stime from /proc/<pid>/stat (fields 14 and 15, after the parenthesised name).
+    /// utime + stime from /proc/<pid>/stat.
     private static func tickSeconds(of pid: Int32) -> Double {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return 0 }
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        guard let fields = statFields(of: pid) else { return 0 }
+        return (fields[11] + fields[12]) / ticksPerSecond
     }
+
+    /// The numeric fields of /proc/<pid>/stat after the parenthesised name, from the state on
+    /// (index 1 is the parent, 11 and 12 user and system time in clock ticks, 13 and 14 those of
+    /// waited-for children); the state itself reads as 0.
+    static func statFields(of pid: Int32) -> [Double]? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ").map { Double($0) ?? 0 }
+        return fields.count > 14 ? fields : nil
+    }
+
+    /// Clock ticks per second, the unit of /proc/<pid>/stat's times.
+    static var ticksPerSecond: Double { Double(sysconf(Int32(_SC_CLK_TCK))) }
 
     static func ofSelf() -> ProcessStats { of(getpid()) }
 

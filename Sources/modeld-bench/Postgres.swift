@@ -123,22 +123,12 @@ final class PostgresCluster {
     private func serverCPUSeconds() -> Double {
         guard let text = try? String(contentsOf: directory.appendingPathComponent("data/postmaster.pid"), encoding: .utf8),
               let postmaster = text.split(separator: "\n").first.flatMap({ Int32($0) }) else { return 0 }
-        var ticks = Self.statFields(of: postmaster).map { $0[11] + $0[12] + $0[13] + $0[14] } ?? 0
+        var ticks = ProcessStats.statFields(of: postmaster).map { $0[11] + $0[12] + $0[13] + $0[14] } ?? 0
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let pid = Int32(entry), let fields = Self.statFields(of: pid), fields[1] == Double(postmaster) else { continue }
+            guard let pid = Int32(entry), let fields = ProcessStats.statFields(of: pid), fields[1] == Double(postmaster) else { continue }
             ticks += fields[11] + fields[12]
         }
-        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
-    /// The numeric fields of /proc/<pid>/stat after the parenthesised name, from the state on
-    /// (index 1 is the parent, 11 and 12 user and system time, 13 and 14 those of waited-for
-    /// children); the state itself reads as 0.
-    private static func statFields(of pid: Int32) -> [Double]? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return nil }
-        let fields = text[text.index(after: close)...].split(separator: " ").map { Double($0) ?? 0 }
-        return fields.count > 14 ? fields : nil
+        return ticks / ProcessStats.ticksPerSecond
     }
 
     @discardableResult
