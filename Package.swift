@@ -31,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
         .package(url: "https://github.com/grpc/grpc-swift-protobuf", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -95,6 +96,9 @@ let package = Package(
                 .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -159,8 +163,9 @@ let package = Package(
         .executableTarget(
             name: "modeld-bench",
             dependencies: [
-                "ModelRemote", "ModelCore", "ModelTesting", "SQLiteStorage", "CSQLite",
+                "ModelRemote", "ModelCore", "ModelTesting", "SQLiteStorage", "CSQLite", "ModelFixtures", "ModelWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             path: "Sources/modeld-bench",
             swiftSettings: sharedSettings
@@ -238,6 +243,8 @@ let package = Package(
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ],
             swiftSettings: sharedSettings
         ),

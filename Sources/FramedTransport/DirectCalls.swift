@@ -60,10 +60,12 @@ struct PendingDirectCall {
 /// leaves with the first. A message is held back until the handler writes another (both leave
 /// together), ends, or pauses (the event loop's next turn), so that a short stream's last
 /// message leaves in the same write as the status: one wake-up of the client, not two. A write
-/// waits only when the socket is not keeping up, so that a big stream cannot pile up in memory.
+/// waits only when the socket is not keeping up (``OutboundQueue``), so that a big stream cannot
+/// pile up in memory.
 public final class DirectResponseWriter: Sendable {
     private let channel: any Channel
     private let stream: UInt32
+    private let outbound: OutboundQueue
     private let state = Mutex(State())
 
     private struct State {
@@ -74,9 +76,10 @@ public final class DirectResponseWriter: Sendable {
         var holds = 0
     }
 
-    init(channel: any Channel, stream: UInt32) {
+    init(channel: any Channel, stream: UInt32, outbound: OutboundQueue) {
         self.channel = channel
         self.stream = stream
+        self.outbound = outbound
     }
 
     /// Sends one response message.
@@ -101,19 +104,16 @@ public final class DirectResponseWriter: Sendable {
         }
         guard let ready else {
             channel.eventLoop.execute { self.sendHeld(hold) }
+            // Messages held and sent on the loop's turn count too.
+            try await outbound.waitForRoom()
             return
         }
-        let outbound = ServerOutbound(bytes: ready, ends: nil)
-        if channel.isWritable {
-            channel.writeAndFlush(outbound, promise: nil)
-        } else {
-            try await channel.writeAndFlush(outbound).get()
-        }
+        try await outbound.write(ServerOutbound(bytes: ready, ends: nil), on: channel)
     }
 
     private func sendHeld(_ hold: Int) {
         guard let bytes = takeUnsent(onlyHold: hold) else { return }
-        channel.writeAndFlush(ServerOutbound(bytes: bytes, ends: nil), promise: nil)
+        _ = try? outbound.enqueue(ServerOutbound(bytes: bytes, ends: nil), on: channel)
     }
 
     /// What has not gone out yet, to lead the status: the held message (with the response
@@ -149,7 +149,8 @@ extension FramedServerTransport {
     static let largestRequestOnEventLoop = 16 * 1024
 
     /// Runs a direct call whose request is complete and writes its answer on `channel`.
-    func run(_ call: PendingDirectCall, stream: UInt32, channel: any Channel, loopExecutor: EventLoopTaskExecutor) {
+    func run(_ call: PendingDirectCall, stream: UInt32, channel: any Channel, loopExecutor: EventLoopTaskExecutor,
+             outbound: OutboundQueue) {
         guard admitDirectCall(call.record) else {
             channel.writeAndFlush(ServerConnectionHandler.stoppingFrame(stream: stream, allocator: channel.allocator), promise: nil)
             return
@@ -160,7 +161,7 @@ extension FramedServerTransport {
             await withServerContextRPCCancellationHandle { handle in
                 call.record.attach(handle)
                 let context = ServerContext(descriptor: call.descriptor, remotePeer: peer, localPeer: peer, cancellation: handle)
-                let answer = await Self.answer(call, context: context, stream: stream, channel: channel)
+                let answer = await Self.answer(call, context: context, stream: stream, channel: channel, outbound: outbound)
                 channel.writeAndFlush(answer, promise: nil)
             }
             self.directCallEnded(call.record)
@@ -171,9 +172,9 @@ extension FramedServerTransport {
     /// OK status; for a streaming one, whatever metadata has not gone out and the status; or
     /// only the status of the error.
     private static func answer(_ call: PendingDirectCall, context: ServerContext, stream: UInt32,
-                               channel: any Channel) async -> ServerOutbound {
+                               channel: any Channel, outbound: OutboundQueue) async -> ServerOutbound {
         let allocator = channel.allocator
-        let responses = DirectResponseWriter(channel: channel, stream: stream)
+        let responses = DirectResponseWriter(channel: channel, stream: stream, outbound: outbound)
         var leading: ByteBuffer?
         let status: Status
         var trailers: Metadata = [:]

@@ -28,46 +28,46 @@ struct Frame: Sendable {
     var payload: ByteBuffer
 }
 
-/// Reads frames; a frame over `maximumPayload` is not buffered but skipped, and reported as
-/// `.oversized` so that its call can fail with a clear status while the connection goes on.
+extension Frame {
+    /// A frame's header: its payload's length, its stream and its kind.
+    struct Header {
+        let length: Int
+        let stream: UInt32
+        let kind: Kind
+
+        /// The header at the start of `buffer`'s readable bytes; nil until all 9 bytes are there.
+        /// Throws for a kind that does not exist.
+        init?(_ buffer: ByteBuffer) throws(FramingError) {
+            guard buffer.readableBytes >= Frame.headerSize,
+                  let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self),
+                  let stream = buffer.getInteger(at: buffer.readerIndex + 4, as: UInt32.self),
+                  let raw = buffer.getInteger(at: buffer.readerIndex + 8, as: UInt8.self) else { return nil }
+            guard let kind = Kind(rawValue: raw) else { throw FramingError("a frame of unknown kind \(raw)") }
+            self.length = Int(length)
+            self.stream = stream
+            self.kind = kind
+        }
+    }
+}
+
+extension ByteBuffer {
+    /// Reads the frame `header` begins, if all of it is here.
+    mutating func readFrame(_ header: Frame.Header) -> Frame? {
+        guard readableBytes >= Frame.headerSize + header.length else { return nil }
+        moveReaderIndex(forwardBy: Frame.headerSize)
+        // The bytes were just counted.
+        return Frame(stream: header.stream, kind: header.kind, payload: readSlice(length: header.length)!)
+    }
+}
+
+/// Reads a client connection's frames (the server reads with ``FrameReader``, which adds its
+/// limits).
 struct FrameDecoder: ByteToMessageDecoder {
-    enum Item: Sendable {
-        case frame(Frame)
-        case oversized(stream: UInt32, size: Int)
-    }
-    typealias InboundOut = Item
-
-    let maximumPayload: Int
-    private var skipping = 0
-
-    init(maximumPayload: Int) {
-        self.maximumPayload = maximumPayload
-    }
+    typealias InboundOut = Frame
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        if skipping > 0 {
-            let skipped = min(skipping, buffer.readableBytes)
-            buffer.moveReaderIndex(forwardBy: skipped)
-            skipping -= skipped
-            return skipping > 0 ? .needMoreData : .continue
-        }
-        guard buffer.readableBytes >= Frame.headerSize,
-              let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self),
-              let stream = buffer.getInteger(at: buffer.readerIndex + 4, as: UInt32.self),
-              let kind = buffer.getInteger(at: buffer.readerIndex + 8, as: UInt8.self) else { return .needMoreData }
-        guard let parsed = Frame.Kind(rawValue: kind) else {
-            throw FramingError("a frame of unknown kind \(kind)")
-        }
-        if Int(length) > maximumPayload {
-            buffer.moveReaderIndex(forwardBy: Frame.headerSize)
-            skipping = Int(length)
-            context.fireChannelRead(wrapInboundOut(.oversized(stream: stream, size: Int(length))))
-            return .continue
-        }
-        guard buffer.readableBytes >= Frame.headerSize + Int(length) else { return .needMoreData }
-        buffer.moveReaderIndex(forwardBy: Frame.headerSize)
-        let payload = buffer.readSlice(length: Int(length))!
-        context.fireChannelRead(wrapInboundOut(.frame(Frame(stream: stream, kind: parsed, payload: payload))))
+        guard let header = try Frame.Header(buffer), let frame = buffer.readFrame(header) else { return .needMoreData }
+        context.fireChannelRead(wrapInboundOut(frame))
         return .continue
     }
 }

@@ -126,7 +126,7 @@ public final class FramedClientTransport: ClientTransport, Sendable {
         ClientBootstrap(group: eventLoop)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maximumPayload: Int(Int32.max))))
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
                     try channel.pipeline.syncOperations.addHandler(ClientConnectionHandler(channel: channel))
                 }
             }
@@ -138,7 +138,7 @@ public final class FramedClientTransport: ClientTransport, Sendable {
 /// One connection on the client: routes response frames to their calls. Its table of calls is
 /// shared with the callers' tasks, so it sits behind a lock.
 final class ClientConnectionHandler: ChannelInboundHandler, Sendable {
-    typealias InboundIn = FrameDecoder.Item
+    typealias InboundIn = Frame
     typealias Responses = AsyncThrowingStream<RPCResponsePart<[UInt8]>, any Error>
 
     /// Where a call's response frames go: its stream of response parts, or a direct unary call.
@@ -181,10 +181,7 @@ final class ClientConnectionHandler: ChannelInboundHandler, Sendable {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .frame(var frame) = unwrapInboundIn(data) else {
-            context.close(promise: nil)
-            return
-        }
+        var frame = unwrapInboundIn(data)
         switch frame.kind {
         case .metadata:
             guard let metadata = try? frame.payload.readMetadata() else { return context.close(promise: nil) }

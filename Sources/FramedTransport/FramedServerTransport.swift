@@ -11,7 +11,7 @@ public final class FramedServerTransport: ServerTransport, Sendable {
     public typealias Bytes = [UInt8]
 
     public let path: String
-    let maximumMessageSize: Int
+    let limits: ConnectionLimits
     let directMethods: DirectMethods
     private let newStreams: AsyncStream<AcceptedStream>
     private let newStreamsContinuation: AsyncStream<AcceptedStream>.Continuation
@@ -26,12 +26,12 @@ public final class FramedServerTransport: ServerTransport, Sendable {
         var directCallsDone: [CheckedContinuation<Void, Never>] = []
     }
 
-    /// A transport that will listen on `path` (replacing a file there) and refuse messages over
-    /// `maximumMessageSize` bytes with `resourceExhausted`. Calls to `directMethods` are
-    /// run by the transport itself (``DirectMethods``).
-    public init(path: String, maximumMessageSize: Int, directMethods: DirectMethods = DirectMethods()) {
+    /// A transport that will listen on `path` (replacing a file there) under `limits`: messages
+    /// over their size are refused with `resourceExhausted`, and so on (``ConnectionLimits``).
+    /// Calls to `directMethods` are run by the transport itself (``DirectMethods``).
+    public init(path: String, limits: ConnectionLimits, directMethods: DirectMethods = DirectMethods()) {
         self.path = path
-        self.maximumMessageSize = maximumMessageSize
+        self.limits = limits
         self.directMethods = directMethods
         (newStreams, newStreamsContinuation) = AsyncStream.makeStream()
     }
@@ -61,10 +61,16 @@ public final class FramedServerTransport: ServerTransport, Sendable {
         do {
             channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.backlog, value: 256)
+                .serverChannelInitializer { channel in
+                    // Out of file descriptors, accepting waits a moment rather than spinning.
+                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler()) }
+                }
                 .childChannelInitializer { [self] channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(
-                            ByteToMessageHandler(FrameDecoder(maximumPayload: maximumMessageSize + 1024)))
+                        guard limits.connections.admit(channel) else { return }
+                        // A client that does not read its answers stops being read.
+                        try channel.pipeline.syncOperations.addHandler(BackPressureHandler())
+                        try channel.pipeline.syncOperations.addHandler(FrameReader(limits: limits))
                         try channel.pipeline.syncOperations.addHandler(ServerConnectionHandler(transport: self))
                     }
                 }

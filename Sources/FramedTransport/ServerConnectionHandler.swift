@@ -9,9 +9,10 @@ struct ServerOutbound: Sendable {
 }
 
 /// One client connection on the server: turns frames into calls handed to the transport, and
-/// the calls' response parts into frames. Runs on the connection's event loop.
+/// the calls' response parts into frames. Runs on the connection's event loop. A connection with
+/// no call under way for the idle timeout is closed.
 final class ServerConnectionHandler: ChannelDuplexHandler {
-    typealias InboundIn = FrameDecoder.Item
+    typealias InboundIn = ServerInbound
     typealias OutboundIn = ServerOutbound
     typealias OutboundOut = ByteBuffer
 
@@ -20,6 +21,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// Direct calls (``DirectMethods``) whose request is still arriving.
     private var pendingDirect: [UInt32: PendingDirectCall] = [:]
     private var loopExecutor: EventLoopTaskExecutor?
+    /// What the connection's writers have queued (see ``OutboundQueue``).
+    private let outbound = OutboundQueue()
+    /// Closes the connection when it has been idle for the idle timeout; nil while calls are under way.
+    private var idleTimer: Scheduled<Void>?
 
     init(transport: FramedServerTransport) {
         self.transport = transport
@@ -27,19 +32,38 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         loopExecutor = EventLoopTaskExecutor(eventLoop: context.eventLoop)
+        armIdleTimer(context: context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        idleTimer = nil
+    }
+
+    /// Starts the idle timer if no call is under way.
+    private func armIdleTimer(context: ChannelHandlerContext) {
+        guard idleTimer == nil, streams.isEmpty, pendingDirect.isEmpty else { return }
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(transport.limits.idleTimeout)) {
+            context.close(promise: nil)
+        }
+    }
+
+    private func callStarted() {
+        idleTimer?.cancel()
+        idleTimer = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .oversized(let stream, let size):
-            let status = Status(code: .resourceExhausted, message:
-                "the request is \(size) bytes, over modeld's maximum message size of \(transport.maximumMessageSize) bytes (modeld --max-message-size): send less at a time")
-            streams.removeValue(forKey: stream)?.fail(RPCError(code: .resourceExhausted, message: status.message))
+        case .refused(let stream, let status):
+            streams.removeValue(forKey: stream)?.fail(RPCError(code: RPCError.Code(status.code) ?? .unknown, message: status.message))
             if let call = pendingDirect.removeValue(forKey: stream) { call.record.cancel() }
             context.writeAndFlush(wrapOutboundOut(Self.statusFrame(stream: stream, status: status, allocator: context.channel.allocator).bytes), promise: nil)
+            armIdleTimer(context: context)
         case .frame(var frame):
             switch frame.kind {
             case .open:
+                callStarted()
                 open(frame, context: context)
             case .message:
                 let bytes = frame.payload.readBytes(length: frame.payload.readableBytes) ?? []
@@ -50,7 +74,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 }
             case .end:
                 if let call = pendingDirect.removeValue(forKey: frame.stream) {
-                    transport.run(call, stream: frame.stream, channel: context.channel, loopExecutor: loopExecutor!)
+                    // `loopExecutor` is set when the handler is added.
+                    transport.run(call, stream: frame.stream, channel: context.channel, loopExecutor: loopExecutor!, outbound: outbound)
                 } else {
                     streams[frame.stream]?.requests?.finish()
                 }
@@ -60,6 +85,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                     record.cancel()
                     record.fail(RPCError(code: .cancelled, message: "the client cancelled the call"))
                 }
+                armIdleTimer(context: context)
             case .metadata, .status:
                 context.fireErrorCaught(FramingError("a client sent a server's frame"))
                 context.close(promise: nil)
@@ -85,6 +111,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
            !metadata[stringValues: "grpc-timeout"].contains(where: { _ in true }) {
             guard !transport.isShutdown else {
                 context.writeAndFlush(wrapOutboundOut(Self.stoppingFrame(stream: frame.stream, allocator: context.channel.allocator).bytes), promise: nil)
+                armIdleTimer(context: context)
                 return
             }
             let record = ServerStreamRecord(requests: nil)
@@ -96,13 +123,14 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         let (requests, continuation) = AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.makeStream()
         continuation.yield(.metadata(metadata))
         let record = ServerStreamRecord(requests: continuation)
-        let writer = ServerFrameWriter(channel: context.channel, stream: frame.stream)
+        let writer = ServerFrameWriter(channel: context.channel, stream: frame.stream, outbound: outbound)
         let stream = RPCStream(descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: requests), outbound: RPCWriter.Closable(wrapping: writer))
         if transport.accept(stream, record: record) {
             streams[frame.stream] = record
         } else {
             continuation.finish()
             context.writeAndFlush(wrapOutboundOut(Self.stoppingFrame(stream: frame.stream, allocator: context.channel.allocator).bytes), promise: nil)
+            armIdleTimer(context: context)
         }
     }
 
@@ -113,7 +141,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let outbound = unwrapOutboundIn(data)
-        if let ended = outbound.ends { streams.removeValue(forKey: ended)?.requests?.finish() }
+        if let ended = outbound.ends {
+            streams.removeValue(forKey: ended)?.requests?.finish()
+            armIdleTimer(context: context)
+        }
         context.write(wrapOutboundOut(outbound.bytes), promise: promise)
     }
 
@@ -155,11 +186,13 @@ final class ServerFrameWriter: ClosableRPCWriterProtocol, Sendable {
 
     private let channel: any Channel
     private let stream: UInt32
+    private let outbound: OutboundQueue
     private let pending = Mutex<(metadata: ByteBuffer?, ended: Bool)>((nil, false))
 
-    init(channel: any Channel, stream: UInt32) {
+    init(channel: any Channel, stream: UInt32, outbound: OutboundQueue) {
         self.channel = channel
         self.stream = stream
+        self.outbound = outbound
     }
 
     func write(_ part: RPCResponsePart<[UInt8]>) async throws {
@@ -172,7 +205,7 @@ final class ServerFrameWriter: ClosableRPCWriterProtocol, Sendable {
             var frame = takeMetadata() ?? allocator.buffer(capacity: Frame.headerSize + bytes.count)
             var message = Self.messageFrame(bytes, stream: stream, allocator: allocator)
             frame.writeBuffer(&message)
-            try await send(ServerOutbound(bytes: frame, ends: nil))
+            try await outbound.write(ServerOutbound(bytes: frame, ends: nil), on: channel)
         case .status(let status, let metadata):
             var outbound = ServerConnectionHandler.statusFrame(stream: stream, status: status, metadata: metadata, allocator: allocator)
             if var head = takeMetadata() {
@@ -180,7 +213,8 @@ final class ServerFrameWriter: ClosableRPCWriterProtocol, Sendable {
                 outbound.bytes = head
             }
             pending.withLock { $0.ended = true }
-            try await send(outbound)
+            // The status is not held back: it ends the stream however full the queue is.
+            try self.outbound.enqueue(outbound, on: channel)
         }
     }
 
@@ -206,15 +240,5 @@ final class ServerFrameWriter: ClosableRPCWriterProtocol, Sendable {
 
     static func messageFrame(_ bytes: [UInt8], stream: UInt32, allocator: ByteBufferAllocator) -> ByteBuffer {
         allocator.frame(stream: stream, kind: .message, capacity: bytes.count) { $0.writeBytes(bytes) }
-    }
-
-    /// Writes without waiting while the socket keeps up; waits for the write when it does not,
-    /// so that a big streamed response cannot pile up in memory.
-    private func send(_ outbound: ServerOutbound) async throws {
-        if channel.isWritable {
-            channel.writeAndFlush(outbound, promise: nil)
-        } else {
-            try await channel.writeAndFlush(outbound).get()
-        }
     }
 }

@@ -1,3 +1,4 @@
+import FramedTransport
 import Foundation
 import GRPCCore
 import Logging
@@ -5,20 +6,36 @@ import ModelCore
 import ModelEngine
 import ModelWire
 
-/// What every service of a daemon shares: its configuration, stores, sessions and logger.
+/// What every service of a daemon shares: its configuration, stores, sessions, streams, the
+/// limits on its connections, and its logger.
 final class DaemonCore: Sendable {
     let configuration: ServerConfiguration
     let catalog: StoreCatalog
     let sessions: SessionRegistry
+    let streams: StreamRegistry
+    /// What both transports hold to: connections, request bytes, timeouts.
+    let limits: ConnectionLimits
+    let descriptors: DescriptorBudget
     let logger: Logger
     let rpc: RPCHandling
     let startedAt = ContinuousClock.now
 
     init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
+        let descriptors = DescriptorBudget(limit: configuration.fileDescriptorLimit ?? DescriptorBudget.currentLimit(),
+                                           configuredConnections: configuration.maximumConnections,
+                                           streamingFetches: configuration.maximumStreamingFetches)
+        self.descriptors = descriptors
         self.catalog = StoreCatalog(directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("stores"),
-                                    maximumStoreSize: configuration.maximumStoreSize)
+                                    maximumStoreSize: configuration.maximumStoreSize, maximumStores: descriptors.maximumStores)
         self.sessions = SessionRegistry(maximumSessions: configuration.maximumSessions, idleTimeout: configuration.idleTimeout)
+        self.streams = StreamRegistry(maximumStreamingFetches: configuration.maximumStreamingFetches,
+                                      stallTimeout: configuration.streamStallTimeout)
+        let refusals = RefusalLog(logger: logger, descriptors: descriptors)
+        self.limits = ConnectionLimits(maximumMessageSize: configuration.maximumMessageSize, requestTimeout: configuration.requestTimeout,
+                                       idleTimeout: configuration.connectionIdleTimeout,
+                                       requestBudget: RequestBudget(capacity: configuration.maximumPendingRequestBytes),
+                                       connections: ConnectionLimit(maximum: descriptors.maximumConnections, onRefusal: refusals.refused))
         self.logger = logger
         self.rpc = RPCHandling(logger: logger)
     }

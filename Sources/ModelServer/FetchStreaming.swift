@@ -40,16 +40,20 @@ struct FetchStreaming {
         min(max(maximumMessageSize / 8, 16 * 1024), 1024 * 1024)
     }
 
-    func send(_ result: FetchResult, to sink: FetchResponseSink) async throws {
+    /// Sends a fetch's result. One that takes more than one response is sent off the event loop,
+    /// registered with `streams` (which ends it if its client stops reading, and at shutdown).
+    func send(_ result: FetchResult, to sink: FetchResponseSink, streams: StreamRegistry, store: String) async throws {
         let items = switch result {
         case .objects(let objects, let prefetched): objects.count + prefetched.count
         case .identifiers(let ids): ids.count
         case .count: 0
         }
         guard items <= batchSize else {
-            return try await Self.offEventLoop { try await sendHere(result, to: sink) }
+            return try await streams.run(.fetch, store: store) { progress in
+                try await Self.offEventLoop { try await sendHere(result, to: sink, progress: progress) }
+            }
         }
-        try await sendHere(result, to: sink)
+        try await sendHere(result, to: sink, progress: .untracked)
     }
 
     /// Runs `body` on Swift's shared threads: a direct call runs on its connection's event loop,
@@ -58,8 +62,8 @@ struct FetchStreaming {
         try await withTaskExecutorPreference(globalConcurrentExecutor, operation: body)
     }
 
-    private func sendHere(_ result: FetchResult, to sink: FetchResponseSink) async throws {
-        var response = PendingResponse(streaming: self, sink: sink)
+    private func sendHere(_ result: FetchResult, to sink: FetchResponseSink, progress: StreamProgress) async throws {
+        var response = PendingResponse(streaming: self, sink: sink, progress: progress)
         switch result {
         case .count(let count):
             response.setCount(count)
@@ -76,9 +80,10 @@ struct FetchStreaming {
 
     /// Sends an objects fetch as the backend reads it, batch by batch, so that the daemon holds
     /// a few batches rather than every object, however many match.
-    func stream(_ descriptor: FetchDescriptor, from backend: any StorageBackend, to sink: FetchResponseSink) async throws {
+    func stream(_ descriptor: FetchDescriptor, from backend: any StorageBackend, to sink: FetchResponseSink,
+                progress: StreamProgress) async throws {
         try await Self.offEventLoop {
-            var response = PendingResponse(streaming: self, sink: sink)
+            var response = PendingResponse(streaming: self, sink: sink, progress: progress)
             let count = try await backend.fetchObjects(descriptor, batchSize: batchSize) { batch, prefetched in
                 for object in batch { try await response.add(object, prefetched: prefetched) }
             }
@@ -92,21 +97,23 @@ struct FetchStreaming {
     private struct PendingResponse {
         let streaming: FetchStreaming
         let sink: FetchResponseSink
+        let progress: StreamProgress
         var message = Modeld_V1_FetchResponse()
         var encoder = FetchResponseEncoder()
         var items = 0
         var estimatedBytes = 0
 
-        init(streaming: FetchStreaming, sink: FetchResponseSink) {
+        init(streaming: FetchStreaming, sink: FetchResponseSink, progress: StreamProgress) {
             self.streaming = streaming
             self.sink = sink
+            self.progress = progress
         }
 
         mutating func add(_ object: ObjectSnapshot, prefetched: Bool) async throws {
             switch sink {
             case .messages:
                 if prefetched { message.prefetched.append(object.wire) } else { message.objects.append(object.wire) }
-                estimatedBytes += FetchStreaming.estimatedSize(object)
+                estimatedBytes += object.estimatedSize
             case .direct:
                 encoder.append(object, prefetched: prefetched)
             }
@@ -136,40 +143,19 @@ struct FetchStreaming {
             encoder.setCount(count)
         }
 
+        /// Sends the response; the time its write waits is the client's (``StreamProgress``).
         mutating func send() async throws {
             switch sink {
             case .messages(let writer):
-                try await writer.write(message)
-                message = Modeld_V1_FetchResponse()
+                let message = message
+                try await progress.writing { try await writer.write(message) }
+                self.message = Modeld_V1_FetchResponse()
             case .direct(let writer):
-                try await writer.write(encoder.finish())
+                let bytes = encoder.finish()
+                try await progress.writing { try await writer.write(bytes) }
             }
             items = 0
             estimatedBytes = 0
         }
-    }
-
-    /// About how many bytes an object takes on the wire (an overestimate).
-    static func estimatedSize(_ snapshot: ObjectSnapshot) -> Int {
-        var size = 96
-        for (name, value) in snapshot.attributes {
-            size += name.utf8.count + 16
-            switch value {
-            case .string(let text), .json(let text): size += text.utf8.count
-            case .data(let bytes): size += bytes.count
-            case .url(let url): size += url.absoluteString.utf8.count
-            case .decimal: size += 40
-            case .uuid: size += 36
-            default: size += 10
-            }
-        }
-        for (name, value) in snapshot.relationships {
-            size += name.utf8.count + 16
-            switch value {
-            case .toOne: size += 100
-            case .toMany(let ids): size += ids.count * 100
-            }
-        }
-        return size
     }
 }

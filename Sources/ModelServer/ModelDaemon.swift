@@ -4,6 +4,7 @@ import GRPCCore
 import GRPCNIOTransportHTTP2
 import Logging
 import ModelWire
+import NIOCore
 import ServiceLifecycle
 import Synchronization
 
@@ -131,24 +132,35 @@ public final class ModelDaemon: Service, Sendable {
         // The same services in modeld's framing, on a socket of their own beside the gRPC one
         // (not under socket activation, where systemd hands over only the gRPC socket).
         let framed = bindsPath ? DefaultLocations.framedSocketPath(for: configuration.socketPath).map {
-            FramedServerTransport(path: $0, maximumMessageSize: configuration.maximumMessageSize, directMethods: .modeld(core: core))
+            FramedServerTransport(path: $0, limits: core.limits, directMethods: .modeld(core: core))
         } : nil
         let framedServer = framed.map { GRPCServer(transport: $0, services: services()) }
         defer { if let framed { unlink(framed.path) } }
+        let (stopRequested, requestStop) = AsyncStream<Void>.makeStream()
         let stop: @Sendable () -> Void = { [weak self] in
-            self?.phase.withLock { $0 = .stopping }
-            self?.logger.info("shutting down: finishing calls under way")
-            self?.events.stopping?()
+            guard let self else { return }
+            phase.withLock { $0 = .stopping }
+            logger.info("shutting down: ending streams, finishing calls under way (at most \(configuration.shutdownGracePeriod))")
+            events.stopping?()
+            core.rpc.stopping.set()
+            core.streams.endAll()
             server.beginGracefulShutdown()
             framedServer?.beginGracefulShutdown()
+            requestStop.finish()
         }
         stopServer.withLock { $0 = stop }
         if shutdownRequested.withLock({ $0 }) { stop() }
         try await withGracefulShutdownHandler {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await server.serve() }
-                if let framedServer { group.addTask { try await framedServer.serve() } }
-                group.addTask { try await self.endIdleSessions() }
+            try await withThrowingTaskGroup(of: ServeTask.self) { group in
+                group.addTask { try await server.serve(); return .server }
+                if let framedServer { group.addTask { try await framedServer.serve(); return .server } }
+                group.addTask { try await self.endIdleSessions(); return .housekeeping }
+                group.addTask { try await self.core.streams.endStalledStreams(); return .housekeeping }
+                group.addTask { [grace = configuration.shutdownGracePeriod] in
+                    for await _ in stopRequested {}
+                    do { try await Task.sleep(for: grace) } catch { return .housekeeping }
+                    return .graceOver
+                }
                 do {
                     _ = try await transport.listeningAddress
                     if bindsPath { try guarded.setMode(configuration.socketMode) }
@@ -173,8 +185,19 @@ public final class ModelDaemon: Service, Sendable {
                 }
                 markReady()
                 logger.info("modeld \(Self.version) listening on \(configuration.socketPath) (\(core.catalog.count) store(s), data in \(configuration.dataDirectory))")
+                logger.info("serving up to \(core.descriptors.maximumConnections) connections and \(core.descriptors.maximumStores) stores (file-descriptor limit \(core.descriptors.limit))")
                 events.ready?()
-                try await group.next()
+                // Until both servers have stopped, or the grace period after a stop has passed.
+                var serving = framedServer == nil ? 1 : 2
+                while serving > 0, let ended = try await group.next() {
+                    switch ended {
+                    case .server: serving -= 1
+                    case .graceOver:
+                        logger.notice("closing the connections of calls still under way after the \(configuration.shutdownGracePeriod) grace period")
+                        serving = 0
+                    case .housekeeping: continue
+                    }
+                }
                 group.cancelAll()
             }
         } onGracefulShutdown: {
@@ -183,6 +206,13 @@ public final class ModelDaemon: Service, Sendable {
         let closed = await core.sessions.end(where: { _ in true }, reason: "was closed: the daemon stopped")
         await core.catalog.closeAll()
         logger.info("stopped\(closed > 0 ? " (closed \(closed) session(s), discarding what they had not saved)" : "")")
+    }
+
+    /// What ended among the tasks that serve.
+    private enum ServeTask {
+        case server
+        case housekeeping
+        case graceOver
     }
 
     private func openStores() async throws {
@@ -196,8 +226,26 @@ public final class ModelDaemon: Service, Sendable {
     }
 
     private func makeTransport() -> HTTP2ServerTransport.Posix {
+        let limits = core.limits
         let config = HTTP2ServerTransport.Posix.Config.defaults { config in
             config.rpc.maxRequestPayloadSize = configuration.maximumMessageSize
+            config.connection.maxIdleTime = configuration.connectionIdleTimeout
+            // A connection closed for idleness is told so (GOAWAY) and closed once its client
+            // acknowledges, or after this long if it never does.
+            config.connection.maxGraceTime = configuration.shutdownGracePeriod
+            let closesIdleAfter = configuration.connectionIdleTimeout + configuration.shutdownGracePeriod
+            config.channelDebuggingCallbacks.onAcceptTCPConnection = { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    guard limits.connections.admit(channel) else { return }
+                    try channel.pipeline.syncOperations.addHandler(HTTP2IdleCloser(after: closesIdleAfter), position: .first)
+                }
+            }
+            config.channelDebuggingCallbacks.onAcceptHTTP2Stream = { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    HTTP2IdleCloser.streamOpened(on: channel)
+                    try channel.pipeline.syncOperations.addHandler(HTTP2RequestGuard(limits: limits), position: .first)
+                }
+            }
         }
         if let descriptor = configuration.listeningSocketDescriptor {
             return HTTP2ServerTransport.Posix(listeningSocketDescriptor: Int(descriptor), transportSecurity: .plaintext, config: config)

@@ -22,9 +22,12 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
                 // A fetch bigger than a batch is read as it is sent; a smaller one in one go,
                 // which saves the hand-offs between the reader and the sender.
                 if descriptor.resultType == .objects, (descriptor.limit ?? .max) > streaming.batchSize {
-                    try await streaming.stream(descriptor, from: store.container.backend, to: response)
+                    try await core.streams.run(.streamedFetch, store: store.name) { progress in
+                        try await streaming.stream(descriptor, from: store.container.backend, to: response, progress: progress)
+                    }
                 } else {
-                    try await streaming.send(try await store.container.backend.fetch(descriptor), to: response)
+                    try await streaming.send(try await store.container.backend.fetch(descriptor), to: response,
+                                             streams: core.streams, store: store.name)
                 }
             }
         }
@@ -68,7 +71,9 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             let streaming = HistoryStreaming(store: store, request: request, byteBudget: FetchStreaming.budget(maximumMessageSize: core.configuration.maximumMessageSize))
             // A history can be long; it is not read on a direct call's event loop.
             try await core.rpc.cancellable {
-                try await FetchStreaming.offEventLoop { try await streaming.run(writer: response) }
+                try await core.streams.run(.history, store: store.name) { _ in
+                    try await FetchStreaming.offEventLoop { try await streaming.run(writer: response) }
+                }
             }
         }
     }

@@ -9,6 +9,8 @@ import Synchronization
 /// mapping in `ModelError+RPC`), and long calls stop when the RPC is cancelled.
 struct RPCHandling: Sendable {
     let logger: Logger
+    /// Set when the daemon begins to stop: calls cancelled from then on end with UNAVAILABLE.
+    let stopping = StopFlag()
 
     /// Runs a handler's body; any error it throws leaves as an `RPCError` with modeld's status
     /// code and a message a person can act on.
@@ -21,6 +23,7 @@ struct RPCHandling: Sendable {
         } catch let error as RPCError {
             throw error
         } catch is CancellationError {
+            if stopping.isSet { throw RPCError(ModelError(.unavailable, "modeld is stopping: the call was ended; call again once it is back")) }
             throw RPCError(code: .cancelled, message: "the call was cancelled (the client went away, its deadline passed, or the daemon is stopping)")
         } catch {
             logger.error("\(method): unexpected error: \(error)")
@@ -43,6 +46,15 @@ struct RPCHandling: Sendable {
     func handleCancellable<T>(_ method: String, _ body: () async throws -> T) async throws -> T {
         try await handle(method) { try await cancellable(body) }
     }
+}
+
+/// Whether the daemon has begun to stop.
+final class StopFlag: Sendable {
+    private let flag = Atomic(false)
+
+    var isSet: Bool { flag.load(ordering: .relaxed) }
+
+    func set() { flag.store(true, ordering: .relaxed) }
 }
 
 /// Cancels the task running an RPC's handler when gRPC cancels the RPC. gRPC calls its

@@ -18,6 +18,28 @@ public struct ServerConfiguration: Sendable {
     /// The largest an SQLite store file may grow, in bytes (nil: as large as the disk allows).
     /// Saves beyond fail with RESOURCE_EXHAUSTED, as on a full disk; reads go on.
     public var maximumStoreSize: Int64?
+    /// The most client connections served at once; fewer when the file-descriptor limit is lower
+    /// (``fileDescriptorLimit``; docs/daemon.md says how it is shared out).
+    public var maximumConnections: Int = 4_096
+    /// A connection with no call under way is closed after this long.
+    public var connectionIdleTimeout: Duration = .seconds(300)
+    /// How long a request may take to arrive whole once its first bytes came; then its call
+    /// fails (and, on the framed socket, its connection closes).
+    public var requestTimeout: Duration = .seconds(30)
+    /// The most bytes held for requests still arriving, across connections and both sockets;
+    /// a request past it is refused with RESOURCE_EXHAUSTED.
+    public var maximumPendingRequestBytes: Int = 256 * 1024 * 1024
+    /// The most fetches streamed from stores at once, each holding a reader of its own.
+    public var maximumStreamingFetches: Int = 32
+    /// A streamed response that waits this long for its client to read ends the stream with
+    /// RESOURCE_EXHAUSTED, freeing what it held.
+    public var streamStallTimeout: Duration = .seconds(20)
+    /// At shutdown, how long calls under way may take to finish before their connections are
+    /// closed (streams are ended at once).
+    public var shutdownGracePeriod: Duration = .seconds(5)
+    /// The file-descriptor limit the daemon plans its connections and stores by; nil for the
+    /// process's soft `RLIMIT_NOFILE`.
+    public var fileDescriptorLimit: Int?
     /// A store to create at start-up if it does not exist (nil for none).
     public var defaultStore: String? = "default"
     /// A socket already bound and listening (systemd socket activation), used instead of binding

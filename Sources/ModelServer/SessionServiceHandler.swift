@@ -74,7 +74,7 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
             let streaming = try FetchStreaming(requested: request.fetch.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
             try await core.rpc.cancellable {
                 let result = try await session.run { try await $0.fetch(descriptor) }
-                try await streaming.send(result, to: response)
+                try await streaming.send(result, to: response, streams: core.streams, store: session.store.name)
             }
         }
     }

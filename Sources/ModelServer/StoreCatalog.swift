@@ -18,11 +18,14 @@ final class StoreCatalog: Sendable {
 
     /// The size limit of SQLite store files.
     let maximumStoreSize: Int64?
+    /// The most stores open at once (what the file-descriptor limit leaves for them).
+    let maximumStores: Int
 
-    init(directory: URL, registry: StorageRegistry = .standard, maximumStoreSize: Int64? = nil) {
+    init(directory: URL, registry: StorageRegistry = .standard, maximumStoreSize: Int64? = nil, maximumStores: Int = .max) {
         self.directory = directory
         self.registry = registry
         self.maximumStoreSize = maximumStoreSize
+        self.maximumStores = maximumStores
         recycler = StoreFileRecycler(storesDirectory: directory)
     }
 
@@ -68,6 +71,11 @@ final class StoreCatalog: Sendable {
         return try await changes.withLock {
             guard stores.withLock({ $0[name] }) == nil else {
                 throw ModelError(.uniqueConstraint, "a store named '\(name)' already exists", context: ["store": name])
+            }
+            guard count < maximumStores else {
+                throw ModelError(.resourceExhausted,
+                    "modeld serves \(count) stores, the most its file-descriptor limit allows beside its connections: drop a store, raise the limit (LimitNOFILE= in its unit, ulimit -n), or lower --max-connections",
+                    context: ["store": name])
             }
             if kind == .sqlite, FileManager.default.fileExists(atPath: file(for: name).path) {
                 throw ModelError(.uniqueConstraint,

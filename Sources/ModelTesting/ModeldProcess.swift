@@ -15,28 +15,33 @@ public final class ModeldProcess: @unchecked Sendable {
     public let dataDirectory: String
     public let executable: URL
     public private(set) var arguments: [String]
+    /// A command that runs modeld (`prlimit --nofile=256:256`, say), or empty to run it directly.
+    public let launcher: [String]
     private var process: Process
 
     /// Starts modeld with `--socket` and `--data-dir` in a new temporary directory (or
-    /// `directory`), plus `arguments`, and waits until it answers.
+    /// `directory`), plus `arguments`, and waits until it answers. With a `launcher`, modeld is
+    /// started by it (`["/usr/bin/prlimit", "--nofile=256:256"]`): the launcher must exec modeld,
+    /// so that the process is modeld's.
     public static func launch(arguments: [String] = [], environment: [String: String] = [:], directory: URL? = nil,
-                              executable: URL? = nil) async throws -> ModeldProcess {
+                              executable: URL? = nil, launcher: [String] = []) async throws -> ModeldProcess {
         guard let executable = executable ?? locateExecutable() else {
             throw ModelError(.notFound, "cannot find the modeld executable: build it (swift build) or set MODELD_EXECUTABLE")
         }
         let directory = try directory ?? TemporaryDirectory.make(prefix: "mp")
-        let process = ModeldProcess(directory: directory, executable: executable, arguments: arguments)
+        let process = ModeldProcess(directory: directory, executable: executable, arguments: arguments, launcher: launcher)
         try process.start(environment: environment)
         try await process.waitUntilReady()
         return process
     }
 
-    private init(directory: URL, executable: URL, arguments: [String]) {
+    private init(directory: URL, executable: URL, arguments: [String], launcher: [String]) {
         self.directory = directory
         self.socketPath = directory.appendingPathComponent("socket").path
         self.dataDirectory = directory.appendingPathComponent("data").path
         self.executable = executable
         self.arguments = arguments
+        self.launcher = launcher
         self.process = Process()
     }
 
@@ -66,8 +71,14 @@ public final class ModeldProcess: @unchecked Sendable {
         let output = try FileHandle(forWritingTo: log)
         output.seekToEndOfFile()
         let process = Process()
-        process.executableURL = executable
-        process.arguments = ["--socket", socketPath, "--data-dir", dataDirectory] + arguments
+        let daemonArguments = ["--socket", socketPath, "--data-dir", dataDirectory] + arguments
+        if let command = launcher.first {
+            process.executableURL = URL(fileURLWithPath: command)
+            process.arguments = Array(launcher.dropFirst()) + [executable.path] + daemonArguments
+        } else {
+            process.executableURL = executable
+            process.arguments = daemonArguments
+        }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.standardOutput = output
         process.standardError = output

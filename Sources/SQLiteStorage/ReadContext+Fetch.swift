@@ -29,22 +29,26 @@ extension ReadContext {
     }
 
     /// Runs a validated objects fetch without prefetching, handing the objects to `emit` in
-    /// batches of `batchSize` (each with its relationships) as the statement steps, so that only
-    /// a batch is ever held. Returns how many objects there were.
-    func streamObjects(_ descriptor: FetchDescriptor, batchSize: Int, emit: ([ObjectSnapshot]) throws -> Void) throws -> Int {
+    /// batches of at most `batchSize` objects and about `byteBudget` bytes (each with its
+    /// relationships) as the statement steps, so that only a batch is ever held. Returns how many
+    /// objects there were.
+    func streamObjects(_ descriptor: FetchDescriptor, batchSize: Int, byteBudget: Int = .max,
+                       emit: ([ObjectSnapshot]) throws -> Void) throws -> Int {
         let statement = try objectsQuery(descriptor)
         var batch: [ObjectSnapshot] = []
-        batch.reserveCapacity(batchSize)
-        var count = 0
+        batch.reserveCapacity(min(batchSize, 1_024))
+        var count = 0, bytes = 0
         func flush() throws {
             try loadRelationships(&batch, table: statement.table, properties: statement.properties)
             count += batch.count
             try emit(batch)
             batch.removeAll(keepingCapacity: true)
+            bytes = 0
         }
         try decodeObjects(statement.sql, statement.parameters, table: statement.table, plans: statement.plans) { snapshot in
             batch.append(snapshot)
-            if batch.count >= batchSize { try flush() }
+            if byteBudget < .max { bytes += snapshot.estimatedSize }
+            if batch.count >= batchSize || bytes >= byteBudget { try flush() }
         }
         if !batch.isEmpty { try flush() }
         return count

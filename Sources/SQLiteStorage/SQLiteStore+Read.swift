@@ -17,9 +17,11 @@ extension SQLiteStore {
         }
     }
 
-    /// Fetches objects batch by batch as the statement steps, inside one read transaction: the
-    /// reader hands each batch over and waits while more than two are waiting, so that a fetch
-    /// of any size holds a few batches. With prefetching, everything is read first.
+    /// Fetches objects batch by batch as the statement steps, inside one read transaction on a
+    /// connection of its own (``StreamReaders``): the reader hands each batch over and waits
+    /// while more than two are waiting, so that a fetch of any size holds a few batches, each of
+    /// at most `batchSize` objects and about ``streamedBatchBytes``. With prefetching, everything
+    /// is read first.
     public func fetchObjects(_ descriptor: FetchDescriptor, batchSize: Int,
                              _ body: (_ batch: [ObjectSnapshot], _ prefetched: Bool) async throws -> Void) async throws -> Int {
         var descriptor = descriptor
@@ -29,13 +31,13 @@ extension SQLiteStore {
         }
         let layout = try await layout()
         let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
-        let storeIdentifier = storeIdentifier, readers = readers, size = max(batchSize, 1)
+        let storeIdentifier = storeIdentifier, readers = streamReaders, size = max(batchSize, 1)
         let pipe = BatchPipe<[ObjectSnapshot]>(capacity: 2)
         async let count: Int = {
             do {
                 let count = try await readers.run { connection in
                     try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier) { context in
-                        try context.streamObjects(validated, batchSize: size) { try pipe.send($0) }
+                        try context.streamObjects(validated, batchSize: size, byteBudget: Self.streamedBatchBytes) { try pipe.send($0) }
                     }
                 }
                 pipe.finish()
@@ -59,6 +61,10 @@ extension SQLiteStore {
         pipe.abandon()
         return try await count
     }
+
+    /// About how many bytes of objects a streamed batch holds at most (``ObjectSnapshot/estimatedSize``):
+    /// with the two batches waiting, what a stalled consumer keeps of the store's objects.
+    static let streamedBatchBytes = 256 * 1024
 
     /// Grouped aggregates computed by SQLite, with `overlay` shadowing the tables it changes.
     public func aggregate(_ descriptor: AggregateDescriptor, overlay: ChangeSet?) async throws -> [AggregateRow] {

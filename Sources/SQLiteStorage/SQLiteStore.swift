@@ -9,7 +9,8 @@ import Synchronization
 /// calls block, so they stay off Swift's cooperative pool); WAL, so readers never wait for the
 /// writer; `synchronous=FULL`, so a save is on disk before it returns; a busy timeout, so several
 /// processes can share the file; saves that wait for the writer together commit together
-/// (``SaveBatcher``). Predicates, sorts and aggregates compile to SQL
+/// (``SaveBatcher``); a fetch streamed as it is read gets a connection of its own
+/// (``StreamReaders``), so that a slow consumer holds up no other read. Predicates, sorts and aggregates compile to SQL
 /// (``SQLCompiler``); an overlay is answered inside a reader's read transaction through TEMP
 /// tables that shadow the tables it changes (``OverlayTables``).
 public final class SQLiteStore: StorageBackend {
@@ -21,6 +22,8 @@ public final class SQLiteStore: StorageBackend {
     /// Group commit of saves on `writer`.
     let saves: SaveBatcher
     let readers: ReaderPool
+    /// Connections of their own for fetches streamed as they are read.
+    let streamReaders: StreamReaders
     private let state: Mutex<State>
 
     /// Queries and aggregates that were tried on the caller's thread, ran past their budget there
@@ -79,6 +82,7 @@ public final class SQLiteStore: StorageBackend {
         self.writer = writer
         self.saves = SaveBatcher(writer: writer)
         self.readers = readers
+        self.streamReaders = StreamReaders(path: location.path)
         self.state = Mutex(State(layout: layout))
     }
 
@@ -133,6 +137,7 @@ public final class SQLiteStore: StorageBackend {
         guard !wasClosed else { return }
         await writer.close(checkpoint: checkpoint)
         await readers.close(checkpoint: checkpoint)
+        await streamReaders.close(checkpoint: checkpoint)
     }
 
     /// Parses an identifier of this store's objects: of this store, of a known entity.

@@ -121,5 +121,6 @@ struct BenchCommand: AsyncParsableCommand {
         if runs(4, 5, 7) { try await queryWorkloads(workloads, sqlite: sqlite, daemon: daemon, report: &report) }
         if runs(6) { try await saveWorkloads(workloads, postgres: postgres, daemon: daemon, report: &report) }
         if runs(8) { try await harnessWorkload(workloads, postgres: postgres, schema: schema, report: &report) }
+        if runs(10) { try await stallWorkload(workloads, daemon: daemon, report: &report) }
     }
 }

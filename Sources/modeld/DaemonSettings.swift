@@ -23,19 +23,32 @@ struct DaemonSettings {
             }
             server.socketMode = mode
         }
-        if let seconds = try flags.idleTimeout ?? value(nil, "MODELD_IDLE_TIMEOUT").map({ text in
-            guard let seconds = Double(text) else { throw ValidationError("idle timeout '\(text)' is not a number of seconds") }
-            return seconds
-        }) {
-            guard seconds > 0, seconds.isFinite else { throw ValidationError("the idle timeout must be a positive number of seconds") }
-            server.idleTimeout = .milliseconds(Int64(seconds * 1000))
+        if let seconds = try Self.seconds(flags.idleTimeout, value(nil, "MODELD_IDLE_TIMEOUT"), "idle timeout") {
+            server.idleTimeout = seconds
         }
-        if let count = try flags.maxSessions ?? value(nil, "MODELD_MAX_SESSIONS").map({ text in
-            guard let count = Int(text) else { throw ValidationError("max sessions '\(text)' is not a whole number") }
-            return count
-        }) {
-            guard count > 0 else { throw ValidationError("max sessions must be at least 1") }
+        if let count = try Self.count(flags.maxSessions, value(nil, "MODELD_MAX_SESSIONS"), "max sessions") {
             server.maximumSessions = count
+        }
+        if let count = try Self.count(flags.maxConnections, value(nil, "MODELD_MAX_CONNECTIONS"), "max connections") {
+            server.maximumConnections = count
+        }
+        if let count = try Self.count(flags.maxStreamingFetches, value(nil, "MODELD_MAX_STREAMING_FETCHES"), "max streaming fetches") {
+            server.maximumStreamingFetches = count
+        }
+        if let seconds = try Self.seconds(flags.connectionIdleTimeout, value(nil, "MODELD_CONNECTION_IDLE_TIMEOUT"), "connection idle timeout") {
+            server.connectionIdleTimeout = seconds
+        }
+        if let seconds = try Self.seconds(flags.requestTimeout, value(nil, "MODELD_REQUEST_TIMEOUT"), "request timeout") {
+            server.requestTimeout = seconds
+        }
+        if let seconds = try Self.seconds(flags.streamStallTimeout, value(nil, "MODELD_STREAM_STALL_TIMEOUT"), "stream stall timeout") {
+            server.streamStallTimeout = seconds
+        }
+        if let text = value(flags.maxPendingRequestBytes, "MODELD_MAX_PENDING_REQUEST_BYTES") {
+            guard let bytes = Self.bytes(text), bytes >= 1024 * 1024 else {
+                throw ValidationError("max pending request bytes '\(text)' must be at least 1M (bytes, or with a K, M or G suffix)")
+            }
+            server.maximumPendingRequestBytes = bytes
         }
         if let text = value(flags.maxMessageSize, "MODELD_MAX_MESSAGE_SIZE") {
             guard let bytes = Self.bytes(text), bytes >= 64 * 1024, bytes <= 1 << 30 else {
@@ -57,6 +70,26 @@ struct DaemonSettings {
             throw ValidationError("log level '\(level)' is not one of trace, debug, info, notice, warning, error, critical")
         }
         logLevel = parsed
+    }
+
+    /// A positive number of seconds, from a flag or else a variable's text.
+    private static func seconds(_ flag: Double?, _ variable: String?, _ what: String) throws -> Duration? {
+        guard let seconds = try flag ?? variable.map({ text in
+            guard let seconds = Double(text) else { throw ValidationError("\(what) '\(text)' is not a number of seconds") }
+            return seconds
+        }) else { return nil }
+        guard seconds > 0, seconds.isFinite else { throw ValidationError("the \(what) must be a positive number of seconds") }
+        return .milliseconds(Int64(seconds * 1000))
+    }
+
+    /// A whole number of at least 1, from a flag or else a variable's text.
+    private static func count(_ flag: Int?, _ variable: String?, _ what: String) throws -> Int? {
+        guard let count = try flag ?? variable.map({ text in
+            guard let count = Int(text) else { throw ValidationError("\(what) '\(text)' is not a whole number") }
+            return count
+        }) else { return nil }
+        guard count > 0 else { throw ValidationError("\(what) must be at least 1") }
+        return count
     }
 
     private static func absolute(_ path: String) -> String {

@@ -21,8 +21,9 @@ struct Modeld: AsyncParsableCommand {
             $XDG_RUNTIME_DIR/modeld/modeld.sock and keeps its stores in $XDG_DATA_HOME/modeld \
             (as root: /run/modeld/modeld.sock and /var/lib/modeld), creating a 'default' store.
 
-            SIGTERM or SIGINT stops it cleanly: calls under way finish, sessions are closed \
-            (discarding what they did not save), stores are closed and the socket is removed.
+            SIGTERM or SIGINT stops it cleanly: streams are ended, other calls under way get up to \
+            5 seconds to finish, sessions are closed (discarding what they did not save), stores \
+            are closed and the socket is removed.
             """,
         version: ModelDaemon.version
     )
@@ -48,6 +49,24 @@ struct Modeld: AsyncParsableCommand {
     @Option(name: .long, help: "The largest a store file may grow; K, M and G suffixes allowed (default: no limit). Saves beyond fail with RESOURCE_EXHAUSTED; reads go on. [MODELD_MAX_STORE_SIZE]")
     var maxStoreSize: String?
 
+    @Option(name: .long, help: "The most client connections at once, fewer if the file-descriptor limit is lower (default 4096). [MODELD_MAX_CONNECTIONS]")
+    var maxConnections: Int?
+
+    @Option(name: .long, help: "Seconds a connection with no call under way stays open (default 300). [MODELD_CONNECTION_IDLE_TIMEOUT]")
+    var connectionIdleTimeout: Double?
+
+    @Option(name: .long, help: "Seconds a request may take to arrive whole once it has begun (default 30). [MODELD_REQUEST_TIMEOUT]")
+    var requestTimeout: Double?
+
+    @Option(name: .long, help: "The most bytes held for requests still arriving, across connections; K, M and G suffixes allowed (default 256M). [MODELD_MAX_PENDING_REQUEST_BYTES]")
+    var maxPendingRequestBytes: String?
+
+    @Option(name: .long, help: "The most fetches streamed from stores at once, each holding a reader of its own (default 32). [MODELD_MAX_STREAMING_FETCHES]")
+    var maxStreamingFetches: Int?
+
+    @Option(name: .long, help: "Seconds a streamed response may wait for its client to read before the stream is ended (default 20). [MODELD_STREAM_STALL_TIMEOUT]")
+    var streamStallTimeout: Double?
+
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (default info). [MODELD_LOG_LEVEL]")
     var logLevel: String?
 
@@ -62,6 +81,7 @@ struct Modeld: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data(DaemonManual.render(date: Date()).utf8))
             return
         }
+        Self.raiseFileDescriptorLimit()
         let environment = ProcessInfo.processInfo.environment
         let systemd = SystemdEnvironment(environment: environment)
         SystemdEnvironment.clearInherited()
@@ -108,5 +128,16 @@ struct Modeld: AsyncParsableCommand {
             notifier?.send("STATUS=Failed to start: \(error)\nERRNO=1")
             throw ExitCode(1)
         }
+    }
+
+    /// Raises the soft limit on open files to the hard one, as servers do: the soft default (1024)
+    /// exists for programs that use select(), and the daemon plans its connections by it. Where the
+    /// limit cannot be changed (the installed unit forbids it and sets LimitNOFILE= instead), the
+    /// limit in force stays.
+    static func raiseFileDescriptorLimit() {
+        var limits = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limits) == 0, limits.rlim_cur < limits.rlim_max else { return }
+        limits.rlim_cur = limits.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limits)
     }
 }

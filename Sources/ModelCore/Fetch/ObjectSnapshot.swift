@@ -72,3 +72,30 @@ public enum FetchResult: Hashable, Sendable {
         }
     }
 }
+
+extension ObjectSnapshot {
+    /// About how many bytes the object takes on the wire, or in memory (an overestimate): for
+    /// keeping batches and messages of objects under a budget.
+    public var estimatedSize: Int {
+        var size = 96
+        for (name, value) in attributes {
+            size += name.utf8.count + 16
+            switch value {
+            case .string(let text), .json(let text): size += text.utf8.count
+            case .data(let bytes): size += bytes.count
+            case .url(let url): size += url.absoluteString.utf8.count
+            case .decimal: size += 40
+            case .uuid: size += 36
+            default: size += 10
+            }
+        }
+        for (name, value) in relationships {
+            size += name.utf8.count + 16
+            switch value {
+            case .toOne: size += 100
+            case .toMany(let ids): size += ids.count * 100
+            }
+        }
+        return size
+    }
+}

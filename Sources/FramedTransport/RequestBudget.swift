@@ -1,0 +1,41 @@
+import Synchronization
+
+/// The bytes a server holds for requests still arriving, across all its connections and both
+/// transports, against a cap: a request whose bytes do not all come in one read reserves its
+/// announced size until it is complete, and one that does not fit is refused with
+/// RESOURCE_EXHAUSTED instead of buffered. So clients that announce big requests and send them
+/// slowly, or never finish them, cannot take more than the cap between them.
+public final class RequestBudget: Sendable {
+    /// The most bytes held at once.
+    public let capacity: Int
+    private let reserved = Atomic(0)
+
+    public init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    /// Bytes reserved now.
+    public var held: Int { reserved.load(ordering: .relaxed) }
+
+    /// Reserves `bytes`; false (and nothing reserved) if they do not fit.
+    public func reserve(_ bytes: Int) -> Bool {
+        var current = reserved.load(ordering: .relaxed)
+        while true {
+            guard current + bytes <= capacity else { return false }
+            let (exchanged, original) = reserved.compareExchange(expected: current, desired: current + bytes, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+    }
+
+    /// Gives back bytes reserved earlier.
+    public func release(_ bytes: Int) {
+        reserved.subtract(bytes, ordering: .relaxed)
+    }
+
+    /// The message of a request refused because the budget is spent.
+    public func refusal(for bytes: Int) -> String {
+        "modeld is holding \(held / 1_048_576) MiB of requests still arriving, and this one announces \(bytes) bytes more than its "
+            + "cap of \(capacity / 1_048_576) MiB (modeld --max-pending-request-bytes) allows: send it again shortly, or in smaller parts"
+    }
+}

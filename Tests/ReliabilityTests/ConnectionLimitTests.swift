@@ -1,0 +1,150 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ModelCore
+import ModelFixtures
+import ModelRemote
+import ModelTesting
+import SwiftProtobuf
+import Testing
+
+/// What one client can hold of the daemon's connections and memory: file descriptors, idle
+/// connections, and requests that never finish arriving (issue 37, findings 4 and 5). Against the
+/// spawned `modeld`.
+@Suite struct ConnectionLimitTests {
+    /// Flooded with connections past what its file-descriptor limit allows, the daemon refuses
+    /// the extra ones at once and says so in its log, does not spin, and its clients' reads
+    /// still open the store's reader connections.
+    @Test func connectionsPastTheDescriptorLimitAreRefusedCleanly() async throws {
+        try await StalledClients.withDaemon(launcher: ["/usr/bin/prlimit", "--nofile=512:512"]) { daemon in
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                // Saved through the writer only: the store's readers are not open yet.
+                _ = try await client.createStore("s", schema: StalledClients.schema)
+                try await client.apply([.insert(entity: "Blob", attributes: ["name": .string("a"), "body": .string("b")], relationships: [:], id: nil)],
+                                       in: "s")
+            }
+            let client = try DaemonClient.connect(socketPath: daemon.socketPath, transport: .framed)
+            defer { client.close() }
+            _ = try await client.status()
+
+            var sockets: [RawSocket] = []
+            defer { for socket in sockets { socket.close() } }
+            var notConnected = 0
+            for index in 0..<700 {
+                do {
+                    sockets.append(try RawSocket.connect(index % 2 == 0 ? daemon.socketPath : daemon.socketPath + ".frames", nonBlocking: true))
+                } catch {
+                    notConnected += 1
+                }
+            }
+            let pid = daemon.processIdentifier
+            let cpuBefore = try #require(ProcessFacts.cpuTime(of: pid))
+            let window = ContinuousClock.now
+            // Connections past the limit are closed by the daemon, at once.
+            var refused = 0
+            for socket in sockets.suffix(200) where await socket.waitUntilClosed(timeout: .milliseconds(500)) { refused += 1 }
+            #expect(refused > 0, "no connection was refused; \(notConnected) could not connect at all")
+
+            // A read that opens the store's readers works beside the flood.
+            #expect(try await StalledClients.within(.seconds(20), "a count beside 700 connections") {
+                try await client.count(FetchDescriptor(entityName: "Blob"), in: "s")
+            } == 1)
+            let cpu = try #require(ProcessFacts.cpuTime(of: pid)) - cpuBefore
+            let elapsed = ContinuousClock.now - window
+            #expect(cpu < elapsed / 2, "the daemon used \(cpu) of CPU in \(elapsed) beside idle connections")
+            #expect(daemon.log.contains("refusing connections"), "\(daemon.log)")
+
+            for socket in sockets { socket.close() }
+            sockets = []
+            // Once they are gone, new clients are served again.
+            let count = try await StalledClients.within(.seconds(20), "a new client after the flood") {
+                try await DaemonClient.withClient(socketPath: daemon.socketPath, transport: .http2) { other in
+                    try await other.count(FetchDescriptor(entityName: "Blob"), in: "s")
+                }
+            }
+            #expect(count == 1)
+        }
+    }
+
+    /// A connection with no call under way is closed after `--connection-idle-timeout`, on both
+    /// sockets; a client whose idle connection was closed reconnects for its next call.
+    @Test func idleConnectionsAreClosed() async throws {
+        try await StalledClients.withDaemon(arguments: ["--connection-idle-timeout", "3"]) { daemon in
+            let client = try DaemonClient.connect(socketPath: daemon.socketPath, transport: .framed)
+            defer { client.close() }
+            _ = try await client.status()
+            let framed = try RawSocket.connect(daemon.socketPath + ".frames")
+            let http2 = try RawSocket.connect(daemon.socketPath)
+            defer {
+                framed.close()
+                http2.close()
+            }
+            // HTTP/2's preface and an empty SETTINGS frame: a client that connected and does nothing.
+            try http2.send(Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + [0, 0, 0, 4, 0, 0, 0, 0, 0])
+            #expect(await framed.waitUntilClosed(timeout: .seconds(20)))
+            #expect(await http2.waitUntilClosed(timeout: .seconds(20)))
+            // The client's connection, idle as long, was closed too; its next call goes on a new one.
+            #expect(try await client.status().version.isEmpty == false)
+        }
+    }
+
+    /// Requests announced and never finished: past the cap on bytes held for unfinished
+    /// requests (256 MiB by default), the answer is RESOURCE_EXHAUSTED at once; the others are
+    /// timed out (30 s by default) and their connections closed.
+    @Test func halfSentFramedRequestsAreCappedAndTimedOut() async throws {
+        try await StalledClients.withDaemon { daemon in
+            let announced = 15 * 1_048_576
+            var sockets: [RawSocket] = []
+            defer { for socket in sockets { socket.close() } }
+            for _ in 0..<20 {
+                let socket = try RawSocket.connect(daemon.socketPath + ".frames")
+                try socket.send(FramedBytes.open(stream: 1, path: "modeld.v1.QueryService/Apply")
+                                + FramedBytes.header(length: announced, stream: 1, kind: .message) + [UInt8](repeating: 0x0A, count: 10))
+                sockets.append(socket)
+            }
+            // 20 × 15 MiB is over 256 MiB: at least three are refused, well before the others time out.
+            var exhausted = 0
+            let refusals = ContinuousClock.now + .seconds(20)
+            for socket in sockets {
+                if case .bytes(let bytes) = await socket.read(timeout: max(refusals - ContinuousClock.now, .milliseconds(100))),
+                   FramedBytes.statuses(in: bytes)[1]?.code == 8 { exhausted += 1 }
+            }
+            #expect(exhausted >= 3, "\(exhausted) of 20 half-sent requests were refused at once")
+            let deadline = ContinuousClock.now + .seconds(60)
+            var closed = 0
+            for socket in sockets where await socket.waitUntilClosed(timeout: deadline - ContinuousClock.now) { closed += 1 }
+            #expect(closed == 20)
+            // The daemon serves on.
+            #expect(try await StalledClients.within(.seconds(20), "a status call") {
+                try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.status() }
+            }.version.isEmpty == false)
+        }
+    }
+
+    /// The same over HTTP/2: a gRPC message announced in its 5-byte prefix and never finished.
+    @Test func halfSentHTTP2RequestsAreCappedAndTimedOut() async throws {
+        try await StalledClients.withDaemon { daemon in
+            var calls: [PartialHTTP2Call] = []
+            defer { for call in calls { call.close() } }
+            for _ in 0..<20 {
+                calls.append(try await PartialHTTP2Call.start(socketPath: daemon.socketPath, method: "/modeld.v1.QueryService/Apply",
+                                                              announced: 15 * 1_048_576, sent: 10))
+            }
+            var answers: [PartialHTTP2Call.Answer] = []
+            let refusals = ContinuousClock.now + .seconds(20)
+            for call in calls { answers.append(await call.answer(within: max(refusals - ContinuousClock.now, .milliseconds(100)))) }
+            let exhausted = answers.filter { $0 == .status("8") }.count
+            #expect(exhausted >= 3, "\(exhausted) of 20 half-sent requests were refused at once: \(answers)")
+            let deadline = ContinuousClock.now + .seconds(60)
+            var later: [PartialHTTP2Call.Answer] = []
+            for call in calls { later.append(await call.answer(within: deadline - ContinuousClock.now)) }
+            #expect(!later.contains(.timedOut), "\(later)")
+            // A request over the message size limit is refused with RESOURCE_EXHAUSTED naming it.
+            let oversized = try await PartialHTTP2Call.start(socketPath: daemon.socketPath, method: "/modeld.v1.QueryService/Apply",
+                                                            announced: 17 * 1_048_576, sent: 10)
+            #expect(await oversized.answer(within: .seconds(10)) == .status("8"))
+            oversized.close()
+        }
+    }
+}
