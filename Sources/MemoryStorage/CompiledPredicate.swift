@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 
 /// A typed predicate with every key path resolved once, so that evaluating it over many objects
 /// does no schema lookups.

@@ -1,10 +1,7 @@
 import ModelCore
+import ModelStorage
 
-/// The identity of a stored object: its hierarchy (root entity) and its primary key.
-struct ObjectRef: Hashable, Sendable {
-    let root: String
-    let key: Int64
-
+extension ObjectRef {
     /// A reference that matches no object: what an unknown temporary identifier in a predicate
     /// stands for (keys start at 1 and every root has a name).
     static let unmatched = ObjectRef(root: "", key: 0)

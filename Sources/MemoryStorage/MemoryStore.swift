@@ -92,18 +92,32 @@ public actor MemoryStore: StorageBackend {
         return snapshots
     }
 
-    /// Saves atomically: checks everything first, then applies it all and records one history
-    /// transaction.
+    /// Saves atomically: ModelStorage's save algorithm checks everything and computes the writes
+    /// first; then they are applied, which cannot fail, and one history transaction recorded.
     public func save(_ changes: ChangeSet) throws -> SaveResult {
         try checkOpen()
         guard !changes.isEmpty else { return SaveResult() }
-        let plan = try plan(changes, mode: .save(changes.uniquenessPolicy))
-        guard !plan.changes.isEmpty else { return SaveResult() }
-        state.apply(plan)
+        try ChangeSetPlan.checkIdentifiers(changes, schema: state.schema, storeIdentifier: storeIdentifier)
+        let reads = MemoryReads(state: state, storeIdentifier: storeIdentifier)
+        let conflicts = try ExpectedVersions.conflicts(in: changes, reads: reads)
+        guard conflicts.isEmpty else {
+            let reader = StoreReader(state: state, storeIdentifier: storeIdentifier)
+            throw SaveConflicts(conflicts.map { conflict in
+                SaveConflicts.Conflict(id: conflict.id, expectedVersion: conflict.expected,
+                                       current: conflict.ref.flatMap { ref in state.row(ref).map { reader.snapshot(ref, $0) } })
+            })
+        }
+        let plan = try ChangeSetPlan(changes, reads: reads, isOverlay: false)
+        var resolver = UniquenessResolver(reads: reads, plan: plan)
+        let writes = try SaveWrites(plan, merges: try resolver.resolve(policy: changes.uniquenessPolicy), reads: reads)
+        guard !writes.history.isEmpty else { return SaveResult() }
+        state.apply(writes)
         state.lastToken += 1
         let token = HistoryToken(state.lastToken)
-        state.history.append(HistoryTransaction(token: token, timestamp: clock(), author: changes.author, changes: plan.changes))
-        return SaveResult(remappedIdentifiers: plan.remap, versions: plan.versions, token: token)
+        state.history.append(HistoryTransaction(token: token, timestamp: clock(), author: changes.author, changes: writes.history))
+        var result = writes.result
+        result.token = token
+        return result
     }
 
     /// Closes the store; later calls fail with `closed`.
@@ -117,19 +131,17 @@ public actor MemoryStore: StorageBackend {
         }
     }
 
-    /// Plans `changes` against the current state. The planner (and its reference to the state)
-    /// is gone when this returns, so applying the plan mutates the state in place, not a copy.
-    private func plan(_ changes: ChangeSet, mode: SavePlanner.Mode) throws -> WritePlan {
-        var planner = SavePlanner(state: state, storeIdentifier: storeIdentifier, mode: mode)
-        return try planner.plan(changes)
-    }
-
     /// A reader of the stored state, or of a copy with `overlay` applied.
     private func reader(overlay: ChangeSet?) throws -> StoreReader {
         guard let overlay, !overlay.isEmpty else { return StoreReader(state: state, storeIdentifier: storeIdentifier) }
-        let plan = try plan(overlay, mode: .overlay)
+        try ChangeSetPlan.checkIdentifiers(overlay, schema: state.schema, storeIdentifier: storeIdentifier)
+        let reads = MemoryReads(state: state, storeIdentifier: storeIdentifier)
+        let plan = try ChangeSetPlan(overlay, reads: reads, isOverlay: true)
+        let writes = try SaveWrites(plan, merges: [:], reads: reads, recordsHistory: false)
         var copy = state
-        copy.apply(plan)
-        return StoreReader(state: copy, storeIdentifier: storeIdentifier, temporaryRefs: plan.insertedRefs)
+        copy.apply(writes)
+        var temporaryRefs: [PersistentIdentifier: ObjectRef] = [:]
+        for (index, insert) in plan.inserts.enumerated() { temporaryRefs[insert.id] = writes.insertRefs[index] }
+        return StoreReader(state: copy, storeIdentifier: storeIdentifier, temporaryRefs: temporaryRefs)
     }
 }

@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 
 /// Evaluates typed predicates (``FetchDescriptor/validated(in:storeIdentifier:)`` types them)
 /// over the objects of a ``StoreReader``, with the two-valued logic of docs/storage-semantics.md:

@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 
 extension StoreReader {
     /// Runs a validated aggregate. Without group keys: one row, even when nothing matches

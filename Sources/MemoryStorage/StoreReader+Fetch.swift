@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 
 extension StoreReader {
     /// Runs a validated fetch: match, sort (ties by key, ascending), offset, limit, then the

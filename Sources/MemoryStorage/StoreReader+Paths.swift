@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 
 /// What an expression evaluates to for one object.
 enum Operand {

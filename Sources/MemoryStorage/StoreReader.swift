@@ -1,5 +1,6 @@
 import Foundation
 import ModelCore
+import ModelStorage
 
 /// A read-only view of a ``MemoryState``, as fetches, aggregates and snapshots see it: the stored
 /// side of each relationship, the derived side computed from it, and the identifiers objects are

@@ -1,5 +1,6 @@
 import Foundation
 import ModelCore
+import ModelStorage
 
 /// Answers reads as if a change set were saved, without writing to the store: inside a reader's
 /// read transaction the change set goes into TEMP tables, and a `WITH` clause shadows each table

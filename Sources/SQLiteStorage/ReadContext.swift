@@ -1,5 +1,6 @@
 import Foundation
 import ModelCore
+import ModelStorage
 
 /// One read on one connection, inside a read transaction, with an overlay installed or not.
 /// Every statement goes through ``query(_:_:row:)``, which puts the overlay's `WITH` clause in
@@ -24,8 +25,8 @@ struct ReadContext {
         return try connection.transaction(write: false) {
             guard let changes, hasOverlay else { return try body(plain) }
             try ChangeSetPlan.checkIdentifiers(changes, schema: layout.schema, storeIdentifier: storeIdentifier)
-            let stored = try StoredRows(for: changes, layout: layout, connection: connection)
-            let plan = try ChangeSetPlan(changes, schema: layout.schema, stored: stored, isOverlay: true)
+            let reads = try StoredRows(for: changes, layout: layout, connection: connection, storeIdentifier: storeIdentifier)
+            let plan = try ChangeSetPlan(changes, reads: reads, isOverlay: true)
             let overlay = try OverlayTables.install(plan, layout: layout, connection: connection)
             defer { try? OverlayTables.clear(overlay, connection: connection) }
             return try body(ReadContext(connection: connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay))

@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 
 extension SQLiteStore {
     /// Saves atomically in a `BEGIN IMMEDIATE` transaction on the writer (waiting for another

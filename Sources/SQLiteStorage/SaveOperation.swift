@@ -1,10 +1,12 @@
 import Foundation
 import ModelCore
+import ModelStorage
 
-/// One save, run on the writer connection inside one `BEGIN IMMEDIATE` transaction, following
-/// the numbered steps of docs/storage-semantics.md: expected versions, values and relationship
-/// targets, unique constraints (error or upsert), key allocation and remapping, writes, versions,
-/// history. Any failure throws before the transaction commits, so nothing is written.
+/// One save, run on the writer connection inside one `BEGIN IMMEDIATE` transaction: the steps of
+/// docs/storage-semantics.md come from ModelStorage's one save algorithm (expected versions,
+/// ``ChangeSetPlan``, ``UniquenessResolver``, ``SaveWrites``) reading through ``StoredRows``;
+/// this writes what it computed, as SQL, and the history transaction. Any failure throws before
+/// the transaction commits, so nothing is written.
 struct SaveOperation {
     let connection: SQLiteConnection
     let layout: SQLiteLayout
@@ -15,29 +17,24 @@ struct SaveOperation {
 
     /// Runs every step (identifiers were checked before the save reached the writer).
     func run() throws -> SaveResult {
-        var stored = try StoredRows(for: changes, layout: layout, connection: connection)
-        try checkExpectedVersions(stored)
-        let plan = try ChangeSetPlan(changes, schema: schema, stored: stored, isOverlay: false)
-        guard !plan.inserts.isEmpty || !plan.updates.isEmpty || !plan.deletes.isEmpty else { return SaveResult() }
-        var resolver = UniquenessResolver(operation: self, plan: plan)
+        let reads = try StoredRows(for: changes, layout: layout, connection: connection, storeIdentifier: storeIdentifier)
+        try checkExpectedVersions(reads)
+        let plan = try ChangeSetPlan(changes, reads: reads, isOverlay: false)
+        guard !plan.isEmpty else { return SaveResult() }
+        var resolver = UniquenessResolver(reads: reads, plan: plan)
         let merges = try resolver.resolve(policy: changes.uniquenessPolicy)
-        let upserted = merges.values.compactMap { if case .stored(let ref) = $0 { ref } else { nil } }
-        try stored.load(upserted, layout: layout, connection: connection)
-        return try write(plan, merges: merges, stored: stored)
+        let writes = try SaveWrites(plan, merges: merges, reads: reads)
+        for (root, key) in writes.lastKeys { try StoreMetadata.setSequence(root, to: key, connection) }
+        try apply(writes)
+        var result = writes.result
+        result.token = try recordHistory(writes.history)
+        return result
     }
 
-    /// Step 1: every update or delete with an expected version whose object's stored version
-    /// differs, or whose object is gone, is a conflict; any conflict fails the save with
-    /// ``SaveConflicts`` carrying each object's current snapshot.
-    private func checkExpectedVersions(_ stored: StoredRows) throws {
-        let expectations = changes.updates.map { ($0.id, $0.expectedVersion) } + changes.deletes.map { ($0.id, $0.expectedVersion) }
-        var seen = Set<PersistentIdentifier>()
-        var conflicts: [(id: PersistentIdentifier, expected: Int64, ref: ObjectRef?)] = []
-        for case let (id, expected?) in expectations where seen.insert(id).inserted {
-            let found = stored.existing(id)
-            guard found?.row.version != expected else { continue }
-            conflicts.append((id, expected, found?.ref))
-        }
+    /// Step 1: conflicts fail the save with ``SaveConflicts`` carrying each object's current
+    /// snapshot.
+    private func checkExpectedVersions(_ reads: StoredRows) throws {
+        let conflicts = try ExpectedVersions.conflicts(in: changes, reads: reads)
         guard !conflicts.isEmpty else { return }
         var keys: [String: Set<Int64>] = [:]
         for conflict in conflicts { if let ref = conflict.ref { keys[ref.root, default: []].insert(ref.key) } }
@@ -47,10 +44,5 @@ struct SaveOperation {
             SaveConflicts.Conflict(id: conflict.id, expectedVersion: conflict.expected,
                                    current: conflict.ref.flatMap { current[$0.root]?[$0.key] })
         })
-    }
-
-    /// The permanent identifier of the object `key` of `entity`.
-    func permanent(_ entity: String, _ key: Int64) -> PersistentIdentifier {
-        PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entity, key: .permanent(key))
     }
 }

@@ -1,33 +1,23 @@
+import Foundation
 import ModelCore
+import ModelStorage
 
-/// An object of the store: its hierarchy (root entity) and key.
-struct ObjectRef: Hashable {
-    let root: String
-    let key: Int64
+/// What a save or an overlay reads of the stored objects (``SaveReads``), on the connection it
+/// runs on (the store's own tables, never an overlay): the rows of every saved object a change
+/// set updates, deletes or links to are read up front, with one query per hierarchy; the rest
+/// (the objects inserts are upserted into, unique keys, tombstones) as the save asks.
+struct StoredRows: SaveReads {
+    let layout: SQLiteLayout
+    let connection: SQLiteConnection
+    let storeIdentifier: UUID
+    private(set) var rows: [ObjectRef: StoredObject] = [:]
 
-    /// Hashes the key alone: a save's objects mostly share one hierarchy, so hashing the root's
-    /// name too would cost more than the rare shared key between hierarchies.
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(key)
-    }
-}
+    var schema: ResolvedSchema { layout.schema }
 
-/// What the store holds of an object a change set names: its concrete entity and version.
-struct StoredRow {
-    let entity: String
-    let version: Int64
-}
-
-/// The stored rows of every saved object a change set updates, deletes or links to, read with
-/// one query per hierarchy.
-struct StoredRows {
-    let schema: ResolvedSchema
-    private(set) var rows: [ObjectRef: StoredRow] = [:]
-
-    /// Reads the rows `changes` names (updates, deletes, relationship targets) on `connection`
-    /// (the store's own tables, never an overlay).
-    init(for changes: ChangeSet, layout: SQLiteLayout, connection: SQLiteConnection) throws {
-        schema = layout.schema
+    init(for changes: ChangeSet, layout: SQLiteLayout, connection: SQLiteConnection, storeIdentifier: UUID) throws {
+        self.layout = layout
+        self.connection = connection
+        self.storeIdentifier = storeIdentifier
         var keys: [String: Set<Int64>] = [:]
         func note(_ id: PersistentIdentifier) {
             if let key = id.primaryKey, let root = layout.schema[id.entityName]?.root { keys[root, default: []].insert(key) }
@@ -42,29 +32,48 @@ struct StoredRows {
                 }
             }
         }
-        for (root, rootKeys) in keys { try load(root: root, keys: rootKeys, layout: layout, connection: connection) }
-    }
-
-    /// Reads the rows of more objects (the saved objects inserts are upserted into).
-    mutating func load(_ refs: [ObjectRef], layout: SQLiteLayout, connection: SQLiteConnection) throws {
-        let missing = Dictionary(grouping: refs.filter { rows[$0] == nil }, by: \.root)
-        for (root, refs) in missing { try load(root: root, keys: refs.map(\.key), layout: layout, connection: connection) }
-    }
-
-    private mutating func load<C: Collection>(root: String, keys: C, layout: SQLiteLayout, connection: SQLiteConnection) throws
-    where C.Element == Int64 {
-        let table = layout.table(root: root)
-        try connection.query("SELECT \"_pk\", \"_entity\", \"_version\" FROM \(table.quoted) WHERE \"_pk\" IN (SELECT value FROM json_each(?1))",
-                             [ReadContext.keyList(keys)]) { row in
-            rows[ObjectRef(root: root, key: row.int64(0))] = StoredRow(entity: row.text(1), version: row.int64(2))
+        for (root, rootKeys) in keys {
+            let table = layout.table(root: root)
+            try connection.query("SELECT \"_pk\", \"_entity\", \"_version\" FROM \(table.quoted) WHERE \"_pk\" IN (SELECT value FROM json_each(?1))",
+                                 [ReadContext.keyList(rootKeys)]) { row in
+                rows[ObjectRef(root: root, key: row.int64(0))] = StoredObject(entity: row.text(1), version: row.int64(2))
+            }
         }
     }
 
-    /// The object `id` names, if it is stored as that entity or a subentity.
-    func existing(_ id: PersistentIdentifier) -> (ref: ObjectRef, row: StoredRow)? {
-        guard let key = id.primaryKey, let root = schema[id.entityName]?.root else { return nil }
-        let ref = ObjectRef(root: root, key: key)
-        guard let row = rows[ref], schema[row.entity]?.isKind(of: id.entityName) ?? false else { return nil }
-        return (ref, row)
+    /// Objects read up front are answered from memory; others (the objects inserts are upserted
+    /// into) by a query.
+    func storedObject(_ ref: ObjectRef) throws -> StoredObject? {
+        if let row = rows[ref] { return row }
+        var found: StoredObject?
+        try connection.query("SELECT \"_entity\", \"_version\" FROM \(layout.table(root: ref.root).quoted) WHERE \"_pk\" = ?1", [.int(ref.key)]) { row in
+            found = StoredObject(entity: row.text(0), version: row.int64(1))
+        }
+        return found
+    }
+
+    /// Through the constraint's unique index.
+    func objects(root: String, constraint attributes: [String], equalTo values: [Value]) throws -> [ObjectRef] {
+        let table = layout.table(root: root)
+        var conditions = attributes.enumerated().map { "\(SQL.quote($1)) = ?\($0 + 1)" }
+        if let filter = SQLiteLayout.constraintScope(attributes, in: table, schema: schema) { conditions.append(filter) }
+        var refs: [ObjectRef] = []
+        try connection.query("SELECT \"_pk\" FROM \(table.quoted) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \"_pk\"", values) {
+            refs.append(ObjectRef(root: root, key: $0.int64(0)))
+        }
+        return refs
+    }
+
+    func values(of ref: ObjectRef, _ attributes: [AttributeDescription]) throws -> [String: Value] {
+        var values: [String: Value] = [:]
+        try connection.query("SELECT \(attributes.map { SQL.quote($0.name) }.joined(separator: ", ")) FROM \(layout.table(root: ref.root).quoted) WHERE \"_pk\" = ?1",
+                             [.int(ref.key)]) { row in
+            for (index, attribute) in attributes.enumerated() { values[attribute.name] = try row.value(Int32(index), as: attribute.type) }
+        }
+        return values
+    }
+
+    func lastKey(of root: String) throws -> Int64 {
+        try StoreMetadata.sequence(root, connection)
     }
 }

@@ -1,14 +1,15 @@
 import ModelCore
 
 /// Step 3 of a save: unique constraints, judged on the state the change set leaves. Saved
-/// objects the change set neither updates nor deletes are looked up in SQL (through the unique
-/// indexes); the objects the change set writes are looked up among the keys claimed so far.
+/// objects the change set neither updates nor deletes are looked up in the store
+/// (``SaveReads/objects(root:constraint:equalTo:)``); the objects the change set writes are
+/// looked up among the keys claimed so far.
 /// Updates are checked first, in order, then inserts; with `.upsert` an insert that collides
 /// merges into the object it collides with, which must then still be unique. A key with a nil
 /// part never collides. A constraint holds among the objects of one hierarchy whose entity has it
 /// (declared or inherited).
-struct UniquenessResolver {
-    typealias Participant = ChangeSetPlan.Participant
+public struct UniquenessResolver<Reads: SaveReads> {
+    public typealias Participant = SaveParticipant
 
     /// One constraint within one hierarchy.
     struct Slot: Hashable {
@@ -22,7 +23,7 @@ struct UniquenessResolver {
         let other: Participant
     }
 
-    let operation: SaveOperation
+    let reads: Reads
     let plan: ChangeSetPlan
     private var deleted: Set<ObjectRef>
     /// Saved objects whose final values are in ``finals`` (their stored values don't count).
@@ -30,17 +31,17 @@ struct UniquenessResolver {
     private var finals: [Participant: (entity: ResolvedEntity, values: [String: Value])] = [:]
     private var claims: [Slot: [ValueKey: [Participant]]] = [:]
 
-    init(operation: SaveOperation, plan: ChangeSetPlan) {
-        self.operation = operation
+    public init(reads: Reads, plan: ChangeSetPlan) {
+        self.reads = reads
         self.plan = plan
         self.deleted = Set(plan.deletes)
         self.changed = Set(plan.updates.map(\.ref)).subtracting(deleted)
     }
 
-    private var schema: ResolvedSchema { operation.schema }
+    private var schema: ResolvedSchema { reads.schema }
 
     /// Checks every update and insert; returns, for each insert that merges, what it merges into.
-    mutating func resolve(policy: UniquenessPolicy) throws -> [Int: Participant] {
+    public mutating func resolve(policy: UniquenessPolicy) throws -> [Int: Participant] {
         guard schema.entities.contains(where: { !$0.uniqueConstraints.isEmpty }) else { return [:] }
         for update in plan.updates where !deleted.contains(update.ref) {
             let participant = Participant.stored(update.ref)
@@ -74,7 +75,7 @@ struct UniquenessResolver {
     }
 
     /// The constraints of `entity` (its own and inherited ones), each once.
-    static func constraints(of entity: ResolvedEntity) -> [[String]] {
+    public static func constraints(of entity: ResolvedEntity) -> [[String]] {
         var seen = Set<[String]>()
         return entity.uniqueConstraints.filter { seen.insert($0).inserted }
     }
@@ -122,33 +123,14 @@ struct UniquenessResolver {
 
     /// The saved objects of the slot's hierarchy that have its constraint and these values, by key.
     private func storedHolders(_ slot: Slot, _ parts: [Value]) throws -> [ObjectRef] {
-        let table = operation.layout.table(root: slot.root)
-        var conditions = slot.attributes.enumerated().map { "\(SQL.quote($1)) = ?\($0 + 1)" }
-        if let filter = SQLiteLayout.constraintScope(slot.attributes, in: table, schema: schema) { conditions.append(filter) }
-        var refs: [ObjectRef] = []
-        try operation.connection.query("SELECT \"_pk\" FROM \(table.quoted) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \"_pk\"", parts) {
-            refs.append(ObjectRef(root: slot.root, key: $0.int64(0)))
-        }
-        return refs
+        try reads.objects(root: slot.root, constraint: slot.attributes, equalTo: parts)
     }
 
     /// A saved object's entity and the stored values of its constrained attributes.
     private func storedValues(_ ref: ObjectRef) throws -> (ResolvedEntity, [String: Value])? {
-        let table = operation.layout.table(root: ref.root)
-        var entityName: String?
-        try operation.connection.query("SELECT \"_entity\" FROM \(table.quoted) WHERE \"_pk\" = ?1", [.int(ref.key)]) { entityName = $0.text(0) }
-        guard let entityName, let entity = schema[entityName] else { return nil }
+        guard let object = try reads.storedObject(ref), let entity = schema[object.entity] else { return nil }
         let attributes = Array(Set(Self.constraints(of: entity).flatMap { $0 })).sorted().compactMap(entity.attribute)
-        var values: [String: Value] = [:]
-        guard !attributes.isEmpty else { return (entity, values) }
-        try operation.connection.query("SELECT \(attributes.map { SQL.quote($0.name) }.joined(separator: ", ")) FROM \(table.quoted) WHERE \"_pk\" = ?1",
-                                       [.int(ref.key)]) { row in
-            for (index, attribute) in attributes.enumerated() {
-                let value = try row.value(Int32(index), as: attribute.type)
-                if !value.isNull { values[attribute.name] = value }
-            }
-        }
-        return (entity, values)
+        return (entity, attributes.isEmpty ? [:] : try reads.values(of: ref, attributes).filter { !$0.value.isNull })
     }
 
     /// `uniqueConstraint`, naming the entity, the attributes, the values and the existing object.
@@ -171,7 +153,7 @@ struct UniquenessResolver {
             return plan.inserts[index].id
         case .stored(let ref):
             let entity = finals[participant]?.entity.name ?? (try? storedValues(ref))?.0.name ?? ref.root
-            return operation.permanent(entity, ref.key)
+            return reads.permanent(entity, ref.key)
         }
     }
 }

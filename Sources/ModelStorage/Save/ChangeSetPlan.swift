@@ -1,44 +1,41 @@
 import Foundation
 import ModelCore
 
-/// A change set checked against the schema and the stored rows, as a save (or an overlay) sees
-/// it: values converted to their attributes' types, inserts completed with defaults, updates of
-/// saved objects only, deletes of existing objects once each, and every relationship target
-/// resolved to a saved object or an insert of the change set.
+/// Step 2 of a save (docs/storage-semantics.md): a change set checked against the schema and
+/// the stored objects (``SaveReads``), as a save (or an overlay) sees it: values converted to
+/// their attributes' types, inserts completed with defaults, updates of saved objects only,
+/// deletes of existing objects once each, and every relationship target resolved to a saved
+/// object or an insert of the change set. The same on every backend.
 ///
 /// A save fails on an update or a target that is gone (`notFound`); an overlay skips them.
-struct ChangeSetPlan {
-    /// An object as a save sees it: saved already, or the `index`th insert of the change set.
-    enum Participant: Hashable {
-        case stored(ObjectRef)
-        case inserted(Int)
-    }
+public struct ChangeSetPlan: Sendable {
+    public typealias Participant = SaveParticipant
 
     /// One relationship change, its targets resolved.
-    struct Link {
-        enum Kind {
+    public struct Link: Sendable {
+        public enum Kind: Sendable {
             case toOne(Participant?)
             case toMany(added: [Participant], removed: [Participant])
         }
 
-        let relationship: ResolvedRelationship
-        let kind: Kind
+        public let relationship: ResolvedRelationship
+        public let kind: Kind
     }
 
-    struct Insert {
-        let id: PersistentIdentifier
-        let entity: ResolvedEntity
+    public struct Insert: Sendable {
+        public let id: PersistentIdentifier
+        public let entity: ResolvedEntity
         /// The values given, converted (nil included).
-        let given: [String: Value]
-        let links: [Link]
+        public let given: [String: Value]
+        public let links: [Link]
         /// The names of the relationships given.
-        let relationshipNames: [String]
+        public let relationshipNames: [String]
 
         /// The attribute and relationship names given, sorted (what an upsert records).
-        var changedProperties: [String] { (Array(given.keys) + relationshipNames).sorted() }
+        public var changedProperties: [String] { (Array(given.keys) + relationshipNames).sorted() }
 
         /// Every attribute of the new object: the given value, else the default, else nil.
-        var attributes: [String: Value] {
+        public var attributes: [String: Value] {
             // Given are attributes of the entity only (``Builder/attributes(_:of:id:)``), so as
             // many are all of them.
             if given.count == entity.attributes.count { return given }
@@ -48,24 +45,27 @@ struct ChangeSetPlan {
         }
     }
 
-    struct Update {
-        let id: PersistentIdentifier
-        let ref: ObjectRef
+    public struct Update: Sendable {
+        public let id: PersistentIdentifier
+        public let ref: ObjectRef
         /// The stored object's entity.
-        let entity: ResolvedEntity
-        let attributes: [String: Value]
-        let links: [Link]
-        let changedProperties: [String]
+        public let entity: ResolvedEntity
+        public let attributes: [String: Value]
+        public let links: [Link]
+        public let changedProperties: [String]
     }
 
-    let inserts: [Insert]
-    let updates: [Update]
+    public let inserts: [Insert]
+    public let updates: [Update]
     /// Existing objects to delete, once each, in change-set order.
-    let deletes: [ObjectRef]
+    public let deletes: [ObjectRef]
+
+    /// Whether the plan writes nothing.
+    public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty }
 
     /// Every identifier belongs to this store and names a known entity; inserts carry temporary
     /// identifiers (each once) of concrete entities, updates and deletes permanent ones.
-    static func checkIdentifiers(_ changes: ChangeSet, schema: ResolvedSchema, storeIdentifier: UUID) throws(ModelError) {
+    public static func checkIdentifiers(_ changes: ChangeSet, schema: ResolvedSchema, storeIdentifier: UUID) throws(ModelError) {
         var inserted = Set<PersistentIdentifier>(minimumCapacity: changes.inserts.count)
         // Inserts come in runs of one entity: its lookup is kept for the next insert.
         var last: ResolvedEntity?
@@ -122,8 +122,9 @@ struct ChangeSetPlan {
     }
 
     /// Checks values and relationship changes (after ``checkIdentifiers(_:schema:storeIdentifier:)``).
-    init(_ changes: ChangeSet, schema: ResolvedSchema, stored: StoredRows, isOverlay: Bool) throws(ModelError) {
-        var builder = Builder(schema: schema, stored: stored, isOverlay: isOverlay)
+    public init(_ changes: ChangeSet, reads: some SaveReads, isOverlay: Bool) throws {
+        let schema = reads.schema
+        var builder = Builder(schema: schema, reads: reads, isOverlay: isOverlay)
         // Only relationship targets are looked up among the inserts.
         if changes.inserts.contains(where: { !$0.relationships.isEmpty }) || changes.updates.contains(where: { !$0.relationships.isEmpty }) {
             builder.insertEntities.reserveCapacity(changes.inserts.count)
@@ -152,7 +153,7 @@ struct ChangeSetPlan {
         }
         var updates: [Update] = []
         for update in changes.updates {
-            guard let (ref, row) = stored.existing(update.id), let entity = schema[row.entity] else {
+            guard let (ref, object) = try reads.existing(update.id), let entity = schema[object.entity] else {
                 if isOverlay { continue }
                 throw ModelError(.notFound, "cannot update \(update.id): no such object in this store; it may have been deleted",
                                  context: ["uri": update.id.uriRepresentation])
@@ -164,7 +165,7 @@ struct ChangeSetPlan {
         }
         var deletes: [ObjectRef] = []
         for delete in changes.deletes {
-            if let (ref, _) = stored.existing(delete.id), !deletes.contains(ref) { deletes.append(ref) }
+            if let (ref, _) = try reads.existing(delete.id), !deletes.contains(ref) { deletes.append(ref) }
         }
         self.inserts = inserts
         self.updates = updates

@@ -2,9 +2,9 @@ import ModelCore
 
 extension ChangeSetPlan {
     /// Checks the values and relationship changes of one change set.
-    struct Builder {
+    struct Builder<Reads: SaveReads> {
         let schema: ResolvedSchema
-        let stored: StoredRows
+        let reads: Reads
         let isOverlay: Bool
         var insertIndex: [PersistentIdentifier: Int] = [:]
         var insertEntities: [PersistentIdentifier: ResolvedEntity] = [:]
@@ -46,7 +46,7 @@ extension ChangeSetPlan {
         }
 
         /// The relationship changes, each checked against its relationship, targets resolved.
-        func links(_ given: [String: RelationshipChange], of entity: ResolvedEntity, id: PersistentIdentifier) throws(ModelError) -> [Link] {
+        func links(_ given: [String: RelationshipChange], of entity: ResolvedEntity, id: PersistentIdentifier) throws -> [Link] {
             var links: [Link] = []
             for (name, change) in given.sorted(by: { $0.key < $1.key }) {
                 guard let relationship = entity.relationship(name) else { throw ModelError.unknownProperty(name, entity: entity.name) }
@@ -77,15 +77,15 @@ extension ChangeSetPlan {
         /// A relationship's target: saved, or inserted by this change set, and of the
         /// relationship's destination entity or a subentity. Nil for a target that is gone
         /// (overlays only; a save fails with `notFound`).
-        private func target(_ id: PersistentIdentifier, of relationship: ResolvedRelationship, owner: PersistentIdentifier) throws(ModelError) -> Participant? {
+        private func target(_ id: PersistentIdentifier, of relationship: ResolvedRelationship, owner: PersistentIdentifier) throws -> Participant? {
             let participant: Participant
             let entity: String
             if let index = insertIndex[id], let inserted = insertEntities[id] {
                 participant = .inserted(index)
                 entity = inserted.name
-            } else if let (ref, row) = stored.existing(id) {
+            } else if let (ref, object) = try reads.existing(id) {
                 participant = .stored(ref)
-                entity = row.entity
+                entity = object.entity
             } else {
                 if isOverlay { return nil }
                 let why = id.isTemporary ? "it is neither saved nor inserted by this change set" : "no such object in this store; it may have been deleted"
