@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "ModelEngine", targets: ["ModelEngine"]),
         .library(name: "ModelWire", targets: ["ModelWire"]),
         .library(name: "ModelServer", targets: ["ModelServer"]),
+        .library(name: "StandardBackends", targets: ["StandardBackends"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
@@ -58,10 +59,17 @@ let package = Package(
             dependencies: ["ModelCore", "ModelStorage"],
             swiftSettings: sharedSettings
         ),
+        // The standard backends in one registry (SQLite and memory): what the executables, the
+        // embedded container and the tests choose. Nothing above ModelStorage imports a backend.
+        .target(
+            name: "StandardBackends",
+            dependencies: ["ModelStorage", "SQLiteStorage", "MemoryStorage"],
+            swiftSettings: sharedSettings
+        ),
         // Contexts: pending changes, delete rules, validation, uniqueness, merge policies, history.
         .target(
             name: "ModelEngine",
-            dependencies: ["ModelCore", "ModelStorage", "SQLiteStorage", "MemoryStorage"],
+            dependencies: ["ModelCore", "ModelStorage"],
             swiftSettings: sharedSettings
         ),
 
@@ -91,7 +99,7 @@ let package = Package(
         .target(
             name: "ModelServer",
             dependencies: [
-                "ModelCore", "ModelStorage", "ModelEngine", "ModelWire", "SQLiteStorage", "FramedTransport",
+                "ModelCore", "ModelStorage", "ModelEngine", "ModelWire", "FramedTransport",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -120,7 +128,7 @@ let package = Package(
         // embedded store, FetchDescriptor with #Predicate, history, @ModelActor.
         .target(
             name: "ModelClient",
-            dependencies: ["ModelMacros", "ModelCore", "ModelEngine", "ModelRemote", "ModelWire"],
+            dependencies: ["ModelMacros", "ModelCore", "ModelEngine", "ModelRemote", "ModelWire", "ModelStorage", "StandardBackends"],
             swiftSettings: sharedSettings + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
         ),
         // The macros behind @Model, @Attribute, @Relationship, @Transient, #Unique, #Index, @ModelActor.
@@ -139,7 +147,7 @@ let package = Package(
         .target(
             name: "ModelTesting",
             dependencies: [
-                "ModelCore", "ModelServer", "ModelRemote",
+                "ModelCore", "ModelServer", "ModelRemote", "ModelStorage", "StandardBackends",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: sharedSettings
@@ -147,7 +155,7 @@ let package = Package(
         .executableTarget(
             name: "modeld",
             dependencies: [
-                "ModelServer", "ModelWire", "ManualPages",
+                "ModelServer", "ModelWire", "ManualPages", "StandardBackends",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -173,7 +181,7 @@ let package = Package(
         .executableTarget(
             name: "modelctl",
             dependencies: [
-                "ModelRemote", "ModelCore", "ModelWire", "ModelServer", "ManualPages",
+                "ModelRemote", "ModelCore", "ModelWire", "ManualPages",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: sharedSettings
@@ -222,6 +230,7 @@ let package = Package(
             name: "ModelServerTests",
             dependencies: [
                 "ModelServer", "ModelRemote", "ModelTesting", "ModelWire", "ModelCore", "ModelEngine", "ModelStorage", "ModelFixtures",
+                "StandardBackends",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             ],
@@ -267,7 +276,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ModelEngineTests",
-            dependencies: ["ModelEngine", "ModelCore", "ModelStorage", "SQLiteStorage", "MemoryStorage", "ModelFixtures"],
+            dependencies: ["ModelEngine", "ModelCore", "ModelStorage", "SQLiteStorage", "MemoryStorage", "ModelFixtures", "StandardBackends"],
             swiftSettings: sharedSettings
         ),
     ]

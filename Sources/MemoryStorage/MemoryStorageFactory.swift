@@ -1,3 +1,4 @@
+import Foundation
 import ModelCore
 import ModelStorage
 
@@ -9,6 +10,21 @@ public struct MemoryStorageFactory: StorageBackendFactory {
 
     /// A factory for `memory:` stores.
     public init() {}
+
+    /// `memory:<name>`.
+    public func location(forStoreNamed name: String, in directory: URL) -> StoreLocation? {
+        StoreLocation(scheme: scheme, path: name)
+    }
+
+    /// `memory:name` or `memory://name`.
+    public func location(parsing url: String) throws(ModelError) -> StoreLocation {
+        let generic = try StoreLocation(url: url)
+        guard generic.scheme == scheme else { throw ModelError(.invalidArgument, "'\(url)' is not a memory store URL; use memory:name") }
+        return StoreLocation(scheme: scheme, path: generic.path.hasPrefix("//") ? String(generic.path.dropFirst(2)) : generic.path)
+    }
+
+    /// A memory store is gone with its process.
+    public var isPersistent: Bool { false }
 
     /// A new, empty store at `location`.
     public func open(_ location: StoreLocation) async throws -> any StorageBackend {

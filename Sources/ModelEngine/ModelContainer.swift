@@ -22,7 +22,7 @@ public final class ModelContainer: Sendable {
     /// a new or empty store takes it, and a store holding objects of another schema is refused
     /// with `schemaMismatch` listing the differences (there are no migrations yet). Without one,
     /// the store's own schema is used.
-    public static func open(url: String, schema: Schema? = nil, registry: StorageRegistry = .standard) async throws -> ModelContainer {
+    public static func open(url: String, schema: Schema? = nil, registry: StorageRegistry) async throws -> ModelContainer {
         let backend = try await registry.open(url: url, applying: schema)
         do {
             return try await open(backend: backend)

@@ -22,7 +22,9 @@ public actor ModelContext {
     nonisolated let retainsSavedObjects: Bool
 
     var pending: PendingChanges
-    private var gate = OperationGate()
+    /// One operation at a time, in arrival order: a context's operations await the store, and an
+    /// actor lets other calls in at every `await`; the gate keeps each operation whole.
+    private let gate = AsyncSemaphore(permits: 1)
 
     /// The most times a save retries after resolving conflicts under a merge policy.
     static let maximumSaveAttempts = 5
@@ -61,8 +63,8 @@ public actor ModelContext {
     /// stays known. Returns how many objects had changes (inserted, updated or deleted).
     @discardableResult
     public func rollback() async -> Int {
-        await enterGate()
-        defer { gate.leave() }
+        await gate.acquireUncancellably()
+        defer { gate.release() }
         return discardPending()
     }
 
@@ -78,15 +80,9 @@ public actor ModelContext {
 
     /// Runs `body` when every earlier operation has finished.
     func serialized<T>(_ body: () async throws -> T) async throws -> T {
-        await enterGate()
-        defer { gate.leave() }
+        try await gate.acquire()
+        defer { gate.release() }
         return try await body()
-    }
-
-    private func enterGate() async {
-        if !gate.tryEnter() {
-            await withCheckedContinuation { gate.enqueue($0) }
-        }
     }
 
     // MARK: Reading

@@ -5,7 +5,8 @@ import ModelWire
 /// A store as the daemon describes it.
 public struct StoreInfo: Hashable, Sendable {
     public enum Kind: String, Hashable, Sendable, Codable {
-        case sqlite, memory
+        /// Another backend: see ``backend``.
+        case sqlite, memory, other
     }
 
     public var name: String
@@ -19,17 +20,27 @@ public struct StoreInfo: Hashable, Sendable {
     public var openSessions: Int
     /// The store's file, for SQLite stores.
     public var path: String?
+    /// The store's backend: its URL scheme (`sqlite`, `memory`, …).
+    public var backend: String
+    /// Where the store lives: its backend's URL.
+    public var url: String
 
     init(wire: Modeld_V1_StoreInfo) throws(ModelError) {
         guard let uuid = UUID(uuidString: wire.uuid) else { throw ModelError(.storageFailure, "the daemon sent a bad store UUID '\(wire.uuid)'") }
         name = wire.name
         storeIdentifier = uuid
-        kind = wire.kind == .memory ? .memory : .sqlite
+        kind = switch wire.kind {
+        case .sqlite: .sqlite
+        case .memory: .memory
+        default: .other
+        }
         schemaVersionHash = wire.schemaVersionHash
         entities = wire.entities
         historyToken = wire.hasHistoryToken ? HistoryToken(wire.historyToken) : nil
         openSessions = Int(wire.openSessions)
         path = wire.path.isEmpty ? nil : wire.path
+        backend = wire.backend.isEmpty ? kind.rawValue : wire.backend
+        url = wire.url
     }
 }
 

@@ -7,10 +7,18 @@ extension DaemonClient {
     /// schema when given.
     @discardableResult
     public func createStore(_ name: String, kind: StoreInfo.Kind = .sqlite, schema: Schema? = nil) async throws -> StoreInfo {
+        try await createStore(name, backend: kind == .memory ? "memory" : nil, schema: schema)
+    }
+
+    /// Creates a store on the daemon's backend of scheme `backend` (its default when nil), placed
+    /// by the daemon; or at `url`, a backend URL (attached when a store is there already).
+    @discardableResult
+    public func createStore(_ name: String, backend: String?, url: String? = nil, schema: Schema? = nil) async throws -> StoreInfo {
         try await call {
             let request = Modeld_V1_CreateStoreRequest.with {
                 $0.name = name
-                $0.kind = kind == .memory ? .memory : .sqlite
+                if let backend { $0.backend = backend }
+                if let url { $0.url = url }
                 if let schema { $0.schema = schema.wire }
             }
             return try StoreInfo(wire: try await unary(Modeld_V1_StoreService.Method.CreateStore.self, request))

@@ -27,7 +27,8 @@ final class DaemonCore: Sendable {
                                            streamingFetches: configuration.maximumStreamingFetches)
         self.descriptors = descriptors
         self.catalog = StoreCatalog(directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("stores"),
-                                    maximumStoreSize: configuration.maximumStoreSize, maximumStores: descriptors.maximumStores)
+                                    registry: configuration.registry, maximumStoreSize: configuration.maximumStoreSize,
+                                    maximumStores: descriptors.maximumStores)
         self.sessions = SessionRegistry(maximumSessions: configuration.maximumSessions, idleTimeout: configuration.idleTimeout)
         self.streams = StreamRegistry(maximumStreamingFetches: configuration.maximumStreamingFetches,
                                       stallTimeout: configuration.streamStallTimeout)
@@ -47,7 +48,13 @@ final class DaemonCore: Sendable {
         var info = Modeld_V1_StoreInfo()
         info.name = store.name
         info.uuid = container.storeIdentifier.uuidString.lowercased()
-        info.kind = store.kind == .sqlite ? .sqlite : .memory
+        info.kind = switch store.backend {
+        case "sqlite": .sqlite
+        case "memory": .memory
+        default: .other
+        }
+        info.backend = store.backend
+        info.url = store.location.url
         info.entities = container.schema.entityNames
         info.schemaVersionHash = info.entities.isEmpty ? "" : container.schema.versionHash
         do {
@@ -57,7 +64,8 @@ final class DaemonCore: Sendable {
             throw ModelError(.notFound, "no store named '\(store.name)': it was just dropped", context: ["store": store.name])
         }
         info.openSessions = Int64(sessions.count(on: store.name))
-        if store.kind == .sqlite { info.path = store.location.path }
+        // A store kept in a file (an SQLite store) names it.
+        if store.location.path.hasPrefix("/") { info.path = store.location.path }
         return info
     }
 

@@ -26,24 +26,12 @@ public struct DaemonEvents: Sendable {
 /// closes sessions (discarding what they did not save) and stores, and removes its socket.
 public final class ModelDaemon: Service, Sendable {
     /// modeld's version.
-    public static let version = "0.1.0"
+    public static let version = ModeldVersion.current
 
     public let configuration: ServerConfiguration
     let core: DaemonCore
     private let events: DaemonEvents
-    private let phase = Mutex(Phase.created)
-    /// Set once the server exists, so that ``shutdown()`` can stop it.
-    private let stopServer = Mutex<(@Sendable () -> Void)?>(nil)
-    private let shutdownRequested = Mutex(false)
-
-    private enum Phase {
-        case created
-        case starting(waiters: [CheckedContinuation<Void, any Error>])
-        case ready
-        case stopping
-        case stopped
-        case failed(String)
-    }
+    private let lifecycle = Mutex(DaemonLifecycle())
 
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "modeld"), events: DaemonEvents = DaemonEvents()) {
         self.configuration = configuration
@@ -55,37 +43,31 @@ public final class ModelDaemon: Service, Sendable {
     private var bindsPath: Bool { configuration.listeningSocketDescriptor == nil }
 
     public func run() async throws {
-        phase.withLock { if case .created = $0 { $0 = .starting(waiters: []) } }
+        try lifecycle.withLock { try $0.starting() }
+        var thrown: (any Error)?
         do {
             try await serve()
-            finish(.stopped)
         } catch {
-            finish(.failed("\(error)"))
-            throw error
+            thrown = error
         }
+        let waiters = lifecycle.withLock { $0.ended(failure: thrown.map { "\($0)" }) }
+        let why = thrown.map { "\($0)" } ?? "the daemon stopped before it was ready"
+        for waiter in waiters { waiter.resume(throwing: DaemonStartError(why)) }
+        if let thrown { throw thrown }
     }
 
     /// Returns once the daemon listens; throws if it failed to start or has stopped.
     public func waitUntilReady() async throws {
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
-            let outcome: Result<Void, DaemonStartError>? = phase.withLock { phase in
-                switch phase {
-                case .created: phase = .starting(waiters: [waiter]); return nil
-                case .starting(var waiters): waiters.append(waiter); phase = .starting(waiters: waiters); return nil
-                case .ready: return .success(())
-                case .stopping, .stopped: return .failure(DaemonStartError("the daemon has stopped"))
-                case .failed(let why): return .failure(DaemonStartError(why))
-                }
-            }
-            if let outcome { waiter.resume(with: outcome.mapError { $0 as any Error }) }
+            if let outcome = lifecycle.withLock({ $0.waitForReady(waiter) }) { waiter.resume(with: outcome.mapError { $0 as any Error }) }
         }
     }
 
-    /// Begins a graceful shutdown, as SIGTERM does under a `ServiceGroup`: calls under way
-    /// finish, then sessions and stores close and ``run()`` returns.
+    /// Begins a graceful shutdown, as SIGTERM does under a `ServiceGroup`: streams end, calls
+    /// under way finish (for at most the grace period), then sessions and stores close and
+    /// ``run()`` returns. Asked before the daemon is ready, it never becomes ready.
     public func shutdown() {
-        shutdownRequested.withLock { $0 = true }
-        stopServer.withLock { $0 }?()
+        lifecycle.withLock { $0.stopRequested() }?()
     }
 
     /// A line about the daemon's load, for systemd's `STATUS=`.
@@ -95,26 +77,7 @@ public final class ModelDaemon: Service, Sendable {
 
     /// Whether the daemon is serving (for the health service).
     public var isServing: Bool {
-        phase.withLock { if case .ready = $0 { true } else { false } }
-    }
-
-    private func finish(_ end: Phase) {
-        let waiters = phase.withLock { phase -> [CheckedContinuation<Void, any Error>] in
-            defer { phase = end }
-            if case .starting(let waiters) = phase { return waiters }
-            return []
-        }
-        let why: String = if case .failed(let text) = end { text } else { "the daemon stopped before it was ready" }
-        for waiter in waiters { waiter.resume(throwing: DaemonStartError(why)) }
-    }
-
-    private func markReady() {
-        let waiters = phase.withLock { phase -> [CheckedContinuation<Void, any Error>] in
-            defer { phase = .ready }
-            if case .starting(let waiters) = phase { return waiters }
-            return []
-        }
-        for waiter in waiters { waiter.resume() }
+        lifecycle.withLock { $0.isServing }
     }
 
     private func serve() async throws {
@@ -136,20 +99,25 @@ public final class ModelDaemon: Service, Sendable {
         } : nil
         let framedServer = framed.map { GRPCServer(transport: $0, services: services()) }
         defer { if let framed { unlink(framed.path) } }
-        let (stopRequested, requestStop) = AsyncStream<Void>.makeStream()
+        let (graceStarts, startGrace) = AsyncStream<Void>.makeStream()
+        let (listeningEnds, endListening) = AsyncStream<Void>.makeStream()
         let stop: @Sendable () -> Void = { [weak self] in
             guard let self else { return }
-            phase.withLock { $0 = .stopping }
             logger.info("shutting down: ending streams, finishing calls under way (at most \(configuration.shutdownGracePeriod))")
             events.stopping?()
             core.rpc.stopping.set()
             core.streams.endAll()
             server.beginGracefulShutdown()
             framedServer?.beginGracefulShutdown()
-            requestStop.finish()
+            startGrace.finish()
+            endListening.finish()
         }
-        stopServer.withLock { $0 = stop }
-        if shutdownRequested.withLock({ $0 }) { stop() }
+        // Asked to stop before the servers existed: they never start.
+        if let stopNow = try lifecycle.withLock({ try $0.serversCreated(stop: stop) }) {
+            stopNow()
+            await closeEverything()
+            return
+        }
         try await withGracefulShutdownHandler {
             try await withThrowingTaskGroup(of: ServeTask.self) { group in
                 group.addTask { try await server.serve(); return .server }
@@ -157,52 +125,94 @@ public final class ModelDaemon: Service, Sendable {
                 group.addTask { try await self.endIdleSessions(); return .housekeeping }
                 group.addTask { try await self.core.streams.endStalledStreams(); return .housekeeping }
                 group.addTask { [grace = configuration.shutdownGracePeriod] in
-                    for await _ in stopRequested {}
+                    for await _ in graceStarts {}
                     do { try await Task.sleep(for: grace) } catch { return .housekeeping }
                     return .graceOver
                 }
+                // Waits for the sockets, unless a stop comes first (a transport stopped before it
+                // listened never says where it listens).
+                let listening = Task { try await self.listen(transport: transport, framed: framed, guarded: guarded) }
+                let listened: Bool
                 do {
-                    _ = try await transport.listeningAddress
-                    if bindsPath { try guarded.setMode(configuration.socketMode) }
-                    if let framed {
-                        do {
-                            try await framed.waitUntilListening()
-                        } catch {
-                            throw DaemonStartError("cannot listen on \(framed.path): \(error)")
-                        }
-                        guard chmod(framed.path, mode_t(configuration.socketMode)) == 0 else {
-                            throw DaemonStartError("cannot set the permissions of \(framed.path): \(String(cString: strerror(errno)))")
-                        }
-                    }
-                } catch let error as DaemonStartError {
-                    server.beginGracefulShutdown()
-                    framedServer?.beginGracefulShutdown()
-                    throw error
+                    listened = try await Self.unlessStopped(listening, stopped: listeningEnds)
                 } catch {
                     server.beginGracefulShutdown()
                     framedServer?.beginGracefulShutdown()
-                    throw DaemonStartError("cannot listen on \(configuration.socketPath): \(error)")
+                    throw error
                 }
-                markReady()
-                logger.info("modeld \(Self.version) listening on \(configuration.socketPath) (\(core.catalog.count) store(s), data in \(configuration.dataDirectory))")
-                logger.info("serving up to \(core.descriptors.maximumConnections) connections and \(core.descriptors.maximumStores) stores (file-descriptor limit \(core.descriptors.limit))")
-                events.ready?()
+                // A stop asked for during start-up keeps the daemon from ever reporting ready.
+                if listened, let waiters = try lifecycle.withLock({ try $0.listening() }) {
+                    for waiter in waiters { waiter.resume() }
+                    logger.info("modeld \(Self.version) listening on \(configuration.socketPath) (\(core.catalog.count) store(s), data in \(configuration.dataDirectory))")
+                    logger.info("serving up to \(core.descriptors.maximumConnections) connections and \(core.descriptors.maximumStores) stores (file-descriptor limit \(core.descriptors.limit))")
+                    events.ready?()
+                }
                 // Until both servers have stopped, or the grace period after a stop has passed.
                 var serving = framedServer == nil ? 1 : 2
-                while serving > 0, let ended = try await group.next() {
+                while serving > 0 {
+                    let ended: ServeTask?
+                    do {
+                        ended = try await group.next()
+                    } catch where core.rpc.stopping.isSet {
+                        // A server stopped before it began serving says so; it has stopped all the same.
+                        ended = .server
+                    }
                     switch ended {
                     case .server: serving -= 1
                     case .graceOver:
                         logger.notice("closing the connections of calls still under way after the \(configuration.shutdownGracePeriod) grace period")
                         serving = 0
                     case .housekeeping: continue
+                    case nil: serving = 0
                     }
                 }
                 group.cancelAll()
             }
-        } onGracefulShutdown: {
-            stop()
+        } onGracefulShutdown: { [weak self] in
+            self?.shutdown()
         }
+        await closeEverything()
+    }
+
+    /// Waits for both sockets to listen and gives them their mode.
+    private func listen(transport: HTTP2ServerTransport.Posix, framed: FramedServerTransport?, guarded: SocketGuard) async throws {
+        do {
+            _ = try await transport.listeningAddress
+            if bindsPath { try guarded.setMode(configuration.socketMode) }
+        } catch let error as DaemonStartError {
+            throw error
+        } catch {
+            throw DaemonStartError("cannot listen on \(configuration.socketPath): \(error)")
+        }
+        guard let framed else { return }
+        do {
+            try await framed.waitUntilListening()
+        } catch {
+            throw DaemonStartError("cannot listen on \(framed.path): \(error)")
+        }
+        guard chmod(framed.path, mode_t(configuration.socketMode)) == 0 else {
+            throw DaemonStartError("cannot set the permissions of \(framed.path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// `task`'s outcome (true once it succeeded), or false when `stopped` ends first; the task
+    /// goes on by itself then.
+    private static func unlessStopped(_ task: Task<Void, any Error>, stopped: AsyncStream<Void>) async throws -> Bool {
+        try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Bool, any Error>) in
+            let once = Mutex(false)
+            let finish: @Sendable (Result<Bool, any Error>) -> Void = { outcome in
+                if once.withLock({ done in defer { done = true }; return !done }) { waiter.resume(with: outcome) }
+            }
+            Task { finish(await task.result.map { true }) }
+            Task {
+                for await _ in stopped {}
+                finish(.success(false))
+            }
+        }
+    }
+
+    /// Closes every session (discarding what it did not save), then every store.
+    private func closeEverything() async {
         let closed = await core.sessions.end(where: { _ in true }, reason: "was closed: the daemon stopped")
         await core.catalog.closeAll()
         logger.info("stopped\(closed > 0 ? " (closed \(closed) session(s), discarding what they had not saved)" : "")")
@@ -216,11 +226,11 @@ public final class ModelDaemon: Service, Sendable {
     }
 
     private func openStores() async throws {
-        for (file, error) in try await core.catalog.openExisting() {
-            logger.error("cannot open store file \(file): \(error); the other stores are served")
+        for (store, error) in try await core.catalog.openExisting() {
+            logger.error("cannot open store \(store): \(error); the other stores are served")
         }
         if let name = configuration.defaultStore, (try? core.catalog.handle(named: name)) == nil {
-            _ = try await core.catalog.create(name: name, kind: .sqlite, schema: nil)
+            _ = try await core.catalog.create(name: name, backend: configuration.defaultBackend, schema: nil)
             logger.info("created the '\(name)' store")
         }
     }

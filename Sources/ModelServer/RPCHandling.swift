@@ -61,7 +61,7 @@ final class StopFlag: Sendable {
 /// cancellation handlers from whichever thread cancels the RPC; the lock keeps the task from
 /// finishing while it is being cancelled, and no cancel reaches it once it has finished.
 final class HandlerTaskCanceller: Sendable {
-    private struct Running: @unchecked Sendable {
+    private struct Running: @unchecked Sendable {  // The task is touched only under the lock, while it runs.
         var task: UnsafeCurrentTask?
     }
     private let running = Mutex(Running())

@@ -1,4 +1,5 @@
 import Foundation
+import ModelStorage
 
 /// How a daemon runs: where it listens and keeps its data, and its limits. The `modeld`
 /// executable fills it from flags and `MODELD_*` variables; tests fill it directly.
@@ -40,6 +41,9 @@ public struct ServerConfiguration: Sendable {
     /// The file-descriptor limit the daemon plans its connections and stores by; nil for the
     /// process's soft `RLIMIT_NOFILE`.
     public var fileDescriptorLimit: Int?
+    /// The backend (URL scheme) of a store a client creates without naming one, and of the default
+    /// store.
+    public var defaultBackend = "sqlite"
     /// A store to create at start-up if it does not exist (nil for none).
     public var defaultStore: String? = "default"
     /// A socket already bound and listening (systemd socket activation), used instead of binding
@@ -47,9 +51,13 @@ public struct ServerConfiguration: Sendable {
     public var listeningSocketDescriptor: Int32?
     /// Reported by the Status call.
     public var version: String = ModelDaemon.version
+    /// The backends the daemon can open stores with, by URL scheme. The executable chooses them
+    /// (StandardBackends' `.daemon`: SQLite and memory); the daemon knows none by itself.
+    public var registry: StorageRegistry
 
-    public init(socketPath: String, dataDirectory: String) {
+    public init(socketPath: String, dataDirectory: String, registry: StorageRegistry) {
         self.socketPath = socketPath
         self.dataDirectory = dataDirectory
+        self.registry = registry
     }
 }

@@ -2,50 +2,61 @@ import Foundation
 import ModelCore
 import ModelEngine
 import ModelStorage
-import SQLiteStorage
 import Synchronization
 
-/// The stores the daemon serves, by name. Lookups take a lock for a moment; creating, dropping
-/// and changing the schema of stores take turns behind an async mutex, since they wait for the disk.
+/// The stores the daemon serves, by name, on whatever backends its registry has. A store is
+/// placed by its backend in `<data>/stores` (an SQLite file, a memory store), or lives at a URL of
+/// its own (attached: remembered in `<data>/stores/attached.json` when its backend keeps data
+/// across restarts). Lookups take a lock for a moment; creating, dropping and changing the
+/// schema of stores take turns, since they wait for the disk.
 final class StoreCatalog: Sendable {
     /// `<data directory>/stores`.
     let directory: URL
     private let registry: StorageRegistry
     private let stores = Mutex<[String: StoreHandle]>([:])
-    private let changes = AsyncMutex()
-    /// The emptied files of dropped stores, for new ones.
-    private let recycler: StoreFileRecycler
+    private let changes = AsyncSemaphore(permits: 1)
+    private let attached: AttachedStores
 
-    /// The size limit of SQLite store files.
+    /// The size limit of stores whose backend can keep one (``StorageSizeLimiting``).
     let maximumStoreSize: Int64?
     /// The most stores open at once (what the file-descriptor limit leaves for them).
     let maximumStores: Int
 
-    init(directory: URL, registry: StorageRegistry = .standard, maximumStoreSize: Int64? = nil, maximumStores: Int = .max) {
+    init(directory: URL, registry: StorageRegistry, maximumStoreSize: Int64? = nil, maximumStores: Int = .max) {
         self.directory = directory
         self.registry = registry
         self.maximumStoreSize = maximumStoreSize
         self.maximumStores = maximumStores
-        recycler = StoreFileRecycler(storesDirectory: directory)
+        attached = AttachedStores(file: directory.appendingPathComponent("attached.json"))
     }
 
-    /// Opens every `<name>.sqlite` file of the stores directory. Returns the files that could not
-    /// be opened, with why, so that the daemon can say so and serve the others.
-    func openExisting() async throws -> [(file: String, error: any Error)] {
+    /// Opens every store the backends placed in the stores directory before, and every attached
+    /// one. Returns those that could not be opened, with why, so that the daemon can say so and
+    /// serve the others.
+    func openExisting() async throws -> [(store: String, error: any Error)] {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
-        // Sets left in the bin by an earlier run may not have been emptied and synced.
-        recycler.removeAll()
+        var found: [(name: String, location: StoreLocation)] = []
+        for scheme in registry.schemes { found += try registry.factory(for: scheme).storesPlaced(in: directory) }
         var failures: [(String, any Error)] = []
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sqlite") }.sorted()
-        for file in files {
-            let name = String(file.dropLast(".sqlite".count))
-            guard (try? StoreName.validate(name)) != nil else { continue }
+        for (name, url) in try attached.all() {
             do {
-                let handle = try await open(name: name, kind: .sqlite, schema: nil)
+                found.append((name, try registry.location(parsing: url)))
+            } catch {
+                failures.append(("\(name) (\(url))", error))
+            }
+        }
+        for (name, location) in found {
+            guard (try? StoreName.validate(name)) != nil, stores.withLock({ $0[name] }) == nil else { continue }
+            if let other = stores.withLock({ $0.values.first { $0.location == location } }) {
+                failures.append(("\(name) (\(location))", ModelError(.uniqueConstraint, "served already as '\(other.name)'")))
+                continue
+            }
+            do {
+                let handle = try await open(name: name, at: location, schema: nil)
                 stores.withLock { $0[name] = handle }
             } catch {
-                failures.append((file, error))
+                failures.append(("\(name) (\(location))", error))
             }
         }
         return failures
@@ -65,10 +76,11 @@ final class StoreCatalog: Sendable {
 
     var count: Int { stores.withLock { $0.count } }
 
-    /// Creates a store, applying `schema` when given.
-    func create(name: String, kind: StoreKind, schema: Schema?) async throws -> StoreHandle {
+    /// Creates a store, applying `schema` when given: placed by the backend of scheme `backend`
+    /// in the stores directory, or at `url` (attached when a store is there already).
+    func create(name: String, backend: String, url: String? = nil, schema: Schema?) async throws -> StoreHandle {
         try StoreName.validate(name)
-        return try await changes.withLock {
+        return try await changes.withPermit {
             guard stores.withLock({ $0[name] }) == nil else {
                 throw ModelError(.uniqueConstraint, "a store named '\(name)' already exists", context: ["store": name])
             }
@@ -77,40 +89,71 @@ final class StoreCatalog: Sendable {
                     "modeld serves \(count) stores, the most its file-descriptor limit allows beside its connections: drop a store, raise the limit (LimitNOFILE= in its unit, ulimit -n), or lower --max-connections",
                     context: ["store": name])
             }
-            if kind == .sqlite, FileManager.default.fileExists(atPath: file(for: name).path) {
+            if let url {
+                let location = try registry.location(parsing: url)
+                try checkAttachable(location, as: name)
+                let handle = try await open(name: name, at: location, schema: schema)
+                do {
+                    if try registry.factory(for: location.scheme).isPersistent { try attached.add(name, location) }
+                } catch {
+                    await handle.container.close()
+                    throw error
+                }
+                stores.withLock { $0[name] = handle }
+                return handle
+            }
+            let factory = try registry.factory(for: backend)
+            guard let location = factory.location(forStoreNamed: name, in: directory) else {
+                throw ModelError(.invalidArgument, "a '\(backend)' store lives at a URL of its own: create it with one (\(backend)://…)",
+                                 context: ["store": name, "backend": backend])
+            }
+            if factory.hasData(at: location) {
                 throw ModelError(.uniqueConstraint,
-                    "the file of a store named '\(name)' exists but the daemon could not open it at start-up (see its log); move \(file(for: name).path) away or choose another name",
+                    "the data of a store named '\(name)' exists at \(location) but the daemon could not open it at start-up (see its log); move it away or choose another name",
                     context: ["store": name])
             }
             do {
-                if kind == .sqlite { recycler.claim(for: file(for: name).path) }
-                let handle = try await open(name: name, kind: kind, schema: schema)
+                let handle = try await open(name: name, at: location, schema: schema)
                 stores.withLock { $0[name] = handle }
                 return handle
             } catch {
                 // A bad schema leaves no half-made store behind.
-                if kind == .sqlite { try? await registry.destroy(url: StoreLocation(scheme: "sqlite", path: file(for: name).path).url) }
+                try? await registry.destroy(location)
                 throw error
             }
         }
     }
 
-    /// Closes a store and deletes its data (its files are emptied for a new store, after the
-    /// drop has returned: see ``StoreFileRecycler``). The caller closes its sessions first.
+    /// Refuses a URL that another store is served from (two names would be one store, each
+    /// caching its schema and keys), or one in the stores directory, whose files the backends
+    /// place and find by name.
+    private func checkAttachable(_ location: StoreLocation, as name: String) throws(ModelError) {
+        if let other = stores.withLock({ $0.values.first { $0.location == location } }) {
+            throw ModelError(.uniqueConstraint, "\(location) is served already, as the store '\(other.name)'; use that name",
+                             context: ["store": name, "url": location.url])
+        }
+        if location.path.hasPrefix(directory.standardizedFileURL.path + "/") {
+            throw ModelError(.invalidArgument,
+                             "\(location) is inside the daemon's stores directory, where it places stores by name: create the store with a backend (\(location.scheme)) rather than a URL",
+                             context: ["store": name, "url": location.url])
+        }
+    }
+
+    /// Closes a store and deletes its data. The caller closes its sessions first.
     func drop(name: String) async throws {
-        try await changes.withLock {
+        try await changes.withPermit {
             let handle = try handle(named: name)
             stores.withLock { $0[name] = nil }
+            try attached.remove(name)
             await handle.container.closeForRemoval()
-            if handle.kind == .sqlite, recycler.recycle(handle.location.path) { return }
-            try await registry.destroy(url: handle.location.url)
+            try await registry.destroy(handle.location)
         }
     }
 
     /// Sets a store's schema (see `StorageBackend.apply(schema:)`) and returns its handle, whose
     /// container now has the new schema.
     func apply(schema: Schema, to name: String) async throws -> StoreHandle {
-        try await changes.withLock {
+        try await changes.withPermit {
             let handle = try handle(named: name)
             let backend = handle.container.backend
             try await backend.apply(schema: schema)
@@ -128,17 +171,57 @@ final class StoreCatalog: Sendable {
         for handle in all { await handle.container.close() }
     }
 
-    private func file(for name: String) -> URL { directory.appendingPathComponent("\(name).sqlite") }
+    private func open(name: String, at location: StoreLocation, schema: Schema?) async throws -> StoreHandle {
+        let backend = try await registry.open(location, applying: schema)
+        let container: ModelContainer
+        do {
+            if let maximumStoreSize, let limited = backend as? any StorageSizeLimiting { try await limited.setMaximumSize(maximumStoreSize) }
+            container = try await ModelContainer.open(backend: backend)
+        } catch {
+            await backend.close()
+            throw error
+        }
+        return StoreHandle(name: name, location: location, container: container)
+    }
+}
 
-    private func open(name: String, kind: StoreKind, schema: Schema?) async throws -> StoreHandle {
-        let location = switch kind {
-        case .sqlite: StoreLocation(scheme: "sqlite", path: file(for: name).path)
-        case .memory: StoreLocation(scheme: "memory", path: name)
+/// The stores that live at URLs of their own, by name: a JSON object in a file of the stores
+/// directory, rewritten whole (to a temporary file, then renamed) on every change.
+struct AttachedStores: Sendable {
+    let file: URL
+
+    /// Every attached store's name and URL, by name.
+    func all() throws -> [(name: String, url: String)] {
+        try urls().sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    func add(_ name: String, _ location: StoreLocation) throws {
+        var urls = try urls()
+        urls[name] = location.url
+        try write(urls)
+    }
+
+    func remove(_ name: String) throws {
+        var urls = try urls()
+        guard urls.removeValue(forKey: name) != nil else { return }
+        try write(urls)
+    }
+
+    private func urls() throws -> [String: String] {
+        guard let data = try? Data(contentsOf: file) else { return [:] }
+        guard let urls = try? JSONDecoder().decode([String: String].self, from: data) else {
+            throw ModelError(.storageFailure, "\(file.path) is not the list of attached stores it should be; move it away to start without them")
         }
-        let container = try await ModelContainer.open(url: location.url, schema: schema, registry: registry)
-        if let maximumStoreSize, let sqlite = container.backend as? SQLiteStore {
-            try await sqlite.setMaximumFileSize(maximumStoreSize)
+        return urls
+    }
+
+    private func write(_ urls: [String: String]) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        let temporary = file.appendingPathExtension("new")
+        try encoder.encode(urls).write(to: temporary, options: .atomic)
+        guard rename(temporary.path, file.path) == 0 else {
+            throw ModelError(.storageFailure, "cannot write \(file.path): \(String(cString: strerror(errno)))")
         }
-        return StoreHandle(name: name, kind: kind, location: location, container: container)
     }
 }

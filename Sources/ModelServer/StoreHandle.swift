@@ -4,32 +4,25 @@ import ModelEngine
 import ModelStorage
 import Synchronization
 
-/// How a store keeps its data.
-public enum StoreKind: String, Sendable, CaseIterable {
-    /// A file `<data directory>/stores/<name>.sqlite`, reopened when the daemon starts.
-    case sqlite
-    /// In memory only: gone when the daemon stops.
-    case memory
-}
-
-/// One store the daemon serves: its name, backend and schema (a container), and the signal that
-/// wakes history followers.
+/// One store the daemon serves: its name, where it lives (its backend's URL), its schema (a
+/// container), and the signal that wakes history followers.
 final class StoreHandle: Sendable {
     let name: String
-    let kind: StoreKind
     let location: StoreLocation
     let history = HistorySignal()
     private let current: Mutex<ModelContainer>
 
-    init(name: String, kind: StoreKind, location: StoreLocation, container: ModelContainer) {
+    init(name: String, location: StoreLocation, container: ModelContainer) {
         self.name = name
-        self.kind = kind
         self.location = location
         self.current = Mutex(container)
     }
 
     /// The store with its current schema.
     var container: ModelContainer { current.withLock { $0 } }
+
+    /// The store's backend: its URL scheme.
+    var backend: String { location.scheme }
 
     /// The store's UUID.
     var storeIdentifier: UUID { container.storeIdentifier }
@@ -41,7 +34,7 @@ final class StoreHandle: Sendable {
 }
 
 /// Store names: what a client may call a store. Names never become paths by themselves: a store
-/// file is always `<data directory>/stores/<name>.sqlite`, and the name's rules keep it there.
+/// its backend places is always inside `<data directory>/stores`, and the name's rules keep it there.
 enum StoreName {
     static let maximumLength = 64
 

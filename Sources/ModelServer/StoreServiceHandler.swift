@@ -9,15 +9,24 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
 
     func createStore(request: Modeld_V1_CreateStoreRequest, context: ServerContext) async throws -> Modeld_V1_StoreInfo {
         try await core.rpc.handle("CreateStore") {
-            let kind: StoreKind = switch request.kind {
-            case .sqlite: .sqlite
-            case .memory: .memory
-            case .UNRECOGNIZED(let number): throw ModelError(.invalidArgument, "unknown store kind \(number); use sqlite or memory")
+            let backend: String
+            if !request.backend.isEmpty {
+                backend = request.backend.lowercased()
+            } else {
+                backend = switch request.kind {
+                case .sqlite: core.configuration.defaultBackend
+                case .memory: "memory"
+                case .other, .UNRECOGNIZED:
+                    if !request.url.isEmpty { "" } else {
+                        throw ModelError(.invalidArgument, "store kind \(request.kind.rawValue) names no backend: set backend (a URL scheme such as sqlite or memory) or url")
+                    }
+                }
             }
             let schema = request.hasSchema ? try Schema(wire: request.schema) : nil
             try schema?.validate()
-            let store = try await core.catalog.create(name: request.name, kind: kind, schema: schema)
-            core.logger.info("created \(kind.rawValue) store '\(store.name)'")
+            let store = try await core.catalog.create(name: request.name, backend: backend, url: request.url.isEmpty ? nil : request.url,
+                                                      schema: schema)
+            core.logger.info("created \(store.backend) store '\(store.name)' at \(store.location)")
             return try await core.info(store, isNew: true)
         }
     }

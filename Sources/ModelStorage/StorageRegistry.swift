@@ -1,20 +1,54 @@
+import Foundation
 import ModelCore
 
-/// Opens and destroys stores of one URL scheme.
+/// Opens, finds and destroys stores of one URL scheme: what a backend module registers. Only
+/// ``scheme``, ``open(_:)`` and ``destroy(_:)`` are required; the rest have defaults that fit a
+/// backend whose stores live elsewhere than in files of the daemon's data directory.
 public protocol StorageBackendFactory: Sendable {
-    /// The URL scheme this factory serves (`sqlite`, `memory`).
+    /// The URL scheme this factory serves (`sqlite`, `memory`, …), lowercase.
     var scheme: String { get }
+    /// Parses a URL of this scheme, checking what follows the scheme. By default the rest is
+    /// kept as it is.
+    func location(parsing url: String) throws(ModelError) -> StoreLocation
+    /// Where a daemon keeps a store named `name` that it places itself, its stores' directory
+    /// being `directory` (`<directory>/<name>.sqlite`, `memory:<name>`); nil when a store of this
+    /// backend needs a URL of its own (the default).
+    func location(forStoreNamed name: String, in directory: URL) -> StoreLocation?
+    /// The stores a daemon placed in `directory` earlier, by name, for a daemon that starts (none
+    /// by default). A backend may also tidy the directory here (before any store is opened).
+    func storesPlaced(in directory: URL) throws -> [(name: String, location: StoreLocation)]
+    /// Whether data is stored at `location` already (false by default).
+    func hasData(at location: StoreLocation) -> Bool
+    /// Whether the store's data outlives the process (true by default): a daemon remembers the
+    /// stores it did not place itself only when they do.
+    var isPersistent: Bool { get }
     /// Opens the store at `location`, creating it if it does not exist.
     func open(_ location: StoreLocation) async throws -> any StorageBackend
     /// Opens the store at `location` and applies `schema` (see `StorageBackend.apply(schema:)`).
     /// By default ``open(_:)`` then `apply(schema:)`; a factory that can do both in one write
     /// (one sync for a new store) does.
     func open(_ location: StoreLocation, applying schema: Schema) async throws -> any StorageBackend
-    /// Removes the store's data (the file and its journals); the store must be closed.
+    /// Removes the store's data; the store must be closed.
     func destroy(_ location: StoreLocation) async throws
 }
 
 extension StorageBackendFactory {
+    public func location(parsing url: String) throws(ModelError) -> StoreLocation {
+        let location = try StoreLocation(url: url)
+        guard location.scheme == scheme else {
+            throw ModelError(.invalidArgument, "'\(url)' is not a \(scheme): URL")
+        }
+        return location
+    }
+
+    public func location(forStoreNamed name: String, in directory: URL) -> StoreLocation? { nil }
+
+    public func storesPlaced(in directory: URL) throws -> [(name: String, location: StoreLocation)] { [] }
+
+    public func hasData(at location: StoreLocation) -> Bool { false }
+
+    public var isPersistent: Bool { true }
+
     public func open(_ location: StoreLocation, applying schema: Schema) async throws -> any StorageBackend {
         let backend = try await open(location)
         do {
@@ -28,7 +62,8 @@ extension StorageBackendFactory {
 }
 
 /// Chooses a backend by the scheme of a store URL. A value: build one with the factories you
-/// need (ModelEngine offers one with SQLite and memory).
+/// need (the StandardBackends module offers one with SQLite and memory). Any registered scheme
+/// can be opened; nothing above this layer knows which backends exist.
 public struct StorageRegistry: Sendable {
     private var factories: [String: any StorageBackendFactory]
 
@@ -44,25 +79,40 @@ public struct StorageRegistry: Sendable {
     /// The schemes this registry can open.
     public var schemes: [String] { factories.keys.sorted() }
 
+    /// The factory of `scheme`, or `invalidArgument` naming the schemes there are.
+    public func factory(for scheme: String) throws(ModelError) -> any StorageBackendFactory {
+        guard let factory = factories[scheme.lowercased()] else {
+            throw ModelError(.invalidArgument, "no storage backend for scheme '\(scheme)'; available: \(schemes.joined(separator: ", "))",
+                             context: ["scheme": scheme])
+        }
+        return factory
+    }
+
+    /// Parses `url` with the factory of its scheme.
+    public func location(parsing url: String) throws(ModelError) -> StoreLocation {
+        try factory(for: StoreLocation.scheme(of: url)).location(parsing: url)
+    }
+
     /// Opens the store at `url`, applying `schema` when given (see
     /// `StorageBackend.apply(schema:)`); a store that cannot take the schema is closed again.
     public func open(url: String, applying schema: Schema? = nil) async throws -> any StorageBackend {
-        let location = try StoreLocation(url: url)
-        let factory = try factory(for: location)
+        try await open(try location(parsing: url), applying: schema)
+    }
+
+    /// Opens the store at `location`, applying `schema` when given.
+    public func open(_ location: StoreLocation, applying schema: Schema? = nil) async throws -> any StorageBackend {
+        let factory = try factory(for: location.scheme)
         guard let schema else { return try await factory.open(location) }
         return try await factory.open(location, applying: schema)
     }
 
     /// Removes the store at `url`.
     public func destroy(url: String) async throws {
-        let location = try StoreLocation(url: url)
-        try await factory(for: location).destroy(location)
+        try await destroy(try location(parsing: url))
     }
 
-    private func factory(for location: StoreLocation) throws(ModelError) -> any StorageBackendFactory {
-        guard let factory = factories[location.scheme] else {
-            throw ModelError(.invalidArgument, "no storage backend for scheme '\(location.scheme)'; available: \(schemes.joined(separator: ", "))")
-        }
-        return factory
+    /// Removes the store at `location`.
+    public func destroy(_ location: StoreLocation) async throws {
+        try await factory(for: location.scheme).destroy(location)
     }
 }

@@ -1,48 +1,60 @@
 import Foundation
 import ModelCore
 
-/// Where a store lives, parsed from its URL: `sqlite:///abs/path.sqlite` or `memory:name`.
+/// Where a store lives, as a URL whose scheme chooses its backend: `sqlite:///abs/path.sqlite`,
+/// `memory:name`, or any scheme a registered backend serves. The registry checks the scheme; the
+/// backend of that scheme checks the rest (``StorageBackendFactory/location(parsing:)``).
 public struct StoreLocation: Hashable, Sendable, CustomStringConvertible {
-    /// The URL scheme, which chooses the backend (`sqlite`, `memory`).
+    /// The URL scheme, lowercased, which chooses the backend (`sqlite`, `memory`, …).
     public let scheme: String
-    /// For `sqlite`: the absolute file path. For `memory`: the store's name (may be empty).
+    /// What the backend keeps of the rest: for `sqlite` the absolute file path, for `memory` the
+    /// store's name (may be empty), for others what follows the scheme's colon.
     public let path: String
+    /// The URL text.
+    public let url: String
 
-    public init(scheme: String, path: String) {
+    /// A location of `scheme` at `path`; its URL is `scheme://path` for an absolute path
+    /// (`sqlite:///abs/path.sqlite`), `scheme:path` otherwise, unless `url` says.
+    public init(scheme: String, path: String, url: String? = nil) {
         self.scheme = scheme
         self.path = path
+        if let url {
+            self.url = url
+        } else {
+            self.url = path.hasPrefix("/") && !path.hasPrefix("//") ? "\(scheme)://\(path)" : "\(scheme):\(path)"
+        }
     }
 
-    /// Parses a store URL strictly.
+    /// Splits a store URL into its scheme and the rest, checking only the scheme
+    /// (`[a-z][a-z0-9+.-]*`, case-insensitive).
     public init(url: String) throws(ModelError) {
+        let scheme = try Self.scheme(of: url)
+        self.init(scheme: scheme, path: String(url[url.index(after: url.firstIndex(of: ":")!)...]), url: url)  // scheme(of:) found the colon
+    }
+
+    /// The scheme of a store URL, lowercased.
+    public static func scheme(of url: String) throws(ModelError) -> String {
         guard let colon = url.firstIndex(of: ":") else {
-            throw ModelError(.invalidArgument, "'\(url)' is not a store URL; use sqlite:///absolute/path.sqlite or memory:name")
+            throw ModelError(.invalidArgument, "'\(url)' is not a store URL; use sqlite:///absolute/path.sqlite, memory:name, or another backend's URL")
         }
         let scheme = url[..<colon].lowercased()
-        let rest = String(url[url.index(after: colon)...])
-        switch scheme {
-        case "sqlite":
-            guard rest.hasPrefix("///") || (rest.hasPrefix("/") && !rest.hasPrefix("//")) else {
-                throw ModelError(.invalidArgument, "'\(url)' needs an absolute path: sqlite:///absolute/path.sqlite")
-            }
-            let path = rest.hasPrefix("///") ? String(rest.dropFirst(2)) : rest
-            let decoded = path.removingPercentEncoding ?? path
-            guard !decoded.contains("\0"), decoded.count > 1, !decoded.hasSuffix("/") else {
-                throw ModelError(.invalidArgument, "'\(url)' does not name a file")
-            }
-            self.init(scheme: "sqlite", path: decoded)
-        case "memory":
-            let name = rest.hasPrefix("//") ? String(rest.dropFirst(2)) : rest
-            self.init(scheme: "memory", path: name)
-        default:
-            throw ModelError(.invalidArgument, "unknown store scheme '\(scheme)' in '\(url)'; use sqlite:///path or memory:name")
+        guard let first = scheme.unicodeScalars.first, ("a"..."z").contains(first),
+              scheme.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || "+.-".unicodeScalars.contains($0) }) else {
+            throw ModelError(.invalidArgument, "'\(url)' does not start with a URL scheme (such as sqlite: or memory:)")
         }
-    }
-
-    /// The URL text: `sqlite:///abs/path.sqlite`, `memory:name`.
-    public var url: String {
-        scheme == "sqlite" ? "sqlite://\(path)" : "\(scheme):\(path)"
+        return scheme
     }
 
     public var description: String { url }
+
+    /// Two locations are the same store when their scheme and path are: `sqlite:/a.sqlite` and
+    /// `sqlite:///a.sqlite` name one file.
+    public static func == (lhs: StoreLocation, rhs: StoreLocation) -> Bool {
+        lhs.scheme == rhs.scheme && lhs.path == rhs.path
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(scheme)
+        hasher.combine(path)
+    }
 }

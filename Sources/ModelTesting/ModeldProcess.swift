@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import ModelRemote
 import ModelCore
+import Synchronization
 
 /// The real `modeld` executable, run as a child process in a temporary directory of its own:
 /// for tests that kill, restart or signal the daemon. Its output goes to `modeld.log` in the
@@ -90,14 +91,34 @@ public final class ModeldProcess: @unchecked Sendable {
     /// Waits until the daemon answers a status call (or exits, or 30 seconds pass).
     public func waitUntilReady(timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
+        let socketPath = socketPath
         while ContinuousClock.now < deadline {
             guard process.isRunning else {
                 throw ModelError(.unavailable, "modeld exited with status \(process.terminationStatus) before it was ready:\n\(log)")
             }
-            if (try? await DaemonClient.withClient(socketPath: socketPath, { try await $0.status() })) != nil { return }
+            // Each try is bounded: a connection made while the daemon was still starting may
+            // never answer, and the next try makes a new one.
+            let probe = Task { (try? await DaemonClient.withClient(socketPath: socketPath, { try await $0.status() })) != nil }
+            if await Self.value(of: probe, within: .seconds(2)) == true { return }
+            probe.cancel()
             try await Task.sleep(for: .milliseconds(20))
         }
         throw ModelError(.unavailable, "modeld did not answer within \(timeout):\n\(log)")
+    }
+
+    /// The task's value if it finishes within `limit`, else nil (the task goes on).
+    private static func value<T: Sendable>(of task: Task<T, Never>, within limit: Duration) async -> T? {
+        await withCheckedContinuation { (waiter: CheckedContinuation<T?, Never>) in
+            let once = Mutex(false)
+            let finish: @Sendable (T?) -> Void = { value in
+                if once.withLock({ done in defer { done = true }; return !done }) { waiter.resume(returning: value) }
+            }
+            Task { finish(await task.value) }
+            Task {
+                try? await Task.sleep(for: limit)
+                finish(nil)
+            }
+        }
     }
 
     /// Sends `signal` and waits for the process to exit; returns its exit status.

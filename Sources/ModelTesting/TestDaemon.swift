@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import ModelRemote
 import ModelServer
+import ModelStorage
+import StandardBackends
 
 /// A modeld running inside the test process, on a socket in a fresh short temporary directory
 /// of its own, with no default store. Use one per test (``withDaemon(_:)``) or one per test
@@ -17,7 +19,8 @@ public final class TestDaemon: Sendable {
     private init(directory: URL, configure: (inout ServerConfiguration) -> Void) {
         self.directory = directory
         socketPath = directory.appendingPathComponent("socket").path
-        var configuration = ServerConfiguration(socketPath: socketPath, dataDirectory: directory.appendingPathComponent("data").path)
+        var configuration = ServerConfiguration(socketPath: socketPath, dataDirectory: directory.appendingPathComponent("data").path,
+                                                registry: .daemon)
         configuration.defaultStore = nil
         configure(&configuration)
         daemon = ModelDaemon(configuration: configuration, logger: TestLogging.logger())

@@ -1,29 +1,85 @@
 import Foundation
 import ModelCore
 import ModelStorage
+import Synchronization
 
-/// Opens and destroys SQLite stores: `sqlite:///absolute/path.sqlite`.
+/// Opens and destroys SQLite stores: `sqlite:///absolute/path.sqlite`. A daemon places a store
+/// named `name` in `<stores>/<name>.sqlite`, and finds the stores it placed by those files.
+///
+/// With `recyclesFiles` (how the daemon runs it), a destroyed store's files are emptied for the
+/// next store created in the same directory rather than deleted (``StoreFileRecycler``): a test
+/// suite that makes a store per test pays for creating and freeing files otherwise. Only the
+/// directories the factory places stores in recycle; a store at a URL of its own elsewhere (a
+/// user's file the daemon attached) is deleted, leaving nothing behind in that directory.
 public struct SQLiteStorageFactory: StorageBackendFactory {
     /// `sqlite`.
     public let scheme = "sqlite"
+    /// Whether destroyed stores' files are kept, emptied, for the next stores.
+    public let recyclesFiles: Bool
+    /// The recycler of each directory, made when first needed.
+    private let recyclers = Recyclers()
 
-    /// A factory; it holds no state.
-    public init() {}
+    /// A factory; with `recyclesFiles`, destroyed stores' files are emptied for new stores.
+    public init(recyclesFiles: Bool = false) {
+        self.recyclesFiles = recyclesFiles
+    }
+
+    /// Parses `sqlite:///absolute/path.sqlite` (or `sqlite:/absolute/path.sqlite`).
+    public func location(parsing url: String) throws(ModelError) -> StoreLocation {
+        let generic = try StoreLocation(url: url)
+        guard generic.scheme == scheme else { throw ModelError(.invalidArgument, "'\(url)' is not an SQLite store URL; use sqlite:///absolute/path.sqlite") }
+        let rest = generic.path
+        guard rest.hasPrefix("///") || (rest.hasPrefix("/") && !rest.hasPrefix("//")) else {
+            throw ModelError(.invalidArgument, "'\(url)' needs an absolute path: sqlite:///absolute/path.sqlite")
+        }
+        let path = rest.hasPrefix("///") ? String(rest.dropFirst(2)) : rest
+        let decoded = path.removingPercentEncoding ?? path
+        guard !decoded.contains("\0"), decoded.count > 1, !decoded.hasSuffix("/") else {
+            throw ModelError(.invalidArgument, "'\(url)' does not name a file")
+        }
+        // `..` and repeated slashes go, so that one file has one location.
+        return StoreLocation(scheme: scheme, path: URL(fileURLWithPath: decoded).standardizedFileURL.path)
+    }
+
+    /// `<directory>/<name>.sqlite`.
+    public func location(forStoreNamed name: String, in directory: URL) -> StoreLocation? {
+        if recyclesFiles { recyclers.place(in: directory) }
+        return StoreLocation(scheme: scheme, path: directory.appendingPathComponent("\(name).sqlite").path)
+    }
+
+    /// Every `<name>.sqlite` file of `directory`. The recycling bin is emptied first: sets left
+    /// in it by an earlier run may not have been emptied and synced.
+    public func storesPlaced(in directory: URL) throws -> [(name: String, location: StoreLocation)] {
+        if recyclesFiles { recyclers.place(in: directory).removeAll() }
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sqlite") }.sorted()
+        return files.map { file in
+            (String(file.dropLast(".sqlite".count)), StoreLocation(scheme: scheme, path: directory.appendingPathComponent(file).path))
+        }
+    }
+
+    /// Whether the store file exists.
+    public func hasData(at location: StoreLocation) -> Bool {
+        FileManager.default.fileExists(atPath: location.path)
+    }
 
     /// Opens the store file at `location`, creating it (and its directory) when missing.
     public func open(_ location: StoreLocation) async throws -> any StorageBackend {
-        try await SQLiteStore.open(path: try path(of: location))
+        try await SQLiteStore.open(path: try prepare(location))
     }
 
     /// Opens the store file at `location` and applies `schema` in the transaction that prepares
     /// the file.
     public func open(_ location: StoreLocation, applying schema: Schema) async throws -> any StorageBackend {
-        try await SQLiteStore.open(path: try path(of: location), applying: schema)
+        try await SQLiteStore.open(path: try prepare(location), applying: schema)
     }
 
-    /// Removes the store file and its `-wal` and `-shm` files; a missing file is not an error.
+    /// Removes the store file and its `-wal` and `-shm` files (moves them to the bin, recycling);
+    /// a missing file is not an error.
     public func destroy(_ location: StoreLocation) async throws {
         let path = try path(of: location)
+        if recyclesFiles, recyclers.recycler(for: URL(fileURLWithPath: path).deletingLastPathComponent())?.recycle(path) == true {
+            return
+        }
         for file in [path, path + "-wal", path + "-shm", path + "-journal"] where FileManager.default.fileExists(atPath: file) {
             do {
                 try FileManager.default.removeItem(atPath: file)
@@ -31,6 +87,15 @@ public struct SQLiteStorageFactory: StorageBackendFactory {
                 throw ModelError(.storageFailure, "cannot remove \(file): \(error.localizedDescription)", context: ["path": file])
             }
         }
+    }
+
+    /// The store's path; a store about to be created takes an emptied set of files, recycling.
+    private func prepare(_ location: StoreLocation) throws(ModelError) -> String {
+        let path = try path(of: location)
+        if recyclesFiles, !FileManager.default.fileExists(atPath: path) {
+            recyclers.recycler(for: URL(fileURLWithPath: path).deletingLastPathComponent())?.claim(for: path)
+        }
+        return path
     }
 
     private func path(of location: StoreLocation) throws(ModelError) -> String {
@@ -41,5 +106,28 @@ public struct SQLiteStorageFactory: StorageBackendFactory {
             throw ModelError(.invalidArgument, "\(location) needs an absolute path: sqlite:///absolute/path.sqlite")
         }
         return location.path
+    }
+}
+
+/// One ``StoreFileRecycler`` per directory the factory places stores in, shared by the copies of
+/// a factory.
+private final class Recyclers: Sendable {
+    private let byDirectory = Mutex<[String: StoreFileRecycler]>([:])
+
+    /// The recycler of a directory the factory places stores in, or nil for any other directory.
+    func recycler(for directory: URL) -> StoreFileRecycler? {
+        byDirectory.withLock { $0[directory.standardizedFileURL.path] }
+    }
+
+    /// The recycler of `directory`, which the factory places stores in from now on.
+    @discardableResult
+    func place(in directory: URL) -> StoreFileRecycler {
+        let directory = directory.standardizedFileURL
+        return byDirectory.withLock { recyclers in
+            if let recycler = recyclers[directory.path] { return recycler }
+            let recycler = StoreFileRecycler(storesDirectory: directory)
+            recyclers[directory.path] = recycler
+            return recycler
+        }
     }
 }

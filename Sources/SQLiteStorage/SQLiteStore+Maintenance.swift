@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 
 extension SQLiteStore {
     /// Limits how large the store file may grow (`PRAGMA max_page_count`); nil for no limit.
@@ -20,5 +21,12 @@ extension SQLiteStore {
             try connection.query("PRAGMA integrity_check") { lines.append($0.text(0)) }
             return lines
         }
+    }
+}
+
+extension SQLiteStore: StorageSizeLimiting {
+    /// ``setMaximumFileSize(_:)``.
+    public func setMaximumSize(_ bytes: Int64?) async throws {
+        try await setMaximumFileSize(bytes)
     }
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import ModelServer
+import ModelWire
 
 /// `modelctl`: the command-line client of modeld. It speaks only the socket protocol, so
 /// everything it does any client can do.
@@ -20,7 +20,7 @@ struct Modelctl: AsyncParsableCommand {
 
             \(CLI.exitCodes)
             """,
-        version: ModelDaemon.version,
+        version: ModeldVersion.current,
         subcommands: [
             Status.self, StoreCommand.self, SchemaCommand.self,
             Insert.self, Get.self, Update.self, Delete.self,

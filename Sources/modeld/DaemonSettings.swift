@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ModelServer
+import StandardBackends
 import ModelWire
 
 /// The daemon's settings from flags, `MODELD_*` variables and the defaults, in that order.
@@ -15,7 +16,7 @@ struct DaemonSettings {
         }
         let socket = value(flags.socket, "MODELD_SOCKET") ?? DefaultLocations.socketPath(environment: environment, userID: userID)
         let data = value(flags.dataDir, "MODELD_DATA_DIR") ?? DefaultLocations.dataDirectory(environment: environment, userID: userID)
-        server = ServerConfiguration(socketPath: Self.absolute(socket), dataDirectory: Self.absolute(data))
+        server = ServerConfiguration(socketPath: Self.absolute(socket), dataDirectory: Self.absolute(data), registry: .daemon)
 
         if let text = value(flags.socketMode, "MODELD_SOCKET_MODE") {
             guard let mode = UInt16(text.hasPrefix("0o") ? String(text.dropFirst(2)) : text, radix: 8), mode <= 0o777 else {

@@ -187,7 +187,7 @@ actor DataHandler {
 }
 
 /// A counter observers can bump from any thread.
-final class Counter: @unchecked Sendable {
+final class Counter: @unchecked Sendable {  // `count` is guarded by `lock`.
     private let lock = NSLock()
     private var count = 0
     var value: Int { lock.withLock { count } }

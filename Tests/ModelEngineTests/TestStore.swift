@@ -1,6 +1,7 @@
 import Foundation
 import ModelCore
 import ModelEngine
+import ModelFixtures
 import ModelStorage
 
 /// The backends every engine test runs against: in memory, and an SQLite file in a fresh
@@ -21,11 +22,11 @@ struct TestStore: Sendable {
     static func make(_ kind: BackendKind, schema: Schema) async throws -> TestStore {
         switch kind {
         case .memory:
-            return TestStore(container: try await ModelContainer.open(url: "memory:test", schema: schema), directory: nil)
+            return TestStore(container: try await ModelContainer.open(url: "memory:test", schema: schema, registry: .standard), directory: nil)
         case .sqlite:
             let directory = try makeTemporaryDirectory()
             let url = "sqlite://\(directory.path)/store.sqlite"
-            return TestStore(container: try await ModelContainer.open(url: url, schema: schema), directory: directory)
+            return TestStore(container: try await ModelContainer.open(url: url, schema: schema, registry: .standard), directory: directory)
         }
     }
 
@@ -44,13 +45,6 @@ struct TestStore: Sendable {
     }
 }
 
-/// A new directory with a short path under /tmp (socket paths and file names stay short).
-func makeTemporaryDirectory() throws -> URL {
-    let url = URL(fileURLWithPath: "/tmp/md-\(UUID().uuidString.prefix(8).lowercased())")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
-
 /// Runs `body` with a fresh store, closing and removing it afterwards, even when `body` throws.
 func withStore(_ kind: BackendKind, schema: Schema, _ body: (TestStore) async throws -> Void) async throws {
     let store = try await TestStore.make(kind, schema: schema)
@@ -61,18 +55,6 @@ func withStore(_ kind: BackendKind, schema: Schema, _ body: (TestStore) async th
         throw error
     }
     await store.close()
-}
-
-/// Catches the `ModelError` an operation throws, or nil if it succeeds or throws something else.
-func modelError(_ body: () async throws -> Void) async -> ModelError? {
-    do {
-        try await body()
-        return nil
-    } catch let error as ModelError {
-        return error
-    } catch {
-        return nil
-    }
 }
 
 extension Date {

@@ -2,6 +2,7 @@ import Foundation
 import ModelCore
 import ModelEngine
 import ModelFixtures
+import StandardBackends
 import Testing
 
 /// Two stacks on one SQLite file — the coexistence scenario of Apple's sample: the same store
@@ -10,7 +11,7 @@ import Testing
     @Test func twoContainersOnOneFileShareIdentityAndHistory() async throws {
         try await withStore(.sqlite, schema: SampleTrips.schema) { store in
             let url = try #require(store.url)
-            let widget = try await ModelContainer.open(url: url, schema: SampleTrips.schema)
+            let widget = try await ModelContainer.open(url: url, schema: SampleTrips.schema, registry: .standard)
             #expect(widget.storeIdentifier == store.container.storeIdentifier)
 
             let app = store.context(author: "app")

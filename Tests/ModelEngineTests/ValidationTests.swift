@@ -2,6 +2,7 @@ import Foundation
 import ModelCore
 import ModelEngine
 import ModelFixtures
+import StandardBackends
 import Testing
 
 /// Bad input gets a clear error with the right code, and nothing is written.
@@ -94,7 +95,7 @@ import Testing
             var changed = Articles.schema
             changed.entities[3].attributes.append(AttributeDescription(name: "email", type: .string))
             do {
-                let second = try await ModelContainer.open(url: url, schema: changed)
+                let second = try await ModelContainer.open(url: url, schema: changed, registry: .standard)
                 await second.close()
                 Issue.record("a different schema was accepted")
             } catch let error as ModelError {
@@ -102,7 +103,7 @@ import Testing
                 #expect(error.message.contains("Student.email"))
             }
             // The same schema opens fine, and so does no schema at all.
-            let same = try await ModelContainer.open(url: url, schema: Articles.schema)
+            let same = try await ModelContainer.open(url: url, schema: Articles.schema, registry: .standard)
             #expect(same.storeIdentifier == store.container.storeIdentifier)
             await same.close()
         }

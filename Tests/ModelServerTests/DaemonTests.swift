@@ -7,6 +7,7 @@ import ModelCore
 import ModelFixtures
 import ModelServer
 import ModelTesting
+import StandardBackends
 import Testing
 
 /// Starting and stopping safely: sockets, locks, permissions, status, graceful shutdown.
@@ -48,12 +49,12 @@ import Testing
     @Test func aLiveDaemonIsNotDisturbed() async throws {
         try await TestDaemon.withDaemon { first in
             _ = try await first.withClient { try await $0.createStore("kept") }
-            var sameSocket = ServerConfiguration(socketPath: first.socketPath, dataDirectory: first.directory.appendingPathComponent("other").path)
+            var sameSocket = ServerConfiguration(socketPath: first.socketPath, dataDirectory: first.directory.appendingPathComponent("other").path, registry: .daemon)
             sameSocket.defaultStore = nil
             let socketError = await #expect(throws: DaemonStartError.self) { try await ModelDaemon(configuration: sameSocket).run() }
             #expect(socketError?.description.contains("already using the socket \(first.socketPath)") == true, "\(String(describing: socketError))")
 
-            let sameData = ServerConfiguration(socketPath: first.directory.appendingPathComponent("s2").path, dataDirectory: first.configuration.dataDirectory)
+            let sameData = ServerConfiguration(socketPath: first.directory.appendingPathComponent("s2").path, dataDirectory: first.configuration.dataDirectory, registry: .daemon)
             let dataError = await #expect(throws: DaemonStartError.self) { try await ModelDaemon(configuration: sameData).run() }
             #expect(dataError?.description.contains("already using the data directory") == true, "\(String(describing: dataError))")
             #expect(dataError?.description.contains("pid \(getpid())") == true, "\(String(describing: dataError))")
@@ -66,7 +67,7 @@ import Testing
         let directory = try TemporaryDirectory.make(prefix: "ml")
         defer { try? FileManager.default.removeItem(at: directory) }
         let long = directory.path + "/" + String(repeating: "s", count: 110)
-        let daemon = ModelDaemon(configuration: ServerConfiguration(socketPath: long, dataDirectory: directory.path + "/data"))
+        let daemon = ModelDaemon(configuration: ServerConfiguration(socketPath: long, dataDirectory: directory.path + "/data", registry: .daemon))
         let error = await #expect(throws: DaemonStartError.self) { try await daemon.run() }
         #expect(error?.description.contains("the limit is 107") == true, "\(String(describing: error))")
         await #expect(throws: DaemonStartError.self) { try await daemon.waitUntilReady() }
@@ -80,18 +81,23 @@ import Testing
         try await TestDaemon.withDaemon(directory: directory) { daemon in
             try await daemon.withClient { client in
                 try await client.createStore("trips", schema: SampleTrips.schema)
+                try await client.createStore("log", schema: SampleTrips.schema)
+                try await client.apply([.insert(entity: "Trip", attributes: trip("Oslo", "2026-05-01", "2026-05-03"),
+                                                relationships: [:], id: nil)], in: "log")
                 let session = try await client.openSession(on: "trips")
                 _ = try await session.insert("Trip", attributes: trip("Kyoto", "2026-04-01", "2026-04-09"))
+                let following = TestEvent()
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         do {
-                            try await client.followHistory(after: nil, in: "trips") { _ in }
+                            // The saved transaction arrives first: the stream is open and following.
+                            try await client.followHistory(after: nil, in: "log") { _ in following.signal() }
                             outcome.update { $0 = "ended" }
                         } catch let error as ModelError {
                             outcome.update { $0 = "\(error.code)" }
                         }
                     }
-                    try await Task.sleep(for: .milliseconds(100))
+                    #expect(await following.wait(), "the follower never saw the saved transaction")
                     daemon.shutdown()
                     try await group.waitForAll()
                 }

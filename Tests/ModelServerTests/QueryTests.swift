@@ -145,18 +145,19 @@ struct QueryTests {
         let store = try store
         try await store.client.apply([.insert(entity: "Library", attributes: ["name": .string("old")], relationships: [:], id: nil)], in: store.name)
         let seen = Shared<[Int64]>([])
+        let events = [TestEvent(), TestEvent()]
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try await store.client.followHistory(after: HistoryToken(1), in: store.name) { transaction in
-                    seen.update { $0.append(transaction.token.rawValue) }
+                    let count = seen.update { $0.append(transaction.token.rawValue); return $0.count }
+                    if count <= events.count { events[count - 1].signal() }
                 }
             }
-            for name in ["x", "y"] {
-                try await Task.sleep(for: .milliseconds(50))
+            // "y" is saved once the follower has seen "x", so it arrives while the stream follows.
+            for (name, event) in zip(["x", "y"], events) {
                 try await store.client.apply([.insert(entity: "Library", attributes: ["name": .string(name)], relationships: [:], id: nil)], in: store.name)
+                #expect(await event.wait(), "the follower did not see \(name)")
             }
-            let deadline = ContinuousClock.now + .seconds(10)
-            while seen.value.count < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
             group.cancelAll()
         }
         #expect(seen.value == [2, 3])

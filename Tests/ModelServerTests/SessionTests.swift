@@ -6,6 +6,7 @@ import ModelFixtures
 @testable import ModelServer
 import ModelStorage
 import ModelTesting
+import StandardBackends
 import Testing
 
 /// SessionService over a real socket: each client's own unit of work.
@@ -199,8 +200,8 @@ struct SessionTests {
     /// Which sessions count as idle, on a clock the test moves (no waiting): calls keep a
     /// session alive, and a call under way never lets it expire.
     @Test func callsKeepSessionsAlive() async throws {
-        let container = try await ModelContainer.open(url: "memory:idle", schema: SampleTrips.schema)
-        let handle = StoreHandle(name: "idle", kind: .memory, location: StoreLocation(scheme: "memory", path: "idle"), container: container)
+        let container = try await ModelContainer.open(url: "memory:idle", schema: SampleTrips.schema, registry: .standard)
+        let handle = StoreHandle(name: "idle", location: StoreLocation(scheme: "memory", path: "idle"), container: container)
         let start = ContinuousClock.now
         let clock = Shared(start)
         let registry = SessionRegistry(maximumSessions: 10, idleTimeout: .seconds(60), now: { clock.value })
@@ -210,14 +211,14 @@ struct SessionTests {
         clock.update { $0 = start + .seconds(50) }
         _ = try await used.run { await $0.hasChanges }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            let entered = Shared(false), release = Shared(false)
+            let entered = TestEvent(), release = TestEvent()
             group.addTask {
                 try await busy.run { _ in
-                    entered.update { $0 = true }
-                    while !release.value { try await Task.sleep(for: .milliseconds(5)) }
+                    entered.signal()
+                    await release.wait()
                 }
             }
-            while !entered.value { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(await entered.wait())
             clock.update { $0 = start + .seconds(70) }
             #expect(await registry.endIdle() == 1, "only the quiet one: 70 s without a call")
             #expect(throws: ModelError.self) { try registry.session(quiet.id) }
@@ -225,7 +226,7 @@ struct SessionTests {
             clock.update { $0 = start + .seconds(200) }
             #expect(await registry.endIdle() == 1, "now the used one; never the one inside a call")
             #expect(try registry.session(busy.id) === busy)
-            release.update { $0 = true }
+            release.signal()
             try await group.waitForAll()
         }
         clock.update { $0 = start + .seconds(230) }

@@ -52,11 +52,3 @@ extension TestStore {
         return try await client.fetch(descriptor, in: name).objects.map { $0[key].textForm ?? "nil" }
     }
 }
-
-/// A value tasks share in a test: collected results, counters.
-final class Shared<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    var value: Value { mutex.withLock { $0 } }
-    func update<T>(_ body: (inout Value) -> T) -> T { mutex.withLock { body(&$0) } }
-}

@@ -41,8 +41,7 @@ func modeldExecutable() throws -> URL {
 /// A child process started with posix_spawn, for programs that close the descriptors they
 /// inherit (systemd-socket-activate does): Foundation's Process watches a descriptor it passes to
 /// the child, takes its closing for the child's exit, and then blocks in waitpid for good.
-final class SpawnedProcess: @unchecked Sendable {
-    // @unchecked: `status` is set by the one task that polls the process.
+final class SpawnedProcess: @unchecked Sendable {  // `status` is set by the one task that polls the process.
     let processIdentifier: pid_t
     private(set) var status: Int32?
 

@@ -143,7 +143,9 @@ extension SystemdTests {
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(first.first?.hasPrefix("READY=1") == true, "\(first.prefix(3))")
-        try await Task.sleep(for: .seconds(1))
+        // Waits until the queue is full (the daemon's pings fill it within 100 ms; the probe's
+        // own pings, the same text, help): from then on, every ping of the daemon finds it full.
+        #expect(try await listener.waitUntilFull(), "the notify queue never filled")
         let stores = try await DaemonClient.withClient(socketPath: directory.appendingPathComponent("s").path) { try await $0.stores() }
         #expect(stores.map(\.name).contains("default"))
 
@@ -207,6 +209,30 @@ final class DatagramListener {
             guard count > 0 else { return messages }
             messages.append(String(decoding: buffer.prefix(count), as: UTF8.self))
         }
+    }
+
+    /// Returns true once a datagram sent to the listener finds its queue full (EAGAIN), sending
+    /// `WATCHDOG=1` as the probe, or false after 30 s.
+    func waitUntilFull() async throws -> Bool {
+        let probe = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard probe >= 0 else { throw CocoaError(.fileWriteUnknown) }
+        defer { Glibc.close(probe) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, byte) in path.utf8.enumerated() { raw[i] = byte } }
+        let message = Array("WATCHDOG=1".utf8)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let sent = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(probe, message, message.count, Int32(MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+            if sent < 0, errno == EAGAIN || errno == EWOULDBLOCK { return true }
+            guard sent >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return false
     }
 
     func close() { Glibc.close(fd) }

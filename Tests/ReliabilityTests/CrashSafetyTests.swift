@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import ModelFixtures
 import ModelRemote
 import ModelCore
 import ModelStorage
@@ -106,12 +107,4 @@ import Testing
             }
         }
     }
-}
-
-/// A value tasks share in a test.
-final class Shared<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    var value: Value { mutex.withLock { $0 } }
-    func update<T>(_ body: (inout Value) -> T) -> T { mutex.withLock { body(&$0) } }
 }

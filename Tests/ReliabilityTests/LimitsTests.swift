@@ -95,7 +95,7 @@ import Testing
             let transport = try HTTP2ClientTransport.Posix(target: .unixDomainSocket(path: store.socketPath), transportSecurity: .plaintext)
             try await withGRPCClient(transport: transport) { grpc in
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    let started = Shared(false)
+                    let started = TestEvent()
                     group.addTask {
                         // Reads one batch of 10,000 objects, then sits on the stream.
                         try await Modeld_V1_QueryService.Client(wrapping: grpc).fetch(Modeld_V1_StoreFetchRequest.with {
@@ -104,12 +104,12 @@ import Testing
                             $0.fetch.batchSize = 100
                         }) { response in
                             for try await _ in response.messages {
-                                started.update { $0 = true }
+                                started.signal()
                                 try await Task.sleep(for: .seconds(3_600))
                             }
                         }
                     }
-                    while !started.value { try await Task.sleep(for: .milliseconds(10)) }
+                    #expect(await started.wait(), "the fetch's first batch never arrived")
                     // Everyone else goes on: sessions, saves, queries.
                     try await DaemonClient.withClient(socketPath: store.socketPath) { other in
                         for index in 0..<100 {

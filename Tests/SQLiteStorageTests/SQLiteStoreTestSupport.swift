@@ -1,5 +1,6 @@
 import Foundation
 import ModelCore
+import ModelFixtures
 import ModelStorage
 import SQLiteStorage
 import Testing
@@ -7,14 +8,6 @@ import Testing
 // Foundation has types of these names too; in this module they mean ModelCore's.
 typealias Predicate = ModelCore.Predicate
 typealias Expression = ModelCore.Expression
-
-/// A fresh directory with a short random path under /tmp, removed by `body`'s end.
-func withTemporaryDirectory(_ body: (URL) async throws -> Void) async throws {
-    let url = URL(fileURLWithPath: "/tmp/sq-\(UUID().uuidString.prefix(8).lowercased())")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: url) }
-    try await body(url)
-}
 
 /// Opens an SQLite store at `path` with `schema` applied.
 func openStore(_ path: String, schema: Schema? = nil) async throws -> SQLiteStore {
@@ -36,24 +29,6 @@ func withStore(_ schema: Schema, _ body: (SQLiteStore, String) async throws -> V
         }
         await store.close()
     }
-}
-
-/// The `ModelError` an operation throws, or nil if it succeeds or throws something else.
-func modelError(_ body: () async throws -> Void) async -> ModelError? {
-    do {
-        try await body()
-        return nil
-    } catch let error as ModelError {
-        return error
-    } catch {
-        return nil
-    }
-}
-
-/// A date value from ISO 8601 text; a bad text is a broken test.
-func date(_ text: String) -> Value {
-    guard let timestamp = Timestamp(iso8601: text) else { preconditionFailure("bad date in test: \(text)") }
-    return .date(timestamp)
 }
 
 extension SQLiteStore {

@@ -1,6 +1,7 @@
 import Foundation
 import MemoryStorage
 import ModelCore
+import ModelFixtures
 import ModelStorage
 import SQLiteStorage
 
@@ -29,11 +30,4 @@ enum BackendKind: String, CaseIterable, CustomStringConvertible, Sendable {
             }
         }
     }
-}
-
-/// A new directory with a short path under /tmp, for one test's store files.
-func makeTemporaryDirectory() throws -> URL {
-    let url = URL(fileURLWithPath: "/tmp/mc-\(UUID().uuidString.prefix(8).lowercased())")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
 }

@@ -114,21 +114,3 @@ func withStore(_ kind: BackendKind, _ schema: Schema, _ body: (TestStore) async 
     }
     await store.close()
 }
-
-/// The `ModelError` an operation throws, or nil if it succeeds or throws something else.
-func modelError(_ body: () async throws -> Void) async -> ModelError? {
-    do {
-        try await body()
-        return nil
-    } catch let error as ModelError {
-        return error
-    } catch {
-        return nil
-    }
-}
-
-/// A date value from ISO 8601 text; a bad text is a broken test.
-func date(_ text: String) -> Value {
-    guard let timestamp = Timestamp(iso8601: text) else { preconditionFailure("bad date in test: \(text)") }
-    return .date(timestamp)
-}

@@ -1,5 +1,7 @@
 import ModelCore
 import ModelEngine
+import ModelStorage
+import StandardBackends
 
 /// A store opened in this process with ModelEngine (`sqlite:///path`, `memory:`): the same
 /// engine the daemon runs, so a file can be shared with a daemon, or with another process.
@@ -11,7 +13,7 @@ final class EmbeddedStore: StoreConnection {
     }
 
     static func open(url: String, schema: ModelCore.Schema) async throws -> EmbeddedStore {
-        EmbeddedStore(container: try await ModelEngine.ModelContainer.open(url: url, schema: schema))
+        EmbeddedStore(container: try await ModelEngine.ModelContainer.open(url: url, schema: schema, registry: .standard))
     }
 
     var storeIdentifier: UUID { container.storeIdentifier }

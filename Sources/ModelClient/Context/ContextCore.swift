@@ -16,7 +16,9 @@ final class ContextCore {
     /// Whether the unit of work holds changes this context sent but has not saved.
     var flushedChanges = false
     private var generation: UInt64 = 0
-    let gate = AsyncGate()
+    /// One operation of the context at a time: an actor that owns a context may start a second
+    /// operation while the first waits for the store, and the second waits its turn.
+    let gate = AsyncSemaphore(permits: 1)
     private var connection: (any ContextConnection)?
     private var connectionSettings: (author: String?, mergePolicy: MergePolicy)?
 
@@ -53,7 +55,7 @@ final class ContextCore {
     /// daemon ended the session (it expired while idle, or the daemon restarted), after marking
     /// every pending change to be sent again.
     func perform<T>(_ body: () async throws -> T) async throws -> T {
-        try await gate.run {
+        try await gate.withPermit {
             do {
                 return try await body()
             } catch let error as ModelError where error.code == .notFound && error.context["session"] != nil {

@@ -2,7 +2,7 @@ import ModelCore
 
 /// One computed column of an aggregate fetch: a count, or a sum, average, minimum or maximum of
 /// an attribute, under a name.
-public struct Aggregate<T: PersistentModel>: @unchecked Sendable {
+public struct Aggregate<T: PersistentModel>: @unchecked Sendable {  // Immutable; holds a key path, which is not marked Sendable.
     let name: String?
     let function: Aggregation.Function
     let keyPath: PartialKeyPath<T>?
@@ -77,7 +77,7 @@ public struct AggregateDescriptor<T: PersistentModel> {
 }
 
 /// One row of an aggregate fetch: the group's key values and the aggregates.
-public struct AggregateResult<T: PersistentModel>: @unchecked Sendable {
+public struct AggregateResult<T: PersistentModel>: @unchecked Sendable {  // Immutable values and key-path names.
     let values: [String: Value]
     let groupNames: [AnyKeyPath: String]
 

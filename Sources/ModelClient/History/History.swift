@@ -102,7 +102,7 @@ public struct HistoryTombstone: Hashable, Sendable {
 
 /// The model classes a container knows, carried by history changes so they can tell a change's
 /// model type; equal whatever the container.
-struct ModelTypeInfoHolder: Hashable, @unchecked Sendable {
+struct ModelTypeInfoHolder: Hashable, @unchecked Sendable {  // `types` is immutable once made (see ModelTypes).
     let types: ModelTypes?
 
     static func == (lhs: Self, rhs: Self) -> Bool { true }

@@ -28,7 +28,7 @@ public struct _AttributeMetadata: Sendable {
 }
 
 /// `@Relationship`'s arguments, as `@Model` records them.
-public struct _RelationshipMetadata: @unchecked Sendable {
+public struct _RelationshipMetadata: @unchecked Sendable {  // Immutable; AnyKeyPath is not marked Sendable but is never mutated.
     let deleteRule: DeleteRule
     let minimumModelCount: Int?
     let maximumModelCount: Int?
@@ -55,7 +55,7 @@ enum SlotContent {
 /// One persisted property of a model class, as `@Model` describes it: its name, its key path
 /// (which maps key paths in predicates and sort descriptors to names), its Swift type, and
 /// type-erased access to its slot.
-public struct _PropertyMetadata: @unchecked Sendable {
+public struct _PropertyMetadata: @unchecked Sendable {  // Immutable; holds key paths, metatypes and literal defaults.
     let name: String
     /// The class that declares the property.
     let owner: any PersistentModel.Type
@@ -98,7 +98,7 @@ public struct _PropertyMetadata: @unchecked Sendable {
 }
 
 /// A model's `#Unique` and `#Index` declarations, as `@Model` records them.
-public struct _EntityMetadata: @unchecked Sendable {
+public struct _EntityMetadata: @unchecked Sendable {  // Immutable lists of key paths.
     let unique: [[AnyKeyPath]]
     let indexes: [[AnyKeyPath]]
 

@@ -2,7 +2,7 @@ import ModelCore
 import Synchronization
 
 /// One persisted property of a model class, classified.
-final class PropertyInfo: @unchecked Sendable {
+final class PropertyInfo: @unchecked Sendable {  // Immutable: its metadata holds key paths and metatypes, which are not Sendable.
     let metadata: _PropertyMetadata
     let kind: PropertyKind
 
@@ -75,7 +75,7 @@ final class PropertyInfo: @unchecked Sendable {
 /// Everything ModelClient needs to know about a model class, worked out once from what `@Model`
 /// generated: its entity name, superclass, properties (inherited ones first) and the map from
 /// key paths to property names.
-final class ModelTypeInfo: @unchecked Sendable {
+final class ModelTypeInfo: @unchecked Sendable {  // Immutable once made; holds metatypes and key paths.
     let type: any PersistentModel.Type
     let entityName: String
     let superInfo: ModelTypeInfo?

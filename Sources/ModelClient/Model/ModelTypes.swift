@@ -2,7 +2,7 @@ import ModelCore
 
 /// The model classes of a container and the schema derived from them. Related models and
 /// superclasses are found from the classes given, as SwiftData does; subclasses must be listed.
-struct ModelTypes: @unchecked Sendable {
+struct ModelTypes: @unchecked Sendable {  // Immutable: only `let`s of immutable ModelTypeInfo classes.
     let infos: [ModelTypeInfo]
     private let byEntity: [String: ModelTypeInfo]
     let schema: ModelCore.Schema

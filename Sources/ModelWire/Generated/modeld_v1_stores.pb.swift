@@ -22,6 +22,8 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
+/// How a store keeps its data. Kept for older clients: `backend` (a URL scheme) names any
+/// backend the daemon has, these two included.
 public nonisolated enum Modeld_V1_StoreKind: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
 
@@ -30,6 +32,9 @@ public nonisolated enum Modeld_V1_StoreKind: SwiftProtobuf.Enum, Swift.CaseItera
 
   /// In memory: fast, and gone when the daemon stops.
   case memory // = 1
+
+  /// Another backend: see StoreInfo.backend.
+  case other // = 2
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -40,6 +45,7 @@ public nonisolated enum Modeld_V1_StoreKind: SwiftProtobuf.Enum, Swift.CaseItera
     switch rawValue {
     case 0: self = .sqlite
     case 1: self = .memory
+    case 2: self = .other
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -48,6 +54,7 @@ public nonisolated enum Modeld_V1_StoreKind: SwiftProtobuf.Enum, Swift.CaseItera
     switch self {
     case .sqlite: return 0
     case .memory: return 1
+    case .other: return 2
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -56,6 +63,7 @@ public nonisolated enum Modeld_V1_StoreKind: SwiftProtobuf.Enum, Swift.CaseItera
   public static let allCases: [Modeld_V1_StoreKind] = [
     .sqlite,
     .memory,
+    .other,
   ]
 
 }
@@ -68,6 +76,7 @@ public nonisolated struct Modeld_V1_CreateStoreRequest: Sendable {
   /// [a-z0-9_-]{1,64}
   public var name: String = String()
 
+  /// Used when neither `backend` nor `url` is set.
   public var kind: Modeld_V1_StoreKind = .sqlite
 
   /// Applied at once when given.
@@ -79,6 +88,15 @@ public nonisolated struct Modeld_V1_CreateStoreRequest: Sendable {
   public var hasSchema: Bool {self._schema != nil}
   /// Clears the value of `schema`. Subsequent reads from it will return its default value.
   public mutating func clearSchema() {self._schema = nil}
+
+  /// The backend, by URL scheme ("sqlite", "memory", or another the daemon has); the daemon
+  /// places the store itself (an SQLite store in its data directory). A backend whose stores
+  /// live elsewhere needs `url` instead.
+  public var backend: String = String()
+
+  /// Where the store lives, as a backend URL (its scheme chooses the backend): the store is made
+  /// there, or attached when it exists there already. The daemon remembers it across restarts.
+  public var url: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -118,6 +136,12 @@ public nonisolated struct Modeld_V1_StoreInfo: Sendable {
 
   /// The store's file, for SQLite stores.
   public var path: String = String()
+
+  /// The backend's URL scheme ("sqlite", "memory", …).
+  public var backend: String = String()
+
+  /// Where the store lives (its backend URL).
+  public var url: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -250,12 +274,12 @@ public nonisolated struct Modeld_V1_ApplySchemaRequest: Sendable {
 fileprivate nonisolated let _protobuf_package = "modeld.v1"
 
 nonisolated extension Modeld_V1_StoreKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0STORE_KIND_SQLITE\0\u{1}STORE_KIND_MEMORY\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0STORE_KIND_SQLITE\0\u{1}STORE_KIND_MEMORY\0\u{1}STORE_KIND_OTHER\0")
 }
 
 nonisolated extension Modeld_V1_CreateStoreRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CreateStoreRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}kind\0\u{1}schema\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}kind\0\u{1}schema\0\u{1}backend\0\u{1}url\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -266,6 +290,8 @@ nonisolated extension Modeld_V1_CreateStoreRequest: SwiftProtobuf.Message, Swift
       case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
       case 2: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
       case 3: try { try decoder.decodeSingularMessageField(value: &self._schema) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.backend) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.url) }()
       default: break
       }
     }
@@ -285,6 +311,12 @@ nonisolated extension Modeld_V1_CreateStoreRequest: SwiftProtobuf.Message, Swift
     try { if let v = self._schema {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
     } }()
+    if !self.backend.isEmpty {
+      try visitor.visitSingularStringField(value: self.backend, fieldNumber: 4)
+    }
+    if !self.url.isEmpty {
+      try visitor.visitSingularStringField(value: self.url, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -292,6 +324,8 @@ nonisolated extension Modeld_V1_CreateStoreRequest: SwiftProtobuf.Message, Swift
     if lhs.name != rhs.name {return false}
     if lhs.kind != rhs.kind {return false}
     if lhs._schema != rhs._schema {return false}
+    if lhs.backend != rhs.backend {return false}
+    if lhs.url != rhs.url {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -299,7 +333,7 @@ nonisolated extension Modeld_V1_CreateStoreRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StoreInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}uuid\0\u{1}kind\0\u{3}schema_version_hash\0\u{1}entities\0\u{3}history_token\0\u{3}open_sessions\0\u{1}path\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}uuid\0\u{1}kind\0\u{3}schema_version_hash\0\u{1}entities\0\u{3}history_token\0\u{3}open_sessions\0\u{1}path\0\u{1}backend\0\u{1}url\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -315,6 +349,8 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
       case 6: try { try decoder.decodeSingularInt64Field(value: &self._historyToken) }()
       case 7: try { try decoder.decodeSingularInt64Field(value: &self.openSessions) }()
       case 8: try { try decoder.decodeSingularStringField(value: &self.path) }()
+      case 9: try { try decoder.decodeSingularStringField(value: &self.backend) }()
+      case 10: try { try decoder.decodeSingularStringField(value: &self.url) }()
       default: break
       }
     }
@@ -349,6 +385,12 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
     if !self.path.isEmpty {
       try visitor.visitSingularStringField(value: self.path, fieldNumber: 8)
     }
+    if !self.backend.isEmpty {
+      try visitor.visitSingularStringField(value: self.backend, fieldNumber: 9)
+    }
+    if !self.url.isEmpty {
+      try visitor.visitSingularStringField(value: self.url, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -361,6 +403,8 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs._historyToken != rhs._historyToken {return false}
     if lhs.openSessions != rhs.openSessions {return false}
     if lhs.path != rhs.path {return false}
+    if lhs.backend != rhs.backend {return false}
+    if lhs.url != rhs.url {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

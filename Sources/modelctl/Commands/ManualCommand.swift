@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import ManualPages
-import ModelServer
 
 /// `modelctl manual`: the man page, written from the commands' own definitions (the same text
 /// `--help` prints), so it never falls behind them.

@@ -11,7 +11,7 @@ struct StoreCommand: AsyncParsableCommand {
 
     static func record(_ store: StoreInfo) -> Record {
         [("name", .text(store.name)), ("uuid", .text(store.storeIdentifier.uuidString.lowercased())), ("kind", .text(store.kind.rawValue)),
-         ("entities", .uris(store.entities)), ("schema_version_hash", .text(store.schemaVersionHash.isEmpty ? nil : store.schemaVersionHash)),
+         ("backend", .text(store.backend)), ("url", .text(store.url.isEmpty ? nil : store.url)), ("entities", .uris(store.entities)), ("schema_version_hash", .text(store.schemaVersionHash.isEmpty ? nil : store.schemaVersionHash)),
          ("history_token", .text(store.historyToken.map { String($0.rawValue) })), ("open_sessions", .number(Int64(store.openSessions))),
          ("path", .text(store.path))]
     }
@@ -29,15 +29,27 @@ struct StoreCommand: AsyncParsableCommand {
     }
 
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a store (an SQLite file in the daemon's data directory, or in memory).")
+        static let configuration = CommandConfiguration(
+            abstract: "Create a store (an SQLite file in the daemon's data directory, in memory, or at a backend's URL).",
+            discussion: "With --url the store lives at that URL (its scheme chooses the backend); one that exists there is attached.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The store's name: 1 to 64 characters of a-z, 0-9, _ and -.") var name: String
         @Flag(help: "Keep the store in memory only (gone when the daemon stops).") var memory = false
+        @Option(help: ArgumentHelp("The backend, by URL scheme (sqlite, memory, or another the daemon has); the daemon places the store.",
+                                   valueName: "scheme")) var backend: String?
+        @Option(help: ArgumentHelp("Where the store lives, as a backend URL.", valueName: "url")) var url: String?
+
+        func validate() throws {
+            guard [memory, backend != nil, url != nil].filter({ $0 }).count <= 1 else {
+                throw ValidationError("--memory, --backend and --url each choose where the store lives: give one of them")
+            }
+        }
         @Option(help: ArgumentHelp("A schema to apply at once (JSON, as 'schema show' prints it).", valueName: "file")) var schema: String?
 
         func run() async throws {
             let schema = try self.schema.map(SchemaCommand.read)
-            let store = try await global.withClient { try await $0.createStore(name, kind: memory ? .memory : .sqlite, schema: schema) }
+            let backend = memory ? "memory" : self.backend
+            let store = try await global.withClient { try await $0.createStore(name, backend: backend, url: url, schema: schema) }
             let writer = RecordWriter(format: global.outputFormat, single: true)
             writer.write([StoreCommand.record(store)])
             writer.finish()

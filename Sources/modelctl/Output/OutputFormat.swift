@@ -15,8 +15,7 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
 
 /// Writes records to standard output in a format, batch by batch, so that a stream of any size
 /// needs only a batch of memory.
-// @unchecked: a writer is used by one task at a time (batches arrive one after another).
-final class RecordWriter: @unchecked Sendable {
+final class RecordWriter: @unchecked Sendable {  // Used by one task at a time: batches arrive one after another.
     let format: OutputFormat
     private var columns: [String]?
     private var table: TableText?

@@ -1,10 +1,10 @@
 import Foundation
 import Glibc
 import ModelCore
-import SQLiteStorage
 import Synchronization
 
-/// Keeps the files of dropped SQLite stores and gives them, emptied, to the next stores created.
+/// Keeps the files of dropped SQLite stores and gives them, emptied, to the next stores created
+/// in the same directory (``SQLiteStorageFactory`` with `recyclesFiles`, as the daemon runs it).
 ///
 /// Making and freeing files costs more than writing to them. Creating a file costs a new inode,
 /// and on ext4 that costs more the more files were deleted in the last seconds (the allocator

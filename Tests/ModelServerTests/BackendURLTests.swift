@@ -1,0 +1,99 @@
+import Foundation
+import ModelCore
+import ModelFixtures
+import ModelRemote
+import ModelTesting
+import Testing
+
+/// Stores on a backend named by scheme, or at a URL of their own (attached), over a real socket.
+@Suite struct BackendURLTests {
+    /// A store made at a URL outside the data directory is served, listed with its backend and
+    /// URL, remembered across a restart, and attachable by a second daemon; dropping it deletes
+    /// its files and leaves nothing else in that directory.
+    @Test func aStoreAtAURLOfItsOwnIsRememberedAndDroppedWhole() async throws {
+        try await withTemporaryDirectory { elsewhere in
+            let file = elsewhere.appendingPathComponent("trips.sqlite").path
+            let url = "sqlite://\(file)"
+            let directory = try TemporaryDirectory.make(prefix: "mu")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let made = try await TestDaemon.withDaemon(directory: directory) { daemon in
+                try await daemon.withClient { client in
+                    let info = try await client.createStore("trips", backend: nil, url: url, schema: SampleTrips.schema)
+                    #expect(info.backend == "sqlite" && info.kind == .sqlite && info.url == url && info.path == file, "\(info)")
+                    try await client.apply([.insert(entity: "Trip", attributes: trip("Kyoto", "2026-04-01", "2026-04-09"),
+                                                    relationships: [:], id: nil)], in: "trips")
+                    return info
+                }
+            }
+            #expect(FileManager.default.fileExists(atPath: file))
+
+            // A second daemon, on another data directory, attaches the same file.
+            try await TestDaemon.withDaemon { other in
+                try await other.withClient { client in
+                    let info = try await client.createStore("shared", backend: nil, url: url)
+                    #expect(info.storeIdentifier == made.storeIdentifier, "the same store, by its UUID")
+                    #expect(try await client.count(FetchDescriptor(entityName: "Trip"), in: "shared") == 1)
+                }
+            }
+
+            // The first daemon, restarted, serves it again under its name.
+            try await TestDaemon.withDaemon(directory: directory) { daemon in
+                try await daemon.withClient { client in
+                    let info = try await client.store("trips")
+                    #expect(info.storeIdentifier == made.storeIdentifier && info.url == url)
+                    #expect(try await client.count(FetchDescriptor(entityName: "Trip"), in: "trips") == 1)
+                    try await client.dropStore("trips")
+                }
+            }
+            let left = try FileManager.default.contentsOfDirectory(atPath: elsewhere.path)
+            #expect(left.isEmpty, "dropping an attached store leaves \(left)")
+
+            // And the restarted daemon has forgotten it.
+            try await TestDaemon.withDaemon(directory: directory) { daemon in
+                let stores = try await daemon.withClient { try await $0.stores() }
+                #expect(stores.isEmpty, "\(stores.map(\.name))")
+            }
+        }
+    }
+
+    /// `backend` names a registered scheme; the store is placed by that backend.
+    @Test func aBackendIsChosenByScheme() async throws {
+        try await TestDaemon.withDaemon { daemon in
+            try await daemon.withClient { client in
+                let scratch = try await client.createStore("scratch", backend: "memory")
+                #expect(scratch.kind == .memory && scratch.backend == "memory" && scratch.path == nil, "\(scratch)")
+                let placed = try await client.createStore("placed", backend: "sqlite")
+                let path = try #require(placed.path)
+                #expect(placed.backend == "sqlite" && placed.url == "sqlite://\(path)", "\(placed)")
+            }
+        }
+    }
+
+    /// Bad backends and URLs are refused with what to do instead, and leave no store behind.
+    @Test func badBackendsAndURLsAreExplained() async throws {
+        try await withTemporaryDirectory { elsewhere in
+            try await TestDaemon.withDaemon { daemon in
+                try await daemon.withClient { client in
+                    var error = await expectError(.invalidArgument) { try await client.createStore("a", backend: "oracle") }
+                    #expect(error?.message.contains("no storage backend for scheme 'oracle'; available: ") == true,
+                            "\(String(describing: error))")
+                    error = await expectError(.invalidArgument) { try await client.createStore("b", backend: nil, url: "nope://x") }
+                    #expect(error?.message.contains("'nope'") == true, "\(String(describing: error))")
+                    error = await expectError(.invalidArgument) {
+                        try await client.createStore("c", backend: nil, url: "sqlite:relative.sqlite")
+                    }
+                    #expect(error?.message.contains("absolute path") == true, "\(String(describing: error))")
+                    let inside = daemon.directory.appendingPathComponent("data/stores/sneaky.sqlite").path
+                    error = await expectError(.invalidArgument) { try await client.createStore("d", backend: nil, url: "sqlite://\(inside)") }
+                    #expect(error?.message.contains("inside the daemon's stores directory") == true, "\(String(describing: error))")
+
+                    let url = "sqlite://\(elsewhere.path)/one.sqlite"
+                    try await client.createStore("one", backend: nil, url: url)
+                    error = await expectError(.uniqueConstraint) { try await client.createStore("two", backend: nil, url: url) }
+                    #expect(error?.message.contains("served already, as the store 'one'") == true, "\(String(describing: error))")
+                    #expect(try await client.stores().map(\.name) == ["one"])
+                }
+            }
+        }
+    }
+}
