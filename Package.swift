@@ -128,7 +128,10 @@ let package = Package(
         // embedded store, FetchDescriptor with #Predicate, history, @ModelActor.
         .target(
             name: "ModelClient",
-            dependencies: ["ModelMacros", "ModelCore", "ModelEngine", "ModelRemote", "ModelWire", "ModelStorage", "StandardBackends"],
+            dependencies: [
+                "ModelMacros", "ModelCore", "ModelEngine", "ModelRemote", "ModelWire", "ModelStorage",
+                "StandardBackends",
+            ],
             swiftSettings: sharedSettings + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
         ),
         // The macros behind @Model, @Attribute, @Relationship, @Transient, #Unique, #Index, @ModelActor.
@@ -189,8 +192,12 @@ let package = Package(
         .plugin(
             name: "RegenerateProtos",
             capability: .command(
-                intent: .custom(verb: "regenerate-protos", description: "Regenerate Sources/ModelWire/Generated from Protos/"),
-                permissions: [.writeToPackageDirectory(reason: "to write the generated Swift files into Sources/ModelWire/Generated")]
+                intent: .custom(
+                    verb: "regenerate-protos", description: "Regenerate Sources/ModelWire/Generated from Protos/"),
+                permissions: [
+                    .writeToPackageDirectory(
+                        reason: "to write the generated Swift files into Sources/ModelWire/Generated")
+                ]
             ),
             dependencies: [
                 .product(name: "protoc-gen-swift", package: "swift-protobuf"),
@@ -200,9 +207,11 @@ let package = Package(
 
         // Schemas shared by the test suites: Apple's SampleTrips, SwiftDataKit's articles, a catalog
         // with every attribute type and relationship kind.
-        .target(name: "ModelFixtures", dependencies: ["ModelCore"], path: "Tests/Fixtures", swiftSettings: sharedSettings),
+        .target(
+            name: "ModelFixtures", dependencies: ["ModelCore"], path: "Tests/Fixtures", swiftSettings: sharedSettings),
 
-        .testTarget(name: "ModelCoreTests", dependencies: ["ModelCore", "ModelFixtures"], swiftSettings: sharedSettings),
+        .testTarget(
+            name: "ModelCoreTests", dependencies: ["ModelCore", "ModelFixtures"], swiftSettings: sharedSettings),
         // One suite over the StorageBackend protocol, run against every backend, and the
         // differential test (random predicates: SQLite vs memory).
         .testTarget(
@@ -222,14 +231,17 @@ let package = Package(
         ),
         .testTarget(
             name: "ModelWireTests",
-            dependencies: ["ModelWire", "ModelCore", "ModelFixtures", .product(name: "GRPCCore", package: "grpc-swift-2")],
+            dependencies: [
+                "ModelWire", "ModelCore", "ModelFixtures", .product(name: "GRPCCore", package: "grpc-swift-2"),
+            ],
             swiftSettings: sharedSettings
         ),
         // The daemon over a real Unix socket (an in-process daemon per test or per process).
         .testTarget(
             name: "ModelServerTests",
             dependencies: [
-                "ModelServer", "ModelRemote", "ModelTesting", "ModelWire", "ModelCore", "ModelEngine", "ModelStorage", "ModelFixtures",
+                "ModelServer", "ModelRemote", "ModelTesting", "ModelWire", "ModelCore", "ModelEngine", "ModelStorage",
+                "ModelFixtures",
                 "StandardBackends",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
@@ -246,7 +258,8 @@ let package = Package(
         .testTarget(
             name: "ReliabilityTests",
             dependencies: [
-                "ModelRemote", "ModelTesting", "ModelServer", "ModelWire", "ModelCore", "ModelFixtures", "SQLiteStorage", "ModelStorage",
+                "ModelRemote", "ModelTesting", "ModelServer", "ModelWire", "ModelCore", "ModelFixtures",
+                "SQLiteStorage", "ModelStorage",
                 "modeld", "FramedTransport",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
@@ -276,7 +289,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ModelEngineTests",
-            dependencies: ["ModelEngine", "ModelCore", "ModelStorage", "SQLiteStorage", "MemoryStorage", "ModelFixtures", "StandardBackends"],
+            dependencies: [
+                "ModelEngine", "ModelCore", "ModelStorage", "SQLiteStorage", "MemoryStorage", "ModelFixtures",
+                "StandardBackends",
+            ],
             swiftSettings: sharedSettings
         ),
     ]

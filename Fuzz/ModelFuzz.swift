@@ -21,7 +21,9 @@ public func fuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         }
     case 1:
         if let id = try? PersistentIdentifier(uri: String(decoding: bytes, as: UTF8.self)) {
-            guard (try? PersistentIdentifier(uri: id.uriRepresentation)) == id else { fatalError("URI round trip failed") }
+            guard (try? PersistentIdentifier(uri: id.uriRepresentation)) == id else {
+                fatalError("URI round trip failed")
+            }
         }
     case 2:
         if let request = try? Modeld_V1_StoreFetchRequest(serializedBytes: bytes) {
@@ -34,7 +36,9 @@ public func fuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         if let request = try? Modeld_V1_ApplyRequest(serializedBytes: bytes) {
             _ = try? ObjectEdit.edits(wire: request.changes, in: nil)
         }
-        if let request = try? Modeld_V1_ApplySchemaRequest(serializedBytes: bytes), let schema = try? Schema(wire: request.schema) {
+        if let request = try? Modeld_V1_ApplySchemaRequest(serializedBytes: bytes),
+            let schema = try? Schema(wire: request.schema)
+        {
             _ = try? ResolvedSchema(schema)
         }
     }

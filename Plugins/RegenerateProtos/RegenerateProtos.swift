@@ -25,20 +25,24 @@ struct RegenerateProtos: CommandPlugin {
         }
 
         let common = ["--proto_path=\(protos.path)"] + files
-        try run(protoc, [
-            "--plugin=protoc-gen-swift=\(swiftPlugin.path)",
-            "--swift_out=\(output.path)",
-            "--swift_opt=Visibility=Public",
-            "--swift_opt=FileNaming=PathToUnderscores",
-        ] + common)
-        try run(protoc, [
-            "--plugin=protoc-gen-grpc-swift=\(grpcPlugin.path)",
-            "--grpc-swift_out=\(output.path)",
-            "--grpc-swift_opt=Visibility=Public",
-            "--grpc-swift_opt=Server=true",
-            "--grpc-swift_opt=Client=true",
-            "--grpc-swift_opt=FileNaming=PathToUnderscores",
-        ] + common)
+        try run(
+            protoc,
+            [
+                "--plugin=protoc-gen-swift=\(swiftPlugin.path)",
+                "--swift_out=\(output.path)",
+                "--swift_opt=Visibility=Public",
+                "--swift_opt=FileNaming=PathToUnderscores",
+            ] + common)
+        try run(
+            protoc,
+            [
+                "--plugin=protoc-gen-grpc-swift=\(grpcPlugin.path)",
+                "--grpc-swift_out=\(output.path)",
+                "--grpc-swift_opt=Visibility=Public",
+                "--grpc-swift_opt=Server=true",
+                "--grpc-swift_opt=Client=true",
+                "--grpc-swift_opt=FileNaming=PathToUnderscores",
+            ] + common)
         // The gRPC generator writes a stub for every file; drop those of files without services.
         for name in try manager.contentsOfDirectory(atPath: output.path) where name.hasSuffix(".grpc.swift") {
             let file = output.appending(path: name)
@@ -47,7 +51,9 @@ struct RegenerateProtos: CommandPlugin {
             }
         }
         let written = try manager.contentsOfDirectory(atPath: output.path).filter { $0.hasSuffix(".swift") }.sorted()
-        print("regenerate-protos: wrote \(written.count) files to Sources/ModelWire/Generated: \(written.joined(separator: ", "))")
+        print(
+            "regenerate-protos: wrote \(written.count) files to Sources/ModelWire/Generated: \(written.joined(separator: ", "))"
+        )
     }
 
     /// The `.proto` files under `directory`, relative to it, sorted.

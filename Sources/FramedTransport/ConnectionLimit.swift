@@ -33,7 +33,8 @@ public final class ConnectionLimit: Sendable {
                 onRefusal(refused.add(1, ordering: .relaxed).newValue)
                 return false
             }
-            let (exchanged, original) = open.compareExchange(expected: current, desired: current + 1, ordering: .relaxed)
+            let (exchanged, original) = open.compareExchange(
+                expected: current, desired: current + 1, ordering: .relaxed)
             if exchanged { return true }
             current = original
         }

@@ -14,8 +14,11 @@ public struct DirectMethods: Sendable {
     public typealias UnaryHandler = @Sendable (_ request: [UInt8], _ context: ServerContext) async throws -> [UInt8]
     /// Writes a request's responses to `responses`, then returns (an OK status) or throws (the
     /// status of the error, as for a unary handler).
-    public typealias ServerStreamingHandler = @Sendable (_ request: [UInt8], _ context: ServerContext,
-                                                         _ responses: DirectResponseWriter) async throws -> Void
+    public typealias ServerStreamingHandler =
+        @Sendable (
+            _ request: [UInt8], _ context: ServerContext,
+            _ responses: DirectResponseWriter
+        ) async throws -> Void
 
     enum Handler: Sendable {
         case unary(UnaryHandler)
@@ -32,7 +35,9 @@ public struct DirectMethods: Sendable {
     }
 
     /// Runs calls to the server-streaming `method` with `handler`.
-    public mutating func registerServerStreaming(_ method: MethodDescriptor, _ handler: @escaping ServerStreamingHandler) {
+    public mutating func registerServerStreaming(
+        _ method: MethodDescriptor, _ handler: @escaping ServerStreamingHandler
+    ) {
         handlers[method.fullyQualifiedMethod] = (method, .serverStreaming(handler))
     }
 
@@ -89,7 +94,9 @@ public final class DirectResponseWriter: Sendable {
         // Whatever goes out takes everything held, and every write is queued on the loop in
         // turn, so messages leave in the order they were written.
         let (ready, hold) = state.withLock { state -> (ByteBuffer?, Int) in
-            var frames = state.started ? allocator.buffer(capacity: frame.readableBytes)
+            var frames =
+                state.started
+                ? allocator.buffer(capacity: frame.readableBytes)
                 : allocator.frame(stream: stream, kind: .metadata) { $0.writeMetadata([:]) }
             frames.writeBuffer(&frame)
             state.started = true
@@ -149,10 +156,13 @@ extension FramedServerTransport {
     static let largestRequestOnEventLoop = 16 * 1024
 
     /// Runs a direct call whose request is complete and writes its answer on `channel`.
-    func run(_ call: PendingDirectCall, stream: UInt32, channel: any Channel, loopExecutor: EventLoopTaskExecutor,
-             outbound: OutboundQueue) {
+    func run(
+        _ call: PendingDirectCall, stream: UInt32, channel: any Channel, loopExecutor: EventLoopTaskExecutor,
+        outbound: OutboundQueue
+    ) {
         guard admitDirectCall(call.record) else {
-            channel.writeAndFlush(ServerConnectionHandler.stoppingFrame(stream: stream, allocator: channel.allocator), promise: nil)
+            channel.writeAndFlush(
+                ServerConnectionHandler.stoppingFrame(stream: stream, allocator: channel.allocator), promise: nil)
             return
         }
         let onLoop = (call.message?.count ?? 0) <= Self.largestRequestOnEventLoop
@@ -160,8 +170,10 @@ extension FramedServerTransport {
         Task(executorPreference: onLoop ? loopExecutor : globalConcurrentExecutor) {
             await withServerContextRPCCancellationHandle { handle in
                 call.record.attach(handle)
-                let context = ServerContext(descriptor: call.descriptor, remotePeer: peer, localPeer: peer, cancellation: handle)
-                let answer = await Self.answer(call, context: context, stream: stream, channel: channel, outbound: outbound)
+                let context = ServerContext(
+                    descriptor: call.descriptor, remotePeer: peer, localPeer: peer, cancellation: handle)
+                let answer = await Self.answer(
+                    call, context: context, stream: stream, channel: channel, outbound: outbound)
                 channel.writeAndFlush(answer, promise: nil)
             }
             self.directCallEnded(call.record)
@@ -171,8 +183,10 @@ extension FramedServerTransport {
     /// The frames that end a call: for a unary call, its (empty) metadata, the message and an
     /// OK status; for a streaming one, whatever metadata has not gone out and the status; or
     /// only the status of the error.
-    private static func answer(_ call: PendingDirectCall, context: ServerContext, stream: UInt32,
-                               channel: any Channel, outbound: OutboundQueue) async -> ServerOutbound {
+    private static func answer(
+        _ call: PendingDirectCall, context: ServerContext, stream: UInt32,
+        channel: any Channel, outbound: OutboundQueue
+    ) async -> ServerOutbound {
         let allocator = channel.allocator
         let responses = DirectResponseWriter(channel: channel, stream: stream, outbound: outbound)
         var leading: ByteBuffer?
@@ -180,7 +194,9 @@ extension FramedServerTransport {
         var trailers: Metadata = [:]
         do {
             guard call.messages == 1, let request = call.message else {
-                throw RPCError(code: .internalError, message: "a call of this method needs exactly one request message; \(call.messages) arrived")
+                throw RPCError(
+                    code: .internalError,
+                    message: "a call of this method needs exactly one request message; \(call.messages) arrived")
             }
             var frames: ByteBuffer
             switch call.handler {
@@ -198,9 +214,11 @@ extension FramedServerTransport {
                     throw error
                 }
                 // A stream of no messages still has its metadata before its OK status.
-                frames = responses.takeUnsent() ?? allocator.frame(stream: stream, kind: .metadata) { $0.writeMetadata([:]) }
+                frames =
+                    responses.takeUnsent() ?? allocator.frame(stream: stream, kind: .metadata) { $0.writeMetadata([:]) }
             }
-            var end = ServerConnectionHandler.statusFrame(stream: stream, status: Status(code: .ok, message: ""), allocator: allocator)
+            var end = ServerConnectionHandler.statusFrame(
+                stream: stream, status: Status(code: .ok, message: ""), allocator: allocator)
             frames.writeBuffer(&end.bytes)
             return ServerOutbound(bytes: frames, ends: stream)
         } catch let error as RPCError {
@@ -209,7 +227,8 @@ extension FramedServerTransport {
         } catch {
             status = Status(code: .unknown, message: "Service method threw an unknown error.")
         }
-        var end = ServerConnectionHandler.statusFrame(stream: stream, status: status, metadata: trailers, allocator: allocator)
+        var end = ServerConnectionHandler.statusFrame(
+            stream: stream, status: status, metadata: trailers, allocator: allocator)
         guard var leading else { return end }
         leading.writeBuffer(&end.bytes)
         return ServerOutbound(bytes: leading, ends: stream)

@@ -39,9 +39,10 @@ extension Frame {
         /// Throws for a kind that does not exist.
         init?(_ buffer: ByteBuffer) throws(FramingError) {
             guard buffer.readableBytes >= Frame.headerSize,
-                  let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self),
-                  let stream = buffer.getInteger(at: buffer.readerIndex + 4, as: UInt32.self),
-                  let raw = buffer.getInteger(at: buffer.readerIndex + 8, as: UInt8.self) else { return nil }
+                let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self),
+                let stream = buffer.getInteger(at: buffer.readerIndex + 4, as: UInt32.self),
+                let raw = buffer.getInteger(at: buffer.readerIndex + 8, as: UInt8.self)
+            else { return nil }
             guard let kind = Kind(rawValue: raw) else { throw FramingError("a frame of unknown kind \(raw)") }
             self.length = Int(length)
             self.stream = stream
@@ -80,7 +81,9 @@ struct FramingError: Error, CustomStringConvertible {
 
 extension ByteBufferAllocator {
     /// A frame with its header, the payload written by `body`.
-    func frame(stream: UInt32, kind: Frame.Kind, capacity: Int = 64, _ body: (inout ByteBuffer) -> Void = { _ in }) -> ByteBuffer {
+    func frame(stream: UInt32, kind: Frame.Kind, capacity: Int = 64, _ body: (inout ByteBuffer) -> Void = { _ in })
+        -> ByteBuffer
+    {
         var buffer = buffer(capacity: Frame.headerSize + capacity)
         buffer.writeInteger(UInt32(0))
         buffer.writeInteger(stream)

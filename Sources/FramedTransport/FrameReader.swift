@@ -16,8 +16,10 @@ public struct ConnectionLimits: Sendable {
     /// Connections open at once, across transports.
     public var connections: ConnectionLimit
 
-    public init(maximumMessageSize: Int, requestTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(300),
-                requestBudget: RequestBudget? = nil, connections: ConnectionLimit = ConnectionLimit(maximum: .max)) {
+    public init(
+        maximumMessageSize: Int, requestTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(300),
+        requestBudget: RequestBudget? = nil, connections: ConnectionLimit = ConnectionLimit(maximum: .max)
+    ) {
         self.maximumMessageSize = maximumMessageSize
         self.requestTimeout = requestTimeout
         self.idleTimeout = idleTimeout
@@ -65,7 +67,7 @@ final class FrameReader: ChannelInboundHandler {
         if buffer == nil {
             buffer = incoming
         } else {
-            buffer!.writeBuffer(&incoming)  // ! just checked
+            buffer!.writeBuffer(&incoming) // ! just checked
         }
         do {
             try readFrames(context: context)
@@ -82,8 +84,13 @@ final class FrameReader: ChannelInboundHandler {
     private func readFrames(context: ChannelHandlerContext) throws {
         while skipping == 0, let header = try buffer.flatMap(Frame.Header.init) {
             if header.length > limits.maximumMessageSize + 1024 {
-                refuse(header, skipping: true, context: context, Status(code: .resourceExhausted, message:
-                    "the request is \(header.length) bytes, over modeld's maximum message size of \(limits.maximumMessageSize) bytes (modeld --max-message-size): send less at a time"))
+                refuse(
+                    header, skipping: true, context: context,
+                    Status(
+                        code: .resourceExhausted,
+                        message:
+                            "the request is \(header.length) bytes, over modeld's maximum message size of \(limits.maximumMessageSize) bytes (modeld --max-message-size): send less at a time"
+                    ))
                 continue
             }
             guard let frame = buffer?.readFrame(header) else {
@@ -98,8 +105,9 @@ final class FrameReader: ChannelInboundHandler {
     /// The frame of `header` has begun but not arrived whole: it reserves its size, or is refused.
     private func startPartial(_ header: Frame.Header, context: ChannelHandlerContext) {
         guard limits.requestBudget.reserve(header.length) else {
-            refuse(header, skipping: true, context: context,
-                   Status(code: .resourceExhausted, message: limits.requestBudget.refusal(for: header.length)))
+            refuse(
+                header, skipping: true, context: context,
+                Status(code: .resourceExhausted, message: limits.requestBudget.refusal(for: header.length)))
             return
         }
         partial = (header.stream, header.length, timeout(for: header, context: context))
@@ -111,8 +119,13 @@ final class FrameReader: ChannelInboundHandler {
         let seconds = limits.requestTimeout.components.seconds
         return context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(limits.requestTimeout)) { [self] in
             partial = nil
-            refuse(header, skipping: false, context: context, Status(code: .deadlineExceeded, message:
-                "the request's \(header.length) bytes did not arrive within \(seconds) s (modeld --request-timeout); the connection is closed"))
+            refuse(
+                header, skipping: false, context: context,
+                Status(
+                    code: .deadlineExceeded,
+                    message:
+                        "the request's \(header.length) bytes did not arrive within \(seconds) s (modeld --request-timeout); the connection is closed"
+                ))
             context.close(promise: nil)
         }
     }

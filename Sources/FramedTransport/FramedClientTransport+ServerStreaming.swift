@@ -8,15 +8,21 @@ extension FramedClientTransport {
     /// message and metadata, as a GRPCCore call's do. A call that `body` leaves before its status
     /// came (done early, or thrown out of), or whose task is cancelled, is cancelled at the
     /// server. It sets no deadline: a call with one goes through GRPCCore.
-    public func serverStreaming<T>(_ descriptor: MethodDescriptor, request: [UInt8],
-                                   _ body: (DirectResponses) async throws -> T) async throws -> T {
+    public func serverStreaming<T>(
+        _ descriptor: MethodDescriptor, request: [UInt8],
+        _ body: (DirectResponses) async throws -> T
+    ) async throws -> T {
         let connection = try beginCall()
         defer { callEnded() }
         let (handler, (id, parts)) = try await registered(on: connection) { $0.register() }
         let channel = handler.channel
-        channel.writeAndFlush(Self.callFrames(stream: id, descriptor: descriptor, request: request, allocator: channel.allocator), promise: nil)
+        channel.writeAndFlush(
+            Self.callFrames(stream: id, descriptor: descriptor, request: request, allocator: channel.allocator),
+            promise: nil)
         defer {
-            if handler.unregister(id) { channel.writeAndFlush(channel.allocator.frame(stream: id, kind: .cancel), promise: nil) }
+            if handler.unregister(id) {
+                channel.writeAndFlush(channel.allocator.frame(stream: id, kind: .cancel), promise: nil)
+            }
         }
         return try await body(DirectResponses(parts: parts))
     }

@@ -14,11 +14,14 @@ extension FramedClientTransport {
         let call = UnaryCall()
         let (handler, id) = try await registered(on: connection) { $0.register(call) }
         let allocator = handler.channel.allocator
-        handler.channel.writeAndFlush(Self.callFrames(stream: id, descriptor: descriptor, request: request, allocator: allocator), promise: nil)
+        handler.channel.writeAndFlush(
+            Self.callFrames(stream: id, descriptor: descriptor, request: request, allocator: allocator), promise: nil)
         return try await withTaskCancellationHandler {
             try await call.response()
         } onCancel: {
-            if handler.unregister(id) { handler.channel.writeAndFlush(allocator.frame(stream: id, kind: .cancel), promise: nil) }
+            if handler.unregister(id) {
+                handler.channel.writeAndFlush(allocator.frame(stream: id, kind: .cancel), promise: nil)
+            }
             call.fail(RPCError(code: .cancelled, message: "the call was cancelled"))
         }
     }
@@ -27,13 +30,17 @@ extension FramedClientTransport {
 extension FramedClientTransport {
     /// A direct call's opening: the open frame (no metadata), its one request message and the
     /// end, for one write.
-    static func callFrames(stream: UInt32, descriptor: MethodDescriptor, request: [UInt8], allocator: ByteBufferAllocator) -> ByteBuffer {
+    static func callFrames(
+        stream: UInt32, descriptor: MethodDescriptor, request: [UInt8], allocator: ByteBufferAllocator
+    ) -> ByteBuffer {
         let method = descriptor.fullyQualifiedMethod
         var frames = allocator.frame(stream: stream, kind: .open, capacity: method.utf8.count + 8) { buffer in
             buffer.writeShortString(method)
             buffer.writeMetadata([:])
         }
-        var message = allocator.frame(stream: stream, kind: .message, capacity: request.count) { $0.writeBytes(request) }
+        var message = allocator.frame(stream: stream, kind: .message, capacity: request.count) {
+            $0.writeBytes(request)
+        }
         frames.writeBuffer(&message)
         var end = allocator.frame(stream: stream, kind: .end)
         frames.writeBuffer(&end)
@@ -66,7 +73,10 @@ final class UnaryCall: Sendable {
                 return .failure(RPCError(code: code, message: status.message, metadata: metadata))
             }
             guard state.messages == 1, let message = state.message else {
-                return .failure(RPCError(code: .internalError, message: "a unary call was answered with \(state.messages) messages, not one"))
+                return .failure(
+                    RPCError(
+                        code: .internalError,
+                        message: "a unary call was answered with \(state.messages) messages, not one"))
             }
             return .success(message)
         }

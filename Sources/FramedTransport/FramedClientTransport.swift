@@ -62,16 +62,21 @@ public final class FramedClientTransport: ClientTransport, Sendable {
         stop.finish()
     }
 
-    public func withStream<T: Sendable>(descriptor: MethodDescriptor, options: CallOptions,
-                                        _ closure: (RPCStream<Inbound, Outbound>, ClientContext) async throws -> T) async throws -> T {
+    public func withStream<T: Sendable>(
+        descriptor: MethodDescriptor, options: CallOptions,
+        _ closure: (RPCStream<Inbound, Outbound>, ClientContext) async throws -> T
+    ) async throws -> T {
         let connection = try beginCall()
         defer { callEnded() }
         let (handler, (id, responses)) = try await registered(on: connection) { $0.register() }
         let holdsRequest = descriptor.type == .unary || descriptor.type == .serverStreaming
-        let writer = ClientFrameWriter(channel: handler.channel, stream: id, path: "\(descriptor.service)/\(descriptor.method)",
-                                       holdsUntilFinished: holdsRequest)
+        let writer = ClientFrameWriter(
+            channel: handler.channel, stream: id, path: "\(descriptor.service)/\(descriptor.method)",
+            holdsUntilFinished: holdsRequest)
         let peer = "unix:" + path
-        let stream = RPCStream(descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: responses), outbound: RPCWriter.Closable(wrapping: writer))
+        let stream = RPCStream(
+            descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: responses),
+            outbound: RPCWriter.Closable(wrapping: writer))
         defer {
             if handler.unregister(id) { writer.cancel() }
         }
@@ -93,8 +98,10 @@ public final class FramedClientTransport: ClientTransport, Sendable {
     /// The connection's handler once it is connected, and what `register` registered a new call
     /// on it as; a connection that failed, or closed before the call could be registered, is
     /// forgotten (the next call opens a new one) and the call fails with `unavailable`.
-    func registered<Call>(on connection: EventLoopFuture<ClientConnectionHandler>,
-                          _ register: (ClientConnectionHandler) -> Call?) async throws -> (ClientConnectionHandler, Call) {
+    func registered<Call>(
+        on connection: EventLoopFuture<ClientConnectionHandler>,
+        _ register: (ClientConnectionHandler) -> Call?
+    ) async throws -> (ClientConnectionHandler, Call) {
         let handler: ClientConnectionHandler
         do {
             handler = try await connection.get()
@@ -194,8 +201,10 @@ final class ClientConnectionHandler: ChannelInboundHandler, Sendable {
             case nil: break
             }
         case .status:
-            guard let raw = frame.payload.readInteger(as: UInt8.self), let message = try? frame.payload.readShortString(),
-                  let metadata = try? frame.payload.readMetadata() else { return context.close(promise: nil) }
+            guard let raw = frame.payload.readInteger(as: UInt8.self),
+                let message = try? frame.payload.readShortString(),
+                let metadata = try? frame.payload.readMetadata()
+            else { return context.close(promise: nil) }
             let code = Status.Code(rawValue: Int(raw)) ?? .unknown
             switch calls.withLock({ $0.open.removeValue(forKey: frame.stream) }) {
             case .stream(let call):

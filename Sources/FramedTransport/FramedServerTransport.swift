@@ -56,14 +56,18 @@ public final class FramedServerTransport: ServerTransport, Sendable {
         for waiter in waiters { waiter.resume(with: result) }
     }
 
-    public func listen(streamHandler: @escaping @Sendable (RPCStream<Inbound, Outbound>, ServerContext) async -> Void) async throws {
+    public func listen(streamHandler: @escaping @Sendable (RPCStream<Inbound, Outbound>, ServerContext) async -> Void)
+        async throws
+    {
         let channel: any Channel
         do {
             channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.backlog, value: 256)
                 .serverChannelInitializer { channel in
                     // Out of file descriptors, accepting waits a moment rather than spinning.
-                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler()) }
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler())
+                    }
                 }
                 .childChannelInitializer { [self] channel in
                     channel.eventLoop.makeCompletedFuture {
@@ -98,7 +102,9 @@ public final class FramedServerTransport: ServerTransport, Sendable {
                         defer { _ = self.state.withLock { $0.streams.removeValue(forKey: key) } }
                         accepted.record.attach(handle)
                         if isShutdown { handle.cancel() }
-                        let context = ServerContext(descriptor: accepted.stream.descriptor, remotePeer: peer, localPeer: peer, cancellation: handle)
+                        let context = ServerContext(
+                            descriptor: accepted.stream.descriptor, remotePeer: peer, localPeer: peer,
+                            cancellation: handle)
                         await streamHandler(accepted.stream, context)
                     }
                 }
@@ -152,7 +158,8 @@ public final class FramedServerTransport: ServerTransport, Sendable {
 
     /// Hands a new call to ``listen(streamHandler:)``; false once the transport is shutting down.
     func accept(_ stream: RPCStream<Inbound, Outbound>, record: ServerStreamRecord) -> Bool {
-        guard !isShutdown, case .enqueued = newStreamsContinuation.yield(AcceptedStream(stream: stream, record: record)) else { return false }
+        guard !isShutdown, case .enqueued = newStreamsContinuation.yield(AcceptedStream(stream: stream, record: record))
+        else { return false }
         return true
     }
 }

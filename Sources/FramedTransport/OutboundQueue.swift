@@ -72,10 +72,13 @@ final class OutboundQueue: Sendable {
 
     /// A write of `size` bytes finished: the socket took it, or the connection closed.
     private func written(_ size: Int, failed: Bool) {
-        let (woken, outcome) = state.withLock { state -> ([CheckedContinuation<Void, any Error>], Result<Void, any Error>) in
+        let (woken, outcome) = state.withLock {
+            state -> ([CheckedContinuation<Void, any Error>], Result<Void, any Error>) in
             state.queued -= size
             if failed { state.closed = true }
-            guard state.closed || state.queued <= Self.limit / 2, !state.waiters.isEmpty else { return ([], .success(())) }
+            guard state.closed || state.queued <= Self.limit / 2, !state.waiters.isEmpty else {
+                return ([], .success(()))
+            }
             defer { state.waiters = [:] }
             return (Array(state.waiters.values), state.closed ? .failure(Self.closedError) : .success(()))
         }

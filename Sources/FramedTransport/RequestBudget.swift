@@ -22,7 +22,8 @@ public final class RequestBudget: Sendable {
         var current = reserved.load(ordering: .relaxed)
         while true {
             guard current + bytes <= capacity else { return false }
-            let (exchanged, original) = reserved.compareExchange(expected: current, desired: current + bytes, ordering: .relaxed)
+            let (exchanged, original) = reserved.compareExchange(
+                expected: current, desired: current + bytes, ordering: .relaxed)
             if exchanged { return true }
             current = original
         }

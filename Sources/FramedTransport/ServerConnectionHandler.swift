@@ -56,9 +56,13 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .refused(let stream, let status):
-            streams.removeValue(forKey: stream)?.fail(RPCError(code: RPCError.Code(status.code) ?? .unknown, message: status.message))
+            streams.removeValue(forKey: stream)?.fail(
+                RPCError(code: RPCError.Code(status.code) ?? .unknown, message: status.message))
             if let call = pendingDirect.removeValue(forKey: stream) { call.record.cancel() }
-            context.writeAndFlush(wrapOutboundOut(Self.statusFrame(stream: stream, status: status, allocator: context.channel.allocator).bytes), promise: nil)
+            context.writeAndFlush(
+                wrapOutboundOut(
+                    Self.statusFrame(stream: stream, status: status, allocator: context.channel.allocator).bytes),
+                promise: nil)
             armIdleTimer(context: context)
         case .frame(var frame):
             switch frame.kind {
@@ -75,7 +79,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             case .end:
                 if let call = pendingDirect.removeValue(forKey: frame.stream) {
                     // `loopExecutor` is set when the handler is added.
-                    transport.run(call, stream: frame.stream, channel: context.channel, loopExecutor: loopExecutor!, outbound: outbound)
+                    transport.run(
+                        call, stream: frame.stream, channel: context.channel, loopExecutor: loopExecutor!,
+                        outbound: outbound)
                 } else {
                     streams[frame.stream]?.requests?.finish()
                 }
@@ -98,7 +104,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         let parsed = Result { () throws -> (String, String.Index, Metadata) in
             let path = try payload.readShortString()
             let metadata = try payload.readMetadata()
-            guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { throw FramingError("bad method path '\(path)'") }
+            guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else {
+                throw FramingError("bad method path '\(path)'")
+            }
             return (path, slash, metadata)
         }
         guard case .success(let (path, slash, metadata)) = parsed, streams[frame.stream] == nil else {
@@ -108,9 +116,13 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
         // A call with a deadline goes through GRPCCore, which enforces it.
         if let (descriptor, handler) = transport.directMethods.handler(for: path),
-           !metadata[stringValues: "grpc-timeout"].contains(where: { _ in true }) {
+            !metadata[stringValues: "grpc-timeout"].contains(where: { _ in true })
+        {
             guard !transport.isShutdown else {
-                context.writeAndFlush(wrapOutboundOut(Self.stoppingFrame(stream: frame.stream, allocator: context.channel.allocator).bytes), promise: nil)
+                context.writeAndFlush(
+                    wrapOutboundOut(
+                        Self.stoppingFrame(stream: frame.stream, allocator: context.channel.allocator).bytes),
+                    promise: nil)
                 armIdleTimer(context: context)
                 return
             }
@@ -119,24 +131,31 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             pendingDirect[frame.stream] = PendingDirectCall(descriptor: descriptor, handler: handler, record: record)
             return
         }
-        let descriptor = MethodDescriptor(fullyQualifiedService: String(path[..<slash]), method: String(path[path.index(after: slash)...]))
+        let descriptor = MethodDescriptor(
+            fullyQualifiedService: String(path[..<slash]), method: String(path[path.index(after: slash)...]))
         let (requests, continuation) = AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.makeStream()
         continuation.yield(.metadata(metadata))
         let record = ServerStreamRecord(requests: continuation)
         let writer = ServerFrameWriter(channel: context.channel, stream: frame.stream, outbound: outbound)
-        let stream = RPCStream(descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: requests), outbound: RPCWriter.Closable(wrapping: writer))
+        let stream = RPCStream(
+            descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: requests),
+            outbound: RPCWriter.Closable(wrapping: writer))
         if transport.accept(stream, record: record) {
             streams[frame.stream] = record
         } else {
             continuation.finish()
-            context.writeAndFlush(wrapOutboundOut(Self.stoppingFrame(stream: frame.stream, allocator: context.channel.allocator).bytes), promise: nil)
+            context.writeAndFlush(
+                wrapOutboundOut(Self.stoppingFrame(stream: frame.stream, allocator: context.channel.allocator).bytes),
+                promise: nil)
             armIdleTimer(context: context)
         }
     }
 
     /// The answer to a call that arrives while the daemon stops.
     static func stoppingFrame(stream: UInt32, allocator: ByteBufferAllocator) -> ServerOutbound {
-        statusFrame(stream: stream, status: Status(code: .unavailable, message: "modeld is stopping and takes no new calls"), allocator: allocator)
+        statusFrame(
+            stream: stream, status: Status(code: .unavailable, message: "modeld is stopping and takes no new calls"),
+            allocator: allocator)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -163,7 +182,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         context.close(promise: nil)
     }
 
-    static func statusFrame(stream: UInt32, status: Status, metadata: Metadata = [:], allocator: ByteBufferAllocator) -> ServerOutbound {
+    static func statusFrame(stream: UInt32, status: Status, metadata: Metadata = [:], allocator: ByteBufferAllocator)
+        -> ServerOutbound
+    {
         let bytes = allocator.frame(stream: stream, kind: .status, capacity: 16 + status.message.utf8.count) { buffer in
             buffer.writeInteger(UInt8(status.code.rawValue))
             buffer.writeShortString(status.message)
@@ -207,7 +228,8 @@ final class ServerFrameWriter: ClosableRPCWriterProtocol, Sendable {
             frame.writeBuffer(&message)
             try await outbound.write(ServerOutbound(bytes: frame, ends: nil), on: channel)
         case .status(let status, let metadata):
-            var outbound = ServerConnectionHandler.statusFrame(stream: stream, status: status, metadata: metadata, allocator: allocator)
+            var outbound = ServerConnectionHandler.statusFrame(
+                stream: stream, status: status, metadata: metadata, allocator: allocator)
             if var head = takeMetadata() {
                 head.writeBuffer(&outbound.bytes)
                 outbound.bytes = head
@@ -226,7 +248,8 @@ final class ServerFrameWriter: ClosableRPCWriterProtocol, Sendable {
 
     func finish(throwing error: any Error) async {
         guard !pending.withLock({ $0.ended }) else { return }
-        let status = (error as? RPCError).map { Status(code: Status.Code($0.code), message: $0.message) }
+        let status =
+            (error as? RPCError).map { Status(code: Status.Code($0.code), message: $0.message) }
             ?? Status(code: .unknown, message: "\(error)")
         try? await write(.status(status, [:]))
     }

@@ -6,11 +6,14 @@ import Foundation
 public enum ManualPage {
     /// A page for `root` in manual `section`: NAME, SYNOPSIS, DESCRIPTION, then, for a command
     /// with subcommands, COMMANDS (each one's help), otherwise OPTIONS; then `sections`.
-    public static func render(root: any ParsableCommand.Type, section: Int, date: Date,
-                              sections: [(title: String, body: String)] = []) -> String {
+    public static func render(
+        root: any ParsableCommand.Type, section: Int, date: Date,
+        sections: [(title: String, body: String)] = []
+    ) -> String {
         let configuration = root.configuration
         let name = configuration.commandName ?? "command"
-        let day = ISO8601DateFormatter.string(from: date, timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withFullDate])
+        let day = ISO8601DateFormatter.string(
+            from: date, timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withFullDate])
         var page = """
             .TH \(name.uppercased()) \(section) "\(day)" "\(name) \(configuration.version)" "\(section == 8 ? "System Administration" : "User Commands")"
             .SH NAME
@@ -26,7 +29,8 @@ public enum ManualPage {
         if all.count > 1 {
             page += ".SH COMMANDS\n"
             for (path, command) in all where path.count > 1 {
-                page += ".SS \"\(path.joined(separator: " "))\"\n" + literal(root.helpMessage(for: command, columns: 100))
+                page +=
+                    ".SS \"\(path.joined(separator: " "))\"\n" + literal(root.helpMessage(for: command, columns: 100))
             }
         } else {
             page += ".SH OPTIONS\n" + literal(root.helpMessage(columns: 100))
@@ -38,7 +42,9 @@ public enum ManualPage {
     }
 
     /// Every command and its path of names, depth first.
-    public static func commands(_ command: any ParsableCommand.Type, path: [String]) -> [([String], any ParsableCommand.Type)] {
+    public static func commands(_ command: any ParsableCommand.Type, path: [String]) -> [(
+        [String], any ParsableCommand.Type
+    )] {
         var all: [([String], any ParsableCommand.Type)] = [(path, command)]
         for sub in command.configuration.subcommands {
             let name = sub.configuration.commandName ?? String(describing: sub).lowercased()
@@ -53,7 +59,9 @@ public enum ManualPage {
     }
 
     private static func literal(_ text: String) -> String {
-        ".nf\n" + text.split(separator: "\n", omittingEmptySubsequences: false).map { escapeLine(String($0)) }.joined(separator: "\n") + "\n.fi\n"
+        ".nf\n"
+            + text.split(separator: "\n", omittingEmptySubsequences: false).map { escapeLine(String($0)) }.joined(
+                separator: "\n") + "\n.fi\n"
     }
 
     private static func escape(_ text: String) -> String {
@@ -65,7 +73,11 @@ public enum ManualPage {
     private static func escapeLine(_ line: String) -> String {
         var escaped = ""
         for scalar in line.replacingOccurrences(of: "\\", with: "\\e").unicodeScalars {
-            if scalar.isASCII { escaped.unicodeScalars.append(scalar) } else { escaped += String(format: "\\[u%04X]", scalar.value) }
+            if scalar.isASCII {
+                escaped.unicodeScalars.append(scalar)
+            } else {
+                escaped += String(format: "\\[u%04X]", scalar.value)
+            }
         }
         return escaped.hasPrefix(".") || escaped.hasPrefix("'") ? "\\&" + escaped : escaped
     }

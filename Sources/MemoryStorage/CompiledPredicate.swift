@@ -39,26 +39,34 @@ struct PredicateCompiler {
     let reader: StoreReader
 
     /// Compiles `predicate`, whose key paths without a variable start at `entity`.
-    func compile(_ predicate: Predicate, entity: ResolvedEntity,
-                 variables: [String: ResolvedEntity] = [:]) throws(ModelError) -> CompiledPredicate {
+    func compile(
+        _ predicate: Predicate, entity: ResolvedEntity,
+        variables: [String: ResolvedEntity] = [:]
+    ) throws(ModelError) -> CompiledPredicate {
         switch predicate {
         case .constant(let value):
             return .constant(value)
         case .and(let parts):
-            return .and(try parts.map { (part) throws(ModelError) in try compile(part, entity: entity, variables: variables) })
+            return .and(
+                try parts.map { (part) throws(ModelError) in try compile(part, entity: entity, variables: variables) })
         case .or(let parts):
-            return .or(try parts.map { (part) throws(ModelError) in try compile(part, entity: entity, variables: variables) })
+            return .or(
+                try parts.map { (part) throws(ModelError) in try compile(part, entity: entity, variables: variables) })
         case .not(let inner):
             return .not(try compile(inner, entity: entity, variables: variables))
         case .comparison(let c):
-            return .comparison(CompiledComparison(
-                lhs: try compile(c.lhs, entity: entity, variables: variables), op: c.op,
-                rhs: try compile(c.rhs, entity: entity, variables: variables), modifier: c.modifier, options: c.options))
+            return .comparison(
+                CompiledComparison(
+                    lhs: try compile(c.lhs, entity: entity, variables: variables), op: c.op,
+                    rhs: try compile(c.rhs, entity: entity, variables: variables), modifier: c.modifier,
+                    options: c.options))
         }
     }
 
-    private func compile(_ expression: Expression, entity: ResolvedEntity,
-                         variables: [String: ResolvedEntity]) throws(ModelError) -> CompiledExpression {
+    private func compile(
+        _ expression: Expression, entity: ResolvedEntity,
+        variables: [String: ResolvedEntity]
+    ) throws(ModelError) -> CompiledExpression {
         switch expression {
         case .keyPath(let path):
             return .path(try resolve(path, entity, variables), variable: path.variable)
@@ -67,25 +75,32 @@ struct PredicateCompiler {
         case .object(let id):
             return .object(reader.reference(to: id))
         case .list(let items):
-            return .list(try items.map { (item) throws(ModelError) in try compile(item, entity: entity, variables: variables) })
+            return .list(
+                try items.map { (item) throws(ModelError) in try compile(item, entity: entity, variables: variables) })
         case .collection(let function, let path, let attributeName):
             let resolved = try resolve(path, entity, variables)
-            return .collection(function, resolved, variable: path.variable, attribute: attributeName.flatMap(resolved.end.attribute))
+            return .collection(
+                function, resolved, variable: path.variable, attribute: attributeName.flatMap(resolved.end.attribute))
         case .subqueryCount(let collection, let variable, let predicate):
             let resolved = try resolve(collection, entity, variables)
             var inner = variables
             inner[variable] = resolved.end
-            return .subqueryCount(resolved, variable: collection.variable, binds: variable,
-                                  predicate: try compile(predicate, entity: entity, variables: inner))
+            return .subqueryCount(
+                resolved, variable: collection.variable, binds: variable,
+                predicate: try compile(predicate, entity: entity, variables: inner))
         case .arithmetic(let op, let a, let b):
-            return .arithmetic(op, try compile(a, entity: entity, variables: variables), try compile(b, entity: entity, variables: variables))
+            return .arithmetic(
+                op, try compile(a, entity: entity, variables: variables),
+                try compile(b, entity: entity, variables: variables))
         case .entityName(let variable):
             return .entityName(variable: variable)
         }
     }
 
-    private func resolve(_ path: PropertyPath, _ entity: ResolvedEntity,
-                         _ variables: [String: ResolvedEntity]) throws(ModelError) -> ResolvedPath {
+    private func resolve(
+        _ path: PropertyPath, _ entity: ResolvedEntity,
+        _ variables: [String: ResolvedEntity]
+    ) throws(ModelError) -> ResolvedPath {
         try reader.schema.resolve(path, from: entity, variables: variables)
     }
 }

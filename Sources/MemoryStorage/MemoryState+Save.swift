@@ -16,7 +16,8 @@ struct MemoryReads: SaveReads {
     /// Through the state's unique index, whose buckets are confirmed value by value.
     func objects(root: String, constraint attributes: [String], equalTo values: [Value]) -> [ObjectRef] {
         guard let key = UniqueKey(values) else { return [] }
-        return (state.uniqueIndex[UniqueKey.slot(root: root, constraint: attributes)]?[key] ?? []).sorted().compactMap { pk in
+        return (state.uniqueIndex[UniqueKey.slot(root: root, constraint: attributes)]?[key] ?? []).sorted().compactMap {
+            pk in
             let ref = ObjectRef(root: root, key: pk)
             guard let row = state.row(ref), UniqueKey.sameValues(attributes.map(row.value), values) else { return nil }
             return ref

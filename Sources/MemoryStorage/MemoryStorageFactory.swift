@@ -19,8 +19,11 @@ public struct MemoryStorageFactory: StorageBackendFactory {
     /// `memory:name` or `memory://name`.
     public func location(parsing url: String) throws(ModelError) -> StoreLocation {
         let generic = try StoreLocation(url: url)
-        guard generic.scheme == scheme else { throw ModelError(.invalidArgument, "'\(url)' is not a memory store URL; use memory:name") }
-        return StoreLocation(scheme: scheme, path: generic.path.hasPrefix("//") ? String(generic.path.dropFirst(2)) : generic.path)
+        guard generic.scheme == scheme else {
+            throw ModelError(.invalidArgument, "'\(url)' is not a memory store URL; use memory:name")
+        }
+        return StoreLocation(
+            scheme: scheme, path: generic.path.hasPrefix("//") ? String(generic.path.dropFirst(2)) : generic.path)
     }
 
     /// A memory store is gone with its process.

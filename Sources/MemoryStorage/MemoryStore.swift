@@ -17,9 +17,11 @@ public actor MemoryStore: StorageBackend {
     private let clock: @Sendable () -> Timestamp
 
     /// A new, empty store with an empty schema. `clock` stamps history transactions.
-    public init(location: StoreLocation = StoreLocation(scheme: "memory", path: ""),
-                storeIdentifier: UUID = UUID(),
-                clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }) {
+    public init(
+        location: StoreLocation = StoreLocation(scheme: "memory", path: ""),
+        storeIdentifier: UUID = UUID(),
+        clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }
+    ) {
         self.location = location
         self.storeIdentifier = storeIdentifier
         self.clock = clock
@@ -47,11 +49,15 @@ public actor MemoryStore: StorageBackend {
         }
         guard state.isEmpty else {
             let differences = schema.differences(from: state.schema.schema)
-            throw ModelError(.schemaMismatch,
+            throw ModelError(
+                .schemaMismatch,
                 "the store \(location) holds objects saved with another schema (version \(state.schema.versionHash.prefix(12))), which differs from the one requested (version \(resolved.versionHash.prefix(12))):\n"
                     + differences.map { "  \($0)" }.joined(separator: "\n")
                     + "\nopen the store with its own schema, or migrate it",
-                context: ["store": location.url, "storeVersion": state.schema.versionHash, "requestedVersion": resolved.versionHash])
+                context: [
+                    "store": location.url, "storeVersion": state.schema.versionHash,
+                    "requestedVersion": resolved.versionHash,
+                ])
         }
         var fresh = MemoryState(schema: resolved)
         fresh.sequences = state.sequences
@@ -82,9 +88,10 @@ public actor MemoryStore: StorageBackend {
         var snapshots: [ObjectSnapshot] = []
         for id in ids {
             guard id.storeIdentifier == storeIdentifier else {
-                throw ModelError(.invalidIdentifier,
-                                 "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
-                                 context: ["uri": id.uriRepresentation])
+                throw ModelError(
+                    .invalidIdentifier,
+                    "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
+                    context: ["uri": id.uriRepresentation])
             }
             _ = try state.schema.entity(id.entityName)
             if let ref = state.object(for: id), let row = state.row(ref) { snapshots.append(reader.snapshot(ref, row)) }
@@ -102,10 +109,12 @@ public actor MemoryStore: StorageBackend {
         let conflicts = try ExpectedVersions.conflicts(in: changes, reads: reads)
         guard conflicts.isEmpty else {
             let reader = StoreReader(state: state, storeIdentifier: storeIdentifier)
-            throw SaveConflicts(conflicts.map { conflict in
-                SaveConflicts.Conflict(id: conflict.id, expectedVersion: conflict.expected,
-                                       current: conflict.ref.flatMap { ref in state.row(ref).map { reader.snapshot(ref, $0) } })
-            })
+            throw SaveConflicts(
+                conflicts.map { conflict in
+                    SaveConflicts.Conflict(
+                        id: conflict.id, expectedVersion: conflict.expected,
+                        current: conflict.ref.flatMap { ref in state.row(ref).map { reader.snapshot(ref, $0) } })
+                })
         }
         let plan = try ChangeSetPlan(changes, reads: reads, isOverlay: false)
         var resolver = UniquenessResolver(reads: reads, plan: plan)
@@ -114,7 +123,8 @@ public actor MemoryStore: StorageBackend {
         state.apply(writes)
         state.lastToken += 1
         let token = HistoryToken(state.lastToken)
-        state.history.append(HistoryTransaction(token: token, timestamp: clock(), author: changes.author, changes: writes.history))
+        state.history.append(
+            HistoryTransaction(token: token, timestamp: clock(), author: changes.author, changes: writes.history))
         var result = writes.result
         result.token = token
         return result
@@ -127,7 +137,8 @@ public actor MemoryStore: StorageBackend {
 
     func checkOpen() throws(ModelError) {
         guard !isClosed else {
-            throw ModelError(.closed, "the store \(location) is closed; open it again to use it", context: ["store": location.url])
+            throw ModelError(
+                .closed, "the store \(location) is closed; open it again to use it", context: ["store": location.url])
         }
     }
 

@@ -16,8 +16,8 @@ extension PredicateEvaluator {
             return items.contains { equal(lhs, $0, options: options) }
         case .between:
             guard case .list(let bounds) = rhs, bounds.count == 2,
-                  let low = order(lhs, bounds[0], options: options), low != .orderedAscending,
-                  let high = order(lhs, bounds[1], options: options), high != .orderedDescending
+                let low = order(lhs, bounds[0], options: options), low != .orderedAscending,
+                let high = order(lhs, bounds[1], options: options), high != .orderedDescending
             else { return false }
             return true
         case .less:

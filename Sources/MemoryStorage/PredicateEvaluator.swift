@@ -13,7 +13,9 @@ struct PredicateEvaluator {
     /// An evaluator of `predicate` (nil matches everything), whose key paths start at `entity`.
     init(reader: StoreReader, entity: ResolvedEntity, predicate: ModelCore.Predicate?) throws(ModelError) {
         self.reader = reader
-        self.predicate = try predicate.map { (p) throws(ModelError) in try PredicateCompiler(reader: reader).compile(p, entity: entity) }
+        self.predicate = try predicate.map { (p) throws(ModelError) in
+            try PredicateCompiler(reader: reader).compile(p, entity: entity)
+        }
     }
 
     /// Where key paths are evaluated: the object, and the objects SUBQUERY variables are bound to.

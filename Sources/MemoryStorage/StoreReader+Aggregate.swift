@@ -13,7 +13,11 @@ extension StoreReader {
         for path in descriptor.groupBy { groupPaths.append(try schema.resolve(path, from: entity)) }
         var columns: [(aggregation: Aggregation, path: ResolvedPath?)] = []
         for aggregation in descriptor.aggregations {
-            columns.append((aggregation, try aggregation.keyPath.map { (path) throws(ModelError) in try schema.resolve(path, from: entity) }))
+            columns.append(
+                (
+                    aggregation,
+                    try aggregation.keyPath.map { (path) throws(ModelError) in try schema.resolve(path, from: entity) }
+                ))
         }
 
         // Group keys for every object, then groups of equal keys, in key order (nil first).
@@ -42,7 +46,8 @@ extension StoreReader {
         if !descriptor.sortBy.isEmpty {
             rows = rows.enumerated().sorted { a, b in
                 for sort in descriptor.sortBy {
-                    let result = Value.compare(a.element[sort.key] ?? .null, b.element[sort.key] ?? .null) ?? .orderedSame
+                    let result =
+                        Value.compare(a.element[sort.key] ?? .null, b.element[sort.key] ?? .null) ?? .orderedSame
                     if result != .orderedSame { return sort.ascending == (result == .orderedAscending) }
                 }
                 return a.offset < b.offset

@@ -13,16 +13,21 @@ extension StoreReader {
         case .count:
             return .count(refs.count)
         case .identifiers:
-            return .identifiers(refs.compactMap { ref in state.row(ref).map { identifier(of: ref, entity: $0.entity) } })
+            return .identifiers(
+                refs.compactMap { ref in state.row(ref).map { identifier(of: ref, entity: $0.entity) } })
         case .objects:
-            let objects = refs.compactMap { ref in state.row(ref).map { snapshot(ref, $0, properties: descriptor.propertiesToFetch) } }
+            let objects = refs.compactMap { ref in
+                state.row(ref).map { snapshot(ref, $0, properties: descriptor.propertiesToFetch) }
+            }
             let prefetched = try prefetch(descriptor.relationshipKeyPathsForPrefetching, from: refs, entity: entity)
             return .objects(objects, prefetched: prefetched)
         }
     }
 
     /// The objects of `entity` for which `predicate` holds, in key order.
-    func matching(_ entity: ResolvedEntity, _ predicate: ModelCore.Predicate?, includesSubentities: Bool) throws(ModelError) -> [ObjectRef] {
+    func matching(_ entity: ResolvedEntity, _ predicate: ModelCore.Predicate?, includesSubentities: Bool)
+        throws(ModelError) -> [ObjectRef]
+    {
         let evaluator = try PredicateEvaluator(reader: self, entity: entity, predicate: predicate)
         let accepted = Set(includesSubentities ? entity.descendants : [entity.name])
         let everything = accepted.count == (schema[entity.root]?.descendants.count ?? 0)
@@ -36,17 +41,22 @@ extension StoreReader {
 
     /// `refs` (in key order) sorted by `sortBy`: each key by `Value.compare` (folded strings when
     /// case-insensitive), nil first ascending and last descending, ties by key ascending.
-    func sorted(_ refs: [ObjectRef], by sortBy: [SortDescriptor], entity: ResolvedEntity) throws(ModelError) -> [ObjectRef] {
+    func sorted(_ refs: [ObjectRef], by sortBy: [SortDescriptor], entity: ResolvedEntity) throws(ModelError)
+        -> [ObjectRef]
+    {
         var paths: [ResolvedPath] = []
         for sort in sortBy { paths.append(try schema.resolve(sort.keyPath, from: entity)) }
         let keyed: [(ref: ObjectRef, keys: [Value])] = refs.map { ref in
-            (ref, zip(sortBy, paths).map { sort, path in
-                let value = self.value(of: path, from: ref)
-                if sort.caseInsensitive, case .string(let text) = value {
-                    return .string(TextComparison.fold(text, options: .caseInsensitive))
+            (
+                ref,
+                zip(sortBy, paths).map { sort, path in
+                    let value = self.value(of: path, from: ref)
+                    if sort.caseInsensitive, case .string(let text) = value {
+                        return .string(TextComparison.fold(text, options: .caseInsensitive))
+                    }
+                    return value
                 }
-                return value
-            })
+            )
         }
         let ordered = keyed.enumerated().sorted { a, b in
             for (index, sort) in sortBy.enumerated() {
@@ -60,7 +70,9 @@ extension StoreReader {
 
     /// The objects reached along each prefetch path from `refs`: once each, in key order within
     /// each path, paths in the order given.
-    func prefetch(_ paths: [PropertyPath], from refs: [ObjectRef], entity: ResolvedEntity) throws(ModelError) -> [ObjectSnapshot] {
+    func prefetch(_ paths: [PropertyPath], from refs: [ObjectRef], entity: ResolvedEntity) throws(ModelError)
+        -> [ObjectSnapshot]
+    {
         var seen = Set<ObjectRef>()
         var snapshots: [ObjectSnapshot] = []
         for path in paths {

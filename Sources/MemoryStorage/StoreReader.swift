@@ -44,7 +44,9 @@ struct StoreReader {
     func toOne(_ ref: ObjectRef, _ row: Row, _ relationship: ResolvedRelationship) -> ObjectRef? {
         switch relationship.storage {
         case .foreignKey:
-            return row.foreignKeys[relationship.name].map { ObjectRef(root: state.root(of: relationship.destination), key: $0) }
+            return row.foreignKeys[relationship.name].map {
+                ObjectRef(root: state.root(of: relationship.destination), key: $0)
+            }
         case .inverseForeignKey(let entity, let name):
             let root = state.root(of: entity)
             return state.referrers["\(root).\(name)"]?[ref.key]?.min().map { ObjectRef(root: root, key: $0) }

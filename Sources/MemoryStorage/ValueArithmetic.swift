@@ -20,7 +20,8 @@ enum ValueArithmetic {
         case (.date(let a), .date(let b)):
             guard op == .subtract else { return .null }
             let (difference, overflow) = a.microsecondsSince1970.subtractingReportingOverflow(b.microsecondsSince1970)
-            let micros = overflow ? Double(a.microsecondsSince1970) - Double(b.microsecondsSince1970) : Double(difference)
+            let micros =
+                overflow ? Double(a.microsecondsSince1970) - Double(b.microsecondsSince1970) : Double(difference)
             return .double(micros / 1_000_000)
         default:
             guard let a = lhs.numericValue, let b = rhs.numericValue else { return .null }

@@ -12,9 +12,13 @@ extension ModelContainer {
     /// what is not given), the same change set. Recording costs four hash-table entries and a
     /// working view per object, and saving reads them back twice; for 100,000 inserts that was
     /// about a third of the daemon's time.
-    public nonisolated(nonsending) func saveInserts(_ edits: [ObjectEdit], author: String?,
-                                                    uniquenessPolicy: UniquenessPolicy) async throws -> SaveResult? {
-        guard let changes = try insertChangeSet(edits, author: author, uniquenessPolicy: uniquenessPolicy) else { return nil }
+    public nonisolated(nonsending) func saveInserts(
+        _ edits: [ObjectEdit], author: String?,
+        uniquenessPolicy: UniquenessPolicy
+    ) async throws -> SaveResult? {
+        guard let changes = try insertChangeSet(edits, author: author, uniquenessPolicy: uniquenessPolicy) else {
+            return nil
+        }
         do {
             return try await backend.save(changes)
         } catch is SaveConflicts {
@@ -26,7 +30,9 @@ extension ModelContainer {
 
     /// The change set of `edits` if they are inserts without relationships, checked and
     /// validated; nil for none, or for any other edits.
-    private func insertChangeSet(_ edits: [ObjectEdit], author: String?, uniquenessPolicy: UniquenessPolicy) throws(ModelError) -> ChangeSet? {
+    private func insertChangeSet(_ edits: [ObjectEdit], author: String?, uniquenessPolicy: UniquenessPolicy)
+        throws(ModelError) -> ChangeSet?
+    {
         guard !edits.isEmpty, Self.areDirectInserts(edits) else { return nil }
         var changes = ChangeSet(author: author, uniquenessPolicy: uniquenessPolicy)
         changes.inserts.reserveCapacity(edits.count)
@@ -37,7 +43,11 @@ extension ModelContainer {
             guard case .insert(let entityName, let attributes, _, let id) = edit else { return nil }
             do throws(ModelError) {
                 let entity: ResolvedEntity
-                if let last, last.name == entityName { entity = last } else { entity = try insertableEntity(entityName) }
+                if let last, last.name == entityName {
+                    entity = last
+                } else {
+                    entity = try insertableEntity(entityName)
+                }
                 last = entity
                 let values = try insertedValues(attributes, for: entity)
                 let identifier: PersistentIdentifier
@@ -55,7 +65,9 @@ extension ModelContainer {
         var problems: [String] = []
         for insert in changes.inserts {
             guard let entity = schema[insert.id.entityName] else { continue }
-            PendingChanges.appendProblems(of: insert.id, entity: entity, attributes: insert.attributes, to: &problems) { _ in 0 }
+            PendingChanges.appendProblems(of: insert.id, entity: entity, attributes: insert.attributes, to: &problems) {
+                _ in 0
+            }
         }
         try PendingChanges.refuse(problems)
         return changes
@@ -72,8 +84,10 @@ extension ModelContainer {
     func insertableEntity(_ entityName: String) throws(ModelError) -> ResolvedEntity {
         let entity = try schema.entity(entityName)
         guard !entity.isAbstract else {
-            throw ModelError(.invalidArgument, "entity '\(entityName)' is abstract: insert one of its subentities (\(entity.descendants.dropFirst().joined(separator: ", ")))",
-                             context: ["entity": entityName])
+            throw ModelError(
+                .invalidArgument,
+                "entity '\(entityName)' is abstract: insert one of its subentities (\(entity.descendants.dropFirst().joined(separator: ", ")))",
+                context: ["entity": entityName])
         }
         return entity
     }
@@ -82,7 +96,8 @@ extension ModelContainer {
     /// inserted entity.
     func checkNewIdentifier(_ id: PersistentIdentifier, entity: String) throws(ModelError) -> PersistentIdentifier {
         guard id.isTemporary, id.storeIdentifier == storeIdentifier, id.entityName == entity else {
-            throw ModelError(.invalidIdentifier,
+            throw ModelError(
+                .invalidIdentifier,
                 "\(id) cannot name a new \(entity): give a temporary URI of this store and entity, modeld://\(storeIdentifier.uuidString.lowercased())/\(entity)/t<uuid>",
                 context: ["uri": id.uriRepresentation])
         }
@@ -91,7 +106,8 @@ extension ModelContainer {
 
     /// A new object's attribute values: `attributes` converted (``convert(_:for:)``), and each
     /// attribute not given set to its default, or null.
-    func insertedValues(_ attributes: [String: Value], for entity: ResolvedEntity) throws(ModelError) -> [String: Value] {
+    func insertedValues(_ attributes: [String: Value], for entity: ResolvedEntity) throws(ModelError) -> [String: Value]
+    {
         var values = try convert(attributes, for: entity)
         // Converted values are the entity's attributes only: as many means all of them.
         guard values.count != entity.attributes.count else { return values }
@@ -109,8 +125,10 @@ extension ModelContainer {
         for (name, value) in attributes {
             guard let attribute = entity.attribute(name) else {
                 if entity.relationship(name) != nil {
-                    throw ModelError(.invalidArgument, "'\(entity.name).\(name)' is a relationship: pass it as a relationship value, not an attribute",
-                                     context: ["entity": entity.name, "property": name])
+                    throw ModelError(
+                        .invalidArgument,
+                        "'\(entity.name).\(name)' is a relationship: pass it as a relationship value, not an attribute",
+                        context: ["entity": entity.name, "property": name])
                 }
                 throw ModelError.unknownProperty(name, entity: entity.name)
             }
@@ -121,8 +139,10 @@ extension ModelContainer {
                 }
                 if converted.isChanged(from: value) { values[name] = converted }
             } catch {
-                throw ModelError(.typeMismatch, "'\(entity.name).\(name)' is \(attribute.type.rawValue), and \(value.debugText) is not",
-                                 context: ["entity": entity.name, "attribute": name, "expected": attribute.type.rawValue])
+                throw ModelError(
+                    .typeMismatch,
+                    "'\(entity.name).\(name)' is \(attribute.type.rawValue), and \(value.debugText) is not",
+                    context: ["entity": entity.name, "attribute": name, "expected": attribute.type.rawValue])
             }
         }
         return values

@@ -22,7 +22,9 @@ public final class ModelContainer: Sendable {
     /// a new or empty store takes it, and a store holding objects of another schema is refused
     /// with `schemaMismatch` listing the differences (there are no migrations yet). Without one,
     /// the store's own schema is used.
-    public static func open(url: String, schema: Schema? = nil, registry: StorageRegistry) async throws -> ModelContainer {
+    public static func open(url: String, schema: Schema? = nil, registry: StorageRegistry) async throws
+        -> ModelContainer
+    {
         let backend = try await registry.open(url: url, applying: schema)
         do {
             return try await open(backend: backend)
@@ -43,10 +45,13 @@ public final class ModelContainer: Sendable {
     /// A new context (unit of work) on this store. A context made for one save and then dropped
     /// passes `retainsSavedObjects: false`: its saves then do not keep what they wrote as the
     /// objects it knows (work that only a context used again needs).
-    public func makeContext(author: String? = nil, mergePolicy: MergePolicy = .error,
-                            uniquenessPolicy: UniquenessPolicy = .error, retainsSavedObjects: Bool = true) -> ModelContext {
-        ModelContext(container: self, author: author, mergePolicy: mergePolicy, uniquenessPolicy: uniquenessPolicy,
-                     retainsSavedObjects: retainsSavedObjects)
+    public func makeContext(
+        author: String? = nil, mergePolicy: MergePolicy = .error,
+        uniquenessPolicy: UniquenessPolicy = .error, retainsSavedObjects: Bool = true
+    ) -> ModelContext {
+        ModelContext(
+            container: self, author: author, mergePolicy: mergePolicy, uniquenessPolicy: uniquenessPolicy,
+            retainsSavedObjects: retainsSavedObjects)
     }
 
     /// History transactions after `token` (from the start when nil), oldest first.

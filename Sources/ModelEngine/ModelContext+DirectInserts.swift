@@ -6,7 +6,8 @@ extension ModelContext {
     /// any other context or edits (the caller then records the edits and saves them).
     func saveInsertsDirectly(_ edits: [ObjectEdit]) async throws -> SaveResult? {
         guard !retainsSavedObjects, !pending.hasChanges else { return nil }
-        guard let result = try await container.saveInserts(edits, author: author, uniquenessPolicy: uniquenessPolicy) else { return nil }
+        guard let result = try await container.saveInserts(edits, author: author, uniquenessPolicy: uniquenessPolicy)
+        else { return nil }
         pending = PendingChanges(schema: schema)
         return result
     }

@@ -6,25 +6,33 @@ extension ModelContext {
     /// Attributes not given take their defaults (or nil); relationships may point to saved
     /// objects or to objects inserted by this context. Values are converted to the attribute
     /// types where nothing is lost (an ISO 8601 string for a date, an int for a double).
-    public func insert(_ entityName: String, attributes: [String: Value] = [:],
-                       relationships: [String: RelationshipValue] = [:]) async throws -> PersistentIdentifier {
+    public func insert(
+        _ entityName: String, attributes: [String: Value] = [:],
+        relationships: [String: RelationshipValue] = [:]
+    ) async throws -> PersistentIdentifier {
         try await serialized { try await performInsert(entityName, attributes, relationships, id: nil) }
     }
 
     /// Changes attributes and relationships of an object. A to-many value replaces the whole set
     /// (use ``add(_:to:of:)`` and ``remove(_:from:of:)`` to change part of it).
-    public func update(_ id: PersistentIdentifier, attributes: [String: Value] = [:],
-                       relationships: [String: RelationshipValue] = [:]) async throws {
+    public func update(
+        _ id: PersistentIdentifier, attributes: [String: Value] = [:],
+        relationships: [String: RelationshipValue] = [:]
+    ) async throws {
         try await serialized { try await performUpdate(id, attributes, relationships) }
     }
 
     /// Adds objects to a to-many relationship.
-    public func add(_ targets: [PersistentIdentifier], to relationshipName: String, of id: PersistentIdentifier) async throws {
+    public func add(_ targets: [PersistentIdentifier], to relationshipName: String, of id: PersistentIdentifier)
+        async throws
+    {
         try await serialized { try await changeToMany(relationshipName, of: id, targets: targets, adding: true) }
     }
 
     /// Removes objects from a to-many relationship.
-    public func remove(_ targets: [PersistentIdentifier], from relationshipName: String, of id: PersistentIdentifier) async throws {
+    public func remove(_ targets: [PersistentIdentifier], from relationshipName: String, of id: PersistentIdentifier)
+        async throws
+    {
         try await serialized { try await changeToMany(relationshipName, of: id, targets: targets, adding: false) }
     }
 
@@ -91,11 +99,14 @@ extension ModelContext {
         }
     }
 
-    private func performInsert(_ entityName: String, _ attributes: [String: Value], _ relationships: [String: RelationshipValue],
-                               id given: PersistentIdentifier?) async throws -> PersistentIdentifier {
+    private func performInsert(
+        _ entityName: String, _ attributes: [String: Value], _ relationships: [String: RelationshipValue],
+        id given: PersistentIdentifier?
+    ) async throws -> PersistentIdentifier {
         let entity = try container.insertableEntity(entityName)
         let values = try container.insertedValues(attributes, for: entity)
-        let id = try given.map { try checkNewIdentifier($0, entity: entityName) }
+        let id =
+            try given.map { try checkNewIdentifier($0, entity: entityName) }
             ?? PersistentIdentifier.temporary(storeIdentifier: container.storeIdentifier, entityName: entityName)
         let edits = try await prepare(relationships, of: id, entity: entity, isNew: true)
         pending.recordInsert(id, attributes: values)
@@ -103,8 +114,10 @@ extension ModelContext {
         return id
     }
 
-    private func performUpdate(_ id: PersistentIdentifier, _ attributes: [String: Value],
-                               _ relationships: [String: RelationshipValue]) async throws {
+    private func performUpdate(
+        _ id: PersistentIdentifier, _ attributes: [String: Value],
+        _ relationships: [String: RelationshipValue]
+    ) async throws {
         let entity = try await liveObject(id)
         let values = try container.convert(attributes, for: entity)
         let edits = try await prepare(relationships, of: id, entity: entity, isNew: false)
@@ -127,17 +140,23 @@ extension ModelContext {
 
     /// The error for a new object given an identifier that names another already.
     static func alreadyNamed(_ id: PersistentIdentifier) -> ModelError {
-        ModelError(.invalidIdentifier, "\(id) already names an object of this context", context: ["uri": id.uriRepresentation])
+        ModelError(
+            .invalidIdentifier, "\(id) already names an object of this context", context: ["uri": id.uriRepresentation])
     }
 
     // MARK: Helpers
 
-    private func changeToMany(_ name: String, of id: PersistentIdentifier, targets: [PersistentIdentifier], adding: Bool) async throws {
+    private func changeToMany(
+        _ name: String, of id: PersistentIdentifier, targets: [PersistentIdentifier], adding: Bool
+    ) async throws {
         let entity = try await liveObject(id)
-        guard let relationship = entity.relationship(name) else { throw ModelError.unknownProperty(name, entity: entity.name) }
+        guard let relationship = entity.relationship(name) else {
+            throw ModelError.unknownProperty(name, entity: entity.name)
+        }
         guard relationship.isToMany else {
-            throw ModelError(.invalidArgument, "'\(entity.name).\(name)' is to-one: set it with update(_:relationships:)",
-                             context: ["relationship": name])
+            throw ModelError(
+                .invalidArgument, "'\(entity.name).\(name)' is to-one: set it with update(_:relationships:)",
+                context: ["relationship": name])
         }
         try await loadTargets(targets, for: relationship)
         if adding {
@@ -167,14 +186,17 @@ extension ModelContext {
     /// Checks relationship values (names, targets of this store and of the right entity, targets
     /// that exist) and loads every object the edits will touch: targets, their current holders,
     /// and the source's current targets.
-    func prepare(_ relationships: [String: RelationshipValue], of id: PersistentIdentifier,
-                 entity: ResolvedEntity, isNew: Bool) async throws -> [PreparedEdit] {
+    func prepare(
+        _ relationships: [String: RelationshipValue], of id: PersistentIdentifier,
+        entity: ResolvedEntity, isNew: Bool
+    ) async throws -> [PreparedEdit] {
         var edits: [PreparedEdit] = []
         for (name, value) in relationships.sorted(by: { $0.key < $1.key }) {
             guard let relationship = entity.relationship(name) else {
                 if entity.attribute(name) != nil {
-                    throw ModelError(.invalidArgument, "'\(entity.name).\(name)' is an attribute, not a relationship",
-                                     context: ["entity": entity.name, "property": name])
+                    throw ModelError(
+                        .invalidArgument, "'\(entity.name).\(name)' is an attribute, not a relationship",
+                        context: ["entity": entity.name, "property": name])
                 }
                 throw ModelError.unknownProperty(name, entity: entity.name)
             }
@@ -182,14 +204,16 @@ extension ModelContext {
             switch value {
             case .toOne(let target):
                 guard !relationship.isToMany else {
-                    throw ModelError(.typeMismatch, "'\(entity.name).\(name)' is to-many: give it a list of objects",
-                                     context: ["relationship": name])
+                    throw ModelError(
+                        .typeMismatch, "'\(entity.name).\(name)' is to-many: give it a list of objects",
+                        context: ["relationship": name])
                 }
                 targets = target.map { [$0] } ?? []
             case .toMany(let list):
                 guard relationship.isToMany else {
-                    throw ModelError(.typeMismatch, "'\(entity.name).\(name)' is to-one: give it one object or nil",
-                                     context: ["relationship": name])
+                    throw ModelError(
+                        .typeMismatch, "'\(entity.name).\(name)' is to-one: give it one object or nil",
+                        context: ["relationship": name])
                 }
                 targets = list
             }
@@ -228,11 +252,14 @@ extension ModelContext {
         for target in targets {
             try checkIdentifier(target)
             guard schema[target.entityName]?.isKind(of: relationship.destination) == true else {
-                throw ModelError(.typeMismatch, "\(target) is a \(target.entityName), but '\(relationship.name)' holds \(relationship.destination) objects",
-                                 context: ["relationship": relationship.name, "uri": target.uriRepresentation])
+                throw ModelError(
+                    .typeMismatch,
+                    "\(target) is a \(target.entityName), but '\(relationship.name)' holds \(relationship.destination) objects",
+                    context: ["relationship": relationship.name, "uri": target.uriRepresentation])
             }
             guard !pending.deletedSet.contains(target) else {
-                throw ModelError(.notFound, "\(target) was deleted in this context", context: ["uri": target.uriRepresentation])
+                throw ModelError(
+                    .notFound, "\(target) was deleted in this context", context: ["uri": target.uriRepresentation])
             }
         }
         try await load(targets, required: true)
@@ -242,7 +269,7 @@ extension ModelContext {
     /// `relationship`, since linking takes the targets away from them.
     func loadHolders(of targets: [PersistentIdentifier], for relationship: ResolvedRelationship) async throws {
         guard let inverseName = relationship.inverse,
-              let inverse = try schema.entity(relationship.destination).relationship(inverseName), !inverse.isToMany
+            let inverse = try schema.entity(relationship.destination).relationship(inverseName), !inverse.isToMany
         else { return }
         let holders = targets.compactMap { pending.view(of: $0)?.toOne[inverseName] ?? nil }
         try await load(holders, required: false)

@@ -50,7 +50,9 @@ extension ModelContext {
                 try resolve(conflicts)
             }
         }
-        throw ModelError(.conflict, "the save kept conflicting with other saves after \(Self.maximumSaveAttempts) attempts; try again")
+        throw ModelError(
+            .conflict,
+            "the save kept conflicting with other saves after \(Self.maximumSaveAttempts) attempts; try again")
     }
 
     /// Runs delete rules on a copy of the pending changes: cascades delete related objects,
@@ -88,7 +90,8 @@ extension ModelContext {
             let blocking = targets.filter { !working.deletedSet.contains($0) }
             guard !blocking.isEmpty else { continue }
             let shown = blocking.prefix(5).map(\.uriRepresentation).joined(separator: ", ")
-            throw ModelError(.deleteDenied,
+            throw ModelError(
+                .deleteDenied,
                 "cannot delete \(id): its '\(relationship.name)' relationship has the deny rule and still holds \(blocking.count) object(s): \(shown); delete or reassign them first",
                 context: ["uri": id.uriRepresentation, "relationship": relationship.name])
         }
@@ -119,7 +122,8 @@ extension ModelContext {
         for id in written {
             let saved = permanent(id)
             guard let version = result.versions[saved], let entity = working.entity(of: id),
-                  var state = working.view(of: id) else { continue }
+                var state = working.view(of: id)
+            else { continue }
             if id.isTemporary, version != 1 {
                 // An upsert: the existing object holds values this context never read.
                 bases[saved] = nil
@@ -139,13 +143,16 @@ extension ModelContext {
     private func resolve(_ conflicts: SaveConflicts) throws(ModelError) {
         func failure(_ list: [SaveConflicts.Conflict], _ why: String) -> ModelError {
             let shown = list.prefix(5).map { c in
-                c.current.map { "\(c.id) (read version \(c.expectedVersion), now \($0.version))" } ?? "\(c.id) (deleted)"
+                c.current.map { "\(c.id) (read version \(c.expectedVersion), now \($0.version))" }
+                    ?? "\(c.id) (deleted)"
             }.joined(separator: ", ")
-            return ModelError(.conflict, "\(why): \(shown); fetch them again and retry, or save with another merge policy",
-                              context: ["objects": list.map(\.id.uriRepresentation).joined(separator: " ")])
+            return ModelError(
+                .conflict, "\(why): \(shown); fetch them again and retry, or save with another merge policy",
+                context: ["objects": list.map(\.id.uriRepresentation).joined(separator: " ")])
         }
         if mergePolicy == .error {
-            throw failure(conflicts.conflicts, "the save conflicts with changes saved since this context read the objects")
+            throw failure(
+                conflicts.conflicts, "the save conflicts with changes saved since this context read the objects")
         }
         for conflict in conflicts.conflicts {
             let id = conflict.id

@@ -29,8 +29,10 @@ public actor ModelContext {
     /// The most times a save retries after resolving conflicts under a merge policy.
     static let maximumSaveAttempts = 5
 
-    init(container: ModelContainer, author: String?, mergePolicy: MergePolicy, uniquenessPolicy: UniquenessPolicy,
-         retainsSavedObjects: Bool = true) {
+    init(
+        container: ModelContainer, author: String?, mergePolicy: MergePolicy, uniquenessPolicy: UniquenessPolicy,
+        retainsSavedObjects: Bool = true
+    ) {
         self.container = container
         self.author = author
         self.mergePolicy = mergePolicy
@@ -52,7 +54,9 @@ public actor ModelContext {
     public var hasChanges: Bool { pending.hasChanges }
 
     /// The objects inserted, changed and deleted by the context and not yet saved.
-    public var pendingObjects: (inserted: [PersistentIdentifier], updated: [PersistentIdentifier], deleted: [PersistentIdentifier]) {
+    public var pendingObjects:
+        (inserted: [PersistentIdentifier], updated: [PersistentIdentifier], deleted: [PersistentIdentifier])
+    {
         let inserted = pending.inserted.filter { !pending.deletedSet.contains($0) }
         let insertedSet = Set(inserted)
         let updated = pending.touchOrder.filter { !insertedSet.contains($0) && !pending.deletedSet.contains($0) }
@@ -124,7 +128,8 @@ public actor ModelContext {
             for id in ids { try checkIdentifier(id) }
             try await load(ids.filter { !$0.isTemporary && !pending.isTouched($0) }, required: false, refresh: true)
             return ids.compactMap { id in
-                guard !pending.deletedSet.contains(id), let state = pending.view(of: id), let entity = pending.entity(of: id)
+                guard !pending.deletedSet.contains(id), let state = pending.view(of: id),
+                    let entity = pending.entity(of: id)
                 else { return nil }
                 return state.snapshot(version: pending.bases[id]?.version ?? 0, entity: entity)
             }
@@ -156,21 +161,25 @@ public actor ModelContext {
     /// Throws unless `id` belongs to this store and names an entity of the schema.
     func checkIdentifier(_ id: PersistentIdentifier) throws(ModelError) {
         guard id.storeIdentifier == container.storeIdentifier else {
-            throw ModelError(.invalidIdentifier,
-                             "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(container.storeIdentifier.uuidString.lowercased()))",
-                             context: ["uri": id.uriRepresentation])
+            throw ModelError(
+                .invalidIdentifier,
+                "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(container.storeIdentifier.uuidString.lowercased()))",
+                context: ["uri": id.uriRepresentation])
         }
         guard schema[id.entityName] != nil else { throw ModelError.unknownEntity(id.entityName) }
         if id.isTemporary, !pending.isKnown(id) {
-            throw ModelError(.notFound, "\(id) is a temporary identifier this context did not create; save first and use the permanent URI",
-                             context: ["uri": id.uriRepresentation])
+            throw ModelError(
+                .notFound,
+                "\(id) is a temporary identifier this context did not create; save first and use the permanent URI",
+                context: ["uri": id.uriRepresentation])
         }
     }
 
     /// Reads the objects the context does not know yet (or all of them, with `refresh`, for
     /// objects it has not changed) from the store. With `required`, a missing one is `notFound`.
     func load(_ ids: [PersistentIdentifier], required: Bool, refresh: Bool = false) async throws {
-        let wanted = Array(Set(ids.filter { !$0.isTemporary && (refresh ? !pending.isTouched($0) : !pending.isKnown($0)) }))
+        let wanted = Array(
+            Set(ids.filter { !$0.isTemporary && (refresh ? !pending.isTouched($0) : !pending.isKnown($0)) }))
         guard !wanted.isEmpty else { return }
         let snapshots = try await backend.snapshots(for: wanted)
         register(snapshots)

@@ -9,8 +9,10 @@ struct ObjectState: Sendable {
     var toOne: [String: PersistentIdentifier?]
     var toMany: [String: Set<PersistentIdentifier>]
 
-    init(id: PersistentIdentifier, version: Int64?, attributes: [String: Value],
-         toOne: [String: PersistentIdentifier?] = [:], toMany: [String: Set<PersistentIdentifier>] = [:]) {
+    init(
+        id: PersistentIdentifier, version: Int64?, attributes: [String: Value],
+        toOne: [String: PersistentIdentifier?] = [:], toMany: [String: Set<PersistentIdentifier>] = [:]
+    ) {
         self.id = id
         self.version = version
         self.attributes = attributes
@@ -28,7 +30,8 @@ struct ObjectState: Sendable {
             case .toMany(let targets): toMany[name] = Set(targets)
             }
         }
-        self.init(id: snapshot.id, version: snapshot.version, attributes: snapshot.attributes, toOne: toOne, toMany: toMany)
+        self.init(
+            id: snapshot.id, version: snapshot.version, attributes: snapshot.attributes, toOne: toOne, toMany: toMany)
     }
 
     /// The targets of `relationship`, whichever its cardinality.

@@ -36,7 +36,8 @@ extension PendingChanges {
                 if relationship.isToMany {
                     let now = Set(alive(state.toMany[relationship.name] ?? []))
                     let was = before.toMany[relationship.name] ?? []
-                    let added = ObjectState.keyOrder(now.subtracting(was)), removed = ObjectState.keyOrder(was.subtracting(now))
+                    let added = ObjectState.keyOrder(now.subtracting(was)),
+                        removed = ObjectState.keyOrder(was.subtracting(now))
                     if !added.isEmpty || !removed.isEmpty {
                         update.relationships[relationship.name] = .toMany(added: added, removed: removed)
                     }
@@ -53,7 +54,8 @@ extension PendingChanges {
             changes.updates.append(update)
         }
         for id in deleted where !id.isTemporary {
-            changes.deletes.append(DeletedObject(id: id, expectedVersion: directlyEdited.contains(id) ? bases[id]?.version : nil))
+            changes.deletes.append(
+                DeletedObject(id: id, expectedVersion: directlyEdited.contains(id) ? bases[id]?.version : nil))
         }
         return changes
     }

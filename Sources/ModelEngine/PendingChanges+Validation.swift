@@ -18,8 +18,10 @@ extension PendingChanges {
 
     /// Appends what is wrong with object `id` of `entity` holding `attributes` and, per
     /// relationship, `targetCount` objects that the save keeps.
-    static func appendProblems(of id: PersistentIdentifier, entity: ResolvedEntity, attributes: [String: Value],
-                               to problems: inout [String], targetCount: (ResolvedRelationship) -> Int) {
+    static func appendProblems(
+        of id: PersistentIdentifier, entity: ResolvedEntity, attributes: [String: Value],
+        to problems: inout [String], targetCount: (ResolvedRelationship) -> Int
+    ) {
         for attribute in entity.attributes where !attribute.isOptional && (attributes[attribute.name] ?? .null).isNull {
             problems.append("\(id) has no value for required attribute '\(attribute.name)'")
         }
@@ -43,7 +45,8 @@ extension PendingChanges {
         guard !problems.isEmpty else { return }
         let shown = problems.prefix(10).joined(separator: "; ")
         let more = problems.count > 10 ? " (and \(problems.count - 10) more)" : ""
-        throw ModelError(.validationFailed, "the save was refused: \(shown)\(more)",
-                         context: ["problems": String(problems.count)])
+        throw ModelError(
+            .validationFailed, "the save was refused: \(shown)\(more)",
+            context: ["problems": String(problems.count)])
     }
 }

@@ -104,35 +104,49 @@ struct PendingChanges: Sendable {
 
     /// Sets the to-one `relationship` of `source` to `target`, unlinking what must go first:
     /// the old target, and — for a one-to-one — the new target's old partner.
-    mutating func setToOne(_ relationship: ResolvedRelationship, of source: PersistentIdentifier,
-                           to target: PersistentIdentifier?, direct: Bool) {
+    mutating func setToOne(
+        _ relationship: ResolvedRelationship, of source: PersistentIdentifier,
+        to target: PersistentIdentifier?, direct: Bool
+    ) {
         let current = view(of: source)?.toOne[relationship.name] ?? nil
         if current == target { return }
-        if let current { record(LinkEdit(source: source, relationship: relationship.name, target: current, isLink: false), direct: direct) }
+        if let current {
+            record(
+                LinkEdit(source: source, relationship: relationship.name, target: current, isLink: false),
+                direct: direct)
+        }
         guard let target else { return }
         link(relationship, source, target, direct: direct)
     }
 
     /// Adds `target` to `source.relationship` (either cardinality), first unlinking whatever a
     /// to-one inverse held, so that both sides stay consistent.
-    mutating func link(_ relationship: ResolvedRelationship, _ source: PersistentIdentifier,
-                       _ target: PersistentIdentifier, direct: Bool) {
+    mutating func link(
+        _ relationship: ResolvedRelationship, _ source: PersistentIdentifier,
+        _ target: PersistentIdentifier, direct: Bool
+    ) {
         if !relationship.isToMany, let current = view(of: source)?.toOne[relationship.name] ?? nil, current != target {
-            record(LinkEdit(source: source, relationship: relationship.name, target: current, isLink: false), direct: direct)
+            record(
+                LinkEdit(source: source, relationship: relationship.name, target: current, isLink: false),
+                direct: direct)
         }
         if let inverseName = relationship.inverse,
-           let inverse = (try? schema.entity(relationship.destination))?.relationship(inverseName), !inverse.isToMany,
-           let held = view(of: target)?.toOne[inverseName] ?? nil, held != source {
+            let inverse = (try? schema.entity(relationship.destination))?.relationship(inverseName), !inverse.isToMany,
+            let held = view(of: target)?.toOne[inverseName] ?? nil, held != source
+        {
             // The target's to-one inverse points elsewhere: take it away from its current holder.
-            record(LinkEdit(source: held, relationship: relationship.name, target: target, isLink: false), direct: false)
+            record(
+                LinkEdit(source: held, relationship: relationship.name, target: target, isLink: false), direct: false)
         }
         if view(of: source)?.targets(of: relationship).contains(target) == true { return }
         record(LinkEdit(source: source, relationship: relationship.name, target: target, isLink: true), direct: direct)
     }
 
     /// Removes `target` from `source.relationship`.
-    mutating func unlink(_ relationship: ResolvedRelationship, _ source: PersistentIdentifier,
-                         _ target: PersistentIdentifier, direct: Bool) {
+    mutating func unlink(
+        _ relationship: ResolvedRelationship, _ source: PersistentIdentifier,
+        _ target: PersistentIdentifier, direct: Bool
+    ) {
         guard view(of: source)?.targets(of: relationship).contains(target) == true else { return }
         record(LinkEdit(source: source, relationship: relationship.name, target: target, isLink: false), direct: direct)
     }
@@ -141,16 +155,20 @@ struct PendingChanges: Sendable {
 
     private mutating func apply(_ edit: LinkEdit) {
         guard let sourceEntity = entity(of: edit.source),
-              let relationship = sourceEntity.relationship(edit.relationship) else { return }
+            let relationship = sourceEntity.relationship(edit.relationship)
+        else { return }
         applySide(edit.source, relationship, edit.target, edit.isLink)
         if let inverseName = relationship.inverse,
-           let inverse = (try? schema.entity(relationship.destination))?.relationship(inverseName) {
+            let inverse = (try? schema.entity(relationship.destination))?.relationship(inverseName)
+        {
             applySide(edit.target, inverse, edit.source, edit.isLink)
         }
     }
 
-    private mutating func applySide(_ id: PersistentIdentifier, _ relationship: ResolvedRelationship,
-                                    _ other: PersistentIdentifier, _ isLink: Bool) {
+    private mutating func applySide(
+        _ id: PersistentIdentifier, _ relationship: ResolvedRelationship,
+        _ other: PersistentIdentifier, _ isLink: Bool
+    ) {
         guard var state = view(of: id) else { return }
         if relationship.isToMany {
             if isLink {

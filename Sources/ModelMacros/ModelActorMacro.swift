@@ -13,7 +13,9 @@ public struct ModelActorMacro: MemberMacro, ExtensionMacro {
         in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
         guard let actor = declaration.as(ActorDeclSyntax.self) else {
-            context.diagnose(Diagnostic(node: node, message: ModelDiagnostic.notAnActor.message("", ModelMacro.kind(of: declaration))))
+            context.diagnose(
+                Diagnostic(
+                    node: node, message: ModelDiagnostic.notAnActor.message("", ModelMacro.kind(of: declaration))))
             return []
         }
         let access = ModelClassAnalysis.accessPrefix(actor.modifiers)

@@ -46,7 +46,8 @@ struct ModelClassAnalysis {
         name = declaration.name.text
         accessPrefix = Self.accessPrefix(declaration.modifiers)
         if let first = declaration.inheritanceClause?.inheritedTypes.first?.type.trimmedDescription,
-           !Self.wellKnownProtocols.contains(first), !first.hasPrefix("Observation."), !first.hasPrefix("Swift.") {
+            !Self.wellKnownProtocols.contains(first), !first.hasPrefix("Observation."), !first.hasPrefix("Swift.")
+        {
             superclass = first
         } else {
             superclass = nil
@@ -69,15 +70,19 @@ struct ModelClassAnalysis {
     /// stored `var` without @Transient, that the macros did not make themselves.
     static func isPersistedCandidate(_ variable: VariableDeclSyntax) -> Bool {
         guard variable.bindingSpecifier.tokenKind == .keyword(.var),
-              !variable.modifiers.contains(where: { ["static", "class", "lazy", "weak", "unowned"].contains($0.name.text) }),
-              !variable.attributes.contains(where: { attributeName($0) == "Transient" || attributeName($0) == "_PersistedProperty" }),
-              variable.bindings.count == 1, let binding = variable.bindings.first,
-              let identifier = binding.pattern.as(IdentifierPatternSyntax.self),
-              binding.typeAnnotation != nil, isStored(binding)
+            !variable.modifiers.contains(where: {
+                ["static", "class", "lazy", "weak", "unowned"].contains($0.name.text)
+            }),
+            !variable.attributes.contains(where: {
+                attributeName($0) == "Transient" || attributeName($0) == "_PersistedProperty"
+            }),
+            variable.bindings.count == 1, let binding = variable.bindings.first,
+            let identifier = binding.pattern.as(IdentifierPatternSyntax.self),
+            binding.typeAnnotation != nil, isStored(binding)
         else { return false }
         let name = identifier.identifier.text
         guard !name.hasPrefix("_$"), !reservedNames.contains(name),
-              !variable.attributes.contains(where: { isPropertyWrapper($0) })
+            !variable.attributes.contains(where: { isPropertyWrapper($0) })
         else { return false }
         if let type = binding.typeAnnotation?.type, unstorableReason(type) != nil { return false }
         return true
@@ -87,8 +92,12 @@ struct ModelClassAnalysis {
         let modifiers = variable.modifiers.map(\.name.text)
         if modifiers.contains("static") || modifiers.contains("class") { return }
         let isTransient = variable.attributes.contains { Self.attributeName($0) == "Transient" }
-        let attribute = variable.attributes.lazy.compactMap { $0.as(AttributeSyntax.self) }.first { Self.attributeName(.attribute($0)) == "Attribute" }
-        let relationship = variable.attributes.lazy.compactMap { $0.as(AttributeSyntax.self) }.first { Self.attributeName(.attribute($0)) == "Relationship" }
+        let attribute = variable.attributes.lazy.compactMap { $0.as(AttributeSyntax.self) }.first {
+            Self.attributeName(.attribute($0)) == "Attribute"
+        }
+        let relationship = variable.attributes.lazy.compactMap { $0.as(AttributeSyntax.self) }.first {
+            Self.attributeName(.attribute($0)) == "Relationship"
+        }
         let names = variable.bindings.compactMap { $0.pattern.as(IdentifierPatternSyntax.self)?.identifier.text }
         guard let first = variable.bindings.first, let name = names.first else { return }
         if name.hasPrefix("_$") { return }
@@ -114,11 +123,16 @@ struct ModelClassAnalysis {
             return
         }
         if variable.bindingSpecifier.tokenKind == .keyword(.let) {
-            let fix = FixIt(message: ModelFixIt(message: "Use 'var'"), changes: [
-                .replace(oldNode: Syntax(variable.bindingSpecifier),
-                         newNode: Syntax(variable.bindingSpecifier.with(\.tokenKind, .keyword(.var)))),
-            ])
-            diagnostics.append(Diagnostic(node: variable.bindingSpecifier, message: ModelDiagnostic.letProperty.message(name), fixIts: [fix]))
+            let fix = FixIt(
+                message: ModelFixIt(message: "Use 'var'"),
+                changes: [
+                    .replace(
+                        oldNode: Syntax(variable.bindingSpecifier),
+                        newNode: Syntax(variable.bindingSpecifier.with(\.tokenKind, .keyword(.var))))
+                ])
+            diagnostics.append(
+                Diagnostic(
+                    node: variable.bindingSpecifier, message: ModelDiagnostic.letProperty.message(name), fixIts: [fix]))
             return
         }
         if variable.bindings.count > 1 {
@@ -154,16 +168,18 @@ struct ModelClassAnalysis {
             return
         }
         let initial = first.initializer?.value
-        properties.append(Property(
-            name: name, type: type, literalDefault: initial.flatMap { Self.literal($0, type: type) },
-            hasDefault: initial != nil, attribute: attribute, relationship: relationship
-        ))
+        properties.append(
+            Property(
+                name: name, type: type, literalDefault: initial.flatMap { Self.literal($0, type: type) },
+                hasDefault: initial != nil, attribute: attribute, relationship: relationship
+            ))
     }
 
     private mutating func readConstraint(_ expansion: MacroExpansionDeclSyntax) {
         let macro = expansion.macroName.text
         guard macro == "Unique" || macro == "Index" else { return }
-        if let generic = expansion.genericArgumentClause?.arguments.first?.argument.trimmedDescription, generic != name {
+        if let generic = expansion.genericArgumentClause?.arguments.first?.argument.trimmedDescription, generic != name
+        {
             diagnose(expansion, .constraintForOtherType, generic, macro)
             return
         }
@@ -171,7 +187,9 @@ struct ModelClassAnalysis {
         if macro == "Unique" { uniques.append(contentsOf: arrays) } else { indexes.append(contentsOf: arrays) }
     }
 
-    private mutating func diagnose(_ node: some SyntaxProtocol, _ diagnostic: ModelDiagnostic, _ name: String, _ detail: String = "") {
+    private mutating func diagnose(
+        _ node: some SyntaxProtocol, _ diagnostic: ModelDiagnostic, _ name: String, _ detail: String = ""
+    ) {
         diagnostics.append(Diagnostic(node: Syntax(node), message: diagnostic.message(name, detail)))
     }
 
@@ -180,7 +198,8 @@ struct ModelClassAnalysis {
     /// The access of generated members: `public ` for a public or open type, `package `, or "".
     static func accessPrefix(_ modifiers: DeclModifierListSyntax) -> String {
         let names = Set(modifiers.map(\.name.text))
-        return names.contains("public") || names.contains("open") ? "public " : (names.contains("package") ? "package " : "")
+        return names.contains("public") || names.contains("open")
+            ? "public " : (names.contains("package") ? "package " : "")
     }
 
     static func attributeName(_ element: AttributeListSyntax.Element) -> String {
@@ -202,9 +221,11 @@ struct ModelClassAnalysis {
 
     /// Attributes that are neither the model macros nor built-in ones are taken as property wrappers.
     static func isPropertyWrapper(_ element: AttributeListSyntax.Element) -> Bool {
-        let known: Set<String> = ["Attribute", "Relationship", "Transient", "_PersistedProperty", "ObservationIgnored",
-                                  "available", "objc", "nonobjc", "MainActor", "preconcurrency", "usableFromInline",
-                                  "inlinable", "discardableResult", "nonisolated"]
+        let known: Set<String> = [
+            "Attribute", "Relationship", "Transient", "_PersistedProperty", "ObservationIgnored",
+            "available", "objc", "nonobjc", "MainActor", "preconcurrency", "usableFromInline",
+            "inlinable", "discardableResult", "nonisolated",
+        ]
         let name = attributeName(element)
         return !name.isEmpty && !known.contains(name)
     }
@@ -215,7 +236,8 @@ struct ModelClassAnalysis {
         while true {
             if let optional = current.as(OptionalTypeSyntax.self) { current = optional.wrappedType; continue }
             if let iuo = current.as(ImplicitlyUnwrappedOptionalTypeSyntax.self) { current = iuo.wrappedType; continue }
-            if let tuple = current.as(TupleTypeSyntax.self), tuple.elements.count == 1, let only = tuple.elements.first {
+            if let tuple = current.as(TupleTypeSyntax.self), tuple.elements.count == 1, let only = tuple.elements.first
+            {
                 current = only.type
                 continue
             }
@@ -226,7 +248,9 @@ struct ModelClassAnalysis {
         if current.is(TupleTypeSyntax.self) { return "\(type.trimmedDescription) (a tuple)" }
         if current.is(MetatypeTypeSyntax.self) { return "\(type.trimmedDescription) (a metatype)" }
         if current.is(SomeOrAnyTypeSyntax.self) { return "\(type.trimmedDescription) (an existential)" }
-        if let identifier = current.as(IdentifierTypeSyntax.self), ["Any", "AnyObject", "AnyHashable"].contains(identifier.name.text) {
+        if let identifier = current.as(IdentifierTypeSyntax.self),
+            ["Any", "AnyObject", "AnyHashable"].contains(identifier.name.text)
+        {
             return "\(type.trimmedDescription)"
         }
         return nil
@@ -234,8 +258,10 @@ struct ModelClassAnalysis {
 
     /// A description of a type that is plainly a value, not a model ("String", "an array of Int").
     static func obviousValueType(_ type: TypeSyntax) -> String? {
-        let values: Set<String> = ["String", "Int", "Int8", "Int16", "Int32", "Int64", "UInt", "UInt8", "UInt16", "UInt32", "UInt64",
-                                   "Double", "Float", "Bool", "Date", "Data", "UUID", "URL", "Decimal"]
+        let values: Set<String> = [
+            "String", "Int", "Int8", "Int16", "Int32", "Int64", "UInt", "UInt8", "UInt16", "UInt32", "UInt64",
+            "Double", "Float", "Bool", "Date", "Data", "UUID", "URL", "Decimal",
+        ]
         var current = type
         if let optional = current.as(OptionalTypeSyntax.self) { current = optional.wrappedType }
         if let array = current.as(ArrayTypeSyntax.self) { current = array.element }
@@ -252,17 +278,21 @@ struct ModelClassAnalysis {
             return string.segments.allSatisfy({ $0.is(StringSegmentSyntax.self) }) ? expression : nil
         }
         if expression.is(IntegerLiteralExprSyntax.self) || expression.is(FloatLiteralExprSyntax.self)
-            || expression.is(BooleanLiteralExprSyntax.self) {
+            || expression.is(BooleanLiteralExprSyntax.self)
+        {
             return expression
         }
         if let prefix = expression.as(PrefixOperatorExprSyntax.self), prefix.operator.text == "-",
-           prefix.expression.is(IntegerLiteralExprSyntax.self) || prefix.expression.is(FloatLiteralExprSyntax.self) {
+            prefix.expression.is(IntegerLiteralExprSyntax.self) || prefix.expression.is(FloatLiteralExprSyntax.self)
+        {
             return expression
         }
         if let member = expression.as(MemberAccessExprSyntax.self), member.base == nil {
             var base = type
             if let optional = base.as(OptionalTypeSyntax.self) { base = optional.wrappedType }
-            let foundation: Set<String> = ["Date", "URL", "UUID", "Data", "Decimal", "String", "Double", "Int", "Float", "Bool"]
+            let foundation: Set<String> = [
+                "Date", "URL", "UUID", "Data", "Decimal", "String", "Double", "Int", "Float", "Bool",
+            ]
             return foundation.contains(base.trimmedDescription) ? nil : expression
         }
         return nil

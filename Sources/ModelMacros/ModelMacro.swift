@@ -16,7 +16,8 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
         guard let classDecl = declaration.as(ClassDeclSyntax.self) else {
-            context.diagnose(Diagnostic(node: node, message: ModelDiagnostic.notAClass.message("", kind(of: declaration))))
+            context.diagnose(
+                Diagnostic(node: node, message: ModelDiagnostic.notAClass.message("", kind(of: declaration))))
             return []
         }
         let model = ModelClassAnalysis(classDecl)
@@ -32,7 +33,8 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         }
         let slots = model.properties.map { "_\($0.name) = .unloaded" }
         let superCall = isSubclass ? ["super.init(backingData: backingData)"] : []
-        members.append("""
+        members.append(
+            """
             \(raw: access)required init(backingData: _ModelBackingData) {
                 \(raw: (slots + superCall).joined(separator: "\n"))
             }
@@ -41,12 +43,14 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             members.append("\(raw: access)init() {}")
         }
         let properties = model.properties.map { metadata(for: $0, in: model.name) }
-        members.append("""
+        members.append(
+            """
             \(raw: access)\(raw: override)class var schemaMetadata: [_PropertyMetadata] {
                 [\(raw: properties.isEmpty ? "" : "\n" + properties.joined(separator: ",\n") + "\n")]
             }
             """)
-        members.append("""
+        members.append(
+            """
             \(raw: access)\(raw: override)class var _$entityMetadata: _EntityMetadata {
                 _EntityMetadata(\(raw: model.name).self, unique: [\(raw: model.uniques.map(\.trimmedDescription).joined(separator: ", "))], indexes: [\(raw: model.indexes.map(\.trimmedDescription).joined(separator: ", "))])
             }
@@ -61,7 +65,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         in context: some MacroExpansionContext
     ) throws -> [AttributeSyntax] {
         guard declaration.is(ClassDeclSyntax.self), let variable = member.as(VariableDeclSyntax.self),
-              ModelClassAnalysis.isPersistedCandidate(variable)
+            ModelClassAnalysis.isPersistedCandidate(variable)
         else { return [] }
         return ["@_PersistedProperty"]
     }
@@ -80,7 +84,10 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
 
     /// The metadata entry of one property: its name, key paths, literal default and options.
     static func metadata(for property: ModelClassAnalysis.Property, in className: String) -> String {
-        var arguments = ["\(className).self", "\"\(property.name)\"", "\\\(className).\(property.name)", "\\\(className)._\(property.name)"]
+        var arguments = [
+            "\(className).self", "\"\(property.name)\"", "\\\(className).\(property.name)",
+            "\\\(className)._\(property.name)",
+        ]
         if let literal = property.literalDefault {
             arguments.append("default: \(literal.trimmedDescription)")
         }

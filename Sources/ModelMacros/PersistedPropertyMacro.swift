@@ -43,8 +43,8 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
 
     static func property(_ declaration: some DeclSyntaxProtocol) -> (String, TypeSyntax)? {
         guard let variable = declaration.as(VariableDeclSyntax.self), let binding = variable.bindings.first,
-              let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.text,
-              let type = binding.typeAnnotation?.type
+            let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.text,
+            let type = binding.typeAnnotation?.type
         else { return nil }
         return (name, type)
     }

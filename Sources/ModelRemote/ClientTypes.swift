@@ -26,14 +26,17 @@ public struct StoreInfo: Hashable, Sendable {
     public var url: String
 
     init(wire: Modeld_V1_StoreInfo) throws(ModelError) {
-        guard let uuid = UUID(uuidString: wire.uuid) else { throw ModelError(.storageFailure, "the daemon sent a bad store UUID '\(wire.uuid)'") }
+        guard let uuid = UUID(uuidString: wire.uuid) else {
+            throw ModelError(.storageFailure, "the daemon sent a bad store UUID '\(wire.uuid)'")
+        }
         name = wire.name
         storeIdentifier = uuid
-        kind = switch wire.kind {
-        case .sqlite: .sqlite
-        case .memory: .memory
-        default: .other
-        }
+        kind =
+            switch wire.kind {
+            case .sqlite: .sqlite
+            case .memory: .memory
+            default: .other
+            }
         schemaVersionHash = wire.schemaVersionHash
         entities = wire.entities
         historyToken = wire.hasHistoryToken ? HistoryToken(wire.historyToken) : nil
@@ -69,7 +72,8 @@ public struct SaveOutcome: Hashable, Sendable {
     init(wire: Modeld_V1_SaveResult, store: UUID?) throws(ModelError) {
         var remap: [PersistentIdentifier: PersistentIdentifier] = [:]
         for (temporary, permanent) in wire.remapped {
-            remap[try PersistentIdentifier(wire: temporary, in: store)] = try PersistentIdentifier(wire: permanent, in: store)
+            remap[try PersistentIdentifier(wire: temporary, in: store)] = try PersistentIdentifier(
+                wire: permanent, in: store)
         }
         remappedIdentifiers = remap
         token = wire.hasToken ? HistoryToken(wire.token) : nil

@@ -49,26 +49,32 @@ extension Modeld_V1_SessionService.Method.Fetch: ServerStreamingMethod {}
 
 /// How a client makes its calls: straight through the framed transport, or through GRPCCore.
 protocol MethodCaller: Sendable {
-    func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request) async throws -> Response
+    func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ request: Request
+    ) async throws -> Response
 
     /// Calls `method` and hands its responses to `body`; the call ends when `body` returns.
     func serverStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message, T: Sendable>(
         _ method: MethodDescriptor, _ request: Request,
-        _ body: @Sendable @escaping (RPCAsyncSequence<Response, any Error>) async throws -> T) async throws -> T
+        _ body: @Sendable @escaping (RPCAsyncSequence<Response, any Error>) async throws -> T
+    ) async throws -> T
 
     /// Calls the fetch `method` and hands its responses, read into ModelCore's types, to `body`;
     /// with `store`, every URI must be one of that store's.
     func fetch<Request: SwiftProtobuf.Message, T: Sendable>(
         _ method: MethodDescriptor, _ request: Request, store: UUID?,
-        _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T) async throws -> T
+        _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T
+    ) async throws -> T
 
     /// Calls the `GetObjects` method `method` and reads its objects; with `store`, every URI
     /// must be one of that store's.
-    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws -> [ObjectSnapshot]
+    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?)
+        async throws -> [ObjectSnapshot]
 
     /// Calls `method`, which answers a `SaveResult` (a session's `Save`), and reads it; URIs
     /// are checked against `store` when given.
-    func save<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws -> SaveOutcome
+    func save<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws
+        -> SaveOutcome
 
     /// Calls `Apply`.
     func apply(_ call: ApplyCall) async throws -> SaveOutcome
@@ -76,7 +82,9 @@ protocol MethodCaller: Sendable {
 
 extension MethodCaller {
     /// Reads the response message with the wire conversions.
-    func save<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws -> SaveOutcome {
+    func save<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws
+        -> SaveOutcome
+    {
         let result: Modeld_V1_SaveResult = try await unary(method, request)
         return try SaveOutcome(wire: result, store: store)
     }
@@ -87,7 +95,9 @@ extension MethodCaller {
     }
 
     /// Reads the response message with the wire conversions.
-    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws -> [ObjectSnapshot] {
+    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?)
+        async throws -> [ObjectSnapshot]
+    {
         let response: Modeld_V1_GetObjectsResponse = try await unary(method, request)
         return try response.objects.map { object throws(ModelError) in try ObjectSnapshot(wire: object, in: store) }
     }
@@ -95,9 +105,11 @@ extension MethodCaller {
     /// Reads each response message with the wire conversions.
     func fetch<Request: SwiftProtobuf.Message, T: Sendable>(
         _ method: MethodDescriptor, _ request: Request, store: UUID?,
-        _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T) async throws -> T {
+        _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T
+    ) async throws -> T {
         try await serverStreaming(method, request) { (messages: RPCAsyncSequence<Modeld_V1_FetchResponse, any Error>) in
-            try await body(RPCAsyncSequence(wrapping: DecodingSequence(base: messages) { try FetchChunk(wire: $0, in: store) }))
+            try await body(
+                RPCAsyncSequence(wrapping: DecodingSequence(base: messages) { try FetchChunk(wire: $0, in: store) }))
         }
     }
 }
@@ -106,16 +118,23 @@ extension MethodCaller {
 struct GRPCMethodCaller<Transport: ClientTransport>: MethodCaller {
     let client: GRPCClient<Transport>
 
-    func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request) async throws -> Response {
-        try await client.unary(request: ClientRequest(message: request), descriptor: method, serializer: ProtobufSerializer<Request>(),
-                               deserializer: ProtobufDeserializer<Response>(), options: .defaults) { try $0.message }
+    func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ request: Request
+    ) async throws -> Response {
+        try await client.unary(
+            request: ClientRequest(message: request), descriptor: method, serializer: ProtobufSerializer<Request>(),
+            deserializer: ProtobufDeserializer<Response>(), options: .defaults
+        ) { try $0.message }
     }
 
     func serverStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message, T: Sendable>(
         _ method: MethodDescriptor, _ request: Request,
-        _ body: @Sendable @escaping (RPCAsyncSequence<Response, any Error>) async throws -> T) async throws -> T {
-        try await client.serverStreaming(request: ClientRequest(message: request), descriptor: method, serializer: ProtobufSerializer<Request>(),
-                                         deserializer: ProtobufDeserializer<Response>(), options: .defaults) { try await body($0.messages) }
+        _ body: @Sendable @escaping (RPCAsyncSequence<Response, any Error>) async throws -> T
+    ) async throws -> T {
+        try await client.serverStreaming(
+            request: ClientRequest(message: request), descriptor: method, serializer: ProtobufSerializer<Request>(),
+            deserializer: ProtobufDeserializer<Response>(), options: .defaults
+        ) { try await body($0.messages) }
     }
 }
 
@@ -125,14 +144,17 @@ struct GRPCMethodCaller<Transport: ClientTransport>: MethodCaller {
 struct FramedMethodCaller: MethodCaller {
     let transport: FramedClientTransport
 
-    func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request) async throws -> Response {
+    func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ request: Request
+    ) async throws -> Response {
         let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
         return try ProtobufDeserializer<Response>().deserialize(try await transport.unary(method, request: bytes))
     }
 
     func serverStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message, T: Sendable>(
         _ method: MethodDescriptor, _ request: Request,
-        _ body: @Sendable @escaping (RPCAsyncSequence<Response, any Error>) async throws -> T) async throws -> T {
+        _ body: @Sendable @escaping (RPCAsyncSequence<Response, any Error>) async throws -> T
+    ) async throws -> T {
         try await stream(method, request, decode: { try ProtobufDeserializer<Response>().deserialize($0) }, body)
     }
 
@@ -140,34 +162,42 @@ struct FramedMethodCaller: MethodCaller {
     /// without building the messages first.
     func fetch<Request: SwiftProtobuf.Message, T: Sendable>(
         _ method: MethodDescriptor, _ request: Request, store: UUID?,
-        _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T) async throws -> T {
+        _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T
+    ) async throws -> T {
         try await stream(method, request, decode: { try FetchChunk(serialized: $0, in: store) }, body)
     }
 
     /// Reads the `GetObjectsResponse` bytes straight into snapshots: they are a `FetchResponse`
     /// with only `objects` (``FetchChunk/init(serialized:)``).
-    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws -> [ObjectSnapshot] {
+    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?)
+        async throws -> [ObjectSnapshot]
+    {
         let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
         return try FetchChunk(serialized: try await transport.unary(method, request: bytes), in: store).objects
     }
 
     /// Reads the `SaveResult` bytes straight into the outcome (``SaveResultFields``).
-    func save<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws -> SaveOutcome {
+    func save<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws
+        -> SaveOutcome
+    {
         let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
-        return SaveOutcome(try SaveResultFields(serialized: try await transport.unary(method, request: bytes), in: store))
+        return SaveOutcome(
+            try SaveResultFields(serialized: try await transport.unary(method, request: bytes), in: store))
     }
 
     /// Writes the request's bytes straight from `call` (``ApplyCall/serializedBytes()``), and
     /// reads the result's as ``save(_:_:store:)`` does.
     func apply(_ call: ApplyCall) async throws -> SaveOutcome {
-        let bytes = try await transport.unary(Modeld_V1_QueryService.Method.Apply.descriptor, request: try call.serializedBytes())
+        let bytes = try await transport.unary(
+            Modeld_V1_QueryService.Method.Apply.descriptor, request: try call.serializedBytes())
         return SaveOutcome(try SaveResultFields(serialized: bytes, in: nil))
     }
 
     /// Makes a direct server-streaming call, handing `body` its responses as `decode` reads them.
     private func stream<Request: SwiftProtobuf.Message, Element: Sendable, T>(
         _ method: MethodDescriptor, _ request: Request, decode: @escaping @Sendable ([UInt8]) throws -> Element,
-        _ body: (RPCAsyncSequence<Element, any Error>) async throws -> T) async throws -> T {
+        _ body: (RPCAsyncSequence<Element, any Error>) async throws -> T
+    ) async throws -> T {
         let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
         return try await transport.serverStreaming(method, request: bytes) { responses in
             try await body(RPCAsyncSequence(wrapping: DecodingSequence(base: responses, decode: decode)))
@@ -205,14 +235,16 @@ extension DaemonClient {
     /// `store`, every URI must be one of that store's.
     func fetch<Method: ServerStreamingMethod, T: Sendable>(
         _ method: Method.Type, _ request: Method.Input, store: UUID? = nil,
-        _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T) async throws -> T
+        _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T
+    ) async throws -> T
     where Method.Output == Modeld_V1_FetchResponse {
         try await caller.fetch(Method.descriptor, request, store: store, body)
     }
 
     /// Makes the `GetObjects` call `method` with `request`, reading its objects; with `store`,
     /// every URI must be one of that store's.
-    func objects<Method: UnaryMethod>(_ method: Method.Type, _ request: Method.Input, store: UUID? = nil) async throws -> [ObjectSnapshot]
+    func objects<Method: UnaryMethod>(_ method: Method.Type, _ request: Method.Input, store: UUID? = nil) async throws
+        -> [ObjectSnapshot]
     where Method.Output == Modeld_V1_GetObjectsResponse {
         try await caller.objects(Method.descriptor, request, store: store)
     }
@@ -220,7 +252,8 @@ extension DaemonClient {
     /// Makes the server-streaming call `method` with `request`, handing its responses to `body`.
     func serverStreaming<Method: ServerStreamingMethod, T: Sendable>(
         _ method: Method.Type, _ request: Method.Input,
-        _ body: @Sendable @escaping (RPCAsyncSequence<Method.Output, any Error>) async throws -> T) async throws -> T {
+        _ body: @Sendable @escaping (RPCAsyncSequence<Method.Output, any Error>) async throws -> T
+    ) async throws -> T {
         try await caller.serverStreaming(Method.descriptor, request, body)
     }
 }

@@ -21,8 +21,10 @@ extension DaemonClient {
     /// Fetches from a store batch by batch, handing each batch of objects to `body` as it
     /// arrives, so that a fetch of any size needs only a batch of memory. Returns the count.
     @discardableResult
-    public func fetch(_ descriptor: FetchDescriptor, in store: String, batchSize: Int = 0,
-                      _ body: @Sendable @escaping ([ObjectSnapshot]) async throws -> Void) async throws -> Int {
+    public func fetch(
+        _ descriptor: FetchDescriptor, in store: String, batchSize: Int = 0,
+        _ body: @Sendable @escaping ([ObjectSnapshot]) async throws -> Void
+    ) async throws -> Int {
         try await call {
             let request = Modeld_V1_StoreFetchRequest.with {
                 $0.store = store
@@ -43,20 +45,26 @@ extension DaemonClient {
     /// Counts what a fetch would return.
     public func count(_ descriptor: FetchDescriptor, in store: String) async throws -> Int {
         try await call {
-            Int(try await unary(Modeld_V1_QueryService.Method.Count.self, Modeld_V1_StoreFetchRequest.with {
-                $0.store = store
-                $0.fetch = descriptor.wire
-            }).count)
+            Int(
+                try await unary(
+                    Modeld_V1_QueryService.Method.Count.self,
+                    Modeld_V1_StoreFetchRequest.with {
+                        $0.store = store
+                        $0.fetch = descriptor.wire
+                    }
+                ).count)
         }
     }
 
     /// Grouped aggregates, computed by the store.
     public func aggregate(_ descriptor: AggregateDescriptor, in store: String) async throws -> [AggregateRow] {
         try await call {
-            let response = try await unary(Modeld_V1_QueryService.Method.Aggregate.self, Modeld_V1_StoreAggregateRequest.with {
-                $0.store = store
-                $0.aggregate = descriptor.wire
-            })
+            let response = try await unary(
+                Modeld_V1_QueryService.Method.Aggregate.self,
+                Modeld_V1_StoreAggregateRequest.with {
+                    $0.store = store
+                    $0.aggregate = descriptor.wire
+                })
             return try response.rows.map { row throws(ModelError) in try [String: Value](wire: row.values) }
         }
     }
@@ -64,15 +72,19 @@ extension DaemonClient {
     /// Objects by identifier; missing ones are left out.
     public func objects(_ ids: [PersistentIdentifier], in store: String) async throws -> [ObjectSnapshot] {
         try await call {
-            try await objects(Modeld_V1_QueryService.Method.GetObjects.self, Modeld_V1_GetObjectsRequest.with {
-                $0.store = store
-                $0.uris = ids.map(\.uriRepresentation)
-            })
+            try await objects(
+                Modeld_V1_QueryService.Method.GetObjects.self,
+                Modeld_V1_GetObjectsRequest.with {
+                    $0.store = store
+                    $0.uris = ids.map(\.uriRepresentation)
+                })
         }
     }
 
     /// History transactions after `token` (all when nil), oldest first.
-    public func history(after token: HistoryToken?, in store: String, author: String? = nil, limit: Int = 0) async throws -> [HistoryTransaction] {
+    public func history(after token: HistoryToken?, in store: String, author: String? = nil, limit: Int = 0)
+        async throws -> [HistoryTransaction]
+    {
         let collected = Mutex<[HistoryTransaction]>([])
         try await followHistory(after: token, in: store, author: author, limit: limit, follow: false) { transaction in
             collected.withLock { $0.append(transaction) }
@@ -82,8 +94,10 @@ extension DaemonClient {
 
     /// History after `token`; with `follow`, also each transaction saved from now on, until the
     /// calling task is cancelled. `body` sees each transaction whole, in token order.
-    public func followHistory(after token: HistoryToken?, in store: String, author: String? = nil, limit: Int = 0, follow: Bool = true,
-                              _ body: @Sendable @escaping (HistoryTransaction) async throws -> Void) async throws {
+    public func followHistory(
+        after token: HistoryToken?, in store: String, author: String? = nil, limit: Int = 0, follow: Bool = true,
+        _ body: @Sendable @escaping (HistoryTransaction) async throws -> Void
+    ) async throws {
         try await call(small: true) {
             let request = Modeld_V1_HistoryRequest.with {
                 $0.store = store
@@ -117,48 +131,65 @@ extension DaemonClient {
 
     /// Applies edits atomically, as one save and one history transaction.
     @discardableResult
-    public func apply(_ edits: [ObjectEdit], in store: String, author: String? = nil, uniquenessPolicy: UniquenessPolicy = .error,
-                      returnTransaction: Bool = false) async throws -> SaveOutcome {
+    public func apply(
+        _ edits: [ObjectEdit], in store: String, author: String? = nil, uniquenessPolicy: UniquenessPolicy = .error,
+        returnTransaction: Bool = false
+    ) async throws -> SaveOutcome {
         try await call {
-            try await caller.apply(ApplyCall(store: store, author: author, uniquenessPolicy: uniquenessPolicy, edits: edits,
-                                             returnTransaction: returnTransaction))
+            try await caller.apply(
+                ApplyCall(
+                    store: store, author: author, uniquenessPolicy: uniquenessPolicy, edits: edits,
+                    returnTransaction: returnTransaction))
         }
     }
 
     /// Deletes every object of `entity` matching `predicate` (delete rules included), as one save.
     @discardableResult
-    public func batchDelete(_ entity: String, where predicate: ModelCore.Predicate?, in store: String, author: String? = nil) async throws -> BatchOutcome {
+    public func batchDelete(
+        _ entity: String, where predicate: ModelCore.Predicate?, in store: String, author: String? = nil
+    ) async throws -> BatchOutcome {
         try await call {
-            let result = try await unary(Modeld_V1_QueryService.Method.BatchDelete.self, Modeld_V1_BatchDeleteRequest.with {
-                $0.store = store
-                $0.entity = entity
-                if let predicate { $0.predicate = Modeld_V1_Predicate(predicate) }
-                $0.author = author ?? ""
-            })
-            return BatchOutcome(matched: Int(result.matched), deleted: Int(result.deleted), token: result.hasToken ? HistoryToken(result.token) : nil)
+            let result = try await unary(
+                Modeld_V1_QueryService.Method.BatchDelete.self,
+                Modeld_V1_BatchDeleteRequest.with {
+                    $0.store = store
+                    $0.entity = entity
+                    if let predicate { $0.predicate = Modeld_V1_Predicate(predicate) }
+                    $0.author = author ?? ""
+                })
+            return BatchOutcome(
+                matched: Int(result.matched), deleted: Int(result.deleted),
+                token: result.hasToken ? HistoryToken(result.token) : nil)
         }
     }
 
     /// Sets `attributes` on every object of `entity` matching `predicate`, as one save.
     @discardableResult
-    public func batchUpdate(_ entity: String, where predicate: ModelCore.Predicate?, set attributes: [String: Value], in store: String,
-                            author: String? = nil) async throws -> BatchOutcome {
+    public func batchUpdate(
+        _ entity: String, where predicate: ModelCore.Predicate?, set attributes: [String: Value], in store: String,
+        author: String? = nil
+    ) async throws -> BatchOutcome {
         try await call {
-            let result = try await unary(Modeld_V1_QueryService.Method.BatchUpdate.self, Modeld_V1_BatchUpdateRequest.with {
-                $0.store = store
-                $0.entity = entity
-                if let predicate { $0.predicate = Modeld_V1_Predicate(predicate) }
-                $0.attributes = attributes.wire
-                $0.author = author ?? ""
-            })
-            return BatchOutcome(matched: Int(result.matched), deleted: 0, token: result.hasToken ? HistoryToken(result.token) : nil)
+            let result = try await unary(
+                Modeld_V1_QueryService.Method.BatchUpdate.self,
+                Modeld_V1_BatchUpdateRequest.with {
+                    $0.store = store
+                    $0.entity = entity
+                    if let predicate { $0.predicate = Modeld_V1_Predicate(predicate) }
+                    $0.attributes = attributes.wire
+                    $0.author = author ?? ""
+                })
+            return BatchOutcome(
+                matched: Int(result.matched), deleted: 0, token: result.hasToken ? HistoryToken(result.token) : nil)
         }
     }
 }
 
 /// Collects a streamed fetch into one `FetchResult`.
 enum FetchCollector {
-    static func collect(_ chunks: RPCAsyncSequence<FetchChunk, any Error>, resultType: FetchDescriptor.ResultType) async throws -> FetchResult {
+    static func collect(_ chunks: RPCAsyncSequence<FetchChunk, any Error>, resultType: FetchDescriptor.ResultType)
+        async throws -> FetchResult
+    {
         var objects: [ObjectSnapshot] = [], prefetched: [ObjectSnapshot] = [], ids: [PersistentIdentifier] = []
         var count = 0
         for try await chunk in chunks {

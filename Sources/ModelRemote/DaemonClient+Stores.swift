@@ -6,14 +6,18 @@ extension DaemonClient {
     /// Creates a store (an SQLite file in the daemon's data directory, or in memory), with a
     /// schema when given.
     @discardableResult
-    public func createStore(_ name: String, kind: StoreInfo.Kind = .sqlite, schema: Schema? = nil) async throws -> StoreInfo {
+    public func createStore(_ name: String, kind: StoreInfo.Kind = .sqlite, schema: Schema? = nil) async throws
+        -> StoreInfo
+    {
         try await createStore(name, backend: kind == .memory ? "memory" : nil, schema: schema)
     }
 
     /// Creates a store on the daemon's backend of scheme `backend` (its default when nil), placed
     /// by the daemon; or at `url`, a backend URL (attached when a store is there already).
     @discardableResult
-    public func createStore(_ name: String, backend: String?, url: String? = nil, schema: Schema? = nil) async throws -> StoreInfo {
+    public func createStore(_ name: String, backend: String?, url: String? = nil, schema: Schema? = nil) async throws
+        -> StoreInfo
+    {
         try await call {
             let request = Modeld_V1_CreateStoreRequest.with {
                 $0.name = name
@@ -29,14 +33,20 @@ extension DaemonClient {
     public func stores() async throws -> [StoreInfo] {
         try await call(small: true) {
             var infos: [StoreInfo] = []
-            for store in try await unary(Modeld_V1_StoreService.Method.ListStores.self, Modeld_V1_ListStoresRequest()).stores { infos.append(try StoreInfo(wire: store)) }
+            for store in try await unary(Modeld_V1_StoreService.Method.ListStores.self, Modeld_V1_ListStoresRequest())
+                .stores
+            { infos.append(try StoreInfo(wire: store)) }
             return infos
         }
     }
 
     /// One store.
     public func store(_ name: String) async throws -> StoreInfo {
-        try await call(small: true) { try StoreInfo(wire: try await unary(Modeld_V1_StoreService.Method.GetStore.self, Modeld_V1_GetStoreRequest.with { $0.name = name })) }
+        try await call(small: true) {
+            try StoreInfo(
+                wire: try await unary(
+                    Modeld_V1_StoreService.Method.GetStore.self, Modeld_V1_GetStoreRequest.with { $0.name = name }))
+        }
     }
 
     /// Drops a store and its data; with `force`, closes its sessions first. Returns how many
@@ -44,10 +54,12 @@ extension DaemonClient {
     @discardableResult
     public func dropStore(_ name: String, force: Bool = false) async throws -> Int {
         try await call(small: true) {
-            let response = try await unary(Modeld_V1_StoreService.Method.DropStore.self, Modeld_V1_DropStoreRequest.with {
-                $0.name = name
-                $0.force = force
-            })
+            let response = try await unary(
+                Modeld_V1_StoreService.Method.DropStore.self,
+                Modeld_V1_DropStoreRequest.with {
+                    $0.name = name
+                    $0.force = force
+                })
             return Int(response.closedSessions)
         }
     }
@@ -55,7 +67,10 @@ extension DaemonClient {
     /// A store's schema.
     public func schema(of store: String) async throws -> Schema {
         try await call(small: true) {
-            try Schema(wire: try await unary(Modeld_V1_StoreService.Method.GetSchema.self, Modeld_V1_GetSchemaRequest.with { $0.store = store }).schema)
+            try Schema(
+                wire: try await unary(
+                    Modeld_V1_StoreService.Method.GetSchema.self, Modeld_V1_GetSchemaRequest.with { $0.store = store }
+                ).schema)
         }
     }
 
@@ -63,10 +78,13 @@ extension DaemonClient {
     @discardableResult
     public func applySchema(_ schema: Schema, to store: String) async throws -> StoreInfo {
         try await call {
-            try StoreInfo(wire: try await unary(Modeld_V1_StoreService.Method.ApplySchema.self, Modeld_V1_ApplySchemaRequest.with {
-                $0.store = store
-                $0.schema = schema.wire
-            }))
+            try StoreInfo(
+                wire: try await unary(
+                    Modeld_V1_StoreService.Method.ApplySchema.self,
+                    Modeld_V1_ApplySchemaRequest.with {
+                        $0.store = store
+                        $0.schema = schema.wire
+                    }))
         }
     }
 
@@ -74,10 +92,11 @@ extension DaemonClient {
     public func status() async throws -> DaemonStatus {
         try await call(small: true) {
             let status = try await unary(Modeld_V1_DaemonService.Method.Status.self, Modeld_V1_StatusRequest())
-            return DaemonStatus(version: status.version, uptimeSeconds: Int(status.uptimeSeconds), stores: Int(status.stores),
-                                openSessions: Int(status.openSessions), maximumSessions: Int(status.maxSessions),
-                                idleTimeoutSeconds: Int(status.idleTimeoutSeconds), dataDirectory: status.dataDirectory,
-                                processIdentifier: Int(status.pid))
+            return DaemonStatus(
+                version: status.version, uptimeSeconds: Int(status.uptimeSeconds), stores: Int(status.stores),
+                openSessions: Int(status.openSessions), maximumSessions: Int(status.maxSessions),
+                idleTimeoutSeconds: Int(status.idleTimeoutSeconds), dataDirectory: status.dataDirectory,
+                processIdentifier: Int(status.pid))
         }
     }
 }

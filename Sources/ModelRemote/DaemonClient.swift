@@ -48,8 +48,10 @@ public final class DaemonClient: Sendable {
 
     /// Connects to the daemon at `socketPath` for the length of `body`, over `transport` (by
     /// default ``DaemonTransport/preferred(socketPath:environment:)``).
-    public static func withClient<T: Sendable>(socketPath: String, transport: DaemonTransport? = nil,
-                                               _ body: (DaemonClient) async throws -> T) async throws -> T {
+    public static func withClient<T: Sendable>(
+        socketPath: String, transport: DaemonTransport? = nil,
+        _ body: (DaemonClient) async throws -> T
+    ) async throws -> T {
         let chosen = transport ?? .preferred(socketPath: socketPath)
         func run<Made: ClientTransport>(_ made: Made) async throws -> T {
             // As withGRPCClient, except that a gRPC client shut down before its connections
@@ -108,23 +110,32 @@ public final class DaemonClient: Sendable {
         case http2(HTTP2ClientTransport.Posix)
     }
 
-    private static func makeTransport(_ socketPath: String, _ transport: DaemonTransport) throws(ModelError) -> MadeTransport {
+    private static func makeTransport(_ socketPath: String, _ transport: DaemonTransport) throws(ModelError)
+        -> MadeTransport
+    {
         guard socketPath.utf8.count <= 107 else {
-            throw ModelError(.invalidArgument, "the socket path \(socketPath) is longer than 107 bytes, which a Unix socket cannot be")
+            throw ModelError(
+                .invalidArgument,
+                "the socket path \(socketPath) is longer than 107 bytes, which a Unix socket cannot be")
         }
         if transport == .framed {
             guard let framed = DefaultLocations.framedSocketPath(for: socketPath) else {
-                throw ModelError(.invalidArgument, "the framed socket beside \(socketPath) would be longer than 107 bytes: use the http2 transport")
+                throw ModelError(
+                    .invalidArgument,
+                    "the framed socket beside \(socketPath) would be longer than 107 bytes: use the http2 transport")
             }
             return .framed(FramedClientTransport(path: framed))
         }
         // Fail at once when the daemon is not there, rather than wait for it to appear.
         // (The transport takes its limit on responses from maxRequestMessageBytes.)
-        let everything = MethodConfig(names: [MethodConfig.Name(service: "")], waitForReady: false,
-                                      maxRequestMessageBytes: maximumResponseSize, maxResponseMessageBytes: maximumResponseSize)
+        let everything = MethodConfig(
+            names: [MethodConfig.Name(service: "")], waitForReady: false,
+            maxRequestMessageBytes: maximumResponseSize, maxResponseMessageBytes: maximumResponseSize)
         do {
-            return .http2(try HTTP2ClientTransport.Posix(target: .unixDomainSocket(path: socketPath), transportSecurity: .plaintext,
-                                                         serviceConfig: ServiceConfig(methodConfig: [everything])))
+            return .http2(
+                try HTTP2ClientTransport.Posix(
+                    target: .unixDomainSocket(path: socketPath), transportSecurity: .plaintext,
+                    serviceConfig: ServiceConfig(methodConfig: [everything])))
         } catch {
             throw ModelError(.invalidArgument, "cannot use the socket \(socketPath): \(error)")
         }
@@ -156,8 +167,9 @@ public final class DaemonClient: Sendable {
 
     /// Whether a call failed before it left the client (no connection ready).
     static func wasNotSent(_ error: RPCError) -> Bool {
-        error.code == .unavailable && (error.message.contains("isn't ready") || error.message.contains("no subchannel")
-                                       || error.message.contains("the call was not sent"))
+        error.code == .unavailable
+            && (error.message.contains("isn't ready") || error.message.contains("no subchannel")
+                || error.message.contains("the call was not sent"))
     }
 
     private func translateAny(_ error: any Error, small: Bool) -> any Error {
@@ -166,8 +178,9 @@ public final class DaemonClient: Sendable {
         } catch let error as RPCError {
             return translate(error, small: small)
         } catch let error as RuntimeError {
-            return ModelError(.unavailable, "cannot talk to modeld at \(socketPath): \(error.message); is modeld running?",
-                              context: ["socket": socketPath, "detail": error.message])
+            return ModelError(
+                .unavailable, "cannot talk to modeld at \(socketPath): \(error.message); is modeld running?",
+                context: ["socket": socketPath, "detail": error.message])
         } catch {
             return error
         }
@@ -177,18 +190,22 @@ public final class DaemonClient: Sendable {
         let fromDaemon = error.metadata[stringValues: ModelError.codeMetadataKey].contains { _ in true }
         if !fromDaemon, error.message.contains("RST_STREAM") {
             if small {
-                return ModelError(.unavailable, "modeld at \(socketPath) ended the call without answering; it may be stopping (\(error.message))",
-                                  context: ["socket": socketPath, "detail": error.message])
+                return ModelError(
+                    .unavailable,
+                    "modeld at \(socketPath) ended the call without answering; it may be stopping (\(error.message))",
+                    context: ["socket": socketPath, "detail": error.message])
             }
             // The transport resets a call whose request is over the daemon's size limit, before
             // any of modeld's code sees it.
-            return ModelError(.resourceExhausted,
+            return ModelError(
+                .resourceExhausted,
                 "modeld reset the call before answering it; most likely the request is larger than its maximum message size (modeld --max-message-size, 16 MiB by default): send less at a time (\(error.message))",
                 context: ["socket": socketPath, "detail": error.message])
         }
         if !fromDaemon, error.code == .unavailable {
-            return ModelError(.unavailable, "cannot reach modeld at \(socketPath): is modeld running? (\(error.message))",
-                              context: ["socket": socketPath, "detail": error.message])
+            return ModelError(
+                .unavailable, "cannot reach modeld at \(socketPath): is modeld running? (\(error.message))",
+                context: ["socket": socketPath, "detail": error.message])
         }
         return ModelError(error)
     }

@@ -10,11 +10,16 @@ public enum DaemonTransport: String, Sendable, CaseIterable {
 
     /// The framed transport when the daemon serves it (its socket is there), else HTTP/2.
     /// `MODELD_TRANSPORT=http2` or `=framed` in the environment decides instead.
-    public static func preferred(socketPath: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> DaemonTransport {
-        if let named = environment["MODELD_TRANSPORT"].flatMap({ DaemonTransport(rawValue: $0.lowercased()) }) { return named }
+    public static func preferred(
+        socketPath: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> DaemonTransport {
+        if let named = environment["MODELD_TRANSPORT"].flatMap({ DaemonTransport(rawValue: $0.lowercased()) }) {
+            return named
+        }
         var info = stat()
         guard let framed = DefaultLocations.framedSocketPath(for: socketPath),
-              stat(framed, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK else { return .http2 }
+            stat(framed, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK
+        else { return .http2 }
         return .framed
     }
 }

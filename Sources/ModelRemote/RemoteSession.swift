@@ -28,21 +28,29 @@ public final class RemoteSession: Sendable {
     @discardableResult
     public func stage(_ edits: [ObjectEdit]) async throws -> [PersistentIdentifier] {
         try await client.call {
-            let response = try await client.unary(Modeld_V1_SessionService.Method.Stage.self, Modeld_V1_StageRequest.with {
-                $0.sessionID = id
-                $0.changes = edits.map(\.wire)
-            })
-            return try response.uris.map { uri throws(ModelError) in try PersistentIdentifier(wire: uri, in: storeIdentifier) }
+            let response = try await client.unary(
+                Modeld_V1_SessionService.Method.Stage.self,
+                Modeld_V1_StageRequest.with {
+                    $0.sessionID = id
+                    $0.changes = edits.map(\.wire)
+                })
+            return try response.uris.map { uri throws(ModelError) in
+                try PersistentIdentifier(wire: uri, in: storeIdentifier)
+            }
         }
     }
 
     /// Inserts an object; returns its temporary identifier.
-    public func insert(_ entity: String, attributes: [String: Value] = [:], relationships: [String: RelationshipValue] = [:]) async throws -> PersistentIdentifier {
+    public func insert(
+        _ entity: String, attributes: [String: Value] = [:], relationships: [String: RelationshipValue] = [:]
+    ) async throws -> PersistentIdentifier {
         try await stage([.insert(entity: entity, attributes: attributes, relationships: relationships, id: nil)])[0]
     }
 
     /// Changes attributes and relationships of an object.
-    public func update(_ id: PersistentIdentifier, attributes: [String: Value] = [:], relationships: [String: RelationshipValue] = [:]) async throws {
+    public func update(
+        _ id: PersistentIdentifier, attributes: [String: Value] = [:], relationships: [String: RelationshipValue] = [:]
+    ) async throws {
         try await stage([.update(id, attributes: attributes, relationships: relationships)])
     }
 
@@ -57,11 +65,13 @@ public final class RemoteSession: Sendable {
     @discardableResult
     public func save(applying edits: [ObjectEdit] = [], returnTransaction: Bool = false) async throws -> SaveOutcome {
         try await client.call {
-            try await client.caller.save(Modeld_V1_SessionService.Method.Save.descriptor, Modeld_V1_SaveRequest.with {
-                $0.sessionID = id
-                $0.returnTransaction = returnTransaction
-                $0.changes = edits.map(\.wire)
-            }, store: storeIdentifier)
+            try await client.caller.save(
+                Modeld_V1_SessionService.Method.Save.descriptor,
+                Modeld_V1_SaveRequest.with {
+                    $0.sessionID = id
+                    $0.returnTransaction = returnTransaction
+                    $0.changes = edits.map(\.wire)
+                }, store: storeIdentifier)
         }
     }
 
@@ -69,7 +79,10 @@ public final class RemoteSession: Sendable {
     @discardableResult
     public func rollback() async throws -> Int {
         try await client.call {
-            Int(try await client.unary(Modeld_V1_SessionService.Method.Rollback.self, Modeld_V1_RollbackRequest.with { $0.sessionID = id }).discardedChanges)
+            Int(
+                try await client.unary(
+                    Modeld_V1_SessionService.Method.Rollback.self, Modeld_V1_RollbackRequest.with { $0.sessionID = id }
+                ).discardedChanges)
         }
     }
 
@@ -89,20 +102,26 @@ public final class RemoteSession: Sendable {
     /// Counts as if the staged changes were saved.
     public func count(_ descriptor: FetchDescriptor) async throws -> Int {
         try await client.call {
-            Int(try await client.unary(Modeld_V1_SessionService.Method.Count.self, Modeld_V1_SessionFetchRequest.with {
-                $0.sessionID = id
-                $0.fetch = descriptor.wire
-            }).count)
+            Int(
+                try await client.unary(
+                    Modeld_V1_SessionService.Method.Count.self,
+                    Modeld_V1_SessionFetchRequest.with {
+                        $0.sessionID = id
+                        $0.fetch = descriptor.wire
+                    }
+                ).count)
         }
     }
 
     /// Grouped aggregates as if the staged changes were saved.
     public func aggregate(_ descriptor: AggregateDescriptor) async throws -> [AggregateRow] {
         try await client.call {
-            let response = try await client.unary(Modeld_V1_SessionService.Method.Aggregate.self, Modeld_V1_SessionAggregateRequest.with {
-                $0.sessionID = id
-                $0.aggregate = descriptor.wire
-            })
+            let response = try await client.unary(
+                Modeld_V1_SessionService.Method.Aggregate.self,
+                Modeld_V1_SessionAggregateRequest.with {
+                    $0.sessionID = id
+                    $0.aggregate = descriptor.wire
+                })
             return try response.rows.map { row throws(ModelError) in try [String: Value](wire: row.values) }
         }
     }
@@ -110,10 +129,12 @@ public final class RemoteSession: Sendable {
     /// Objects as this session sees them; missing and deleted ones are left out.
     public func objects(_ ids: [PersistentIdentifier]) async throws -> [ObjectSnapshot] {
         try await client.call {
-            try await client.objects(Modeld_V1_SessionService.Method.GetObjects.self, Modeld_V1_SessionGetObjectsRequest.with {
-                $0.sessionID = id
-                $0.uris = ids.map(\.uriRepresentation)
-            }, store: storeIdentifier)
+            try await client.objects(
+                Modeld_V1_SessionService.Method.GetObjects.self,
+                Modeld_V1_SessionGetObjectsRequest.with {
+                    $0.sessionID = id
+                    $0.uris = ids.map(\.uriRepresentation)
+                }, store: storeIdentifier)
         }
     }
 
@@ -125,13 +146,16 @@ public final class RemoteSession: Sendable {
     /// The session's unsaved changes.
     public func describe() async throws -> SessionDescription {
         try await client.call {
-            let info = try await client.unary(Modeld_V1_SessionService.Method.DescribeSession.self, Modeld_V1_DescribeSessionRequest.with { $0.sessionID = id })
+            let info = try await client.unary(
+                Modeld_V1_SessionService.Method.DescribeSession.self,
+                Modeld_V1_DescribeSessionRequest.with { $0.sessionID = id })
             func ids(_ uris: [String]) throws(ModelError) -> [PersistentIdentifier] {
                 try uris.map { uri throws(ModelError) in try PersistentIdentifier(wire: uri, in: storeIdentifier) }
             }
-            return SessionDescription(id: info.sessionID, store: info.store, author: info.author.isEmpty ? nil : info.author,
-                                      hasChanges: info.unsavedChanges, inserted: try ids(info.inserted),
-                                      updated: try ids(info.updated), deleted: try ids(info.deleted))
+            return SessionDescription(
+                id: info.sessionID, store: info.store, author: info.author.isEmpty ? nil : info.author,
+                hasChanges: info.unsavedChanges, inserted: try ids(info.inserted),
+                updated: try ids(info.updated), deleted: try ids(info.deleted))
         }
     }
 
@@ -139,27 +163,36 @@ public final class RemoteSession: Sendable {
     @discardableResult
     public func close() async throws -> Int {
         try await client.call(small: true) {
-            Int(try await client.unary(Modeld_V1_SessionService.Method.CloseSession.self, Modeld_V1_CloseSessionRequest.with { $0.sessionID = id }).discardedChanges)
+            Int(
+                try await client.unary(
+                    Modeld_V1_SessionService.Method.CloseSession.self,
+                    Modeld_V1_CloseSessionRequest.with { $0.sessionID = id }
+                ).discardedChanges)
         }
     }
 }
 
 extension DaemonClient {
     /// Opens a session on `store`.
-    public func openSession(on store: String, author: String? = nil, mergePolicy: MergePolicy = .error,
-                            uniquenessPolicy: UniquenessPolicy = .error) async throws -> RemoteSession {
+    public func openSession(
+        on store: String, author: String? = nil, mergePolicy: MergePolicy = .error,
+        uniquenessPolicy: UniquenessPolicy = .error
+    ) async throws -> RemoteSession {
         try await call(small: true) {
-            let response = try await unary(Modeld_V1_SessionService.Method.OpenSession.self, Modeld_V1_OpenSessionRequest.with {
-                $0.store = store
-                $0.author = author ?? ""
-                $0.mergePolicy = mergePolicy.wire
-                $0.uniquenessPolicy = uniquenessPolicy.wire
-            })
+            let response = try await unary(
+                Modeld_V1_SessionService.Method.OpenSession.self,
+                Modeld_V1_OpenSessionRequest.with {
+                    $0.store = store
+                    $0.author = author ?? ""
+                    $0.mergePolicy = mergePolicy.wire
+                    $0.uniquenessPolicy = uniquenessPolicy.wire
+                })
             guard let uuid = UUID(uuidString: response.storeUuid) else {
                 throw ModelError(.storageFailure, "the daemon sent a bad store UUID '\(response.storeUuid)'")
             }
-            return RemoteSession(id: response.sessionID, store: store, storeIdentifier: uuid,
-                                 idleTimeout: .seconds(response.idleTimeoutSeconds), client: self)
+            return RemoteSession(
+                id: response.sessionID, store: store, storeIdentifier: uuid,
+                idleTimeout: .seconds(response.idleTimeoutSeconds), client: self)
         }
     }
 }

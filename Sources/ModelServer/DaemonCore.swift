@@ -22,21 +22,26 @@ final class DaemonCore: Sendable {
 
     init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
-        let descriptors = DescriptorBudget(limit: configuration.fileDescriptorLimit ?? DescriptorBudget.currentLimit(),
-                                           configuredConnections: configuration.maximumConnections,
-                                           streamingFetches: configuration.maximumStreamingFetches)
+        let descriptors = DescriptorBudget(
+            limit: configuration.fileDescriptorLimit ?? DescriptorBudget.currentLimit(),
+            configuredConnections: configuration.maximumConnections,
+            streamingFetches: configuration.maximumStreamingFetches)
         self.descriptors = descriptors
-        self.catalog = StoreCatalog(directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("stores"),
-                                    registry: configuration.registry, maximumStoreSize: configuration.maximumStoreSize,
-                                    maximumStores: descriptors.maximumStores)
-        self.sessions = SessionRegistry(maximumSessions: configuration.maximumSessions, idleTimeout: configuration.idleTimeout)
-        self.streams = StreamRegistry(maximumStreamingFetches: configuration.maximumStreamingFetches,
-                                      stallTimeout: configuration.streamStallTimeout)
+        self.catalog = StoreCatalog(
+            directory: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("stores"),
+            registry: configuration.registry, maximumStoreSize: configuration.maximumStoreSize,
+            maximumStores: descriptors.maximumStores)
+        self.sessions = SessionRegistry(
+            maximumSessions: configuration.maximumSessions, idleTimeout: configuration.idleTimeout)
+        self.streams = StreamRegistry(
+            maximumStreamingFetches: configuration.maximumStreamingFetches,
+            stallTimeout: configuration.streamStallTimeout)
         let refusals = RefusalLog(logger: logger, descriptors: descriptors)
-        self.limits = ConnectionLimits(maximumMessageSize: configuration.maximumMessageSize, requestTimeout: configuration.requestTimeout,
-                                       idleTimeout: configuration.connectionIdleTimeout,
-                                       requestBudget: RequestBudget(capacity: configuration.maximumPendingRequestBytes),
-                                       connections: ConnectionLimit(maximum: descriptors.maximumConnections, onRefusal: refusals.refused))
+        self.limits = ConnectionLimits(
+            maximumMessageSize: configuration.maximumMessageSize, requestTimeout: configuration.requestTimeout,
+            idleTimeout: configuration.connectionIdleTimeout,
+            requestBudget: RequestBudget(capacity: configuration.maximumPendingRequestBytes),
+            connections: ConnectionLimit(maximum: descriptors.maximumConnections, onRefusal: refusals.refused))
         self.logger = logger
         self.rpc = RPCHandling(logger: logger)
     }
@@ -48,11 +53,12 @@ final class DaemonCore: Sendable {
         var info = Modeld_V1_StoreInfo()
         info.name = store.name
         info.uuid = container.storeIdentifier.uuidString.lowercased()
-        info.kind = switch store.backend {
-        case "sqlite": .sqlite
-        case "memory": .memory
-        default: .other
-        }
+        info.kind =
+            switch store.backend {
+            case "sqlite": .sqlite
+            case "memory": .memory
+            default: .other
+            }
         info.backend = store.backend
         info.url = store.location.url
         info.entities = container.schema.entityNames
@@ -61,7 +67,8 @@ final class DaemonCore: Sendable {
             if !isNew, let token = try await container.currentHistoryToken() { info.historyToken = token.rawValue }
         } catch let error as ModelError where error.code == .closed {
             // Dropped while we looked.
-            throw ModelError(.notFound, "no store named '\(store.name)': it was just dropped", context: ["store": store.name])
+            throw ModelError(
+                .notFound, "no store named '\(store.name)': it was just dropped", context: ["store": store.name])
         }
         info.openSessions = Int64(sessions.count(on: store.name))
         // A store kept in a file (an SQLite store) names it.
@@ -71,9 +78,12 @@ final class DaemonCore: Sendable {
 
     /// Saves a context, wakes the store's history followers, and describes the result (with the
     /// transaction written, when asked).
-    func save(_ context: ModelContext, applying edits: [ObjectEdit] = [], store: StoreHandle,
-              returnTransaction: Bool) async throws -> SaveResponse {
-        try await response(to: try await context.save(applying: edits), store: store, returnTransaction: returnTransaction)
+    func save(
+        _ context: ModelContext, applying edits: [ObjectEdit] = [], store: StoreHandle,
+        returnTransaction: Bool
+    ) async throws -> SaveResponse {
+        try await response(
+            to: try await context.save(applying: edits), store: store, returnTransaction: returnTransaction)
     }
 
     /// The answer to a save that gave `result`: it wakes the store's history followers, and

@@ -114,10 +114,11 @@ struct DaemonLifecycle {
     /// ``ModelDaemon/run()`` returned (with `failure`, if it threw). Returns the waiters still
     /// waiting for start-up, which hear why it never came.
     mutating func ended(failure: String?) -> [Waiter] {
-        let waiting: [Waiter] = switch state {
-        case .created(let waiters, _), .starting(let waiters, _, _): waiters
-        default: []
-        }
+        let waiting: [Waiter] =
+            switch state {
+            case .created(let waiters, _), .starting(let waiters, _, _): waiters
+            default: []
+            }
         state = failure.map(State.failed) ?? .stopped
         return waiting
     }

@@ -29,19 +29,28 @@ struct HealthServiceHandler: Grpc_Health_V1_Health.SimpleServiceProtocol {
         "", "modeld.v1.StoreService", "modeld.v1.SessionService", "modeld.v1.QueryService", "modeld.v1.DaemonService",
     ]
 
-    func check(request: Grpc_Health_V1_HealthCheckRequest, context: ServerContext) async throws -> Grpc_Health_V1_HealthCheckResponse {
+    func check(request: Grpc_Health_V1_HealthCheckRequest, context: ServerContext) async throws
+        -> Grpc_Health_V1_HealthCheckResponse
+    {
         guard Self.services.contains(request.service) else {
-            throw RPCError(code: .notFound, message: "unknown service '\(request.service)'; modeld serves \(Self.services.sorted().dropFirst().joined(separator: ", "))")
+            throw RPCError(
+                code: .notFound,
+                message:
+                    "unknown service '\(request.service)'; modeld serves \(Self.services.sorted().dropFirst().joined(separator: ", "))"
+            )
         }
         return Grpc_Health_V1_HealthCheckResponse.with { $0.status = isServing() ? .serving : .notServing }
     }
 
-    func watch(request: Grpc_Health_V1_HealthCheckRequest, response: RPCWriter<Grpc_Health_V1_HealthCheckResponse>,
-               context: ServerContext) async throws {
+    func watch(
+        request: Grpc_Health_V1_HealthCheckRequest, response: RPCWriter<Grpc_Health_V1_HealthCheckResponse>,
+        context: ServerContext
+    ) async throws {
         let known = Self.services.contains(request.service)
         var last: Grpc_Health_V1_HealthCheckResponse.ServingStatus?
         while !context.cancellation.isCancelled {
-            let status: Grpc_Health_V1_HealthCheckResponse.ServingStatus = known ? (isServing() ? .serving : .notServing) : .serviceUnknown
+            let status: Grpc_Health_V1_HealthCheckResponse.ServingStatus =
+                known ? (isServing() ? .serving : .notServing) : .serviceUnknown
             if status != last {
                 try await response.write(Grpc_Health_V1_HealthCheckResponse.with { $0.status = status })
                 last = status

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How the daemon shares out its file descriptors (`RLIMIT_NOFILE`), so that it never runs out

@@ -34,7 +34,8 @@ extension DirectMethods {
         methods.add(Modeld_V1_SessionService.Method.CloseSession.descriptor, sessions.closeSession)
         methods.add(Modeld_V1_SessionService.Method.Stage.descriptor, sessions.stage)
         methods.register(Modeld_V1_SessionService.Method.Save.descriptor) { bytes, _ in
-            try await sessions.saveResponse(try ProtobufDeserializer<Modeld_V1_SaveRequest>().deserialize(bytes)).serializedBytes()
+            try await sessions.saveResponse(try ProtobufDeserializer<Modeld_V1_SaveRequest>().deserialize(bytes))
+                .serializedBytes()
         }
         methods.add(Modeld_V1_SessionService.Method.Rollback.descriptor, sessions.rollback)
         methods.addFetch(Modeld_V1_SessionService.Method.Fetch.descriptor, sessions.fetch)
@@ -59,7 +60,8 @@ extension DirectMethods {
     /// Runs the server-streaming `method` with `handler`, which writes its responses as GRPCCore's
     /// server would have it write them.
     private mutating func addServerStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
-        _ method: MethodDescriptor, _ handler: @escaping @Sendable (Request, RPCWriter<Response>, ServerContext) async throws -> Void
+        _ method: MethodDescriptor,
+        _ handler: @escaping @Sendable (Request, RPCWriter<Response>, ServerContext) async throws -> Void
     ) {
         registerServerStreaming(method) { bytes, context, responses in
             let request = try ProtobufDeserializer<Request>().deserialize(bytes)
@@ -84,7 +86,8 @@ extension DirectMethods {
     /// Runs a `GetObjects` method with `handler`, writing its `GetObjectsResponse` by hand: the
     /// message is a `FetchResponse` with only `objects`, so ``FetchResponseEncoder`` writes it.
     fileprivate mutating func addObjects<Request: SwiftProtobuf.Message>(
-        _ method: MethodDescriptor, _ handler: @escaping @Sendable (Request, ServerContext) async throws -> [ObjectSnapshot]
+        _ method: MethodDescriptor,
+        _ handler: @escaping @Sendable (Request, ServerContext) async throws -> [ObjectSnapshot]
     ) {
         register(method) { bytes, context in
             let objects = try await handler(try ProtobufDeserializer<Request>().deserialize(bytes), context)
@@ -100,11 +103,13 @@ extension DirectMethods {
     /// any other through SwiftProtobuf, and writing its `SaveResult` by hand.
     fileprivate mutating func addApply(_ method: MethodDescriptor, _ queries: QueryServiceHandler) {
         register(method) { bytes, _ in
-            let response = if let request = ApplyRequestFields(serialized: bytes) {
-                try await queries.apply(request)
-            } else {
-                try await queries.applyResponse(try ProtobufDeserializer<Modeld_V1_ApplyRequest>().deserialize(bytes))
-            }
+            let response =
+                if let request = ApplyRequestFields(serialized: bytes) {
+                    try await queries.apply(request)
+                } else {
+                    try await queries.applyResponse(
+                        try ProtobufDeserializer<Modeld_V1_ApplyRequest>().deserialize(bytes))
+                }
             return try response.serializedBytes()
         }
     }

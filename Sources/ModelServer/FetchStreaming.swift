@@ -27,7 +27,10 @@ struct FetchStreaming {
     /// The batch size a request asks for, checked.
     init(requested: Int32, maximumMessageSize: Int) throws(ModelError) {
         guard requested >= 0, requested <= Self.maximumBatchSize else {
-            throw ModelError(.invalidArgument, "batch_size \(requested) is out of range: use 1 to \(Self.maximumBatchSize), or 0 for the default (\(Self.defaultBatchSize))")
+            throw ModelError(
+                .invalidArgument,
+                "batch_size \(requested) is out of range: use 1 to \(Self.maximumBatchSize), or 0 for the default (\(Self.defaultBatchSize))"
+            )
         }
         batchSize = requested == 0 ? Self.defaultBatchSize : Int(requested)
         byteBudget = Self.budget(maximumMessageSize: maximumMessageSize)
@@ -43,11 +46,12 @@ struct FetchStreaming {
     /// Sends a fetch's result. One that takes more than one response is sent off the event loop,
     /// registered with `streams` (which ends it if its client stops reading, and at shutdown).
     func send(_ result: FetchResult, to sink: FetchResponseSink, streams: StreamRegistry, store: String) async throws {
-        let items = switch result {
-        case .objects(let objects, let prefetched): objects.count + prefetched.count
-        case .identifiers(let ids): ids.count
-        case .count: 0
-        }
+        let items =
+            switch result {
+            case .objects(let objects, let prefetched): objects.count + prefetched.count
+            case .identifiers(let ids): ids.count
+            case .count: 0
+            }
         guard items <= batchSize else {
             return try await streams.run(.fetch, store: store) { progress in
                 try await Self.offEventLoop { try await sendHere(result, to: sink, progress: progress) }
@@ -80,8 +84,10 @@ struct FetchStreaming {
 
     /// Sends an objects fetch as the backend reads it, batch by batch, so that the daemon holds
     /// a few batches rather than every object, however many match.
-    func stream(_ descriptor: FetchDescriptor, from backend: any StorageBackend, to sink: FetchResponseSink,
-                progress: StreamProgress) async throws {
+    func stream(
+        _ descriptor: FetchDescriptor, from backend: any StorageBackend, to sink: FetchResponseSink,
+        progress: StreamProgress
+    ) async throws {
         try await Self.offEventLoop {
             var response = PendingResponse(streaming: self, sink: sink, progress: progress)
             let count = try await backend.fetchObjects(descriptor, batchSize: batchSize) { batch, prefetched in

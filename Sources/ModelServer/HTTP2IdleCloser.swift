@@ -37,7 +37,8 @@ final class HTTP2IdleCloser: ChannelInboundHandler, RemovableChannelHandler {
     /// Counts the stream `stream` in until it closes (on its connection's event loop).
     static func streamOpened(on stream: any Channel) {
         guard let connection = stream.parent,
-              let closer = try? connection.pipeline.syncOperations.handler(type: HTTP2IdleCloser.self) else { return }
+            let closer = try? connection.pipeline.syncOperations.handler(type: HTTP2IdleCloser.self)
+        else { return }
         closer.open += 1
         closer.timer?.cancel()
         closer.timer = nil

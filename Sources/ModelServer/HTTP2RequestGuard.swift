@@ -57,8 +57,12 @@ final class HTTP2RequestGuard: ChannelInboundHandler {
             let length = prefix[1...].reduce(0) { $0 << 8 | Int($1) }
             prefix = []
             guard length <= limits.maximumMessageSize else {
-                refuse(context, ModelError(.resourceExhausted,
-                    "the request is \(length) bytes, over modeld's maximum message size of \(limits.maximumMessageSize) bytes (modeld --max-message-size): send less at a time"))
+                refuse(
+                    context,
+                    ModelError(
+                        .resourceExhausted,
+                        "the request is \(length) bytes, over modeld's maximum message size of \(limits.maximumMessageSize) bytes (modeld --max-message-size): send less at a time"
+                    ))
                 return false
             }
             remaining = length
@@ -71,9 +75,15 @@ final class HTTP2RequestGuard: ChannelInboundHandler {
                 }
                 reserved = length
                 let seconds = limits.requestTimeout.components.seconds
-                timeout = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(limits.requestTimeout / .nanoseconds(1)))) {
-                    self.refuse(context, ModelError(.deadlineExceeded,
-                        "the request's \(length) bytes did not arrive within \(seconds) s (modeld --request-timeout); the call is ended"))
+                timeout = context.eventLoop.assumeIsolated().scheduleTask(
+                    in: .nanoseconds(Int64(limits.requestTimeout / .nanoseconds(1)))
+                ) {
+                    self.refuse(
+                        context,
+                        ModelError(
+                            .deadlineExceeded,
+                            "the request's \(length) bytes did not arrive within \(seconds) s (modeld --request-timeout); the call is ended"
+                        ))
                 }
             }
         }
@@ -92,9 +102,11 @@ final class HTTP2RequestGuard: ChannelInboundHandler {
         guard !refused else { return }
         refused = true
         messageEnded()
-        var headers = HPACKHeaders([(":status", "200"), ("content-type", "application/grpc"),
-                                    ("grpc-status", String(ModelError.statusCode(for: error.code).rawValue)),
-                                    ("grpc-message", Self.percentEncoded(error.rpcErrorMessage))])
+        var headers = HPACKHeaders([
+            (":status", "200"), ("content-type", "application/grpc"),
+            ("grpc-status", String(ModelError.statusCode(for: error.code).rawValue)),
+            ("grpc-message", Self.percentEncoded(error.rpcErrorMessage)),
+        ])
         for (key, value) in error.rpcErrorMetadata {
             switch value {
             case .string(let text): headers.add(name: key, value: text)

@@ -57,7 +57,8 @@ struct HistoryStreaming: Sendable {
 
         init(budget: Int) { self.budget = budget }
 
-        mutating func add(_ transaction: HistoryTransaction, writer: RPCWriter<Modeld_V1_HistoryResponse>) async throws {
+        mutating func add(_ transaction: HistoryTransaction, writer: RPCWriter<Modeld_V1_HistoryResponse>) async throws
+        {
             var wire = transaction.wire
             let changes = wire.changes
             wire.changes = []
@@ -65,7 +66,8 @@ struct HistoryStreaming: Sendable {
             var part = wire
             for change in changes {
                 // An overestimate: every byte of every string, plus room for tags and lengths.
-                let size = 32 + change.uri.utf8.count + change.changedProperties.reduce(0) { $0 + $1.utf8.count + 4 }
+                let size =
+                    32 + change.uri.utf8.count + change.changedProperties.reduce(0) { $0 + $1.utf8.count + 4 }
                     + change.tombstone.reduce(0) { $0 + $1.key.utf8.count + 64 }
                 if bytes + size > budget, !part.changes.isEmpty {
                     response.transactions.append(part)

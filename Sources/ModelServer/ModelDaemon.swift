@@ -33,7 +33,10 @@ public final class ModelDaemon: Service, Sendable {
     private let events: DaemonEvents
     private let lifecycle = Mutex(DaemonLifecycle())
 
-    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "modeld"), events: DaemonEvents = DaemonEvents()) {
+    public init(
+        configuration: ServerConfiguration, logger: Logger = Logger(label: "modeld"),
+        events: DaemonEvents = DaemonEvents()
+    ) {
         self.configuration = configuration
         self.core = DaemonCore(configuration: configuration, logger: logger)
         self.events = events
@@ -59,7 +62,9 @@ public final class ModelDaemon: Service, Sendable {
     /// Returns once the daemon listens; throws if it failed to start or has stopped.
     public func waitUntilReady() async throws {
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
-            if let outcome = lifecycle.withLock({ $0.waitForReady(waiter) }) { waiter.resume(with: outcome.mapError { $0 as any Error }) }
+            if let outcome = lifecycle.withLock({ $0.waitForReady(waiter) }) {
+                waiter.resume(with: outcome.mapError { $0 as any Error })
+            }
         }
     }
 
@@ -81,29 +86,37 @@ public final class ModelDaemon: Service, Sendable {
     }
 
     private func serve() async throws {
-        let guarded = try SocketGuard.acquire(dataDirectory: configuration.dataDirectory, socketPath: configuration.socketPath,
-                                              bindsPath: bindsPath)
+        let guarded = try SocketGuard.acquire(
+            dataDirectory: configuration.dataDirectory, socketPath: configuration.socketPath,
+            bindsPath: bindsPath)
         defer { guarded.release(removeSocket: bindsPath) }
         try await openStores()
 
         let transport = makeTransport()
         let services: () -> [any RegistrableRPCService] = { [core] in
-            [StoreServiceHandler(core: core), SessionServiceHandler(core: core), QueryServiceHandler(core: core),
-             DaemonServiceHandler(core: core), HealthServiceHandler(isServing: { [weak self] in self?.isServing ?? false })]
+            [
+                StoreServiceHandler(core: core), SessionServiceHandler(core: core), QueryServiceHandler(core: core),
+                DaemonServiceHandler(core: core),
+                HealthServiceHandler(isServing: { [weak self] in self?.isServing ?? false }),
+            ]
         }
         let server = GRPCServer(transport: transport, services: services())
         // The same services in modeld's framing, on a socket of their own beside the gRPC one
         // (not under socket activation, where systemd hands over only the gRPC socket).
-        let framed = bindsPath ? DefaultLocations.framedSocketPath(for: configuration.socketPath).map {
-            FramedServerTransport(path: $0, limits: core.limits, directMethods: .modeld(core: core))
-        } : nil
+        let framed =
+            bindsPath
+            ? DefaultLocations.framedSocketPath(for: configuration.socketPath).map {
+                FramedServerTransport(path: $0, limits: core.limits, directMethods: .modeld(core: core))
+            } : nil
         let framedServer = framed.map { GRPCServer(transport: $0, services: services()) }
         defer { if let framed { unlink(framed.path) } }
         let (graceStarts, startGrace) = AsyncStream<Void>.makeStream()
         let (listeningEnds, endListening) = AsyncStream<Void>.makeStream()
         let stop: @Sendable () -> Void = { [weak self] in
             guard let self else { return }
-            logger.info("shutting down: ending streams, finishing calls under way (at most \(configuration.shutdownGracePeriod))")
+            logger.info(
+                "shutting down: ending streams, finishing calls under way (at most \(configuration.shutdownGracePeriod))"
+            )
             events.stopping?()
             core.rpc.stopping.set()
             core.streams.endAll()
@@ -120,10 +133,20 @@ public final class ModelDaemon: Service, Sendable {
         }
         try await withGracefulShutdownHandler {
             try await withThrowingTaskGroup(of: ServeTask.self) { group in
-                group.addTask { try await server.serve(); return .server }
-                if let framedServer { group.addTask { try await framedServer.serve(); return .server } }
-                group.addTask { try await self.endIdleSessions(); return .housekeeping }
-                group.addTask { try await self.core.streams.endStalledStreams(); return .housekeeping }
+                group.addTask {
+                    try await server.serve(); return .server
+                }
+                if let framedServer {
+                    group.addTask {
+                        try await framedServer.serve(); return .server
+                    }
+                }
+                group.addTask {
+                    try await self.endIdleSessions(); return .housekeeping
+                }
+                group.addTask {
+                    try await self.core.streams.endStalledStreams(); return .housekeeping
+                }
                 group.addTask { [grace = configuration.shutdownGracePeriod] in
                     for await _ in graceStarts {}
                     do { try await Task.sleep(for: grace) } catch { return .housekeeping }
@@ -143,8 +166,12 @@ public final class ModelDaemon: Service, Sendable {
                 // A stop asked for during start-up keeps the daemon from ever reporting ready.
                 if listened, let waiters = try lifecycle.withLock({ try $0.listening() }) {
                     for waiter in waiters { waiter.resume() }
-                    logger.info("modeld \(Self.version) listening on \(configuration.socketPath) (\(core.catalog.count) store(s), data in \(configuration.dataDirectory))")
-                    logger.info("serving up to \(core.descriptors.maximumConnections) connections and \(core.descriptors.maximumStores) stores (file-descriptor limit \(core.descriptors.limit))")
+                    logger.info(
+                        "modeld \(Self.version) listening on \(configuration.socketPath) (\(core.catalog.count) store(s), data in \(configuration.dataDirectory))"
+                    )
+                    logger.info(
+                        "serving up to \(core.descriptors.maximumConnections) connections and \(core.descriptors.maximumStores) stores (file-descriptor limit \(core.descriptors.limit))"
+                    )
                     events.ready?()
                 }
                 // Until both servers have stopped, or the grace period after a stop has passed.
@@ -153,14 +180,16 @@ public final class ModelDaemon: Service, Sendable {
                     let ended: ServeTask?
                     do {
                         ended = try await group.next()
-                    } catch where core.rpc.stopping.isSet {
+                    } catch  where core.rpc.stopping.isSet {
                         // A server stopped before it began serving says so; it has stopped all the same.
                         ended = .server
                     }
                     switch ended {
                     case .server: serving -= 1
                     case .graceOver:
-                        logger.notice("closing the connections of calls still under way after the \(configuration.shutdownGracePeriod) grace period")
+                        logger.notice(
+                            "closing the connections of calls still under way after the \(configuration.shutdownGracePeriod) grace period"
+                        )
                         serving = 0
                     case .housekeeping: continue
                     case nil: serving = 0
@@ -175,7 +204,9 @@ public final class ModelDaemon: Service, Sendable {
     }
 
     /// Waits for both sockets to listen and gives them their mode.
-    private func listen(transport: HTTP2ServerTransport.Posix, framed: FramedServerTransport?, guarded: SocketGuard) async throws {
+    private func listen(transport: HTTP2ServerTransport.Posix, framed: FramedServerTransport?, guarded: SocketGuard)
+        async throws
+    {
         do {
             _ = try await transport.listeningAddress
             if bindsPath { try guarded.setMode(configuration.socketMode) }
@@ -201,7 +232,11 @@ public final class ModelDaemon: Service, Sendable {
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Bool, any Error>) in
             let once = Mutex(false)
             let finish: @Sendable (Result<Bool, any Error>) -> Void = { outcome in
-                if once.withLock({ done in defer { done = true }; return !done }) { waiter.resume(with: outcome) }
+                if once.withLock({ done in
+                    defer { done = true }; return !done
+                }) {
+                    waiter.resume(with: outcome)
+                }
             }
             Task { finish(await task.result.map { true }) }
             Task {
@@ -247,7 +282,8 @@ public final class ModelDaemon: Service, Sendable {
             config.channelDebuggingCallbacks.onAcceptTCPConnection = { channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard limits.connections.admit(channel) else { return }
-                    try channel.pipeline.syncOperations.addHandler(HTTP2IdleCloser(after: closesIdleAfter), position: .first)
+                    try channel.pipeline.syncOperations.addHandler(
+                        HTTP2IdleCloser(after: closesIdleAfter), position: .first)
                 }
             }
             config.channelDebuggingCallbacks.onAcceptHTTP2Stream = { channel in
@@ -258,10 +294,12 @@ public final class ModelDaemon: Service, Sendable {
             }
         }
         if let descriptor = configuration.listeningSocketDescriptor {
-            return HTTP2ServerTransport.Posix(listeningSocketDescriptor: Int(descriptor), transportSecurity: .plaintext, config: config)
+            return HTTP2ServerTransport.Posix(
+                listeningSocketDescriptor: Int(descriptor), transportSecurity: .plaintext, config: config)
         }
-        return HTTP2ServerTransport.Posix(address: .unixDomainSocket(path: configuration.socketPath), transportSecurity: .plaintext,
-                                          config: config)
+        return HTTP2ServerTransport.Posix(
+            address: .unixDomainSocket(path: configuration.socketPath), transportSecurity: .plaintext,
+            config: config)
     }
 
     /// Closes sessions idle for longer than the timeout, checking a few times per timeout.

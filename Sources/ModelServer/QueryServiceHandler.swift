@@ -8,7 +8,9 @@ import ModelWire
 struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     let core: DaemonCore
 
-    func fetch(request: Modeld_V1_StoreFetchRequest, response: RPCWriter<Modeld_V1_FetchResponse>, context: ServerContext) async throws {
+    func fetch(
+        request: Modeld_V1_StoreFetchRequest, response: RPCWriter<Modeld_V1_FetchResponse>, context: ServerContext
+    ) async throws {
         try await fetch(request, to: .messages(response))
     }
 
@@ -17,17 +19,20 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         try await core.rpc.handle("Fetch") {
             let store = try core.store(request.store)
             let descriptor = try FetchDescriptor(wire: request.fetch)
-            let streaming = try FetchStreaming(requested: request.fetch.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
+            let streaming = try FetchStreaming(
+                requested: request.fetch.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
             try await core.rpc.cancellable {
                 // A fetch bigger than a batch is read as it is sent; a smaller one in one go,
                 // which saves the hand-offs between the reader and the sender.
                 if descriptor.resultType == .objects, (descriptor.limit ?? .max) > streaming.batchSize {
                     try await core.streams.run(.streamedFetch, store: store.name) { progress in
-                        try await streaming.stream(descriptor, from: store.container.backend, to: response, progress: progress)
+                        try await streaming.stream(
+                            descriptor, from: store.container.backend, to: response, progress: progress)
                     }
                 } else {
-                    try await streaming.send(try await store.container.backend.fetch(descriptor), to: response,
-                                             streams: core.streams, store: store.name)
+                    try await streaming.send(
+                        try await store.container.backend.fetch(descriptor), to: response,
+                        streams: core.streams, store: store.name)
                 }
             }
         }
@@ -42,14 +47,19 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         }
     }
 
-    func aggregate(request: Modeld_V1_StoreAggregateRequest, context: ServerContext) async throws -> Modeld_V1_AggregateResponse {
+    func aggregate(request: Modeld_V1_StoreAggregateRequest, context: ServerContext) async throws
+        -> Modeld_V1_AggregateResponse
+    {
         try await core.rpc.handleCancellable("Aggregate") {
             let descriptor = try AggregateDescriptor(wire: request.aggregate)
-            return Modeld_V1_AggregateResponse(try await core.store(request.store).container.backend.aggregate(descriptor))
+            return Modeld_V1_AggregateResponse(
+                try await core.store(request.store).container.backend.aggregate(descriptor))
         }
     }
 
-    func getObjects(request: Modeld_V1_GetObjectsRequest, context: ServerContext) async throws -> Modeld_V1_GetObjectsResponse {
+    func getObjects(request: Modeld_V1_GetObjectsRequest, context: ServerContext) async throws
+        -> Modeld_V1_GetObjectsResponse
+    {
         let objects = try await objects(request: request, context: context)
         return Modeld_V1_GetObjectsResponse.with { $0.objects = objects.map(\.wire) }
     }
@@ -64,11 +74,15 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         }
     }
 
-    func history(request: Modeld_V1_HistoryRequest, response: RPCWriter<Modeld_V1_HistoryResponse>, context: ServerContext) async throws {
+    func history(
+        request: Modeld_V1_HistoryRequest, response: RPCWriter<Modeld_V1_HistoryResponse>, context: ServerContext
+    ) async throws {
         try await core.rpc.handle("History") {
             let store = try core.store(request.store)
             guard request.limit >= 0 else { throw ModelError(.invalidArgument, "limit \(request.limit) is negative") }
-            let streaming = HistoryStreaming(store: store, request: request, byteBudget: FetchStreaming.budget(maximumMessageSize: core.configuration.maximumMessageSize))
+            let streaming = HistoryStreaming(
+                store: store, request: request,
+                byteBudget: FetchStreaming.budget(maximumMessageSize: core.configuration.maximumMessageSize))
             // A history can be long; it is not read on a direct call's event loop.
             try await core.rpc.cancellable {
                 try await core.streams.run(.history, store: store.name) { _ in
@@ -84,20 +98,25 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
 
     /// ``apply(request:context:)``'s answer before it becomes a message.
     func applyResponse(_ request: Modeld_V1_ApplyRequest) async throws -> SaveResponse {
-        try await apply(store: request.store, author: request.author, uniquenessPolicy: request.uniquenessPolicy,
-                        returnTransaction: request.returnTransaction) { store throws(ModelError) in
+        try await apply(
+            store: request.store, author: request.author, uniquenessPolicy: request.uniquenessPolicy,
+            returnTransaction: request.returnTransaction
+        ) { store throws(ModelError) in
             try ObjectEdit.edits(wire: request.changes, in: store)
         }
     }
 
     /// ``apply(request:context:)`` for a request the framed transport read itself.
     func apply(_ request: ApplyRequestFields) async throws -> SaveResponse {
-        try await apply(store: request.store, author: request.author, uniquenessPolicy: request.uniquenessPolicy,
-                        returnTransaction: request.returnTransaction, edits: request.edits(in:))
+        try await apply(
+            store: request.store, author: request.author, uniquenessPolicy: request.uniquenessPolicy,
+            returnTransaction: request.returnTransaction, edits: request.edits(in:))
     }
 
-    private func apply(store name: String, author: String, uniquenessPolicy: Modeld_V1_UniquenessPolicy, returnTransaction: Bool,
-                       edits: @Sendable (UUID) throws(ModelError) -> [ObjectEdit]) async throws -> SaveResponse {
+    private func apply(
+        store name: String, author: String, uniquenessPolicy: Modeld_V1_UniquenessPolicy, returnTransaction: Bool,
+        edits: @Sendable (UUID) throws(ModelError) -> [ObjectEdit]
+    ) async throws -> SaveResponse {
         try await core.rpc.handleCancellable("Apply") {
             let store = try core.store(name)
             let edits = try edits(store.storeIdentifier)
@@ -111,16 +130,25 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         }
     }
 
-    func batchDelete(request: Modeld_V1_BatchDeleteRequest, context: ServerContext) async throws -> Modeld_V1_BatchResult {
+    func batchDelete(request: Modeld_V1_BatchDeleteRequest, context: ServerContext) async throws
+        -> Modeld_V1_BatchResult
+    {
         try await core.rpc.handleCancellable("BatchDelete") {
             let store = try core.store(request.store)
-            let unit = store.container.makeContext(author: request.author.isEmpty ? nil : request.author, retainsSavedObjects: false)
-            let ids = try await unit.fetch(FetchDescriptor(entityName: request.entity, predicate: try request.predicate.model(),
-                                                           resultType: .identifiers)).identifiers
+            let unit = store.container.makeContext(
+                author: request.author.isEmpty ? nil : request.author, retainsSavedObjects: false)
+            let ids = try await unit.fetch(
+                FetchDescriptor(
+                    entityName: request.entity, predicate: try request.predicate.model(),
+                    resultType: .identifiers)
+            ).identifiers
             _ = try await unit.apply(ids.map { .delete($0) })
             let token = try await core.save(unit, store: store, returnTransaction: false).result.token
             var deleted = 0
-            if let token, let transaction = try await store.container.history(after: HistoryToken(token.rawValue - 1), limit: 1).first {
+            if let token,
+                let transaction = try await store.container.history(after: HistoryToken(token.rawValue - 1), limit: 1)
+                    .first
+            {
                 deleted = transaction.changes.filter { $0.kind == .delete }.count
             }
             return Modeld_V1_BatchResult.with {
@@ -131,14 +159,22 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         }
     }
 
-    func batchUpdate(request: Modeld_V1_BatchUpdateRequest, context: ServerContext) async throws -> Modeld_V1_BatchResult {
+    func batchUpdate(request: Modeld_V1_BatchUpdateRequest, context: ServerContext) async throws
+        -> Modeld_V1_BatchResult
+    {
         try await core.rpc.handleCancellable("BatchUpdate") {
             let store = try core.store(request.store)
             let attributes = try [String: Value](wire: request.attributes)
-            guard !attributes.isEmpty else { throw ModelError(.invalidArgument, "a batch update needs at least one attribute to set") }
-            let unit = store.container.makeContext(author: request.author.isEmpty ? nil : request.author, retainsSavedObjects: false)
-            let ids = try await unit.fetch(FetchDescriptor(entityName: request.entity, predicate: try request.predicate.model(),
-                                                           resultType: .identifiers)).identifiers
+            guard !attributes.isEmpty else {
+                throw ModelError(.invalidArgument, "a batch update needs at least one attribute to set")
+            }
+            let unit = store.container.makeContext(
+                author: request.author.isEmpty ? nil : request.author, retainsSavedObjects: false)
+            let ids = try await unit.fetch(
+                FetchDescriptor(
+                    entityName: request.entity, predicate: try request.predicate.model(),
+                    resultType: .identifiers)
+            ).identifiers
             _ = try await unit.apply(ids.map { .update($0, attributes: attributes, relationships: [:]) })
             let token = try await core.save(unit, store: store, returnTransaction: false).result.token
             return Modeld_V1_BatchResult.with {

@@ -23,8 +23,14 @@ struct RPCHandling: Sendable {
         } catch let error as RPCError {
             throw error
         } catch is CancellationError {
-            if stopping.isSet { throw RPCError(ModelError(.unavailable, "modeld is stopping: the call was ended; call again once it is back")) }
-            throw RPCError(code: .cancelled, message: "the call was cancelled (the client went away, its deadline passed, or the daemon is stopping)")
+            if stopping.isSet {
+                throw RPCError(
+                    ModelError(.unavailable, "modeld is stopping: the call was ended; call again once it is back"))
+            }
+            throw RPCError(
+                code: .cancelled,
+                message: "the call was cancelled (the client went away, its deadline passed, or the daemon is stopping)"
+            )
         } catch {
             logger.error("\(method): unexpected error: \(error)")
             throw RPCError(code: .internalError, message: "modeld failed unexpectedly: \(error); see the daemon's log")
@@ -61,7 +67,7 @@ final class StopFlag: Sendable {
 /// cancellation handlers from whichever thread cancels the RPC; the lock keeps the task from
 /// finishing while it is being cancelled, and no cancel reaches it once it has finished.
 final class HandlerTaskCanceller: Sendable {
-    private struct Running: @unchecked Sendable {  // The task is touched only under the lock, while it runs.
+    private struct Running: @unchecked Sendable { // The task is touched only under the lock, while it runs.
         var task: UnsafeCurrentTask?
     }
     private let running = Mutex(Running())

@@ -24,7 +24,8 @@ final class RefusalLog: Sendable {
             return total - last.total
         }
         guard let since else { return }
-        logger.warning("""
+        logger.warning(
+            """
             refusing connections: \(descriptors.maximumConnections) are open, the most this daemon serves \
             (--max-connections, or half of what its file-descriptor limit of \(descriptors.limit) leaves beside its stores); \
             \(since) refused since the last such line

@@ -19,7 +19,8 @@ final class Session: Sendable {
     private let state: Mutex<State>
     private let now: @Sendable () -> ContinuousClock.Instant
 
-    init(id: String, store: StoreHandle, context: ModelContext, now: @escaping @Sendable () -> ContinuousClock.Instant) {
+    init(id: String, store: StoreHandle, context: ModelContext, now: @escaping @Sendable () -> ContinuousClock.Instant)
+    {
         self.id = id
         self.store = store
         self.context = context

@@ -30,7 +30,8 @@ final class SessionRegistry: Sendable {
     /// The clock sessions are timed by (a test's own, to judge idleness without waiting).
     let now: @Sendable () -> ContinuousClock.Instant
 
-    init(maximumSessions: Int, idleTimeout: Duration, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
+    init(maximumSessions: Int, idleTimeout: Duration, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now })
+    {
         self.maximumSessions = maximumSessions
         self.idleTimeout = idleTimeout
         self.now = now
@@ -42,13 +43,18 @@ final class SessionRegistry: Sendable {
     }
 
     /// Opens a session on `store`; `resourceExhausted` when the daemon has as many as it allows.
-    func open(on store: StoreHandle, author: String?, mergePolicy: MergePolicy, uniquenessPolicy: UniquenessPolicy) throws(ModelError) -> Session {
-        let context = store.container.makeContext(author: author, mergePolicy: mergePolicy, uniquenessPolicy: uniquenessPolicy)
+    func open(on store: StoreHandle, author: String?, mergePolicy: MergePolicy, uniquenessPolicy: UniquenessPolicy)
+        throws(ModelError) -> Session
+    {
+        let context = store.container.makeContext(
+            author: author, mergePolicy: mergePolicy, uniquenessPolicy: uniquenessPolicy)
         let session = Session(id: UUID().uuidString.lowercased(), store: store, context: context, now: now)
         try state.withLock { state throws(ModelError) in
             guard state.sessions.count < maximumSessions else {
-                throw ModelError(.resourceExhausted,
-                    "the daemon has \(state.sessions.count) open sessions, its limit (--max-sessions); close sessions you no longer need, or wait for idle ones to expire")
+                throw ModelError(
+                    .resourceExhausted,
+                    "the daemon has \(state.sessions.count) open sessions, its limit (--max-sessions); close sessions you no longer need, or wait for idle ones to expire"
+                )
             }
             state.sessions[session.id] = session
         }
@@ -66,11 +72,13 @@ final class SessionRegistry: Sendable {
 
     /// Ends session `id`; returns how many objects had unsaved changes, or nil if it was not open.
     func end(_ id: String, reason: String) async -> Int? {
-        guard let session = state.withLock({ state -> Session? in
-            guard let session = state.sessions.removeValue(forKey: id) else { return nil }
-            state.remember(id, reason)
-            return session
-        }) else { return nil }
+        guard
+            let session = state.withLock({ state -> Session? in
+                guard let session = state.sessions.removeValue(forKey: id) else { return nil }
+                state.remember(id, reason)
+                return session
+            })
+        else { return nil }
         return await session.end(reason: reason)
     }
 
@@ -93,8 +101,9 @@ final class SessionRegistry: Sendable {
     @discardableResult
     func endIdle() async -> Int {
         let timeout = idleTimeout, now = now()
-        return await end(where: { $0.isIdle(longerThan: timeout, at: now) },
-                         reason: "expired after \(Self.describe(timeout)) without a call")
+        return await end(
+            where: { $0.isIdle(longerThan: timeout, at: now) },
+            reason: "expired after \(Self.describe(timeout)) without a call")
     }
 
     var count: Int { state.withLock { $0.sessions.count } }

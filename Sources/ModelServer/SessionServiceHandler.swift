@@ -8,12 +8,15 @@ import ModelWire
 struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
     let core: DaemonCore
 
-    func openSession(request: Modeld_V1_OpenSessionRequest, context: ServerContext) async throws -> Modeld_V1_OpenSessionResponse {
+    func openSession(request: Modeld_V1_OpenSessionRequest, context: ServerContext) async throws
+        -> Modeld_V1_OpenSessionResponse
+    {
         try await core.rpc.handle("OpenSession") {
             let store = try core.store(request.store)
-            let session = try core.sessions.open(on: store, author: request.author.isEmpty ? nil : request.author,
-                                                 mergePolicy: try MergePolicy(wire: request.mergePolicy),
-                                                 uniquenessPolicy: try UniquenessPolicy(wire: request.uniquenessPolicy))
+            let session = try core.sessions.open(
+                on: store, author: request.author.isEmpty ? nil : request.author,
+                mergePolicy: try MergePolicy(wire: request.mergePolicy),
+                uniquenessPolicy: try UniquenessPolicy(wire: request.uniquenessPolicy))
             return Modeld_V1_OpenSessionResponse.with {
                 $0.sessionID = session.id
                 $0.storeUuid = store.storeIdentifier.uuidString.lowercased()
@@ -22,7 +25,9 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
         }
     }
 
-    func closeSession(request: Modeld_V1_CloseSessionRequest, context: ServerContext) async throws -> Modeld_V1_CloseSessionResponse {
+    func closeSession(request: Modeld_V1_CloseSessionRequest, context: ServerContext) async throws
+        -> Modeld_V1_CloseSessionResponse
+    {
         try await core.rpc.handle("CloseSession") {
             _ = try core.session(request.sessionID)
             let discarded = await core.sessions.end(request.sessionID, reason: "was closed by its client") ?? 0
@@ -49,12 +54,14 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
             let session = try core.session(request.sessionID)
             let edits = try ObjectEdit.edits(wire: request.changes, in: session.store.storeIdentifier)
             return try await session.run {
-                try await core.save($0, applying: edits, store: session.store, returnTransaction: request.returnTransaction)
+                try await core.save(
+                    $0, applying: edits, store: session.store, returnTransaction: request.returnTransaction)
             }
         }
     }
 
-    func rollback(request: Modeld_V1_RollbackRequest, context: ServerContext) async throws -> Modeld_V1_RollbackResponse {
+    func rollback(request: Modeld_V1_RollbackRequest, context: ServerContext) async throws -> Modeld_V1_RollbackResponse
+    {
         try await core.rpc.handle("Rollback") {
             let session = try core.session(request.sessionID)
             let discarded = try await session.run { await $0.rollback() }
@@ -62,7 +69,9 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
         }
     }
 
-    func fetch(request: Modeld_V1_SessionFetchRequest, response: RPCWriter<Modeld_V1_FetchResponse>, context: ServerContext) async throws {
+    func fetch(
+        request: Modeld_V1_SessionFetchRequest, response: RPCWriter<Modeld_V1_FetchResponse>, context: ServerContext
+    ) async throws {
         try await fetch(request, to: .messages(response))
     }
 
@@ -71,7 +80,8 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
         try await core.rpc.handle("Fetch") {
             let session = try core.session(request.sessionID)
             let descriptor = try FetchDescriptor(wire: request.fetch)
-            let streaming = try FetchStreaming(requested: request.fetch.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
+            let streaming = try FetchStreaming(
+                requested: request.fetch.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
             try await core.rpc.cancellable {
                 let result = try await session.run { try await $0.fetch(descriptor) }
                 try await streaming.send(result, to: response, streams: core.streams, store: session.store.name)
@@ -88,7 +98,9 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
         }
     }
 
-    func aggregate(request: Modeld_V1_SessionAggregateRequest, context: ServerContext) async throws -> Modeld_V1_AggregateResponse {
+    func aggregate(request: Modeld_V1_SessionAggregateRequest, context: ServerContext) async throws
+        -> Modeld_V1_AggregateResponse
+    {
         try await core.rpc.handleCancellable("Aggregate") {
             let session = try core.session(request.sessionID)
             let descriptor = try AggregateDescriptor(wire: request.aggregate)
@@ -97,7 +109,9 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
         }
     }
 
-    func getObjects(request: Modeld_V1_SessionGetObjectsRequest, context: ServerContext) async throws -> Modeld_V1_GetObjectsResponse {
+    func getObjects(request: Modeld_V1_SessionGetObjectsRequest, context: ServerContext) async throws
+        -> Modeld_V1_GetObjectsResponse
+    {
         let objects = try await objects(request: request, context: context)
         return Modeld_V1_GetObjectsResponse.with { $0.objects = objects.map(\.wire) }
     }
@@ -107,12 +121,16 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
         try await core.rpc.handleCancellable("GetObjects") {
             let session = try core.session(request.sessionID)
             var ids: [PersistentIdentifier] = []
-            for uri in request.uris { ids.append(try PersistentIdentifier(wire: uri, in: session.store.storeIdentifier)) }
+            for uri in request.uris {
+                ids.append(try PersistentIdentifier(wire: uri, in: session.store.storeIdentifier))
+            }
             return try await session.run { try await $0.objects(for: ids) }
         }
     }
 
-    func describeSession(request: Modeld_V1_DescribeSessionRequest, context: ServerContext) async throws -> Modeld_V1_SessionInfo {
+    func describeSession(request: Modeld_V1_DescribeSessionRequest, context: ServerContext) async throws
+        -> Modeld_V1_SessionInfo
+    {
         try await core.rpc.handle("DescribeSession") {
             let session = try core.session(request.sessionID)
             return try await session.run { context in
@@ -121,7 +139,8 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
                     $0.sessionID = session.id
                     $0.store = session.store.name
                     $0.author = context.author ?? ""
-                    $0.unsavedChanges = !(pending.inserted.isEmpty && pending.updated.isEmpty && pending.deleted.isEmpty)
+                    $0.unsavedChanges =
+                        !(pending.inserted.isEmpty && pending.updated.isEmpty && pending.deleted.isEmpty)
                     $0.inserted = pending.inserted.map(\.uriRepresentation)
                     $0.updated = pending.updated.map(\.uriRepresentation)
                     $0.deleted = pending.deleted.map(\.uriRepresentation)

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import Foundation
 import ModelCore
@@ -24,18 +24,22 @@ final class SocketGuard: Sendable {
     /// Takes the data directory's lock (and, when binding a path, the socket's), and clears a
     /// stale socket file. Throws a `DaemonStartError` saying what is in the way.
     static func acquire(dataDirectory: String, socketPath: String, bindsPath: Bool) throws -> SocketGuard {
-        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: dataDirectory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         var locks: [Int32] = []
         do {
             locks.append(try lock(dataDirectory + "/modeld.lock", what: "data directory \(dataDirectory)"))
             if bindsPath {
                 guard socketPath.utf8.count <= maximumPathLength else {
-                    throw DaemonStartError("the socket path \(socketPath) is \(socketPath.utf8.count) bytes long; the limit is \(maximumPathLength): choose a shorter path")
+                    throw DaemonStartError(
+                        "the socket path \(socketPath) is \(socketPath.utf8.count) bytes long; the limit is \(maximumPathLength): choose a shorter path"
+                    )
                 }
                 let directory = (socketPath as NSString).deletingLastPathComponent
-                try FileManager.default.createDirectory(atPath: directory.isEmpty ? "." : directory, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o755])
+                try FileManager.default.createDirectory(
+                    atPath: directory.isEmpty ? "." : directory, withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o755])
                 locks.append(try lock(socketPath + ".lock", what: "socket \(socketPath)"))
                 try clearStaleSocket(socketPath)
             }
@@ -49,7 +53,9 @@ final class SocketGuard: Sendable {
     /// Sets the socket file's permissions.
     func setMode(_ mode: UInt16) throws {
         guard chmod(socketPath, mode_t(mode)) == 0 else {
-            throw DaemonStartError("cannot set the permissions of \(socketPath) to \(String(mode, radix: 8)): \(String(cString: strerror(errno)))")
+            throw DaemonStartError(
+                "cannot set the permissions of \(socketPath) to \(String(mode, radix: 8)): \(String(cString: strerror(errno)))"
+            )
         }
     }
 
@@ -65,9 +71,13 @@ final class SocketGuard: Sendable {
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             var buffer = [UInt8](repeating: 0, count: 32)
             let count = read(fd, &buffer, buffer.count)
-            let pid = count > 0 ? String(decoding: buffer.prefix(count), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : "?"
+            let pid =
+                count > 0
+                ? String(decoding: buffer.prefix(count), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                : "?"
             close(fd)
-            throw DaemonStartError("another modeld (pid \(pid)) is already using the \(what); stop it first or choose another")
+            throw DaemonStartError(
+                "another modeld (pid \(pid)) is already using the \(what); stop it first or choose another")
         }
         let pid = "\(getpid())\n"
         _ = ftruncate(fd, 0)
@@ -84,7 +94,8 @@ final class SocketGuard: Sendable {
             throw DaemonStartError("\(path) exists and is not a socket; remove it or choose another socket path")
         }
         if isListening(path) {
-            throw DaemonStartError("a daemon is already listening on \(path); stop it first or choose another socket path")
+            throw DaemonStartError(
+                "a daemon is already listening on \(path); stop it first or choose another socket path")
         }
         guard unlink(path) == 0 else {
             throw DaemonStartError("cannot remove the stale socket \(path): \(String(cString: strerror(errno)))")
@@ -103,7 +114,9 @@ final class SocketGuard: Sendable {
             for (index, byte) in bytes.enumerated() { raw[index] = byte }
         }
         let result = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         return result == 0
     }

@@ -34,8 +34,9 @@ final class StoreCatalog: Sendable {
     /// one. Returns those that could not be opened, with why, so that the daemon can say so and
     /// serve the others.
     func openExisting() async throws -> [(store: String, error: any Error)] {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         var found: [(name: String, location: StoreLocation)] = []
         for scheme in registry.schemes { found += try registry.factory(for: scheme).storesPlaced(in: directory) }
         var failures: [(String, any Error)] = []
@@ -49,7 +50,8 @@ final class StoreCatalog: Sendable {
         for (name, location) in found {
             guard (try? StoreName.validate(name)) != nil, stores.withLock({ $0[name] }) == nil else { continue }
             if let other = stores.withLock({ $0.values.first { $0.location == location } }) {
-                failures.append(("\(name) (\(location))", ModelError(.uniqueConstraint, "served already as '\(other.name)'")))
+                failures.append(
+                    ("\(name) (\(location))", ModelError(.uniqueConstraint, "served already as '\(other.name)'")))
                 continue
             }
             do {
@@ -66,7 +68,8 @@ final class StoreCatalog: Sendable {
     func handle(named name: String) throws(ModelError) -> StoreHandle {
         if let handle = stores.withLock({ $0[name] }) { return handle }
         try StoreName.validate(name)
-        throw ModelError(.notFound, "no store named '\(name)'; list the stores, or create it first", context: ["store": name])
+        throw ModelError(
+            .notFound, "no store named '\(name)'; list the stores, or create it first", context: ["store": name])
     }
 
     /// Every store, by name.
@@ -85,7 +88,8 @@ final class StoreCatalog: Sendable {
                 throw ModelError(.uniqueConstraint, "a store named '\(name)' already exists", context: ["store": name])
             }
             guard count < maximumStores else {
-                throw ModelError(.resourceExhausted,
+                throw ModelError(
+                    .resourceExhausted,
                     "modeld serves \(count) stores, the most its file-descriptor limit allows beside its connections: drop a store, raise the limit (LimitNOFILE= in its unit, ulimit -n), or lower --max-connections",
                     context: ["store": name])
             }
@@ -104,11 +108,14 @@ final class StoreCatalog: Sendable {
             }
             let factory = try registry.factory(for: backend)
             guard let location = factory.location(forStoreNamed: name, in: directory) else {
-                throw ModelError(.invalidArgument, "a '\(backend)' store lives at a URL of its own: create it with one (\(backend)://…)",
-                                 context: ["store": name, "backend": backend])
+                throw ModelError(
+                    .invalidArgument,
+                    "a '\(backend)' store lives at a URL of its own: create it with one (\(backend)://…)",
+                    context: ["store": name, "backend": backend])
             }
             if factory.hasData(at: location) {
-                throw ModelError(.uniqueConstraint,
+                throw ModelError(
+                    .uniqueConstraint,
                     "the data of a store named '\(name)' exists at \(location) but the daemon could not open it at start-up (see its log); move it away or choose another name",
                     context: ["store": name])
             }
@@ -129,13 +136,15 @@ final class StoreCatalog: Sendable {
     /// place and find by name.
     private func checkAttachable(_ location: StoreLocation, as name: String) throws(ModelError) {
         if let other = stores.withLock({ $0.values.first { $0.location == location } }) {
-            throw ModelError(.uniqueConstraint, "\(location) is served already, as the store '\(other.name)'; use that name",
-                             context: ["store": name, "url": location.url])
+            throw ModelError(
+                .uniqueConstraint, "\(location) is served already, as the store '\(other.name)'; use that name",
+                context: ["store": name, "url": location.url])
         }
         if location.path.hasPrefix(directory.standardizedFileURL.path + "/") {
-            throw ModelError(.invalidArgument,
-                             "\(location) is inside the daemon's stores directory, where it places stores by name: create the store with a backend (\(location.scheme)) rather than a URL",
-                             context: ["store": name, "url": location.url])
+            throw ModelError(
+                .invalidArgument,
+                "\(location) is inside the daemon's stores directory, where it places stores by name: create the store with a backend (\(location.scheme)) rather than a URL",
+                context: ["store": name, "url": location.url])
         }
     }
 
@@ -175,7 +184,9 @@ final class StoreCatalog: Sendable {
         let backend = try await registry.open(location, applying: schema)
         let container: ModelContainer
         do {
-            if let maximumStoreSize, let limited = backend as? any StorageSizeLimiting { try await limited.setMaximumSize(maximumStoreSize) }
+            if let maximumStoreSize, let limited = backend as? any StorageSizeLimiting {
+                try await limited.setMaximumSize(maximumStoreSize)
+            }
             container = try await ModelContainer.open(backend: backend)
         } catch {
             await backend.close()
@@ -210,7 +221,9 @@ struct AttachedStores: Sendable {
     private func urls() throws -> [String: String] {
         guard let data = try? Data(contentsOf: file) else { return [:] }
         guard let urls = try? JSONDecoder().decode([String: String].self, from: data) else {
-            throw ModelError(.storageFailure, "\(file.path) is not the list of attached stores it should be; move it away to start without them")
+            throw ModelError(
+                .storageFailure,
+                "\(file.path) is not the list of attached stores it should be; move it away to start without them")
         }
         return urls
     }

@@ -41,12 +41,14 @@ enum StoreName {
     /// Throws `invalidArgument` unless `name` is 1-64 characters of `a-z`, `0-9`, `_` and `-`.
     static func validate(_ name: String) throws(ModelError) {
         let allowed = name.utf8.allSatisfy { byte in
-            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
                 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
         }
         guard !name.isEmpty, name.utf8.count <= maximumLength, allowed else {
             let shown = name.count > 80 ? String(name.prefix(77)) + "..." : name
-            throw ModelError(.invalidArgument,
+            throw ModelError(
+                .invalidArgument,
                 "'\(shown.debugDescription.dropFirst().dropLast())' is not a valid store name: use 1 to 64 characters of a-z, 0-9, _ and -",
                 context: ["store": String(shown.prefix(80))])
         }

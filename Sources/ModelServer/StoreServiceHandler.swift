@@ -7,38 +7,48 @@ import ModelWire
 struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
     let core: DaemonCore
 
-    func createStore(request: Modeld_V1_CreateStoreRequest, context: ServerContext) async throws -> Modeld_V1_StoreInfo {
+    func createStore(request: Modeld_V1_CreateStoreRequest, context: ServerContext) async throws -> Modeld_V1_StoreInfo
+    {
         try await core.rpc.handle("CreateStore") {
             let backend: String
             if !request.backend.isEmpty {
                 backend = request.backend.lowercased()
             } else {
-                backend = switch request.kind {
-                case .sqlite: core.configuration.defaultBackend
-                case .memory: "memory"
-                case .other, .UNRECOGNIZED:
-                    if !request.url.isEmpty { "" } else {
-                        throw ModelError(.invalidArgument, "store kind \(request.kind.rawValue) names no backend: set backend (a URL scheme such as sqlite or memory) or url")
+                backend =
+                    switch request.kind {
+                    case .sqlite: core.configuration.defaultBackend
+                    case .memory: "memory"
+                    case .other, .UNRECOGNIZED:
+                        if !request.url.isEmpty {
+                            ""
+                        } else {
+                            throw ModelError(
+                                .invalidArgument,
+                                "store kind \(request.kind.rawValue) names no backend: set backend (a URL scheme such as sqlite or memory) or url"
+                            )
+                        }
                     }
-                }
             }
             let schema = request.hasSchema ? try Schema(wire: request.schema) : nil
             try schema?.validate()
-            let store = try await core.catalog.create(name: request.name, backend: backend, url: request.url.isEmpty ? nil : request.url,
-                                                      schema: schema)
+            let store = try await core.catalog.create(
+                name: request.name, backend: backend, url: request.url.isEmpty ? nil : request.url,
+                schema: schema)
             core.logger.info("created \(store.backend) store '\(store.name)' at \(store.location)")
             return try await core.info(store, isNew: true)
         }
     }
 
-    func listStores(request: Modeld_V1_ListStoresRequest, context: ServerContext) async throws -> Modeld_V1_ListStoresResponse {
+    func listStores(request: Modeld_V1_ListStoresRequest, context: ServerContext) async throws
+        -> Modeld_V1_ListStoresResponse
+    {
         try await core.rpc.handle("ListStores") {
             var response = Modeld_V1_ListStoresResponse()
             for store in core.catalog.all() {
                 do {
                     response.stores.append(try await core.info(store))
                 } catch let error as ModelError where error.code == .notFound {
-                    continue   // dropped while the list was made
+                    continue // dropped while the list was made
                 }
             }
             return response
@@ -51,22 +61,29 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
         }
     }
 
-    func dropStore(request: Modeld_V1_DropStoreRequest, context: ServerContext) async throws -> Modeld_V1_DropStoreResponse {
+    func dropStore(request: Modeld_V1_DropStoreRequest, context: ServerContext) async throws
+        -> Modeld_V1_DropStoreResponse
+    {
         try await core.rpc.handle("DropStore") {
             let store = try core.store(request.name)
             let open = core.sessions.count(on: store.name)
             if open > 0, !request.force {
-                throw ModelError(.inUse, "store '\(store.name)' has \(open) open session(s); close them first, or drop with force to close them",
-                                 context: ["store": store.name])
+                throw ModelError(
+                    .inUse,
+                    "store '\(store.name)' has \(open) open session(s); close them first, or drop with force to close them",
+                    context: ["store": store.name])
             }
-            let closed = await core.sessions.end(where: { $0.store === store }, reason: "was closed: its store '\(store.name)' was dropped")
+            let closed = await core.sessions.end(
+                where: { $0.store === store }, reason: "was closed: its store '\(store.name)' was dropped")
             try await core.catalog.drop(name: store.name)
             core.logger.info("dropped store '\(store.name)'\(closed > 0 ? ", closing \(closed) session(s)" : "")")
             return Modeld_V1_DropStoreResponse.with { $0.closedSessions = Int64(closed) }
         }
     }
 
-    func getSchema(request: Modeld_V1_GetSchemaRequest, context: ServerContext) async throws -> Modeld_V1_GetSchemaResponse {
+    func getSchema(request: Modeld_V1_GetSchemaRequest, context: ServerContext) async throws
+        -> Modeld_V1_GetSchemaResponse
+    {
         try await core.rpc.handle("GetSchema") {
             let schema = try core.store(request.store).container.schema
             return Modeld_V1_GetSchemaResponse.with {
@@ -76,15 +93,18 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
         }
     }
 
-    func applySchema(request: Modeld_V1_ApplySchemaRequest, context: ServerContext) async throws -> Modeld_V1_StoreInfo {
+    func applySchema(request: Modeld_V1_ApplySchemaRequest, context: ServerContext) async throws -> Modeld_V1_StoreInfo
+    {
         try await core.rpc.handle("ApplySchema") {
             let store = try core.store(request.store)
             let schema = try Schema(wire: request.schema)
             try schema.validate()
             let open = core.sessions.count(on: store.name)
             if open > 0, schema.versionHash != store.container.schema.versionHash {
-                throw ModelError(.inUse, "store '\(store.name)' has \(open) open session(s) working with its current schema; close them before changing it",
-                                 context: ["store": store.name])
+                throw ModelError(
+                    .inUse,
+                    "store '\(store.name)' has \(open) open session(s) working with its current schema; close them before changing it",
+                    context: ["store": store.name])
             }
             let updated = try await core.catalog.apply(schema: schema, to: store.name)
             return try await core.info(updated)

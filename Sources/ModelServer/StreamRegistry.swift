@@ -89,8 +89,10 @@ final class StreamRegistry: Sendable {
         if taken, Task.isCancelled { slots.release() }
         try Task.checkCancellation()
         guard taken else {
-            throw ModelError(.resourceExhausted,
-                "\(maximumStreamingFetches) fetches are streaming already (modeld --max-streaming-fetches), and none ended within \(stallTimeout.components.seconds) s: try again shortly")
+            throw ModelError(
+                .resourceExhausted,
+                "\(maximumStreamingFetches) fetches are streaming already (modeld --max-streaming-fetches), and none ended within \(stallTimeout.components.seconds) s: try again shortly"
+            )
         }
         inUse.add(1, ordering: .relaxed)
     }
@@ -143,18 +145,21 @@ private final class SentStream: Sendable {
         func error(store: String, stallTimeout: Duration) -> ModelError {
             switch self {
             case .stalled:
-                ModelError(.resourceExhausted,
+                ModelError(
+                    .resourceExhausted,
                     "the client took no response of this stream for \(stallTimeout.components.seconds) s, so it was ended to free what it held of store '\(store)' (modeld --stream-stall-timeout): read responses as they come, or fetch in pages (limit and offset)",
                     context: ["store": store])
             case .stopping:
-                ModelError(.unavailable, "modeld is stopping: the stream was ended; call again once it is back", context: ["store": store])
+                ModelError(
+                    .unavailable, "modeld is stopping: the stream was ended; call again once it is back",
+                    context: ["store": store])
             }
         }
     }
 
     /// The task, which may be cancelled from another thread while it runs; the lock keeps it
     /// from finishing while it is being cancelled, and no cancel reaches it once detached.
-    private struct Running: @unchecked Sendable {  // UnsafeCurrentTask is used only under the lock, while the task runs.
+    private struct Running: @unchecked Sendable { // UnsafeCurrentTask is used only under the lock, while the task runs.
         var task: UnsafeCurrentTask?
     }
 

@@ -30,8 +30,10 @@ public protocol StorageBackend: Sendable {
     /// `batchSize` each) as they are read: the results first, then any prefetched objects
     /// (`prefetched` true). A backend that can read as it goes holds only a batch, however many
     /// objects match. Returns how many results there were.
-    func fetchObjects(_ descriptor: FetchDescriptor, batchSize: Int,
-                      _ body: (_ batch: [ObjectSnapshot], _ prefetched: Bool) async throws -> Void) async throws -> Int
+    func fetchObjects(
+        _ descriptor: FetchDescriptor, batchSize: Int,
+        _ body: (_ batch: [ObjectSnapshot], _ prefetched: Bool) async throws -> Void
+    ) async throws -> Int
 
     /// Grouped aggregates, computed by the store, as if `overlay` had been saved.
     func aggregate(_ descriptor: AggregateDescriptor, overlay: ChangeSet?) async throws -> [AggregateRow]
@@ -74,16 +76,20 @@ extension StorageBackend {
 
     /// Fetches everything, then hands it over in batches: for backends that hold their objects
     /// in memory anyway.
-    public func fetchObjects(_ descriptor: FetchDescriptor, batchSize: Int,
-                             _ body: (_ batch: [ObjectSnapshot], _ prefetched: Bool) async throws -> Void) async throws -> Int {
+    public func fetchObjects(
+        _ descriptor: FetchDescriptor, batchSize: Int,
+        _ body: (_ batch: [ObjectSnapshot], _ prefetched: Bool) async throws -> Void
+    ) async throws -> Int {
         var descriptor = descriptor
         descriptor.resultType = .objects
         return try await Self.inBatches(try await fetch(descriptor), batchSize: batchSize, body)
     }
 
     /// Hands a fetch's objects to `body` in batches, results first.
-    public static func inBatches(_ result: FetchResult, batchSize: Int,
-                                 _ body: (_ batch: [ObjectSnapshot], _ prefetched: Bool) async throws -> Void) async throws -> Int {
+    public static func inBatches(
+        _ result: FetchResult, batchSize: Int,
+        _ body: (_ batch: [ObjectSnapshot], _ prefetched: Bool) async throws -> Void
+    ) async throws -> Int {
         guard case .objects(let objects, let prefetched) = result else {
             throw ModelError(.invalidArgument, "batches of objects need a fetch whose result type is objects")
         }

@@ -82,8 +82,10 @@ public struct StorageRegistry: Sendable {
     /// The factory of `scheme`, or `invalidArgument` naming the schemes there are.
     public func factory(for scheme: String) throws(ModelError) -> any StorageBackendFactory {
         guard let factory = factories[scheme.lowercased()] else {
-            throw ModelError(.invalidArgument, "no storage backend for scheme '\(scheme)'; available: \(schemes.joined(separator: ", "))",
-                             context: ["scheme": scheme])
+            throw ModelError(
+                .invalidArgument,
+                "no storage backend for scheme '\(scheme)'; available: \(schemes.joined(separator: ", "))",
+                context: ["scheme": scheme])
         }
         return factory
     }

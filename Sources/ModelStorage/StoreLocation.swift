@@ -29,17 +29,24 @@ public struct StoreLocation: Hashable, Sendable, CustomStringConvertible {
     /// (`[a-z][a-z0-9+.-]*`, case-insensitive).
     public init(url: String) throws(ModelError) {
         let scheme = try Self.scheme(of: url)
-        self.init(scheme: scheme, path: String(url[url.index(after: url.firstIndex(of: ":")!)...]), url: url)  // scheme(of:) found the colon
+        // scheme(of:) found the colon
+        self.init(scheme: scheme, path: String(url[url.index(after: url.firstIndex(of: ":")!)...]), url: url)
     }
 
     /// The scheme of a store URL, lowercased.
     public static func scheme(of url: String) throws(ModelError) -> String {
         guard let colon = url.firstIndex(of: ":") else {
-            throw ModelError(.invalidArgument, "'\(url)' is not a store URL; use sqlite:///absolute/path.sqlite, memory:name, or another backend's URL")
+            throw ModelError(
+                .invalidArgument,
+                "'\(url)' is not a store URL; use sqlite:///absolute/path.sqlite, memory:name, or another backend's URL"
+            )
         }
         let scheme = url[..<colon].lowercased()
         guard let first = scheme.unicodeScalars.first, ("a"..."z").contains(first),
-              scheme.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || "+.-".unicodeScalars.contains($0) }) else {
+            scheme.unicodeScalars.allSatisfy({
+                ("a"..."z").contains($0) || ("0"..."9").contains($0) || "+.-".unicodeScalars.contains($0)
+            })
+        else {
             throw ModelError(.invalidArgument, "'\(url)' does not start with a URL scheme (such as sqlite: or memory:)")
         }
         return scheme

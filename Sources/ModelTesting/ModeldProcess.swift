@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 import ModelRemote
@@ -24,13 +24,17 @@ public final class ModeldProcess: @unchecked Sendable {
     /// `directory`), plus `arguments`, and waits until it answers. With a `launcher`, modeld is
     /// started by it (`["/usr/bin/prlimit", "--nofile=256:256"]`): the launcher must exec modeld,
     /// so that the process is modeld's.
-    public static func launch(arguments: [String] = [], environment: [String: String] = [:], directory: URL? = nil,
-                              executable: URL? = nil, launcher: [String] = []) async throws -> ModeldProcess {
+    public static func launch(
+        arguments: [String] = [], environment: [String: String] = [:], directory: URL? = nil,
+        executable: URL? = nil, launcher: [String] = []
+    ) async throws -> ModeldProcess {
         guard let executable = executable ?? locateExecutable() else {
-            throw ModelError(.notFound, "cannot find the modeld executable: build it (swift build) or set MODELD_EXECUTABLE")
+            throw ModelError(
+                .notFound, "cannot find the modeld executable: build it (swift build) or set MODELD_EXECUTABLE")
         }
         let directory = try directory ?? TemporaryDirectory.make(prefix: "mp")
-        let process = ModeldProcess(directory: directory, executable: executable, arguments: arguments, launcher: launcher)
+        let process = ModeldProcess(
+            directory: directory, executable: executable, arguments: arguments, launcher: launcher)
         try process.start(environment: environment)
         try await process.waitUntilReady()
         return process
@@ -68,7 +72,9 @@ public final class ModeldProcess: @unchecked Sendable {
 
     private func start(environment: [String: String]) throws {
         let log = directory.appendingPathComponent("modeld.log")
-        if !FileManager.default.fileExists(atPath: log.path) { _ = FileManager.default.createFile(atPath: log.path, contents: nil) }
+        if !FileManager.default.fileExists(atPath: log.path) {
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        }
         let output = try FileHandle(forWritingTo: log)
         output.seekToEndOfFile()
         let process = Process()
@@ -88,21 +94,30 @@ public final class ModeldProcess: @unchecked Sendable {
         self.process = process
     }
 
-    /// Waits until the daemon answers a status call (or exits, or 30 seconds pass).
-    public func waitUntilReady(timeout: Duration = .seconds(30)) async throws {
+    /// Waits until the daemon answers a status call (or exits, or `timeout` passes; then it is
+    /// killed, so that no daemon outlives a failed start).
+    public func waitUntilReady(timeout: Duration = .seconds(60)) async throws {
         let deadline = ContinuousClock.now + timeout
         let socketPath = socketPath
+        // Each try is bounded: a connection made while the daemon was still starting may never
+        // answer, and the next try makes a new one. The bound doubles from try to try, since on
+        // a loaded machine (a whole test suite on two cores) an answer can take seconds.
+        var bound = Duration.seconds(2)
         while ContinuousClock.now < deadline {
             guard process.isRunning else {
-                throw ModelError(.unavailable, "modeld exited with status \(process.terminationStatus) before it was ready:\n\(log)")
+                throw ModelError(
+                    .unavailable, "modeld exited with status \(process.terminationStatus) before it was ready:\n\(log)")
             }
-            // Each try is bounded: a connection made while the daemon was still starting may
-            // never answer, and the next try makes a new one.
-            let probe = Task { (try? await DaemonClient.withClient(socketPath: socketPath, { try await $0.status() })) != nil }
-            if await Self.value(of: probe, within: .seconds(2)) == true { return }
+            let probe = Task {
+                (try? await DaemonClient.withClient(socketPath: socketPath, { try await $0.status() })) != nil
+            }
+            let left = deadline - ContinuousClock.now
+            if await Self.value(of: probe, within: min(bound, max(left, .milliseconds(100)))) == true { return }
             probe.cancel()
+            bound = bound * 2
             try await Task.sleep(for: .milliseconds(20))
         }
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
         throw ModelError(.unavailable, "modeld did not answer within \(timeout):\n\(log)")
     }
 
@@ -111,7 +126,11 @@ public final class ModeldProcess: @unchecked Sendable {
         await withCheckedContinuation { (waiter: CheckedContinuation<T?, Never>) in
             let once = Mutex(false)
             let finish: @Sendable (T?) -> Void = { value in
-                if once.withLock({ done in defer { done = true }; return !done }) { waiter.resume(returning: value) }
+                if once.withLock({ done in
+                    defer { done = true }; return !done
+                }) {
+                    waiter.resume(returning: value)
+                }
             }
             Task { finish(await task.value) }
             Task {
@@ -129,7 +148,8 @@ public final class ModeldProcess: @unchecked Sendable {
         while process.isRunning {
             guard ContinuousClock.now < deadline else {
                 Glibc.kill(process.processIdentifier, SIGKILL)
-                throw ModelError(.deadlineExceeded, "modeld did not exit within \(timeout) of signal \(signal):\n\(log)")
+                throw ModelError(
+                    .deadlineExceeded, "modeld did not exit within \(timeout) of signal \(signal):\n\(log)")
             }
             try await Task.sleep(for: .milliseconds(10))
         }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 import Synchronization
@@ -9,7 +9,8 @@ public enum TemporaryDirectory {
     /// A new directory `/tmp/<prefix>-<8 hex digits>`, mode 0700.
     public static func make(prefix: String) throws -> URL {
         let url = URL(fileURLWithPath: "/tmp/\(prefix)-\(UUID().uuidString.prefix(8).lowercased())")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return url
     }
 
@@ -23,7 +24,9 @@ public enum TemporaryDirectory {
         }
         if first {
             atexit {
-                for path in TemporaryDirectory.atExit.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
+                for path in TemporaryDirectory.atExit.withLock({ $0 }) {
+                    try? FileManager.default.removeItem(atPath: path)
+                }
             }
         }
     }

@@ -19,8 +19,9 @@ public final class TestDaemon: Sendable {
     private init(directory: URL, configure: (inout ServerConfiguration) -> Void) {
         self.directory = directory
         socketPath = directory.appendingPathComponent("socket").path
-        var configuration = ServerConfiguration(socketPath: socketPath, dataDirectory: directory.appendingPathComponent("data").path,
-                                                registry: .daemon)
+        var configuration = ServerConfiguration(
+            socketPath: socketPath, dataDirectory: directory.appendingPathComponent("data").path,
+            registry: .daemon)
         configuration.defaultStore = nil
         configure(&configuration)
         daemon = ModelDaemon(configuration: configuration, logger: TestLogging.logger())
@@ -39,8 +40,10 @@ public final class TestDaemon: Sendable {
     /// `body` succeeds or throws. `configure` adjusts the daemon's settings (idle timeout, limits).
     /// With a `directory`, the daemon uses it (its socket and data inside) and leaves it in place,
     /// so that a later daemon can open the same stores.
-    public static func withDaemon<T: Sendable>(directory: URL? = nil, configure: (inout ServerConfiguration) -> Void = { _ in },
-                                               _ body: (TestDaemon) async throws -> T) async throws -> T {
+    public static func withDaemon<T: Sendable>(
+        directory: URL? = nil, configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: (TestDaemon) async throws -> T
+    ) async throws -> T {
         let daemon = TestDaemon(directory: try directory ?? TemporaryDirectory.make(prefix: "mt"), configure: configure)
         defer { if directory == nil { try? FileManager.default.removeItem(at: daemon.directory) } }
         return try await withThrowingTaskGroup(of: Void.self) { group in
@@ -96,7 +99,8 @@ private actor SharedDaemon {
 /// Logging for daemons inside tests: quiet, unless `MODELD_TEST_LOG` names a level.
 enum TestLogging {
     static func logger() -> Logger {
-        guard let level = ProcessInfo.processInfo.environment["MODELD_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) else {
+        guard let level = ProcessInfo.processInfo.environment["MODELD_TEST_LOG"].flatMap(Logger.Level.init(rawValue:))
+        else {
             return Logger(label: "modeld-test", factory: { _ in SwiftLogNoOpLogHandler() })
         }
         var logger = Logger(label: "modeld-test", factory: { StreamLogHandler.standardError(label: $0) })

@@ -28,9 +28,12 @@ public struct TestStore: Sendable {
     @TaskLocal public static var current: TestStore?
 
     /// Opens a session on the store.
-    public func openSession(author: String? = nil, mergePolicy: MergePolicy = .error,
-                            uniquenessPolicy: UniquenessPolicy = .error) async throws -> RemoteSession {
-        try await client.openSession(on: name, author: author, mergePolicy: mergePolicy, uniquenessPolicy: uniquenessPolicy)
+    public func openSession(
+        author: String? = nil, mergePolicy: MergePolicy = .error,
+        uniquenessPolicy: UniquenessPolicy = .error
+    ) async throws -> RemoteSession {
+        try await client.openSession(
+            on: name, author: author, mergePolicy: mergePolicy, uniquenessPolicy: uniquenessPolicy)
     }
 }
 
@@ -44,8 +47,10 @@ public enum TestDaemonChoice: Sendable {
 
 /// Runs `body` with a store of its own: created with `schema` on the chosen daemon, dropped
 /// afterwards, whether `body` succeeds or throws.
-public func withTestStore<T: Sendable>(schema: Schema? = nil, kind: StoreInfo.Kind = .sqlite, daemon: TestDaemonChoice = .shared,
-                                       _ body: (TestStore) async throws -> T) async throws -> T {
+public func withTestStore<T: Sendable>(
+    schema: Schema? = nil, kind: StoreInfo.Kind = .sqlite, daemon: TestDaemonChoice = .shared,
+    _ body: (TestStore) async throws -> T
+) async throws -> T {
     switch daemon {
     case .shared:
         return try await withStore(on: try await TestDaemon.shared, schema: schema, kind: kind, body)
@@ -55,8 +60,10 @@ public func withTestStore<T: Sendable>(schema: Schema? = nil, kind: StoreInfo.Ki
 }
 
 /// Runs `body` with a store of its own on `daemon`.
-public func withStore<T: Sendable>(on daemon: TestDaemon, schema: Schema? = nil, kind: StoreInfo.Kind = .sqlite,
-                                   _ body: (TestStore) async throws -> T) async throws -> T {
+public func withStore<T: Sendable>(
+    on daemon: TestDaemon, schema: Schema? = nil, kind: StoreInfo.Kind = .sqlite,
+    _ body: (TestStore) async throws -> T
+) async throws -> T {
     try await daemon.withClient { client in
         let name = "t-" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20)
         let info = try await client.createStore(String(name), kind: kind, schema: schema)
@@ -81,7 +88,9 @@ public struct IsolatedStoreTrait: TestTrait, SuiteTrait, TestScoping {
 
     public var isRecursive: Bool { true }
 
-    public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+    public func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
         // A suite's own scope has no test case to give a store to; its tests each get theirs.
         guard testCase != nil || !test.isSuite else { return try await function() }
         try await withTestStore(schema: schema, kind: kind, daemon: daemon) { store in
@@ -92,7 +101,9 @@ public struct IsolatedStoreTrait: TestTrait, SuiteTrait, TestScoping {
 
 extension Trait where Self == IsolatedStoreTrait {
     /// A store of its own for each test, with `schema`; `TestStore.current` in the test.
-    public static func isolatedStore(schema: Schema? = nil, kind: StoreInfo.Kind = .sqlite, daemon: TestDaemonChoice = .shared) -> Self {
+    public static func isolatedStore(
+        schema: Schema? = nil, kind: StoreInfo.Kind = .sqlite, daemon: TestDaemonChoice = .shared
+    ) -> Self {
         IsolatedStoreTrait(schema: schema, kind: kind, daemon: daemon)
     }
 }

@@ -9,7 +9,9 @@ public struct ApplyCall: Sendable {
     public var edits: [ObjectEdit]
     public var returnTransaction: Bool
 
-    public init(store: String, author: String?, uniquenessPolicy: UniquenessPolicy, edits: [ObjectEdit], returnTransaction: Bool) {
+    public init(
+        store: String, author: String?, uniquenessPolicy: UniquenessPolicy, edits: [ObjectEdit], returnTransaction: Bool
+    ) {
         self.store = store
         self.author = author
         self.uniquenessPolicy = uniquenessPolicy

@@ -60,7 +60,9 @@ public struct ApplyRequestFields: Sendable {
         var edits: [ObjectEdit] = []
         edits.reserveCapacity(changes.count)
         for change in changes {
-            guard let edit = Self.edit(change, in: storeIdentifier) else { return try editsOfMessage(in: storeIdentifier) }
+            guard let edit = Self.edit(change, in: storeIdentifier) else {
+                return try editsOfMessage(in: storeIdentifier)
+            }
             edits.append(edit)
         }
         return edits
@@ -73,7 +75,8 @@ public struct ApplyRequestFields: Sendable {
         case .insert(let entity, let attributes, let uri):
             if uri.isEmpty { return .insert(entity: entity, attributes: attributes, relationships: [:], id: nil) }
             return id(uri).map { .insert(entity: entity, attributes: attributes, relationships: [:], id: $0) }
-        case .update(let uri, let attributes): return id(uri).map { .update($0, attributes: attributes, relationships: [:]) }
+        case .update(let uri, let attributes):
+            return id(uri).map { .update($0, attributes: attributes, relationships: [:]) }
         case .delete(let uri): return id(uri).map(ObjectEdit.delete)
         }
     }
@@ -160,7 +163,9 @@ private struct ChangeReader {
                 var message = try entry.message()
                 value = .null
                 while let (field, type) = try message.tag() {
-                    guard value == .null, let kind = try? message.valueKind(field, type), kind != .null else { return false }
+                    guard value == .null, let kind = try? message.valueKind(field, type), kind != .null else {
+                        return false
+                    }
                     value = kind
                 }
             default: return false

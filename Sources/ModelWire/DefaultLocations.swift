@@ -5,14 +5,18 @@ public enum DefaultLocations {
     /// `$XDG_RUNTIME_DIR/modeld/modeld.sock`, or `/tmp/modeld-<uid>/modeld.sock` without one.
     public static func socketPath(environment: [String: String], userID: UInt32) -> String {
         if userID == 0 { return "/run/modeld/modeld.sock" }
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { return runtime + "/modeld/modeld.sock" }
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            return runtime + "/modeld/modeld.sock"
+        }
         return "/tmp/modeld-\(userID)/modeld.sock"
     }
 
     /// The socket a client tries when none is named: the user's own daemon's, if it is there,
     /// otherwise the system daemon's (`/run/modeld/modeld.sock`, as systemd runs it) if that is
     /// there, otherwise the user's (so that the error names where a daemon was expected).
-    public static func clientSocketPath(environment: [String: String], userID: UInt32, exists: (String) -> Bool) -> String {
+    public static func clientSocketPath(environment: [String: String], userID: UInt32, exists: (String) -> Bool)
+        -> String
+    {
         let own = socketPath(environment: environment, userID: userID)
         let system = socketPath(environment: environment, userID: 0)
         return !exists(own) && exists(system) ? system : own

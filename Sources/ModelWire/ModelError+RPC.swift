@@ -16,7 +16,7 @@ extension ModelError: RPCErrorConvertible {
     public static func statusCode(for code: Code) -> RPCError.Code {
         switch code {
         case .invalidArgument, .unknownEntity, .unknownProperty, .typeMismatch, .invalidPredicate, .invalidIdentifier,
-             .invalidSchema, .validationFailed:
+            .invalidSchema, .validationFailed:
             .invalidArgument
         case .notFound: .notFound
         case .uniqueConstraint: .alreadyExists
@@ -52,7 +52,8 @@ extension ModelError: RPCErrorConvertible {
         let code = codeText.flatMap(Code.init(rawValue:)) ?? Self.code(for: error.code)
         var context: [String: String] = [:]
         if let bytes = error.metadata[binaryValues: Self.contextMetadataKey].first(where: { _ in true }),
-           let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: String] {
+            let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: String]
+        {
             context = object
         }
         self.init(code, error.message, context: context)

@@ -22,7 +22,9 @@ struct ProtobufReader {
     }
 
     /// Runs `body` with a reader of all of `bytes`, valid only inside it.
-    static func reading<Result>(_ bytes: [UInt8], _ body: (inout ProtobufReader) throws(ModelError) -> Result) throws(ModelError) -> Result {
+    static func reading<Result>(_ bytes: [UInt8], _ body: (inout ProtobufReader) throws(ModelError) -> Result)
+        throws(ModelError) -> Result
+    {
         try bytes.withUnsafeBufferPointer { (buffer) throws(ModelError) -> Result in
             var reader = ProtobufReader(buffer, in: 0..<buffer.count)
             return try body(&reader)
@@ -97,26 +99,36 @@ struct ProtobufReader {
     /// to say what is wrong with it. With `store`, the URI must be one of that store's. `prefix`
     /// keeps the store and entity part of the last URI read, for the next (the URIs of one
     /// message usually share it).
-    mutating func identifier(store: UUID?, prefix: inout PersistentIdentifier.URIPrefix?) throws(ModelError) -> PersistentIdentifier {
+    mutating func identifier(store: UUID?, prefix: inout PersistentIdentifier.URIPrefix?) throws(ModelError)
+        -> PersistentIdentifier
+    {
         try identifier(in: delimited(), store: store, prefix: &prefix)
     }
 
     /// ``identifier(store:prefix:)``, or nil for an empty field (a to-one relationship that is not set).
-    mutating func optionalIdentifier(store: UUID?, prefix: inout PersistentIdentifier.URIPrefix?) throws(ModelError) -> PersistentIdentifier? {
+    mutating func optionalIdentifier(store: UUID?, prefix: inout PersistentIdentifier.URIPrefix?) throws(ModelError)
+        -> PersistentIdentifier?
+    {
         let range = try delimited()
         return range.isEmpty ? nil : try identifier(in: range, store: store, prefix: &prefix)
     }
 
     /// The URI at `range` (a string field's, ``stringRange()``), checked against `store` when
     /// given, with ``PersistentIdentifier/init(wire:in:)``'s errors.
-    func identifier(in range: Range<Int>, store: UUID?, prefix: inout PersistentIdentifier.URIPrefix?) throws(ModelError) -> PersistentIdentifier {
+    func identifier(in range: Range<Int>, store: UUID?, prefix: inout PersistentIdentifier.URIPrefix?)
+        throws(ModelError) -> PersistentIdentifier
+    {
         let id = try identifier(in: range, prefix: &prefix)
         guard let store, id.storeIdentifier != store else { return id }
         return try PersistentIdentifier(uri: text(in: range), in: store)
     }
 
-    private func identifier(in range: Range<Int>, prefix: inout PersistentIdentifier.URIPrefix?) throws(ModelError) -> PersistentIdentifier {
-        if let parsed = PersistentIdentifier(uriBytes: UnsafeBufferPointer(rebasing: bytes[range]), prefix: &prefix) { return parsed }
+    private func identifier(in range: Range<Int>, prefix: inout PersistentIdentifier.URIPrefix?) throws(ModelError)
+        -> PersistentIdentifier
+    {
+        if let parsed = PersistentIdentifier(uriBytes: UnsafeBufferPointer(rebasing: bytes[range]), prefix: &prefix) {
+            return parsed
+        }
         return try PersistentIdentifier(uri: text(in: range))
     }
 
@@ -129,7 +141,9 @@ struct ProtobufReader {
     func bytes(in range: Range<Int>, equal expected: [UInt8]) -> Bool {
         guard range.count == expected.count else { return false }
         guard !range.isEmpty else { return true }
-        return expected.withUnsafeBufferPointer { memcmp(bytes.baseAddress! + range.lowerBound, $0.baseAddress!, range.count) == 0 }
+        return expected.withUnsafeBufferPointer {
+            memcmp(bytes.baseAddress! + range.lowerBound, $0.baseAddress!, range.count) == 0
+        }
     }
 
     /// The text at `range`. ASCII, the usual case, is taken as it is; other text is validated as
@@ -138,7 +152,9 @@ struct ProtobufReader {
     func text(in range: Range<Int>) throws(ModelError) -> String {
         let field = UnsafeBufferPointer(rebasing: bytes[range])
         if Self.isASCII(field) { return String(decoding: field, as: UTF8.self) }
-        guard let text = String(validating: field, as: UTF8.self) else { throw Self.malformed("text that is not UTF-8") }
+        guard let text = String(validating: field, as: UTF8.self) else {
+            throw Self.malformed("text that is not UTF-8")
+        }
         return text
     }
 

@@ -77,8 +77,8 @@ public struct SaveResultFields: Sendable {
                         default: try entry.skip(type)
                         }
                     }
-                    fields.remappedIdentifiers[try entry.identifier(in: temporary, store: store, prefix: &uriPrefix)]
-                        = try entry.identifier(in: permanent, store: store, prefix: &uriPrefix)
+                    fields.remappedIdentifiers[try entry.identifier(in: temporary, store: store, prefix: &uriPrefix)] =
+                        try entry.identifier(in: permanent, store: store, prefix: &uriPrefix)
                 case (2, 0): fields.token = HistoryToken(Int64(bitPattern: try reader.varint()))
                 case (3, 2): transactionBytes = (transactionBytes ?? []) + (try reader.lengthDelimitedBytes())
                 case (4, 0): fields.transactionIsTruncated = try reader.varint() != 0

@@ -43,8 +43,9 @@ struct SnapshotReader {
         // An object without a URI is refused as an empty URI is.
         let objectID: PersistentIdentifier
         if let id { objectID = id } else { objectID = try PersistentIdentifier(uri: "") }
-        return ObjectSnapshot(id: objectID, version: version,
-                              attributes: attributes.finish(attributeMap), relationships: relationships.finish(relationshipMap))
+        return ObjectSnapshot(
+            id: objectID, version: version,
+            attributes: attributes.finish(attributeMap), relationships: relationships.finish(relationshipMap))
     }
 
     /// A map entry: where its key's bytes are, and its value message if there is one.
@@ -80,7 +81,11 @@ struct SnapshotReader {
                 var list = try reader.message()
                 var ids: [PersistentIdentifier] = []
                 while let (field, type) = try list.tag() {
-                    if (field, type) == (1, 2) { ids.append(try list.identifier(store: store, prefix: &uriPrefix)) } else { try list.skip(type) }
+                    if (field, type) == (1, 2) {
+                        ids.append(try list.identifier(store: store, prefix: &uriPrefix))
+                    } else {
+                        try list.skip(type)
+                    }
                 }
                 relationship = .toMany(ids)
             default: try reader.skip(type)
@@ -121,7 +126,8 @@ struct MapTemplate<Element> {
     }
 
     /// Sets the entry whose name's bytes are at `name` in `reader`'s buffer.
-    func set(_ value: Element, nameAt name: Range<Int>, of reader: ProtobufReader, in map: inout Map) throws(ModelError) {
+    func set(_ value: Element, nameAt name: Range<Int>, of reader: ProtobufReader, in map: inout Map) throws(ModelError)
+    {
         if !map.isOwn, let slot = slot(named: name, of: reader, from: map.next) {
             // A name written twice sets its slot twice: the last value wins, as in a map.
             map.table.values[slots[slot].index] = value

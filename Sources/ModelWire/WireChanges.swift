@@ -4,13 +4,17 @@ import ModelCore
 extension ObjectEdit {
     /// Reads a change from the wire; URIs must belong to `storeIdentifier` when given.
     public init(wire change: Modeld_V1_Change, in storeIdentifier: UUID?) throws(ModelError) {
-        func id(_ uri: String) throws(ModelError) -> PersistentIdentifier { try PersistentIdentifier(wire: uri, in: storeIdentifier) }
+        func id(_ uri: String) throws(ModelError) -> PersistentIdentifier {
+            try PersistentIdentifier(wire: uri, in: storeIdentifier)
+        }
         func ids(_ uris: [String]) throws(ModelError) -> [PersistentIdentifier] {
             var ids: [PersistentIdentifier] = []
             for uri in uris { ids.append(try id(uri)) }
             return ids
         }
-        func relationships(_ wire: [String: Modeld_V1_RelationshipValue]) throws(ModelError) -> [String: RelationshipValue] {
+        func relationships(_ wire: [String: Modeld_V1_RelationshipValue]) throws(ModelError) -> [String:
+            RelationshipValue]
+        {
             var values: [String: RelationshipValue] = [:]
             for (name, value) in wire {
                 do {
@@ -23,12 +27,14 @@ extension ObjectEdit {
         }
         switch change.kind {
         case .insert(let insert):
-            self = .insert(entity: insert.entity, attributes: try [String: Value](wire: insert.attributes),
-                           relationships: try relationships(insert.relationships),
-                           id: insert.temporaryUri.isEmpty ? nil : try id(insert.temporaryUri))
+            self = .insert(
+                entity: insert.entity, attributes: try [String: Value](wire: insert.attributes),
+                relationships: try relationships(insert.relationships),
+                id: insert.temporaryUri.isEmpty ? nil : try id(insert.temporaryUri))
         case .update(let update):
-            self = .update(try id(update.uri), attributes: try [String: Value](wire: update.attributes),
-                           relationships: try relationships(update.relationships))
+            self = .update(
+                try id(update.uri), attributes: try [String: Value](wire: update.attributes),
+                relationships: try relationships(update.relationships))
         case .delete(let delete):
             self = .delete(try id(delete.uri))
         case .add(let edit):
@@ -41,7 +47,9 @@ extension ObjectEdit {
     }
 
     /// Reads the changes of a request; an error names the change (by position) it is about.
-    public static func edits(wire changes: [Modeld_V1_Change], in storeIdentifier: UUID?) throws(ModelError) -> [ObjectEdit] {
+    public static func edits(wire changes: [Modeld_V1_Change], in storeIdentifier: UUID?) throws(ModelError)
+        -> [ObjectEdit]
+    {
         var edits: [ObjectEdit] = []
         edits.reserveCapacity(changes.count)
         for (index, change) in changes.enumerated() {
@@ -81,7 +89,9 @@ extension ObjectEdit {
         return change
     }
 
-    private static func edit(_ id: PersistentIdentifier, _ relationship: String, _ targets: [PersistentIdentifier]) -> Modeld_V1_RelationshipEdit {
+    private static func edit(_ id: PersistentIdentifier, _ relationship: String, _ targets: [PersistentIdentifier])
+        -> Modeld_V1_RelationshipEdit
+    {
         Modeld_V1_RelationshipEdit.with {
             $0.uri = id.uriRepresentation
             $0.relationship = relationship

@@ -6,7 +6,10 @@ extension FetchDescriptor {
     public init(wire: Modeld_V1_FetchRequest) throws(ModelError) {
         var sort: [SortDescriptor] = []
         for key in wire.sort {
-            sort.append(SortDescriptor(try PropertyPath(dotted: key.keyPath), ascending: !key.descending, caseInsensitive: key.caseInsensitive))
+            sort.append(
+                SortDescriptor(
+                    try PropertyPath(dotted: key.keyPath), ascending: !key.descending,
+                    caseInsensitive: key.caseInsensitive))
         }
         var prefetch: [PropertyPath] = []
         for path in wire.prefetch { prefetch.append(try PropertyPath(dotted: path)) }
@@ -17,12 +20,13 @@ extension FetchDescriptor {
         case .count: resultType = .count
         case .UNRECOGNIZED(let number): throw ModelError(.invalidArgument, "unknown result type \(number)")
         }
-        self.init(entityName: wire.entity, predicate: try wire.predicate.model(), sortBy: sort,
-                  offset: try WireNumbers.int(wire.offset, "offset"),
-                  limit: wire.hasLimit ? try WireNumbers.int(wire.limit, "limit") : nil,
-                  includesSubentities: !wire.excludeSubentities,
-                  propertiesToFetch: wire.hasProperties ? wire.properties.names : nil,
-                  relationshipKeyPathsForPrefetching: prefetch, resultType: resultType)
+        self.init(
+            entityName: wire.entity, predicate: try wire.predicate.model(), sortBy: sort,
+            offset: try WireNumbers.int(wire.offset, "offset"),
+            limit: wire.hasLimit ? try WireNumbers.int(wire.limit, "limit") : nil,
+            includesSubentities: !wire.excludeSubentities,
+            propertiesToFetch: wire.hasProperties ? wire.properties.names : nil,
+            relationshipKeyPathsForPrefetching: prefetch, resultType: resultType)
     }
 
     /// The wire form of this descriptor, with the predicate as a tree.
@@ -42,11 +46,12 @@ extension FetchDescriptor {
         wire.excludeSubentities = !includesSubentities
         if let propertiesToFetch { wire.properties = Modeld_V1_NameSelection.with { $0.names = propertiesToFetch } }
         wire.prefetch = relationshipKeyPathsForPrefetching.map(\.description)
-        wire.resultType = switch resultType {
-        case .objects: .objects
-        case .identifiers: .identifiers
-        case .count: .count
-        }
+        wire.resultType =
+            switch resultType {
+            case .objects: .objects
+            case .identifiers: .identifiers
+            case .count: .count
+            }
         return wire
     }
 }
@@ -59,16 +64,20 @@ extension AggregateDescriptor {
         var aggregations: [Aggregation] = []
         for column in wire.aggregations {
             guard let function = WireTables.aggregate.first(where: { $0.1 == column.function })?.0 else {
-                throw ModelError(.invalidArgument, "aggregation '\(column.name)' has no function (or an unknown one); use count, sum, avg, min or max")
+                throw ModelError(
+                    .invalidArgument,
+                    "aggregation '\(column.name)' has no function (or an unknown one); use count, sum, avg, min or max")
             }
             let path = column.keyPath.isEmpty ? nil : try PropertyPath(dotted: column.keyPath)
             aggregations.append(Aggregation(column.name, function, path))
         }
-        self.init(entityName: wire.entity, predicate: try wire.predicate.model(), groupBy: groupBy, aggregations: aggregations,
-                  sortBy: wire.sort.map { AggregateSort($0.key, ascending: !$0.descending) },
-                  offset: try WireNumbers.int(wire.offset, "offset"),
-                  limit: wire.hasLimit ? try WireNumbers.int(wire.limit, "limit") : nil,
-                  includesSubentities: !wire.excludeSubentities)
+        self.init(
+            entityName: wire.entity, predicate: try wire.predicate.model(), groupBy: groupBy,
+            aggregations: aggregations,
+            sortBy: wire.sort.map { AggregateSort($0.key, ascending: !$0.descending) },
+            offset: try WireNumbers.int(wire.offset, "offset"),
+            limit: wire.hasLimit ? try WireNumbers.int(wire.limit, "limit") : nil,
+            includesSubentities: !wire.excludeSubentities)
     }
 
     /// The wire form of this descriptor, with the predicate as a tree.
@@ -84,7 +93,11 @@ extension AggregateDescriptor {
                 $0.keyPath = column.keyPath?.description ?? ""
             }
         }
-        wire.sort = sortBy.map { key in Modeld_V1_AggregateSort.with { $0.key = key.key; $0.descending = !key.ascending } }
+        wire.sort = sortBy.map { key in
+            Modeld_V1_AggregateSort.with {
+                $0.key = key.key; $0.descending = !key.ascending
+            }
+        }
         wire.offset = Int64(offset)
         if let limit { wire.limit = Int64(limit) }
         wire.excludeSubentities = !includesSubentities
@@ -101,7 +114,9 @@ extension WireTables {
 /// Numbers from the wire that must fit an `Int`.
 enum WireNumbers {
     static func int(_ value: Int64, _ name: String) throws(ModelError) -> Int {
-        guard let number = Int(exactly: value) else { throw ModelError(.invalidArgument, "\(name) \(value) is out of range") }
+        guard let number = Int(exactly: value) else {
+            throw ModelError(.invalidArgument, "\(name) \(value) is out of range")
+        }
         return number
     }
 }

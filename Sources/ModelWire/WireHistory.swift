@@ -6,18 +6,22 @@ extension HistoryTransaction {
     public init(wire: Modeld_V1_HistoryTransaction, in storeIdentifier: UUID? = nil) throws(ModelError) {
         var changes: [HistoryChange] = []
         for change in wire.changes {
-            let kind: HistoryChange.Kind = switch change.kind {
-            case .insert: .insert
-            case .update: .update
-            case .delete: .delete
-            case .UNRECOGNIZED: throw ModelError(.invalidArgument, "unknown change kind \(change.kind.rawValue)")
-            }
-            changes.append(HistoryChange(kind: kind, id: try PersistentIdentifier(wire: change.uri, in: storeIdentifier),
-                                         changedProperties: change.changedProperties,
-                                         tombstone: try [String: Value](wire: change.tombstone)))
+            let kind: HistoryChange.Kind =
+                switch change.kind {
+                case .insert: .insert
+                case .update: .update
+                case .delete: .delete
+                case .UNRECOGNIZED: throw ModelError(.invalidArgument, "unknown change kind \(change.kind.rawValue)")
+                }
+            changes.append(
+                HistoryChange(
+                    kind: kind, id: try PersistentIdentifier(wire: change.uri, in: storeIdentifier),
+                    changedProperties: change.changedProperties,
+                    tombstone: try [String: Value](wire: change.tombstone)))
         }
-        self.init(token: HistoryToken(wire.token), timestamp: Timestamp(microsecondsSince1970: wire.timestampMicros),
-                  author: wire.hasAuthor ? wire.author : nil, changes: changes)
+        self.init(
+            token: HistoryToken(wire.token), timestamp: Timestamp(microsecondsSince1970: wire.timestampMicros),
+            author: wire.hasAuthor ? wire.author : nil, changes: changes)
     }
 
     /// The wire form of this transaction.
@@ -28,11 +32,12 @@ extension HistoryTransaction {
         if let author { wire.author = author }
         wire.changes = changes.map { change in
             Modeld_V1_HistoryChange.with {
-                $0.kind = switch change.kind {
-                case .insert: .insert
-                case .update: .update
-                case .delete: .delete
-                }
+                $0.kind =
+                    switch change.kind {
+                    case .insert: .insert
+                    case .update: .update
+                    case .delete: .delete
+                    }
                 $0.uri = change.id.uriRepresentation
                 $0.changedProperties = change.changedProperties
                 $0.tombstone = change.tombstone.wire
@@ -46,7 +51,10 @@ extension Modeld_V1_SaveResult {
     /// The wire form of a save's result, with the transaction it wrote when given.
     public init(_ result: SaveResult, transaction: HistoryTransaction? = nil) {
         self.init()
-        remapped = Dictionary(uniqueKeysWithValues: result.remappedIdentifiers.map { ($0.key.uriRepresentation, $0.value.uriRepresentation) })
+        remapped = Dictionary(
+            uniqueKeysWithValues: result.remappedIdentifiers.map {
+                ($0.key.uriRepresentation, $0.value.uriRepresentation)
+            })
         if let token = result.token { self.token = token.rawValue }
         if var transaction {
             if transaction.changes.count > Self.transactionChangeLimit {

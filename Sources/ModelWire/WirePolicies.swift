@@ -10,7 +10,9 @@ extension MergePolicy {
         case .overwrite: self = .overwrite
         case .rollback: self = .rollback
         case .UNRECOGNIZED(let number):
-            throw ModelError(.invalidArgument, "unknown merge policy \(number); use error, objectTrump, storeTrump, overwrite or rollback")
+            throw ModelError(
+                .invalidArgument,
+                "unknown merge policy \(number); use error, objectTrump, storeTrump, overwrite or rollback")
         }
     }
 
@@ -32,7 +34,8 @@ extension UniquenessPolicy {
         switch wire {
         case .error: self = .error
         case .upsert: self = .upsert
-        case .UNRECOGNIZED(let number): throw ModelError(.invalidArgument, "unknown uniqueness policy \(number); use error or upsert")
+        case .UNRECOGNIZED(let number):
+            throw ModelError(.invalidArgument, "unknown uniqueness policy \(number); use error or upsert")
         }
     }
 

@@ -33,7 +33,9 @@ extension Predicate {
         case .and(let list): self = .and(try Self.parts(list, "and"))
         case .or(let list): self = .or(try Self.parts(list, "or"))
         case .not(let inner): self = .not(try Predicate(wire: inner))
-        case nil: throw ModelError(.invalidPredicate, "a predicate node has nothing set; set constant, comparison, and, or or not")
+        case nil:
+            throw ModelError(
+                .invalidPredicate, "a predicate node has nothing set; set constant, comparison, and, or or not")
         }
     }
 
@@ -65,7 +67,9 @@ extension Comparison {
         guard let op = WireTables.comparison.first(where: { $0.1 == wire.op })?.0 else {
             throw ModelError(.invalidPredicate, "a comparison has no operator (or an unknown one: \(wire.op.rawValue))")
         }
-        guard wire.hasLhs, wire.hasRhs else { throw ModelError(.invalidPredicate, "a \(op.rawValue) comparison needs both sides") }
+        guard wire.hasLhs, wire.hasRhs else {
+            throw ModelError(.invalidPredicate, "a \(op.rawValue) comparison needs both sides")
+        }
         let modifier: ComparisonModifier
         switch wire.quantifier {
         case .direct: modifier = .direct
@@ -77,7 +81,8 @@ extension Comparison {
         var options: StringOptions = []
         if wire.caseInsensitive { options.insert(.caseInsensitive) }
         if wire.diacriticInsensitive { options.insert(.diacriticInsensitive) }
-        self.init(try Expression(wire: wire.lhs), op, try Expression(wire: wire.rhs), modifier: modifier, options: options)
+        self.init(
+            try Expression(wire: wire.lhs), op, try Expression(wire: wire.rhs), modifier: modifier, options: options)
     }
 
     var wire: Modeld_V1_ComparisonNode {
@@ -85,12 +90,13 @@ extension Comparison {
         node.lhs = lhs.wire
         node.op = WireTables.comparison.first { $0.0 == op }?.1 ?? .unspecified
         node.rhs = rhs.wire
-        node.quantifier = switch modifier {
-        case .direct: .direct
-        case .any: .any
-        case .all: .all
-        case .none: .none
-        }
+        node.quantifier =
+            switch modifier {
+            case .direct: .direct
+            case .any: .any
+            case .all: .all
+            case .none: .none
+            }
         node.caseInsensitive = options.contains(.caseInsensitive)
         node.diacriticInsensitive = options.contains(.diacriticInsensitive)
         return node
@@ -109,19 +115,28 @@ extension Expression {
             self = .list(items)
         case .collection(let node):
             guard let function = WireTables.collection.first(where: { $0.1 == node.function })?.0 else {
-                throw ModelError(.invalidPredicate, "a collection expression has no function (or an unknown one); use count, sum, avg, min or max")
+                throw ModelError(
+                    .invalidPredicate,
+                    "a collection expression has no function (or an unknown one); use count, sum, avg, min or max")
             }
-            self = .collection(function, try PropertyPath(wire: node.collection), attribute: node.attribute.isEmpty ? nil : node.attribute)
+            self = .collection(
+                function, try PropertyPath(wire: node.collection),
+                attribute: node.attribute.isEmpty ? nil : node.attribute)
         case .subqueryCount(let node):
-            guard !node.variable.isEmpty else { throw ModelError(.invalidPredicate, "a SUBQUERY needs a variable name") }
+            guard !node.variable.isEmpty else {
+                throw ModelError(.invalidPredicate, "a SUBQUERY needs a variable name")
+            }
             guard node.hasPredicate else { throw ModelError(.invalidPredicate, "a SUBQUERY needs a predicate") }
-            self = .subqueryCount(collection: try PropertyPath(wire: node.collection), variable: node.variable,
-                                  predicate: try Predicate(wire: node.predicate))
+            self = .subqueryCount(
+                collection: try PropertyPath(wire: node.collection), variable: node.variable,
+                predicate: try Predicate(wire: node.predicate))
         case .arithmetic(let node):
             guard let op = WireTables.arithmetic.first(where: { $0.1 == node.op })?.0 else {
                 throw ModelError(.invalidPredicate, "an arithmetic expression has no operator (or an unknown one)")
             }
-            guard node.hasLhs, node.hasRhs else { throw ModelError(.invalidPredicate, "arithmetic \(op.rawValue) needs both sides") }
+            guard node.hasLhs, node.hasRhs else {
+                throw ModelError(.invalidPredicate, "arithmetic \(op.rawValue) needs both sides")
+            }
             self = .arithmetic(op, try Expression(wire: node.lhs), try Expression(wire: node.rhs))
         case .entityName(let node):
             self = .entityName(variable: node.variable.isEmpty ? nil : node.variable)
@@ -165,8 +180,10 @@ extension Expression {
 extension PropertyPath {
     /// Reads a key path; every component must be a well-formed name.
     public init(wire: Modeld_V1_KeyPath) throws(ModelError) {
-        for name in wire.components + (wire.variable.isEmpty ? [] : [wire.variable]) where !SchemaNames.isWellFormed(name) {
-            throw ModelError(.invalidPredicate, "'\(name)' is not a valid name in a key path: use letters, digits and underscores")
+        for name in wire.components + (wire.variable.isEmpty ? [] : [wire.variable])
+        where !SchemaNames.isWellFormed(name) {
+            throw ModelError(
+                .invalidPredicate, "'\(name)' is not a valid name in a key path: use letters, digits and underscores")
         }
         self.init(wire.components, variable: wire.variable.isEmpty ? nil : wire.variable)
     }
@@ -175,8 +192,9 @@ extension PropertyPath {
     public init(dotted text: String) throws(ModelError) {
         let components = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard !text.isEmpty, components.allSatisfy(SchemaNames.isWellFormed) else {
-            throw ModelError(.invalidArgument, "'\(text)' is not a key path: write property names joined by dots, such as trip.name",
-                             context: ["keyPath": text])
+            throw ModelError(
+                .invalidArgument, "'\(text)' is not a key path: write property names joined by dots, such as trip.name",
+                context: ["keyPath": text])
         }
         self.init(components)
     }

@@ -18,14 +18,17 @@ extension Schema {
 extension EntityDescription {
     init(wire: Modeld_V1_Entity) throws(ModelError) {
         var attributes: [AttributeDescription] = []
-        for attribute in wire.attributes { attributes.append(try AttributeDescription(wire: attribute, entity: wire.name)) }
+        for attribute in wire.attributes {
+            attributes.append(try AttributeDescription(wire: attribute, entity: wire.name))
+        }
         var relationships: [RelationshipDescription] = []
         for relationship in wire.relationships {
             relationships.append(try RelationshipDescription(wire: relationship, entity: wire.name))
         }
-        self.init(name: wire.name, superentity: wire.hasSuperentity ? wire.superentity : nil, isAbstract: wire.isAbstract,
-                  attributes: attributes, relationships: relationships,
-                  uniqueConstraints: wire.uniqueConstraints.map(\.names), indexes: wire.indexes.map(\.names))
+        self.init(
+            name: wire.name, superentity: wire.hasSuperentity ? wire.superentity : nil, isAbstract: wire.isAbstract,
+            attributes: attributes, relationships: relationships,
+            uniqueConstraints: wire.uniqueConstraints.map(\.names), indexes: wire.indexes.map(\.names))
     }
 
     var wire: Modeld_V1_Entity {
@@ -49,8 +52,10 @@ extension AttributeDescription {
             let value = try Value(wire: wire.defaultValue)
             defaultValue = value.isNull ? nil : value
         }
-        self.init(name: wire.name, type: type, isOptional: wire.isOptional, defaultValue: defaultValue,
-                  preserveValueOnDeletion: wire.preserveValueOnDeletion, originalName: wire.hasOriginalName ? wire.originalName : nil)
+        self.init(
+            name: wire.name, type: type, isOptional: wire.isOptional, defaultValue: defaultValue,
+            preserveValueOnDeletion: wire.preserveValueOnDeletion,
+            originalName: wire.hasOriginalName ? wire.originalName : nil)
     }
 
     var wire: Modeld_V1_Attribute {
@@ -73,8 +78,10 @@ extension AttributeType {
 
     init(wire: Modeld_V1_AttributeType, attribute: String) throws(ModelError) {
         guard let type = Self.wireTypes.first(where: { $0.1 == wire })?.0 else {
-            throw ModelError(.invalidSchema, "attribute '\(attribute)' has no type (or an unknown one); set one of string, int, double, bool, date, data, uuid, url, decimal, json",
-                             context: ["attribute": attribute])
+            throw ModelError(
+                .invalidSchema,
+                "attribute '\(attribute)' has no type (or an unknown one); set one of string, int, double, bool, date, data, uuid, url, decimal, json",
+                context: ["attribute": attribute])
         }
         self = type
     }
@@ -94,20 +101,23 @@ extension RelationshipDescription {
         case .deny: rule = .deny
         case .noAction: rule = .noAction
         case .UNRECOGNIZED(let number):
-            throw ModelError(.invalidSchema, "relationship '\(entity).\(wire.name)' has an unknown delete rule \(number)",
-                             context: ["relationship": "\(entity).\(wire.name)"])
+            throw ModelError(
+                .invalidSchema, "relationship '\(entity).\(wire.name)' has an unknown delete rule \(number)",
+                context: ["relationship": "\(entity).\(wire.name)"])
         }
         func count(_ value: Int64, _ label: String) throws(ModelError) -> Int {
             guard let count = Int(exactly: value), count >= 0 else {
-                throw ModelError(.invalidSchema, "relationship '\(entity).\(wire.name)' has \(label) \(value); it must be 0 or more",
-                                 context: ["relationship": "\(entity).\(wire.name)"])
+                throw ModelError(
+                    .invalidSchema, "relationship '\(entity).\(wire.name)' has \(label) \(value); it must be 0 or more",
+                    context: ["relationship": "\(entity).\(wire.name)"])
             }
             return count
         }
-        self.init(name: wire.name, destination: wire.destination, isToMany: wire.toMany,
-                  inverse: wire.hasInverse ? wire.inverse : nil, deleteRule: rule, isOptional: !wire.isRequired,
-                  minCount: wire.hasMinCount ? try count(wire.minCount, "min_count") : nil,
-                  maxCount: wire.hasMaxCount ? try count(wire.maxCount, "max_count") : nil)
+        self.init(
+            name: wire.name, destination: wire.destination, isToMany: wire.toMany,
+            inverse: wire.hasInverse ? wire.inverse : nil, deleteRule: rule, isOptional: !wire.isRequired,
+            minCount: wire.hasMinCount ? try count(wire.minCount, "min_count") : nil,
+            maxCount: wire.hasMaxCount ? try count(wire.maxCount, "max_count") : nil)
     }
 
     var wire: Modeld_V1_Relationship {
@@ -116,12 +126,13 @@ extension RelationshipDescription {
         wire.destination = destination
         wire.toMany = isToMany
         if let inverse { wire.inverse = inverse }
-        wire.deleteRule = switch deleteRule {
-        case .nullify: .nullify
-        case .cascade: .cascade
-        case .deny: .deny
-        case .noAction: .noAction
-        }
+        wire.deleteRule =
+            switch deleteRule {
+            case .nullify: .nullify
+            case .cascade: .cascade
+            case .deny: .deny
+            case .noAction: .noAction
+            }
         wire.isRequired = !isOptional
         if let minCount { wire.minCount = Int64(minCount) }
         if let maxCount { wire.maxCount = Int64(maxCount) }

@@ -23,8 +23,9 @@ extension Value {
     static func parse(_ text: String, as type: AttributeType) throws(ModelError) -> Value {
         guard let value = Value(parsing: text, as: type) else {
             let shown = text.count > 60 ? String(text.prefix(57)) + "..." : text
-            throw ModelError(.typeMismatch, "\(type.rawValue)_value \"\(shown)\" is not a valid \(type.rawValue)",
-                             context: ["expected": type.rawValue])
+            throw ModelError(
+                .typeMismatch, "\(type.rawValue)_value \"\(shown)\" is not a valid \(type.rawValue)",
+                context: ["expected": type.rawValue])
         }
         return value
     }
@@ -111,8 +112,9 @@ extension ObjectSnapshot {
         for (name, value) in wire.relationships {
             relationships[name] = try RelationshipValue(wire: value, in: storeIdentifier)
         }
-        self.init(id: try PersistentIdentifier(wire: wire.uri, in: storeIdentifier), version: wire.version,
-                  attributes: try [String: Value](wire: wire.attributes), relationships: relationships)
+        self.init(
+            id: try PersistentIdentifier(wire: wire.uri, in: storeIdentifier), version: wire.version,
+            attributes: try [String: Value](wire: wire.attributes), relationships: relationships)
     }
 
     /// The wire form of this object.
@@ -128,7 +130,8 @@ extension ObjectSnapshot {
 
 extension ModelError {
     /// A relationship value on the wire that sets neither of its kinds.
-    static let relationshipWithoutKind = ModelError(.invalidArgument, "a relationship value must set to_one (a URI, or \"\" for nil) or to_many")
+    static let relationshipWithoutKind = ModelError(
+        .invalidArgument, "a relationship value must set to_one (a URI, or \"\" for nil) or to_many")
 
     /// This error about the value of `property`, with the property named in the message and context.
     func naming(property: String) -> ModelError {

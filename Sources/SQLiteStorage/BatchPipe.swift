@@ -5,7 +5,7 @@ import ModelCore
 /// holding at most `capacity` batches: the reader waits for the consumer, so a slow client holds
 /// a reader, never a growing pile of objects. When the consumer stops early, the reader's next
 /// `send` throws, which ends its statement.
-final class BatchPipe<Element: Sendable>: @unchecked Sendable {  // `free` and `abandoned` are guarded by `condition`.
+final class BatchPipe<Element: Sendable>: @unchecked Sendable { // `free` and `abandoned` are guarded by `condition`.
     private let condition = NSCondition()
     private var free: Int
     private var abandoned = false

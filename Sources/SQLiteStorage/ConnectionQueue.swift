@@ -9,7 +9,8 @@ import Synchronization
 /// the awaiting task interrupts the statement under way (`sqlite3_interrupt`), or drops the work
 /// if it has not started, so that a client that gave up frees the connection at once.
 /// A short job may instead run on the caller's thread while the queue is idle (``runHere(_:)``).
-final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClosed` are touched only while holding `inUse`.
+// `connection` and `isClosed` are touched only while holding `inUse`.
+final class ConnectionQueue: @unchecked Sendable {
     private let queue: DispatchQueue
     private let path: String
     private let role: SQLiteConnection.Role
@@ -161,5 +162,6 @@ final class ConnectionQueue: @unchecked Sendable {  // `connection` and `isClose
 
 extension ModelError {
     /// What an interrupted (or dropped) statement throws: the caller gave up.
-    static let interrupted = ModelError(.cancelled, "the call was cancelled before the store finished it; nothing it would have written was saved")
+    static let interrupted = ModelError(
+        .cancelled, "the call was cancelled before the store finished it; nothing it would have written was saved")
 }

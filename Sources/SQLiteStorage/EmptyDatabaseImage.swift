@@ -16,8 +16,10 @@ public enum EmptyDatabaseImage {
         connection.close()
         let bytes = FileManager.default.contents(atPath: path).map { [UInt8]($0) } ?? []
         guard isImage(bytes) else {
-            throw ModelError(.storageFailure, "SQLite did not make a one-page WAL database in \(directory.path) (\(bytes.count) bytes)",
-                             context: ["path": path])
+            throw ModelError(
+                .storageFailure,
+                "SQLite did not make a one-page WAL database in \(directory.path) (\(bytes.count) bytes)",
+                context: ["path": path])
         }
         return bytes
     }
@@ -28,6 +30,7 @@ public enum EmptyDatabaseImage {
         guard bytes.count >= 512, bytes.starts(with: Array("SQLite format 3\0".utf8)) else { return false }
         let pageSize = Int(bytes[16]) << 8 | Int(bytes[17])
         let pages = bytes[28..<32].reduce(0) { $0 << 8 | Int($1) }
-        return (pageSize == bytes.count || (pageSize == 1 && bytes.count == 65_536)) && bytes[18] == 2 && bytes[19] == 2 && pages == 1
+        return (pageSize == bytes.count || (pageSize == 1 && bytes.count == 65_536)) && bytes[18] == 2 && bytes[19] == 2
+            && pages == 1
     }
 }

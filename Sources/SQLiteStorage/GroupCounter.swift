@@ -23,8 +23,9 @@ final class GroupCounter {
     func register(on db: OpaquePointer) throws(ModelError) {
         // Not deterministic: it reports to this object. DIRECTONLY: not from triggers or views.
         let flags = SQLITE_UTF8 | SQLITE_DIRECTONLY
-        let code = sqlite3_create_function_v2(db, Self.functionName, -1, flags, Unmanaged.passUnretained(self).toOpaque(),
-                                              nil, groupCountStep, groupCountFinal, nil)
+        let code = sqlite3_create_function_v2(
+            db, Self.functionName, -1, flags, Unmanaged.passUnretained(self).toOpaque(),
+            nil, groupCountStep, groupCountFinal, nil)
         guard code == SQLITE_OK else { throw ModelError.sqlite(code, db: db) }
     }
 
@@ -66,7 +67,8 @@ final class GroupCounter {
     private static let gaveUpMessage = "\(functionName) stopped: these rows are left to GROUP BY"
 }
 
-private let groupCountStep: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, count, arguments in
+private let groupCountStep: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+    context, count, arguments in
     let failure = Unmanaged<GroupCounter>.fromOpaque(sqlite3_user_data(context)!)
         ._withUnsafeGuaranteedRef { $0.step(arguments, count: count) }
     if let failure { sqlite3_result_error(context, failure, -1) }

@@ -88,8 +88,9 @@ enum GroupKeyCell {
     }
 
     private static func unreadable(_ text: String, as type: AttributeType, _ path: PropertyPath) -> ModelError {
-        ModelError(.storageFailure, "the stored value '\(text.prefix(80))' of \(path) is not a valid \(type.rawValue)",
-                   context: ["keyPath": path.description])
+        ModelError(
+            .storageFailure, "the stored value '\(text.prefix(80))' of \(path) is not a valid \(type.rawValue)",
+            context: ["keyPath": path.description])
     }
 
     private var rank: Int {

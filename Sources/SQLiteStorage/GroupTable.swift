@@ -83,26 +83,33 @@ struct GroupTable {
         let storage = sqlite3_value_type(value)
         if storage == SQLITE_NULL {
             let empty = UnsafeRawBufferPointer(start: nil, count: 0)
-            return try group(ShortKey(storage: storage, bytes: empty), prefix: UInt64(storage), prefixCount: 1, payload: empty)
+            return try group(
+                ShortKey(storage: storage, bytes: empty), prefix: UInt64(storage), prefixCount: 1, payload: empty)
         }
         guard storage == storageClasses[0] else { throw GivenUp() }
         if storage == SQLITE_INTEGER {
             var integer = sqlite3_value_int64(value)
             return try withUnsafeBytes(of: &integer) { bytes throws(GivenUp) in
-                try group(ShortKey(storage: storage, bytes: bytes), prefix: UInt64(storage), prefixCount: 1, payload: bytes)
+                try group(
+                    ShortKey(storage: storage, bytes: bytes), prefix: UInt64(storage), prefixCount: 1, payload: bytes)
             }
         }
         let (start, count) = Self.bytes(of: value, storage: storage)
         let payload = UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : count)
         let prefix = UInt64(storage) | UInt64(UInt32(count)) << 8
-        if payload.count <= ShortKey.capacity { return try group(ShortKey(storage: storage, bytes: payload), prefix: prefix, prefixCount: 5, payload: payload) }
+        if payload.count <= ShortKey.capacity {
+            return try group(
+                ShortKey(storage: storage, bytes: payload), prefix: prefix, prefixCount: 5, payload: payload)
+        }
         return try group(prefix: prefix, prefixCount: 5, payload: payload)
     }
 
     /// The index of the group of one key, `key` (its encoding: `prefix`'s first `prefixCount`
     /// bytes, then `payload`), added if new: compared as two words, without hashing bytes one by
     /// one or reading the group's stored bytes.
-    private mutating func group(_ key: ShortKey, prefix: UInt64, prefixCount: Int, payload: UnsafeRawBufferPointer) throws(GivenUp) -> Int {
+    private mutating func group(_ key: ShortKey, prefix: UInt64, prefixCount: Int, payload: UnsafeRawBufferPointer)
+        throws(GivenUp) -> Int
+    {
         let hash = Self.mix((key.low ^ seed) &+ key.high &* 0x9E37_79B9_7F4A_7C15)
         let mask = slots.count - 1
         var slot = Int(truncatingIfNeeded: hash) & mask
@@ -111,26 +118,34 @@ struct GroupTable {
             if shortKeys[group] == key { return group }
             slot = (slot + 1) & mask
         }
-        return try add(slot: slot, hash: hash, shortKey: key, prefix: prefix, prefixCount: prefixCount, payload: payload)
+        return try add(
+            slot: slot, hash: hash, shortKey: key, prefix: prefix, prefixCount: prefixCount, payload: payload)
     }
 
     /// The index of the group whose encoded keys are `prefix`'s first `prefixCount` bytes (little
     /// endian) followed by `payload`, added if new.
-    private mutating func group(prefix: UInt64, prefixCount: Int, payload: UnsafeRawBufferPointer) throws(GivenUp) -> Int {
+    private mutating func group(prefix: UInt64, prefixCount: Int, payload: UnsafeRawBufferPointer) throws(GivenUp)
+        -> Int
+    {
         let hash = Self.hash(payload, seed: seed ^ prefix)
         let mask = slots.count - 1
         var slot = Int(truncatingIfNeeded: hash) & mask
         while slots[slot] >= 0 {
             let group = Int(slots[slot])
-            if hashes[group] == hash, isKey(of: group, prefix: prefix, prefixCount: prefixCount, payload) { return group }
+            if hashes[group] == hash, isKey(of: group, prefix: prefix, prefixCount: prefixCount, payload) {
+                return group
+            }
             slot = (slot + 1) & mask
         }
-        return try add(slot: slot, hash: hash, shortKey: .none, prefix: prefix, prefixCount: prefixCount, payload: payload)
+        return try add(
+            slot: slot, hash: hash, shortKey: .none, prefix: prefix, prefixCount: prefixCount, payload: payload)
     }
 
     /// Adds a group in the empty `slot`; its index.
-    private mutating func add(slot: Int, hash: UInt64, shortKey: ShortKey, prefix: UInt64, prefixCount: Int,
-                              payload: UnsafeRawBufferPointer) throws(GivenUp) -> Int {
+    private mutating func add(
+        slot: Int, hash: UInt64, shortKey: ShortKey, prefix: UInt64, prefixCount: Int,
+        payload: UnsafeRawBufferPointer
+    ) throws(GivenUp) -> Int {
         let group = groupCount
         guard group < groupLimit else { throw GivenUp() }
         groupCount += 1
@@ -149,14 +164,19 @@ struct GroupTable {
     /// on another connection (see ``ParallelGroupScan``). Gives up when the groups together are
     /// more than ``groupLimit``.
     mutating func merge(_ other: GroupTable) throws(GivenUp) {
-        precondition(other.keyTypes == keyTypes && other.counterCount == counterCount, "merging the tables of two aggregates")
+        precondition(
+            other.keyTypes == keyTypes && other.counterCount == counterCount, "merging the tables of two aggregates")
         for source in 0..<other.groupCount {
             let target = try other.keyBytes.withUnsafeBytes { bytes in
                 Result { () throws(GivenUp) in
-                    try group(encoded: UnsafeRawBufferPointer(rebasing: bytes[other.keyRange(of: source)]), shortKey: other.shortKeys[source])
+                    try group(
+                        encoded: UnsafeRawBufferPointer(rebasing: bytes[other.keyRange(of: source)]),
+                        shortKey: other.shortKeys[source])
                 }
             }.get()
-            for counter in 0..<counterCount { counters[target &* counterCount &+ counter] &+= other.counts(source, counter) }
+            for counter in 0..<counterCount {
+                counters[target &* counterCount &+ counter] &+= other.counts(source, counter)
+            }
         }
     }
 
@@ -205,7 +225,9 @@ struct GroupTable {
         guard stored.count == prefixCount + payload.count else { return false }
         return keyBytes.withUnsafeBytes { bytes in
             let start = bytes.baseAddress! + stored.lowerBound
-            for index in 0..<prefixCount where start.load(fromByteOffset: index, as: UInt8.self) != UInt8(truncatingIfNeeded: prefix >> (8 * index)) {
+            for index in 0..<prefixCount
+            where start.load(fromByteOffset: index, as: UInt8.self) != UInt8(truncatingIfNeeded: prefix >> (8 * index))
+            {
                 return false
             }
             return payload.isEmpty || memcmp(start + prefixCount, payload.baseAddress!, payload.count) == 0
@@ -310,7 +332,9 @@ private struct ShortKey: Equatable {
             low = bytes.loadUnaligned(as: UInt64.self)
             high = bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self) >> 8 | tag
         case 4...:
-            low = UInt64(bytes.loadUnaligned(as: UInt32.self)) | UInt64(bytes.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)) << 32
+            low =
+                UInt64(bytes.loadUnaligned(as: UInt32.self)) | UInt64(
+                    bytes.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)) << 32
             high = tag
         case 1...:
             low = UInt64(bytes[0]) | UInt64(bytes[count / 2]) << 8 | UInt64(bytes[count - 1]) << 16

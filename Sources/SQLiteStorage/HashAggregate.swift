@@ -30,12 +30,19 @@ struct HashAggregate {
     /// arguments).
     static let argumentLimit = 100
 
-    init?(_ descriptor: AggregateDescriptor, entity: ResolvedEntity, schema: ResolvedSchema, groupLimit: Int = Self.groupLimit) {
-        guard groupLimit > 0, !descriptor.groupBy.isEmpty, descriptor.aggregations.allSatisfy({ $0.function == .count }),
-              descriptor.groupBy.count + descriptor.aggregations.count <= Self.argumentLimit else { return nil }
+    init?(
+        _ descriptor: AggregateDescriptor, entity: ResolvedEntity, schema: ResolvedSchema,
+        groupLimit: Int = Self.groupLimit
+    ) {
+        guard groupLimit > 0, !descriptor.groupBy.isEmpty,
+            descriptor.aggregations.allSatisfy({ $0.function == .count }),
+            descriptor.groupBy.count + descriptor.aggregations.count <= Self.argumentLimit
+        else { return nil }
         var keyTypes: [AttributeType] = []
         for path in descriptor.groupBy {
-            guard let type = (try? schema.resolve(path, from: entity))?.attribute?.type, type != .double, type != .decimal else { return nil }
+            guard let type = (try? schema.resolve(path, from: entity))?.attribute?.type, type != .double,
+                type != .decimal
+            else { return nil }
             keyTypes.append(type)
         }
         self.descriptor = descriptor
@@ -60,8 +67,12 @@ struct HashAggregate {
     func rows(of table: GroupTable) throws -> [AggregateRow] {
         try page(table.sortedGroups(by: order)).map { group in
             var row: AggregateRow = [:]
-            for (path, key) in zip(descriptor.groupBy, try table.keys(of: group, paths: descriptor.groupBy)) { row[path.description] = key }
-            for (counter, aggregation) in descriptor.aggregations.enumerated() { row[aggregation.name] = .int(table.counts(group, counter)) }
+            for (path, key) in zip(descriptor.groupBy, try table.keys(of: group, paths: descriptor.groupBy)) {
+                row[path.description] = key
+            }
+            for (counter, aggregation) in descriptor.aggregations.enumerated() {
+                row[aggregation.name] = .int(table.counts(group, counter))
+            }
             return row
         }
     }
@@ -71,8 +82,12 @@ struct HashAggregate {
         let keys = descriptor.groupBy.map(\.description)
         let names = descriptor.aggregations.map(\.name)
         var order: [GroupTable.SortKey] = descriptor.sortBy.compactMap { sort in
-            if let index = keys.firstIndex(of: sort.key) { return .init(column: .key(index), ascending: sort.ascending) }
-            if let index = names.firstIndex(of: sort.key) { return .init(column: .counter(index), ascending: sort.ascending) }
+            if let index = keys.firstIndex(of: sort.key) {
+                return .init(column: .key(index), ascending: sort.ascending)
+            }
+            if let index = names.firstIndex(of: sort.key) {
+                return .init(column: .counter(index), ascending: sort.ascending)
+            }
             return nil
         }
         order += keys.indices.map { .init(column: .key($0), ascending: true) }

@@ -8,7 +8,8 @@ private let constraintPrimaryKey: Int32 = SQLITE_CONSTRAINT | (6 << 8)
 extension ModelError {
     /// The error SQLite reported for `code` on `db`, with SQLite's message and the SQL that failed.
     static func sqlite(_ code: Int32, db: OpaquePointer?, sql: String? = nil) -> ModelError {
-        let message = db.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
+        let message =
+            db.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
             ?? String(cString: sqlite3_errstr(code))
         return sqlite(code, message: message, sql: sql)
     }
@@ -24,16 +25,19 @@ extension ModelError {
         switch primary {
         case SQLITE_INTERRUPT:
             return ModelError.interrupted
-        case SQLITE_ERROR where message.contains("parser stack overflow") || message.contains("too large") || message.contains("too many"):
+        case SQLITE_ERROR
+        where message.contains("parser stack overflow") || message.contains("too large") || message.contains("too many"):
             // A request within modeld's limits that SQLite still cannot compile.
             modelCode = .resourceExhausted
-            advice = ": the request is too complex for the SQLite store (nested or sized beyond what SQLite compiles); simplify it"
+            advice =
+                ": the request is too complex for the SQLite store (nested or sized beyond what SQLite compiles); simplify it"
         case SQLITE_CONSTRAINT where code == constraintUnique || code == constraintPrimaryKey:
             modelCode = .uniqueConstraint
             advice = ""
         case SQLITE_FULL:
             modelCode = .resourceExhausted
-            advice = ": the disk holding the store (or the store's size limit, --max-store-size) is full; free space, and the store takes saves again"
+            advice =
+                ": the disk holding the store (or the store's size limit, --max-store-size) is full; free space, and the store takes saves again"
         case SQLITE_TOOBIG, SQLITE_NOMEM:
             modelCode = .resourceExhausted
             advice = "; make the request smaller"

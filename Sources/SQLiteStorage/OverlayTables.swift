@@ -43,21 +43,32 @@ enum OverlayTables {
         func columns(_ values: [String: Value], _ links: [ChangeSetPlan.Link]) -> [(String, Value)] {
             var columns = values
             for link in links where link.relationship.storage == .foreignKey {
-                if case .toOne(let target) = link.kind { columns[link.relationship.name] = target.map { .int(key($0)) } ?? .null }
+                if case .toOne(let target) = link.kind {
+                    columns[link.relationship.name] = target.map { .int(key($0)) } ?? .null
+                }
             }
             return columns.sorted { $0.key < $1.key }
         }
         func link(_ owner: Int64, _ links: [ChangeSetPlan.Link]) throws {
             for link in links {
-                guard case .joinTable(let table, true) = link.relationship.storage, case .toMany(let added, let removed) = link.kind else { continue }
+                guard case .joinTable(let table, true) = link.relationship.storage,
+                    case .toMany(let added, let removed) = link.kind
+                else { continue }
                 changedJoins.insert(table.name)
                 for target in removed.map(key) {
-                    try connection.run("INSERT OR IGNORE INTO \(Self.removed(table.name)) VALUES (?1, ?2)", [.int(owner), .int(target)])
-                    try connection.run("DELETE FROM \(Self.added(table.name)) WHERE \"source\" = ?1 AND \"target\" = ?2", [.int(owner), .int(target)])
+                    try connection.run(
+                        "INSERT OR IGNORE INTO \(Self.removed(table.name)) VALUES (?1, ?2)",
+                        [.int(owner), .int(target)])
+                    try connection.run(
+                        "DELETE FROM \(Self.added(table.name)) WHERE \"source\" = ?1 AND \"target\" = ?2",
+                        [.int(owner), .int(target)])
                 }
                 for target in added.map(key) {
-                    try connection.run("INSERT OR IGNORE INTO \(Self.added(table.name)) VALUES (?1, ?2)", [.int(owner), .int(target)])
-                    try connection.run("DELETE FROM \(Self.removed(table.name)) WHERE \"source\" = ?1 AND \"target\" = ?2", [.int(owner), .int(target)])
+                    try connection.run(
+                        "INSERT OR IGNORE INTO \(Self.added(table.name)) VALUES (?1, ?2)", [.int(owner), .int(target)])
+                    try connection.run(
+                        "DELETE FROM \(Self.removed(table.name)) WHERE \"source\" = ?1 AND \"target\" = ?2",
+                        [.int(owner), .int(target)])
                 }
             }
         }
@@ -67,17 +78,24 @@ enum OverlayTables {
             touch(root)
             let values = Dictionary(uniqueKeysWithValues: columns(insert.attributes, insert.links))
             let statement = layout.insertStatement(for: insert.entity, into: rows(root))
-            try connection.run(statement.sql, [.int(keys[index]), .string(insert.entity.name), .int(1)] + statement.columns.map { values[$0] ?? .null })
+            try connection.run(
+                statement.sql,
+                [.int(keys[index]), .string(insert.entity.name), .int(1)]
+                    + statement.columns.map { values[$0] ?? .null })
         }
         for update in plan.updates {
             let root = update.ref.root
             touch(root)
-            try connection.run("INSERT OR IGNORE INTO \(rows(root)) SELECT * FROM main.\(SQL.quote(root)) WHERE \"_pk\" = ?1", [.int(update.ref.key)])
+            try connection.run(
+                "INSERT OR IGNORE INTO \(rows(root)) SELECT * FROM main.\(SQL.quote(root)) WHERE \"_pk\" = ?1",
+                [.int(update.ref.key)])
             try connection.run("INSERT OR IGNORE INTO \(hidden(root)) VALUES (?1)", [.int(update.ref.key)])
             let assignments = columns(update.attributes, update.links)
             let version = "\"_version\" = (SELECT \"_version\" FROM main.\(SQL.quote(root)) WHERE \"_pk\" = ?1) + 1"
             let sets = assignments.enumerated().map { "\(SQL.quote($1.0)) = ?\($0 + 2)" } + [version]
-            try connection.run("UPDATE \(rows(root)) SET \(sets.joined(separator: ", ")) WHERE \"_pk\" = ?1", [.int(update.ref.key)] + assignments.map(\.1))
+            try connection.run(
+                "UPDATE \(rows(root)) SET \(sets.joined(separator: ", ")) WHERE \"_pk\" = ?1",
+                [.int(update.ref.key)] + assignments.map(\.1))
         }
         for (index, insert) in plan.inserts.enumerated() { try link(keys[index], insert.links) }
         for update in plan.updates { try link(update.ref.key, update.links) }
@@ -92,19 +110,23 @@ enum OverlayTables {
         var shadows: [String] = []
         for root in changedRoots {
             let table = SQL.quote(root)
-            shadows.append("""
+            shadows.append(
+                """
                 \(table) AS NOT MATERIALIZED (SELECT * FROM main.\(table) WHERE "_pk" NOT IN (SELECT "pk" FROM \(hidden(root))) \
                 UNION ALL SELECT * FROM \(rows(root)))
                 """)
             overlay.filledTables += [rows(root), hidden(root), deleted(root)]
         }
         for join in layout.schema.joinTables
-            where changedJoins.contains(join.name) || deletedRoots.contains(join.sourceRoot) || deletedRoots.contains(join.targetRoot) {
+        where changedJoins.contains(join.name) || deletedRoots.contains(join.sourceRoot)
+            || deletedRoots.contains(join.targetRoot)
+        {
             let table = SQL.quote(join.name)
             let alive = { (alias: String) in
                 "\(alias).\"source\" NOT IN (SELECT \"pk\" FROM \(deleted(join.sourceRoot))) AND \(alias).\"target\" NOT IN (SELECT \"pk\" FROM \(deleted(join.targetRoot)))"
             }
-            shadows.append("""
+            shadows.append(
+                """
                 \(table) AS NOT MATERIALIZED (SELECT o."source", o."target" FROM main.\(table) AS o WHERE \(alive("o")) \
                 AND NOT EXISTS (SELECT 1 FROM \(removed(join.name)) AS r WHERE r."source" = o."source" AND r."target" = o."target") \
                 UNION ALL SELECT a."source", a."target" FROM \(added(join.name)) AS a WHERE \(alive("a")) \
@@ -125,19 +147,25 @@ enum OverlayTables {
     private static func createTables(_ layout: SQLiteLayout, _ connection: SQLiteConnection) throws {
         guard connection.overlaySchemaHash != layout.schema.versionHash else { return }
         var existing: [String] = []
-        try connection.query("SELECT name FROM temp.sqlite_master WHERE type = 'table' AND name LIKE '\\_overlay\\_%' ESCAPE '\\'") {
+        try connection.query(
+            "SELECT name FROM temp.sqlite_master WHERE type = 'table' AND name LIKE '\\_overlay\\_%' ESCAPE '\\'"
+        ) {
             existing.append($0.text(0))
         }
         for name in existing { try connection.execute("DROP TABLE temp.\(SQL.quote(name))") }
         for table in layout.tables {
-            try connection.execute("CREATE TEMP TABLE \(SQL.quote("_overlay_rows_\(table.name)")) (\(SQLiteLayout.columnDefinitions(table)))")
+            try connection.execute(
+                "CREATE TEMP TABLE \(SQL.quote("_overlay_rows_\(table.name)")) (\(SQLiteLayout.columnDefinitions(table)))"
+            )
             for name in ["_overlay_hidden_\(table.name)", "_overlay_deleted_\(table.name)"] {
                 try connection.execute("CREATE TEMP TABLE \(SQL.quote(name)) (\"pk\" INTEGER PRIMARY KEY)")
             }
         }
         for join in layout.schema.joinTables {
             for name in ["_overlay_added_\(join.name)", "_overlay_removed_\(join.name)"] {
-                try connection.execute("CREATE TEMP TABLE \(SQL.quote(name)) (\"source\" INTEGER NOT NULL, \"target\" INTEGER NOT NULL, PRIMARY KEY (\"source\", \"target\")) WITHOUT ROWID")
+                try connection.execute(
+                    "CREATE TEMP TABLE \(SQL.quote(name)) (\"source\" INTEGER NOT NULL, \"target\" INTEGER NOT NULL, PRIMARY KEY (\"source\", \"target\")) WITHOUT ROWID"
+                )
             }
         }
         connection.clearCache()

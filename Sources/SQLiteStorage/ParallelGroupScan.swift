@@ -12,7 +12,7 @@ import ModelCore
 /// leader's, so it joins only when its ``SnapshotMark`` equals the leader's: no commit, from any
 /// connection in any process, came between them. Otherwise it leaves the parts to the leader.
 /// A helper that has not started by the time the leader has claimed every part does not join.
-final class ParallelGroupScan: @unchecked Sendable {  // Mutable state is guarded by `condition`.
+final class ParallelGroupScan: @unchecked Sendable { // Mutable state is guarded by `condition`.
     struct Options: Sendable {
         /// Keys per part: a few milliseconds of scanning.
         var partKeys: Int64 = 32_768
@@ -50,7 +50,10 @@ final class ParallelGroupScan: @unchecked Sendable {  // Mutable state is guarde
     private var helperGaveUp = false
     private var helperError: (any Error)?
 
-    private init(sql: String, parameters: [Value], rangeSQL: String, parts: [ClosedRange<Int64>], mark: SnapshotMark, table: GroupTable) {
+    private init(
+        sql: String, parameters: [Value], rangeSQL: String, parts: [ClosedRange<Int64>], mark: SnapshotMark,
+        table: GroupTable
+    ) {
         self.sql = sql
         self.parameters = parameters
         self.rangeSQL = rangeSQL
@@ -63,8 +66,10 @@ final class ParallelGroupScan: @unchecked Sendable {  // Mutable state is guarde
     /// read transaction that has run no statement yet, with `helpers` when the table is large
     /// enough and their snapshots are the leader's. The filled table (nil when it gave up, see
     /// ``GroupTable/GivenUp``), and how many helpers joined and how many parts they counted.
-    static func count(_ descriptor: AggregateDescriptor, entity: ResolvedEntity, into table: GroupTable, context: ReadContext,
-                      helpers: ReaderHelpers, options: Options) throws -> Outcome {
+    static func count(
+        _ descriptor: AggregateDescriptor, entity: ResolvedEntity, into table: GroupTable, context: ReadContext,
+        helpers: ReaderHelpers, options: Options
+    ) throws -> Outcome {
         let connection = context.connection
         var compiler = context.compiler(for: entity)
         let sql = try compiler.groupScan(descriptor, keyRange: true)
@@ -78,15 +83,19 @@ final class ParallelGroupScan: @unchecked Sendable {  // Mutable state is guarde
                 if let low = row.optionalInt64(0), let high = row.optionalInt64(1) { range = (low, high) }
             }
         }
-        let parts = range.map { split($0.0...$0.1, partKeys: options.partKeys, maximumParts: options.maximumParts) } ?? []
+        let parts =
+            range.map { split($0.0...$0.1, partKeys: options.partKeys, maximumParts: options.maximumParts) } ?? []
         guard let mark, helpers.count > 0, parts.count >= options.minimumParts else {
             // Alone: every key in one part.
             let filled = try connection.groupCounter.count(into: table) {
-                if let (low, high) = range { try connection.query(sql, compiler.parameters + [.int(low), .int(high)]) { _ in } }
+                if let (low, high) = range {
+                    try connection.query(sql, compiler.parameters + [.int(low), .int(high)]) { _ in }
+                }
             }
             return Outcome(table: filled, helpersJoined: 0, helperParts: 0)
         }
-        let scan = ParallelGroupScan(sql: sql, parameters: compiler.parameters, rangeSQL: rangeSQL, parts: parts, mark: mark, table: table)
+        let scan = ParallelGroupScan(
+            sql: sql, parameters: compiler.parameters, rangeSQL: rangeSQL, parts: parts, mark: mark, table: table)
         options.afterLeaderSnapshot?()
         return try scan.lead(connection, table: table, helpers: helpers, waitForHelpers: options.leaderWaitsForHelpers)
     }
@@ -116,7 +125,9 @@ final class ParallelGroupScan: @unchecked Sendable {  // Mutable state is guarde
         let helperParts: Int
     }
 
-    private func lead(_ connection: SQLiteConnection, table: GroupTable, helpers: ReaderHelpers, waitForHelpers: Bool) throws -> Outcome {
+    private func lead(_ connection: SQLiteConnection, table: GroupTable, helpers: ReaderHelpers, waitForHelpers: Bool)
+        throws -> Outcome
+    {
         condition.withLock { helpersUndecided = helpers.count }
         helpers.submit { [self] connection in help(connection) }
         if waitForHelpers { condition.withLock { while helpersUndecided > 0 { condition.wait() } } }
@@ -186,7 +197,9 @@ final class ParallelGroupScan: @unchecked Sendable {  // Mutable state is guarde
 
     /// Counts the parts it can claim into `table` on `connection`: the table (nil when it gave
     /// up), and how many parts it counted.
-    private func count(on connection: SQLiteConnection, into table: GroupTable) throws -> (table: GroupTable?, parts: Int) {
+    private func count(on connection: SQLiteConnection, into table: GroupTable) throws -> (
+        table: GroupTable?, parts: Int
+    ) {
         var parts = 0
         let filled = try connection.groupCounter.count(into: table) {
             while let part = claim() {

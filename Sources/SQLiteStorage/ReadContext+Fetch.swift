@@ -32,8 +32,10 @@ extension ReadContext {
     /// batches of at most `batchSize` objects and about `byteBudget` bytes (each with its
     /// relationships) as the statement steps, so that only a batch is ever held. Returns how many
     /// objects there were.
-    func streamObjects(_ descriptor: FetchDescriptor, batchSize: Int, byteBudget: Int = .max,
-                       emit: ([ObjectSnapshot]) throws -> Void) throws -> Int {
+    func streamObjects(
+        _ descriptor: FetchDescriptor, batchSize: Int, byteBudget: Int = .max,
+        emit: ([ObjectSnapshot]) throws -> Void
+    ) throws -> Int {
         let statement = try objectsQuery(descriptor)
         var batch: [ObjectSnapshot] = []
         batch.reserveCapacity(min(batchSize, 1_024))
@@ -45,7 +47,8 @@ extension ReadContext {
             batch.removeAll(keepingCapacity: true)
             bytes = 0
         }
-        try decodeObjects(statement.sql, statement.parameters, table: statement.table, plans: statement.plans) { snapshot in
+        try decodeObjects(statement.sql, statement.parameters, table: statement.table, plans: statement.plans) {
+            snapshot in
             batch.append(snapshot)
             if byteBudget < .max { bytes += snapshot.estimatedSize }
             if batch.count >= batchSize || bytes >= byteBudget { try flush() }
@@ -77,12 +80,15 @@ extension ReadContext {
             selection = layout.allColumns(of: entity, includesSubentities: descriptor.includesSubentities)
         }
         let sql = try compiler.fetch(descriptor, columns: selection.columns)
-        return ObjectsQuery(table: table, plans: selection.plans, properties: properties, sql: sql, parameters: compiler.parameters)
+        return ObjectsQuery(
+            table: table, plans: selection.plans, properties: properties, sql: sql, parameters: compiler.parameters)
     }
 
     /// The objects reached from `objects` along each path: once each, in key order within a
     /// path, paths in the order given.
-    private func prefetch(_ paths: [PropertyPath], from results: [ObjectSnapshot], entity: ResolvedEntity) throws -> [ObjectSnapshot] {
+    private func prefetch(_ paths: [PropertyPath], from results: [ObjectSnapshot], entity: ResolvedEntity) throws
+        -> [ObjectSnapshot]
+    {
         guard !paths.isEmpty else { return [] }
         let table = layout.table(for: entity)
         var seen = Set<PersistentIdentifier>()
@@ -109,20 +115,26 @@ extension ReadContext {
     /// then true), otherwise with SQLite's GROUP BY. With `split`, the hash table's scan is split
     /// with the readers it names (``ParallelGroupScan``; in a read transaction that has run no
     /// statement yet, without an overlay).
-    func aggregate(_ descriptor: AggregateDescriptor, hashedGroupLimit: Int = HashAggregate.groupLimit,
-                   split: (helpers: ReaderHelpers, options: ParallelGroupScan.Options)? = nil) throws -> AggregateOutcome {
+    func aggregate(
+        _ descriptor: AggregateDescriptor, hashedGroupLimit: Int = HashAggregate.groupLimit,
+        split: (helpers: ReaderHelpers, options: ParallelGroupScan.Options)? = nil
+    ) throws -> AggregateOutcome {
         let entity = try schema.entity(descriptor.entityName)
         if let hashed = HashAggregate(descriptor, entity: entity, schema: schema, groupLimit: hashedGroupLimit) {
             if let split, overlay.prefix.isEmpty {
-                let scan = try ParallelGroupScan.count(descriptor, entity: entity, into: hashed.emptyTable, context: self,
-                                                       helpers: split.helpers, options: split.options)
+                let scan = try ParallelGroupScan.count(
+                    descriptor, entity: entity, into: hashed.emptyTable, context: self,
+                    helpers: split.helpers, options: split.options)
                 if let table = scan.table {
-                    return AggregateOutcome(rows: try hashed.rows(of: table), hashed: true, helpersJoined: scan.helpersJoined, helperParts: scan.helperParts)
+                    return AggregateOutcome(
+                        rows: try hashed.rows(of: table), hashed: true, helpersJoined: scan.helpersJoined,
+                        helperParts: scan.helperParts)
                 }
             } else {
                 var compiler = compiler(for: entity)
                 let sql = try compiler.groupScan(descriptor)
-                if let rows = try hashed.rows(connection.groupCounter, { try query(sql, compiler.parameters) { _ in } }) {
+                if let rows = try hashed.rows(connection.groupCounter, { try query(sql, compiler.parameters) { _ in } })
+                {
                     return AggregateOutcome(rows: rows, hashed: true)
                 }
             }

@@ -4,7 +4,9 @@ extension ReadContext {
     /// Reads the rows of an objects statement (`_pk`, `_entity`, `_version`, then the columns
     /// `plans` were made for) into snapshots of `table`'s objects, with their foreign-key
     /// relationships; the others are filled by ``loadRelationships(_:table:properties:)``.
-    func decodeObjects(_ sql: String, _ parameters: [Value], table: TableLayout, plans: RowPlans) throws -> [ObjectSnapshot] {
+    func decodeObjects(_ sql: String, _ parameters: [Value], table: TableLayout, plans: RowPlans) throws
+        -> [ObjectSnapshot]
+    {
         var snapshots: [ObjectSnapshot] = []
         try decodeObjects(sql, parameters, table: table, plans: plans) { snapshots.append($0) }
         return snapshots
@@ -12,8 +14,10 @@ extension ReadContext {
 
     /// Reads the rows of an objects statement as ``decodeObjects(_:_:table:plans:)`` does,
     /// handing each snapshot to `body` as its row is read.
-    func decodeObjects(_ sql: String, _ parameters: [Value], table: TableLayout, plans: RowPlans,
-                       _ body: (ObjectSnapshot) throws -> Void) throws {
+    func decodeObjects(
+        _ sql: String, _ parameters: [Value], table: TableLayout, plans: RowPlans,
+        _ body: (ObjectSnapshot) throws -> Void
+    ) throws {
         var plans = plans
         // Rows of one entity usually come together.
         var last: RowPlan?
@@ -40,10 +44,13 @@ extension ReadContext {
                 }
                 // A dangling reference has no target row: it keeps the destination's name.
                 let targetEntity = row.isNull(index + 1) ? foreignKey.destination : row.text(index + 1)
-                relationships[foreignKey.name] = .toOne(identifier(root: foreignKey.root, entity: targetEntity, key: target))
+                relationships[foreignKey.name] = .toOne(
+                    identifier(root: foreignKey.root, entity: targetEntity, key: target))
             }
-            try body(ObjectSnapshot(id: identifier(root: table.name, entity: entityName, key: key), version: row.int64(2),
-                                    attributes: attributes, relationships: relationships))
+            try body(
+                ObjectSnapshot(
+                    id: identifier(root: table.name, entity: entityName, key: key), version: row.int64(2),
+                    attributes: attributes, relationships: relationships))
         }
     }
 
@@ -58,9 +65,10 @@ extension ReadContext {
         for (index, snapshot) in snapshots.enumerated() {
             if snapshot.id.entityName != lastEntity {
                 lastEntity = snapshot.id.entityName
-                loaded = schema[snapshot.id.entityName]?.relationships.filter {
-                    $0.storage != .foreignKey && (properties?.contains($0.name) ?? true)
-                } ?? []
+                loaded =
+                    schema[snapshot.id.entityName]?.relationships.filter {
+                        $0.storage != .foreignKey && (properties?.contains($0.name) ?? true)
+                    } ?? []
             }
             for relationship in loaded {
                 let key = "\(relationship.declaringEntity).\(relationship.name)"
@@ -74,7 +82,8 @@ extension ReadContext {
             let related = try relatedObjects(relationship, of: ownerKeys)
             for row in rows {
                 let targets = key(of: snapshots[row].id, table: table).flatMap { related[$0] } ?? []
-                snapshots[row].relationships[relationship.name] = relationship.isToMany ? .toMany(targets) : .toOne(targets.first)
+                snapshots[row].relationships[relationship.name] =
+                    relationship.isToMany ? .toMany(targets) : .toOne(targets.first)
             }
         }
     }
@@ -88,7 +97,9 @@ extension ReadContext {
     }
 
     /// The objects related to each of `owners` through `relationship`, in key order.
-    func relatedObjects(_ relationship: ResolvedRelationship, of owners: [Int64]) throws -> [Int64: [PersistentIdentifier]] {
+    func relatedObjects(_ relationship: ResolvedRelationship, of owners: [Int64]) throws -> [Int64:
+        [PersistentIdentifier]]
+    {
         guard !owners.isEmpty else { return [:] }
         let targetRoot = schema[relationship.destination]?.root ?? relationship.destination
         let target = layout.table(root: targetRoot)
@@ -128,10 +139,13 @@ extension ReadContext {
         guard !keys.isEmpty, let statement = layout.objectsByKey(root: root) else { return [] }
         // One key, a point read, is looked up directly: reading a JSON list through json_each
         // cost about as much as the lookup itself.
-        let (condition, parameter) = keys.count == 1 ? ("= ?1", Value.int(keys.first!))
+        let (condition, parameter) =
+            keys.count == 1
+            ? ("= ?1", Value.int(keys.first!))
             : ("IN (SELECT value FROM json_each(?1)) ORDER BY t0.\"_pk\"", Self.keyList(keys))
-        var snapshots = try decodeObjects(statement.selectFrom + " WHERE t0.\"_pk\" " + condition, [parameter],
-                                          table: statement.table, plans: statement.plans)
+        var snapshots = try decodeObjects(
+            statement.selectFrom + " WHERE t0.\"_pk\" " + condition, [parameter],
+            table: statement.table, plans: statement.plans)
         try loadRelationships(&snapshots, table: statement.table, properties: nil)
         return snapshots
     }

@@ -16,20 +16,25 @@ struct ReadContext {
     /// Runs `body` in a read transaction on `connection`, with `changes` installed as an overlay
     /// (and removed again afterwards) when given. A body that runs a single statement without an
     /// overlay (`singleStatement`) needs no transaction of its own: the statement is one.
-    static func read<T>(_ connection: SQLiteConnection, layout: SQLiteLayout, storeIdentifier: UUID,
-                        overlay changes: ChangeSet? = nil, singleStatement: Bool = false,
-                        _ body: (ReadContext) throws -> T) throws -> T {
-        let plain = ReadContext(connection: connection, layout: layout, storeIdentifier: storeIdentifier, overlay: Overlay())
+    static func read<T>(
+        _ connection: SQLiteConnection, layout: SQLiteLayout, storeIdentifier: UUID,
+        overlay changes: ChangeSet? = nil, singleStatement: Bool = false,
+        _ body: (ReadContext) throws -> T
+    ) throws -> T {
+        let plain = ReadContext(
+            connection: connection, layout: layout, storeIdentifier: storeIdentifier, overlay: Overlay())
         let hasOverlay = !(changes?.isEmpty ?? true)
         if singleStatement, !hasOverlay { return try body(plain) }
         return try connection.transaction(write: false) {
             guard let changes, hasOverlay else { return try body(plain) }
             try ChangeSetPlan.checkIdentifiers(changes, schema: layout.schema, storeIdentifier: storeIdentifier)
-            let reads = try StoredRows(for: changes, layout: layout, connection: connection, storeIdentifier: storeIdentifier)
+            let reads = try StoredRows(
+                for: changes, layout: layout, connection: connection, storeIdentifier: storeIdentifier)
             let plan = try ChangeSetPlan(changes, reads: reads, isOverlay: true)
             let overlay = try OverlayTables.install(plan, layout: layout, connection: connection)
             defer { try? OverlayTables.clear(overlay, connection: connection) }
-            return try body(ReadContext(connection: connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay))
+            return try body(
+                ReadContext(connection: connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay))
         }
     }
 

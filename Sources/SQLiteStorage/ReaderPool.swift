@@ -37,7 +37,9 @@ final class ReaderPool: Sendable {
     var readerCount: Int { readers.count }
 
     /// Runs `body` on the least busy reader, placed as `placement` says.
-    func run<T: Sendable>(_ placement: Placement = .queue, _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+    func run<T: Sendable>(_ placement: Placement = .queue, _ body: @escaping @Sendable (SQLiteConnection) throws -> T)
+        async throws -> T
+    {
         let (index, idle) = try reserve()
         defer { pending.withLock { $0[index] -= 1 } }
         switch placement {
@@ -56,8 +58,10 @@ final class ReaderPool: Sendable {
     /// idle, as ``Placement/hereWithinBudget`` does; when it runs past the budget, or no reader
     /// is idle, runs `long` on that reader's queue instead, with the other readers as helpers it
     /// may lend part of the work to. Both must only read.
-    func run<T: Sendable>(tryingHere short: ((SQLiteConnection) throws -> T)?,
-                          otherwise long: @escaping @Sendable (SQLiteConnection, ReaderHelpers) throws -> T) async throws -> T {
+    func run<T: Sendable>(
+        tryingHere short: ((SQLiteConnection) throws -> T)?,
+        otherwise long: @escaping @Sendable (SQLiteConnection, ReaderHelpers) throws -> T
+    ) async throws -> T {
         let (index, idle) = try reserve()
         defer { pending.withLock { $0[index] -= 1 } }
         if let short, idle {

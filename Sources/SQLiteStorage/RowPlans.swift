@@ -48,7 +48,9 @@ struct RowPlan: Sendable {
         let table = Dictionary(returned.map { ($0.name, Value.null) }, uniquingKeysWith: { first, _ in first })
         attributeTable = table
         attributes = returned.map { (table.index(forKey: $0.name)!, $0.type, positions[$0.name]) }
-        foreignKeys = entity.relationships.filter { $0.storage == .foreignKey && (properties?.contains($0.name) ?? true) }.map {
+        foreignKeys = entity.relationships.filter {
+            $0.storage == .foreignKey && (properties?.contains($0.name) ?? true)
+        }.map {
             ($0.name, $0.destination, schema[$0.destination]?.root ?? $0.destination, positions[$0.name])
         }
     }
@@ -119,8 +121,9 @@ extension SQLiteLayout {
         // The root with its subentities: every entity of the table.
         let selection = allColumns(of: rootEntity, includesSubentities: true)
         let select = compiler.objectSelect(selection.columns)
-        let statement = ObjectsByKeyStatement(table: table, selectFrom: "SELECT \(select) FROM \(table.quoted) AS t0\(compiler.root.joinClause)",
-                                              plans: selection.plans)
+        let statement = ObjectsByKeyStatement(
+            table: table, selectFrom: "SELECT \(select) FROM \(table.quoted) AS t0\(compiler.root.joinClause)",
+            plans: selection.plans)
         objectsByKeyStatements.withLock { $0[root] = statement }
         return statement
     }

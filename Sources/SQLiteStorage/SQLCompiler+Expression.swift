@@ -38,8 +38,9 @@ extension SQLCompiler {
         case .keyPath(let path):
             let resolved = try resolve(path)
             guard resolved.toManyIndex == nil else {
-                throw ModelError(.invalidPredicate, "'\(path)' crosses a to-many relationship: say ANY, ALL or NONE, or use @count",
-                                 context: ["keyPath": path.description])
+                throw ModelError(
+                    .invalidPredicate, "'\(path)' crosses a to-many relationship: say ANY, ALL or NONE, or use @count",
+                    context: ["keyPath": path.description])
             }
             let scope = try scope(of: path)
             return value(of: resolved.relationships[...], attribute: resolved.attribute, from: scope.alias, in: scope)
@@ -51,7 +52,8 @@ extension SQLCompiler {
         case .subqueryCount(let collection, let variable, let inner):
             let resolved = try resolve(collection)
             guard resolved.endsAtToMany, let last = resolved.relationships.last else {
-                throw ModelError(.invalidPredicate, "SUBQUERY needs a to-many relationship, and '\(collection)' is not one")
+                throw ModelError(
+                    .invalidPredicate, "SUBQUERY needs a to-many relationship, and '\(collection)' is not one")
             }
             let scope = try scope(of: collection)
             let owner = join(resolved.relationships.dropLast(), from: scope.alias, in: scope)
@@ -62,7 +64,8 @@ extension SQLCompiler {
             defer { variables[variable] = outer }
             let condition = try predicate(inner)
             return SQLExpression(
-                sql: "(SELECT count(*) FROM \(rows.from)\(variableScope.joinClause) WHERE \(rows.condition) AND (\(condition)))",
+                sql:
+                    "(SELECT count(*) FROM \(rows.from)\(variableScope.joinClause) WHERE \(rows.condition) AND (\(condition)))",
                 kind: .value(.int))
         case .arithmetic(let op, let a, let b):
             return try arithmetic(op, expression(a), expression(b))
@@ -71,8 +74,10 @@ extension SQLCompiler {
 
     /// The value at the end of to-one `relationships` from `alias`: an attribute, or the key of
     /// the object reached (`alias` itself when there are no relationships).
-    mutating func value(of relationships: ArraySlice<ResolvedRelationship>, attribute: AttributeDescription?,
-                        from alias: String, in scope: SQLScope) -> SQLExpression {
+    mutating func value(
+        of relationships: ArraySlice<ResolvedRelationship>, attribute: AttributeDescription?,
+        from alias: String, in scope: SQLScope
+    ) -> SQLExpression {
         if let attribute {
             let end = join(relationships, from: alias, in: scope)
             return SQLExpression(sql: SQL.column(end, attribute.name), kind: .value(attribute.type))
@@ -84,11 +89,14 @@ extension SQLCompiler {
 
     /// `items.@count`, `items.@sum.price`…: a correlated subquery over the related objects.
     /// `@sum` of none is 0 of the attribute's type; `@avg`, `@min`, `@max` of none are NULL.
-    private mutating func collection(_ function: CollectionFunction, _ path: PropertyPath,
-                                     _ attributeName: String?) throws(ModelError) -> SQLExpression {
+    private mutating func collection(
+        _ function: CollectionFunction, _ path: PropertyPath,
+        _ attributeName: String?
+    ) throws(ModelError) -> SQLExpression {
         let resolved = try resolve(path)
         guard resolved.endsAtToMany, let last = resolved.relationships.last else {
-            throw ModelError(.invalidPredicate, "\(function.rawValue) applies to a to-many relationship, and '\(path)' is not one")
+            throw ModelError(
+                .invalidPredicate, "\(function.rawValue) applies to a to-many relationship, and '\(path)' is not one")
         }
         let scope = try scope(of: path)
         let owner = join(resolved.relationships.dropLast(), from: scope.alias, in: scope)
@@ -103,12 +111,15 @@ extension SQLCompiler {
         switch function {
         case .sum:
             let zero = attribute.type == .decimal ? "'0'" : (attribute.type == .int ? "0" : "0.0")
-            return SQLExpression(sql: "COALESCE((SELECT modeld_sum(\(column), \(code)) \(from)), \(zero))", kind: .value(attribute.type))
+            return SQLExpression(
+                sql: "COALESCE((SELECT modeld_sum(\(column), \(code)) \(from)), \(zero))", kind: .value(attribute.type))
         case .avg:
-            return SQLExpression(sql: "(SELECT modeld_avg(\(column), \(code)) \(from))",
-                                 kind: .value(attribute.type == .decimal ? .decimal : .double))
+            return SQLExpression(
+                sql: "(SELECT modeld_avg(\(column), \(code)) \(from))",
+                kind: .value(attribute.type == .decimal ? .decimal : .double))
         case .min, .max:
-            return SQLExpression(sql: "(SELECT \(function == .min ? "min" : "max")(\(column)) \(from))", kind: .value(attribute.type))
+            return SQLExpression(
+                sql: "(SELECT \(function == .min ? "min" : "max")(\(column)) \(from))", kind: .value(attribute.type))
         case .count:
             return SQLExpression(sql: rows.countSQL, kind: .value(.int))
         }
@@ -117,13 +128,16 @@ extension SQLCompiler {
     /// Arithmetic as the semantics page defines it: SQLite's integer arithmetic (overflow turns
     /// into a double), `/` always in doubles (division by zero is NULL), date ± seconds through
     /// `modeld_date_add`, date − date in seconds.
-    private func arithmetic(_ op: ArithmeticOperator, _ a: SQLExpression, _ b: SQLExpression) throws(ModelError) -> SQLExpression {
+    private func arithmetic(_ op: ArithmeticOperator, _ a: SQLExpression, _ b: SQLExpression) throws(ModelError)
+        -> SQLExpression
+    {
         guard let x = a.type, let y = b.type else {
             throw ModelError(.typeMismatch, "arithmetic needs numbers or dates, not nil or objects")
         }
         switch (x, y, op) {
         case (.date, .int, .add), (.date, .double, .add), (.date, .int, .subtract), (.date, .double, .subtract):
-            return SQLExpression(sql: "modeld_date_add(\(a.sql), \(b.sql), \(op == .add ? 1 : -1))", kind: .value(.date))
+            return SQLExpression(
+                sql: "modeld_date_add(\(a.sql), \(b.sql), \(op == .add ? 1 : -1))", kind: .value(.date))
         case (.int, .date, .add), (.double, .date, .add):
             return SQLExpression(sql: "modeld_date_add(\(b.sql), \(a.sql), 1)", kind: .value(.date))
         case (.date, .date, .subtract):
@@ -133,7 +147,10 @@ extension SQLCompiler {
             let type: AttributeType = x == .int && y == .int ? .int : .double
             return SQLExpression(sql: "(\(a.sql) \(op.rawValue) \(b.sql))", kind: .value(type))
         default:
-            throw ModelError(.typeMismatch, "cannot compute \(x.rawValue) \(op.rawValue) \(y.rawValue); arithmetic works on int, double and date (plus or minus seconds)")
+            throw ModelError(
+                .typeMismatch,
+                "cannot compute \(x.rawValue) \(op.rawValue) \(y.rawValue); arithmetic works on int, double and date (plus or minus seconds)"
+            )
         }
     }
 }

@@ -35,11 +35,14 @@ extension SQLCompiler {
             return try compare(try expression(c.lhs), c.op, c.rhs, options: c.options)
         }
         guard case .keyPath(let path) = c.lhs else {
-            throw ModelError(.invalidPredicate, "\(c.modifier.rawValue) needs a key path through a to-many relationship")
+            throw ModelError(
+                .invalidPredicate, "\(c.modifier.rawValue) needs a key path through a to-many relationship")
         }
         let resolved = try resolve(path)
         guard let index = resolved.toManyIndex else {
-            throw ModelError(.invalidPredicate, "\(c.modifier.rawValue) needs a key path through a to-many relationship, but '\(path)' has none")
+            throw ModelError(
+                .invalidPredicate,
+                "\(c.modifier.rawValue) needs a key path through a to-many relationship, but '\(path)' has none")
         }
         let relationships = resolved.relationships
         let scope = try scope(of: path)
@@ -57,29 +60,38 @@ extension SQLCompiler {
     }
 
     /// `lhs op rhs` for one (already compiled) left side.
-    private mutating func compare(_ lhs: SQLExpression, _ op: ComparisonOperator, _ rhs: Expression,
-                                  options: StringOptions) throws(ModelError) -> String {
+    private mutating func compare(
+        _ lhs: SQLExpression, _ op: ComparisonOperator, _ rhs: Expression,
+        options: StringOptions
+    ) throws(ModelError) -> String {
         switch op {
         case .in:
-            guard case .list(let items) = rhs else { throw ModelError(.invalidPredicate, "IN needs a list on its right, such as {1, 2, 3}") }
+            guard case .list(let items) = rhs else {
+                throw ModelError(.invalidPredicate, "IN needs a list on its right, such as {1, 2, 3}")
+            }
             return try membership(lhs, items, options: options)
         case .between:
             guard case .list(let bounds) = rhs, bounds.count == 2 else {
                 throw ModelError(.invalidPredicate, "BETWEEN needs exactly two bounds, {low, high}")
             }
             let low = try expression(bounds[0]), high = try expression(bounds[1])
-            if options.isEmpty, !isMixedDecimal(lhs, low), !isMixedDecimal(lhs, high), low.kind != .null, high.kind != .null {
+            if options.isEmpty, !isMixedDecimal(lhs, low), !isMixedDecimal(lhs, high), low.kind != .null,
+                high.kind != .null
+            {
                 return "(\(lhs.sql)\(collation(lhs)) BETWEEN \(low.sql) AND \(high.sql))"
             }
-            return "(\(binary(lhs, .greaterOrEqual, low, options: options)) AND \(binary(lhs, .lessOrEqual, high, options: options)))"
+            return
+                "(\(binary(lhs, .greaterOrEqual, low, options: options)) AND \(binary(lhs, .lessOrEqual, high, options: options)))"
         default:
             return binary(lhs, op, try expression(rhs), options: options)
         }
     }
 
     /// One comparison of two compiled sides, as the semantics page defines it.
-    private func binary(_ lhs: SQLExpression, _ op: ComparisonOperator, _ rhs: SQLExpression,
-                        options: StringOptions) -> String {
+    private func binary(
+        _ lhs: SQLExpression, _ op: ComparisonOperator, _ rhs: SQLExpression,
+        options: StringOptions
+    ) -> String {
         if lhs.kind == .null || rhs.kind == .null {
             if lhs.kind == .null, rhs.kind == .null { return op == .equal ? "1" : "0" }
             let other = lhs.kind == .null ? rhs : lhs
@@ -115,8 +127,10 @@ extension SQLCompiler {
     /// `lhs IN {…}`: equal to some element; nil matches a nil element; an empty list is false.
     /// Literal lists are bound one parameter per element, or, when long, as JSON arrays read by
     /// `json_each` (SQLite takes at most 32766 parameters).
-    private mutating func membership(_ lhs: SQLExpression, _ items: [Expression],
-                                     options: StringOptions) throws(ModelError) -> String {
+    private mutating func membership(
+        _ lhs: SQLExpression, _ items: [Expression],
+        options: StringOptions
+    ) throws(ModelError) -> String {
         var literals: [Value] = []
         var hasNil = false
         var computed = false
@@ -129,7 +143,10 @@ extension SQLCompiler {
             }
         }
         let probe = SQLExpression(sql: "", kind: lhs.kind)
-        if computed || literals.contains(where: { isMixedDecimal(probe, SQLExpression(sql: "", kind: .value($0.type ?? .int))) }) {
+        if computed
+            || literals.contains(where: { isMixedDecimal(probe, SQLExpression(sql: "", kind: .value($0.type ?? .int))) }
+            )
+        {
             var tests: [String] = []
             for item in items { tests.append(binary(lhs, .equal, try expression(item), options: options)) }
             return tests.isEmpty ? "0" : "(" + tests.joined(separator: " OR ") + ")"
@@ -168,9 +185,12 @@ extension SQLCompiler {
             }
         }
         var selects: [String] = []
-        for (elements, decode) in [(integers, "value"), (doubles, "modeld_f64(value)"), (texts, "value"), (blobs, "modeld_unhex(value)")]
-            where !elements.isEmpty {
-            selects.append("SELECT \(decode) FROM json_each(\(bind(.string("[" + elements.joined(separator: ",") + "]"))))")
+        for (elements, decode) in [
+            (integers, "value"), (doubles, "modeld_f64(value)"), (texts, "value"), (blobs, "modeld_unhex(value)"),
+        ]
+        where !elements.isEmpty {
+            selects.append(
+                "SELECT \(decode) FROM json_each(\(bind(.string("[" + elements.joined(separator: ",") + "]"))))")
         }
         return "(" + selects.joined(separator: " UNION ALL ") + ")"
     }

@@ -19,7 +19,8 @@ extension SQLCompiler {
     /// `_entity`; for a count, one `count(*)` after offset and limit.
     mutating func fetch(_ descriptor: FetchDescriptor, columns: [SelectedColumn]) throws(ModelError) -> String {
         let table = layout.table(for: root.entity)
-        let condition = try filter(descriptor.predicate, includesSubentities: descriptor.includesSubentities, table: table)
+        let condition = try filter(
+            descriptor.predicate, includesSubentities: descriptor.includesSubentities, table: table)
         var order: [String] = []
         for sort in descriptor.sortBy {
             var key = try expression(.keyPath(sort.keyPath)).sql
@@ -30,13 +31,18 @@ extension SQLCompiler {
         let paging = page(offset: descriptor.offset, limit: descriptor.limit)
         switch descriptor.resultType {
         case .count:
-            if paging.isEmpty { return "SELECT count(*) FROM \(table.quoted) AS t0\(root.joinClause) WHERE \(condition)" }
-            return "SELECT count(*) FROM (SELECT t0.\"_pk\" FROM \(table.quoted) AS t0\(root.joinClause) WHERE \(condition) ORDER BY \(order.joined(separator: ", "))\(paging))"
+            if paging.isEmpty {
+                return "SELECT count(*) FROM \(table.quoted) AS t0\(root.joinClause) WHERE \(condition)"
+            }
+            return
+                "SELECT count(*) FROM (SELECT t0.\"_pk\" FROM \(table.quoted) AS t0\(root.joinClause) WHERE \(condition) ORDER BY \(order.joined(separator: ", "))\(paging))"
         case .identifiers:
-            return "SELECT t0.\"_pk\", t0.\"_entity\" FROM \(table.quoted) AS t0\(root.joinClause) WHERE \(condition) ORDER BY \(order.joined(separator: ", "))\(paging)"
+            return
+                "SELECT t0.\"_pk\", t0.\"_entity\" FROM \(table.quoted) AS t0\(root.joinClause) WHERE \(condition) ORDER BY \(order.joined(separator: ", "))\(paging)"
         case .objects:
             let select = objectSelect(columns)
-            return "SELECT \(select) FROM \(table.quoted) AS t0\(root.joinClause) WHERE \(condition) ORDER BY \(order.joined(separator: ", "))\(paging)"
+            return
+                "SELECT \(select) FROM \(table.quoted) AS t0\(root.joinClause) WHERE \(condition) ORDER BY \(order.joined(separator: ", "))\(paging)"
         }
     }
 
@@ -49,7 +55,8 @@ extension SQLCompiler {
             if case .reference = column.kind, let relationship = relationship(named: column.name) {
                 let target = alias("r")
                 let table = layout.table(root: rootName(of: relationship.destination))
-                root.joins.append("LEFT JOIN \(table.quoted) AS \(target) ON \(target).\"_pk\" = \(SQL.column("t0", column.name))")
+                root.joins.append(
+                    "LEFT JOIN \(table.quoted) AS \(target) ON \(target).\"_pk\" = \(SQL.column("t0", column.name))")
                 select.append("\(target).\"_entity\"")
             }
         }
@@ -68,7 +75,8 @@ extension SQLCompiler {
     /// sorted by `sortBy` and then by the keys ascending.
     mutating func aggregate(_ descriptor: AggregateDescriptor) throws(ModelError) -> String {
         let table = layout.table(for: root.entity)
-        let condition = try filter(descriptor.predicate, includesSubentities: descriptor.includesSubentities, table: table)
+        let condition = try filter(
+            descriptor.predicate, includesSubentities: descriptor.includesSubentities, table: table)
         var keys: [String: String] = [:]
         var select: [String] = []
         var groups: [String] = []
@@ -85,9 +93,12 @@ extension SQLCompiler {
             let type = try aggregation.resultType(for: root.entity, in: schema)
             keys[aggregation.name] = sql + (type == .decimal ? " COLLATE \(SQLiteFunctions.decimalCollation)" : "")
         }
-        var order = descriptor.sortBy.compactMap { sort in keys[sort.key].map { $0 + (sort.ascending ? " ASC" : " DESC") } }
+        var order = descriptor.sortBy.compactMap { sort in
+            keys[sort.key].map { $0 + (sort.ascending ? " ASC" : " DESC") }
+        }
         order += groups.map { $0 + " ASC" }
-        var sql = "SELECT \(select.joined(separator: ", ")) FROM \(table.quoted) AS t0\(root.joinClause) WHERE \(condition)"
+        var sql =
+            "SELECT \(select.joined(separator: ", ")) FROM \(table.quoted) AS t0\(root.joinClause) WHERE \(condition)"
         if !groups.isEmpty { sql += " GROUP BY \(groups.joined(separator: ", "))" }
         if !order.isEmpty { sql += " ORDER BY \(order.joined(separator: ", "))" }
         return sql + page(offset: descriptor.offset, limit: descriptor.limit)
@@ -100,16 +111,23 @@ extension SQLCompiler {
     /// `?N+2`, bound per run) are counted: a part of the table, as ``ParallelGroupScan`` splits it.
     mutating func groupScan(_ descriptor: AggregateDescriptor, keyRange: Bool = false) throws(ModelError) -> String {
         let table = layout.table(for: root.entity)
-        let condition = try filter(descriptor.predicate, includesSubentities: descriptor.includesSubentities, table: table)
+        let condition = try filter(
+            descriptor.predicate, includesSubentities: descriptor.includesSubentities, table: table)
         var arguments: [String] = []
         for path in descriptor.groupBy { arguments.append(try expression(.keyPath(path)).sql) }
         // count(*) counts a value that is never NULL.
         for aggregation in descriptor.aggregations {
-            if let path = aggregation.keyPath { arguments.append(try expression(.keyPath(path)).sql) } else { arguments.append("1") }
+            if let path = aggregation.keyPath {
+                arguments.append(try expression(.keyPath(path)).sql)
+            } else {
+                arguments.append("1")
+            }
         }
-        let scan = "SELECT \(GroupCounter.functionName)(\(arguments.joined(separator: ", "))) FROM \(table.quoted) AS t0\(root.joinClause)"
+        let scan =
+            "SELECT \(GroupCounter.functionName)(\(arguments.joined(separator: ", "))) FROM \(table.quoted) AS t0\(root.joinClause)"
         guard keyRange else { return scan + " WHERE \(condition)" }
-        return scan + " WHERE (\(condition)) AND t0.\"_pk\" BETWEEN ?\(parameters.count + 1) AND ?\(parameters.count + 2)"
+        return scan
+            + " WHERE (\(condition)) AND t0.\"_pk\" BETWEEN ?\(parameters.count + 1) AND ?\(parameters.count + 2)"
     }
 
     private mutating func aggregateExpression(_ aggregation: Aggregation) throws(ModelError) -> String {
@@ -127,7 +145,9 @@ extension SQLCompiler {
     }
 
     /// The `WHERE` condition: the entity filter and the predicate.
-    private mutating func filter(_ predicate: Predicate?, includesSubentities: Bool, table: TableLayout) throws(ModelError) -> String {
+    private mutating func filter(_ predicate: Predicate?, includesSubentities: Bool, table: TableLayout)
+        throws(ModelError) -> String
+    {
         let entities = includesSubentities ? root.entity.descendants : [root.entity.name]
         var terms: [String] = []
         if let entityTerm = entityFilter(entities, alias: root.alias, table: table) { terms.append(entityTerm) }

@@ -54,7 +54,8 @@ struct SQLCompiler {
     func scope(of path: PropertyPath) throws(ModelError) -> SQLScope {
         guard let variable = path.variable else { return root }
         guard let scope = variables[variable] else {
-            throw ModelError(.invalidPredicate, "variable $\(variable) is not defined here", context: ["keyPath": path.description])
+            throw ModelError(
+                .invalidPredicate, "variable $\(variable) is not defined here", context: ["keyPath": path.description])
         }
         return scope
     }
@@ -67,7 +68,9 @@ struct SQLCompiler {
     /// Follows to-one `relationships` from `alias`, adding a `LEFT JOIN` per step to `scope`
     /// (once per step and alias), and returns the alias of the object reached. A nil or dangling
     /// reference joins no row, so every attribute after it is NULL.
-    mutating func join(_ relationships: ArraySlice<ResolvedRelationship>, from alias: String, in scope: SQLScope) -> String {
+    mutating func join(_ relationships: ArraySlice<ResolvedRelationship>, from alias: String, in scope: SQLScope)
+        -> String
+    {
         var current = alias
         for relationship in relationships {
             let key = "\(current).\(relationship.name)"
@@ -77,7 +80,9 @@ struct SQLCompiler {
             }
             let target = self.alias()
             let table = layout.table(root: rootName(of: relationship.destination))
-            scope.joins.append("LEFT JOIN \(table.quoted) AS \(target) ON \(target).\"_pk\" = \(objectKey(of: relationship, from: current))")
+            scope.joins.append(
+                "LEFT JOIN \(table.quoted) AS \(target) ON \(target).\"_pk\" = \(objectKey(of: relationship, from: current))"
+            )
             scope.joinAliases[key] = target
             current = target
         }
@@ -91,7 +96,8 @@ struct SQLCompiler {
         case .inverseForeignKey(let entity, let name):
             let holder = self.alias("h")
             let table = layout.table(root: rootName(of: entity))
-            return "(SELECT min(\(holder).\"_pk\") FROM \(table.quoted) AS \(holder) WHERE \(SQL.column(holder, name)) = \(alias).\"_pk\")"
+            return
+                "(SELECT min(\(holder).\"_pk\") FROM \(table.quoted) AS \(holder) WHERE \(SQL.column(holder, name)) = \(alias).\"_pk\")"
         default:
             return SQL.column(alias, relationship.name)
         }
@@ -107,18 +113,23 @@ struct SQLCompiler {
             let link = alias("j")
             let (mine, theirs) = isOwner ? ("source", "target") : ("target", "source")
             return RelatedRows(
-                from: "\(SQL.quote(join.name)) AS \(link) JOIN \(target.quoted) AS \(related) ON \(related).\"_pk\" = \(link).\"\(theirs)\"",
+                from:
+                    "\(SQL.quote(join.name)) AS \(link) JOIN \(target.quoted) AS \(related) ON \(related).\"_pk\" = \(link).\"\(theirs)\"",
                 condition: "\(link).\"\(mine)\" = \(owner).\"_pk\"", alias: related,
-                countSQL: "(SELECT count(*) FROM \(SQL.quote(join.name)) AS \(link) WHERE \(link).\"\(mine)\" = \(owner).\"_pk\")")
+                countSQL:
+                    "(SELECT count(*) FROM \(SQL.quote(join.name)) AS \(link) WHERE \(link).\"\(mine)\" = \(owner).\"_pk\")"
+            )
         case .inverseForeignKey(_, let name):
             let condition = "\(SQL.column(related, name)) = \(owner).\"_pk\""
-            return RelatedRows(from: "\(target.quoted) AS \(related)", condition: condition, alias: related,
-                               countSQL: "(SELECT count(*) FROM \(target.quoted) AS \(related) WHERE \(condition))")
+            return RelatedRows(
+                from: "\(target.quoted) AS \(related)", condition: condition, alias: related,
+                countSQL: "(SELECT count(*) FROM \(target.quoted) AS \(related) WHERE \(condition))")
         case .foreignKey:
             // A to-one relationship is never walked as a collection; the typer rejects it.
             let condition = "\(related).\"_pk\" = \(SQL.column(owner, relationship.name))"
-            return RelatedRows(from: "\(target.quoted) AS \(related)", condition: condition, alias: related,
-                               countSQL: "(SELECT count(*) FROM \(target.quoted) AS \(related) WHERE \(condition))")
+            return RelatedRows(
+                from: "\(target.quoted) AS \(related)", condition: condition, alias: related,
+                countSQL: "(SELECT count(*) FROM \(target.quoted) AS \(related) WHERE \(condition))")
         }
     }
 

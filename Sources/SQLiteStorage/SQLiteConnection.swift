@@ -57,7 +57,9 @@ final class SQLiteConnection {
         guard code == SQLITE_OK, let db else {
             let error = ModelError.sqlite(code, db: db)
             sqlite3_close_v2(db)
-            throw ModelError(error.code, "cannot open the store file \(path): \(error.message)", context: error.context.merging(["path": path]) { a, _ in a })
+            throw ModelError(
+                error.code, "cannot open the store file \(path): \(error.message)",
+                context: error.context.merging(["path": path]) { a, _ in a })
         }
         handle = db
         do throws(ModelError) {
@@ -80,8 +82,10 @@ final class SQLiteConnection {
                 }
                 let mode = try scalarText("PRAGMA journal_mode=WAL")
                 guard mode.lowercased() == "wal" else {
-                    throw ModelError(.storageFailure, "the store file \(path) cannot use write-ahead logging (journal mode is \(mode))",
-                                     context: ["path": path])
+                    throw ModelError(
+                        .storageFailure,
+                        "the store file \(path) cannot use write-ahead logging (journal mode is \(mode))",
+                        context: ["path": path])
                 }
                 if unsyncedNew == nil { try execute("PRAGMA synchronous=FULL") }
             }
@@ -117,8 +121,10 @@ final class SQLiteConnection {
         // The transaction that prepared the store left the WAL open on this connection.
         let code = csqlite_sync_wal(try open())
         guard code == SQLITE_OK else {
-            throw ModelError(.storageFailure, "cannot sync the new store's write-ahead log \(path)-wal to disk: \(String(cString: sqlite3_errstr(code)))",
-                             context: ["path": path])
+            throw ModelError(
+                .storageFailure,
+                "cannot sync the new store's write-ahead log \(path)-wal to disk: \(String(cString: sqlite3_errstr(code)))",
+                context: ["path": path])
         }
         try execute("PRAGMA synchronous=FULL")
         self.unsyncedNew = nil
@@ -129,9 +135,11 @@ final class SQLiteConnection {
     /// connection keeps the flag.
     func stopStatements(when flag: CancellationFlag) {
         cancellationFlag = flag
-        sqlite3_progress_handler(handle, Self.progressSteps, { context in
-            Unmanaged<CancellationFlag>.fromOpaque(context!).takeUnretainedValue().shouldStop() ? 1 : 0
-        }, Unmanaged.passUnretained(flag).toOpaque())
+        sqlite3_progress_handler(
+            handle, Self.progressSteps,
+            { context in
+                Unmanaged<CancellationFlag>.fromOpaque(context!).takeUnretainedValue().shouldStop() ? 1 : 0
+            }, Unmanaged.passUnretained(flag).toOpaque())
     }
 
     /// Virtual machine steps between two calls of the progress handler.
@@ -144,7 +152,9 @@ final class SQLiteConnection {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         if info.st_size == 0 { return .empty }
-        guard info.st_size <= 65_536, EmptyDatabaseImage.isImage(firstBytes(of: path, count: Int(info.st_size))) else { return nil }
+        guard info.st_size <= 65_536, EmptyDatabaseImage.isImage(firstBytes(of: path, count: Int(info.st_size))) else {
+            return nil
+        }
         let walMagic = firstBytes(of: path + "-wal", count: 4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         return walMagic & 0xFFFF_FFFE == 0x377F_0682 ? nil : .emptyDatabase
     }
@@ -166,7 +176,9 @@ final class SQLiteConnection {
         let error = errno
         if descriptor >= 0 { Glibc.close(descriptor) }
         guard synced else {
-            throw ModelError(.storageFailure, "cannot sync \(target) to disk: \(String(cString: strerror(error)))", context: ["path": target])
+            throw ModelError(
+                .storageFailure, "cannot sync \(target) to disk: \(String(cString: strerror(error)))",
+                context: ["path": target])
         }
     }
 
@@ -202,8 +214,10 @@ final class SQLiteConnection {
     }
 
     /// Runs one statement with `parameters` (bound to `?1`, `?2`…), calling `row` for each row.
-    func query(_ sql: String, _ parameters: [Value] = [], cached: Bool = true,
-               row: (SQLiteStatement) throws -> Void) throws {
+    func query(
+        _ sql: String, _ parameters: [Value] = [], cached: Bool = true,
+        row: (SQLiteStatement) throws -> Void
+    ) throws {
         try withStatement(sql, cached: cached) { statement in
             try statement.bind(parameters)
             while try statement.step() { try row(statement) }
@@ -220,8 +234,10 @@ final class SQLiteConnection {
 
     /// Runs `sql` once for each of `rows`, `bind` setting its parameters each time: one
     /// statement, prepared (or taken from the cache) once for all of them.
-    func runEach<Rows: Sequence>(_ sql: String, over rows: Rows,
-                                 bind: (Rows.Element, SQLiteStatement) throws -> Void) throws {
+    func runEach<Rows: Sequence>(
+        _ sql: String, over rows: Rows,
+        bind: (Rows.Element, SQLiteStatement) throws -> Void
+    ) throws {
         try withStatement(sql, cached: true) { statement in
             for row in rows {
                 try bind(row, statement)

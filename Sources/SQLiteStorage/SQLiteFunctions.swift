@@ -62,7 +62,9 @@ enum SQLiteFunctions {
             sqlite3_result_int64(context, SQLiteFunctions.compare(lhs, rhs, op) ? 1 : 0)
         }
         try scalar("modeld_date_add", 3) { context, _, argv in
-            guard let a = argv?[0], let b = argv?[1], sqlite3_value_type(a) != SQLITE_NULL, sqlite3_value_type(b) != SQLITE_NULL else {
+            guard let a = argv?[0], let b = argv?[1], sqlite3_value_type(a) != SQLITE_NULL,
+                sqlite3_value_type(b) != SQLITE_NULL
+            else {
                 return sqlite3_result_null(context)
             }
             let micros = Double(sqlite3_value_int64(a))
@@ -76,18 +78,25 @@ enum SQLiteFunctions {
             sqlite3_result_double(context, Double(bitPattern: bits))
         }
         try scalar("modeld_unhex", 1) { context, _, argv in
-            guard let text = argumentText(argv, 0), let bytes = SQLiteFunctions.hexBytes(text) else { return sqlite3_result_null(context) }
+            guard let text = argumentText(argv, 0), let bytes = SQLiteFunctions.hexBytes(text) else {
+                return sqlite3_result_null(context)
+            }
             if bytes.isEmpty { return sqlite3_result_zeroblob(context, 0) }
-            bytes.withUnsafeBytes { sqlite3_result_blob64(context, $0.baseAddress, sqlite3_uint64($0.count), csqlite_transient()) }
+            bytes.withUnsafeBytes {
+                sqlite3_result_blob64(context, $0.baseAddress, sqlite3_uint64($0.count), csqlite_transient())
+            }
         }
         for (name, final) in [("modeld_sum", sumFinal), ("modeld_avg", averageFinal)] {
             let code = sqlite3_create_function_v2(db, name, 2, flags, nil, nil, accumulateStep, final, nil)
             guard code == SQLITE_OK else { throw ModelError.sqlite(code, db: db) }
         }
-        let code = sqlite3_create_collation_v2(db, SQLiteFunctions.decimalCollation, SQLITE_UTF8, nil, { _, count1, bytes1, count2, bytes2 in
-            DecimalText.compare(UnsafeRawBufferPointer(start: bytes1, count: Int(count1)),
-                                UnsafeRawBufferPointer(start: bytes2, count: Int(count2)))
-        }, nil)
+        let code = sqlite3_create_collation_v2(
+            db, SQLiteFunctions.decimalCollation, SQLITE_UTF8, nil,
+            { _, count1, bytes1, count2, bytes2 in
+                DecimalText.compare(
+                    UnsafeRawBufferPointer(start: bytes1, count: Int(count1)),
+                    UnsafeRawBufferPointer(start: bytes2, count: Int(count2)))
+            }, nil)
         guard code == SQLITE_OK else { throw ModelError.sqlite(code, db: db) }
     }
 
@@ -138,7 +147,8 @@ enum SQLiteFunctions {
 typealias ScalarBody = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void
 
 private func argumentText(_ argv: UnsafeMutablePointer<OpaquePointer?>?, _ index: Int) -> String? {
-    guard let value = argv?[index], sqlite3_value_type(value) != SQLITE_NULL, let bytes = sqlite3_value_text(value) else { return nil }
+    guard let value = argv?[index], sqlite3_value_type(value) != SQLITE_NULL, let bytes = sqlite3_value_text(value)
+    else { return nil }
     return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
 }
 
@@ -161,16 +171,22 @@ private func numericArgument(_ argv: UnsafeMutablePointer<OpaquePointer?>?, _ in
 private func resultText(_ context: OpaquePointer?, _ text: String) {
     var text = text
     text.withUTF8 { buffer in
-        guard let base = buffer.baseAddress, buffer.count > 0 else { return sqlite3_result_text(context, "", 0, csqlite_transient()) }
+        guard let base = buffer.baseAddress, buffer.count > 0 else {
+            return sqlite3_result_text(context, "", 0, csqlite_transient())
+        }
         base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
             sqlite3_result_text64(context, $0, sqlite3_uint64(buffer.count), csqlite_transient(), UInt8(SQLITE_UTF8))
         }
     }
 }
 
-private func matchText(_ context: OpaquePointer?, _ argv: UnsafeMutablePointer<OpaquePointer?>?,
-                       _ match: (String, String, StringOptions) -> Bool) {
-    guard let text = argumentText(argv, 0), let pattern = argumentText(argv, 1) else { return sqlite3_result_null(context) }
+private func matchText(
+    _ context: OpaquePointer?, _ argv: UnsafeMutablePointer<OpaquePointer?>?,
+    _ match: (String, String, StringOptions) -> Bool
+) {
+    guard let text = argumentText(argv, 0), let pattern = argumentText(argv, 1) else {
+        return sqlite3_result_null(context)
+    }
     sqlite3_result_int64(context, match(text, pattern, StringOptions(rawValue: Int(argumentInt(argv, 2)))) ? 1 : 0)
 }
 
@@ -200,17 +216,21 @@ enum ByteMatch {
 }
 
 /// A string operator: bytes when no options are given, ``TextComparison`` (folding) otherwise.
-private func matchOperator(_ context: OpaquePointer?, _ argv: UnsafeMutablePointer<OpaquePointer?>?, _ bytes: ByteMatch,
-                           _ match: (String, String, StringOptions) -> Bool) {
+private func matchOperator(
+    _ context: OpaquePointer?, _ argv: UnsafeMutablePointer<OpaquePointer?>?, _ bytes: ByteMatch,
+    _ match: (String, String, StringOptions) -> Bool
+) {
     guard argumentInt(argv, 2) == 0 else { return matchText(context, argv, match) }
-    guard let a = argv?[0], let b = argv?[1], sqlite3_value_type(a) != SQLITE_NULL, sqlite3_value_type(b) != SQLITE_NULL else {
+    guard let a = argv?[0], let b = argv?[1], sqlite3_value_type(a) != SQLITE_NULL, sqlite3_value_type(b) != SQLITE_NULL
+    else {
         return sqlite3_result_null(context)
     }
     // sqlite3_value_text before sqlite3_value_bytes, as SQLite asks.
     let textStart = sqlite3_value_text(a), textCount = Int(sqlite3_value_bytes(a))
     let needleStart = sqlite3_value_text(b), needleCount = Int(sqlite3_value_bytes(b))
-    let matched = bytes.matches(UnsafeRawBufferPointer(start: textStart, count: textStart == nil ? 0 : textCount),
-                                UnsafeRawBufferPointer(start: needleStart, count: needleStart == nil ? 0 : needleCount))
+    let matched = bytes.matches(
+        UnsafeRawBufferPointer(start: textStart, count: textStart == nil ? 0 : textCount),
+        UnsafeRawBufferPointer(start: needleStart, count: needleStart == nil ? 0 : needleCount))
     sqlite3_result_int64(context, matched ? 1 : 0)
 }
 

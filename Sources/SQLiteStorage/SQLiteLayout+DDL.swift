@@ -14,13 +14,17 @@ extension SQLiteLayout {
             }
         }
         for join in schema.joinTables {
-            statements.append("CREATE TABLE \(SQL.quote(join.name)) (\"source\" INTEGER NOT NULL, \"target\" INTEGER NOT NULL, PRIMARY KEY (\"source\", \"target\")) WITHOUT ROWID")
-            statements.append("CREATE INDEX \(SQL.quote("_target_\(join.name)")) ON \(SQL.quote(join.name))(\"target\", \"source\")")
+            statements.append(
+                "CREATE TABLE \(SQL.quote(join.name)) (\"source\" INTEGER NOT NULL, \"target\" INTEGER NOT NULL, PRIMARY KEY (\"source\", \"target\")) WITHOUT ROWID"
+            )
+            statements.append(
+                "CREATE INDEX \(SQL.quote("_target_\(join.name)")) ON \(SQL.quote(join.name))(\"target\", \"source\")")
         }
         var indexed = Set<[String]>()
         func index(_ table: TableLayout, _ columns: [String], name: String) {
             guard !columns.isEmpty, indexed.insert([table.name] + columns).inserted else { return }
-            statements.append("CREATE INDEX \(SQL.quote(name)) ON \(table.quoted)(\(columns.map(SQL.quote).joined(separator: ", ")))")
+            statements.append(
+                "CREATE INDEX \(SQL.quote(name)) ON \(table.quoted)(\(columns.map(SQL.quote).joined(separator: ", ")))")
         }
         for table in tables {
             for column in table.columns where column.type == nil {
@@ -30,12 +34,16 @@ extension SQLiteLayout {
         for table in tables {
             var constraints: [[String]] = []
             for name in table.entities {
-                for constraint in schema[name]?.uniqueConstraints ?? [] where !constraints.contains(constraint) { constraints.append(constraint) }
+                for constraint in schema[name]?.uniqueConstraints ?? [] where !constraints.contains(constraint) {
+                    constraints.append(constraint)
+                }
             }
             for constraint in constraints {
                 let name = SQL.quote("_unique_\(table.name)_\(constraint.joined(separator: ","))")
                 let partial = Self.constraintScope(constraint, in: table, schema: schema).map { " WHERE \($0)" } ?? ""
-                statements.append("CREATE UNIQUE INDEX \(name) ON \(table.quoted)(\(constraint.map(SQL.quote).joined(separator: ", ")))\(partial)")
+                statements.append(
+                    "CREATE UNIQUE INDEX \(name) ON \(table.quoted)(\(constraint.map(SQL.quote).joined(separator: ", ")))\(partial)"
+                )
             }
         }
         for declared in schema.schema.entities {
@@ -43,7 +51,9 @@ extension SQLiteLayout {
             let table = table(for: entity)
             for columns in declared.indexes {
                 // A to-one relationship whose key the other side holds has no column here.
-                let stored = columns.filter { name in entity.attribute(name) != nil || entity.relationship(name)?.storage == .foreignKey }
+                let stored = columns.filter { name in
+                    entity.attribute(name) != nil || entity.relationship(name)?.storage == .foreignKey
+                }
                 index(table, stored, name: "_index_\(declared.name)_\(stored.joined(separator: ","))")
             }
         }

@@ -28,8 +28,10 @@ final class SQLiteLayout: Sendable {
                 for attribute in entity.attributes where seen.insert(attribute.name).inserted {
                     columns.append(.init(name: attribute.name, type: attribute.type))
                 }
-                for relationship in entity.relationships where relationship.storage == .foreignKey
-                    && seen.insert(relationship.name).inserted {
+                for relationship in entity.relationships
+                where relationship.storage == .foreignKey
+                    && seen.insert(relationship.name).inserted
+                {
                     columns.append(.init(name: relationship.name, type: nil))
                 }
             }
@@ -54,7 +56,8 @@ final class SQLiteLayout: Sendable {
     /// `entity`, and the columns after the first three: every attribute of the entity, then every
     /// foreign key it stores. Bind the key, the entity name, the version, then the columns' values.
     func insertStatement(for entity: ResolvedEntity, into table: String) -> (sql: String, columns: [String]) {
-        let columns = entity.attributes.map(\.name) + entity.relationships.filter { $0.storage == .foreignKey }.map(\.name)
+        let columns =
+            entity.attributes.map(\.name) + entity.relationships.filter { $0.storage == .foreignKey }.map(\.name)
         let names = (["_pk", "_entity", "_version"] + columns).map(SQL.quote).joined(separator: ", ")
         let parameters = (1...(columns.count + 3)).map { "?\($0)" }.joined(separator: ", ")
         return ("INSERT INTO \(table) (\(names)) VALUES (\(parameters))", columns)

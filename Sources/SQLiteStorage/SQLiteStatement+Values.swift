@@ -25,8 +25,10 @@ extension SQLiteStatement {
 
     private func unreadable(_ text: String, as type: AttributeType, _ index: Int32) -> ModelError {
         let column = sqlite3_column_name(handle, index).map { String(cString: $0) } ?? "\(index)"
-        return ModelError(.storageFailure, "the stored value '\(text.prefix(80))' of column \(column) is not a valid \(type.rawValue)",
-                          context: ["column": column, "sql": String(sql.prefix(2000))])
+        return ModelError(
+            .storageFailure,
+            "the stored value '\(text.prefix(80))' of column \(column) is not a valid \(type.rawValue)",
+            context: ["column": column, "sql": String(sql.prefix(2000))])
     }
 }
 

@@ -61,7 +61,8 @@ final class SQLiteStatement {
                 return sqlite3_bind_text(handle, index, "", 0, csqlite_transient())
             }
             return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { chars in
-                sqlite3_bind_text64(handle, index, chars, sqlite3_uint64(buffer.count), csqlite_transient(), UInt8(SQLITE_UTF8))
+                sqlite3_bind_text64(
+                    handle, index, chars, sqlite3_uint64(buffer.count), csqlite_transient(), UInt8(SQLITE_UTF8))
             }
         }
     }

@@ -27,7 +27,10 @@ public struct SQLiteStorageFactory: StorageBackendFactory {
     /// Parses `sqlite:///absolute/path.sqlite` (or `sqlite:/absolute/path.sqlite`).
     public func location(parsing url: String) throws(ModelError) -> StoreLocation {
         let generic = try StoreLocation(url: url)
-        guard generic.scheme == scheme else { throw ModelError(.invalidArgument, "'\(url)' is not an SQLite store URL; use sqlite:///absolute/path.sqlite") }
+        guard generic.scheme == scheme else {
+            throw ModelError(
+                .invalidArgument, "'\(url)' is not an SQLite store URL; use sqlite:///absolute/path.sqlite")
+        }
         let rest = generic.path
         guard rest.hasPrefix("///") || (rest.hasPrefix("/") && !rest.hasPrefix("//")) else {
             throw ModelError(.invalidArgument, "'\(url)' needs an absolute path: sqlite:///absolute/path.sqlite")
@@ -51,9 +54,14 @@ public struct SQLiteStorageFactory: StorageBackendFactory {
     /// in it by an earlier run may not have been emptied and synced.
     public func storesPlaced(in directory: URL) throws -> [(name: String, location: StoreLocation)] {
         if recyclesFiles { recyclers.place(in: directory).removeAll() }
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sqlite") }.sorted()
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.hasSuffix(".sqlite")
+        }.sorted()
         return files.map { file in
-            (String(file.dropLast(".sqlite".count)), StoreLocation(scheme: scheme, path: directory.appendingPathComponent(file).path))
+            (
+                String(file.dropLast(".sqlite".count)),
+                StoreLocation(scheme: scheme, path: directory.appendingPathComponent(file).path)
+            )
         }
     }
 
@@ -77,14 +85,18 @@ public struct SQLiteStorageFactory: StorageBackendFactory {
     /// a missing file is not an error.
     public func destroy(_ location: StoreLocation) async throws {
         let path = try path(of: location)
-        if recyclesFiles, recyclers.recycler(for: URL(fileURLWithPath: path).deletingLastPathComponent())?.recycle(path) == true {
+        if recyclesFiles,
+            recyclers.recycler(for: URL(fileURLWithPath: path).deletingLastPathComponent())?.recycle(path) == true
+        {
             return
         }
-        for file in [path, path + "-wal", path + "-shm", path + "-journal"] where FileManager.default.fileExists(atPath: file) {
+        for file in [path, path + "-wal", path + "-shm", path + "-journal"]
+        where FileManager.default.fileExists(atPath: file) {
             do {
                 try FileManager.default.removeItem(atPath: file)
             } catch {
-                throw ModelError(.storageFailure, "cannot remove \(file): \(error.localizedDescription)", context: ["path": file])
+                throw ModelError(
+                    .storageFailure, "cannot remove \(file): \(error.localizedDescription)", context: ["path": file])
             }
         }
     }
@@ -100,7 +112,8 @@ public struct SQLiteStorageFactory: StorageBackendFactory {
 
     private func path(of location: StoreLocation) throws(ModelError) -> String {
         guard location.scheme == scheme else {
-            throw ModelError(.invalidArgument, "\(location) is not an SQLite store URL; use sqlite:///absolute/path.sqlite")
+            throw ModelError(
+                .invalidArgument, "\(location) is not an SQLite store URL; use sqlite:///absolute/path.sqlite")
         }
         guard location.path.hasPrefix("/") else {
             throw ModelError(.invalidArgument, "\(location) needs an absolute path: sqlite:///absolute/path.sqlite")

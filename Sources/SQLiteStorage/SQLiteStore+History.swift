@@ -11,25 +11,35 @@ extension SQLiteStore {
         return try await readers.run { connection in
             try connection.transaction(write: false) {
                 var transactions: [HistoryTransaction] = []
-                try connection.query("SELECT \"token\", \"timestamp\", \"author\" FROM \(StoreMetadata.transactionTable) WHERE \"token\" > ?1 ORDER BY \"token\" LIMIT ?2",
-                                     [.int(token?.rawValue ?? 0), .int(Int64(limit ?? -1))]) { row in
-                    transactions.append(HistoryTransaction(token: HistoryToken(row.int64(0)),
-                                                           timestamp: Timestamp(microsecondsSince1970: row.int64(1)),
-                                                           author: row.isNull(2) ? nil : row.text(2), changes: []))
+                try connection.query(
+                    "SELECT \"token\", \"timestamp\", \"author\" FROM \(StoreMetadata.transactionTable) WHERE \"token\" > ?1 ORDER BY \"token\" LIMIT ?2",
+                    [.int(token?.rawValue ?? 0), .int(Int64(limit ?? -1))]
+                ) { row in
+                    transactions.append(
+                        HistoryTransaction(
+                            token: HistoryToken(row.int64(0)),
+                            timestamp: Timestamp(microsecondsSince1970: row.int64(1)),
+                            author: row.isNull(2) ? nil : row.text(2), changes: []))
                 }
                 guard let first = transactions.first?.token, let last = transactions.last?.token else { return [] }
                 var positions: [Int64: Int] = [:]
                 for (index, transaction) in transactions.enumerated() { positions[transaction.token.rawValue] = index }
                 let decoder = JSONDecoder()
-                try connection.query("""
+                try connection.query(
+                    """
                     SELECT "token", "kind", "entity", "pk", "changed", "tombstone" FROM \(StoreMetadata.changeTable) \
                     WHERE "token" BETWEEN ?1 AND ?2 ORDER BY "token", "position"
-                    """, [.int(first.rawValue), .int(last.rawValue)]) { row in
-                    guard let index = positions[row.int64(0)], let kind = HistoryChange.Kind(rawValue: row.text(1)) else { return }
-                    let id = PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: row.text(2), key: .permanent(row.int64(3)))
+                    """, [.int(first.rawValue), .int(last.rawValue)]
+                ) { row in
+                    guard let index = positions[row.int64(0)], let kind = HistoryChange.Kind(rawValue: row.text(1))
+                    else { return }
+                    let id = PersistentIdentifier(
+                        storeIdentifier: storeIdentifier, entityName: row.text(2), key: .permanent(row.int64(3)))
                     let changed = row.isNull(4) ? [] : try decoder.decode([String].self, from: Data(row.text(4).utf8))
-                    let tombstone = row.isNull(5) ? [:] : try decoder.decode([String: Value].self, from: Data(row.text(5).utf8))
-                    transactions[index].changes.append(HistoryChange(kind: kind, id: id, changedProperties: changed, tombstone: tombstone))
+                    let tombstone =
+                        row.isNull(5) ? [:] : try decoder.decode([String: Value].self, from: Data(row.text(5).utf8))
+                    transactions[index].changes.append(
+                        HistoryChange(kind: kind, id: id, changedProperties: changed, tombstone: tombstone))
                 }
                 return transactions
             }
@@ -40,7 +50,9 @@ extension SQLiteStore {
     public func currentHistoryToken() async throws -> HistoryToken? {
         _ = try cachedLayout()
         let value = try await readers.run { connection in
-            try connection.transaction(write: false) { try StoreMetadata.sequence(StoreMetadata.historySequence, connection) }
+            try connection.transaction(write: false) {
+                try StoreMetadata.sequence(StoreMetadata.historySequence, connection)
+            }
         }
         return value > 0 ? HistoryToken(value) : nil
     }
@@ -50,8 +62,10 @@ extension SQLiteStore {
         _ = try cachedLayout()
         try await writer.run { connection in
             try connection.transaction(write: true) {
-                try connection.run("DELETE FROM \(StoreMetadata.changeTable) WHERE \"token\" < ?1", [.int(token.rawValue)])
-                try connection.run("DELETE FROM \(StoreMetadata.transactionTable) WHERE \"token\" < ?1", [.int(token.rawValue)])
+                try connection.run(
+                    "DELETE FROM \(StoreMetadata.changeTable) WHERE \"token\" < ?1", [.int(token.rawValue)])
+                try connection.run(
+                    "DELETE FROM \(StoreMetadata.transactionTable) WHERE \"token\" < ?1", [.int(token.rawValue)])
             }
         }
     }

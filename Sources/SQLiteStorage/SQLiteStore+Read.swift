@@ -10,8 +10,10 @@ extension SQLiteStore {
         // Counts and identifiers are one statement; objects also read their relationships.
         let singleStatement = validated.resultType != .objects
         return try await readers.run(Self.placement(overlay: overlay)) { connection in
-            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay,
-                                 singleStatement: singleStatement) {
+            try ReadContext.read(
+                connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay,
+                singleStatement: singleStatement
+            ) {
                 try $0.fetch(validated)
             }
         }
@@ -22,8 +24,10 @@ extension SQLiteStore {
     /// while more than two are waiting, so that a fetch of any size holds a few batches, each of
     /// at most `batchSize` objects and about ``streamedBatchBytes``. With prefetching, everything
     /// is read first.
-    public func fetchObjects(_ descriptor: FetchDescriptor, batchSize: Int,
-                             _ body: (_ batch: [ObjectSnapshot], _ prefetched: Bool) async throws -> Void) async throws -> Int {
+    public func fetchObjects(
+        _ descriptor: FetchDescriptor, batchSize: Int,
+        _ body: (_ batch: [ObjectSnapshot], _ prefetched: Bool) async throws -> Void
+    ) async throws -> Int {
         var descriptor = descriptor
         descriptor.resultType = .objects
         guard descriptor.relationshipKeyPathsForPrefetching.isEmpty else {
@@ -37,7 +41,9 @@ extension SQLiteStore {
             do {
                 let count = try await readers.run { connection in
                     try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier) { context in
-                        try context.streamObjects(validated, batchSize: size, byteBudget: Self.streamedBatchBytes) { try pipe.send($0) }
+                        try context.streamObjects(validated, batchSize: size, byteBudget: Self.streamedBatchBytes) {
+                            try pipe.send($0)
+                        }
                     }
                 }
                 pipe.finish()
@@ -76,13 +82,17 @@ extension SQLiteStore {
     /// the calling thread first (unless `tryHere` is false); one that runs past that budget moves
     /// to a reader's queue, where a grouped count is split over the readers as `split` says
     /// (``ParallelGroupScan``).
-    func aggregate(_ descriptor: AggregateDescriptor, overlay: ChangeSet?, hashedGroupLimit: Int,
-                   split: ParallelGroupScan.Options = .standard, tryHere: Bool = true) async throws -> AggregateOutcome {
+    func aggregate(
+        _ descriptor: AggregateDescriptor, overlay: ChangeSet?, hashedGroupLimit: Int,
+        split: ParallelGroupScan.Options = .standard, tryHere: Bool = true
+    ) async throws -> AggregateOutcome {
         let layout = try await layout()
         let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
         let storeIdentifier = storeIdentifier
         let read: @Sendable (SQLiteConnection) throws -> AggregateOutcome = { connection in
-            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay, singleStatement: true) {
+            try ReadContext.read(
+                connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay, singleStatement: true
+            ) {
                 try $0.aggregate(validated, hashedGroupLimit: hashedGroupLimit)
             }
         }
@@ -117,7 +127,8 @@ extension SQLiteStore {
         }
         guard !keys.isEmpty else { return [] }
         let storeIdentifier = storeIdentifier
-        let found = try await readers.run(ids.count <= Self.shortReadLimit ? .hereIfIdle : .queue) { [keys] connection in
+        let found = try await readers.run(ids.count <= Self.shortReadLimit ? .hereIfIdle : .queue) {
+            [keys] connection in
             try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier) { context in
                 try context.objectsByRoot(keys)
             }
@@ -127,9 +138,12 @@ extension SQLiteStore {
 
     /// The snapshot `id` names in `found` (by hierarchy and key), if its stored entity is the
     /// identifier's entity or a subentity of it.
-    static func match(_ id: PersistentIdentifier, in found: [String: [Int64: ObjectSnapshot]], schema: ResolvedSchema) -> ObjectSnapshot? {
+    static func match(_ id: PersistentIdentifier, in found: [String: [Int64: ObjectSnapshot]], schema: ResolvedSchema)
+        -> ObjectSnapshot?
+    {
         guard let key = id.primaryKey, let root = schema[id.entityName]?.root, let snapshot = found[root]?[key],
-              schema[snapshot.id.entityName]?.isKind(of: id.entityName) ?? false else { return nil }
+            schema[snapshot.id.entityName]?.isKind(of: id.entityName) ?? false
+        else { return nil }
         return snapshot
     }
 }

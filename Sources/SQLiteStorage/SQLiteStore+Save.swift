@@ -13,7 +13,9 @@ extension SQLiteStore {
         try ChangeSetPlan.checkIdentifiers(changes, schema: layout.schema, storeIdentifier: storeIdentifier)
         let storeIdentifier = storeIdentifier
         return try await saves.save { connection in
-            try SaveOperation(connection: connection, layout: layout, storeIdentifier: storeIdentifier, changes: changes).run()
+            try SaveOperation(
+                connection: connection, layout: layout, storeIdentifier: storeIdentifier, changes: changes
+            ).run()
         }
     }
 }

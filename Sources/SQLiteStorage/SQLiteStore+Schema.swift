@@ -8,7 +8,9 @@ extension SQLiteStore {
         let resolved = try ResolvedSchema.resolved(schema)
         _ = try cachedLayout()
         let applied = try await writer.run { connection in
-            try connection.transaction(write: true) { try Self.write(resolved, over: StoreMetadata.schema(connection), connection) }
+            try connection.transaction(write: true) {
+                try Self.write(resolved, over: StoreMetadata.schema(connection), connection)
+            }
         }
         setLayout(SQLiteLayout(applied))
     }
@@ -16,7 +18,9 @@ extension SQLiteStore {
     /// Makes `resolved` the schema of the store whose schema is `current`, inside the writer's
     /// transaction: the same stored shape keeps its tables; another shape replaces them, if
     /// they are all empty. Returns the schema now stored.
-    static func write(_ resolved: ResolvedSchema, over current: ResolvedSchema, _ connection: SQLiteConnection) throws -> ResolvedSchema {
+    static func write(_ resolved: ResolvedSchema, over current: ResolvedSchema, _ connection: SQLiteConnection) throws
+        -> ResolvedSchema
+    {
         if current.versionHash == resolved.versionHash {
             // Same stored shape; keep the declaration as given (order, rename hints).
             if current.schema != resolved.schema {
@@ -40,9 +44,12 @@ extension SQLiteStore {
     private static func mismatch(_ current: ResolvedSchema, _ requested: ResolvedSchema) -> ModelError {
         let differences = requested.schema.differences(from: current.schema)
         let listed = differences.isEmpty ? "" : ":\n" + differences.joined(separator: "\n")
-        return ModelError(.schemaMismatch,
-                          "the store holds objects of a different schema (version \(current.versionHash.prefix(12)), requested \(requested.versionHash.prefix(12))); migrate the store or open another one. Differences from the store's schema\(listed)",
-                          context: ["storeVersion": current.versionHash, "requestedVersion": requested.versionHash,
-                                    "differences": differences.joined(separator: "\n")])
+        return ModelError(
+            .schemaMismatch,
+            "the store holds objects of a different schema (version \(current.versionHash.prefix(12)), requested \(requested.versionHash.prefix(12))); migrate the store or open another one. Differences from the store's schema\(listed)",
+            context: [
+                "storeVersion": current.versionHash, "requestedVersion": requested.versionHash,
+                "differences": differences.joined(separator: "\n"),
+            ])
     }
 }

@@ -52,8 +52,10 @@ public final class SQLiteStore: StorageBackend {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw ModelError(.storageFailure, "cannot create the directory \(directory) for the store: \(error.localizedDescription)",
-                             context: ["path": path])
+            throw ModelError(
+                .storageFailure,
+                "cannot create the directory \(directory) for the store: \(error.localizedDescription)",
+                context: ["path": path])
         }
         // The writer's connection opens with this first job; the readers' with their first read.
         let writer = ConnectionQueue(path: path, role: .writer, label: "writer")
@@ -68,15 +70,19 @@ public final class SQLiteStore: StorageBackend {
                 return prepared
             }
             let readers = (0..<readerCount).map { ConnectionQueue(path: path, role: .reader, label: "reader\($0)") }
-            return SQLiteStore(location: location, storeIdentifier: identifier, writer: writer,
-                               readers: ReaderPool(readers), layout: SQLiteLayout(schema))
+            return SQLiteStore(
+                location: location, storeIdentifier: identifier, writer: writer,
+                readers: ReaderPool(readers), layout: SQLiteLayout(schema))
         } catch {
             await writer.close()
             throw error
         }
     }
 
-    private init(location: StoreLocation, storeIdentifier: UUID, writer: ConnectionQueue, readers: ReaderPool, layout: SQLiteLayout) {
+    private init(
+        location: StoreLocation, storeIdentifier: UUID, writer: ConnectionQueue, readers: ReaderPool,
+        layout: SQLiteLayout
+    ) {
         self.location = location
         self.storeIdentifier = storeIdentifier
         self.writer = writer
@@ -106,7 +112,9 @@ public final class SQLiteStore: StorageBackend {
     /// The cached layout, or `closed`.
     func cachedLayout() throws(ModelError) -> SQLiteLayout {
         try state.withLock { (state) throws(ModelError) -> SQLiteLayout in
-            guard !state.isClosed else { throw ModelError(.closed, "the store \(location) is closed; open it again to use it") }
+            guard !state.isClosed else {
+                throw ModelError(.closed, "the store \(location) is closed; open it again to use it")
+            }
             return state.layout
         }
     }
@@ -143,9 +151,10 @@ public final class SQLiteStore: StorageBackend {
     /// Parses an identifier of this store's objects: of this store, of a known entity.
     func checkIdentifier(_ id: PersistentIdentifier, in schema: ResolvedSchema) throws(ModelError) -> ResolvedEntity {
         guard id.storeIdentifier == storeIdentifier else {
-            throw ModelError(.invalidIdentifier,
-                             "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
-                             context: ["uri": id.uriRepresentation])
+            throw ModelError(
+                .invalidIdentifier,
+                "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
+                context: ["uri": id.uriRepresentation])
         }
         return try schema.entity(id.entityName)
     }

@@ -143,8 +143,10 @@ final class SaveBatcher: Sendable {
                     save.continuation.resume(throwing: error)
                     // In a group, undo this save alone; otherwise (or if SQLite already rolled
                     // the transaction back, or undoing fails) end the transaction.
-                    let undone = !alone && connection.isInTransaction
-                        && (try? connection.run("ROLLBACK TO save")) != nil && (try? connection.run("RELEASE save")) != nil
+                    let undone =
+                        !alone && connection.isInTransaction
+                        && (try? connection.run("ROLLBACK TO save")) != nil
+                        && (try? connection.run("RELEASE save")) != nil
                     if !undone {
                         if connection.isInTransaction { _ = try? connection.run("ROLLBACK") }
                         rolledBack = true
@@ -173,7 +175,9 @@ final class SaveBatcher: Sendable {
 
     /// Fails `saves`, none of which has started, with `error`.
     private func fail(_ saves: ArraySlice<Waiting>, with error: any Error) {
-        state.withLock { $0.taken = []; $0.cancelled = [] }
+        state.withLock {
+            $0.taken = []; $0.cancelled = []
+        }
         for save in saves { save.continuation.resume(throwing: error) }
     }
 

@@ -7,8 +7,12 @@ extension SaveOperation {
     func recordHistory(_ changes: [HistoryChange]) throws -> HistoryToken {
         let token = try StoreMetadata.sequence(StoreMetadata.historySequence, connection) + 1
         try StoreMetadata.setSequence(StoreMetadata.historySequence, to: token, connection)
-        try connection.run("INSERT INTO \(StoreMetadata.transactionTable) VALUES (?1, ?2, ?3)",
-                           [.int(token), .int(Timestamp(Date()).microsecondsSince1970), self.changes.author.map(Value.string) ?? .null])
+        try connection.run(
+            "INSERT INTO \(StoreMetadata.transactionTable) VALUES (?1, ?2, ?3)",
+            [
+                .int(token), .int(Timestamp(Date()).microsecondsSince1970),
+                self.changes.author.map(Value.string) ?? .null,
+            ])
         let changeSQL = "INSERT INTO \(StoreMetadata.changeTable) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
         // Inserts come first and record no property names: one statement binds them all.
         let inserts = changes.prefix { $0.kind == .insert }
@@ -25,10 +29,18 @@ extension SaveOperation {
         encoder.outputFormatting = .sortedKeys
         for change in changes.dropFirst(inserts.count) {
             position += 1
-            let changed = change.kind == .update ? String(decoding: try encoder.encode(change.changedProperties), as: UTF8.self) : nil
-            let tombstone = change.kind == .delete ? String(decoding: try encoder.encode(change.tombstone), as: UTF8.self) : nil
-            try connection.run(changeSQL, [.int(token), .int(position), .string(change.kind.rawValue), .string(change.id.entityName),
-                                           .int(change.id.primaryKey ?? 0), changed.map(Value.string) ?? .null, tombstone.map(Value.string) ?? .null])
+            let changed =
+                change.kind == .update
+                ? String(decoding: try encoder.encode(change.changedProperties), as: UTF8.self) : nil
+            let tombstone =
+                change.kind == .delete ? String(decoding: try encoder.encode(change.tombstone), as: UTF8.self) : nil
+            try connection.run(
+                changeSQL,
+                [
+                    .int(token), .int(position), .string(change.kind.rawValue), .string(change.id.entityName),
+                    .int(change.id.primaryKey ?? 0), changed.map(Value.string) ?? .null,
+                    tombstone.map(Value.string) ?? .null,
+                ])
         }
         return HistoryToken(token)
     }

@@ -17,7 +17,8 @@ struct SaveOperation {
 
     /// Runs every step (identifiers were checked before the save reached the writer).
     func run() throws -> SaveResult {
-        let reads = try StoredRows(for: changes, layout: layout, connection: connection, storeIdentifier: storeIdentifier)
+        let reads = try StoredRows(
+            for: changes, layout: layout, connection: connection, storeIdentifier: storeIdentifier)
         try checkExpectedVersions(reads)
         let plan = try ChangeSetPlan(changes, reads: reads, isOverlay: false)
         guard !plan.isEmpty else { return SaveResult() }
@@ -38,11 +39,15 @@ struct SaveOperation {
         guard !conflicts.isEmpty else { return }
         var keys: [String: Set<Int64>] = [:]
         for conflict in conflicts { if let ref = conflict.ref { keys[ref.root, default: []].insert(ref.key) } }
-        let current = try ReadContext(connection: connection, layout: layout, storeIdentifier: storeIdentifier, overlay: Overlay())
-            .objectsByRoot(keys)
-        throw SaveConflicts(conflicts.map { conflict in
-            SaveConflicts.Conflict(id: conflict.id, expectedVersion: conflict.expected,
-                                   current: conflict.ref.flatMap { current[$0.root]?[$0.key] })
-        })
+        let current = try ReadContext(
+            connection: connection, layout: layout, storeIdentifier: storeIdentifier, overlay: Overlay()
+        )
+        .objectsByRoot(keys)
+        throw SaveConflicts(
+            conflicts.map { conflict in
+                SaveConflicts.Conflict(
+                    id: conflict.id, expectedVersion: conflict.expected,
+                    current: conflict.ref.flatMap { current[$0.root]?[$0.key] })
+            })
     }
 }

@@ -64,7 +64,8 @@ final class StoreFileRecycler: Sendable {
         if let kept = try? FileManager.default.contentsOfDirectory(atPath: directory.path) {
             guard kept.filter({ $0.hasSuffix(".sqlite") }).count < capacity else { return false }
         } else {
-            guard (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)) != nil else { return false }
+            guard (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)) != nil
+            else { return false }
         }
         let name = UUID().uuidString.lowercased() + ".sqlite"
         let pending = directory.appendingPathComponent(Self.pendingPrefix + name).path
@@ -111,7 +112,8 @@ final class StoreFileRecycler: Sendable {
             try Self.forgetFrames(pending + "-wal", keeping: walBytesKept)
             try Self.check(Glibc.truncate(pending + "-shm", 0) == 0 || errno == ENOENT, "cut", pending + "-shm")
             for suffix in Self.suffixes.reversed() {
-                try Self.check(rename(pending + suffix, ready + suffix) == 0 || errno == ENOENT, "rename", pending + suffix)
+                try Self.check(
+                    rename(pending + suffix, ready + suffix) == 0 || errno == ENOENT, "rename", pending + suffix)
             }
         } catch {
             for suffix in Self.suffixes {
@@ -135,7 +137,8 @@ final class StoreFileRecycler: Sendable {
     private static func forgetFrames(_ path: String, keeping limit: Int64) throws(ModelError) {
         // SQLite's WAL header is 32 bytes; one that does not start with its magic number means
         // an empty log (https://www.sqlite.org/walformat.html).
-        try overwriteStart(of: path, with: [UInt8](repeating: 0, count: 32), missingIsEmpty: true) { descriptor, size throws(ModelError) in
+        try overwriteStart(of: path, with: [UInt8](repeating: 0, count: 32), missingIsEmpty: true) {
+            descriptor, size throws(ModelError) in
             if size > limit { try check(ftruncate(descriptor, off_t(limit)) == 0, "cut", path) }
             try check(fdatasync(descriptor) == 0, "sync", path)
         }
@@ -143,8 +146,10 @@ final class StoreFileRecycler: Sendable {
 
     /// Opens the file at `path`, writes `bytes` at its start, then calls `finish` with the open
     /// descriptor and the size the file had.
-    private static func overwriteStart(of path: String, with bytes: [UInt8], missingIsEmpty: Bool = false,
-                                       finish: (Int32, Int64) throws(ModelError) -> Void) throws(ModelError) {
+    private static func overwriteStart(
+        of path: String, with bytes: [UInt8], missingIsEmpty: Bool = false,
+        finish: (Int32, Int64) throws(ModelError) -> Void
+    ) throws(ModelError) {
         let descriptor = open(path, O_RDWR | O_CLOEXEC)
         if descriptor < 0, missingIsEmpty, errno == ENOENT { return }
         try check(descriptor >= 0, "open", path)
@@ -158,8 +163,10 @@ final class StoreFileRecycler: Sendable {
 
     private static func check(_ succeeded: Bool, _ action: String, _ path: String) throws(ModelError) {
         guard succeeded else {
-            throw ModelError(.storageFailure, "cannot \(action) \(path) in the bin of dropped stores: \(String(cString: strerror(errno)))",
-                             context: ["path": path])
+            throw ModelError(
+                .storageFailure,
+                "cannot \(action) \(path) in the bin of dropped stores: \(String(cString: strerror(errno)))",
+                context: ["path": path])
         }
     }
 

@@ -29,14 +29,19 @@ enum StoreMetadata {
         let hasMeta = try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = '_modeld_meta'") ?? 0
         let tables = try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table'") ?? 0
         guard hasMeta > 0 || tables == 0 else {
-            throw ModelError(.storageFailure, "\(connection.path) is an SQLite database but not a modeld store; choose another path",
-                             context: ["path": connection.path])
+            throw ModelError(
+                .storageFailure, "\(connection.path) is an SQLite database but not a modeld store; choose another path",
+                context: ["path": connection.path])
         }
         for statement in createStatements { try connection.execute(statement) }
-        try connection.run("INSERT OR IGNORE INTO \(metaTable) VALUES ('storeIdentifier', ?1)", [.string(UUID().uuidString.lowercased())])
+        try connection.run(
+            "INSERT OR IGNORE INTO \(metaTable) VALUES ('storeIdentifier', ?1)",
+            [.string(UUID().uuidString.lowercased())])
         try connection.run("INSERT OR IGNORE INTO \(metaTable) VALUES ('format', '1')")
         guard let text = try value(for: "storeIdentifier", connection), let uuid = UUID(uuidString: text) else {
-            throw ModelError(.storageFailure, "the store's UUID in \(connection.path) is unreadable", context: ["path": connection.path])
+            throw ModelError(
+                .storageFailure, "the store's UUID in \(connection.path) is unreadable",
+                context: ["path": connection.path])
         }
         return uuid
     }
@@ -44,14 +49,17 @@ enum StoreMetadata {
     /// The metadata value for `key`.
     static func value(for key: String, _ connection: SQLiteConnection) throws -> String? {
         var result: String?
-        try connection.query("SELECT \"value\" FROM \(metaTable) WHERE \"key\" = ?1", [.string(key)]) { result = $0.text(0) }
+        try connection.query("SELECT \"value\" FROM \(metaTable) WHERE \"key\" = ?1", [.string(key)]) {
+            result = $0.text(0)
+        }
         return result
     }
 
     /// Sets the metadata value for `key`.
     static func setValue(_ value: String, for key: String, _ connection: SQLiteConnection) throws {
-        try connection.run("INSERT INTO \(metaTable) VALUES (?1, ?2) ON CONFLICT(\"key\") DO UPDATE SET \"value\" = excluded.\"value\"",
-                           [.string(key), .string(value)])
+        try connection.run(
+            "INSERT INTO \(metaTable) VALUES (?1, ?2) ON CONFLICT(\"key\") DO UPDATE SET \"value\" = excluded.\"value\"",
+            [.string(key), .string(value)])
     }
 
     /// The schema kept in the store (empty for a new store).
@@ -67,7 +75,8 @@ enum StoreMetadata {
 
     /// Records that the sequence `name` has handed out every value up to `value`.
     static func setSequence(_ name: String, to value: Int64, _ connection: SQLiteConnection) throws {
-        try connection.run("INSERT INTO \(sequenceTable) VALUES (?1, ?2) ON CONFLICT(\"name\") DO UPDATE SET \"value\" = excluded.\"value\"",
-                           [.string(name), .int(value)])
+        try connection.run(
+            "INSERT INTO \(sequenceTable) VALUES (?1, ?2) ON CONFLICT(\"name\") DO UPDATE SET \"value\" = excluded.\"value\"",
+            [.string(name), .int(value)])
     }
 }

@@ -20,7 +20,9 @@ struct StoredRows: SaveReads {
         self.storeIdentifier = storeIdentifier
         var keys: [String: Set<Int64>] = [:]
         func note(_ id: PersistentIdentifier) {
-            if let key = id.primaryKey, let root = layout.schema[id.entityName]?.root { keys[root, default: []].insert(key) }
+            if let key = id.primaryKey, let root = layout.schema[id.entityName]?.root {
+                keys[root, default: []].insert(key)
+            }
         }
         changes.updates.forEach { note($0.id) }
         changes.deletes.forEach { note($0.id) }
@@ -34,9 +36,12 @@ struct StoredRows: SaveReads {
         }
         for (root, rootKeys) in keys {
             let table = layout.table(root: root)
-            try connection.query("SELECT \"_pk\", \"_entity\", \"_version\" FROM \(table.quoted) WHERE \"_pk\" IN (SELECT value FROM json_each(?1))",
-                                 [ReadContext.keyList(rootKeys)]) { row in
-                rows[ObjectRef(root: root, key: row.int64(0))] = StoredObject(entity: row.text(1), version: row.int64(2))
+            try connection.query(
+                "SELECT \"_pk\", \"_entity\", \"_version\" FROM \(table.quoted) WHERE \"_pk\" IN (SELECT value FROM json_each(?1))",
+                [ReadContext.keyList(rootKeys)]
+            ) { row in
+                rows[ObjectRef(root: root, key: row.int64(0))] = StoredObject(
+                    entity: row.text(1), version: row.int64(2))
             }
         }
     }
@@ -46,7 +51,10 @@ struct StoredRows: SaveReads {
     func storedObject(_ ref: ObjectRef) throws -> StoredObject? {
         if let row = rows[ref] { return row }
         var found: StoredObject?
-        try connection.query("SELECT \"_entity\", \"_version\" FROM \(layout.table(root: ref.root).quoted) WHERE \"_pk\" = ?1", [.int(ref.key)]) { row in
+        try connection.query(
+            "SELECT \"_entity\", \"_version\" FROM \(layout.table(root: ref.root).quoted) WHERE \"_pk\" = ?1",
+            [.int(ref.key)]
+        ) { row in
             found = StoredObject(entity: row.text(0), version: row.int64(1))
         }
         return found
@@ -56,9 +64,14 @@ struct StoredRows: SaveReads {
     func objects(root: String, constraint attributes: [String], equalTo values: [Value]) throws -> [ObjectRef] {
         let table = layout.table(root: root)
         var conditions = attributes.enumerated().map { "\(SQL.quote($1)) = ?\($0 + 1)" }
-        if let filter = SQLiteLayout.constraintScope(attributes, in: table, schema: schema) { conditions.append(filter) }
+        if let filter = SQLiteLayout.constraintScope(attributes, in: table, schema: schema) {
+            conditions.append(filter)
+        }
         var refs: [ObjectRef] = []
-        try connection.query("SELECT \"_pk\" FROM \(table.quoted) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \"_pk\"", values) {
+        try connection.query(
+            "SELECT \"_pk\" FROM \(table.quoted) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \"_pk\"",
+            values
+        ) {
             refs.append(ObjectRef(root: root, key: $0.int64(0)))
         }
         return refs
@@ -66,9 +79,13 @@ struct StoredRows: SaveReads {
 
     func values(of ref: ObjectRef, _ attributes: [AttributeDescription]) throws -> [String: Value] {
         var values: [String: Value] = [:]
-        try connection.query("SELECT \(attributes.map { SQL.quote($0.name) }.joined(separator: ", ")) FROM \(layout.table(root: ref.root).quoted) WHERE \"_pk\" = ?1",
-                             [.int(ref.key)]) { row in
-            for (index, attribute) in attributes.enumerated() { values[attribute.name] = try row.value(Int32(index), as: attribute.type) }
+        try connection.query(
+            "SELECT \(attributes.map { SQL.quote($0.name) }.joined(separator: ", ")) FROM \(layout.table(root: ref.root).quoted) WHERE \"_pk\" = ?1",
+            [.int(ref.key)]
+        ) { row in
+            for (index, attribute) in attributes.enumerated() {
+                values[attribute.name] = try row.value(Int32(index), as: attribute.type)
+            }
         }
         return values
     }

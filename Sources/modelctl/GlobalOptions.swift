@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import ArgumentParser
 import Foundation
@@ -9,10 +9,13 @@ import ModelWire
 
 /// The options every subcommand takes.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The daemon's socket (default: modeld's own default). [MODELD_SOCKET]", valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The daemon's socket (default: modeld's own default). [MODELD_SOCKET]", valueName: "path"))
     var socket: String?
 
-    @Option(name: .long, help: ArgumentHelp("The store to work on (default: default). [MODELD_STORE]", valueName: "name"))
+    @Option(
+        name: .long, help: ArgumentHelp("The store to work on (default: default). [MODELD_STORE]", valueName: "name"))
     var store: String?
 
     @Option(name: .long, help: "table, json, jsonl or csv (default: table on a terminal, json otherwise).")
@@ -21,7 +24,9 @@ struct GlobalOptions: ParsableArguments {
     var socketPath: String {
         let environment = ProcessInfo.processInfo.environment
         return socket ?? environment["MODELD_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? DefaultLocations.clientSocketPath(environment: environment, userID: geteuid()) { FileManager.default.fileExists(atPath: $0) }
+            ?? DefaultLocations.clientSocketPath(environment: environment, userID: geteuid()) {
+                FileManager.default.fileExists(atPath: $0)
+            }
     }
 
     var storeName: String {
@@ -72,7 +77,8 @@ enum CLI {
         do {
             return try await body()
         } catch let error as ModelError {
-            let message = error.code == .unavailable && error.context["socket"] != nil
+            let message =
+                error.code == .unavailable && error.context["socket"] != nil
                 ? "is modeld running? tried \(socket)" + (error.context["detail"].map { " (\($0))" } ?? "")
                 : error.message
             Terminal.error("modelctl: \(message)\n")

@@ -10,9 +10,13 @@ extension BenchCommand {
         """
 
     /// 2 and 3: point reads, alternating modeld and PostgreSQL round by round.
-    func pointReadWorkloads(_ workloads: ModeldWorkloads, postgres: PostgresCluster, sqlite: SQLiteBaseline, daemon: ModeldProcess,
-                            report: inout Report) async throws {
-        say("2. point reads by URI, 1 client (\(rounds) alternated rounds; modeld's client tasks prefer their connection's executor)")
+    func pointReadWorkloads(
+        _ workloads: ModeldWorkloads, postgres: PostgresCluster, sqlite: SQLiteBaseline, daemon: ModeldProcess,
+        report: inout Report
+    ) async throws {
+        say(
+            "2. point reads by URI, 1 client (\(rounds) alternated rounds; modeld's client tasks prefer their connection's executor)"
+        )
         let script = Self.pointReadScript.replacingOccurrences(of: ":rows", with: "\(rows)")
         var modeldRates: [Double] = [], postgresRates: [Double] = []
         var modeldLatencies = Latencies(), postgresLatencies = Latencies()
@@ -23,7 +27,9 @@ extension BenchCommand {
             for round in 0..<rounds {
                 let count = 2_000
                 let daemonBefore = ProcessStats.of(daemon.processIdentifier), clientBefore = ProcessStats.ofSelf()
-                let (latencies, elapsed) = try await measure { try await workloads.pointReads(count, rows: rows, client: client, seed: UInt64(round + 2)) }
+                let (latencies, elapsed) = try await measure {
+                    try await workloads.pointReads(count, rows: rows, client: client, seed: UInt64(round + 2))
+                }
                 let daemonAfter = ProcessStats.of(daemon.processIdentifier), clientAfter = ProcessStats.ofSelf()
                 daemonWakeUps = Double(ProcessStats.wakeUps(from: daemonBefore, to: daemonAfter)) / Double(count)
                 clientWakeUps = Double(ProcessStats.wakeUps(from: clientBefore, to: clientAfter)) / Double(count)
@@ -33,17 +39,27 @@ extension BenchCommand {
                 postgresRates.append(pg.transactionsPerSecond)
                 postgresLatencies = pg.latencies
                 postgresCosts.add(pg)
-                say("   round \(round + 1): modeld \(perSecond(modeldRates.last!)), PostgreSQL \(perSecond(pg.transactionsPerSecond))")
+                say(
+                    "   round \(round + 1): modeld \(perSecond(modeldRates.last!)), PostgreSQL \(perSecond(pg.transactionsPerSecond))"
+                )
             }
         }
         let sqliteReads = try sqlite.pointReads(100_000, rows: rows)
-        report.detail("2 point read modeld", modeldLatencies.summary.merging(["daemon_wakeups_per_call": daemonWakeUps, "client_wakeups_per_call": clientWakeUps]) { a, _ in a })
+        report.detail(
+            "2 point read modeld",
+            modeldLatencies.summary.merging([
+                "daemon_wakeups_per_call": daemonWakeUps, "client_wakeups_per_call": clientWakeUps,
+            ]) { a, _ in a })
         report.detail("2 point read PostgreSQL", postgresLatencies.summary.merging(postgresCosts.summary) { a, _ in a })
         report.detail("2 point read SQLite in-process", sqliteReads.summary)
         let modeld1 = median(modeldRates), postgres1 = median(postgresRates)
-        report.add("2 point read, 1 client", modeld: perSecond(modeld1) + " (p50 \(micros(modeldLatencies.percentile(50))))",
-                   baseline: perSecond(postgres1) + " PostgreSQL", ratio: modeld1 / postgres1, target: ">= 1.0x", met: modeld1 >= postgres1)
-        say("   wake-ups per read: daemon \(format(daemonWakeUps)), client \(format(clientWakeUps)); PostgreSQL per read: \(postgresCosts.description)")
+        report.add(
+            "2 point read, 1 client", modeld: perSecond(modeld1) + " (p50 \(micros(modeldLatencies.percentile(50))))",
+            baseline: perSecond(postgres1) + " PostgreSQL", ratio: modeld1 / postgres1, target: ">= 1.0x",
+            met: modeld1 >= postgres1)
+        say(
+            "   wake-ups per read: daemon \(format(daemonWakeUps)), client \(format(clientWakeUps)); PostgreSQL per read: \(postgresCosts.description)"
+        )
 
         say("3. point reads, 16 clients (\(max(1, rounds - 1)) alternated rounds)")
         modeldRates = []
@@ -51,8 +67,10 @@ extension BenchCommand {
         var costs = CallCosts()
         postgresCosts = PostgresCosts()
         for round in 0..<max(1, rounds - 1) {
-            let (rate, pg) = try await concurrentRound("3 point reads 16 clients", clients: 16, script: script, postgres: postgres,
-                                                       costs: &costs, postgresCosts: &postgresCosts, daemon: daemon, report: &report) {
+            let (rate, pg) = try await concurrentRound(
+                "3 point reads 16 clients", clients: 16, script: script, postgres: postgres,
+                costs: &costs, postgresCosts: &postgresCosts, daemon: daemon, report: &report
+            ) {
                 try await workloads.concurrentPointReads(clients: 16, seconds: seconds, rows: rows)
             }
             modeldRates.append(rate)
@@ -63,20 +81,29 @@ extension BenchCommand {
         report.detail("3 point reads 16 clients modeld costs", costs.summary)
         report.detail("3 point reads 16 clients PostgreSQL costs", postgresCosts.summary)
         let modeld16 = median(modeldRates), postgres16 = median(postgresRates)
-        report.add("3 point reads, 16 clients", modeld: perSecond(modeld16), baseline: perSecond(postgres16) + " PostgreSQL",
-                   ratio: modeld16 / postgres16, target: ">= 1.0x", met: modeld16 >= postgres16)
+        report.add(
+            "3 point reads, 16 clients", modeld: perSecond(modeld16), baseline: perSecond(postgres16) + " PostgreSQL",
+            ratio: modeld16 / postgres16, target: ">= 1.0x", met: modeld16 >= postgres16)
     }
 
     /// 4, 5 and 7: the indexed query, the grouped count, the streaming fetch.
-    func queryWorkloads(_ workloads: ModeldWorkloads, sqlite: SQLiteBaseline, daemon: ModeldProcess, report: inout Report) async throws {
+    func queryWorkloads(
+        _ workloads: ModeldWorkloads, sqlite: SQLiteBaseline, daemon: ModeldProcess, report: inout Report
+    ) async throws {
         say("4. indexed predicate + sort + limit 50 over \(rows) rows")
         var costs = CallCosts(), emptyCosts = CallCosts()
         let (query, roundTrip) = try await DaemonClient.withClient(socketPath: workloads.socketPath) { client in
             _ = try await workloads.indexedQueries(20, client: client)
             var query = Latencies(), roundTrip = Latencies()
             for _ in 0..<rounds {
-                query.append(contentsOf: try await costs.measure(200, daemon: daemon) { try await workloads.indexedQueries(200, client: client) })
-                roundTrip.append(contentsOf: try await emptyCosts.measure(200, daemon: daemon) { try await workloads.emptyRoundTrips(200, client: client) })
+                query.append(
+                    contentsOf: try await costs.measure(200, daemon: daemon) {
+                        try await workloads.indexedQueries(200, client: client)
+                    })
+                roundTrip.append(
+                    contentsOf: try await emptyCosts.measure(200, daemon: daemon) {
+                        try await workloads.emptyRoundTrips(200, client: client)
+                    })
             }
             return (query, roundTrip)
         }
@@ -87,9 +114,12 @@ extension BenchCommand {
         say("   per empty round trip: \(emptyCosts.description)")
         report.detail("4 empty round trip modeld", roundTrip.summary.merging(emptyCosts.summary) { a, _ in a })
         report.detail("4 indexed query SQLite in-process", local.summary)
-        report.add("4 indexed query p50", modeld: micros(query.percentile(50)),
-                   baseline: micros(limit) + " (SQLite \(micros(local.percentile(50))) + round trip \(micros(roundTrip.percentile(50))))",
-                   ratio: query.percentile(50) / limit, target: "<= 2x (lower is better)", met: query.percentile(50) <= 2 * limit)
+        report.add(
+            "4 indexed query p50", modeld: micros(query.percentile(50)),
+            baseline: micros(limit)
+                + " (SQLite \(micros(local.percentile(50))) + round trip \(micros(roundTrip.percentile(50))))",
+            ratio: query.percentile(50) / limit, target: "<= 2x (lower is better)",
+            met: query.percentile(50) <= 2 * limit)
 
         // A fresh daemon process, so its peak memory is the streaming fetch's.
         say("7. streaming fetch of \(rows) objects (modeld restarted first)")
@@ -100,10 +130,16 @@ extension BenchCommand {
         }
         let peak = ProcessStats.of(daemon.processIdentifier).peakResidentKB
         let rate = Double(objects) / streamed.seconds
-        report.detail("7 streaming fetch", ["objects_per_s": rate, "daemon_peak_rss_mb": Double(peak) / 1024,
-                                            "daemon_rss_before_mb": Double(before.residentKB) / 1024])
-        report.add("7 streaming \(objects) objects", modeld: "peak RSS \(format(Double(peak) / 1024)) MB", baseline: perSecond(rate) + " streamed",
-                   ratio: Double(peak) / 1024 / 200, target: "< 200 MB (ratio to 200 MB)", met: peak < 200 * 1024)
+        report.detail(
+            "7 streaming fetch",
+            [
+                "objects_per_s": rate, "daemon_peak_rss_mb": Double(peak) / 1024,
+                "daemon_rss_before_mb": Double(before.residentKB) / 1024,
+            ])
+        report.add(
+            "7 streaming \(objects) objects", modeld: "peak RSS \(format(Double(peak) / 1024)) MB",
+            baseline: perSecond(rate) + " streamed",
+            ratio: Double(peak) / 1024 / 200, target: "< 200 MB (ratio to 200 MB)", met: peak < 200 * 1024)
 
         say("5. grouped count over \(rows) rows vs fetching everything and counting here")
         let (aggregate, sqliteCount) = try await DaemonClient.withClient(socketPath: workloads.socketPath) { client in
@@ -114,21 +150,33 @@ extension BenchCommand {
                 groupCount = found
                 times.append(elapsed.seconds)
             }
-            guard groupCount == groups else { throw BenchError("the store counted \(groupCount) groups, the client \(groups)") }
+            guard groupCount == groups else {
+                throw BenchError("the store counted \(groupCount) groups, the client \(groups)")
+            }
             return (median(times), try sqlite.groupedCount().1.seconds)
         }
-        report.detail("5 grouped count", ["aggregate_ms": aggregate * 1000, "client_side_ms": streamed.seconds * 1000,
-                                          "sqlite_in_process_ms": sqliteCount * 1000])
-        report.add("5 grouped count", modeld: format(aggregate * 1000) + " ms pushed down",
-                   baseline: millis(streamed) + " counted client-side", ratio: streamed.seconds / aggregate, target: ">= 20x faster",
-                   met: streamed.seconds / aggregate >= 20)
+        report.detail(
+            "5 grouped count",
+            [
+                "aggregate_ms": aggregate * 1000, "client_side_ms": streamed.seconds * 1000,
+                "sqlite_in_process_ms": sqliteCount * 1000,
+            ])
+        report.add(
+            "5 grouped count", modeld: format(aggregate * 1000) + " ms pushed down",
+            baseline: millis(streamed) + " counted client-side", ratio: streamed.seconds / aggregate,
+            target: ">= 20x faster",
+            met: streamed.seconds / aggregate >= 20)
     }
 
     /// 6: durable saves of one object each.
-    func saveWorkloads(_ workloads: ModeldWorkloads, postgres: PostgresCluster, daemon: ModeldProcess, report: inout Report) async throws {
+    func saveWorkloads(
+        _ workloads: ModeldWorkloads, postgres: PostgresCluster, daemon: ModeldProcess, report: inout Report
+    ) async throws {
         say("6. durable small saves, 1 and 32 clients (\(max(1, rounds - 1)) alternated rounds)")
         let schema = try Dataset.schema()
-        _ = try await DaemonClient.withClient(socketPath: workloads.socketPath) { try await $0.createStore("saves", schema: schema) }
+        _ = try await DaemonClient.withClient(socketPath: workloads.socketPath) {
+            try await $0.createStore("saves", schema: schema)
+        }
         try postgres.psql("CREATE TABLE saves (LIKE item INCLUDING ALL);")
         let script = """
             \\set n random(1, 1000000)
@@ -138,33 +186,48 @@ extension BenchCommand {
         var costs = CallCosts(), postgresCosts = PostgresCosts()
         for round in 0..<max(1, rounds - 1) {
             modeld1.append(try await workloads.smallSaves(clients: 1, seconds: seconds, into: "saves").rate)
-            postgres1.append(try postgres.pgbench(script: script, clients: 1, seconds: Int(seconds)).transactionsPerSecond)
-            let (rate, pg) = try await concurrentRound("6 saves 32 clients", clients: 32, script: script, postgres: postgres,
-                                                       costs: &costs, postgresCosts: &postgresCosts, daemon: daemon, report: &report) {
+            postgres1.append(
+                try postgres.pgbench(script: script, clients: 1, seconds: Int(seconds)).transactionsPerSecond)
+            let (rate, pg) = try await concurrentRound(
+                "6 saves 32 clients", clients: 32, script: script, postgres: postgres,
+                costs: &costs, postgresCosts: &postgresCosts, daemon: daemon, report: &report
+            ) {
                 try await workloads.smallSaves(clients: 32, seconds: seconds, into: "saves")
             }
             modeld32.append(rate)
             postgres32.append(pg)
-            say("   round \(round + 1): modeld \(perSecond(modeld1.last!)) / \(perSecond(rate)), PostgreSQL \(perSecond(postgres1.last!)) / \(perSecond(pg))")
+            say(
+                "   round \(round + 1): modeld \(perSecond(modeld1.last!)) / \(perSecond(rate)), PostgreSQL \(perSecond(postgres1.last!)) / \(perSecond(pg))"
+            )
         }
         say("   per save, 32 clients: modeld \(costs.description); PostgreSQL \(postgresCosts.description)")
         report.detail("6 saves 32 clients modeld costs", costs.summary)
         report.detail("6 saves 32 clients PostgreSQL costs", postgresCosts.summary)
         let m1 = median(modeld1), m32 = median(modeld32), p1 = median(postgres1), p32 = median(postgres32)
-        report.detail("6 saves", ["modeld_1_client_per_s": m1, "modeld_32_clients_per_s": m32, "postgres_1_client_per_s": p1,
-                                  "postgres_32_clients_per_s": p32])
-        report.add("6 durable saves, 32 clients", modeld: perSecond(m32), baseline: perSecond(p32) + " PostgreSQL", ratio: m32 / p32,
-                   target: ">= 1.0x", met: m32 >= p32)
-        report.add("6 group commit", modeld: perSecond(m32) + " (32 clients)", baseline: perSecond(m1) + " (modeld, 1 client)", ratio: m32 / m1,
-                   target: ">= 5x", met: m32 >= 5 * m1)
+        report.detail(
+            "6 saves",
+            [
+                "modeld_1_client_per_s": m1, "modeld_32_clients_per_s": m32, "postgres_1_client_per_s": p1,
+                "postgres_32_clients_per_s": p32,
+            ])
+        report.add(
+            "6 durable saves, 32 clients", modeld: perSecond(m32), baseline: perSecond(p32) + " PostgreSQL",
+            ratio: m32 / p32,
+            target: ">= 1.0x", met: m32 >= p32)
+        report.add(
+            "6 group commit", modeld: perSecond(m32) + " (32 clients)", baseline: perSecond(m1) + " (modeld, 1 client)",
+            ratio: m32 / m1,
+            target: ">= 5x", met: m32 >= 5 * m1)
     }
 
     /// One round of a concurrent workload: modeld's run (its CPU and wake-ups added to `costs`),
     /// then pgbench's with as many clients (its CPU added to `postgresCosts`); both latency
     /// summaries go into the details under `label`. Returns both rates.
-    private func concurrentRound(_ label: String, clients: Int, script: String, postgres: PostgresCluster, costs: inout CallCosts,
-                                 postgresCosts: inout PostgresCosts, daemon: ModeldProcess, report: inout Report,
-                                 modeld: () async throws -> (rate: Double, Latencies)) async throws -> (modeld: Double, postgres: Double) {
+    private func concurrentRound(
+        _ label: String, clients: Int, script: String, postgres: PostgresCluster, costs: inout CallCosts,
+        postgresCosts: inout PostgresCosts, daemon: ModeldProcess, report: inout Report,
+        modeld: () async throws -> (rate: Double, Latencies)
+    ) async throws -> (modeld: Double, postgres: Double) {
         let (rate, latencies) = try await costs.measure(daemon: daemon, calls: { $0.1.count }, modeld)
         report.detail("\(label) modeld", latencies.summary)
         let pg = try postgres.pgbench(script: script, clients: clients, seconds: Int(seconds))
@@ -174,7 +237,9 @@ extension BenchCommand {
     }
 
     /// 8: the cost of an isolated store per test.
-    func harnessWorkload(_ workloads: ModeldWorkloads, postgres: PostgresCluster, schema: Schema, report: inout Report) async throws {
+    func harnessWorkload(_ workloads: ModeldWorkloads, postgres: PostgresCluster, schema: Schema, report: inout Report)
+        async throws
+    {
         say("8. \(stores) isolated stores vs \(databases) PostgreSQL databases from a template")
         let (modeldTime, steps) = try await workloads.isolatedStores(stores, schema: schema)
         for (step, latencies) in steps.sorted(by: { $0.key < $1.key }) {
@@ -182,8 +247,9 @@ extension BenchCommand {
             say("   \(step): p50 \(micros(latencies.percentile(50)))")
         }
         try postgres.psql("CREATE DATABASE tmpl;")
-        try postgres.psql(Dataset.sql.replacingOccurrences(of: "INTEGER PRIMARY KEY", with: "BIGSERIAL PRIMARY KEY")
-            .replacingOccurrences(of: "created REAL", with: "created TIMESTAMPTZ"), database: "tmpl")
+        try postgres.psql(
+            Dataset.sql.replacingOccurrences(of: "INTEGER PRIMARY KEY", with: "BIGSERIAL PRIMARY KEY")
+                .replacingOccurrences(of: "created REAL", with: "created TIMESTAMPTZ"), database: "tmpl")
         var script = ""
         for n in 0..<databases {
             script += """
@@ -197,8 +263,11 @@ extension BenchCommand {
         }
         let (_, postgresTime) = try await measure { try postgres.psql(script) }
         let modeldPer = modeldTime.seconds / Double(stores), postgresPer = postgresTime.seconds / Double(databases)
-        report.detail("8 harness", ["modeld_ms_per_test": modeldPer * 1000, "postgres_ms_per_test": postgresPer * 1000])
-        report.add("8 harness, per test", modeld: format(modeldPer * 1000) + " ms", baseline: format(postgresPer * 1000) + " ms PostgreSQL",
-                   ratio: postgresPer / modeldPer, target: ">= 20x faster", met: postgresPer / modeldPer >= 20)
+        report.detail(
+            "8 harness", ["modeld_ms_per_test": modeldPer * 1000, "postgres_ms_per_test": postgresPer * 1000])
+        report.add(
+            "8 harness, per test", modeld: format(modeldPer * 1000) + " ms",
+            baseline: format(postgresPer * 1000) + " ms PostgreSQL",
+            ratio: postgresPer / modeldPer, target: ">= 20x faster", met: postgresPer / modeldPer >= 20)
     }
 }

@@ -23,8 +23,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Where to write the JSON figures.") var output = "bench.json"
     @Option(help: "The modeld executable (default: .build/release/modeld).") var modeld: String?
     @Flag(help: "Keep the other core busy for the whole run (the loaded run).") var load = false
-    @Option(help: ArgumentHelp("Run only these workloads (comma-separated numbers, e.g. 2,4); the bulk load always runs, as it loads the rows.",
-                               valueName: "list")) var only: String?
+    @Option(
+        help: ArgumentHelp(
+            "Run only these workloads (comma-separated numbers, e.g. 2,4); the bulk load always runs, as it loads the rows.",
+            valueName: "list")) var only: String?
 
     /// Whether workload `number` is to run (every one unless `--only` names some).
     func runs(_ numbers: Int...) -> Bool {
@@ -41,13 +43,17 @@ struct BenchCommand: AsyncParsableCommand {
         defer { busy.stop() }
 
         var report = Report()
-        report.conditions = ["rows": "\(rows)", "bulk": "\(bulk)", "load": load ? "busy loop on the other core" : "idle",
-                             "cores": "\(ProcessInfo.processInfo.activeProcessorCount)", "date": ISO8601DateFormatter().string(from: Date())]
+        report.conditions = [
+            "rows": "\(rows)", "bulk": "\(bulk)", "load": load ? "busy loop on the other core" : "idle",
+            "cores": "\(ProcessInfo.processInfo.activeProcessorCount)",
+            "date": ISO8601DateFormatter().string(from: Date()),
+        ]
         say("modeld-bench: \(rows) rows, \(load ? "loaded (a busy loop on the other core)" : "idle machine")")
 
         let executable = URL(fileURLWithPath: modeld ?? ".build/release/modeld")
-        let daemon = try await ModeldProcess.launch(arguments: ["--max-message-size", "256M", "--log-level", "warning"],
-                                                    executable: executable)
+        let daemon = try await ModeldProcess.launch(
+            arguments: ["--max-message-size", "256M", "--log-level", "warning"],
+            executable: executable)
         // Removed before returning, not in a `defer` Task that the process's exit would cut short
         // (that left each run's daemon directory, stores and all, in the temporary directory).
         do {
@@ -65,13 +71,17 @@ struct BenchCommand: AsyncParsableCommand {
     /// Every workload asked for, against `daemon` and the baselines (kept in `directory`).
     private func measure(daemon: ModeldProcess, directory: URL, report: inout Report) async throws {
         let schema = try Dataset.schema()
-        let info = try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.createStore("items", schema: schema) }
+        let info = try await DaemonClient.withClient(socketPath: daemon.socketPath) {
+            try await $0.createStore("items", schema: schema)
+        }
         let workloads = ModeldWorkloads(socketPath: daemon.socketPath, storeIdentifier: info.storeIdentifier)
         let sqlite = try SQLiteBaseline(path: directory.appendingPathComponent("baseline.sqlite").path)
         say("PostgreSQL: starting a cluster and loading \(rows) rows…")
         // A directory of its own, outside the private one above: the server may run as another user.
-        let postgresDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("modeld-bench-pg-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: postgresDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        let postgresDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "modeld-bench-pg-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(
+            at: postgresDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         defer { try? FileManager.default.removeItem(at: postgresDirectory) }
         let postgres = try PostgresCluster(directory: postgresDirectory)
         defer { postgres.stop() }
@@ -90,12 +100,16 @@ struct BenchCommand: AsyncParsableCommand {
             let baseline = try SQLiteBaseline(path: file)
             Glibc.sync()
             let sqliteBulk = try baseline.insert(1...bulk)
-            _ = try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.createStore(store, schema: schema) }
+            _ = try await DaemonClient.withClient(socketPath: daemon.socketPath) {
+                try await $0.createStore(store, schema: schema)
+            }
             Glibc.sync()
             let modeldBulk = try await workloads.insert(1...bulk, into: store)
             sqliteRates.append(Double(bulk) / sqliteBulk.seconds)
             modeldRates.append(Double(bulk) / modeldBulk.seconds)
-            say("   round \(modeldRates.count): modeld \(perSecond(modeldRates.last!)), SQLite \(perSecond(sqliteRates.last!))")
+            say(
+                "   round \(modeldRates.count): modeld \(perSecond(modeldRates.last!)), SQLite \(perSecond(sqliteRates.last!))"
+            )
         }
         // Removed after the rounds: freeing a file's blocks, or emptying a dropped store's files
         // for reuse, would share the disk with the next round.
@@ -105,8 +119,10 @@ struct BenchCommand: AsyncParsableCommand {
         }
         let sqliteRate = median(sqliteRates), modeldRate = median(modeldRates)
         report.detail("1 bulk load", ["modeld_per_s": modeldRate, "sqlite_per_s": sqliteRate])
-        report.add("1 bulk load", modeld: perSecond(modeldRate), baseline: perSecond(sqliteRate) + " SQLite", ratio: modeldRate / sqliteRate,
-                   target: ">= 0.5x", met: modeldRate / sqliteRate >= 0.5)
+        report.add(
+            "1 bulk load", modeld: perSecond(modeldRate), baseline: perSecond(sqliteRate) + " SQLite",
+            ratio: modeldRate / sqliteRate,
+            target: ">= 0.5x", met: modeldRate / sqliteRate >= 0.5)
         say("   loading the \(rows) rows…")
         var loaded = 0
         while loaded < rows {
@@ -117,7 +133,9 @@ struct BenchCommand: AsyncParsableCommand {
         }
 
         if runs(0) { try await transportWorkload(workloads, daemon: daemon, report: &report) }
-        if runs(2, 3) { try await pointReadWorkloads(workloads, postgres: postgres, sqlite: sqlite, daemon: daemon, report: &report) }
+        if runs(2, 3) {
+            try await pointReadWorkloads(workloads, postgres: postgres, sqlite: sqlite, daemon: daemon, report: &report)
+        }
         if runs(4, 5, 7) { try await queryWorkloads(workloads, sqlite: sqlite, daemon: daemon, report: &report) }
         if runs(6) { try await saveWorkloads(workloads, postgres: postgres, daemon: daemon, report: &report) }
         if runs(8) { try await harnessWorkload(workloads, postgres: postgres, schema: schema, report: &report) }

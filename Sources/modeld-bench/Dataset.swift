@@ -5,7 +5,7 @@ import ModelCore
 /// everywhere (numbered from 1, as primary keys are).
 enum Dataset {
     static let categories = 100
-    static let epoch = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01
+    static let epoch = Date(timeIntervalSince1970: 1_767_225_600) // 2026-01-01
 
     struct Row {
         let name: String
@@ -16,7 +16,8 @@ enum Dataset {
     }
 
     static func row(_ i: Int) -> Row {
-        Row(name: "item-\(i)", category: "c\(i % categories)", score: (i &* 7919) % 1_000_003,
+        Row(
+            name: "item-\(i)", category: "c\(i % categories)", score: (i &* 7919) % 1_000_003,
             price: Double(i % 10_000) / 100, created: epoch.addingTimeInterval(Double(i)))
     }
 
@@ -32,10 +33,12 @@ enum Dataset {
 
     static func insert(_ i: Int) -> ObjectEdit {
         let row = row(i)
-        return .insert(entity: "Item", attributes: [
-            "name": .string(row.name), "category": .string(row.category), "score": .int(Int64(row.score)),
-            "price": .double(row.price), "created": .date(Timestamp(row.created)),
-        ], relationships: [:], id: nil)
+        return .insert(
+            entity: "Item",
+            attributes: [
+                "name": .string(row.name), "category": .string(row.category), "score": .int(Int64(row.score)),
+                "price": .double(row.price), "created": .date(Timestamp(row.created)),
+            ], relationships: [:], id: nil)
     }
 
     /// The lower bound of the indexed query's range: `score >= lo ORDER BY score LIMIT 50`.

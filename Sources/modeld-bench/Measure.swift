@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 import ModelTesting
@@ -87,7 +87,8 @@ struct ProcessStats {
     /// waited-for children); the state itself reads as 0.
     static func statFields(of pid: Int32) -> [Double]? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return nil }
+            let close = text.lastIndex(of: ")")
+        else { return nil }
         let fields = text[text.index(after: close)...].split(separator: " ").map { Double($0) ?? 0 }
         return fields.count > 14 ? fields : nil
     }
@@ -114,7 +115,8 @@ struct ProcessStats {
     /// A thread that ended in between is not counted: subtracting sums over the threads of
     /// each reading made the figure negative when one ended.
     static func wakeUps(from start: ProcessStats, to end: ProcessStats) -> Int {
-        end.voluntarySwitches.reduce(0) { sum, thread in sum + thread.value - (start.voluntarySwitches[thread.key] ?? 0) }
+        end.voluntarySwitches.reduce(0) { sum, thread in sum + thread.value - (start.voluntarySwitches[thread.key] ?? 0)
+        }
     }
 }
 
@@ -148,7 +150,9 @@ struct CallCosts {
     }
 
     /// Runs `body` and adds what its calls cost; `calls` says from its result how many it made.
-    mutating func measure<T>(daemon: ModeldProcess, calls count: (T) -> Int, _ body: () async throws -> T) async rethrows -> T {
+    mutating func measure<T>(daemon: ModeldProcess, calls count: (T) -> Int, _ body: () async throws -> T)
+        async rethrows -> T
+    {
         let daemonBefore = ProcessStats.of(daemon.processIdentifier), clientBefore = ProcessStats.ofSelf()
         let result = try await body()
         let daemonAfter = ProcessStats.of(daemon.processIdentifier), clientAfter = ProcessStats.ofSelf()
@@ -163,8 +167,11 @@ struct CallCosts {
     private func perCall(_ total: Double) -> Double { calls == 0 ? 0 : total / Double(calls) }
 
     var summary: [String: Double] {
-        ["daemon_wakeups_per_call": perCall(Double(daemonWakeUps)), "client_wakeups_per_call": perCall(Double(clientWakeUps)),
-         "daemon_cpu_us_per_call": perCall(daemonCPU) * 1e6, "client_cpu_us_per_call": perCall(clientCPU) * 1e6]
+        [
+            "daemon_wakeups_per_call": perCall(Double(daemonWakeUps)),
+            "client_wakeups_per_call": perCall(Double(clientWakeUps)),
+            "daemon_cpu_us_per_call": perCall(daemonCPU) * 1e6, "client_cpu_us_per_call": perCall(clientCPU) * 1e6,
+        ]
     }
 
     var description: String {

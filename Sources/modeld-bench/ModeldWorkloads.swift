@@ -34,7 +34,9 @@ struct ModeldWorkloads {
                 let start = clock.now
                 let objects = try await client.objects([identifier], in: store)
                 latencies.record(clock.now - start)
-                guard objects.count == 1 else { throw BenchError("modeld read of \(identifier) returned \(objects.count) objects") }
+                guard objects.count == 1 else {
+                    throw BenchError("modeld read of \(identifier) returned \(objects.count) objects")
+                }
             }
             return latencies
         }
@@ -42,9 +44,12 @@ struct ModeldWorkloads {
 
     /// Point reads from `clients` connections at once for `seconds`: reads per second.
     func concurrentPointReads(clients: Int, seconds: Double, rows: Int) async throws -> (rate: Double, Latencies) {
-        try await concurrently(clients: clients, seconds: seconds, warmUp: { connection in
-            _ = try await pointReads(20, rows: rows, client: connection, seed: 7)
-        }) { index, connection, deadline in
+        try await concurrently(
+            clients: clients, seconds: seconds,
+            warmUp: { connection in
+                _ = try await pointReads(20, rows: rows, client: connection, seed: 7)
+            }
+        ) { index, connection, deadline in
             var latencies = Latencies()
             var seed = UInt64(index + 1) * 7_777
             while ContinuousClock.now < deadline {
@@ -57,9 +62,12 @@ struct ModeldWorkloads {
 
     /// Runs `work` on `clients` connections of their own at once, until `seconds` have passed:
     /// operations per second over all of them, and their latencies.
-    private func concurrently(clients: Int, seconds: Double, warmUp: (DaemonClient) async throws -> Void = { _ in },
-                              _ work: @escaping @Sendable (Int, DaemonClient, ContinuousClock.Instant) async throws -> Latencies)
-        async throws -> (rate: Double, Latencies) {
+    private func concurrently(
+        clients: Int, seconds: Double, warmUp: (DaemonClient) async throws -> Void = { _ in },
+        _ work: @escaping @Sendable (Int, DaemonClient, ContinuousClock.Instant) async throws -> Latencies
+    )
+        async throws -> (rate: Double, Latencies)
+    {
         let connections = try (0..<clients).map { _ in try DaemonClient.connect(socketPath: socketPath) }
         defer { connections.forEach { $0.close() } }
         for connection in connections { try await warmUp(connection) }
@@ -79,29 +87,38 @@ struct ModeldWorkloads {
 
     /// The indexed query, `count` times with different bounds.
     func indexedQueries(_ count: Int, client: DaemonClient) async throws -> Latencies {
-        try await withTaskExecutorPreference(client.preferredExecutor) { try await indexedQueriesHere(count, client: client) }
+        try await withTaskExecutorPreference(client.preferredExecutor) {
+            try await indexedQueriesHere(count, client: client)
+        }
     }
 
     private func indexedQueriesHere(_ count: Int, client: DaemonClient) async throws -> Latencies {
         var latencies = Latencies()
         let clock = ContinuousClock()
         for n in 0..<count {
-            var descriptor = FetchDescriptor(entityName: "Item",
-                                             predicate: .comparison(Comparison(.keyPath(PropertyPath(["score"])), .greaterOrEqual,
-                                                                               .literal(.int(Int64(Dataset.queryBound(n)))))),
-                                             sortBy: [SortDescriptor(PropertyPath(["score"]))], limit: 50)
+            var descriptor = FetchDescriptor(
+                entityName: "Item",
+                predicate: .comparison(
+                    Comparison(
+                        .keyPath(PropertyPath(["score"])), .greaterOrEqual,
+                        .literal(.int(Int64(Dataset.queryBound(n)))))),
+                sortBy: [SortDescriptor(PropertyPath(["score"]))], limit: 50)
             descriptor.relationshipKeyPathsForPrefetching = []
             let start = clock.now
             let result = try await client.fetch(descriptor, in: store)
             latencies.record(clock.now - start)
-            guard case .objects(let objects, _) = result, objects.count == 50 else { throw BenchError("modeld indexed query returned \(result)") }
+            guard case .objects(let objects, _) = result, objects.count == 50 else {
+                throw BenchError("modeld indexed query returned \(result)")
+            }
         }
         return latencies
     }
 
     /// `count` calls that do nothing but answer: the cost of a round trip.
     func emptyRoundTrips(_ count: Int, client: DaemonClient) async throws -> Latencies {
-        try await withTaskExecutorPreference(client.preferredExecutor) { try await emptyRoundTripsHere(count, client: client) }
+        try await withTaskExecutorPreference(client.preferredExecutor) {
+            try await emptyRoundTripsHere(count, client: client)
+        }
     }
 
     private func emptyRoundTripsHere(_ count: Int, client: DaemonClient) async throws -> Latencies {
@@ -117,8 +134,9 @@ struct ModeldWorkloads {
 
     /// Counts per category, in the store.
     func groupedCount(client: DaemonClient) async throws -> (groups: Int, Duration) {
-        let descriptor = AggregateDescriptor(entityName: "Item", groupBy: [PropertyPath(["category"])],
-                                             aggregations: [Aggregation("count", .count)])
+        let descriptor = AggregateDescriptor(
+            entityName: "Item", groupBy: [PropertyPath(["category"])],
+            aggregations: [Aggregation("count", .count)])
         let (rows, elapsed) = try await measure { try await client.aggregate(descriptor, in: store) }
         return (rows.count, elapsed)
     }
@@ -131,7 +149,9 @@ struct ModeldWorkloads {
             try await client.fetch(descriptor, in: store, batchSize: 1_000) { batch in
                 counts.withLock { counts in
                     for object in batch {
-                        if case .string(let category)? = object.attributes["category"] { counts[category, default: 0] += 1 }
+                        if case .string(let category)? = object.attributes["category"] {
+                            counts[category, default: 0] += 1
+                        }
                     }
                 }
             }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 
@@ -15,7 +15,9 @@ final class PostgresCluster {
     static func locateBinaries() -> URL? {
         for version in ["15", "16", "17"] {
             let candidate = URL(fileURLWithPath: "/usr/lib/postgresql/\(version)/bin")
-            if FileManager.default.isExecutableFile(atPath: candidate.appendingPathComponent("initdb").path) { return candidate }
+            if FileManager.default.isExecutableFile(atPath: candidate.appendingPathComponent("initdb").path) {
+                return candidate
+            }
         }
         return nil
     }
@@ -31,23 +33,39 @@ final class PostgresCluster {
             try run(["/bin/chown", "-R", "postgres:postgres", directory.path])
         }
         let data = directory.appendingPathComponent("data").path
-        try run(asUser + [binaries.appendingPathComponent("initdb").path, "-D", data, "--auth=trust", "-U", "postgres", "--no-sync"])
+        try run(
+            asUser + [
+                binaries.appendingPathComponent("initdb").path, "-D", data, "--auth=trust", "-U", "postgres",
+                "--no-sync",
+            ])
         // Defaults otherwise: fsync on, synchronous_commit on, full_page_writes on.
-        let options = "-c listen_addresses='' -c unix_socket_directories='\(socketDirectory)' -c max_connections=100 -c shared_buffers=256MB"
-        try run(asUser + [binaries.appendingPathComponent("pg_ctl").path, "-D", data, "-l", directory.appendingPathComponent("pg.log").path,
-                          "-o", options, "start"])
+        let options =
+            "-c listen_addresses='' -c unix_socket_directories='\(socketDirectory)' -c max_connections=100 -c shared_buffers=256MB"
+        try run(
+            asUser + [
+                binaries.appendingPathComponent("pg_ctl").path, "-D", data, "-l",
+                directory.appendingPathComponent("pg.log").path,
+                "-o", options, "start",
+            ])
         let deadline = Date().addingTimeInterval(60)
-        while (try? run([binaries.appendingPathComponent("pg_isready").path, "-h", socketDirectory, "-U", "postgres"])) == nil {
+        while (try? run([binaries.appendingPathComponent("pg_isready").path, "-h", socketDirectory, "-U", "postgres"]))
+            == nil
+        {
             guard Date() < deadline else {
-                throw BenchError("PostgreSQL did not start within 60 s: \((try? String(contentsOf: directory.appendingPathComponent("pg.log"), encoding: .utf8)) ?? "")")
+                throw BenchError(
+                    "PostgreSQL did not start within 60 s: \((try? String(contentsOf: directory.appendingPathComponent("pg.log"), encoding: .utf8)) ?? "")"
+                )
             }
             Thread.sleep(forTimeInterval: 0.1)
         }
     }
 
     func stop() {
-        _ = try? run(asUser + [binaries.appendingPathComponent("pg_ctl").path, "-D", directory.appendingPathComponent("data").path,
-                               "-m", "immediate", "-w", "stop"])
+        _ = try? run(
+            asUser + [
+                binaries.appendingPathComponent("pg_ctl").path, "-D", directory.appendingPathComponent("data").path,
+                "-m", "immediate", "-w", "stop",
+            ])
     }
 
     /// Runs SQL (or psql meta-commands) through psql, on `database`; returns what it printed.
@@ -56,15 +74,18 @@ final class PostgresCluster {
         let file = directory.appendingPathComponent("script-\(UUID().uuidString).sql")
         try script.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        return try run([binaries.appendingPathComponent("psql").path, "-h", socketDirectory, "-U", "postgres", "-d", database,
-                        "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-f", file.path])
+        return try run([
+            binaries.appendingPathComponent("psql").path, "-h", socketDirectory, "-U", "postgres", "-d", database,
+            "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-f", file.path,
+        ])
     }
 
     /// The Item table with `rows` rows (row i as everywhere else), and its index; vacuumed and
     /// checkpointed, so that the checkpoint of the load (a few hundred megabytes written and
     /// synced) does not fall in a later workload, modeld's or PostgreSQL's.
     func load(rows: Int) throws {
-        try psql("""
+        try psql(
+            """
             CREATE TABLE item(id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL, category TEXT NOT NULL, score BIGINT NOT NULL,
                               price DOUBLE PRECISION NOT NULL, created TIMESTAMPTZ NOT NULL);
             INSERT INTO item(id, name, category, score, price, created)
@@ -95,15 +116,17 @@ final class PostgresCluster {
         let scriptFile = run.appendingPathComponent("script.sql")
         try script.write(to: scriptFile, atomically: true, encoding: .utf8)
         let serverBefore = serverCPUSeconds()
-        let (output, clientCPU) = try self.measuredRun([binaries.appendingPathComponent("pgbench").path, "-h", socketDirectory, "-U", "postgres", "-n",
-                                                        "-M", "prepared", "-c", "\(clients)", "-j", "\(min(clients, 2))", "-T", "\(seconds)",
-                                                        "-f", scriptFile.path, "-l", "--log-prefix", run.appendingPathComponent("log").path, "postgres"])
+        let (output, clientCPU) = try self.measuredRun([
+            binaries.appendingPathComponent("pgbench").path, "-h", socketDirectory, "-U", "postgres", "-n",
+            "-M", "prepared", "-c", "\(clients)", "-j", "\(min(clients, 2))", "-T", "\(seconds)",
+            "-f", scriptFile.path, "-l", "--log-prefix", run.appendingPathComponent("log").path, "postgres",
+        ])
         // The backends exit as pgbench disconnects; the postmaster counts their time once it has
         // reaped them.
         Thread.sleep(forTimeInterval: 0.1)
         let serverCPU = serverCPUSeconds() - serverBefore
         guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
-              let tps = Double(line.dropFirst("tps = ".count).split(separator: " ").first ?? "")
+            let tps = Double(line.dropFirst("tps = ".count).split(separator: " ").first ?? "")
         else { throw BenchError("pgbench printed no tps:\n\(output)") }
         var latencies = Latencies()
         for file in try FileManager.default.contentsOfDirectory(atPath: run.path) where file.hasPrefix("log") {
@@ -114,18 +137,23 @@ final class PostgresCluster {
                 if fields.count >= 3, let micros = Int64(fields[2]) { latencies.record(.microseconds(micros)) }
             }
         }
-        return PgbenchResult(transactionsPerSecond: tps, latencies: latencies, serverCPUSeconds: serverCPU, clientCPUSeconds: clientCPU)
+        return PgbenchResult(
+            transactionsPerSecond: tps, latencies: latencies, serverCPUSeconds: serverCPU, clientCPUSeconds: clientCPU)
     }
 
     /// The CPU time, in seconds, the server has used: the postmaster's, its children's that have
     /// exited (backends, counted by the postmaster as it reaps them), and its living children's
     /// (/proc's clock ticks, 10 ms each: a run of seconds holds hundreds).
     private func serverCPUSeconds() -> Double {
-        guard let text = try? String(contentsOf: directory.appendingPathComponent("data/postmaster.pid"), encoding: .utf8),
-              let postmaster = text.split(separator: "\n").first.flatMap({ Int32($0) }) else { return 0 }
+        guard
+            let text = try? String(
+                contentsOf: directory.appendingPathComponent("data/postmaster.pid"), encoding: .utf8),
+            let postmaster = text.split(separator: "\n").first.flatMap({ Int32($0) })
+        else { return 0 }
         var ticks = ProcessStats.statFields(of: postmaster).map { $0[11] + $0[12] + $0[13] + $0[14] } ?? 0
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let pid = Int32(entry), let fields = ProcessStats.statFields(of: pid), fields[1] == Double(postmaster) else { continue }
+            guard let pid = Int32(entry), let fields = ProcessStats.statFields(of: pid), fields[1] == Double(postmaster)
+            else { continue }
             ticks += fields[11] + fields[12]
         }
         return ticks / ProcessStats.ticksPerSecond

@@ -18,8 +18,11 @@ struct Report {
     var details: [String: [String: Double]] = [:]
 
     mutating func add(_ workload: String, modeld: String, baseline: String, ratio: Double, target: String, met: Bool) {
-        lines.append(Line(workload: workload, modeld: modeld, baseline: baseline, ratio: ratio, target: target, met: met))
-        say("  -> \(workload): \(modeld) vs \(baseline): \(format(ratio))x (target \(target): \(met ? "met" : "missed"))")
+        lines.append(
+            Line(workload: workload, modeld: modeld, baseline: baseline, ratio: ratio, target: target, met: met))
+        say(
+            "  -> \(workload): \(modeld) vs \(baseline): \(format(ratio))x (target \(target): \(met ? "met" : "missed"))"
+        )
     }
 
     mutating func detail(_ name: String, _ figures: [String: Double]) {
@@ -28,10 +31,14 @@ struct Report {
 
     func table() -> String {
         let headers = ["workload", "modeld", "baseline", "ratio", "target", ""]
-        let rows = lines.map { [$0.workload, $0.modeld, $0.baseline, format($0.ratio) + "x", $0.target, $0.met ? "met" : "MISSED"] }
+        let rows = lines.map {
+            [$0.workload, $0.modeld, $0.baseline, format($0.ratio) + "x", $0.target, $0.met ? "met" : "MISSED"]
+        }
         let widths = headers.indices.map { column in ([headers] + rows).map { $0[column].count }.max() ?? 0 }
         func render(_ row: [String]) -> String {
-            "| " + row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: " | ") + " |"
+            "| "
+                + row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+                .joined(separator: " | ") + " |"
         }
         let rule = "|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|"
         return ([render(headers), rule] + rows.map(render)).joined(separator: "\n")
@@ -45,7 +52,10 @@ struct Report {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return try encoder.encode(Document(conditions: conditions, targets: lines, details: details.mapValues { $0.mapValues { $0.isFinite ? $0 : -1 } }))
+        return try encoder.encode(
+            Document(
+                conditions: conditions, targets: lines,
+                details: details.mapValues { $0.mapValues { $0.isFinite ? $0 : -1 } }))
     }
 }
 

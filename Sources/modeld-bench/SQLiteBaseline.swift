@@ -37,14 +37,17 @@ final class SQLiteBaseline {
     private func reader() throws -> OpaquePointer? {
         if let readerDB { return readerDB }
         guard sqlite3_open_v2(path, &readerDB, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK,
-              csqlite_map_file_for_reading(readerDB) == SQLITE_OK else { throw BenchError("cannot open \(path) to read") }
+            csqlite_map_file_for_reading(readerDB) == SQLITE_OK
+        else { throw BenchError("cannot open \(path) to read") }
         return readerDB
     }
 
     private func prepare(_ sql: String, reading: Bool = false) throws -> OpaquePointer {
         let db = reading ? try reader() : db
         var statement: OpaquePointer?
-        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK, let statement else {
+        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
+            let statement
+        else {
             throw BenchError("SQLite cannot prepare \(sql): \(String(cString: sqlite3_errmsg(db)))")
         }
         return statement
@@ -53,7 +56,8 @@ final class SQLiteBaseline {
     /// Inserts rows `range` in one transaction; returns the time it took.
     func insert(_ range: ClosedRange<Int>) throws -> Duration {
         let clock = ContinuousClock(), start = clock.now
-        let statement = try prepare("INSERT INTO item(id, name, category, score, price, created) VALUES (?, ?, ?, ?, ?, ?)")
+        let statement = try prepare(
+            "INSERT INTO item(id, name, category, score, price, created) VALUES (?, ?, ?, ?, ?, ?)")
         defer { sqlite3_finalize(statement) }
         try execute("BEGIN")
         let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
@@ -65,7 +69,9 @@ final class SQLiteBaseline {
             sqlite3_bind_int64(statement, 4, Int64(row.score))
             sqlite3_bind_double(statement, 5, row.price)
             sqlite3_bind_double(statement, 6, row.created.timeIntervalSince1970)
-            guard sqlite3_step(statement) == SQLITE_DONE else { throw BenchError("SQLite insert: \(String(cString: sqlite3_errmsg(db)))") }
+            guard sqlite3_step(statement) == SQLITE_DONE else {
+                throw BenchError("SQLite insert: \(String(cString: sqlite3_errmsg(db)))")
+            }
             sqlite3_reset(statement)
         }
         try execute("COMMIT")
@@ -74,7 +80,8 @@ final class SQLiteBaseline {
 
     /// Reads `count` rows by primary key, each read timed.
     func pointReads(_ count: Int, rows: Int) throws -> Latencies {
-        let statement = try prepare("SELECT name, category, score, price, created FROM item WHERE id = ?", reading: true)
+        let statement = try prepare(
+            "SELECT name, category, score, price, created FROM item WHERE id = ?", reading: true)
         defer { sqlite3_finalize(statement) }
         var picker = RowPicker(rows: rows, seed: 42)
         var latencies = Latencies()
@@ -96,7 +103,9 @@ final class SQLiteBaseline {
 
     /// The indexed query, `count` times with different bounds, each timed (rows read out).
     func indexedQueries(_ count: Int) throws -> Latencies {
-        let statement = try prepare("SELECT id, name, category, score, price, created FROM item WHERE score >= ? ORDER BY score LIMIT 50", reading: true)
+        let statement = try prepare(
+            "SELECT id, name, category, score, price, created FROM item WHERE score >= ? ORDER BY score LIMIT 50",
+            reading: true)
         defer { sqlite3_finalize(statement) }
         var latencies = Latencies()
         let clock = ContinuousClock()

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 
@@ -10,7 +10,8 @@ enum Spawn {
     /// Runs `arguments` to completion; returns its exit status, what it printed on stdout and
     /// stderr, and the CPU time (user and system, in seconds) it used.
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String, cpuSeconds: Double) {
-        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("spawn-\(UUID().uuidString).out").path
+        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("spawn-\(UUID().uuidString).out")
+            .path
         defer { unlink(outputPath) }
         let pid = try start(arguments, outputPath: outputPath)
         var status: Int32 = 0

@@ -12,14 +12,17 @@ extension BenchCommand {
         for round in 0..<rounds {
             var line: [String] = []
             for transport in [DaemonTransport.http2, .framed] {
-                let result = try await DaemonClient.withClient(socketPath: workloads.socketPath, transport: transport) { client in
+                let result = try await DaemonClient.withClient(socketPath: workloads.socketPath, transport: transport) {
+                    client in
                     _ = try await workloads.emptyRoundTrips(200, client: client)
                     let count = 2_000
                     let daemonBefore = ProcessStats.of(daemon.processIdentifier), clientBefore = ProcessStats.ofSelf()
                     let latencies = try await workloads.emptyRoundTrips(count, client: client)
                     let daemonAfter = ProcessStats.of(daemon.processIdentifier), clientAfter = ProcessStats.ofSelf()
-                    return (latencies, Double(ProcessStats.wakeUps(from: daemonBefore, to: daemonAfter)) / Double(count),
-                            Double(ProcessStats.wakeUps(from: clientBefore, to: clientAfter)) / Double(count))
+                    return (
+                        latencies, Double(ProcessStats.wakeUps(from: daemonBefore, to: daemonAfter)) / Double(count),
+                        Double(ProcessStats.wakeUps(from: clientBefore, to: clientAfter)) / Double(count)
+                    )
                 }
                 results[transport] = result
                 line.append("\(transport.rawValue) p50 \(micros(result.0.percentile(50)))")
@@ -27,10 +30,13 @@ extension BenchCommand {
             say("   round \(round + 1): " + line.joined(separator: ", "))
         }
         for (transport, result) in results {
-            report.detail("0 empty call \(transport.rawValue)", result.latencies.summary.merging(
-                ["daemon_wakeups_per_call": result.daemon, "client_wakeups_per_call": result.client]) { a, _ in a })
-            say("  -> \(transport.rawValue): p50 \(micros(result.latencies.percentile(50))), p99 \(micros(result.latencies.percentile(99))), "
-                  + "wake-ups per call: daemon \(format(result.daemon)), client \(format(result.client))")
+            report.detail(
+                "0 empty call \(transport.rawValue)",
+                result.latencies.summary.merging(
+                    ["daemon_wakeups_per_call": result.daemon, "client_wakeups_per_call": result.client]) { a, _ in a })
+            say(
+                "  -> \(transport.rawValue): p50 \(micros(result.latencies.percentile(50))), p99 \(micros(result.latencies.percentile(99))), "
+                    + "wake-ups per call: daemon \(format(result.daemon)), client \(format(result.client))")
         }
     }
 }

@@ -4,25 +4,33 @@ import ManualPages
 /// modeld(8), from its command definition.
 enum DaemonManual {
     static func render(date: Date) -> String {
-        ManualPage.render(root: Modeld.self, section: 8, date: date, sections: [
-            ("FILES", """
-                .TP
-                .I /run/modeld/modeld.sock
-                The socket, as root or under systemd (modeld.socket).
-                .TP
-                .I /var/lib/modeld/stores/<name>.sqlite
-                The stores, as root or under systemd (StateDirectory=modeld).
-                .TP
-                .I $XDG_RUNTIME_DIR/modeld/modeld.sock, $XDG_DATA_HOME/modeld
-                The socket and data directory of a user's daemon.
-                """),
-            ("SYSTEMD", """
-                Under systemd modeld takes its listening socket from socket activation \
-                (LISTEN_FDS), reports READY=1, STATUS= and STOPPING=1 on NOTIFY_SOCKET, pings the \
-                watchdog at half of WATCHDOG_USEC, and logs with syslog priority prefixes when \
-                standard error is the journal.
-                """),
-            ("SEE ALSO", ".BR modelctl (1), .BR systemd.socket (5)"),
-        ])
+        ManualPage.render(
+            root: Modeld.self, section: 8, date: date,
+            sections: [
+                (
+                    "FILES",
+                    """
+                    .TP
+                    .I /run/modeld/modeld.sock
+                    The socket, as root or under systemd (modeld.socket).
+                    .TP
+                    .I /var/lib/modeld/stores/<name>.sqlite
+                    The stores, as root or under systemd (StateDirectory=modeld).
+                    .TP
+                    .I $XDG_RUNTIME_DIR/modeld/modeld.sock, $XDG_DATA_HOME/modeld
+                    The socket and data directory of a user's daemon.
+                    """
+                ),
+                (
+                    "SYSTEMD",
+                    """
+                    Under systemd modeld takes its listening socket from socket activation \
+                    (LISTEN_FDS), reports READY=1, STATUS= and STOPPING=1 on NOTIFY_SOCKET, pings the \
+                    watchdog at half of WATCHDOG_USEC, and logs with syslog priority prefixes when \
+                    standard error is the journal.
+                    """
+                ),
+                ("SEE ALSO", ".BR modelctl (1), .BR systemd.socket (5)"),
+            ])
     }
 }

@@ -14,12 +14,18 @@ struct DaemonSettings {
         func value(_ flag: String?, _ variable: String) -> String? {
             flag ?? environment[variable].flatMap { $0.isEmpty ? nil : $0 }
         }
-        let socket = value(flags.socket, "MODELD_SOCKET") ?? DefaultLocations.socketPath(environment: environment, userID: userID)
-        let data = value(flags.dataDir, "MODELD_DATA_DIR") ?? DefaultLocations.dataDirectory(environment: environment, userID: userID)
-        server = ServerConfiguration(socketPath: Self.absolute(socket), dataDirectory: Self.absolute(data), registry: .daemon)
+        let socket =
+            value(flags.socket, "MODELD_SOCKET")
+            ?? DefaultLocations.socketPath(environment: environment, userID: userID)
+        let data =
+            value(flags.dataDir, "MODELD_DATA_DIR")
+            ?? DefaultLocations.dataDirectory(environment: environment, userID: userID)
+        server = ServerConfiguration(
+            socketPath: Self.absolute(socket), dataDirectory: Self.absolute(data), registry: .daemon)
 
         if let text = value(flags.socketMode, "MODELD_SOCKET_MODE") {
-            guard let mode = UInt16(text.hasPrefix("0o") ? String(text.dropFirst(2)) : text, radix: 8), mode <= 0o777 else {
+            guard let mode = UInt16(text.hasPrefix("0o") ? String(text.dropFirst(2)) : text, radix: 8), mode <= 0o777
+            else {
                 throw ValidationError("socket mode '\(text)' is not an octal permission such as 0660")
             }
             server.socketMode = mode
@@ -33,33 +39,43 @@ struct DaemonSettings {
         if let count = try Self.count(flags.maxConnections, value(nil, "MODELD_MAX_CONNECTIONS"), "max connections") {
             server.maximumConnections = count
         }
-        if let count = try Self.count(flags.maxStreamingFetches, value(nil, "MODELD_MAX_STREAMING_FETCHES"), "max streaming fetches") {
+        if let count = try Self.count(
+            flags.maxStreamingFetches, value(nil, "MODELD_MAX_STREAMING_FETCHES"), "max streaming fetches")
+        {
             server.maximumStreamingFetches = count
         }
-        if let seconds = try Self.seconds(flags.connectionIdleTimeout, value(nil, "MODELD_CONNECTION_IDLE_TIMEOUT"), "connection idle timeout") {
+        if let seconds = try Self.seconds(
+            flags.connectionIdleTimeout, value(nil, "MODELD_CONNECTION_IDLE_TIMEOUT"), "connection idle timeout")
+        {
             server.connectionIdleTimeout = seconds
         }
-        if let seconds = try Self.seconds(flags.requestTimeout, value(nil, "MODELD_REQUEST_TIMEOUT"), "request timeout") {
+        if let seconds = try Self.seconds(flags.requestTimeout, value(nil, "MODELD_REQUEST_TIMEOUT"), "request timeout")
+        {
             server.requestTimeout = seconds
         }
-        if let seconds = try Self.seconds(flags.streamStallTimeout, value(nil, "MODELD_STREAM_STALL_TIMEOUT"), "stream stall timeout") {
+        if let seconds = try Self.seconds(
+            flags.streamStallTimeout, value(nil, "MODELD_STREAM_STALL_TIMEOUT"), "stream stall timeout")
+        {
             server.streamStallTimeout = seconds
         }
         if let text = value(flags.maxPendingRequestBytes, "MODELD_MAX_PENDING_REQUEST_BYTES") {
             guard let bytes = Self.bytes(text), bytes >= 1024 * 1024 else {
-                throw ValidationError("max pending request bytes '\(text)' must be at least 1M (bytes, or with a K, M or G suffix)")
+                throw ValidationError(
+                    "max pending request bytes '\(text)' must be at least 1M (bytes, or with a K, M or G suffix)")
             }
             server.maximumPendingRequestBytes = bytes
         }
         if let text = value(flags.maxMessageSize, "MODELD_MAX_MESSAGE_SIZE") {
             guard let bytes = Self.bytes(text), bytes >= 64 * 1024, bytes <= 1 << 30 else {
-                throw ValidationError("max message size '\(text)' must be between 64K and 1024M (bytes, or with a K or M suffix)")
+                throw ValidationError(
+                    "max message size '\(text)' must be between 64K and 1024M (bytes, or with a K or M suffix)")
             }
             server.maximumMessageSize = bytes
         }
         if let text = value(flags.maxStoreSize, "MODELD_MAX_STORE_SIZE") {
             guard let bytes = Self.bytes(text), bytes >= 64 * 1024 else {
-                throw ValidationError("max store size '\(text)' must be at least 64K (bytes, or with a K, M or G suffix)")
+                throw ValidationError(
+                    "max store size '\(text)' must be at least 64K (bytes, or with a K, M or G suffix)")
             }
             server.maximumStoreSize = Int64(bytes)
         }
@@ -68,27 +84,40 @@ struct DaemonSettings {
         }
         let level = value(flags.logLevel, "MODELD_LOG_LEVEL") ?? "info"
         guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
-            throw ValidationError("log level '\(level)' is not one of trace, debug, info, notice, warning, error, critical")
+            throw ValidationError(
+                "log level '\(level)' is not one of trace, debug, info, notice, warning, error, critical")
         }
         logLevel = parsed
     }
 
     /// A positive number of seconds, from a flag or else a variable's text.
     private static func seconds(_ flag: Double?, _ variable: String?, _ what: String) throws -> Duration? {
-        guard let seconds = try flag ?? variable.map({ text in
-            guard let seconds = Double(text) else { throw ValidationError("\(what) '\(text)' is not a number of seconds") }
-            return seconds
-        }) else { return nil }
-        guard seconds > 0, seconds.isFinite else { throw ValidationError("the \(what) must be a positive number of seconds") }
+        guard
+            let seconds = try flag
+                ?? variable.map({ text in
+                    guard let seconds = Double(text) else {
+                        throw ValidationError("\(what) '\(text)' is not a number of seconds")
+                    }
+                    return seconds
+                })
+        else { return nil }
+        guard seconds > 0, seconds.isFinite else {
+            throw ValidationError("the \(what) must be a positive number of seconds")
+        }
         return .milliseconds(Int64(seconds * 1000))
     }
 
     /// A whole number of at least 1, from a flag or else a variable's text.
     private static func count(_ flag: Int?, _ variable: String?, _ what: String) throws -> Int? {
-        guard let count = try flag ?? variable.map({ text in
-            guard let count = Int(text) else { throw ValidationError("\(what) '\(text)' is not a whole number") }
-            return count
-        }) else { return nil }
+        guard
+            let count = try flag
+                ?? variable.map({ text in
+                    guard let count = Int(text) else {
+                        throw ValidationError("\(what) '\(text)' is not a whole number")
+                    }
+                    return count
+                })
+        else { return nil }
         guard count > 0 else { throw ValidationError("\(what) must be at least 1") }
         return count
     }

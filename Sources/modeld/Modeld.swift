@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import ArgumentParser
 import Foundation
@@ -31,49 +31,86 @@ struct Modeld: AsyncParsableCommand {
     @Option(name: .long, help: "The Unix socket to listen on, at most 107 bytes. [MODELD_SOCKET]")
     var socket: String?
 
-    @Option(name: .long, help: "The socket's permissions, in octal (default 0660: owner and group). [MODELD_SOCKET_MODE]")
+    @Option(
+        name: .long, help: "The socket's permissions, in octal (default 0660: owner and group). [MODELD_SOCKET_MODE]")
     var socketMode: String?
 
     @Option(name: .long, help: "Where stores are kept, created with mode 0700. [MODELD_DATA_DIR]")
     var dataDir: String?
 
-    @Option(name: .long, help: "Seconds without a call after which a session is closed, discarding what it did not save (default 600). [MODELD_IDLE_TIMEOUT]")
+    @Option(
+        name: .long,
+        help:
+            "Seconds without a call after which a session is closed, discarding what it did not save (default 600). [MODELD_IDLE_TIMEOUT]"
+    )
     var idleTimeout: Double?
 
     @Option(name: .long, help: "The most sessions open at once (default 1000). [MODELD_MAX_SESSIONS]")
     var maxSessions: Int?
 
-    @Option(name: .long, help: "The largest request accepted, in bytes; K and M suffixes allowed (default 16M). [MODELD_MAX_MESSAGE_SIZE]")
+    @Option(
+        name: .long,
+        help:
+            "The largest request accepted, in bytes; K and M suffixes allowed (default 16M). [MODELD_MAX_MESSAGE_SIZE]")
     var maxMessageSize: String?
 
-    @Option(name: .long, help: "The largest a store file may grow; K, M and G suffixes allowed (default: no limit). Saves beyond fail with RESOURCE_EXHAUSTED; reads go on. [MODELD_MAX_STORE_SIZE]")
+    @Option(
+        name: .long,
+        help:
+            "The largest a store file may grow; K, M and G suffixes allowed (default: no limit). Saves beyond fail with RESOURCE_EXHAUSTED; reads go on. [MODELD_MAX_STORE_SIZE]"
+    )
     var maxStoreSize: String?
 
-    @Option(name: .long, help: "The most client connections at once, fewer if the file-descriptor limit is lower (default 4096). [MODELD_MAX_CONNECTIONS]")
+    @Option(
+        name: .long,
+        help:
+            "The most client connections at once, fewer if the file-descriptor limit is lower (default 4096). [MODELD_MAX_CONNECTIONS]"
+    )
     var maxConnections: Int?
 
-    @Option(name: .long, help: "Seconds a connection with no call under way stays open (default 300). [MODELD_CONNECTION_IDLE_TIMEOUT]")
+    @Option(
+        name: .long,
+        help: "Seconds a connection with no call under way stays open (default 300). [MODELD_CONNECTION_IDLE_TIMEOUT]")
     var connectionIdleTimeout: Double?
 
-    @Option(name: .long, help: "Seconds a request may take to arrive whole once it has begun (default 30). [MODELD_REQUEST_TIMEOUT]")
+    @Option(
+        name: .long,
+        help: "Seconds a request may take to arrive whole once it has begun (default 30). [MODELD_REQUEST_TIMEOUT]")
     var requestTimeout: Double?
 
-    @Option(name: .long, help: "The most bytes held for requests still arriving, across connections; K, M and G suffixes allowed (default 256M). [MODELD_MAX_PENDING_REQUEST_BYTES]")
+    @Option(
+        name: .long,
+        help:
+            "The most bytes held for requests still arriving, across connections; K, M and G suffixes allowed (default 256M). [MODELD_MAX_PENDING_REQUEST_BYTES]"
+    )
     var maxPendingRequestBytes: String?
 
-    @Option(name: .long, help: "The most fetches streamed from stores at once, each holding a reader of its own (default 32). [MODELD_MAX_STREAMING_FETCHES]")
+    @Option(
+        name: .long,
+        help:
+            "The most fetches streamed from stores at once, each holding a reader of its own (default 32). [MODELD_MAX_STREAMING_FETCHES]"
+    )
     var maxStreamingFetches: Int?
 
-    @Option(name: .long, help: "Seconds a streamed response may wait for its client to read before the stream is ended (default 20). [MODELD_STREAM_STALL_TIMEOUT]")
+    @Option(
+        name: .long,
+        help:
+            "Seconds a streamed response may wait for its client to read before the stream is ended (default 20). [MODELD_STREAM_STALL_TIMEOUT]"
+    )
     var streamStallTimeout: Double?
 
-    @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (default info). [MODELD_LOG_LEVEL]")
+    @Option(
+        name: .long, help: "trace, debug, info, notice, warning, error or critical (default info). [MODELD_LOG_LEVEL]")
     var logLevel: String?
 
-    @Option(name: .long, help: "A store to create at start-up if missing; '' for none (default 'default'). [MODELD_DEFAULT_STORE]")
+    @Option(
+        name: .long,
+        help: "A store to create at start-up if missing; '' for none (default 'default'). [MODELD_DEFAULT_STORE]")
     var defaultStore: String?
 
-    @Flag(name: .customLong("manual"), help: ArgumentHelp("Print modeld's man page (roff) and exit.", visibility: .hidden))
+    @Flag(
+        name: .customLong("manual"), help: ArgumentHelp("Print modeld's man page (roff) and exit.", visibility: .hidden)
+    )
     var printManual = false
 
     func run() async throws {
@@ -107,19 +144,28 @@ struct Modeld: AsyncParsableCommand {
         umask(0o077)
         let notifier = systemd.notifySocket.map(SystemdNotifier.init)
         let socketPath = settings.server.socketPath
-        let daemon = ModelDaemon(configuration: settings.server, logger: logger, events: DaemonEvents(
-            ready: { notifier?.send("READY=1\nSTATUS=Serving on \(socketPath)\nMAINPID=\(getpid())") },
-            stopping: { notifier?.stopping("STATUS=Stopping: finishing calls under way") }))
+        let daemon = ModelDaemon(
+            configuration: settings.server, logger: logger,
+            events: DaemonEvents(
+                ready: { notifier?.send("READY=1\nSTATUS=Serving on \(socketPath)\nMAINPID=\(getpid())") },
+                stopping: { notifier?.stopping("STATUS=Stopping: finishing calls under way") }))
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
+            .init(
+                service: daemon, successTerminationBehavior: .gracefullyShutdownGroup,
+                failureTerminationBehavior: .gracefullyShutdownGroup)
         ]
         if let notifier, let interval = systemd.watchdogInterval {
-            services.append(.init(service: WatchdogService(interval: interval, notifier: notifier, status: { [daemon] in
-                daemon.isServing ? daemon.statusLine : nil
-            })))
+            services.append(
+                .init(
+                    service: WatchdogService(
+                        interval: interval, notifier: notifier,
+                        status: { [daemon] in
+                            daemon.isServing ? daemon.statusLine : nil
+                        })))
         }
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch let error as DaemonStartError {

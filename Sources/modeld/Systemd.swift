@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 import Synchronization
@@ -22,12 +22,14 @@ struct SystemdEnvironment {
 
     init(environment: [String: String], processIdentifier: Int32 = getpid()) {
         if let pid = environment["LISTEN_PID"].flatMap(Int32.init), pid == processIdentifier,
-           let count = environment["LISTEN_FDS"].flatMap(Int.init), count >= 1 {
+            let count = environment["LISTEN_FDS"].flatMap(Int.init), count >= 1
+        {
             listeningDescriptor = Self.firstDescriptor
         }
         notifySocket = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
         if let micros = environment["WATCHDOG_USEC"].flatMap(Int64.init), micros > 0,
-           environment["WATCHDOG_PID"].flatMap(Int32.init).map({ $0 == processIdentifier }) ?? true {
+            environment["WATCHDOG_PID"].flatMap(Int32.init).map({ $0 == processIdentifier }) ?? true
+        {
             watchdogInterval = .microseconds(micros / 2)
         }
         logsToJournal = Self.isJournal(environment["JOURNAL_STREAM"])
@@ -35,12 +37,15 @@ struct SystemdEnvironment {
 
     /// Forgets the variables a child process must not inherit.
     static func clearInherited() {
-        for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"] { unsetenv(name) }
+        for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"] {
+            unsetenv(name)
+        }
     }
 
     private static func isJournal(_ stream: String?) -> Bool {
         guard let parts = stream?.split(separator: ":"), parts.count == 2,
-              let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
+            let device = UInt64(parts[0]), let inode = UInt64(parts[1])
+        else { return false }
         var status = stat()
         guard fstat(STDERR_FILENO, &status) == 0 else { return false }
         return UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
@@ -100,7 +105,9 @@ final class SystemdNotifier: Sendable {
         let abstract = path.first == UInt8(ascii: "@")
         if abstract { path[0] = 0 }
         guard path.count < MemoryLayout.size(ofValue: address.sun_path) else { return }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (index, byte) in path.enumerated() { raw[index] = byte } }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.enumerated() { raw[index] = byte }
+        }
         let length = socklen_t(MemoryLayout<sa_family_t>.size + path.count + (abstract ? 0 : 1))
         let bytes = Array(message.utf8)
         _ = withUnsafePointer(to: &address) { pointer in
@@ -149,7 +156,9 @@ struct JournalLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
-        let details = merged.isEmpty ? "" : " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let details =
+            merged.isEmpty
+            ? "" : " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         let line = "<\(Self.priority(event.level))>\(event.message)\(details)\n"
         FileHandle.standardError.write(Data(line.utf8))
     }

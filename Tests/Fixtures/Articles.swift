@@ -7,8 +7,11 @@ public enum Articles {
         EntityDescription(
             name: "ArticleCollection",
             attributes: [AttributeDescription(name: "name", type: .string)],
-            relationships: [RelationshipDescription(name: "articles", destination: "Article", isToMany: true,
-                                                    inverse: "collection", deleteRule: .nullify)]
+            relationships: [
+                RelationshipDescription(
+                    name: "articles", destination: "Article", isToMany: true,
+                    inverse: "collection", deleteRule: .nullify)
+            ]
         ),
         EntityDescription(
             name: "Article",
@@ -21,8 +24,11 @@ public enum Articles {
         EntityDescription(
             name: "Category",
             attributes: [AttributeDescription(name: "name", type: .string)],
-            relationships: [RelationshipDescription(name: "articles", destination: "Article", isToMany: true,
-                                                    inverse: "category", deleteRule: .nullify)]
+            relationships: [
+                RelationshipDescription(
+                    name: "articles", destination: "Article", isToMany: true,
+                    inverse: "category", deleteRule: .nullify)
+            ]
         ),
         EntityDescription(
             name: "Student",

@@ -36,30 +36,38 @@ public enum Catalog {
             name: "Shelf",
             attributes: [AttributeDescription(name: "name", type: .string)],
             relationships: [
-                RelationshipDescription(name: "items", destination: "Item", isToMany: true, deleteRule: .nullify, maxCount: 5),
+                RelationshipDescription(
+                    name: "items", destination: "Item", isToMany: true, deleteRule: .nullify, maxCount: 5),
                 RelationshipDescription(name: "library", destination: "Library", inverse: "shelves"),
             ]
         ),
         EntityDescription(
             name: "Library",
             attributes: [AttributeDescription(name: "name", type: .string)],
-            relationships: [RelationshipDescription(name: "shelves", destination: "Shelf", isToMany: true, deleteRule: .deny)]
+            relationships: [
+                RelationshipDescription(name: "shelves", destination: "Shelf", isToMany: true, deleteRule: .deny)
+            ]
         ),
         EntityDescription(
             name: "Author",
             attributes: [AttributeDescription(name: "name", type: .string)],
-            relationships: [RelationshipDescription(name: "books", destination: "Book", isToMany: true, inverse: "authors")]
+            relationships: [
+                RelationshipDescription(name: "books", destination: "Book", isToMany: true, inverse: "authors")
+            ]
         ),
         EntityDescription(
             name: "Book",
             attributes: [AttributeDescription(name: "title", type: .string)],
-            relationships: [RelationshipDescription(name: "authors", destination: "Author", isToMany: true, minCount: 1)]
+            relationships: [
+                RelationshipDescription(name: "authors", destination: "Author", isToMany: true, minCount: 1)
+            ]
         ),
         EntityDescription(
             name: "Person",
             attributes: [AttributeDescription(name: "name", type: .string)],
             relationships: [
-                RelationshipDescription(name: "passport", destination: "Passport", inverse: "holder", deleteRule: .cascade),
+                RelationshipDescription(
+                    name: "passport", destination: "Passport", inverse: "holder", deleteRule: .cascade),
                 RelationshipDescription(name: "friends", destination: "Person", isToMany: true, deleteRule: .noAction),
                 RelationshipDescription(name: "mentor", destination: "Person"),
             ]

@@ -12,8 +12,10 @@ public struct PredicateGenerator {
 
     public init(seed: UInt64) { random = SeededRandom(seed: seed) }
 
-    public static let names = ["name", "title", "price", "count", "items", "trip", "startDate", "a", "b2", "x_y", "Zeta",
-                        "first", "size", "nothing", "selfie", "AND_", "z" + String(repeating: "q", count: 63)]
+    public static let names = [
+        "name", "title", "price", "count", "items", "trip", "startDate", "a", "b2", "x_y", "Zeta",
+        "first", "size", "nothing", "selfie", "AND_", "z" + String(repeating: "q", count: 63),
+    ]
     static let variables = ["v", "a", "item", "and", "self", "x1", "Nil"]
     static let entities = ["Trip", "Item", "A", "nil", "Entity_2"]
 
@@ -102,16 +104,19 @@ public struct PredicateGenerator {
             return .entityName(variable: random.chance(0.5) ? random.pick(Self.variables) : nil)
         case 7, 8:
             count("arithmetic")
-            return .arithmetic(random.pick(ArithmeticOperator.allCases), expression(depth: depth - 1), expression(depth: depth - 1))
+            return .arithmetic(
+                random.pick(ArithmeticOperator.allCases), expression(depth: depth - 1), expression(depth: depth - 1))
         default:
             count("subqueryCount")
-            return .subqueryCount(collection: path(), variable: random.pick(Self.variables), predicate: predicate(depth: depth - 1))
+            return .subqueryCount(
+                collection: path(), variable: random.pick(Self.variables), predicate: predicate(depth: depth - 1))
         }
     }
 
     public mutating func identifier() -> PersistentIdentifier {
         let store = uuid()
-        let key: PersistentIdentifier.Key = random.chance(0.5)
+        let key: PersistentIdentifier.Key =
+            random.chance(0.5)
             ? .permanent(Int64.random(in: 1...Int64.max, using: &random))
             : .temporary(uuid())
         return PersistentIdentifier(storeIdentifier: store, entityName: random.pick(Self.entities), key: key)
@@ -120,19 +125,28 @@ public struct PredicateGenerator {
     mutating func uuid() -> UUID {
         let a = random.next(), b = random.next()
         return withUnsafeBytes(of: (a, b)) { raw in
-            UUID(uuid: (raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
-                        raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]))
+            UUID(
+                uuid: (
+                    raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
+                    raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]
+                ))
         }
     }
 
     // MARK: Values
 
-    static let stringPieces = ["a", "Z", "é", "e\u{301}", "\u{301}", "\"", "'", "\\", "\n", "\r", "\t", "\u{0}", "\u{7F}",
-                               "\u{1F}", "😀", "👩‍👩‍👧", "日本", " ", "*", "?", "{", "}", "(", ")", "$", "@", "\u{200B}",
-                               "\u{FEFF}", "\\u{41}", "AND", "nil", "\u{10FFFF}"]
-    static let urls = ["https://example.com/a?b=1#c", "file:///tmp/x%20y", "mailto:a@b.c", "http://[::1]:8080/",
-                       "urn:isbn:0451450523", "https://example.com/%E2%82%AC"]
-    static let jsonTexts = ["{}", "[1,2]", "\"x\"", "null", "{\"a\":{\"b\":[true,false,null,1.5e3]}}", " 1 ", "[\"\\u00e9\"]"]
+    static let stringPieces = [
+        "a", "Z", "é", "e\u{301}", "\u{301}", "\"", "'", "\\", "\n", "\r", "\t", "\u{0}", "\u{7F}",
+        "\u{1F}", "😀", "👩‍👩‍👧", "日本", " ", "*", "?", "{", "}", "(", ")", "$", "@", "\u{200B}",
+        "\u{FEFF}", "\\u{41}", "AND", "nil", "\u{10FFFF}",
+    ]
+    static let urls = [
+        "https://example.com/a?b=1#c", "file:///tmp/x%20y", "mailto:a@b.c", "http://[::1]:8080/",
+        "urn:isbn:0451450523", "https://example.com/%E2%82%AC",
+    ]
+    static let jsonTexts = [
+        "{}", "[1,2]", "\"x\"", "null", "{\"a\":{\"b\":[true,false,null,1.5e3]}}", " 1 ", "[\"\\u00e9\"]",
+    ]
 
     public mutating func value() -> Value {
         switch random.int(0...10) {
@@ -144,7 +158,9 @@ public struct PredicateGenerator {
             return .string((0..<random.int(0...6)).map { _ in random.pick(Self.stringPieces) }.joined())
         case 2:
             count("int")
-            return .int(random.chance(0.3) ? random.pick([0, 1, -1, .max, .min]) : Int64(bitPattern: random.next()) >> random.int(0...62))
+            return .int(
+                random.chance(0.3)
+                    ? random.pick([0, 1, -1, .max, .min]) : Int64(bitPattern: random.next()) >> random.int(0...62))
         case 3:
             count("double")
             return .double(double())
@@ -153,7 +169,9 @@ public struct PredicateGenerator {
             return .bool(random.chance(0.5))
         case 5:
             count("date")
-            let micros = random.chance(0.2) ? random.pick([Int64.min, .max, 0, -1, 1, -86_400_000_000])
+            let micros =
+                random.chance(0.2)
+                ? random.pick([Int64.min, .max, 0, -1, 1, -86_400_000_000])
                 : Int64(bitPattern: random.next()) >> random.int(0...40)
             return .date(Timestamp(microsecondsSince1970: micros))
         case 6:
@@ -164,7 +182,8 @@ public struct PredicateGenerator {
             return .uuid(uuid())
         case 8:
             count("url")
-            return .url(URL(string: random.pick(Self.urls) + (random.chance(0.5) ? "" : "x\(random.int(0...999))"))!)   // valid literals
+            // valid literals
+            return .url(URL(string: random.pick(Self.urls) + (random.chance(0.5) ? "" : "x\(random.int(0...999))"))!)
         case 9:
             count("decimal")
             return .decimal(decimal())
@@ -176,8 +195,10 @@ public struct PredicateGenerator {
 
     mutating func double() -> Double {
         if random.chance(0.3) {
-            return random.pick([0.0, -0.0, 0.5, -1.5, 1e16, 1e-300, .leastNonzeroMagnitude, .greatestFiniteMagnitude, -1e300,
-                                .infinity, -.infinity, 0.1, 100.0])
+            return random.pick([
+                0.0, -0.0, 0.5, -1.5, 1e16, 1e-300, .leastNonzeroMagnitude, .greatestFiniteMagnitude, -1e300,
+                .infinity, -.infinity, 0.1, 100.0,
+            ])
         }
         while true {
             let d = Double(bitPattern: random.next())

@@ -25,7 +25,8 @@ public enum FramedBytes {
 
     /// A unary or server-streaming call: open, the request, end.
     public static func call(stream: UInt32, path: String, request: [UInt8]) -> [UInt8] {
-        open(stream: stream, path: path) + frame(stream: stream, kind: .message, request) + frame(stream: stream, kind: .end)
+        open(stream: stream, path: path) + frame(stream: stream, kind: .message, request)
+            + frame(stream: stream, kind: .end)
     }
 
     /// The statuses (code and message) of the whole frames in `bytes`, by stream.
@@ -33,13 +34,16 @@ public enum FramedBytes {
         var found: [UInt32: (Int, String)] = [:]
         var offset = 0
         while offset + headerSize <= bytes.count {
-            let length = Int(integer(bytes, at: offset)), stream = integer(bytes, at: offset + 4), kind = bytes[offset + 8]
+            let length = Int(integer(bytes, at: offset)), stream = integer(bytes, at: offset + 4),
+                kind = bytes[offset + 8]
             guard offset + headerSize + length <= bytes.count else { break }
             if kind == Kind.status.rawValue, length >= 5 {
                 let start = offset + headerSize
                 let count = Int(integer(bytes, at: start + 1))
                 if start + 5 + count <= bytes.count {
-                    found[stream] = (Int(bytes[start]), String(decoding: bytes[(start + 5)..<(start + 5 + count)], as: UTF8.self))
+                    found[stream] = (
+                        Int(bytes[start]), String(decoding: bytes[(start + 5)..<(start + 5 + count)], as: UTF8.self)
+                    )
                 }
             }
             offset += headerSize + length
@@ -62,20 +66,26 @@ public enum HTTP2Bytes {
     /// The preface, an empty SETTINGS frame, the call's HEADERS (literal fields, no Huffman
     /// coding), and a DATA frame with a message prefix announcing `announced` bytes followed by
     /// `message` (the whole message when `announced` is its size).
-    public static func call(path: String, message: [UInt8], announced: Int? = nil, endsStream: Bool = false) -> [UInt8] {
+    public static func call(path: String, message: [UInt8], announced: Int? = nil, endsStream: Bool = false) -> [UInt8]
+    {
         var headers: [UInt8] = []
-        for (name, value) in [(":method", "POST"), (":scheme", "http"), (":path", path), (":authority", "localhost"),
-                              ("content-type", "application/grpc"), ("te", "trailers")] {
+        for (name, value) in [
+            (":method", "POST"), (":scheme", "http"), (":path", path), (":authority", "localhost"),
+            ("content-type", "application/grpc"), ("te", "trailers"),
+        ] {
             // A literal header field without indexing, new name (RFC 7541 6.2.2).
-            headers += [0x00, UInt8(name.utf8.count)] + Array(name.utf8) + [UInt8(value.utf8.count)] + Array(value.utf8)
+            headers +=
+                [0x00, UInt8(name.utf8.count)] + Array(name.utf8) + [UInt8(value.utf8.count)] + Array(value.utf8)
         }
         let data = [0] + FramedBytes.bigEndian(UInt32(announced ?? message.count)) + message
         return Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + frame(type: 4, flags: 0, stream: 0, [])
-            + frame(type: 1, flags: 0x4, stream: 1, headers) + frame(type: 0, flags: endsStream ? 0x1 : 0, stream: 1, data)
+            + frame(type: 1, flags: 0x4, stream: 1, headers)
+            + frame(type: 0, flags: endsStream ? 0x1 : 0, stream: 1, data)
     }
 
     /// A frame: 24-bit length, type, flags, stream, payload.
     public static func frame(type: UInt8, flags: UInt8, stream: UInt32, _ payload: [UInt8]) -> [UInt8] {
-        Array(FramedBytes.bigEndian(UInt32(payload.count)).dropFirst()) + [type, flags] + FramedBytes.bigEndian(stream) + payload
+        Array(FramedBytes.bigEndian(UInt32(payload.count)).dropFirst()) + [type, flags] + FramedBytes.bigEndian(stream)
+            + payload
     }
 }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Dispatch
 import Foundation
@@ -18,7 +18,9 @@ public final class RawSocket: Sendable {
     /// `nonBlocking` fails at once when the listener's backlog is full, where a blocking connect
     /// would wait for room.
     public static func connect(_ path: String, nonBlocking: Bool = false) throws -> RawSocket {
-        let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | (nonBlocking ? Int32(SOCK_NONBLOCK.rawValue) : 0)
+        let flags =
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+            | (nonBlocking ? Int32(SOCK_NONBLOCK.rawValue) : 0)
         let fd = socket(AF_UNIX, flags, 0)
         guard fd >= 0 else { throw RawSocketError("socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_un()
@@ -32,7 +34,9 @@ public final class RawSocket: Sendable {
             for (index, byte) in bytes.enumerated() { raw[index] = byte }
         }
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard connected == 0 else {
             let why = String(cString: strerror(errno))
@@ -47,7 +51,9 @@ public final class RawSocket: Sendable {
     public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             guard written > 0 else { throw RawSocketError("send: \(String(cString: strerror(errno)))") }
             offset += written
         }
@@ -64,7 +70,9 @@ public final class RawSocket: Sendable {
     public func read(maximum: Int = 65_536, timeout: Duration) async -> ReadResult {
         await Self.offThread { [descriptor] in
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+            let ready = poll(
+                &poller, 1,
+                Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
             guard ready > 0 else { return .timedOut }
             var buffer = [UInt8](repeating: 0, count: maximum)
             let count = buffer.withUnsafeMutableBytes { Glibc.recv(descriptor, $0.baseAddress, $0.count, 0) }
@@ -147,7 +155,8 @@ public enum ProcessFacts {
     /// CPU time used so far (user and system), or nil when the process is gone.
     public static func cpuTime(of pid: Int32) -> Duration? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return nil }
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
         // Fields after the command: state is field 3; utime and stime are fields 14 and 15.
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }

@@ -14,10 +14,12 @@ public enum SampleTrips {
                 AttributeDescription(name: "endDate", type: .date, preserveValueOnDeletion: true),
             ],
             relationships: [
-                RelationshipDescription(name: "bucketList", destination: "BucketListItem", isToMany: true,
-                                        inverse: "trip", deleteRule: .cascade),
-                RelationshipDescription(name: "livingAccommodation", destination: "LivingAccommodation",
-                                        inverse: "trip", deleteRule: .cascade),
+                RelationshipDescription(
+                    name: "bucketList", destination: "BucketListItem", isToMany: true,
+                    inverse: "trip", deleteRule: .cascade),
+                RelationshipDescription(
+                    name: "livingAccommodation", destination: "LivingAccommodation",
+                    inverse: "trip", deleteRule: .cascade),
             ],
             uniqueConstraints: [["name", "startDate", "endDate"]],
             indexes: [["name"], ["startDate"], ["endDate"], ["name", "startDate", "endDate"]]

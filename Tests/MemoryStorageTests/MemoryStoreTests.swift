@@ -30,16 +30,23 @@ import Testing
         let store = try await registry.open(url: "memory:")
         #expect(store is MemoryStore)
         #expect(store.location.url == "memory:")
-        let error = await #expect(throws: ModelError.self) { try await MemoryStorageFactory().open(StoreLocation(scheme: "sqlite", path: "/x")) }
+        let error = await #expect(throws: ModelError.self) {
+            try await MemoryStorageFactory().open(StoreLocation(scheme: "sqlite", path: "/x"))
+        }
         #expect(error?.code == .invalidArgument)
         await store.close()
     }
 
     @Test func historyIsStampedByTheInjectedClock() async throws {
         let ticks = Mutex<Int64>(0)
-        let store = MemoryStore(storeIdentifier: UUID(), clock: {
-            Timestamp(microsecondsSince1970: ticks.withLock { $0 += 1_000_000; return $0 })
-        })
+        let store = MemoryStore(
+            storeIdentifier: UUID(),
+            clock: {
+                Timestamp(
+                    microsecondsSince1970: ticks.withLock {
+                        $0 += 1_000_000; return $0
+                    })
+            })
         try await store.apply(schema: Articles.schema)
         for name in ["a", "b"] {
             let id = PersistentIdentifier.temporary(storeIdentifier: store.storeIdentifier, entityName: "Category")
@@ -61,18 +68,24 @@ import Testing
                 group.addTask {
                     for batch in 0..<10 {
                         let inserts = (0..<5).map { index in
-                            InsertedObject(id: .temporary(storeIdentifier: storeIdentifier, entityName: "Student"),
-                                           attributes: ["name": .string("\(writer)-\(batch)-\(index)"), "birthOfYear": .int(Int64(1990 + index))])
+                            InsertedObject(
+                                id: .temporary(storeIdentifier: storeIdentifier, entityName: "Student"),
+                                attributes: [
+                                    "name": .string("\(writer)-\(batch)-\(index)"),
+                                    "birthOfYear": .int(Int64(1990 + index)),
+                                ])
                         }
                         _ = try await store.save(ChangeSet(inserts: inserts))
-                        let count = try await store.fetch(FetchDescriptor(entityName: "Student", resultType: .count)).count
+                        let count = try await store.fetch(FetchDescriptor(entityName: "Student", resultType: .count))
+                            .count
                         #expect(count % 5 == 0)
                     }
                 }
             }
             try await group.waitForAll()
         }
-        let students = try await store.fetch(FetchDescriptor(entityName: "Student", resultType: .identifiers)).identifiers
+        let students = try await store.fetch(FetchDescriptor(entityName: "Student", resultType: .identifiers))
+            .identifiers
         #expect(students.compactMap(\.primaryKey) == Array(1...400))
         #expect(try await store.currentHistoryToken() == HistoryToken(80))
         await store.close()

@@ -20,11 +20,20 @@ import Testing
         (.multiply, .double(0.5), .int(3), .double(1.5)),
         (.add, .null, .int(1), .null),
         (.multiply, .int(1), .null, .null),
-        (.add, .date(Timestamp(microsecondsSince1970: 10)), .double(0.0000015), .date(Timestamp(microsecondsSince1970: 12))),
-        (.subtract, .date(Timestamp(microsecondsSince1970: -10)), .double(0.0000015), .date(Timestamp(microsecondsSince1970: -12))),
+        (
+            .add, .date(Timestamp(microsecondsSince1970: 10)), .double(0.0000015),
+            .date(Timestamp(microsecondsSince1970: 12))
+        ),
+        (
+            .subtract, .date(Timestamp(microsecondsSince1970: -10)), .double(0.0000015),
+            .date(Timestamp(microsecondsSince1970: -12))
+        ),
         (.add, .date(Timestamp(microsecondsSince1970: 0)), .int(2), .date(Timestamp(microsecondsSince1970: 2_000_000))),
         (.add, .int(2), .date(Timestamp(microsecondsSince1970: 1)), .date(Timestamp(microsecondsSince1970: 2_000_001))),
-        (.subtract, .date(Timestamp(microsecondsSince1970: 3_500_000)), .date(Timestamp(microsecondsSince1970: 1_000_000)), .double(2.5)),
+        (
+            .subtract, .date(Timestamp(microsecondsSince1970: 3_500_000)),
+            .date(Timestamp(microsecondsSince1970: 1_000_000)), .double(2.5)
+        ),
         (.add, .date(Timestamp(microsecondsSince1970: 0)), .double(.infinity), .null),
         (.multiply, .date(Timestamp(microsecondsSince1970: 0)), .int(2), .null),
     ]
@@ -39,7 +48,8 @@ import Testing
     @Test func uniqueKeysFollowValueCompare() {
         #expect(UniqueKey([.string("é")]) != UniqueKey([.string("e\u{301}")]))
         #expect(UniqueKey([.string("a"), .int(1)]) == UniqueKey([.string("a"), .int(1)]))
-        #expect(UniqueKey([.decimal(Decimal(string: "1.50")!)]) == UniqueKey([.decimal(Decimal(string: "1.5")!)]))   // literals
+        // literals
+        #expect(UniqueKey([.decimal(Decimal(string: "1.50")!)]) == UniqueKey([.decimal(Decimal(string: "1.5")!)]))
         #expect(UniqueKey([.double(0)]) == UniqueKey([.double(-0.0)]))
         #expect(UniqueKey([.string("a"), .null]) == nil)
         #expect(UniqueKey.sameValues([.double(1)], [.int(1)]))

@@ -9,19 +9,27 @@ import Testing
     func groupedCountsAndSumsMatchTheObjects(_ backend: Backend) async throws {
         try await backend.withContainer(for: gadgetModels) { container in
             let world = try await GadgetWorld.make(in: container)
-            let rows = try await world.context.aggregate(AggregateDescriptor<Gadget>(
-                groupBy: [\Gadget.kind],
-                aggregates: [.count(), .sum(\Gadget.price), .sum(\Gadget.count, as: "units"), .average(\Gadget.price, as: "mean"),
-                             .minimum(\Gadget.released, as: "first"), .maximum(\Gadget.count, as: "most")]))
+            let rows = try await world.context.aggregate(
+                AggregateDescriptor<Gadget>(
+                    groupBy: [\Gadget.kind],
+                    aggregates: [
+                        .count(), .sum(\Gadget.price), .sum(\Gadget.count, as: "units"),
+                        .average(\Gadget.price, as: "mean"),
+                        .minimum(\Gadget.released, as: "first"), .maximum(\Gadget.count, as: "most"),
+                    ]))
             let groups = Dictionary(grouping: world.gadgets, by: \.kind)
-            #expect(rows.compactMap { $0[\Gadget.kind] }.sorted { $0.rawValue < $1.rawValue } == groups.keys.sorted { $0.rawValue < $1.rawValue })
+            #expect(
+                rows.compactMap { $0[\Gadget.kind] }.sorted { $0.rawValue < $1.rawValue }
+                    == groups.keys.sorted { $0.rawValue < $1.rawValue })
             for row in rows {
                 let kind = try #require(row[\Gadget.kind])
                 let members = try #require(groups[kind])
                 #expect(row.count() == members.count)
                 #expect(abs(try #require(row.double("sum_price")) - members.map(\.price).reduce(0, +)) < 1e-9)
                 #expect(row.int("units") == members.map(\.count).reduce(0, +))
-                #expect(abs(try #require(row.double("mean")) - members.map(\.price).reduce(0, +) / Double(members.count)) < 1e-9)
+                #expect(
+                    abs(try #require(row.double("mean")) - members.map(\.price).reduce(0, +) / Double(members.count))
+                        < 1e-9)
                 #expect(row.int("most") == members.map(\.count).max())
                 #expect(row.names == ["count", "first", "kind", "mean", "most", "sum_price", "units"])
             }
@@ -32,8 +40,9 @@ import Testing
     func filteredSortedAndLimited(_ backend: Backend) async throws {
         try await backend.withContainer(for: gadgetModels) { container in
             let world = try await GadgetWorld.make(in: container)
-            var descriptor = AggregateDescriptor<Gadget>(predicate: #Predicate { $0.price > 1 }, groupBy: [\Gadget.isActive],
-                                                         aggregates: [.count(), .sum(\Gadget.count, as: "units")])
+            var descriptor = AggregateDescriptor<Gadget>(
+                predicate: #Predicate { $0.price > 1 }, groupBy: [\Gadget.isActive],
+                aggregates: [.count(), .sum(\Gadget.count, as: "units")])
             descriptor.sortBy = [(key: "units", order: .reverse)]
             let rows = try await world.context.aggregate(descriptor)
             let selected = world.gadgets.filter { $0.price > 1 }
@@ -46,12 +55,16 @@ import Testing
             #expect(try await world.context.aggregate(descriptor).count == 1)
 
             // One row over everything when nothing is grouped; pending changes count unless told not to.
-            world.context.insert(Gadget(name: "new", notes: nil, price: 1000, count: 0, rating: nil, released: day("2026-05-05"), isActive: true,
-                                        kind: .toy, code: UUID(), link: nil))
+            world.context.insert(
+                Gadget(
+                    name: "new", notes: nil, price: 1000, count: 0, rating: nil, released: day("2026-05-05"),
+                    isActive: true,
+                    kind: .toy, code: UUID(), link: nil))
             var total = AggregateDescriptor<Gadget>(aggregates: [.count(), .sum(\Gadget.price)])
             let withPending = try await world.context.aggregate(total)
             #expect(withPending.map { $0.count() } == [world.gadgets.count + 1])
-            #expect(abs((withPending.first?.double("sum_price") ?? 0) - world.gadgets.map(\.price).reduce(1000, +)) < 1e-9)
+            #expect(
+                abs((withPending.first?.double("sum_price") ?? 0) - world.gadgets.map(\.price).reduce(1000, +)) < 1e-9)
             total.includePendingChanges = false
             #expect(try await world.context.aggregate(total).map { $0.count() } == [world.gadgets.count])
         }
@@ -61,10 +74,16 @@ import Testing
     func badAggregatesAreRefused(_ backend: Backend) async throws {
         try await backend.withContainer(for: gadgetModels) { container in
             let world = try await GadgetWorld.make(in: container)
-            let relationship = await modelError { _ = try await world.context.aggregate(AggregateDescriptor<Gadget>(groupBy: [\Gadget.maker], aggregates: [.count()])) }
+            let relationship = await modelError {
+                _ = try await world.context.aggregate(
+                    AggregateDescriptor<Gadget>(groupBy: [\Gadget.maker], aggregates: [.count()]))
+            }
             #expect(relationship?.code == .invalidArgument)
             #expect(relationship?.message.contains("group by") == true)
-            let computed = await modelError { _ = try await world.context.aggregate(AggregateDescriptor<Gadget>(aggregates: [.sum(\Gadget.priceWithTax)])) }
+            let computed = await modelError {
+                _ = try await world.context.aggregate(
+                    AggregateDescriptor<Gadget>(aggregates: [.sum(\Gadget.priceWithTax)]))
+            }
             #expect(computed?.message.contains("stored attribute of Gadget") == true)
             var badSort = AggregateDescriptor<Gadget>(groupBy: [\Gadget.kind], aggregates: [.count()])
             badSort.sortBy = [(key: "nothing", order: .forward)]
@@ -89,11 +108,16 @@ import Testing
             let heavy = try StorePredicate("parts.@sum.weight > 1")
             #expect(try await names(heavy) == expected { $0.parts.map(\.weight).reduce(0, +) > 1 })
             let like = try StorePredicate("name LIKE[c] %@ OR name ENDSWITH 'ch'", "w*")
-            #expect(try await names(like) == expected { $0.name.lowercased().hasPrefix("w") || $0.name.hasSuffix("ch") })
+            #expect(
+                try await names(like) == expected { $0.name.lowercased().hasPrefix("w") || $0.name.hasSuffix("ch") })
             let acme = try #require(world.makers.first { $0.name == "acme" })
             let byObject = try StorePredicate("maker == %@", acme)
-            #expect(try await names(byObject, #Predicate { $0.isActive }) == expected { $0.maker?.name == "acme" && $0.isActive })
-            #expect(try await names(StorePredicate("ANY parts.label BEGINSWITH[c] 'H'")) == expected { $0.parts.contains { $0.label.hasPrefix("h") } })
+            #expect(
+                try await names(byObject, #Predicate { $0.isActive })
+                    == expected { $0.maker?.name == "acme" && $0.isActive })
+            #expect(
+                try await names(StorePredicate("ANY parts.label BEGINSWITH[c] 'H'"))
+                    == expected { $0.parts.contains { $0.label.hasPrefix("h") } })
 
             let error = await modelError { _ = try StorePredicate("name == = 'x'") }
             #expect(error?.code == .invalidPredicate)

@@ -9,10 +9,12 @@ import Testing
 @Suite struct CoexistenceTests {
     @Test func twoStacksShareOneStoreFile() async throws {
         try await withTestStore { store in
-            let appContainer = try await ModelContainer(for: sampleTripsModels, configuration: ModelConfiguration(url: store.url))
+            let appContainer = try await ModelContainer(
+                for: sampleTripsModels, configuration: ModelConfiguration(url: store.url))
             let app = ModelContext(appContainer)
             app.author = "app"
-            let trip = Trip(name: "Kyoto", destination: "Japan", startDate: day("2026-04-01"), endDate: day("2026-04-09"))
+            let trip = Trip(
+                name: "Kyoto", destination: "Japan", startDate: day("2026-04-01"), endDate: day("2026-04-09"))
             app.insert(trip)
             trip.livingAccommodation = LivingAccommodation(address: "Gion 1", placeName: "Ryokan", isConfirmed: false)
             try await app.save()
@@ -22,15 +24,18 @@ import Testing
 
             // The widget: the same models, on the daemon's store file, in this process.
             let path = try #require(store.info.path)
-            let widgetContainer = try await ModelContainer(for: sampleTripsModels, configuration: ModelConfiguration(url: URL(string: "sqlite://" + path)!))
+            let widgetContainer = try await ModelContainer(
+                for: sampleTripsModels, configuration: ModelConfiguration(url: URL(string: "sqlite://" + path)!))
             #expect(widgetContainer.storeIdentifier == appContainer.storeIdentifier)
             let widget = ModelContext(widgetContainer)
             widget.author = "widget"
-            let accommodation = try #require(try await widget.model(for: PersistentIdentifier(uri: uri), as: LivingAccommodation.self))
+            let accommodation = try #require(
+                try await widget.model(for: PersistentIdentifier(uri: uri), as: LivingAccommodation.self))
             #expect(accommodation.placeName == "Ryokan" && accommodation.trip?.name == "Kyoto")
             accommodation.isConfirmed = true
             // The widget also adds to the trip: identifiers it allocates don't collide with the daemon's.
-            accommodation.trip?.bucketList.append(BucketListItem(title: "Fushimi Inari", details: "", hasReservation: false, isInPlan: true))
+            accommodation.trip?.bucketList.append(
+                BucketListItem(title: "Fushimi Inari", details: "", hasReservation: false, isInPlan: true))
             try await widget.save()
 
             // The app finds the trips whose accommodation the widget changed, from history (the
@@ -41,9 +46,10 @@ import Testing
             for transaction in transactions {
                 for change in transaction.changes {
                     guard case .update(let update) = change, change.isChange(of: LivingAccommodation.self),
-                          update.updated(\LivingAccommodation.isConfirmed),
-                          let changed = try await app.model(for: update.changedPersistentIdentifier, as: LivingAccommodation.self),
-                          let owner = changed.trip
+                        update.updated(\LivingAccommodation.isConfirmed),
+                        let changed = try await app.model(
+                            for: update.changedPersistentIdentifier, as: LivingAccommodation.self),
+                        let owner = changed.trip
                     else { continue }
                     changedTrips.append(owner)
                 }
@@ -55,11 +61,15 @@ import Testing
             #expect(trip.bucketList.map(\.title) == ["Fushimi Inari"])
 
             // And back: what the app saves through the daemon, the widget reads from the file.
-            app.insert(Trip(name: "Osaka", destination: "Japan", startDate: day("2026-04-10"), endDate: day("2026-04-12")))
+            app.insert(
+                Trip(name: "Osaka", destination: "Japan", startDate: day("2026-04-10"), endDate: day("2026-04-12")))
             try await app.save()
-            let names = try await ModelContext(widgetContainer).fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])).map(\.name)
+            let names = try await ModelContext(widgetContainer).fetch(
+                FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])
+            ).map(\.name)
             #expect(names == ["Kyoto", "Osaka"])
-            let widgetTransactions = try await ModelContext(widgetContainer).fetchHistory(HistoryDescriptor(after: token))
+            let widgetTransactions = try await ModelContext(widgetContainer).fetchHistory(
+                HistoryDescriptor(after: token))
             #expect(widgetTransactions.map(\.author) == ["widget", "app"])
 
             await widgetContainer.close()

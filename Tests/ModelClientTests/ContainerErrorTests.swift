@@ -15,14 +15,18 @@ import Testing
         let error = await modelError { _ = try await ModelContainer(for: Maker.self, url: URL(string: url)!) }
         #expect(error?.code == .invalidArgument)
         #expect(error?.message.contains(why) == true)
-        #expect(error?.message.contains("unix:///path/to/modeld.sock?store=NAME, sqlite:///path/to/file.sqlite, or memory:") == true)
+        #expect(
+            error?.message.contains("unix:///path/to/modeld.sock?store=NAME, sqlite:///path/to/file.sqlite, or memory:")
+                == true)
     }
 
     @Test func aDaemonThatIsNotRunningIsNamed() async throws {
         let directory = try TemporaryDirectory.make(prefix: "nodaemon")
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("modeld.sock").path
-        let error = await modelError { _ = try await ModelContainer(for: Maker.self, url: URL(string: "unix://\(socket)?store=x")!) }
+        let error = await modelError {
+            _ = try await ModelContainer(for: Maker.self, url: URL(string: "unix://\(socket)?store=x")!)
+        }
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains(socket) == true)
         #expect(error?.message.contains("is modeld running?") == true)
@@ -35,8 +39,13 @@ import Testing
         (WithComputedUnique.self, ["#Unique<WithComputedUnique>", "not a persisted property"]),
         (UnmarkedSubclass.self, ["UnmarkedSubclass", "add @Model"]),
     ])
-    func aModelTheStoreCannotHoldIsRefusedWhenTheContainerIsMade(_ type: any PersistentModel.Type, _ words: [String]) async {
-        let error = await modelError { _ = try await ModelContainer(for: [Maker.self, type], configuration: ModelConfiguration(isStoredInMemoryOnly: true)) }
+    func aModelTheStoreCannotHoldIsRefusedWhenTheContainerIsMade(_ type: any PersistentModel.Type, _ words: [String])
+        async
+    {
+        let error = await modelError {
+            _ = try await ModelContainer(
+                for: [Maker.self, type], configuration: ModelConfiguration(isStoredInMemoryOnly: true))
+        }
         #expect(error?.code == .invalidSchema)
         for word in words {
             #expect(error?.message.contains(word) == true, "\(error?.message ?? "no error") should mention \(word)")
@@ -64,7 +73,9 @@ import Testing
             try await context.save()
             await first.close()
 
-            let error = await modelError { _ = try await ModelContainer(for: [Item.self], configuration: ModelConfiguration(url: store.url)) }
+            let error = await modelError {
+                _ = try await ModelContainer(for: [Item.self], configuration: ModelConfiguration(url: store.url))
+            }
             #expect(error != nil)
             #expect(error?.message.contains("Maker") == true, "\(error?.message ?? "")")
             // The store is as it was.

@@ -26,7 +26,8 @@ import Testing
 
             // The enum is stored as its raw value, the options as JSON text.
             let average = DataDisplayMode.average
-            let byRawValue = try await ModelContext(container).fetch(FetchDescriptor<Item>(predicate: #Predicate { $0.valueDisplayMode == average }))
+            let byRawValue = try await ModelContext(container).fetch(
+                FetchDescriptor<Item>(predicate: #Predicate { $0.valueDisplayMode == average }))
             #expect(byRawValue.map(\.name) == ["fat"])
             var raw = FetchDescriptor<Item>()
             raw.storePredicate = try StorePredicate("valueDisplayMode == %@ AND options != nil", 2)
@@ -44,7 +45,9 @@ import Testing
             let item = Item(name: "fat")
             context.insert(item)
             item.note = note
-            item.datas = [ItemData(value: 1, timestamp: day("2026-01-01")), ItemData(value: 2, timestamp: day("2026-01-02"))]
+            item.datas = [
+                ItemData(value: 1, timestamp: day("2026-01-01")), ItemData(value: 2, timestamp: day("2026-01-02")),
+            ]
             #expect(note.items.map(\.name) == ["fat"])
             try await context.save()
 
@@ -97,7 +100,11 @@ import Testing
             context.insert(item)
             try await context.save()
             let changed = Counter()
-            withObservationTracking { _ = item.name } onChange: { changed.increment() }
+            withObservationTracking {
+                _ = item.name
+            } onChange: {
+                changed.increment()
+            }
             item.name = "lean"
             #expect(changed.value == 1)
             try await context.save()
@@ -108,11 +115,19 @@ import Testing
             copy.height = 3
             try await other.save()
             let refreshed = Counter()
-            withObservationTracking { _ = copy.height } onChange: { refreshed.increment() }
+            withObservationTracking {
+                _ = copy.height
+            } onChange: {
+                refreshed.increment()
+            }
             let sameContext = try await other.fetch(FetchDescriptor<Item>())
             #expect(sameContext.first === copy && refreshed.value == 0)
             let heightSeen = Counter()
-            withObservationTracking { _ = item.height } onChange: { heightSeen.increment() }
+            withObservationTracking {
+                _ = item.height
+            } onChange: {
+                heightSeen.increment()
+            }
             _ = try await context.fetch(FetchDescriptor<Item>())
             #expect(heightSeen.value == 1 && item.height == 3)
         }
@@ -131,11 +146,13 @@ import Testing
 
             item.name = "lean"
             let error = await modelError { try await first.save() }
-            #expect(error?.code == .conflict && error?.message.contains(item.persistentModelID.uriRepresentation) == true)
+            #expect(
+                error?.code == .conflict && error?.message.contains(item.persistentModelID.uriRepresentation) == true)
             #expect(first.hasChanges)
             first.mergePolicy = .objectTrump
             try await first.save()
-            let saved = try #require(try await ModelContext(container).model(for: item.persistentModelID, as: Item.self))
+            let saved = try #require(
+                try await ModelContext(container).model(for: item.persistentModelID, as: Item.self))
             #expect(saved.name == "lean" && saved.height == 2)
         }
     }
@@ -187,7 +204,7 @@ actor DataHandler {
 }
 
 /// A counter observers can bump from any thread.
-final class Counter: @unchecked Sendable {  // `count` is guarded by `lock`.
+final class Counter: @unchecked Sendable { // `count` is guarded by `lock`.
     private let lock = NSLock()
     private var count = 0
     var value: Int { lock.withLock { count } }

@@ -8,9 +8,14 @@ import Testing
     func insertSaveAndFetchSorted(backend: Backend) async throws {
         try await backend.withContainer(for: sampleTripsModels) { container in
             let context = ModelContext(container)
-            let paris = Trip(name: "Paris", destination: "France", startDate: day("2026-03-01"), endDate: day("2026-03-10"))
-            let kyoto = PersonalTrip(name: "Kyoto", destination: "Japan", startDate: day("2026-04-01"), endDate: day("2026-04-09"), reason: .family)
-            let berlin = BusinessTrip(name: "Berlin", destination: "Germany", startDate: day("2026-02-01"), endDate: day("2026-02-03"), perdiem: 120)
+            let paris = Trip(
+                name: "Paris", destination: "France", startDate: day("2026-03-01"), endDate: day("2026-03-10"))
+            let kyoto = PersonalTrip(
+                name: "Kyoto", destination: "Japan", startDate: day("2026-04-01"), endDate: day("2026-04-09"),
+                reason: .family)
+            let berlin = BusinessTrip(
+                name: "Berlin", destination: "Germany", startDate: day("2026-02-01"), endDate: day("2026-02-03"),
+                perdiem: 120)
             context.insert(paris)
             context.insert(kyoto)
             context.insert(berlin)
@@ -23,7 +28,8 @@ import Testing
 
             // Another context reads them back from the store, with their classes.
             let reader = ModelContext(container)
-            let trips = try await reader.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.startDate, order: .forward)]))
+            let trips = try await reader.fetch(
+                FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.startDate, order: .forward)]))
             #expect(trips.map(\.name) == ["Berlin", "Paris", "Kyoto"])
             #expect(trips.map { String(describing: type(of: $0)) } == ["BusinessTrip", "Trip", "PersonalTrip"])
             #expect((trips[0] as? BusinessTrip)?.perdiem == 120)
@@ -48,7 +54,8 @@ import Testing
     func relationshipsAndInverses(backend: Backend) async throws {
         try await backend.withContainer(for: sampleTripsModels) { container in
             let context = ModelContext(container)
-            let trip = Trip(name: "Lisbon", destination: "Portugal", startDate: day("2026-05-01"), endDate: day("2026-05-05"))
+            let trip = Trip(
+                name: "Lisbon", destination: "Portugal", startDate: day("2026-05-01"), endDate: day("2026-05-05"))
             context.insert(trip)
             let tram = BucketListItem(title: "Tram 28", details: "", hasReservation: false, isInPlan: true)
             let fado = BucketListItem(title: "Fado", details: "Alfama", hasReservation: true, isInPlan: true)
@@ -70,14 +77,17 @@ import Testing
             #expect(fetched.bucketList.allSatisfy { $0.trip === fetched })
 
             // Moving an item to another trip takes it out of the first one's list.
-            let porto = Trip(name: "Porto", destination: "Portugal", startDate: day("2026-06-01"), endDate: day("2026-06-03"))
+            let porto = Trip(
+                name: "Porto", destination: "Portugal", startDate: day("2026-06-01"), endDate: day("2026-06-03"))
             reader.insert(porto)
             let moved = try #require(fetched.bucketList.first { $0.title == "Fado" })
             moved.trip = porto
             #expect(fetched.bucketList.map(\.title) == ["Tram 28"] && porto.bucketList.map(\.title) == ["Fado"])
             try await reader.save()
             let check = ModelContext(container)
-            let lists = try await check.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])).map { $0.bucketList.map(\.title) }
+            let lists = try await check.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])).map {
+                $0.bucketList.map(\.title)
+            }
             #expect(lists == [["Tram 28"], ["Fado"]])
         }
     }
@@ -86,10 +96,12 @@ import Testing
     func deletingATripCascadesAndKeepsItsTombstone(backend: Backend) async throws {
         try await backend.withContainer(for: sampleTripsModels) { container in
             let context = ModelContext(container)
-            let trip = Trip(name: "Oslo", destination: "Norway", startDate: day("2026-07-01"), endDate: day("2026-07-04"))
+            let trip = Trip(
+                name: "Oslo", destination: "Norway", startDate: day("2026-07-01"), endDate: day("2026-07-04"))
             context.insert(trip)
             trip.bucketList = [BucketListItem(title: "Fjord", details: "", hasReservation: false, isInPlan: true)]
-            trip.livingAccommodation = LivingAccommodation(address: "Karl Johans gate 31", placeName: "Grand", isConfirmed: true)
+            trip.livingAccommodation = LivingAccommodation(
+                address: "Karl Johans gate 31", placeName: "Grand", isConfirmed: true)
             try await context.save()
             let token = try await container.currentHistoryToken()
             let item = trip.bucketList[0]
@@ -119,9 +131,11 @@ import Testing
     func uniqueConstraintRefusesTheSaveAndKeepsTheChanges(backend: Backend) async throws {
         try await backend.withContainer(for: sampleTripsModels) { container in
             let context = ModelContext(container)
-            context.insert(Trip(name: "Rome", destination: "Italy", startDate: day("2026-08-01"), endDate: day("2026-08-05")))
+            context.insert(
+                Trip(name: "Rome", destination: "Italy", startDate: day("2026-08-01"), endDate: day("2026-08-05")))
             try await context.save()
-            let twin = Trip(name: "Rome", destination: "Italia", startDate: day("2026-08-01"), endDate: day("2026-08-05"))
+            let twin = Trip(
+                name: "Rome", destination: "Italia", startDate: day("2026-08-01"), endDate: day("2026-08-05"))
             context.insert(twin)
             let error = await modelError { try await context.save() }
             #expect(error?.code == .uniqueConstraint)
@@ -138,17 +152,21 @@ import Testing
     func rollbackRestoresSavedValuesAndDropsInserts(backend: Backend) async throws {
         try await backend.withContainer(for: sampleTripsModels) { container in
             let context = ModelContext(container)
-            let trip = Trip(name: "Vienna", destination: "Austria", startDate: day("2026-09-01"), endDate: day("2026-09-03"))
+            let trip = Trip(
+                name: "Vienna", destination: "Austria", startDate: day("2026-09-01"), endDate: day("2026-09-03"))
             context.insert(trip)
             try await context.save()
             trip.destination = "Österreich"
-            let extra = Trip(name: "Graz", destination: "Austria", startDate: day("2026-09-04"), endDate: day("2026-09-05"))
+            let extra = Trip(
+                name: "Graz", destination: "Austria", startDate: day("2026-09-04"), endDate: day("2026-09-05"))
             context.insert(extra)
             trip.bucketList.append(BucketListItem(title: "Opera", details: "", hasReservation: true, isInPlan: true))
             #expect(trip.changedPropertyNames == ["destination", "bucketList"])
             // A fetch sends the changes to the unit of work, so it sees them…
             #expect(try await context.fetchCount(FetchDescriptor<Trip>()) == 2)
-            #expect(try await context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.destination == "Österreich" })).count == 1)
+            #expect(
+                try await context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.destination == "Österreich" }))
+                    .count == 1)
             // …and a rollback discards them there too.
             await context.rollback()
             #expect(!context.hasChanges)
@@ -164,10 +182,14 @@ import Testing
     func theSamplesFilteredBucketList(backend: Backend) async throws {
         try await backend.withContainer(for: sampleTripsModels) { container in
             let context = ModelContext(container)
-            for (name, titles) in [("Lisbon", ["Tram ride", "Fado night", "Tile museum"]), ("Porto", ["Port tasting", "Tram museum"])] {
+            for (name, titles) in [
+                ("Lisbon", ["Tram ride", "Fado night", "Tile museum"]), ("Porto", ["Port tasting", "Tram museum"]),
+            ] {
                 let trip = Trip(name: name, destination: "Portugal")
                 context.insert(trip)
-                trip.bucketList = titles.map { BucketListItem(title: $0, details: "", hasReservation: false, isInPlan: false) }
+                trip.bucketList = titles.map {
+                    BucketListItem(title: $0, details: "", hasReservation: false, isInPlan: false)
+                }
             }
             try await context.save()
 
@@ -187,7 +209,9 @@ import Testing
     func objectsMoveBetweenContextsByIdentifier(backend: Backend) async throws {
         try await backend.withContainer(for: sampleTripsModels) { container in
             let writer = ModelContext(container)
-            let trip = PersonalTrip(name: "Hanoi", destination: "Vietnam", startDate: day("2026-10-01"), endDate: day("2026-10-09"), reason: .wellness)
+            let trip = PersonalTrip(
+                name: "Hanoi", destination: "Vietnam", startDate: day("2026-10-01"), endDate: day("2026-10-09"),
+                reason: .wellness)
             writer.insert(trip)
             try await writer.save()
             let id = trip.persistentModelID

@@ -24,25 +24,34 @@ import Testing
         "ModelMacros": [],
         "modeld": ["ModelServer", "ModelWire", "ManualPages", "StandardBackends"],
         "modelctl": ["ModelCore", "ModelRemote", "ModelWire", "ManualPages"],
-        "modeld-bench": ["ModelCore", "ModelRemote", "ModelTesting", "ModelWire", "ModelFixtures", "SQLiteStorage", "CSQLite"],
+        "modeld-bench": [
+            "ModelCore", "ModelRemote", "ModelTesting", "ModelWire", "ModelFixtures", "SQLiteStorage", "CSQLite",
+        ],
     ]
 
     static var sources: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("Sources")
     }
 
     @Test func modulesImportOnlyTheLayersBelowThem() throws {
         let packageModules = Set(Self.allowed.keys).union(["CSQLite", "ModelFixtures"])
-        let modules = try FileManager.default.contentsOfDirectory(atPath: Self.sources.path).filter { !$0.hasPrefix(".") }
-        #expect(Set(modules).subtracting(["CSQLite"]) == Set(Self.allowed.keys), "a module without a place in the layers")
+        let modules = try FileManager.default.contentsOfDirectory(atPath: Self.sources.path).filter {
+            !$0.hasPrefix(".")
+        }
+        #expect(
+            Set(modules).subtracting(["CSQLite"]) == Set(Self.allowed.keys), "a module without a place in the layers")
         for module in modules where module != "CSQLite" {
             let directory = Self.sources.appendingPathComponent(module)
             guard let files = FileManager.default.enumerator(atPath: directory.path) else { continue }
             for case let file as String in files where file.hasSuffix(".swift") {
                 let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
-                for line in text.split(separator: "\n") where line.hasPrefix("import ") || line.hasPrefix("@testable import ") {
-                    guard let imported = line.split(separator: " ").last.map(String.init), packageModules.contains(imported) else { continue }
+                for line in text.split(separator: "\n")
+                where line.hasPrefix("import ") || line.hasPrefix("@testable import ") {
+                    guard let imported = line.split(separator: " ").last.map(String.init),
+                        packageModules.contains(imported)
+                    else { continue }
                     #expect(Self.allowed[module]?.contains(imported) == true, "\(module)/\(file) imports \(imported)")
                 }
             }

@@ -36,7 +36,8 @@ import Testing
         let books = try #require(try schema.entity("Author").relationship("books"))
         let authors = try #require(try schema.entity("Book").relationship("authors"))
         guard case .joinTable(let table, isOwner: true) = books.storage,
-              case .joinTable(let same, isOwner: false) = authors.storage else {
+            case .joinTable(let same, isOwner: false) = authors.storage
+        else {
             Issue.record("expected a join table owned by Author.books, got \(books.storage) and \(authors.storage)")
             return
         }

@@ -11,10 +11,13 @@ import Testing
     func editsReferToObjectsInsertedEarlierInTheBatch(_ kind: BackendKind) async throws {
         try await withStore(kind, schema: Catalog.schema) { store in
             let context = store.context()
-            let author = PersistentIdentifier(storeIdentifier: store.container.storeIdentifier, entityName: "Author", key: .temporary(UUID()))
+            let author = PersistentIdentifier(
+                storeIdentifier: store.container.storeIdentifier, entityName: "Author", key: .temporary(UUID()))
             let ids = try await context.apply([
                 .insert(entity: "Author", attributes: ["name": .string("Ann")], relationships: [:], id: author),
-                .insert(entity: "Book", attributes: ["title": .string("Notes")], relationships: ["authors": .toMany([author])], id: nil),
+                .insert(
+                    entity: "Book", attributes: ["title": .string("Notes")],
+                    relationships: ["authors": .toMany([author])], id: nil),
             ])
             #expect(ids.count == 2 && ids[0] == author && ids[1].isTemporary && ids[1].entityName == "Book")
             let saved = try await context.save().remappedIdentifiers
@@ -32,7 +35,9 @@ import Testing
                 _ = try await context.apply([
                     .insert(entity: "Item", attributes: ["title": .string("dropped")], relationships: [:], id: nil),
                     .update(kept, attributes: ["rank": .int(7)], relationships: [:]),
-                    .insert(entity: "Item", attributes: ["title": .string("bad"), "rank": .string("seven")], relationships: [:], id: nil),
+                    .insert(
+                        entity: "Item", attributes: ["title": .string("bad"), "rank": .string("seven")],
+                        relationships: [:], id: nil),
                 ])
             }
             #expect(error?.code == .typeMismatch)
@@ -49,7 +54,9 @@ import Testing
             let context = store.context()
             let uuid = store.container.storeIdentifier
             let used = PersistentIdentifier(storeIdentifier: uuid, entityName: "Item", key: .temporary(UUID()))
-            _ = try await context.apply([.insert(entity: "Item", attributes: ["title": .string("a")], relationships: [:], id: used)])
+            _ = try await context.apply([
+                .insert(entity: "Item", attributes: ["title": .string("a")], relationships: [:], id: used)
+            ])
             let bad = [
                 PersistentIdentifier(storeIdentifier: uuid, entityName: "Item", key: .permanent(1)),
                 PersistentIdentifier(storeIdentifier: UUID(), entityName: "Item", key: .temporary(UUID())),
@@ -58,7 +65,9 @@ import Testing
             ]
             for id in bad {
                 let error = await modelError {
-                    _ = try await context.apply([.insert(entity: "Item", attributes: ["title": .string("b")], relationships: [:], id: id)])
+                    _ = try await context.apply([
+                        .insert(entity: "Item", attributes: ["title": .string("b")], relationships: [:], id: id)
+                    ])
                 }
                 #expect(error?.code == .invalidIdentifier, "\(id)")
                 #expect(error?.context["uri"] == id.uriRepresentation)

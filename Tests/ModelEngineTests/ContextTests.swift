@@ -13,7 +13,8 @@ import Testing
             let setup = store.context()
             var ids: [PersistentIdentifier] = []
             for (title, rank) in [("apple", 1), ("banana", 2), ("cherry", 3)] {
-                ids.append(try await setup.insert("Item", attributes: ["title": .string(title), "rank": .int(Int64(rank))]))
+                ids.append(
+                    try await setup.insert("Item", attributes: ["title": .string(title), "rank": .int(Int64(rank))]))
             }
             let saved = try await setup.save().remappedIdentifiers
             let apple = try #require(saved[ids[0]]), banana = try #require(saved[ids[1]])
@@ -24,7 +25,8 @@ import Testing
             try await context.delete(banana)
             #expect(await context.hasChanges)
 
-            let rankTwo = FetchDescriptor(entityName: "Item", predicate: .equal("rank", .int(2)), sortBy: [SortDescriptor("title")])
+            let rankTwo = FetchDescriptor(
+                entityName: "Item", predicate: .equal("rank", .int(2)), sortBy: [SortDescriptor("title")])
             let pending = try await context.fetch(rankTwo)
             // The insert matches with its temporary identifier, the update matches by its new
             // value, the deleted object is gone.
@@ -47,9 +49,13 @@ import Testing
     func infinitiesAreKeptAndNaNIsRefused(_ kind: BackendKind) async throws {
         try await withStore(kind, schema: Catalog.schema) { store in
             let context = store.context()
-            let up = try await context.insert("Item", attributes: ["title": .string("up"), "price": .double(.infinity)])
-            let down = try await context.insert("Item", attributes: ["title": .string("down"), "price": .double(-.infinity)])
-            let error = await modelError { _ = try await context.insert("Item", attributes: ["title": .string("nan"), "price": .double(.nan)]) }
+            let up = try await context.insert(
+                "Item", attributes: ["title": .string("up"), "price": .double(.infinity)])
+            let down = try await context.insert(
+                "Item", attributes: ["title": .string("down"), "price": .double(-.infinity)])
+            let error = await modelError {
+                _ = try await context.insert("Item", attributes: ["title": .string("nan"), "price": .double(.nan)])
+            }
             #expect(error?.code == .typeMismatch && error?.context["attribute"] == "price")
             let ids = try await context.save().remappedIdentifiers
             let fresh = store.context()
@@ -64,8 +70,9 @@ import Testing
         try await withStore(kind, schema: Catalog.schema) { store in
             let context = store.context()
             let author = try await context.insert("Author", attributes: ["name": .string("Ann")])
-            let book = try await context.insert("Book", attributes: ["title": .string("Notes")],
-                                                relationships: ["authors": .toMany([author])])
+            let book = try await context.insert(
+                "Book", attributes: ["title": .string("Notes")],
+                relationships: ["authors": .toMany([author])])
             #expect(try await context.object(for: author)?.toMany("books") == [book])
             let result = try await context.save()
             let authorID = try #require(result.remappedIdentifiers[author])
@@ -88,8 +95,9 @@ import Testing
             let context = store.context()
             let ann = try await context.insert("Person", attributes: ["name": .string("Ann")])
             let bob = try await context.insert("Person", attributes: ["name": .string("Bob")])
-            let passport = try await context.insert("Passport", attributes: ["number": .string("X1")],
-                                                    relationships: ["holder": .toOne(ann)])
+            let passport = try await context.insert(
+                "Passport", attributes: ["number": .string("X1")],
+                relationships: ["holder": .toOne(ann)])
             let ids = try await context.save().remappedIdentifiers
             let annID = try #require(ids[ann]), bobID = try #require(ids[bob]), passportID = try #require(ids[passport])
 
@@ -109,7 +117,8 @@ import Testing
             let context = store.context()
             let a = try await context.insert("Shelf", attributes: ["name": .string("A")])
             let b = try await context.insert("Shelf", attributes: ["name": .string("B")])
-            let item = try await context.insert("Item", attributes: ["title": .string("lamp")], relationships: ["shelf": .toOne(a)])
+            let item = try await context.insert(
+                "Item", attributes: ["title": .string("lamp")], relationships: ["shelf": .toOne(a)])
             let ids = try await context.save().remappedIdentifiers
             let aID = try #require(ids[a]), bID = try #require(ids[b]), itemID = try #require(ids[item])
 
@@ -137,7 +146,7 @@ import Testing
             let id = try #require(try await context.save().remappedIdentifiers[item])
             try await context.update(id, attributes: ["title": .string("b"), "rank": .int(3)])
             try await context.save()
-            try await context.update(id, attributes: ["rank": .int(3)])   // no real change
+            try await context.update(id, attributes: ["rank": .int(3)]) // no real change
             let empty = try await context.save()
             #expect(empty.token == nil)
             try await context.delete(id)
@@ -167,8 +176,9 @@ import Testing
                 "added": .date(Timestamp(microsecondsSince1970: 1_767_225_600_123_456)),
                 "blob": .data(Data([0, 1, 2, 255, 0])),
                 "code": .uuid(UUID()),
-                "link": .url(URL(string: "https://example.com/a?b=c#d")!),   // a literal URL always parses
-                "amount": .decimal(Decimal(string: "12345678901234567890.123456789")!),   // a literal decimal always parses
+                "link": .url(URL(string: "https://example.com/a?b=c#d")!), // a literal URL always parses
+                // a literal decimal always parses
+                "amount": .decimal(Decimal(string: "12345678901234567890.123456789")!),
                 "meta": .json(#"{"tags":["a","b"],"n":1.5}"#),
             ]
             let context = store.context()
@@ -189,9 +199,12 @@ import Testing
     func aContextMadeForOneSaveWorksOn(_ kind: BackendKind) async throws {
         try await withStore(kind, schema: Catalog.schema) { store in
             let once = store.container.makeContext(retainsSavedObjects: false)
-            let temporary = try await once.apply((0..<300).map {
-                .insert(entity: "Item", attributes: ["title": .string("t\($0)"), "rank": .int(Int64($0))], relationships: [:], id: nil)
-            })
+            let temporary = try await once.apply(
+                (0..<300).map {
+                    .insert(
+                        entity: "Item", attributes: ["title": .string("t\($0)"), "rank": .int(Int64($0))],
+                        relationships: [:], id: nil)
+                })
             let saved = try await once.save()
             let pending = await once.hasChanges
             #expect(saved.remappedIdentifiers.count == 300 && !pending)
@@ -200,7 +213,8 @@ import Testing
             try await once.save()
             let read = try #require(try await store.context().object(for: first))
             #expect(read["rank"] == .int(1_000) && read["title"] == .string("t0") && read.version == 2)
-            #expect(try await store.context().fetch(FetchDescriptor(entityName: "Item", resultType: .count)).count == 300)
+            #expect(
+                try await store.context().fetch(FetchDescriptor(entityName: "Item", resultType: .count)).count == 300)
         }
     }
 }

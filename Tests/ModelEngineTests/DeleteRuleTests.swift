@@ -11,8 +11,9 @@ import Testing
         try await withStore(kind, schema: Articles.schema) { store in
             let context = store.context()
             let tech = try await context.insert("Category", attributes: ["name": .string("tech")])
-            let article = try await context.insert("Article", attributes: ["name": .string("Swift 6")],
-                                                   relationships: ["category": .toOne(tech)])
+            let article = try await context.insert(
+                "Article", attributes: ["name": .string("Swift 6")],
+                relationships: ["category": .toOne(tech)])
             let ids = try await context.save().remappedIdentifiers
             let techID = try #require(ids[tech]), articleID = try #require(ids[article])
 
@@ -32,8 +33,9 @@ import Testing
         try await withStore(kind, schema: Catalog.schema) { store in
             let context = store.context()
             let library = try await context.insert("Library", attributes: ["name": .string("Central")])
-            let shelf = try await context.insert("Shelf", attributes: ["name": .string("S1")],
-                                                 relationships: ["library": .toOne(library)])
+            let shelf = try await context.insert(
+                "Shelf", attributes: ["name": .string("S1")],
+                relationships: ["library": .toOne(library)])
             let ids = try await context.save().remappedIdentifiers
             let libraryID = try #require(ids[library]), shelfID = try #require(ids[shelf])
 
@@ -55,12 +57,16 @@ import Testing
     func cascadeReachesObjectsTheContextNeverRead(_ kind: BackendKind) async throws {
         try await withStore(kind, schema: SampleTrips.schema) { store in
             let writer = store.context()
-            let trip = try await writer.insert("Trip", attributes: [
-                "name": .string("T"), "destination": .string("D"),
-                "startDate": .date(Date.iso("2026-01-01")), "endDate": .date(Date.iso("2026-01-02"))])
+            let trip = try await writer.insert(
+                "Trip",
+                attributes: [
+                    "name": .string("T"), "destination": .string("D"),
+                    "startDate": .date(Date.iso("2026-01-01")), "endDate": .date(Date.iso("2026-01-02")),
+                ])
             for n in 0..<20 {
-                _ = try await writer.insert("BucketListItem", attributes: ["title": .string("item \(n)")],
-                                            relationships: ["trip": .toOne(trip)])
+                _ = try await writer.insert(
+                    "BucketListItem", attributes: ["title": .string("item \(n)")],
+                    relationships: ["trip": .toOne(trip)])
             }
             let tripID = try #require(try await writer.save().remappedIdentifiers[trip])
             let deleter = store.context()
@@ -75,7 +81,8 @@ import Testing
         try await withStore(kind, schema: Catalog.schema) { store in
             let context = store.context()
             let shelf = try await context.insert("Shelf", attributes: ["name": .string("tmp")])
-            let item = try await context.insert("Item", attributes: ["title": .string("x")], relationships: ["shelf": .toOne(shelf)])
+            let item = try await context.insert(
+                "Item", attributes: ["title": .string("x")], relationships: ["shelf": .toOne(shelf)])
             try await context.delete(shelf)
             let result = try await context.save()
             let itemID = try #require(result.remappedIdentifiers[item])
@@ -90,8 +97,9 @@ import Testing
         try await withStore(kind, schema: Catalog.schema) { store in
             let context = store.context()
             let mentor = try await context.insert("Person", attributes: ["name": .string("M")])
-            let student = try await context.insert("Person", attributes: ["name": .string("S")],
-                                                   relationships: ["mentor": .toOne(mentor), "friends": .toMany([mentor])])
+            let student = try await context.insert(
+                "Person", attributes: ["name": .string("S")],
+                relationships: ["mentor": .toOne(mentor), "friends": .toMany([mentor])])
             let ids = try await context.save().remappedIdentifiers
             let mentorID = try #require(ids[mentor]), studentID = try #require(ids[student])
             try await context.delete(mentorID)

@@ -19,7 +19,8 @@ import Testing
     func scene(_ kind: BackendKind, policy: MergePolicy, _ body: (Scene) async throws -> Void) async throws {
         try await withStore(kind, schema: Catalog.schema) { store in
             let setup = store.context()
-            let item = try await setup.insert("Item", attributes: ["title": .string("original"), "rank": .int(1), "label": .string("L")])
+            let item = try await setup.insert(
+                "Item", attributes: ["title": .string("original"), "rank": .int(1), "label": .string("L")])
             let bystander = try await setup.insert("Item", attributes: ["title": .string("bystander")])
             let ids = try await setup.save().remappedIdentifiers
             let id = try #require(ids[item]), other = try #require(ids[bystander])
@@ -159,7 +160,8 @@ import Testing
                 try await group.waitForAll()
             }
             for object in try await store.context().objects(for: items) {
-                #expect(object["rank"] == .int(7) && object["label"] == .string("seven")
+                #expect(
+                    object["rank"] == .int(7) && object["label"] == .string("seven")
                         && object["count"] == .int(7) && object["price"] == .double(7), "\(object.id)")
                 #expect(object.version == 5)
             }

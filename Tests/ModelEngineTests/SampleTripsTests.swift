@@ -10,10 +10,14 @@ import Testing
     static let start = Value.date(Date.iso("2026-07-01"))
     static let end = Value.date(Date.iso("2026-07-14"))
 
-    func insertTrip(_ context: ModelContext, _ entity: String = "Trip", name: String, destination: String = "Lisbon",
-                    extra: [String: Value] = [:]) async throws -> PersistentIdentifier {
-        var values: [String: Value] = ["name": .string(name), "destination": .string(destination),
-                                       "startDate": Self.start, "endDate": Self.end]
+    func insertTrip(
+        _ context: ModelContext, _ entity: String = "Trip", name: String, destination: String = "Lisbon",
+        extra: [String: Value] = [:]
+    ) async throws -> PersistentIdentifier {
+        var values: [String: Value] = [
+            "name": .string(name), "destination": .string(destination),
+            "startDate": Self.start, "endDate": Self.end,
+        ]
         values.merge(extra) { _, new in new }
         return try await context.insert(entity, attributes: values)
     }
@@ -37,8 +41,9 @@ import Testing
             #expect(onlyTrips.count == 1)
             let business = try await context.fetch(FetchDescriptor(entityName: "BusinessTrip"))
             #expect(business.objects.map { $0["name"] } == [.string("Conference")])
-            let personal = try await context.fetch(FetchDescriptor(
-                entityName: "Trip", predicate: try PredicateParser.parse(#"@entity == "PersonalTrip""#)))
+            let personal = try await context.fetch(
+                FetchDescriptor(
+                    entityName: "Trip", predicate: try PredicateParser.parse(#"@entity == "PersonalTrip""#)))
             #expect(personal.objects.map { $0["reason"] } == [.string("family")])
         }
     }
@@ -51,14 +56,18 @@ import Testing
             let other = try await insertTrip(context, name: "Coast")
             var items: [PersistentIdentifier] = []
             for title in ["Hike", "Lake", "Cheese"] {
-                items.append(try await context.insert("BucketListItem", attributes: ["title": .string(title)],
-                                                      relationships: ["trip": .toOne(trip)]))
+                items.append(
+                    try await context.insert(
+                        "BucketListItem", attributes: ["title": .string(title)],
+                        relationships: ["trip": .toOne(trip)]))
             }
-            let keep = try await context.insert("BucketListItem", attributes: ["title": .string("Beach")],
-                                                relationships: ["trip": .toOne(other)])
-            let stay = try await context.insert("LivingAccommodation",
-                                                attributes: ["address": .string("1 Rue"), "placeName": .string("Chalet")],
-                                                relationships: ["trip": .toOne(trip)])
+            let keep = try await context.insert(
+                "BucketListItem", attributes: ["title": .string("Beach")],
+                relationships: ["trip": .toOne(other)])
+            let stay = try await context.insert(
+                "LivingAccommodation",
+                attributes: ["address": .string("1 Rue"), "placeName": .string("Chalet")],
+                relationships: ["trip": .toOne(trip)])
             // The inverse side is maintained in the context before any save.
             let pendingTrip = try #require(try await context.object(for: trip))
             #expect(Set(pendingTrip.toMany("bucketList")) == Set(items))
@@ -131,8 +140,9 @@ import Testing
             let alps = try await insertTrip(context, name: "Alps")
             let coast = try await insertTrip(context, name: "Coast")
             for (title, trip) in [("Hike the ridge", alps), ("Hike the cliffs", coast), ("Swim", alps)] {
-                _ = try await context.insert("BucketListItem", attributes: ["title": .string(title)],
-                                             relationships: ["trip": .toOne(trip)])
+                _ = try await context.insert(
+                    "BucketListItem", attributes: ["title": .string(title)],
+                    relationships: ["trip": .toOne(trip)])
             }
             // descriptor.predicate = #Predicate { item in item.title.contains(searchText) && tripName == item.trip?.name }
             let predicate = try PredicateParser.parse(#"title CONTAINS "Hike" AND trip.name == "Alps""#)

@@ -22,19 +22,25 @@ struct TestStore: Sendable {
     static func make(_ kind: BackendKind, schema: Schema) async throws -> TestStore {
         switch kind {
         case .memory:
-            return TestStore(container: try await ModelContainer.open(url: "memory:test", schema: schema, registry: .standard), directory: nil)
+            return TestStore(
+                container: try await ModelContainer.open(url: "memory:test", schema: schema, registry: .standard),
+                directory: nil)
         case .sqlite:
             let directory = try makeTemporaryDirectory()
             let url = "sqlite://\(directory.path)/store.sqlite"
-            return TestStore(container: try await ModelContainer.open(url: url, schema: schema, registry: .standard), directory: directory)
+            return TestStore(
+                container: try await ModelContainer.open(url: url, schema: schema, registry: .standard),
+                directory: directory)
         }
     }
 
     /// The store's URL, for opening a second container on the same file.
     var url: String? { directory.map { "sqlite://\($0.path)/store.sqlite" } }
 
-    func context(author: String? = nil, mergePolicy: MergePolicy = .error,
-                 uniquenessPolicy: UniquenessPolicy = .error) -> ModelContext {
+    func context(
+        author: String? = nil, mergePolicy: MergePolicy = .error,
+        uniquenessPolicy: UniquenessPolicy = .error
+    ) -> ModelContext {
         container.makeContext(author: author, mergePolicy: mergePolicy, uniquenessPolicy: uniquenessPolicy)
     }
 

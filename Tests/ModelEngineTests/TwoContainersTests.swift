@@ -15,11 +15,17 @@ import Testing
             #expect(widget.storeIdentifier == store.container.storeIdentifier)
 
             let app = store.context(author: "app")
-            let trip = try await app.insert("Trip", attributes: [
-                "name": .string("Kyoto"), "destination": .string("Japan"),
-                "startDate": .date(Date.iso("2026-04-01")), "endDate": .date(Date.iso("2026-04-09"))])
-            let stay = try await app.insert("LivingAccommodation", attributes: [
-                "address": .string("3 Gion"), "placeName": .string("Ryokan")], relationships: ["trip": .toOne(trip)])
+            let trip = try await app.insert(
+                "Trip",
+                attributes: [
+                    "name": .string("Kyoto"), "destination": .string("Japan"),
+                    "startDate": .date(Date.iso("2026-04-01")), "endDate": .date(Date.iso("2026-04-09")),
+                ])
+            let stay = try await app.insert(
+                "LivingAccommodation",
+                attributes: [
+                    "address": .string("3 Gion"), "placeName": .string("Ryokan"),
+                ], relationships: ["trip": .toOne(trip)])
             let ids = try await app.save().remappedIdentifiers
             let stayID = try #require(ids[stay])
             let mark = try await store.container.currentHistoryToken()

@@ -27,7 +27,8 @@ import Testing
             // Shelf.items holds at most five.
             let shelf = try await context.insert("Shelf", attributes: ["name": .string("full")])
             for n in 0..<6 {
-                _ = try await context.insert("Item", attributes: ["title": .string("i\(n)")], relationships: ["shelf": .toOne(shelf)])
+                _ = try await context.insert(
+                    "Item", attributes: ["title": .string("i\(n)")], relationships: ["shelf": .toOne(shelf)])
             }
             error = await modelError { try await context.save() }
             #expect(error?.code == .validationFailed)
@@ -42,14 +43,53 @@ import Testing
             let context = store.context()
             let cases: [(String, ModelError.Code, () async throws -> Void)] = [
                 ("unknown entity", .unknownEntity, { _ = try await context.insert("Nope") }),
-                ("unknown attribute", .unknownProperty, { _ = try await context.insert("Item", attributes: ["colour": .string("red")]) }),
-                ("wrong type", .typeMismatch, { _ = try await context.insert("Item", attributes: ["title": .string("t"), "rank": .string("high")]) }),
-                ("bad date", .typeMismatch, { _ = try await context.insert("Item", attributes: ["title": .string("t"), "added": .string("yesterday")]) }),
-                ("bad json", .typeMismatch, { _ = try await context.insert("Item", attributes: ["title": .string("t"), "meta": .json("{nope")]) }),
-                ("to-many given one", .typeMismatch, { _ = try await context.insert("Shelf", attributes: ["name": .string("s")], relationships: ["items": .toOne(nil)]) }),
-                ("unknown entity in fetch", .unknownEntity, { _ = try await context.fetch(FetchDescriptor(entityName: "Nope")) }),
-                ("unknown sort key", .unknownProperty, { _ = try await context.fetch(FetchDescriptor(entityName: "Item", sortBy: [SortDescriptor("nope")])) }),
-                ("negative limit", .invalidArgument, { _ = try await context.fetch(FetchDescriptor(entityName: "Item", limit: -1)) }),
+                (
+                    "unknown attribute", .unknownProperty,
+                    { _ = try await context.insert("Item", attributes: ["colour": .string("red")]) }
+                ),
+                (
+                    "wrong type", .typeMismatch,
+                    {
+                        _ = try await context.insert(
+                            "Item", attributes: ["title": .string("t"), "rank": .string("high")])
+                    }
+                ),
+                (
+                    "bad date", .typeMismatch,
+                    {
+                        _ = try await context.insert(
+                            "Item", attributes: ["title": .string("t"), "added": .string("yesterday")])
+                    }
+                ),
+                (
+                    "bad json", .typeMismatch,
+                    {
+                        _ = try await context.insert(
+                            "Item", attributes: ["title": .string("t"), "meta": .json("{nope")])
+                    }
+                ),
+                (
+                    "to-many given one", .typeMismatch,
+                    {
+                        _ = try await context.insert(
+                            "Shelf", attributes: ["name": .string("s")], relationships: ["items": .toOne(nil)])
+                    }
+                ),
+                (
+                    "unknown entity in fetch", .unknownEntity,
+                    { _ = try await context.fetch(FetchDescriptor(entityName: "Nope")) }
+                ),
+                (
+                    "unknown sort key", .unknownProperty,
+                    {
+                        _ = try await context.fetch(
+                            FetchDescriptor(entityName: "Item", sortBy: [SortDescriptor("nope")]))
+                    }
+                ),
+                (
+                    "negative limit", .invalidArgument,
+                    { _ = try await context.fetch(FetchDescriptor(entityName: "Item", limit: -1)) }
+                ),
             ]
             for (name, code, body) in cases {
                 let error = await modelError(body)
@@ -70,18 +110,28 @@ import Testing
             error = await modelError { try await context.delete(foreign) }
             #expect(error?.code == .invalidIdentifier)
 
-            let missing = PersistentIdentifier(storeIdentifier: store.container.storeIdentifier, entityName: "Item", key: .permanent(999))
+            let missing = PersistentIdentifier(
+                storeIdentifier: store.container.storeIdentifier, entityName: "Item", key: .permanent(999))
             #expect(try await context.object(for: missing) == nil)
             error = await modelError { try await context.update(missing, attributes: ["rank": .int(1)]) }
             #expect(error?.code == .notFound)
             error = await modelError {
-                _ = try await context.insert("Item", attributes: ["title": .string("x")], relationships: ["shelf": .toOne(
-                    PersistentIdentifier(storeIdentifier: store.container.storeIdentifier, entityName: "Shelf", key: .permanent(5)))])
+                _ = try await context.insert(
+                    "Item", attributes: ["title": .string("x")],
+                    relationships: [
+                        "shelf": .toOne(
+                            PersistentIdentifier(
+                                storeIdentifier: store.container.storeIdentifier, entityName: "Shelf",
+                                key: .permanent(5)))
+                    ])
             }
             #expect(error?.code == .notFound)
             // A relationship to an object of the wrong entity.
             let person = try await context.insert("Person", attributes: ["name": .string("P")])
-            error = await modelError { _ = try await context.insert("Item", attributes: ["title": .string("x")], relationships: ["shelf": .toOne(person)]) }
+            error = await modelError {
+                _ = try await context.insert(
+                    "Item", attributes: ["title": .string("x")], relationships: ["shelf": .toOne(person)])
+            }
             #expect(error?.code == .typeMismatch)
         }
     }

@@ -21,12 +21,16 @@ let modelMacroSpecs: [String: MacroSpec] = [
 ]
 
 /// swift-syntax's expansion assertion, reporting to Swift Testing.
-func assertExpansion(_ source: String, expandedSource: String, diagnostics: [DiagnosticSpec] = [], fixedSource: String? = nil,
-                     sourceLocation: Testing.SourceLocation = #_sourceLocation) {
-    assertMacroExpansion(source, expandedSource: expandedSource, diagnostics: diagnostics, macroSpecs: modelMacroSpecs,
-                         fixedSource: fixedSource, failureHandler: { failure in
-                             Issue.record(Comment(rawValue: failure.message), sourceLocation: sourceLocation)
-                         })
+func assertExpansion(
+    _ source: String, expandedSource: String, diagnostics: [DiagnosticSpec] = [], fixedSource: String? = nil,
+    sourceLocation: Testing.SourceLocation = #_sourceLocation
+) {
+    assertMacroExpansion(
+        source, expandedSource: expandedSource, diagnostics: diagnostics, macroSpecs: modelMacroSpecs,
+        fixedSource: fixedSource,
+        failureHandler: { failure in
+            Issue.record(Comment(rawValue: failure.message), sourceLocation: sourceLocation)
+        })
 }
 
 /// A source expanded: its text, and the diagnostics with where they point.
@@ -45,16 +49,23 @@ struct Expansion {
 
     init(_ source: String) {
         let file = Parser.parse(source: source)
-        let context = BasicMacroExpansionContext(sourceFiles: [file: .init(moduleName: "TestModule", fullFilePath: "test.swift")])
-        let expanded = file.expand(macroSpecs: modelMacroSpecs, contextGenerator: { syntax in
-            BasicMacroExpansionContext(sharingWith: context, lexicalContext: syntax.allMacroLexicalContexts())
-        }, indentationWidth: .spaces(4))
+        let context = BasicMacroExpansionContext(sourceFiles: [
+            file: .init(moduleName: "TestModule", fullFilePath: "test.swift")
+        ])
+        let expanded = file.expand(
+            macroSpecs: modelMacroSpecs,
+            contextGenerator: { syntax in
+                BasicMacroExpansionContext(sharingWith: context, lexicalContext: syntax.allMacroLexicalContexts())
+            }, indentationWidth: .spaces(4))
         text = expanded.description
         diagnostics = context.diagnostics.map { diagnostic in
             // Freestanding macros see a detached copy of their node; the context maps it back.
-            let location = context.location(for: diagnostic.position, anchoredAt: diagnostic.node, fileName: "test.swift")
-            return Reported(id: (diagnostic.diagMessage as? ModelDiagnostic.Message)?.kind.rawValue ?? "other", message: diagnostic.message, line: location.line, column: location.column,
-                            fixIts: diagnostic.fixIts)
+            let location = context.location(
+                for: diagnostic.position, anchoredAt: diagnostic.node, fileName: "test.swift")
+            return Reported(
+                id: (diagnostic.diagMessage as? ModelDiagnostic.Message)?.kind.rawValue ?? "other",
+                message: diagnostic.message, line: location.line, column: location.column,
+                fixIts: diagnostic.fixIts)
         }
     }
 

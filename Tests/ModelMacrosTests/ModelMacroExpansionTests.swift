@@ -18,68 +18,69 @@ import Testing
             }
             """#,
             // (swift-syntax's expansion shows an initial value, `= 3`, as consumed by the init accessor.)
-        expandedSource: #"""
-            final class Note {
-                var title: String {
-                    @storageRestrictions(initializes: _title)
-                    init(initialValue) {
-                        _title = _ModelSlot(initialValue)
+            expandedSource: #"""
+                final class Note {
+                    var title: String {
+                        @storageRestrictions(initializes: _title)
+                        init(initialValue) {
+                            _title = _ModelSlot(initialValue)
+                        }
+                        get {
+                            _$read(\Note.title, \Note._title, "title")
+                        }
+                        set {
+                            _$write(\Note.title, \Note._title, "title", newValue)
+                        }
                     }
-                    get {
-                        _$read(\Note.title, \Note._title, "title")
+
+                    private var _title: _ModelSlot<String>
+                    var stars: Int {
+                        @storageRestrictions(initializes: _stars)
+                        init(initialValue) {
+                            _stars = _ModelSlot(initialValue)
+                        }
+                        get {
+                            _$read(\Note.stars, \Note._stars, "stars")
+                        }
+                        set {
+                            _$write(\Note.stars, \Note._stars, "stars", newValue)
+                        }
                     }
-                    set {
-                        _$write(\Note.title, \Note._title, "title", newValue)
+
+                    private var _stars: _ModelSlot<Int>
+
+                    init(title: String) {
+                        self.title = title
+                    }
+
+                    let _$modelState = _ModelState()
+
+                    required init(backingData: _ModelBackingData) {
+                        _title = .unloaded
+                        _stars = .unloaded
+                    }
+
+                    class var schemaMetadata: [_PropertyMetadata] {
+                        [
+                            _PropertyMetadata(Note.self, "title", \Note.title, \Note._title),
+                            _PropertyMetadata(Note.self, "stars", \Note.stars, \Note._stars, default: 3)
+                        ]
+                    }
+
+                    class var _$entityMetadata: _EntityMetadata {
+                        _EntityMetadata(Note.self, unique: [], indexes: [])
                     }
                 }
 
-                private var _title: _ModelSlot<String>
-                var stars: Int {
-                    @storageRestrictions(initializes: _stars)
-                    init(initialValue) {
-                        _stars = _ModelSlot(initialValue)
-                    }
-                    get {
-                        _$read(\Note.stars, \Note._stars, "stars")
-                    }
-                    set {
-                        _$write(\Note.stars, \Note._stars, "stars", newValue)
-                    }
+                extension Note: PersistentModel, Observation.Observable, Hashable {
                 }
-
-                private var _stars: _ModelSlot<Int>
-
-                init(title: String) {
-                    self.title = title
-                }
-
-                let _$modelState = _ModelState()
-
-                required init(backingData: _ModelBackingData) {
-                    _title = .unloaded
-                    _stars = .unloaded
-                }
-
-                class var schemaMetadata: [_PropertyMetadata] {
-                    [
-                        _PropertyMetadata(Note.self, "title", \Note.title, \Note._title),
-                        _PropertyMetadata(Note.self, "stars", \Note.stars, \Note._stars, default: 3)
-                    ]
-                }
-
-                class var _$entityMetadata: _EntityMetadata {
-                    _EntityMetadata(Note.self, unique: [], indexes: [])
-                }
-            }
-
-            extension Note: PersistentModel, Observation.Observable, Hashable {
-            }
-            """#
+                """#
         )
     }
 
     @Test func everyKindOfPropertyGetsItsSlotAndMetadata() {
-        let expansion = Expansion(#"""
+        let expansion = Expansion(
+            #"""
             @Model
             public final class Everything {
                 var text: String = "hi"
@@ -118,14 +119,20 @@ import Testing
             }
             """#)
         #expect(expansion.diagnostics.map(\.message) == [])
-        let slots = [("text", "String"), ("count", "Int"), ("ratio", "Double"), ("flag", "Bool"), ("when", "Date"), ("blob", "Data"),
-                     ("id", "UUID"), ("link", "URL?"), ("money", "Decimal"), ("nick", "String?"), ("forced", "Int?"), ("mood", "Mood"),
-                     ("place", "Place"), ("tags", "[String]"), ("greeting", "String"), ("code", "String"), ("owner", "Person?"),
-                     ("items", "[Item]"), ("friends", "Set<Person>")]
+        let slots = [
+            ("text", "String"), ("count", "Int"), ("ratio", "Double"), ("flag", "Bool"), ("when", "Date"),
+            ("blob", "Data"),
+            ("id", "UUID"), ("link", "URL?"), ("money", "Decimal"), ("nick", "String?"), ("forced", "Int?"),
+            ("mood", "Mood"),
+            ("place", "Place"), ("tags", "[String]"), ("greeting", "String"), ("code", "String"), ("owner", "Person?"),
+            ("items", "[Item]"), ("friends", "Set<Person>"),
+        ]
         for (name, type) in slots {
             #expect(expansion.contains(line: "private var _\(name): _ModelSlot<\(type)>"), "slot of \(name)")
             #expect(expansion.contains(line: "_\(name) = .unloaded"), "\(name) starts unloaded in fetched objects")
-            #expect(expansion.contains(line: "_$read(\\Everything.\(name), \\Everything._\(name), \"\(name)\")"), "getter of \(name)")
+            #expect(
+                expansion.contains(line: "_$read(\\Everything.\(name), \\Everything._\(name), \"\(name)\")"),
+                "getter of \(name)")
         }
         for name in ["cache", "scratch", "shared", "doubled"] {
             #expect(!expansion.text.contains("_\(name)"), "\(name) is not persisted")
@@ -146,7 +153,9 @@ import Testing
         for line in metadata {
             #expect(expansion.contains(line: line), "\(line)")
         }
-        #expect(expansion.contains(line: #"_EntityMetadata(Everything.self, unique: [[\.text, \.count], [\.code]], indexes: [[\.when]])"#))
+        #expect(
+            expansion.contains(
+                line: #"_EntityMetadata(Everything.self, unique: [[\.text, \.count], [\.code]], indexes: [[\.when]])"#))
         // A public class's generated members are public; a class with an initializer gets no init().
         #expect(expansion.contains(line: "public let _$modelState = _ModelState()"))
         #expect(expansion.contains(line: "public required init(backingData: _ModelBackingData) {"))
@@ -162,7 +171,8 @@ import Testing
     }
 
     @Test func aSubclassOverridesTheMetadataAndCallsSuper() {
-        let expansion = Expansion("""
+        let expansion = Expansion(
+            """
             @Model
             class Special: Gadget {
                 var level: Int = 1
@@ -181,7 +191,8 @@ import Testing
     }
 
     @Test func theMarkersAndConstraintsAddNothingOfTheirOwn() {
-        let expansion = Expansion("""
+        let expansion = Expansion(
+            """
             @Model
             class Tagged {
                 @Attribute(.unique) var name: String = ""
@@ -202,22 +213,22 @@ import Testing
             }
             """,
             expandedSource: """
-            public actor Handler {
-                func work() {}
+                public actor Handler {
+                    func work() {}
 
-                public nonisolated let modelContainer: ModelContainer
+                    public nonisolated let modelContainer: ModelContainer
 
-                public let modelContext: ModelContext
+                    public let modelContext: ModelContext
 
-                public init(modelContainer: ModelContainer) {
-                    self.modelContainer = modelContainer
-                    self.modelContext = ModelContext(modelContainer)
+                    public init(modelContainer: ModelContainer) {
+                        self.modelContainer = modelContainer
+                        self.modelContext = ModelContext(modelContainer)
+                    }
                 }
-            }
 
-            extension Handler: ModelActor {
-            }
-            """
+                extension Handler: ModelActor {
+                }
+                """
         )
     }
 }

@@ -19,9 +19,15 @@ import Testing
             let made = try await TestDaemon.withDaemon(directory: directory) { daemon in
                 try await daemon.withClient { client in
                     let info = try await client.createStore("trips", backend: nil, url: url, schema: SampleTrips.schema)
-                    #expect(info.backend == "sqlite" && info.kind == .sqlite && info.url == url && info.path == file, "\(info)")
-                    try await client.apply([.insert(entity: "Trip", attributes: trip("Kyoto", "2026-04-01", "2026-04-09"),
-                                                    relationships: [:], id: nil)], in: "trips")
+                    #expect(
+                        info.backend == "sqlite" && info.kind == .sqlite && info.url == url && info.path == file,
+                        "\(info)")
+                    try await client.apply(
+                        [
+                            .insert(
+                                entity: "Trip", attributes: trip("Kyoto", "2026-04-01", "2026-04-09"),
+                                relationships: [:], id: nil)
+                        ], in: "trips")
                     return info
                 }
             }
@@ -74,23 +80,36 @@ import Testing
         try await withTemporaryDirectory { elsewhere in
             try await TestDaemon.withDaemon { daemon in
                 try await daemon.withClient { client in
-                    var error = await expectError(.invalidArgument) { try await client.createStore("a", backend: "oracle") }
-                    #expect(error?.message.contains("no storage backend for scheme 'oracle'; available: ") == true,
-                            "\(String(describing: error))")
-                    error = await expectError(.invalidArgument) { try await client.createStore("b", backend: nil, url: "nope://x") }
+                    var error = await expectError(.invalidArgument) {
+                        try await client.createStore("a", backend: "oracle")
+                    }
+                    #expect(
+                        error?.message.contains("no storage backend for scheme 'oracle'; available: ") == true,
+                        "\(String(describing: error))")
+                    error = await expectError(.invalidArgument) {
+                        try await client.createStore("b", backend: nil, url: "nope://x")
+                    }
                     #expect(error?.message.contains("'nope'") == true, "\(String(describing: error))")
                     error = await expectError(.invalidArgument) {
                         try await client.createStore("c", backend: nil, url: "sqlite:relative.sqlite")
                     }
                     #expect(error?.message.contains("absolute path") == true, "\(String(describing: error))")
                     let inside = daemon.directory.appendingPathComponent("data/stores/sneaky.sqlite").path
-                    error = await expectError(.invalidArgument) { try await client.createStore("d", backend: nil, url: "sqlite://\(inside)") }
-                    #expect(error?.message.contains("inside the daemon's stores directory") == true, "\(String(describing: error))")
+                    error = await expectError(.invalidArgument) {
+                        try await client.createStore("d", backend: nil, url: "sqlite://\(inside)")
+                    }
+                    #expect(
+                        error?.message.contains("inside the daemon's stores directory") == true,
+                        "\(String(describing: error))")
 
                     let url = "sqlite://\(elsewhere.path)/one.sqlite"
                     try await client.createStore("one", backend: nil, url: url)
-                    error = await expectError(.uniqueConstraint) { try await client.createStore("two", backend: nil, url: url) }
-                    #expect(error?.message.contains("served already, as the store 'one'") == true, "\(String(describing: error))")
+                    error = await expectError(.uniqueConstraint) {
+                        try await client.createStore("two", backend: nil, url: url)
+                    }
+                    #expect(
+                        error?.message.contains("served already, as the store 'one'") == true,
+                        "\(String(describing: error))")
                     #expect(try await client.stores().map(\.name) == ["one"])
                 }
             }

@@ -16,17 +16,24 @@ import Testing
     /// exactly one transaction per save, each with that save's changes.
     @Test func concurrentSessionsLoseNothing() async throws {
         try await withTestStore(schema: Catalog.schema, daemon: .perTest) { store in
-            let acknowledged = try await withThrowingTaskGroup(of: [(token: HistoryToken, ids: [PersistentIdentifier], client: Int)].self) { group in
+            let acknowledged = try await withThrowingTaskGroup(
+                of: [(token: HistoryToken, ids: [PersistentIdentifier], client: Int)].self
+            ) { group in
                 for client in 0..<Self.clients {
                     group.addTask {
                         try await DaemonClient.withClient(socketPath: store.socketPath) { connection in
                             let session = try await connection.openSession(on: store.name, author: "client-\(client)")
                             var saves: [(HistoryToken, [PersistentIdentifier], Int)] = []
                             for save in 0..<Self.savesPerClient {
-                                let temporary = try await session.stage((0..<Self.changesPerSave).map { change in
-                                    .insert(entity: "Item", attributes: ["title": .string("c\(client)-s\(save)-\(change)"),
-                                                                         "rank": .int(Int64(client))], relationships: [:], id: nil)
-                                })
+                                let temporary = try await session.stage(
+                                    (0..<Self.changesPerSave).map { change in
+                                        .insert(
+                                            entity: "Item",
+                                            attributes: [
+                                                "title": .string("c\(client)-s\(save)-\(change)"),
+                                                "rank": .int(Int64(client)),
+                                            ], relationships: [:], id: nil)
+                                    })
                                 let outcome = try await session.save()
                                 let token = try #require(outcome.token)
                                 saves.append((token, temporary.map { outcome.remappedIdentifiers[$0]! }, client))
@@ -45,8 +52,10 @@ import Testing
             let total = Self.clients * Self.savesPerClient * Self.changesPerSave
             #expect(try await store.client.count(FetchDescriptor(entityName: "Item"), in: store.name) == total)
             for client in 0..<Self.clients {
-                #expect(try await store.client.count(FetchDescriptor(entityName: "Item", predicate: where_("rank == \(client)")), in: store.name)
-                    == Self.savesPerClient * Self.changesPerSave)
+                #expect(
+                    try await store.client.count(
+                        FetchDescriptor(entityName: "Item", predicate: where_("rank == \(client)")), in: store.name)
+                        == Self.savesPerClient * Self.changesPerSave)
             }
             let history = try await store.client.history(after: nil, in: store.name)
             #expect(history.count == acknowledged.count)

@@ -52,8 +52,9 @@ import Testing
         for attempt in 0..<20 {
             let directory = try TemporaryDirectory.make(prefix: "lc")
             defer { try? FileManager.default.removeItem(at: directory) }
-            var configuration = ServerConfiguration(socketPath: directory.appendingPathComponent("s").path,
-                                                    dataDirectory: directory.appendingPathComponent("d").path, registry: .daemon)
+            var configuration = ServerConfiguration(
+                socketPath: directory.appendingPathComponent("s").path,
+                dataDirectory: directory.appendingPathComponent("d").path, registry: .daemon)
             configuration.defaultStore = attempt % 2 == 0 ? nil : "default"
             let daemon = ModelDaemon(configuration: configuration)
             let run = Task { try await daemon.run() }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 import ModelRemote
@@ -33,8 +33,13 @@ import Testing
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, byte) in path.utf8.enumerated() { raw[i] = byte } }
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
         #expect(bound == 0)
         close(fd)
         #expect(FileManager.default.fileExists(atPath: path))
@@ -49,14 +54,26 @@ import Testing
     @Test func aLiveDaemonIsNotDisturbed() async throws {
         try await TestDaemon.withDaemon { first in
             _ = try await first.withClient { try await $0.createStore("kept") }
-            var sameSocket = ServerConfiguration(socketPath: first.socketPath, dataDirectory: first.directory.appendingPathComponent("other").path, registry: .daemon)
+            var sameSocket = ServerConfiguration(
+                socketPath: first.socketPath, dataDirectory: first.directory.appendingPathComponent("other").path,
+                registry: .daemon)
             sameSocket.defaultStore = nil
-            let socketError = await #expect(throws: DaemonStartError.self) { try await ModelDaemon(configuration: sameSocket).run() }
-            #expect(socketError?.description.contains("already using the socket \(first.socketPath)") == true, "\(String(describing: socketError))")
+            let socketError = await #expect(throws: DaemonStartError.self) {
+                try await ModelDaemon(configuration: sameSocket).run()
+            }
+            #expect(
+                socketError?.description.contains("already using the socket \(first.socketPath)") == true,
+                "\(String(describing: socketError))")
 
-            let sameData = ServerConfiguration(socketPath: first.directory.appendingPathComponent("s2").path, dataDirectory: first.configuration.dataDirectory, registry: .daemon)
-            let dataError = await #expect(throws: DaemonStartError.self) { try await ModelDaemon(configuration: sameData).run() }
-            #expect(dataError?.description.contains("already using the data directory") == true, "\(String(describing: dataError))")
+            let sameData = ServerConfiguration(
+                socketPath: first.directory.appendingPathComponent("s2").path,
+                dataDirectory: first.configuration.dataDirectory, registry: .daemon)
+            let dataError = await #expect(throws: DaemonStartError.self) {
+                try await ModelDaemon(configuration: sameData).run()
+            }
+            #expect(
+                dataError?.description.contains("already using the data directory") == true,
+                "\(String(describing: dataError))")
             #expect(dataError?.description.contains("pid \(getpid())") == true, "\(String(describing: dataError))")
 
             #expect(try await first.withClient { try await $0.stores() }.map(\.name) == ["kept"])
@@ -67,7 +84,9 @@ import Testing
         let directory = try TemporaryDirectory.make(prefix: "ml")
         defer { try? FileManager.default.removeItem(at: directory) }
         let long = directory.path + "/" + String(repeating: "s", count: 110)
-        let daemon = ModelDaemon(configuration: ServerConfiguration(socketPath: long, dataDirectory: directory.path + "/data", registry: .daemon))
+        let daemon = ModelDaemon(
+            configuration: ServerConfiguration(
+                socketPath: long, dataDirectory: directory.path + "/data", registry: .daemon))
         let error = await #expect(throws: DaemonStartError.self) { try await daemon.run() }
         #expect(error?.description.contains("the limit is 107") == true, "\(String(describing: error))")
         await #expect(throws: DaemonStartError.self) { try await daemon.waitUntilReady() }
@@ -82,8 +101,12 @@ import Testing
             try await daemon.withClient { client in
                 try await client.createStore("trips", schema: SampleTrips.schema)
                 try await client.createStore("log", schema: SampleTrips.schema)
-                try await client.apply([.insert(entity: "Trip", attributes: trip("Oslo", "2026-05-01", "2026-05-03"),
-                                                relationships: [:], id: nil)], in: "log")
+                try await client.apply(
+                    [
+                        .insert(
+                            entity: "Trip", attributes: trip("Oslo", "2026-05-01", "2026-05-03"),
+                            relationships: [:], id: nil)
+                    ], in: "log")
                 let session = try await client.openSession(on: "trips")
                 _ = try await session.insert("Trip", attributes: trip("Kyoto", "2026-04-01", "2026-04-09"))
                 let following = TestEvent()

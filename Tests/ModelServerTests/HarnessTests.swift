@@ -28,7 +28,12 @@ import Testing
             for i in 0..<8 {
                 group.addTask {
                     try await withTestStore(schema: Catalog.schema) { store in
-                        try await store.client.apply([.insert(entity: "Library", attributes: ["name": .string("L\(i)")], relationships: [:], id: nil)], in: store.name)
+                        try await store.client.apply(
+                            [
+                                .insert(
+                                    entity: "Library", attributes: ["name": .string("L\(i)")], relationships: [:],
+                                    id: nil)
+                            ], in: store.name)
                         // Each store sees only its own object.
                         #expect(try await store.values("Library", key: "name") == ["L\(i)"])
                         return store.name

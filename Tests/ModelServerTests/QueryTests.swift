@@ -13,9 +13,13 @@ struct QueryTests {
     /// Inserts `count` items titled item-00001… with rank i % 7, in one save.
     private func items(_ store: TestStore, _ count: Int) async throws {
         let edits: [ObjectEdit] = (1...count).map { i in
-            .insert(entity: "Item", attributes: ["title": .string(String(format: "item-%05d", i)), "rank": .int(Int64(i % 7)),
-                                                 "blob": .data(Data(repeating: UInt8(i % 256), count: 200))],
-                    relationships: [:], id: nil)
+            .insert(
+                entity: "Item",
+                attributes: [
+                    "title": .string(String(format: "item-%05d", i)), "rank": .int(Int64(i % 7)),
+                    "blob": .data(Data(repeating: UInt8(i % 256), count: 200)),
+                ],
+                relationships: [:], id: nil)
         }
         try await store.client.apply(edits, in: store.name)
     }
@@ -25,8 +29,10 @@ struct QueryTests {
         try await items(store, 2_500)
         let batches = Shared<[Int]>([])
         let titles = Shared<[String]>([])
-        let count = try await store.client.fetch(FetchDescriptor(entityName: "Item", sortBy: [SortDescriptor("title", ascending: false)]),
-                                                 in: store.name, batchSize: 1_000) { batch in
+        let count = try await store.client.fetch(
+            FetchDescriptor(entityName: "Item", sortBy: [SortDescriptor("title", ascending: false)]),
+            in: store.name, batchSize: 1_000
+        ) { batch in
             batches.update { $0.append(batch.count) }
             titles.update { $0 += batch.map { $0["title"].textForm ?? "" } }
         }
@@ -35,10 +41,14 @@ struct QueryTests {
         let expected = (1...2_500).reversed().map { String(format: "item-%05d", $0) }
         #expect(titles.value == expected)
 
-        let all = try await store.client.fetch(FetchDescriptor(entityName: "Item", predicate: where_("rank == 3"), offset: 10, limit: 100,
-                                                               resultType: .identifiers), in: store.name)
+        let all = try await store.client.fetch(
+            FetchDescriptor(
+                entityName: "Item", predicate: where_("rank == 3"), offset: 10, limit: 100,
+                resultType: .identifiers), in: store.name)
         #expect(all.identifiers.count == 100)
-        #expect(try await store.client.count(FetchDescriptor(entityName: "Item", predicate: where_("rank == 3")), in: store.name) == 357)
+        #expect(
+            try await store.client.count(
+                FetchDescriptor(entityName: "Item", predicate: where_("rank == 3")), in: store.name) == 357)
     }
 
     /// Batches stay under the message size limit, however big each object is.
@@ -46,9 +56,12 @@ struct QueryTests {
         let store = try store
         let blob = Data(repeating: 7, count: 1_000_000)
         for part in 0..<5 {
-            try await store.client.apply((1...4).map { i in
-                .insert(entity: "Item", attributes: ["title": .string("big \(part * 4 + i)"), "blob": .data(blob)], relationships: [:], id: nil)
-            }, in: store.name)
+            try await store.client.apply(
+                (1...4).map { i in
+                    .insert(
+                        entity: "Item", attributes: ["title": .string("big \(part * 4 + i)"), "blob": .data(blob)],
+                        relationships: [:], id: nil)
+                }, in: store.name)
         }
         let batches = Shared<[Int]>([])
         let count = try await store.client.fetch(FetchDescriptor(entityName: "Item"), in: store.name) { batch in
@@ -64,38 +77,52 @@ struct QueryTests {
     @Test func aggregatesAreComputedByTheStore() async throws {
         let store = try store
         try await items(store, 70)
-        let rows = try await store.client.aggregate(AggregateDescriptor(
-            entityName: "Item", predicate: where_("rank >= 5"), groupBy: ["rank"],
-            aggregations: [Aggregation("n", .count), Aggregation("first", .min, "title")]), in: store.name)
-        #expect(rows == [["rank": .int(5), "n": .int(10), "first": .string("item-00005")],
-                         ["rank": .int(6), "n": .int(10), "first": .string("item-00006")]])
+        let rows = try await store.client.aggregate(
+            AggregateDescriptor(
+                entityName: "Item", predicate: where_("rank >= 5"), groupBy: ["rank"],
+                aggregations: [Aggregation("n", .count), Aggregation("first", .min, "title")]), in: store.name)
+        #expect(
+            rows == [
+                ["rank": .int(5), "n": .int(10), "first": .string("item-00005")],
+                ["rank": .int(6), "n": .int(10), "first": .string("item-00006")],
+            ])
     }
 
     @Test func applyIsOneAtomicSaveWithReferencesBetweenNewObjects() async throws {
         let store = try store
-        let library = PersistentIdentifier(storeIdentifier: store.info.storeIdentifier, entityName: "Library", key: .temporary(UUID()))
-        let outcome = try await store.client.apply([
-            .insert(entity: "Library", attributes: ["name": .string("Central")], relationships: [:], id: library),
-            .insert(entity: "Shelf", attributes: ["name": .string("A")], relationships: ["library": .toOne(library)], id: nil),
-        ], in: store.name, author: "loader", returnTransaction: true)
+        let library = PersistentIdentifier(
+            storeIdentifier: store.info.storeIdentifier, entityName: "Library", key: .temporary(UUID()))
+        let outcome = try await store.client.apply(
+            [
+                .insert(entity: "Library", attributes: ["name": .string("Central")], relationships: [:], id: library),
+                .insert(
+                    entity: "Shelf", attributes: ["name": .string("A")], relationships: ["library": .toOne(library)],
+                    id: nil),
+            ], in: store.name, author: "loader", returnTransaction: true)
         #expect(outcome.remappedIdentifiers.count == 2)
         #expect(outcome.transaction?.author == "loader" && outcome.transaction?.changes.count == 2)
         let libraryID = try #require(outcome.remappedIdentifiers[library])
         #expect(try await store.client.objects([libraryID], in: store.name).first?.toMany("shelves").count == 1)
         // Inserts alone, which the daemon saves without a context, carry their author and
         // transaction the same way.
-        let plain = try await store.client.apply([.insert(entity: "Library", attributes: ["name": .string("Branch")], relationships: [:], id: nil)],
-                                                 in: store.name, author: "importer", returnTransaction: true)
+        let plain = try await store.client.apply(
+            [.insert(entity: "Library", attributes: ["name": .string("Branch")], relationships: [:], id: nil)],
+            in: store.name, author: "importer", returnTransaction: true)
         #expect(plain.transaction?.author == "importer" && plain.transaction?.changes.map(\.kind) == [.insert])
         #expect(plain.transaction?.changes.first?.id == plain.remappedIdentifiers.values.first)
 
         // A failing apply writes nothing: the second item collides with the first on sku.
         let before = try await store.client.history(after: nil, in: store.name).count
         await expectError(.uniqueConstraint) {
-            try await store.client.apply([
-                .insert(entity: "Item", attributes: ["title": .string("a"), "sku": .string("S-1")], relationships: [:], id: nil),
-                .insert(entity: "Item", attributes: ["title": .string("b"), "sku": .string("S-1")], relationships: [:], id: nil),
-            ], in: store.name)
+            try await store.client.apply(
+                [
+                    .insert(
+                        entity: "Item", attributes: ["title": .string("a"), "sku": .string("S-1")], relationships: [:],
+                        id: nil),
+                    .insert(
+                        entity: "Item", attributes: ["title": .string("b"), "sku": .string("S-1")], relationships: [:],
+                        id: nil),
+                ], in: store.name)
         }
         #expect(try await store.client.count(FetchDescriptor(entityName: "Item"), in: store.name) == 0)
         #expect(try await store.client.history(after: nil, in: store.name).count == before)
@@ -104,10 +131,15 @@ struct QueryTests {
     @Test func batchDeleteAndUpdateAreSavesInHistory() async throws {
         let store = try store
         try await items(store, 30)
-        let updated = try await store.client.batchUpdate("Item", where: where_("rank == 0"), set: ["label": .string("zero")], in: store.name, author: "janitor")
+        let updated = try await store.client.batchUpdate(
+            "Item", where: where_("rank == 0"), set: ["label": .string("zero")], in: store.name, author: "janitor")
         #expect(updated.matched == 4 && updated.token != nil)
-        #expect(try await store.values("Item", "label == \"zero\"", key: "title", sort: ["title"]) == ["item-00007", "item-00014", "item-00021", "item-00028"])
-        let deleted = try await store.client.batchDelete("Item", where: where_("rank <= 1"), in: store.name, author: "janitor")
+        #expect(
+            try await store.values("Item", "label == \"zero\"", key: "title", sort: ["title"]) == [
+                "item-00007", "item-00014", "item-00021", "item-00028",
+            ])
+        let deleted = try await store.client.batchDelete(
+            "Item", where: where_("rank <= 1"), in: store.name, author: "janitor")
         #expect(deleted.matched == 9 && deleted.deleted == 9)
         #expect(try await store.client.count(FetchDescriptor(entityName: "Item"), in: store.name) == 21)
         let history = try await store.client.history(after: nil, in: store.name, author: "janitor")
@@ -120,14 +152,19 @@ struct QueryTests {
     @Test func historyAfterATokenWithAuthorAndLimit() async throws {
         let store = try store
         for author in ["a", "b", "a", "b", "a"] {
-            try await store.client.apply([.insert(entity: "Library", attributes: ["name": .string(author)], relationships: [:], id: nil)],
-                                         in: store.name, author: author)
+            try await store.client.apply(
+                [.insert(entity: "Library", attributes: ["name": .string(author)], relationships: [:], id: nil)],
+                in: store.name, author: author)
         }
         let all = try await store.client.history(after: nil, in: store.name)
         #expect(all.map(\.token.rawValue) == [1, 2, 3, 4, 5])
-        #expect(try await store.client.history(after: HistoryToken(2), in: store.name).map(\.token.rawValue) == [3, 4, 5])
-        #expect(try await store.client.history(after: nil, in: store.name, author: "a").map(\.token.rawValue) == [1, 3, 5])
-        #expect(try await store.client.history(after: HistoryToken(1), in: store.name, author: "a", limit: 1).map(\.token.rawValue) == [3])
+        #expect(
+            try await store.client.history(after: HistoryToken(2), in: store.name).map(\.token.rawValue) == [3, 4, 5])
+        #expect(
+            try await store.client.history(after: nil, in: store.name, author: "a").map(\.token.rawValue) == [1, 3, 5])
+        #expect(
+            try await store.client.history(after: HistoryToken(1), in: store.name, author: "a", limit: 1).map(
+                \.token.rawValue) == [3])
         #expect(try await store.client.history(after: HistoryToken(5), in: store.name).isEmpty)
     }
 
@@ -143,19 +180,25 @@ struct QueryTests {
 
     @Test func followersHearOfNewSaves() async throws {
         let store = try store
-        try await store.client.apply([.insert(entity: "Library", attributes: ["name": .string("old")], relationships: [:], id: nil)], in: store.name)
+        try await store.client.apply(
+            [.insert(entity: "Library", attributes: ["name": .string("old")], relationships: [:], id: nil)],
+            in: store.name)
         let seen = Shared<[Int64]>([])
         let events = [TestEvent(), TestEvent()]
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try await store.client.followHistory(after: HistoryToken(1), in: store.name) { transaction in
-                    let count = seen.update { $0.append(transaction.token.rawValue); return $0.count }
+                    let count = seen.update {
+                        $0.append(transaction.token.rawValue); return $0.count
+                    }
                     if count <= events.count { events[count - 1].signal() }
                 }
             }
             // "y" is saved once the follower has seen "x", so it arrives while the stream follows.
             for (name, event) in zip(["x", "y"], events) {
-                try await store.client.apply([.insert(entity: "Library", attributes: ["name": .string(name)], relationships: [:], id: nil)], in: store.name)
+                try await store.client.apply(
+                    [.insert(entity: "Library", attributes: ["name": .string(name)], relationships: [:], id: nil)],
+                    in: store.name)
                 #expect(await event.wait(), "the follower did not see \(name)")
             }
             group.cancelAll()

@@ -6,7 +6,8 @@ import Testing
 /// A stream the daemon resets without a status is read by what the request could have been:
 /// the transport resets requests over the size limit, and the daemon resets calls when it stops.
 @Suite struct ResetStreamTests {
-    static let reset = RPCError(code: .unavailable, message: "Stream unexpectedly closed: received RST_STREAM frame (0x8: cancel).")
+    static let reset = RPCError(
+        code: .unavailable, message: "Stream unexpectedly closed: received RST_STREAM frame (0x8: cancel).")
 
     @Test func aResetLargeRequestPointsAtTheSizeLimit() throws {
         let client = try DaemonClient.connect(socketPath: "/nonexistent/modeld.sock")

@@ -38,8 +38,10 @@ struct SessionTests {
         let session = try await store.openSession()
         let berlin = try await session.insert("BusinessTrip", attributes: trip("Berlin", "2026-02-01", "2026-02-03"))
         // A later request refers to the temporary identifier an earlier one returned.
-        let stay = try await session.insert("LivingAccommodation", attributes: ["address": .string("1 Unter den Linden"), "placeName": .string("Hotel")],
-                                            relationships: ["trip": .toOne(berlin)])
+        let stay = try await session.insert(
+            "LivingAccommodation",
+            attributes: ["address": .string("1 Unter den Linden"), "placeName": .string("Hotel")],
+            relationships: ["trip": .toOne(berlin)])
         let failing: [ObjectEdit] = [
             .update(berlin, attributes: ["perdiem": .double(120)], relationships: [:]),
             .insert(entity: "Trip", attributes: ["startDate": .string("not a date")], relationships: [:], id: nil),
@@ -52,7 +54,8 @@ struct SessionTests {
         #expect(try await session.describe().inserted == [berlin, stay])
 
         let saved = try await session.save()
-        let stayID = try #require(saved.remappedIdentifiers[stay]), berlinID = try #require(saved.remappedIdentifiers[berlin])
+        let stayID = try #require(saved.remappedIdentifiers[stay]),
+            berlinID = try #require(saved.remappedIdentifiers[berlin])
         #expect(try await store.client.objects([stayID], in: store.name).first?.toOne("trip") == berlinID)
     }
 
@@ -62,13 +65,19 @@ struct SessionTests {
         // Staged earlier, and saved with the changes the save itself carries.
         let rome = try await session.insert("Trip", attributes: trip("Rome", "2026-04-01", "2026-04-02"))
         let oslo = PersistentIdentifier.temporary(storeIdentifier: session.storeIdentifier, entityName: "Trip")
-        let stay = PersistentIdentifier.temporary(storeIdentifier: session.storeIdentifier, entityName: "LivingAccommodation")
-        let saved = try await session.save(applying: [
-            .insert(entity: "Trip", attributes: trip("Oslo", "2026-05-01", "2026-05-03"), relationships: [:], id: oslo),
-            .insert(entity: "LivingAccommodation", attributes: ["address": .string("Karl Johans gate 31"), "placeName": .string("Grand")],
+        let stay = PersistentIdentifier.temporary(
+            storeIdentifier: session.storeIdentifier, entityName: "LivingAccommodation")
+        let saved = try await session.save(
+            applying: [
+                .insert(
+                    entity: "Trip", attributes: trip("Oslo", "2026-05-01", "2026-05-03"), relationships: [:], id: oslo),
+                .insert(
+                    entity: "LivingAccommodation",
+                    attributes: ["address": .string("Karl Johans gate 31"), "placeName": .string("Grand")],
                     relationships: ["trip": .toOne(oslo)], id: stay),
-        ], returnTransaction: true)
-        let osloID = try #require(saved.remappedIdentifiers[oslo]), stayID = try #require(saved.remappedIdentifiers[stay])
+            ], returnTransaction: true)
+        let osloID = try #require(saved.remappedIdentifiers[oslo]),
+            stayID = try #require(saved.remappedIdentifiers[stay])
         #expect(saved.remappedIdentifiers[rome] != nil)
         #expect(saved.transaction?.changes.count == 3 && saved.transaction?.author == "one-call")
         #expect(try await store.client.objects([osloID], in: store.name).first?.toOne("livingAccommodation") == stayID)
@@ -77,9 +86,13 @@ struct SessionTests {
         // insert does not.
         try await session.update(osloID, attributes: ["destination": .string("Bergen")])
         let failing = await expectError(.typeMismatch) {
-            try await session.save(applying: [.insert(entity: "Trip", attributes: ["startDate": .string("soon")], relationships: [:], id: nil)])
+            try await session.save(applying: [
+                .insert(entity: "Trip", attributes: ["startDate": .string("soon")], relationships: [:], id: nil)
+            ])
         }
-        #expect(failing?.context["change"] == "1" && failing?.message.contains("soon") == true, "\(String(describing: failing))")
+        #expect(
+            failing?.context["change"] == "1" && failing?.message.contains("soon") == true,
+            "\(String(describing: failing))")
         let pending = try await session.describe()
         #expect(pending.updated == [osloID] && pending.inserted.isEmpty)
         #expect(try await store.client.objects([osloID], in: store.name).first?["destination"] == .string("Oslo"))
@@ -94,7 +107,10 @@ struct SessionTests {
         try await session.update(ids[0], attributes: ["destination": .string("Lyon")])
         _ = try await session.insert("Trip", attributes: trip("Rome", "2026-04-01", "2026-04-02"))
         #expect(try await session.rollback() == 2)
-        #expect(try await session.fetch(FetchDescriptor(entityName: "Trip")).objects.map { $0["destination"] } == [.string("Paris")])
+        #expect(
+            try await session.fetch(FetchDescriptor(entityName: "Trip")).objects.map { $0["destination"] } == [
+                .string("Paris")
+            ])
         #expect(try await session.save().token == nil)
     }
 
@@ -137,13 +153,17 @@ struct SessionTests {
         let store = try store
         _ = try await store.insert("Trip", [trip("Paris", "2026-03-01", "2026-03-10", destination: "France")])
         let session = try await store.openSession()
-        _ = try await session.insert("Trip", attributes: trip("Paris", "2026-03-01", "2026-03-10", destination: "Texas"))
+        _ = try await session.insert(
+            "Trip", attributes: trip("Paris", "2026-03-01", "2026-03-10", destination: "Texas"))
         let error = await expectError(.uniqueConstraint) { try await session.save() }
-        #expect(error?.message.contains("name") == true && error?.message.contains("startDate") == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("name") == true && error?.message.contains("startDate") == true,
+            "\(String(describing: error))")
         #expect(try await session.describe().hasChanges, "a failed save keeps the session's changes")
 
         let upserting = try await store.openSession(uniquenessPolicy: .upsert)
-        _ = try await upserting.insert("Trip", attributes: trip("Paris", "2026-03-01", "2026-03-10", destination: "Texas"))
+        _ = try await upserting.insert(
+            "Trip", attributes: trip("Paris", "2026-03-01", "2026-03-10", destination: "Texas"))
         try await upserting.save()
         #expect(try await store.values("Trip", key: "destination") == ["Texas"])
     }
@@ -153,9 +173,13 @@ struct SessionTests {
         let session = try await store.openSession(author: "planner")
         let rome = try await session.insert("Trip", attributes: trip("Rome", "2026-04-01", "2026-04-02"))
         let items = try await session.stage([
-            .insert(entity: "BucketListItem", attributes: ["title": .string("Colosseum"), "details": .string("")], relationships: ["trip": .toOne(rome)], id: nil),
-            .insert(entity: "LivingAccommodation", attributes: ["address": .string("Via Roma 1"), "placeName": .string("B&B")],
-                    relationships: ["trip": .toOne(rome)], id: nil),
+            .insert(
+                entity: "BucketListItem", attributes: ["title": .string("Colosseum"), "details": .string("")],
+                relationships: ["trip": .toOne(rome)], id: nil),
+            .insert(
+                entity: "LivingAccommodation",
+                attributes: ["address": .string("Via Roma 1"), "placeName": .string("B&B")],
+                relationships: ["trip": .toOne(rome)], id: nil),
         ])
         let saved = try await session.save()
         let romeID = try #require(saved.remappedIdentifiers[rome])
@@ -170,10 +194,12 @@ struct SessionTests {
 
     @Test func aggregatesAndObjectsIncludePendingChanges() async throws {
         let store = try store
-        _ = try await store.insert("PersonalTrip", [trip("Paris", "2026-03-01", "2026-03-10"), trip("Rome", "2026-04-01", "2026-04-02")])
+        _ = try await store.insert(
+            "PersonalTrip", [trip("Paris", "2026-03-01", "2026-03-10"), trip("Rome", "2026-04-01", "2026-04-02")])
         let session = try await store.openSession()
         let oslo = try await session.insert("BusinessTrip", attributes: trip("Oslo", "2026-05-01", "2026-05-02"))
-        let rows = try await session.aggregate(AggregateDescriptor(entityName: "Trip", groupBy: ["name"], aggregations: [Aggregation("n", .count)]))
+        let rows = try await session.aggregate(
+            AggregateDescriptor(entityName: "Trip", groupBy: ["name"], aggregations: [Aggregation("n", .count)]))
         #expect(rows.map { $0["name"] } == [.string("Oslo"), .string("Paris"), .string("Rome")])
         #expect(try await session.object(oslo)?["name"] == .string("Oslo"))
         #expect(try await store.client.objects([oslo].filter { !$0.isTemporary }, in: store.name).isEmpty)
@@ -192,7 +218,9 @@ struct SessionTests {
                     try await Task.sleep(for: .milliseconds(50))
                 }
                 let error = await expectError(.notFound) { try await idle.save() }
-                #expect(error?.message.contains("expired after 0.2 s without a call") == true, "\(String(describing: error))")
+                #expect(
+                    error?.message.contains("expired after 0.2 s without a call") == true,
+                    "\(String(describing: error))")
             }
         }
     }
@@ -200,8 +228,10 @@ struct SessionTests {
     /// Which sessions count as idle, on a clock the test moves (no waiting): calls keep a
     /// session alive, and a call under way never lets it expire.
     @Test func callsKeepSessionsAlive() async throws {
-        let container = try await ModelContainer.open(url: "memory:idle", schema: SampleTrips.schema, registry: .standard)
-        let handle = StoreHandle(name: "idle", location: StoreLocation(scheme: "memory", path: "idle"), container: container)
+        let container = try await ModelContainer.open(
+            url: "memory:idle", schema: SampleTrips.schema, registry: .standard)
+        let handle = StoreHandle(
+            name: "idle", location: StoreLocation(scheme: "memory", path: "idle"), container: container)
         let start = ContinuousClock.now
         let clock = Shared(start)
         let registry = SessionRegistry(maximumSessions: 10, idleTimeout: .seconds(60), now: { clock.value })

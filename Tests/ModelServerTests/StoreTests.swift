@@ -11,7 +11,9 @@ import Testing
         try await TestDaemon.withDaemon { daemon in
             try await daemon.withClient { client in
                 let trips = try await client.createStore("trips", schema: SampleTrips.schema)
-                #expect(trips.kind == .sqlite && trips.entities.contains("PersonalTrip") && trips.schemaVersionHash.count == 64)
+                #expect(
+                    trips.kind == .sqlite && trips.entities.contains("PersonalTrip")
+                        && trips.schemaVersionHash.count == 64)
                 #expect(trips.path == daemon.directory.appendingPathComponent("data/stores/trips.sqlite").path)
                 let scratch = try await client.createStore("scratch-1", kind: .memory)
                 #expect(scratch.kind == .memory && scratch.schemaVersionHash == "" && scratch.path == nil)
@@ -30,7 +32,9 @@ import Testing
     }
 
     /// Store names never become paths outside the data directory.
-    @Test(arguments: ["", "../x", "/etc", "a/b", "a\0b", "UPPER", "dot.name", "space name", "é", String(repeating: "a", count: 65)])
+    @Test(arguments: [
+        "", "../x", "/etc", "a/b", "a\0b", "UPPER", "dot.name", "space name", "é", String(repeating: "a", count: 65),
+    ])
     func badNamesAreRefused(name: String) async throws {
         let store = try await TestDaemon.shared
         try await store.withClient { client in
@@ -39,7 +43,9 @@ import Testing
             _ = await expectError(.invalidArgument) { _ = try await client.store(name) }
         }
         let data = store.directory.appendingPathComponent("data")
-        let outside = try FileManager.default.contentsOfDirectory(atPath: data.path).filter { $0 != "stores" && $0 != "modeld.lock" }
+        let outside = try FileManager.default.contentsOfDirectory(atPath: data.path).filter {
+            $0 != "stores" && $0 != "modeld.lock"
+        }
         #expect(outside.isEmpty, "\(outside)")
     }
 
@@ -80,7 +86,9 @@ import Testing
                 #expect(error?.message.contains("Nowhere") == true, "\(String(describing: error))")
                 let stores = try await client.stores()
                 #expect(stores.isEmpty)
-                #expect(!FileManager.default.fileExists(atPath: daemon.directory.appendingPathComponent("data/stores/broken.sqlite").path))
+                #expect(
+                    !FileManager.default.fileExists(
+                        atPath: daemon.directory.appendingPathComponent("data/stores/broken.sqlite").path))
                 #expect(try await client.createStore("broken").name == "broken")
             }
         }
@@ -98,8 +106,11 @@ import Testing
             try await store.client.applySchema(SampleTrips.schema, to: store.name)
 
             var changed = SampleTrips.schema
-            changed.entities[0].attributes.append(AttributeDescription(name: "budget", type: .decimal, isOptional: true))
-            let error = await expectError(.schemaMismatch) { try await store.client.applySchema(changed, to: store.name) }
+            changed.entities[0].attributes.append(
+                AttributeDescription(name: "budget", type: .decimal, isOptional: true))
+            let error = await expectError(.schemaMismatch) {
+                try await store.client.applySchema(changed, to: store.name)
+            }
             #expect(error?.message.contains("budget") == true, "\(String(describing: error))")
             #expect(try await store.values("Trip", key: "name") == ["Kyoto"])
         }
@@ -110,7 +121,8 @@ import Testing
             let session = try await store.openSession()
             _ = try await session.insert("Trip", attributes: trip("Kyoto", "2026-04-01", "2026-04-09"))
             var changed = SampleTrips.schema
-            changed.entities[0].attributes.append(AttributeDescription(name: "budget", type: .decimal, isOptional: true))
+            changed.entities[0].attributes.append(
+                AttributeDescription(name: "budget", type: .decimal, isOptional: true))
             await expectError(.inUse) { try await store.client.applySchema(changed, to: store.name) }
             let drop = await expectError(.inUse) { try await store.client.dropStore(store.name) }
             #expect(drop?.message.contains("1 open session") == true)
@@ -119,8 +131,9 @@ import Testing
             // With force, the session is closed (its changes discarded) and tells its client why.
             #expect(try await store.client.dropStore(store.name, force: true) == 1)
             let late = await expectError(.notFound) { _ = try await session.count(FetchDescriptor(entityName: "Trip")) }
-            #expect(late?.message.contains("its store '\(store.name)' was dropped") == true, "\(String(describing: late))")
-            try await store.client.createStore(store.name)   // for the harness to drop
+            #expect(
+                late?.message.contains("its store '\(store.name)' was dropped") == true, "\(String(describing: late))")
+            try await store.client.createStore(store.name) // for the harness to drop
         }
     }
 
@@ -128,17 +141,26 @@ import Testing
     @Test func storesOutliveTheDaemon() async throws {
         let directory = try TemporaryDirectory.make(prefix: "mr")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let first: (UUID, PersistentIdentifier) = try await TestDaemon.withDaemon(directory: directory) { daemon in try await daemon.withClient { client in
-            let info = try await client.createStore("kept", schema: SampleTrips.schema)
-            try await client.createStore("fleeting", kind: .memory)
-            let saved = try await client.apply([.insert(entity: "Trip", attributes: trip("Kyoto", "2026-04-01", "2026-04-09"), relationships: [:], id: nil)], in: "kept")
-            return (info.storeIdentifier, try #require(saved.remappedIdentifiers.values.first))
-        } }
-        try await TestDaemon.withDaemon(directory: directory) { daemon in try await daemon.withClient { client in
-            let stores = try await client.stores()
-            #expect(stores.map(\.name) == ["kept"])
-            #expect(stores.first?.storeIdentifier == first.0)
-            #expect(try await client.objects([first.1], in: "kept").first?["name"] == .string("Kyoto"))
-        } }
+        let first: (UUID, PersistentIdentifier) = try await TestDaemon.withDaemon(directory: directory) { daemon in
+            try await daemon.withClient { client in
+                let info = try await client.createStore("kept", schema: SampleTrips.schema)
+                try await client.createStore("fleeting", kind: .memory)
+                let saved = try await client.apply(
+                    [
+                        .insert(
+                            entity: "Trip", attributes: trip("Kyoto", "2026-04-01", "2026-04-09"), relationships: [:],
+                            id: nil)
+                    ], in: "kept")
+                return (info.storeIdentifier, try #require(saved.remappedIdentifiers.values.first))
+            }
+        }
+        try await TestDaemon.withDaemon(directory: directory) { daemon in
+            try await daemon.withClient { client in
+                let stores = try await client.stores()
+                #expect(stores.map(\.name) == ["kept"])
+                #expect(stores.first?.storeIdentifier == first.0)
+                #expect(try await client.objects([first.1], in: "kept").first?["name"] == .string("Kyoto"))
+            }
+        }
     }
 }

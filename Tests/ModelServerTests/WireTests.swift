@@ -12,8 +12,11 @@ import Testing
 /// health service, malformed and oversized requests.
 @Suite struct WireTests {
     /// A gRPC client on the daemon's socket, without modeld's client library.
-    static func withRaw<T: Sendable>(_ socketPath: String, _ body: (GRPCClient<HTTP2ClientTransport.Posix>) async throws -> T) async throws -> T {
-        let transport = try HTTP2ClientTransport.Posix(target: .unixDomainSocket(path: socketPath), transportSecurity: .plaintext)
+    static func withRaw<T: Sendable>(
+        _ socketPath: String, _ body: (GRPCClient<HTTP2ClientTransport.Posix>) async throws -> T
+    ) async throws -> T {
+        let transport = try HTTP2ClientTransport.Posix(
+            target: .unixDomainSocket(path: socketPath), transportSecurity: .plaintext)
         return try await withGRPCClient(transport: transport, handleClient: body)
     }
 
@@ -38,26 +41,66 @@ import Testing
             try await Self.withRaw(store.socketPath) { grpc in
                 let queries = Modeld_V1_QueryService.Client(wrapping: grpc)
                 let cases: [(Modeld_V1_StoreFetchRequest, RPCError.Code, ModelError.Code)] = [
-                    (.with { $0.store = store.name; $0.fetch.entity = "Spaceship" }, .invalidArgument, .unknownEntity),
-                    (.with { $0.store = store.name; $0.fetch.entity = "Trip"; $0.fetch.predicate.text = "name ==" }, .invalidArgument, .invalidPredicate),
-                    (.with { $0.store = store.name; $0.fetch.entity = "Trip"; $0.fetch.predicate.tree = Modeld_V1_PredicateNode() }, .invalidArgument, .invalidPredicate),
-                    (.with { $0.store = store.name; $0.fetch.entity = "Trip"; $0.fetch.sort = [.with { $0.keyPath = "name;drop" }] }, .invalidArgument, .invalidArgument),
-                    (.with { $0.store = store.name; $0.fetch.entity = "Trip"; $0.fetch.batchSize = -1 }, .invalidArgument, .invalidArgument),
-                    (.with { $0.store = "missing"; $0.fetch.entity = "Trip" }, .notFound, .notFound),
-                    (.with { $0.store = "../../etc"; $0.fetch.entity = "Trip" }, .invalidArgument, .invalidArgument),
+                    (
+                        .with {
+                            $0.store = store.name; $0.fetch.entity = "Spaceship"
+                        }, .invalidArgument, .unknownEntity
+                    ),
+                    (
+                        .with {
+                            $0.store = store.name; $0.fetch.entity = "Trip"; $0.fetch.predicate.text = "name =="
+                        }, .invalidArgument, .invalidPredicate
+                    ),
+                    (
+                        .with {
+                            $0.store = store.name; $0.fetch.entity = "Trip";
+                            $0.fetch.predicate.tree = Modeld_V1_PredicateNode()
+                        }, .invalidArgument, .invalidPredicate
+                    ),
+                    (
+                        .with {
+                            $0.store = store.name; $0.fetch.entity = "Trip";
+                            $0.fetch.sort = [.with { $0.keyPath = "name;drop" }]
+                        }, .invalidArgument, .invalidArgument
+                    ),
+                    (
+                        .with {
+                            $0.store = store.name; $0.fetch.entity = "Trip"; $0.fetch.batchSize = -1
+                        }, .invalidArgument, .invalidArgument
+                    ),
+                    (
+                        .with {
+                            $0.store = "missing"; $0.fetch.entity = "Trip"
+                        }, .notFound, .notFound
+                    ),
+                    (
+                        .with {
+                            $0.store = "../../etc"; $0.fetch.entity = "Trip"
+                        }, .invalidArgument, .invalidArgument
+                    ),
                 ]
                 for (request, status, code) in cases {
-                    let error = await #expect(throws: RPCError.self) { try await queries.fetch(request) { try await $0.messages.reduce(0) { n, _ in n + 1 } } }
+                    let error = await #expect(throws: RPCError.self) {
+                        try await queries.fetch(request) { try await $0.messages.reduce(0) { n, _ in n + 1 } }
+                    }
                     #expect(error?.code == status, "\(request)")
-                    #expect(error?.metadata[stringValues: ModelError.codeMetadataKey].map { $0 } == [code.rawValue], "\(request)")
+                    #expect(
+                        error?.metadata[stringValues: ModelError.codeMetadataKey].map { $0 } == [code.rawValue],
+                        "\(request)")
                     #expect(error.map { !$0.message.isEmpty } == true)
                 }
                 // Context travels too: the column of a predicate error.
                 let error = await #expect(throws: RPCError.self) {
-                    try await queries.count(.with { $0.store = store.name; $0.fetch.entity = "Trip"; $0.fetch.predicate.text = "name == \"x\" AND" })
+                    try await queries.count(
+                        .with {
+                            $0.store = store.name; $0.fetch.entity = "Trip";
+                            $0.fetch.predicate.text = "name == \"x\" AND"
+                        })
                 }
                 let rebuilt = error.map(ModelError.init)
-                #expect(rebuilt?.code == .invalidPredicate && rebuilt?.context["column"] != nil, "\(String(describing: rebuilt))")
+                #expect(
+                    rebuilt?.code == .invalidPredicate && rebuilt?.context["column"] != nil,
+                    "\(String(describing: rebuilt))")
             }
         }
     }
@@ -69,12 +112,17 @@ import Testing
             try await withStore(on: daemon, schema: SampleTrips.schema) { store in
                 let ids = try await store.insert("Trip", [trip("Kyoto", "2026-04-01", "2026-04-09")])
                 try await Self.withRaw(store.socketPath) { grpc in
-                    let garbages: [[UInt8]] = [[UInt8](repeating: 0xFF, count: 64), [0x0A, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F], Array("not protobuf".utf8)]
+                    let garbages: [[UInt8]] = [
+                        [UInt8](repeating: 0xFF, count: 64), [0x0A, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F],
+                        Array("not protobuf".utf8),
+                    ]
                     for garbage in garbages {
                         let error = await #expect(throws: RPCError.self) {
-                            try await grpc.unary(request: ClientRequest(message: garbage),
-                                                 descriptor: Modeld_V1_StoreService.Method.CreateStore.descriptor,
-                                                 serializer: RawBytes(), deserializer: RawBytes(), options: .defaults) { try $0.message }
+                            try await grpc.unary(
+                                request: ClientRequest(message: garbage),
+                                descriptor: Modeld_V1_StoreService.Method.CreateStore.descriptor,
+                                serializer: RawBytes(), deserializer: RawBytes(), options: .defaults
+                            ) { try $0.message }
                         }
                         #expect(error?.code == .invalidArgument, "\(String(describing: error))")
                     }
@@ -82,16 +130,24 @@ import Testing
                 // A predicate tree nested far deeper than the decoder allows.
                 var node: [UInt8] = [0x08, 0x01]
                 for _ in 0..<5_000 { node = Self.field(5, node) }
-                let deep = Self.field(1, Array(store.name.utf8)) + Self.field(2, Self.field(1, Array("Trip".utf8)) + Self.field(2, Self.field(2, node)))
+                let deep =
+                    Self.field(1, Array(store.name.utf8))
+                    + Self.field(2, Self.field(1, Array("Trip".utf8)) + Self.field(2, Self.field(2, node)))
                 try await Self.withRaw(store.socketPath) { grpc in
                     let error = await #expect(throws: RPCError.self) {
-                        try await grpc.unary(request: ClientRequest(message: deep), descriptor: Modeld_V1_QueryService.Method.Count.descriptor,
-                                             serializer: RawBytes(), deserializer: RawBytes(), options: .defaults) { try $0.message }
+                        try await grpc.unary(
+                            request: ClientRequest(message: deep),
+                            descriptor: Modeld_V1_QueryService.Method.Count.descriptor,
+                            serializer: RawBytes(), deserializer: RawBytes(), options: .defaults
+                        ) { try $0.message }
                     }
                     #expect(error?.code == .invalidArgument, "\(String(describing: error))")
                 }
-                let huge = [ObjectEdit](repeating: .insert(entity: "Trip", attributes: trip(String(repeating: "x", count: 1_000), "2026-01-01", "2026-01-02"),
-                                                          relationships: [:], id: nil), count: 500)
+                let huge = [ObjectEdit](
+                    repeating: .insert(
+                        entity: "Trip",
+                        attributes: trip(String(repeating: "x", count: 1_000), "2026-01-01", "2026-01-02"),
+                        relationships: [:], id: nil), count: 500)
                 await #expect(throws: ModelError.self) { try await store.client.apply(huge, in: store.name) }
                 #expect(try await store.client.objects(ids, in: store.name).map { $0["name"] } == [.string("Kyoto")])
                 #expect(try await store.client.history(after: nil, in: store.name).count == 1)
@@ -111,14 +167,21 @@ import Testing
     /// A history response flags a transaction that continues in the next one.
     @Test func bigTransactionsAreSplitAcrossResponses() async throws {
         try await withTestStore(schema: Catalog.schema) { store in
-            let edits: [ObjectEdit] = (0..<12_000).map { .insert(entity: "Library", attributes: ["name": .string("L\($0)")], relationships: [:], id: nil) }
+            let edits: [ObjectEdit] = (0..<12_000).map {
+                .insert(entity: "Library", attributes: ["name": .string("L\($0)")], relationships: [:], id: nil)
+            }
             try await store.client.apply(edits, in: store.name)
             let parts = try await Self.withRaw(store.socketPath) { grpc in
-                try await Modeld_V1_QueryService.Client(wrapping: grpc).history(.with { $0.store = store.name }) { response in
+                try await Modeld_V1_QueryService.Client(wrapping: grpc).history(.with { $0.store = store.name }) {
+                    response in
                     var parts: [(token: Int64, changes: Int, continues: Bool)] = []
                     for try await message in response.messages {
                         for (index, transaction) in message.transactions.enumerated() {
-                            parts.append((transaction.token, transaction.changes.count, message.continues && index == message.transactions.count - 1))
+                            parts.append(
+                                (
+                                    transaction.token, transaction.changes.count,
+                                    message.continues && index == message.transactions.count - 1
+                                ))
                         }
                     }
                     return parts.map { "\($0.token):\($0.changes):\($0.continues)" }

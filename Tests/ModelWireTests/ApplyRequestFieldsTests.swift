@@ -15,24 +15,27 @@ import Testing
     /// and its edits (or the error converting them).
     enum Reading: Equatable {
         case refused
-        case request(store: String, author: String, policy: Modeld_V1_UniquenessPolicy, returnTransaction: Bool,
-                     edits: Result<[ObjectEdit], ModelError>)
+        case request(
+            store: String, author: String, policy: Modeld_V1_UniquenessPolicy, returnTransaction: Bool,
+            edits: Result<[ObjectEdit], ModelError>)
     }
 
     /// SwiftProtobuf's reading.
     static func theirs(_ bytes: [UInt8]) -> Reading {
         guard let message = try? Modeld_V1_ApplyRequest(serializedBytes: bytes) else { return .refused }
-        return .request(store: message.store, author: message.author, policy: message.uniquenessPolicy,
-                        returnTransaction: message.returnTransaction,
-                        edits: Result { () throws(ModelError) in try ObjectEdit.edits(wire: message.changes, in: store) })
+        return .request(
+            store: message.store, author: message.author, policy: message.uniquenessPolicy,
+            returnTransaction: message.returnTransaction,
+            edits: Result { () throws(ModelError) in try ObjectEdit.edits(wire: message.changes, in: store) })
     }
 
     /// The hand reading, or nil where it leaves the request to SwiftProtobuf.
     static func ours(_ bytes: [UInt8]) -> Reading? {
         guard let fields = ApplyRequestFields(serialized: bytes) else { return nil }
-        return .request(store: fields.store, author: fields.author, policy: fields.uniquenessPolicy,
-                        returnTransaction: fields.returnTransaction,
-                        edits: Result { () throws(ModelError) in try fields.edits(in: store) })
+        return .request(
+            store: fields.store, author: fields.author, policy: fields.uniquenessPolicy,
+            returnTransaction: fields.returnTransaction,
+            edits: Result { () throws(ModelError) in try fields.edits(in: store) })
     }
 
     static func uri(_ random: inout SeededRandom) -> String {
@@ -41,14 +44,19 @@ import Testing
         case 1: "not a uri"
         case 2: ""
         case 3: PersistentIdentifier.temporary(storeIdentifier: store, entityName: "Trip").uriRepresentation
-        default: PersistentIdentifier(storeIdentifier: store, entityName: "Trip", key: .permanent(Int64(random.int(1...1_000_000)))).uriRepresentation
+        default:
+            PersistentIdentifier(
+                storeIdentifier: store, entityName: "Trip", key: .permanent(Int64(random.int(1...1_000_000)))
+            ).uriRepresentation
         }
     }
 
     static func randomRequest(_ random: inout SeededRandom) -> Modeld_V1_ApplyRequest {
         func attributes() -> [String: Value] {
             var attributes: [String: Value] = [:]
-            for name in ["name", "bé", "", "score"] where random.chance(0.6) { attributes[name] = random.pick(WireConversionTests.values) }
+            for name in ["name", "bé", "", "score"] where random.chance(0.6) {
+                attributes[name] = random.pick(WireConversionTests.values)
+            }
             return attributes
         }
         var request = Modeld_V1_ApplyRequest()
@@ -60,11 +68,18 @@ import Testing
             let edit: ObjectEdit
             switch random.int(0...2) {
             case 0:
-                let id = random.chance(0.3) ? PersistentIdentifier.temporary(storeIdentifier: store, entityName: "Trip") : nil
-                edit = .insert(entity: random.pick(["Trip", "Stop", ""]), attributes: attributes(), relationships: [:], id: id)
-            case 1: edit = .update(PersistentIdentifier(storeIdentifier: store, entityName: "Trip", key: .permanent(1)), attributes: attributes(),
-                                   relationships: [:])
-            default: edit = .delete(PersistentIdentifier(storeIdentifier: store, entityName: "Trip", key: .permanent(1)))
+                let id =
+                    random.chance(0.3)
+                    ? PersistentIdentifier.temporary(storeIdentifier: store, entityName: "Trip") : nil
+                edit = .insert(
+                    entity: random.pick(["Trip", "Stop", ""]), attributes: attributes(), relationships: [:], id: id)
+            case 1:
+                edit = .update(
+                    PersistentIdentifier(storeIdentifier: store, entityName: "Trip", key: .permanent(1)),
+                    attributes: attributes(),
+                    relationships: [:])
+            default:
+                edit = .delete(PersistentIdentifier(storeIdentifier: store, entityName: "Trip", key: .permanent(1)))
             }
             var change = edit.wire
             // URIs of every kind: of this store, of another, temporary, empty, not URIs.
@@ -123,23 +138,30 @@ import Testing
     /// wire type, text that is not UTF-8, a value that does not parse.
     @Test func requestsInAnyOtherFormAreLeftToSwiftProtobuf() throws {
         let id = PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(1))
-        let insert = ObjectEdit.insert(entity: "Trip", attributes: ["name": .string("Kyoto")], relationships: [:], id: nil)
+        let insert = ObjectEdit.insert(
+            entity: "Trip", attributes: ["name": .string("Kyoto")], relationships: [:], id: nil)
         func request(_ changes: [Modeld_V1_Change]) throws -> [UInt8] {
-            try Modeld_V1_ApplyRequest.with { $0.store = "items"; $0.changes = changes }.serializedBytes()
+            try Modeld_V1_ApplyRequest.with {
+                $0.store = "items"; $0.changes = changes
+            }.serializedBytes()
         }
         let plain = try request([insert.wire])
         #expect(Self.ours(plain) != nil)
 
         var others: [[UInt8]] = [
-            try request([ObjectEdit.insert(entity: "Trip", attributes: [:], relationships: ["owner": .toOne(id)], id: nil).wire]),
+            try request([
+                ObjectEdit.insert(entity: "Trip", attributes: [:], relationships: ["owner": .toOne(id)], id: nil).wire
+            ]),
             try request([ObjectEdit.add([id], relationship: "stops", of: id).wire]),
             try request([ObjectEdit.remove([id], relationship: "stops", of: id).wire]),
             try request([Modeld_V1_Change()]),
-            try request([ObjectEdit.insert(entity: "Trip", attributes: ["id": .null], relationships: [:], id: nil).wire].map { change in
-                var change = change
-                change.insert.attributes["id"] = Modeld_V1_Value.with { $0.uuidValue = "not-a-uuid" }
-                return change
-            }),
+            try request(
+                [ObjectEdit.insert(entity: "Trip", attributes: ["id": .null], relationships: [:], id: nil).wire].map {
+                    change in
+                    var change = change
+                    change.insert.attributes["id"] = Modeld_V1_Value.with { $0.uuidValue = "not-a-uuid" }
+                    return change
+                }),
             // Field 99 (a varint) at the top.
             plain + [0x98, 0x06, 0x01],
         ]
@@ -149,13 +171,15 @@ import Testing
         others.append([0x22] + FetchResponseCodingTests.varint(twice.count) + twice)
         // A value with a string and then an int: one entry whose value has two kinds.
         let entry: [UInt8] = [0x0A, 0x01, 0x61, 0x12, 0x05, 0x0A, 0x01, 0x62, 0x10, 0x02]
-        let insertBody: [UInt8] = [0x0A, 0x04] + Array("Trip".utf8) + [0x12] + FetchResponseCodingTests.varint(entry.count) + entry
+        let insertBody: [UInt8] =
+            [0x0A, 0x04] + Array("Trip".utf8) + [0x12] + FetchResponseCodingTests.varint(entry.count) + entry
         let change: [UInt8] = [0x0A] + FetchResponseCodingTests.varint(insertBody.count) + insertBody
         others.append([0x22] + FetchResponseCodingTests.varint(change.count) + change)
         // An attribute named with bytes that are not UTF-8, after an insert whose names are
         // valid (the names of one insert are matched against the previous one's by their bytes).
         let badName: [UInt8] = [0x0A, 0x02, 0xC3, 0x28, 0x12, 0x02, 0x10, 0x02]
-        let badInsert: [UInt8] = [0x0A, 0x04] + Array("Trip".utf8) + [0x12] + FetchResponseCodingTests.varint(badName.count) + badName
+        let badInsert: [UInt8] =
+            [0x0A, 0x04] + Array("Trip".utf8) + [0x12] + FetchResponseCodingTests.varint(badName.count) + badName
         let badChange: [UInt8] = [0x0A] + FetchResponseCodingTests.varint(badInsert.count) + badInsert
         others.append(plain + [0x22] + FetchResponseCodingTests.varint(badChange.count) + badChange)
         // The store's name as a varint; then as bytes that are not UTF-8.
@@ -176,30 +200,40 @@ import Testing
     func handWrittenRequestsReadAsTheMessage(seed: UInt64) throws {
         var random = SeededRandom(seed: seed)
         func id() -> PersistentIdentifier {
-            random.chance(0.3) ? .temporary(storeIdentifier: Self.store, entityName: "Trip")
-                : PersistentIdentifier(storeIdentifier: Self.store, entityName: random.pick(["Trip", "Stop"]), key: .permanent(Int64(random.int(1...1_000_000))))
+            random.chance(0.3)
+                ? .temporary(storeIdentifier: Self.store, entityName: "Trip")
+                : PersistentIdentifier(
+                    storeIdentifier: Self.store, entityName: random.pick(["Trip", "Stop"]),
+                    key: .permanent(Int64(random.int(1...1_000_000))))
         }
         func attributes() -> [String: Value] {
             var attributes: [String: Value] = [:]
-            for name in ["name", "bé", "", "score"] where random.chance(0.6) { attributes[name] = random.pick(WireConversionTests.values) }
+            for name in ["name", "bé", "", "score"] where random.chance(0.6) {
+                attributes[name] = random.pick(WireConversionTests.values)
+            }
             return attributes
         }
         func relationships() -> [String: RelationshipValue] {
-            random.chance(0.8) ? [:] : ["owner": .toOne(random.chance(0.5) ? nil : id()), "stops": .toMany([id(), id()])]
+            random.chance(0.8)
+                ? [:] : ["owner": .toOne(random.chance(0.5) ? nil : id()), "stops": .toMany([id(), id()])]
         }
         var edits: [ObjectEdit] = []
         for _ in 0..<random.int(0...8) {
             switch random.int(0...9) {
-            case 0...3: edits.append(.insert(entity: random.pick(["Trip", ""]), attributes: attributes(), relationships: relationships(),
-                                             id: random.chance(0.5) ? .temporary(storeIdentifier: Self.store, entityName: "Trip") : nil))
+            case 0...3:
+                edits.append(
+                    .insert(
+                        entity: random.pick(["Trip", ""]), attributes: attributes(), relationships: relationships(),
+                        id: random.chance(0.5) ? .temporary(storeIdentifier: Self.store, entityName: "Trip") : nil))
             case 4...5: edits.append(.update(id(), attributes: attributes(), relationships: relationships()))
             case 6...7: edits.append(.delete(id()))
             case 8: edits.append(.add([id()], relationship: "stops", of: id()))
             default: edits.append(.remove([id(), id()], relationship: "stops", of: id()))
             }
         }
-        let call = ApplyCall(store: random.pick(["items", "", "é"]), author: random.pick([nil, "", "importer"]),
-                             uniquenessPolicy: random.pick([.error, .upsert]), edits: edits, returnTransaction: random.chance(0.5))
+        let call = ApplyCall(
+            store: random.pick(["items", "", "é"]), author: random.pick([nil, "", "importer"]),
+            uniquenessPolicy: random.pick([.error, .upsert]), edits: edits, returnTransaction: random.chance(0.5))
         let bytes = try call.serializedBytes()
         #expect(try Modeld_V1_ApplyRequest(serializedBytes: bytes) == call.wire)
         let plain = edits.allSatisfy { edit in

@@ -12,7 +12,8 @@ import Testing
 
     static func randomObject(_ random: inout SeededRandom, index: Int) -> ObjectSnapshot {
         func id(_ key: Int) -> PersistentIdentifier {
-            random.chance(0.2) ? .temporary(storeIdentifier: store, entityName: "Trip")
+            random.chance(0.2)
+                ? .temporary(storeIdentifier: store, entityName: "Trip")
                 : PersistentIdentifier(storeIdentifier: store, entityName: "Trip", key: .permanent(Int64(key)))
         }
         var attributes: [String: Value] = [:]
@@ -25,7 +26,9 @@ import Testing
         }
         var relationships: [String: RelationshipValue] = [:]
         if random.chance(0.5) { relationships["owner"] = .toOne(random.chance(0.3) ? nil : id(random.int(1...9))) }
-        if random.chance(0.5) { relationships["stops"] = .toMany((0..<random.int(0...40)).map { _ in id(random.int(1...1_000_000)) }) }
+        if random.chance(0.5) {
+            relationships["stops"] = .toMany((0..<random.int(0...40)).map { _ in id(random.int(1...1_000_000)) })
+        }
         let version: Int64 = random.chance(0.1) ? 0 : Int64(random.int(1...Int(Int32.max)))
         return ObjectSnapshot(id: id(index), version: version, attributes: attributes, relationships: relationships)
     }
@@ -39,7 +42,9 @@ import Testing
         var chunk = FetchChunk()
         chunk.objects = (0..<random.int(0...30)).map { Self.randomObject(&random, index: $0 + 1) }
         chunk.prefetched = (0..<random.int(0...3)).map { Self.randomObject(&random, index: $0 + 100) }
-        chunk.identifiers = (0..<random.int(0...5)).map { PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(Int64($0 + 1))) }
+        chunk.identifiers = (0..<random.int(0...5)).map {
+            PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(Int64($0 + 1)))
+        }
         chunk.count = random.chance(0.5) ? nil : random.int(0...Int(Int64.max / 2))
 
         var encoder = FetchResponseEncoder()
@@ -75,7 +80,9 @@ import Testing
         message.objects = (0..<3).map { index in
             var object = Self.randomObject(&random, index: index + 1)
             object.attributes["big"] = nil
-            if case .toMany(let ids) = object.relationships["stops"] { object.relationships["stops"] = .toMany(Array(ids.prefix(3))) }
+            if case .toMany(let ids) = object.relationships["stops"] {
+                object.relationships["stops"] = .toMany(Array(ids.prefix(3)))
+            }
             return object.wire
         }
         message.count = 3
@@ -106,7 +113,8 @@ import Testing
     /// conversions give, naming the attribute.
     @Test func badValuesAreRefusedAsTheWireConversionsRefuseThem() throws {
         var object = Modeld_V1_ObjectSnapshot()
-        object.uri = PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(1)).uriRepresentation
+        object.uri =
+            PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(1)).uriRepresentation
         object.attributes["id"] = Modeld_V1_Value.with { $0.uuidValue = "not-a-uuid" }
         let response = Modeld_V1_FetchResponse.with { $0.objects = [object] }
         let theirs = try #require(throws: ModelError.self) { try FetchChunk(wire: response) }
@@ -129,7 +137,10 @@ import Testing
         var texts = [""]
         for length in 1...20 {
             let ascii = String((0..<length).map { Character(UnicodeScalar(UInt8(97 + $0 % 26))) })
-            texts += [ascii, ascii + "é", "é" + ascii, ascii + "\u{1F600}" + ascii, String(ascii.prefix(length / 2)) + "\u{0}ü" + ascii]
+            texts += [
+                ascii, ascii + "é", "é" + ascii, ascii + "\u{1F600}" + ascii,
+                String(ascii.prefix(length / 2)) + "\u{0}ü" + ascii,
+            ]
         }
         for text in texts {
             var encoder = FetchResponseEncoder()
@@ -142,13 +153,18 @@ import Testing
         var encoder = FetchResponseEncoder()
         encoder.append(ObjectSnapshot(id: id, version: 1, attributes: ["t": .string("PLACEHOLDER-TEXT")]))
         let valid = encoder.finish()
-        let start = try #require(valid.indices.first { Array(valid[$0..<min($0 + 16, valid.count)]) == Array("PLACEHOLDER-TEXT".utf8) })
-        let damages: [[UInt8]] = [[0xFF], [0xC3], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0x80], [0xF4, 0x90, 0x80, 0x80]]
+        let start = try #require(
+            valid.indices.first { Array(valid[$0..<min($0 + 16, valid.count)]) == Array("PLACEHOLDER-TEXT".utf8) })
+        let damages: [[UInt8]] = [
+            [0xFF], [0xC3], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0x80], [0xF4, 0x90, 0x80, 0x80],
+        ]
         for damage in damages {
             for offset in [0, 7, 8, 16 - damage.count] {
                 var bytes = valid
                 bytes.replaceSubrange((start + offset)..<(start + offset + damage.count), with: damage)
-                #expect(throws: (any Error).self, "SwiftProtobuf refuses \(damage) at \(offset)") { try Modeld_V1_FetchResponse(serializedBytes: bytes) }
+                #expect(throws: (any Error).self, "SwiftProtobuf refuses \(damage) at \(offset)") {
+                    try Modeld_V1_FetchResponse(serializedBytes: bytes)
+                }
                 let error = try #require(throws: ModelError.self) { try FetchChunk(serialized: bytes) }
                 #expect(error.message.contains("UTF-8"), "\(error)")
             }
@@ -169,23 +185,31 @@ import Testing
         let five = ["name", "category", "score", "price", "created"]
         let many = (0..<70).map { "a\($0)" }
         let attributeShapes: [[String]] = [
-            five, five, five.reversed(), shuffled(five), five.filter { $0 != "price" }, five + ["extra"], five + ["score"],
-            five.map { $0 == "name" ? "title" : $0 }, five, many, shuffled(many), many.dropLast(), five, [], [], five, shuffled(five),
+            five, five, five.reversed(), shuffled(five), five.filter { $0 != "price" }, five + ["extra"],
+            five + ["score"],
+            five.map { $0 == "name" ? "title" : $0 }, five, many, shuffled(many), many.dropLast(), five, [], [], five,
+            shuffled(five),
             // An empty name (no schema has one, but the wire may carry it).
             [""] + five, five + [""],
         ]
-        let relationshipShapes: [[String]] = [["owner"], ["owner", "stops"], ["stops", "owner"], [], ["owner", "owner"], ["stops"]]
+        let relationshipShapes: [[String]] = [
+            ["owner"], ["owner", "stops"], ["stops", "owner"], [], ["owner", "owner"], ["stops"],
+        ]
         // An object is the concatenation of one-entry messages (protobuf merges them, maps entry
         // by entry), so the order of its names, and repeated names, are as the test writes them.
         var response: [UInt8] = []
         for (index, names) in attributeShapes.enumerated() {
-            let id = PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(Int64(index + 1)))
+            let id = PersistentIdentifier(
+                storeIdentifier: Self.store, entityName: "Trip", key: .permanent(Int64(index + 1)))
             var object: [UInt8] = try ObjectSnapshot(id: id, version: Int64(index + 1)).wire.serializedBytes()
             for name in names {
-                object += try ObjectSnapshot(id: id, version: 1, attributes: [name: random.pick(WireConversionTests.values)]).wire.serializedBytes()
+                object += try ObjectSnapshot(
+                    id: id, version: 1, attributes: [name: random.pick(WireConversionTests.values)]
+                ).wire.serializedBytes()
             }
             for name in relationshipShapes[index % relationshipShapes.count] {
-                let value: RelationshipValue = name == "owner" ? .toOne(random.chance(0.3) ? nil : id) : .toMany([id, id])
+                let value: RelationshipValue =
+                    name == "owner" ? .toOne(random.chance(0.3) ? nil : id) : .toMany([id, id])
                 object += try ObjectSnapshot(id: id, version: 1, relationships: [name: value]).wire.serializedBytes()
             }
             response += [0x0A] + Self.varint(object.count) + object
@@ -204,20 +228,32 @@ import Testing
         let stranger = PersistentIdentifier(storeIdentifier: UUID(), entityName: "Trip", key: .permanent(2))
         let responses: [Modeld_V1_FetchResponse] = [
             .with { $0.objects = [ObjectSnapshot(id: stranger, version: 1).wire] },
-            .with { $0.objects = [ObjectSnapshot(id: mine, version: 1, relationships: ["owner": .toOne(stranger)]).wire] },
-            .with { $0.objects = [ObjectSnapshot(id: mine, version: 1, relationships: ["stops": .toMany([mine, stranger])]).wire] },
+            .with {
+                $0.objects = [ObjectSnapshot(id: mine, version: 1, relationships: ["owner": .toOne(stranger)]).wire]
+            },
+            .with {
+                $0.objects = [
+                    ObjectSnapshot(id: mine, version: 1, relationships: ["stops": .toMany([mine, stranger])]).wire
+                ]
+            },
             .with { $0.prefetched = [ObjectSnapshot(id: stranger, version: 1).wire] },
             .with { $0.identifiers = [mine.uriRepresentation, stranger.uriRepresentation] },
         ]
         for (index, response) in responses.enumerated() {
             let bytes: [UInt8] = try response.serializedBytes()
-            let theirs = try #require(throws: ModelError.self, "response \(index)") { try FetchChunk(wire: response, in: Self.store) }
-            let ours = try #require(throws: ModelError.self, "response \(index)") { try FetchChunk(serialized: bytes, in: Self.store) }
+            let theirs = try #require(throws: ModelError.self, "response \(index)") {
+                try FetchChunk(wire: response, in: Self.store)
+            }
+            let ours = try #require(throws: ModelError.self, "response \(index)") {
+                try FetchChunk(serialized: bytes, in: Self.store)
+            }
             #expect(ours == theirs, "response \(index)")
             #expect(ours.code == .invalidIdentifier && ours.message.contains("not to this store"), "\(ours)")
             #expect(try FetchChunk(serialized: bytes) == FetchChunk(wire: response), "response \(index)")
         }
-        let own = Modeld_V1_FetchResponse.with { $0.objects = [ObjectSnapshot(id: mine, version: 1, relationships: ["owner": .toOne(mine)]).wire] }
+        let own = Modeld_V1_FetchResponse.with {
+            $0.objects = [ObjectSnapshot(id: mine, version: 1, relationships: ["owner": .toOne(mine)]).wire]
+        }
         #expect(try FetchChunk(serialized: own.serializedBytes(), in: Self.store) == FetchChunk(wire: own))
     }
 

@@ -10,14 +10,18 @@ import Testing
     static let store = UUID()
 
     static func transaction(_ random: inout SeededRandom, changes: Int) -> HistoryTransaction {
-        HistoryTransaction(token: HistoryToken(Int64(random.int(1...1_000_000))), timestamp: Timestamp(microsecondsSince1970: 1_800_000_000_000_000),
-                           author: random.chance(0.5) ? nil : "importer",
-                           changes: (0..<changes).map { index in
-                               HistoryChange(kind: random.pick([.insert, .update, .delete]),
-                                             id: PersistentIdentifier(storeIdentifier: store, entityName: "Trip", key: .permanent(Int64(index + 1))),
-                                             changedProperties: random.chance(0.5) ? [] : ["name"],
-                                             tombstone: random.chance(0.8) ? [:] : ["name": random.pick(WireConversionTests.values)])
-                           })
+        HistoryTransaction(
+            token: HistoryToken(Int64(random.int(1...1_000_000))),
+            timestamp: Timestamp(microsecondsSince1970: 1_800_000_000_000_000),
+            author: random.chance(0.5) ? nil : "importer",
+            changes: (0..<changes).map { index in
+                HistoryChange(
+                    kind: random.pick([.insert, .update, .delete]),
+                    id: PersistentIdentifier(
+                        storeIdentifier: store, entityName: "Trip", key: .permanent(Int64(index + 1))),
+                    changedProperties: random.chance(0.5) ? [] : ["name"],
+                    tombstone: random.chance(0.8) ? [:] : ["name": random.pick(WireConversionTests.values)])
+            })
     }
 
     /// Results with no remapped objects or hundreds, any token (none, zero, negative, large), with
@@ -28,9 +32,13 @@ import Testing
         var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
         for index in 0..<random.pick([0, 1, 2, random.int(3...400)]) {
             remapped[.temporary(storeIdentifier: Self.store, entityName: random.pick(["Trip", "Stop", "Stop_2"]))] =
-                PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(Int64(index + 1) * Int64(random.int(1...1_000_000))))
+                PersistentIdentifier(
+                    storeIdentifier: Self.store, entityName: "Trip",
+                    key: .permanent(Int64(index + 1) * Int64(random.int(1...1_000_000))))
         }
-        let token: HistoryToken? = random.chance(0.2) ? nil : HistoryToken(random.pick([0, -1, 1, Int64.max, Int64(random.int(2...1_000_000))]))
+        let token: HistoryToken? =
+            random.chance(0.2)
+            ? nil : HistoryToken(random.pick([0, -1, 1, Int64.max, Int64(random.int(2...1_000_000))]))
         let transaction = random.chance(0.3) ? Self.transaction(&random, changes: random.int(0...20)) : nil
         let response = SaveResponse(SaveResult(remappedIdentifiers: remapped, token: token), transaction: transaction)
 
@@ -40,7 +48,8 @@ import Testing
         #expect(parsed.hasToken == (token != nil))
 
         // The client reads the bytes by hand into what the message says.
-        let fields = try SaveResultFields(serialized: response.serializedBytes(), in: random.chance(0.5) ? Self.store : nil)
+        let fields = try SaveResultFields(
+            serialized: response.serializedBytes(), in: random.chance(0.5) ? Self.store : nil)
         #expect(fields.remappedIdentifiers == remapped)
         #expect(fields.token == token)
         #expect(try fields.transaction == (parsed.hasTransaction ? HistoryTransaction(wire: parsed.transaction) : nil))
@@ -51,9 +60,12 @@ import Testing
     /// fails; so do damaged bytes, where SwiftProtobuf refuses them.
     @Test func resultsThatDoNotReadFailAsTheMessageFails() throws {
         let other = UUID()
-        let response = SaveResponse(SaveResult(remappedIdentifiers: [
-            .temporary(storeIdentifier: other, entityName: "Trip"): PersistentIdentifier(storeIdentifier: other, entityName: "Trip", key: .permanent(1)),
-        ], token: HistoryToken(3)))
+        let response = SaveResponse(
+            SaveResult(
+                remappedIdentifiers: [
+                    .temporary(storeIdentifier: other, entityName: "Trip"): PersistentIdentifier(
+                        storeIdentifier: other, entityName: "Trip", key: .permanent(1))
+                ], token: HistoryToken(3)))
         let bytes = try response.serializedBytes()
         let ours = try #require(throws: ModelError.self) { try SaveResultFields(serialized: bytes, in: Self.store) }
         let message = try Modeld_V1_SaveResult(serializedBytes: bytes)
@@ -65,7 +77,9 @@ import Testing
         for length in 0..<bytes.count {
             let prefix = Array(bytes.prefix(length))
             if (try? Modeld_V1_SaveResult(serializedBytes: prefix)) == nil {
-                #expect(throws: ModelError.self, "prefix of \(length) bytes") { try SaveResultFields(serialized: prefix, in: nil) }
+                #expect(throws: ModelError.self, "prefix of \(length) bytes") {
+                    try SaveResultFields(serialized: prefix, in: nil)
+                }
             }
         }
     }
@@ -75,7 +89,8 @@ import Testing
     @Test func aTransactionOverTheLimitIsCutAsTheMessageCutsIt() throws {
         var random = SeededRandom(seed: 5)
         let limit = Modeld_V1_SaveResult.transactionChangeLimit
-        let response = SaveResponse(SaveResult(token: HistoryToken(9)), transaction: Self.transaction(&random, changes: limit + 1))
+        let response = SaveResponse(
+            SaveResult(token: HistoryToken(9)), transaction: Self.transaction(&random, changes: limit + 1))
         let parsed = try Modeld_V1_SaveResult(serializedBytes: response.serializedBytes())
         #expect(parsed == response.wire)
         #expect(parsed.transactionTruncated && parsed.transaction.changes.count == limit)

@@ -14,11 +14,13 @@ import Testing
     }
 
     static let values: [Value] = [
-        .null, .string(""), .string("Zé \"q\"\n😀\u{0}"), .int(0), .int(.min), .int(.max), .double(0.1), .double(-1e-300),
+        .null, .string(""), .string("Zé \"q\"\n😀\u{0}"), .int(0), .int(.min), .int(.max), .double(0.1),
+        .double(-1e-300),
         .double(.infinity), .double(.greatestFiniteMagnitude), .bool(true), .bool(false),
         .date(Timestamp(iso8601: "2026-01-31T12:00:00.000001Z")!), .date(Timestamp(microsecondsSince1970: .min)),
         .data(Data()), .data(Data([0, 255, 1])), .uuid(UUID(uuidString: "0A1B2C3D-4E5F-4061-8293-A4B5C6D7E8F9")!),
-        .url(URL(string: "https://example.com/a?b=1#c")!), .decimal(Decimal(string: "-12.345")!), .decimal(Decimal(string: "123456789012345678901234567.89")!),
+        .url(URL(string: "https://example.com/a?b=1#c")!), .decimal(Decimal(string: "-12.345")!),
+        .decimal(Decimal(string: "123456789012345678901234567.89")!),
         .json("{\"a\": [1, null]}"), .json("null"),
     ]
 
@@ -65,7 +67,10 @@ import Testing
             let wire = try Self.throughBytes(Modeld_V1_Predicate(predicate))
             #expect(try wire.model() == predicate, "\(predicate)")
         }
-        for kind in ["comparison", "and", "or", "not", "subqueryCount", "collection", "arithmetic", "list", "object", "entityName", "literal"] {
+        for kind in [
+            "comparison", "and", "or", "not", "subqueryCount", "collection", "arithmetic", "list", "object",
+            "entityName", "literal",
+        ] {
             #expect(generator.tally[kind, default: 0] > 100, "\(kind): \(generator.tally[kind, default: 0])")
         }
     }
@@ -82,10 +87,26 @@ import Testing
         Modeld_V1_PredicateNode(),
         Modeld_V1_PredicateNode.with { $0.and = .with { $0.predicates = [.with { $0.constant = true }] } },
         Modeld_V1_PredicateNode.with { $0.comparison = .with { $0.op = .equal } },
-        Modeld_V1_PredicateNode.with { $0.comparison = .with { $0.lhs.keyPath.components = ["a"]; $0.rhs.literal = .with { $0.intValue = 1 } } },
-        Modeld_V1_PredicateNode.with { $0.comparison = .with { $0.op = .equal; $0.lhs.keyPath.components = ["a b"]; $0.rhs.literal = .init() } },
-        Modeld_V1_PredicateNode.with { $0.comparison = .with { $0.op = .equal; $0.lhs.collection = .with { $0.collection.components = ["x"] }; $0.rhs.literal = .init() } },
-        Modeld_V1_PredicateNode.with { $0.comparison = .with { $0.op = .equal; $0.lhs.object = "nope"; $0.rhs.literal = .init() } },
+        Modeld_V1_PredicateNode.with {
+            $0.comparison = .with {
+                $0.lhs.keyPath.components = ["a"]; $0.rhs.literal = .with { $0.intValue = 1 }
+            }
+        },
+        Modeld_V1_PredicateNode.with {
+            $0.comparison = .with {
+                $0.op = .equal; $0.lhs.keyPath.components = ["a b"]; $0.rhs.literal = .init()
+            }
+        },
+        Modeld_V1_PredicateNode.with {
+            $0.comparison = .with {
+                $0.op = .equal; $0.lhs.collection = .with { $0.collection.components = ["x"] }; $0.rhs.literal = .init()
+            }
+        },
+        Modeld_V1_PredicateNode.with {
+            $0.comparison = .with {
+                $0.op = .equal; $0.lhs.object = "nope"; $0.rhs.literal = .init()
+            }
+        },
     ])
     func incompleteTreesAreRefused(node: Modeld_V1_PredicateNode) throws {
         let error = try #require(throws: ModelError.self) { try Predicate(wire: node) }
@@ -103,9 +124,9 @@ import Testing
         let shallow: [UInt8] = try nested(50).serializedBytes()
         #expect(try Predicate(wire: Modeld_V1_PredicateNode(serializedBytes: shallow)) != .constant(false))
         // Made byte by byte: building (or encoding) such a message would itself recurse that deep.
-        var deep: [UInt8] = [0x08, 0x01]   // constant: true
+        var deep: [UInt8] = [0x08, 0x01] // constant: true
         for _ in 0..<5_000 {
-            var length = deep.count, prefix: [UInt8] = [0x2A]   // field 5 (not), length-delimited
+            var length = deep.count, prefix: [UInt8] = [0x2A] // field 5 (not), length-delimited
             while length >= 0x80 { prefix.append(UInt8(length & 0x7F) | 0x80); length >>= 7 }
             prefix.append(UInt8(length))
             deep = prefix + deep
@@ -114,20 +135,29 @@ import Testing
     }
 
     @Test func fetchAndAggregateDescriptorsRoundTrip() throws {
-        let fetch = FetchDescriptor(entityName: "Trip", predicate: try PredicateParser.parse("name CONTAINS[cd] \"é\""),
-                                    sortBy: [SortDescriptor("startDate", ascending: false), SortDescriptor("name", caseInsensitive: true),
-                                             SortDescriptor(PropertyPath(["livingAccommodation", "placeName"]))],
-                                    offset: 3, limit: 9, includesSubentities: false, propertiesToFetch: ["name"],
-                                    relationshipKeyPathsForPrefetching: ["bucketList", "livingAccommodation"], resultType: .identifiers)
+        let fetch = FetchDescriptor(
+            entityName: "Trip", predicate: try PredicateParser.parse("name CONTAINS[cd] \"é\""),
+            sortBy: [
+                SortDescriptor("startDate", ascending: false), SortDescriptor("name", caseInsensitive: true),
+                SortDescriptor(PropertyPath(["livingAccommodation", "placeName"])),
+            ],
+            offset: 3, limit: 9, includesSubentities: false, propertiesToFetch: ["name"],
+            relationshipKeyPathsForPrefetching: ["bucketList", "livingAccommodation"], resultType: .identifiers)
         #expect(try FetchDescriptor(wire: try Self.throughBytes(fetch.wire)) == fetch)
         let plain = FetchDescriptor(entityName: "Trip")
         #expect(try FetchDescriptor(wire: try Self.throughBytes(plain.wire)) == plain)
 
-        let aggregate = AggregateDescriptor(entityName: "Student", predicate: .constant(true), groupBy: ["birthOfYear"],
-                                            aggregations: [Aggregation("n", .count), Aggregation("oldest", .min, "birthOfYear")],
-                                            sortBy: [AggregateSort("n", ascending: false)], offset: 1, limit: 2, includesSubentities: false)
+        let aggregate = AggregateDescriptor(
+            entityName: "Student", predicate: .constant(true), groupBy: ["birthOfYear"],
+            aggregations: [Aggregation("n", .count), Aggregation("oldest", .min, "birthOfYear")],
+            sortBy: [AggregateSort("n", ascending: false)], offset: 1, limit: 2, includesSubentities: false)
         #expect(try AggregateDescriptor(wire: try Self.throughBytes(aggregate.wire)) == aggregate)
-        let error = try #require(throws: ModelError.self) { try FetchDescriptor(wire: .with { $0.entity = "Trip"; $0.sort = [.with { $0.keyPath = "a..b" }] }) }
+        let error = try #require(throws: ModelError.self) {
+            try FetchDescriptor(
+                wire: .with {
+                    $0.entity = "Trip"; $0.sort = [.with { $0.keyPath = "a..b" }]
+                })
+        }
         #expect(error.code == .invalidArgument && error.context["keyPath"] == "a..b")
     }
 
@@ -135,20 +165,27 @@ import Testing
         let store = UUID()
         let trip = PersistentIdentifier(storeIdentifier: store, entityName: "Trip", key: .permanent(4))
         let new = PersistentIdentifier(storeIdentifier: store, entityName: "Trip", key: .temporary(UUID()))
-        let transaction = HistoryTransaction(token: HistoryToken(7), timestamp: Timestamp(microsecondsSince1970: 1_790_000_000_123_456), author: "app",
-                                             changes: [HistoryChange(kind: .insert, id: trip),
-                                                       HistoryChange(kind: .update, id: trip, changedProperties: ["name", "startDate"]),
-                                                       HistoryChange(kind: .delete, id: trip, tombstone: ["name": .string("Rome"), "endDate": .null])])
+        let transaction = HistoryTransaction(
+            token: HistoryToken(7), timestamp: Timestamp(microsecondsSince1970: 1_790_000_000_123_456), author: "app",
+            changes: [
+                HistoryChange(kind: .insert, id: trip),
+                HistoryChange(kind: .update, id: trip, changedProperties: ["name", "startDate"]),
+                HistoryChange(kind: .delete, id: trip, tombstone: ["name": .string("Rome"), "endDate": .null]),
+            ])
         #expect(try HistoryTransaction(wire: try Self.throughBytes(transaction.wire), in: store) == transaction)
         let edits: [ObjectEdit] = [
-            .insert(entity: "Trip", attributes: ["name": .string("Kyoto")], relationships: ["bucketList": .toMany([])], id: new),
+            .insert(
+                entity: "Trip", attributes: ["name": .string("Kyoto")], relationships: ["bucketList": .toMany([])],
+                id: new),
             .update(trip, attributes: ["name": .null], relationships: ["livingAccommodation": .toOne(nil)]),
             .delete(trip), .add([trip], relationship: "r", of: new), .remove([new], relationship: "r", of: trip),
         ]
         for edit in edits {
             #expect(try ObjectEdit(wire: try Self.throughBytes(edit.wire), in: store) == edit)
         }
-        let foreign = try #require(throws: ModelError.self) { try ObjectEdit.edits(wire: edits.map(\.wire), in: UUID()) }
+        let foreign = try #require(throws: ModelError.self) {
+            try ObjectEdit.edits(wire: edits.map(\.wire), in: UUID())
+        }
         #expect(foreign.code == .invalidIdentifier && foreign.context["change"] == "1")
     }
 }
@@ -157,7 +194,8 @@ import Testing
 @Suite struct ErrorMappingTests {
     @Test(arguments: ModelError.Code.allCases)
     func everyCodeTravelsAndComesBack(code: ModelError.Code) throws {
-        let error = ModelError(code, "what went wrong, and what to do", context: ["entity": "Trip", "predicate": "name == \"Zoë\""])
+        let error = ModelError(
+            code, "what went wrong, and what to do", context: ["entity": "Trip", "predicate": "name == \"Zoë\""])
         let rpc = RPCError(error)
         #expect(rpc.code == ModelError.statusCode(for: code))
         #expect(rpc.message == error.message)
@@ -188,7 +226,9 @@ import Testing
         #expect(DefaultLocations.socketPath(environment: user, userID: 1000) == "/run/user/1000/modeld/modeld.sock")
         #expect(DefaultLocations.dataDirectory(environment: user, userID: 1000) == "/home/a/.data/modeld")
         #expect(DefaultLocations.socketPath(environment: [:], userID: 1000) == "/tmp/modeld-1000/modeld.sock")
-        #expect(DefaultLocations.dataDirectory(environment: ["HOME": "/home/a"], userID: 1000) == "/home/a/.local/share/modeld")
+        #expect(
+            DefaultLocations.dataDirectory(environment: ["HOME": "/home/a"], userID: 1000)
+                == "/home/a/.local/share/modeld")
         #expect(DefaultLocations.socketPath(environment: user, userID: 0) == "/run/modeld/modeld.sock")
         #expect(DefaultLocations.dataDirectory(environment: user, userID: 0) == "/var/lib/modeld")
     }
@@ -196,8 +236,14 @@ import Testing
     /// A client finds the system daemon (systemd's socket) when the user runs none of their own.
     @Test func clientsFallBackToTheSystemDaemon() {
         let user = ["XDG_RUNTIME_DIR": "/run/user/1000"]
-        #expect(DefaultLocations.clientSocketPath(environment: user, userID: 1000) { $0 == "/run/modeld/modeld.sock" } == "/run/modeld/modeld.sock")
-        #expect(DefaultLocations.clientSocketPath(environment: user, userID: 1000) { _ in true } == "/run/user/1000/modeld/modeld.sock")
-        #expect(DefaultLocations.clientSocketPath(environment: user, userID: 1000) { _ in false } == "/run/user/1000/modeld/modeld.sock")
+        #expect(
+            DefaultLocations.clientSocketPath(environment: user, userID: 1000) { $0 == "/run/modeld/modeld.sock" }
+                == "/run/modeld/modeld.sock")
+        #expect(
+            DefaultLocations.clientSocketPath(environment: user, userID: 1000) { _ in true }
+                == "/run/user/1000/modeld/modeld.sock")
+        #expect(
+            DefaultLocations.clientSocketPath(environment: user, userID: 1000) { _ in false }
+                == "/run/user/1000/modeld/modeld.sock")
     }
 }

@@ -10,7 +10,9 @@ struct CommandResult {
 
 /// Runs `executable` with `arguments` to completion, its output going to files (so that a full
 /// pipe never blocks it), and returns what it printed.
-func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil, in directory: URL) async throws -> CommandResult {
+func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil, in directory: URL) async throws
+    -> CommandResult
+{
     let id = UUID().uuidString.prefix(8)
     let out = directory.appendingPathComponent("out-\(id)"), err = directory.appendingPathComponent("err-\(id)")
     _ = FileManager.default.createFile(atPath: out.path, contents: nil)
@@ -28,8 +30,9 @@ func run(_ executable: URL, _ arguments: [String], environment: [String: String]
         try? FileManager.default.removeItem(at: out)
         try? FileManager.default.removeItem(at: err)
     }
-    return CommandResult(status: process.terminationStatus, output: try String(contentsOf: out, encoding: .utf8),
-                         error: try String(contentsOf: err, encoding: .utf8))
+    return CommandResult(
+        status: process.terminationStatus, output: try String(contentsOf: out, encoding: .utf8),
+        error: try String(contentsOf: err, encoding: .utf8))
 }
 
 /// The built modeld.
@@ -41,7 +44,7 @@ func modeldExecutable() throws -> URL {
 /// A child process started with posix_spawn, for programs that close the descriptors they
 /// inherit (systemd-socket-activate does): Foundation's Process watches a descriptor it passes to
 /// the child, takes its closing for the child's exit, and then blocks in waitpid for good.
-final class SpawnedProcess: @unchecked Sendable {  // `status` is set by the one task that polls the process.
+final class SpawnedProcess: @unchecked Sendable { // `status` is set by the one task that polls the process.
     let processIdentifier: pid_t
     private(set) var status: Int32?
 

@@ -10,7 +10,8 @@ struct CLITestbed {
     /// Runs `body` with a fresh daemon, removed afterwards whether `body` succeeds or throws.
     static func with(_ arguments: [String] = [], _ body: (CLITestbed) async throws -> Void) async throws {
         let daemon = try await ModeldProcess.launch(arguments: arguments)
-        let bed = CLITestbed(daemon: daemon, modelctl: daemon.executable.deletingLastPathComponent().appendingPathComponent("modelctl"))
+        let bed = CLITestbed(
+            daemon: daemon, modelctl: daemon.executable.deletingLastPathComponent().appendingPathComponent("modelctl"))
         do {
             try await body(bed)
         } catch {
@@ -23,16 +24,22 @@ struct CLITestbed {
     var directory: URL { daemon.directory }
 
     /// Runs modelctl with `arguments` (after `--socket`), with `input` on standard input.
-    func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) async throws -> CommandResult {
+    func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) async throws
+        -> CommandResult
+    {
         var env = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         env["MODELD_SOCKET"] = daemon.socketPath
         env["MODELD_STORE"] = env["MODELD_STORE"] ?? "default"
-        guard let input else { return try await ModeldEndToEndTests.run(modelctl, arguments, environment: env, in: directory) }
+        guard let input else {
+            return try await ModeldEndToEndTests.run(modelctl, arguments, environment: env, in: directory)
+        }
         let file = directory.appendingPathComponent("stdin-\(UUID().uuidString.prefix(8))")
         try input.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        return try await ModeldEndToEndTests.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "exec \"$0\" \"$@\" < \"\(file.path)\"", modelctl.path] + arguments,
-                                           environment: env, in: directory)
+        return try await ModeldEndToEndTests.run(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", "exec \"$0\" \"$@\" < \"\(file.path)\"", modelctl.path] + arguments,
+            environment: env, in: directory)
     }
 
     /// Writes `text` to a file in the testbed's directory; returns its path.

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 import ModelCore
@@ -15,7 +15,8 @@ import Testing
             #expect(status.status == 0, "\(status)")
             let object = try #require(status.json as? [String: Any])
             #expect(object["health"] as? String == "serving" && object["version"] as? String == "0.1.0")
-            #expect(object["stores"] as? [String] == ["default"] && object["socket"] as? String == bed.daemon.socketPath)
+            #expect(
+                object["stores"] as? [String] == ["default"] && object["socket"] as? String == bed.daemon.socketPath)
 
             #expect(try await bed.run(["store", "create", "scratch", "--memory", "--format", "json"]).status == 0)
             let list = try await bed.run(["store", "list", "--format", "jsonl"])
@@ -28,7 +29,10 @@ import Testing
             let dropped = try await bed.run(["store", "drop", "scratch"])
             #expect(dropped.status == 0 && dropped.error.contains("dropped store 'scratch'"))
             let gone = try await bed.run(["store", "info", "scratch"])
-            #expect(gone.status == 66 && gone.error == "modelctl: no store named 'scratch'; list the stores, or create it first\n", "\(gone)")
+            #expect(
+                gone.status == 66
+                    && gone.error == "modelctl: no store named 'scratch'; list the stores, or create it first\n",
+                "\(gone)")
         }
     }
 
@@ -36,44 +40,68 @@ import Testing
         try await CLITestbed.with { bed in
             let file = try bed.file("trips.json", SampleTrips.schema.canonicalJSON())
             let applied = try await bed.run(["schema", "apply", file])
-            #expect(applied.status == 0 && applied.error.contains("applied the schema to 'default' (5 entities"), "\(applied)")
+            #expect(
+                applied.status == 0 && applied.error.contains("applied the schema to 'default' (5 entities"),
+                "\(applied)")
             let shown = try await bed.run(["schema", "show"])
             #expect(shown.output == SampleTrips.schema.canonicalJSON() + "\n")
-            #expect(try await bed.run(["insert", "Trip", "name=Kyoto", "destination=Japan", "startDate=2026-04-01", "endDate=2026-04-09"]).status == 0)
+            #expect(
+                try await bed.run([
+                    "insert", "Trip", "name=Kyoto", "destination=Japan", "startDate=2026-04-01", "endDate=2026-04-09",
+                ]).status == 0)
 
             var changed = SampleTrips.schema
-            changed.entities[0].attributes.append(AttributeDescription(name: "budget", type: .decimal, isOptional: true))
+            changed.entities[0].attributes.append(
+                AttributeDescription(name: "budget", type: .decimal, isOptional: true))
             let refused = try await bed.run(["schema", "apply", try bed.file("changed.json", changed.canonicalJSON())])
             #expect(refused.status == 75 && refused.error.contains("budget"), "\(refused)")
-            let broken = try await bed.run(["schema", "apply", try bed.file("broken.json", "{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\"}]}]}")])
+            let broken = try await bed.run([
+                "schema", "apply",
+                try bed.file("broken.json", "{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\"}]}]}"),
+            ])
             #expect(broken.status == 64 && broken.error.hasPrefix("modelctl: "), "\(broken)")
         }
     }
 
     @Test func objectsAreInsertedReadUpdatedAndDeletedWithCascades() async throws {
         try await CLITestbed.with { bed in
-            #expect(try await bed.run(["schema", "apply", try bed.file("trips.json", SampleTrips.schema.canonicalJSON())]).status == 0)
-            let inserted = try await bed.run(["insert", "Trip", "name=Rome", "destination=Italy", "startDate=2026-04-01", "endDate=2026-04-02", "--format", "jsonl"])
+            #expect(
+                try await bed.run(["schema", "apply", try bed.file("trips.json", SampleTrips.schema.canonicalJSON())])
+                    .status == 0)
+            let inserted = try await bed.run([
+                "insert", "Trip", "name=Rome", "destination=Italy", "startDate=2026-04-01", "endDate=2026-04-02",
+                "--format", "jsonl",
+            ])
             let trip = try #require(inserted.objects.first?["uri"] as? String, "\(inserted)")
             #expect(trip.hasSuffix("/Trip/p1"))
-            let items = try await bed.run(["insert", "BucketListItem", "--json",
-                                     "[{\"title\": \"Colosseum\", \"details\": \"\", \"trip\": \"\(trip)\"}, {\"title\": \"Forum\", \"details\": \"x\", \"trip\": \"\(trip)\"}]",
-                                     "--format", "jsonl"])
+            let items = try await bed.run([
+                "insert", "BucketListItem", "--json",
+                "[{\"title\": \"Colosseum\", \"details\": \"\", \"trip\": \"\(trip)\"}, {\"title\": \"Forum\", \"details\": \"x\", \"trip\": \"\(trip)\"}]",
+                "--format", "jsonl",
+            ])
             #expect(items.objects.count == 2, "\(items)")
 
             let got = try await bed.run(["get", trip, "--format", "json"])
             let object = try #require(got.json as? [String: Any], "\(got)")
-            #expect(object["name"] as? String == "Rome" && object["startDate"] as? String == "2026-04-01T00:00:00.000000Z")
+            #expect(
+                object["name"] as? String == "Rome" && object["startDate"] as? String == "2026-04-01T00:00:00.000000Z")
             #expect((object["bucketList"] as? [String])?.count == 2)
 
-            #expect(try await bed.run(["update", trip, "destination=Lazio", "note:=null"]).status == 64, "note is not an attribute")
+            #expect(
+                try await bed.run(["update", trip, "destination=Lazio", "note:=null"]).status == 64,
+                "note is not an attribute")
             let updated = try await bed.run(["update", trip, "destination=Lazio"])
             #expect(updated.status == 0, "\(updated)")
-            #expect((try await bed.run(["get", trip, "--format", "json"]).json as? [String: Any])?["destination"] as? String == "Lazio")
+            #expect(
+                (try await bed.run(["get", trip, "--format", "json"]).json as? [String: Any])?["destination"] as? String
+                    == "Lazio")
 
             let deleted = try await bed.run(["delete", trip, "--format", "jsonl"])
             #expect(deleted.status == 0)
-            #expect(deleted.objects.map { $0["deleted"] as? String }.sorted { ($0 ?? "") < ($1 ?? "") } == ["as asked", "by cascade", "by cascade"], "\(deleted)")
+            #expect(
+                deleted.objects.map { $0["deleted"] as? String }.sorted { ($0 ?? "") < ($1 ?? "") } == [
+                    "as asked", "by cascade", "by cascade",
+                ], "\(deleted)")
             let missing = try await bed.run(["get", trip])
             #expect(missing.status == 66 && missing.error.contains("no object \(trip)"), "\(missing)")
         }
@@ -81,7 +109,9 @@ import Testing
 
     @Test func fetchCountAndAggregateInEveryFormat() async throws {
         try await CLITestbed.with { bed in
-            #expect(try await bed.run(["schema", "apply", try bed.file("articles.json", Articles.schema.canonicalJSON())]).status == 0)
+            #expect(
+                try await bed.run(["schema", "apply", try bed.file("articles.json", Articles.schema.canonicalJSON())])
+                    .status == 0)
             var students = ""
             var expected: [Int: Int] = [:]
             for i in 0..<60 {
@@ -92,22 +122,36 @@ import Testing
             let imported = try await bed.run(["import", "Student", try bed.file("students.jsonl", students)])
             #expect(imported.status == 0 && imported.error.contains("imported 60 objects"), "\(imported)")
 
-            let fetched = try await bed.run(["fetch", "Student", "--where", "birthOfYear >= 1995", "--sort", "-birthOfYear,name", "--limit", "5", "--offset", "1",
-                                       "--fields", "name,birthOfYear", "--format", "jsonl"])
+            let fetched = try await bed.run([
+                "fetch", "Student", "--where", "birthOfYear >= 1995", "--sort", "-birthOfYear,name", "--limit", "5",
+                "--offset", "1",
+                "--fields", "name,birthOfYear", "--format", "jsonl",
+            ])
             let all = (0..<60).map { (name: "s\($0)", year: 1990 + ($0 * 7) % 9) }.filter { $0.year >= 1995 }
                 .sorted { ($0.year, $1.name) > ($1.year, $0.name) }
-            #expect(fetched.objects.map { $0["name"] as? String } == Array(all.dropFirst().prefix(5)).map { $0.name }, "\(fetched)")
+            #expect(
+                fetched.objects.map { $0["name"] as? String } == Array(all.dropFirst().prefix(5)).map { $0.name },
+                "\(fetched)")
             #expect(fetched.objects.first?.keys.sorted() == ["birthOfYear", "name", "uri", "version"])
 
-            let csv = try await bed.run(["fetch", "Student", "--where", "name == \"s0\"", "--fields", "name,birthOfYear", "--format", "csv"])
+            let csv = try await bed.run([
+                "fetch", "Student", "--where", "name == \"s0\"", "--fields", "name,birthOfYear", "--format", "csv",
+            ])
             #expect(csv.lines.first == "uri,version,name,birthOfYear" && csv.lines.count == 2, "\(csv.output)")
             let table = try await bed.run(["fetch", "Student", "--where", "name == \"s0\"", "--format", "table"])
-            #expect(table.lines.count == 3 && table.lines[0].contains("name") && table.lines[1].hasPrefix("---"), "\(table.output)")
+            #expect(
+                table.lines.count == 3 && table.lines[0].contains("name") && table.lines[1].hasPrefix("---"),
+                "\(table.output)")
             let json = try await bed.run(["fetch", "Student", "--limit", "2", "--format", "json"])
             #expect((json.json as? [[String: Any]])?.count == 2)
 
-            #expect(try await bed.run(["count", "Student", "--where", "birthOfYear == 1990", "--format", "table"]).output == "\(expected[1990]!)\n")
-            let grouped = try await bed.run(["aggregate", "Student", "--group-by", "birthOfYear", "--count", "--min", "name", "--sort", "-count,birthOfYear", "--format", "jsonl"])
+            #expect(
+                try await bed.run(["count", "Student", "--where", "birthOfYear == 1990", "--format", "table"]).output
+                    == "\(expected[1990]!)\n")
+            let grouped = try await bed.run([
+                "aggregate", "Student", "--group-by", "birthOfYear", "--count", "--min", "name", "--sort",
+                "-count,birthOfYear", "--format", "jsonl",
+            ])
             let pairs = grouped.objects.map { ($0["birthOfYear"] as? Int ?? 0, $0["count"] as? Int ?? 0) }
             #expect(Dictionary(uniqueKeysWithValues: pairs) == expected, "\(grouped)")
             #expect(pairs.map(\.1) == pairs.map(\.1).sorted(by: >))
@@ -116,7 +160,9 @@ import Testing
 
     @Test func historyAfterATokenByAuthorAndFollowed() async throws {
         try await CLITestbed.with { bed in
-            #expect(try await bed.run(["schema", "apply", try bed.file("catalog.json", Catalog.schema.canonicalJSON())]).status == 0)
+            #expect(
+                try await bed.run(["schema", "apply", try bed.file("catalog.json", Catalog.schema.canonicalJSON())])
+                    .status == 0)
             for (name, author) in [("a", "ann"), ("b", "bob"), ("c", "ann")] {
                 #expect(try await bed.run(["insert", "Library", "name=\(name)", "--author", author]).status == 0)
             }
@@ -124,14 +170,18 @@ import Testing
             #expect(after.objects.map { $0["token"] as? Int } == [2, 3])
             #expect(after.objects.map { $0["author"] as? String } == ["bob", "ann"])
             let byAnn = try await bed.run(["history", "--author", "ann", "--format", "csv"])
-            #expect(byAnn.lines.count == 3 && byAnn.lines[0].hasPrefix("token,timestamp,author,kind,uri"), "\(byAnn.output)")
+            #expect(
+                byAnn.lines.count == 3 && byAnn.lines[0].hasPrefix("token,timestamp,author,kind,uri"), "\(byAnn.output)"
+            )
 
             // --follow prints saves as they happen, until stopped.
             let output = bed.directory.appendingPathComponent("follow.out")
             _ = FileManager.default.createFile(atPath: output.path, contents: nil)
             let follower = Process()
             follower.executableURL = bed.modelctl
-            follower.arguments = ["--socket", bed.daemon.socketPath, "history", "--after", "3", "--follow", "--format", "jsonl"]
+            follower.arguments = [
+                "--socket", bed.daemon.socketPath, "history", "--after", "3", "--follow", "--format", "jsonl",
+            ]
             follower.standardOutput = try FileHandle(forWritingTo: output)
             try follower.run()
             defer { if follower.isRunning { kill(follower.processIdentifier, SIGKILL) } }
@@ -151,7 +201,9 @@ import Testing
 
     @Test func theShellStagesFetchesSavesAndRollsBack() async throws {
         try await CLITestbed.with { bed in
-            #expect(try await bed.run(["schema", "apply", try bed.file("catalog.json", Catalog.schema.canonicalJSON())]).status == 0)
+            #expect(
+                try await bed.run(["schema", "apply", try bed.file("catalog.json", Catalog.schema.canonicalJSON())])
+                    .status == 0)
             let script = """
                 insert Library name="Central Library"
                 insert Library name=Annex
@@ -169,15 +221,20 @@ import Testing
             #expect(lines.filter { $0["count"] != nil }.map { $0["count"] as? Int } == [2, 0], "\(shell.output)")
             #expect(lines.contains { $0["name"] as? String == "Central Library" })
             #expect(lines.filter { $0["change"] as? String == "insert" }.count == 2)
-            #expect(shell.error.contains("discarded 2 change(s)") && shell.error.contains("saved (history token 1)"), "\(shell.error)")
+            #expect(
+                shell.error.contains("discarded 2 change(s)") && shell.error.contains("saved (history token 1)"),
+                "\(shell.error)")
             let stored = try await bed.run(["fetch", "Library", "--format", "jsonl"])
             #expect(stored.objects.map { $0["name"] as? String } == ["Kept"])
-            #expect(try await bed.run(["history", "--format", "jsonl"]).objects.first?["author"] as? String == "shell-user")
+            #expect(
+                try await bed.run(["history", "--format", "jsonl"]).objects.first?["author"] as? String == "shell-user")
 
             // Mistakes are reported and the shell goes on; leaving discards what was not saved.
             let mistakes = try await bed.run(["shell"], input: "insert Library name=Lost\nfrobnicate\nfetch Nowhere\n")
             #expect(mistakes.status == 64, "the last mistake's class")
-            #expect(mistakes.error.contains("unknown command 'frobnicate'") && mistakes.error.contains("unknown entity 'Nowhere'"), "\(mistakes.error)")
+            #expect(
+                mistakes.error.contains("unknown command 'frobnicate'")
+                    && mistakes.error.contains("unknown entity 'Nowhere'"), "\(mistakes.error)")
             #expect(mistakes.error.contains("discarded 1 unsaved change(s)"))
             #expect(try await bed.run(["count", "Library", "--format", "table"]).output == "1\n")
         }
@@ -186,13 +243,20 @@ import Testing
     /// Each class of error has its exit code and a message that says what to do.
     @Test func errorClassesAndExitCodes() async throws {
         try await CLITestbed.with { bed in
-            #expect(try await bed.run(["schema", "apply", try bed.file("trips.json", SampleTrips.schema.canonicalJSON())]).status == 0)
-            let trip = ["insert", "Trip", "name=Kyoto", "destination=Japan", "startDate=2026-04-01", "endDate=2026-04-09"]
+            #expect(
+                try await bed.run(["schema", "apply", try bed.file("trips.json", SampleTrips.schema.canonicalJSON())])
+                    .status == 0)
+            let trip = [
+                "insert", "Trip", "name=Kyoto", "destination=Japan", "startDate=2026-04-01", "endDate=2026-04-09",
+            ]
             #expect(try await bed.run(trip).status == 0)
             let cases: [([String], Int32, String)] = [
                 (["frobnicate"], 64, "Unexpected argument 'frobnicate'"),
                 (["fetch"], 64, "Missing expected argument '<entity>'"),
-                (["insert", "Trip", "startDate=yesterday"], 64, "'startDate' is date, and \"yesterday\" is not an ISO 8601 date"),
+                (
+                    ["insert", "Trip", "startDate=yesterday"], 64,
+                    "'startDate' is date, and \"yesterday\" is not an ISO 8601 date"
+                ),
                 (["insert", "Trip", "colour=red"], 64, "entity 'Trip' has no attribute or relationship 'colour'"),
                 (["fetch", "Trip", "--where", "name =="], 64, "--where: expected a value after '=='"),
                 (["fetch", "Spaceship"], 64, "unknown entity 'Spaceship'"),
@@ -201,7 +265,10 @@ import Testing
                 (["store", "drop", "nope"], 66, "no store named 'nope'"),
                 (trip, 75, "must be unique in (name, startDate, endDate)"),
                 (["store", "create", "default"], 75, "a store named 'default' already exists"),
-                (["--socket", "/tmp/no-such-modeld.sock", "status"], 69, "modelctl: is modeld running? tried /tmp/no-such-modeld.sock"),
+                (
+                    ["--socket", "/tmp/no-such-modeld.sock", "status"], 69,
+                    "modelctl: is modeld running? tried /tmp/no-such-modeld.sock"
+                ),
             ]
             for (arguments, code, message) in cases {
                 let result = try await bed.run(arguments)
@@ -215,7 +282,10 @@ import Testing
 
     @Test func completionsAndTheManualComeFromTheCommands() async throws {
         try await CLITestbed.with { bed in
-            let commands = ["status", "store", "schema", "insert", "get", "update", "delete", "fetch", "count", "aggregate", "history", "import", "export", "shell"]
+            let commands = [
+                "status", "store", "schema", "insert", "get", "update", "delete", "fetch", "count", "aggregate",
+                "history", "import", "export", "shell",
+            ]
             for shell in ["bash", "zsh", "fish"] {
                 let script = try await bed.run(["--generate-completion-script", shell])
                 #expect(script.status == 0 && script.output.count > 1_000, "\(shell)")
@@ -229,7 +299,8 @@ import Testing
             #expect(ascii)
             if FileManager.default.isExecutableFile(atPath: "/usr/bin/groff") {
                 let page = try bed.file("modelctl.1", manual.output)
-                let rendered = try await run(URL(fileURLWithPath: "/usr/bin/groff"), ["-man", "-Tutf8", "-ww", page], in: bed.directory)
+                let rendered = try await run(
+                    URL(fileURLWithPath: "/usr/bin/groff"), ["-man", "-Tutf8", "-ww", page], in: bed.directory)
                 #expect(rendered.status == 0 && rendered.error.isEmpty, "\(rendered.error)")
                 #expect(rendered.output.contains("modelctl - Work with the object stores"))
             }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 import ModelRemote
@@ -14,7 +14,10 @@ import Testing
     @Test func noFlagsServesTheDefaultStore() async throws {
         let directory = try TemporaryDirectory.make(prefix: "me")
         defer { try? FileManager.default.removeItem(at: directory) }
-        var environment = ["PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": directory.path + "/run", "XDG_DATA_HOME": directory.path + "/data"]
+        var environment = [
+            "PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": directory.path + "/run",
+            "XDG_DATA_HOME": directory.path + "/data",
+        ]
         var executable = try modeldExecutable()
         var command = [String]()
         if geteuid() == 0 {
@@ -65,16 +68,24 @@ import Testing
         do {
             let id: PersistentIdentifier = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 try await client.createStore("trips", schema: SampleTrips.schema)
-                let saved = try await client.apply([.insert(entity: "Trip", attributes: [
-                    "name": .string("Kyoto"), "destination": .string("Japan"), "startDate": .string("2026-04-01"), "endDate": .string("2026-04-09"),
-                ], relationships: [:], id: nil)], in: "trips")
+                let saved = try await client.apply(
+                    [
+                        .insert(
+                            entity: "Trip",
+                            attributes: [
+                                "name": .string("Kyoto"), "destination": .string("Japan"),
+                                "startDate": .string("2026-04-01"), "endDate": .string("2026-04-09"),
+                            ], relationships: [:], id: nil)
+                    ], in: "trips")
                 return try #require(saved.remappedIdentifiers.values.first)
             }
             #expect(try await daemon.stop(signal: SIGTERM) == 0)
             #expect(!FileManager.default.fileExists(atPath: daemon.socketPath))
             #expect(daemon.log.contains("stopped"), "\(daemon.log)")
             try await daemon.restart()
-            let name = try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.objects([id], in: "trips").first?["name"] }
+            let name = try await DaemonClient.withClient(socketPath: daemon.socketPath) {
+                try await $0.objects([id], in: "trips").first?["name"]
+            }
             #expect(name == .string("Kyoto"))
         } catch {
             Issue.record("\(error)\n\(daemon.log)")
@@ -90,14 +101,21 @@ import Testing
             let count = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 try await client.applySchema(Catalog.schema, to: "default")
                 for i in 0..<20 {
-                    try await client.apply([.insert(entity: "Library", attributes: ["name": .string("L\(i)")], relationships: [:], id: nil)], in: "default")
+                    try await client.apply(
+                        [
+                            .insert(
+                                entity: "Library", attributes: ["name": .string("L\(i)")], relationships: [:], id: nil)
+                        ], in: "default")
                 }
                 return 20
             }
             try await daemon.kill()
-            #expect(FileManager.default.fileExists(atPath: daemon.socketPath), "a killed daemon cannot remove its socket")
+            #expect(
+                FileManager.default.fileExists(atPath: daemon.socketPath), "a killed daemon cannot remove its socket")
             try await daemon.restart()
-            let found = try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.count(FetchDescriptor(entityName: "Library"), in: "default") }
+            let found = try await DaemonClient.withClient(socketPath: daemon.socketPath) {
+                try await $0.count(FetchDescriptor(entityName: "Library"), in: "default")
+            }
             #expect(found == count)
         } catch {
             Issue.record("\(error)\n\(daemon.log)")
@@ -107,16 +125,26 @@ import Testing
 
     @Test func aSecondDaemonOnTheSameDataIsRefused() async throws {
         let daemon = try await ModeldProcess.launch()
-        let second = try await run(try modeldExecutable(), ["--socket", daemon.directory.path + "/other.sock", "--data-dir", daemon.dataDirectory],
-                             in: daemon.directory)
+        let second = try await run(
+            try modeldExecutable(),
+            ["--socket", daemon.directory.path + "/other.sock", "--data-dir", daemon.dataDirectory],
+            in: daemon.directory)
         #expect(second.status == 1)
-        #expect(second.error.contains("modeld: another modeld (pid \(daemon.processIdentifier)) is already using the data directory \(daemon.dataDirectory)"),
-                "\(second.error)")
-        let third = try await run(try modeldExecutable(), ["--socket", daemon.socketPath, "--data-dir", daemon.directory.path + "/data2"], in: daemon.directory)
+        #expect(
+            second.error.contains(
+                "modeld: another modeld (pid \(daemon.processIdentifier)) is already using the data directory \(daemon.dataDirectory)"
+            ),
+            "\(second.error)")
+        let third = try await run(
+            try modeldExecutable(), ["--socket", daemon.socketPath, "--data-dir", daemon.directory.path + "/data2"],
+            in: daemon.directory)
         #expect(third.status == 1)
         #expect(third.error.contains("is already using the socket \(daemon.socketPath)"), "\(third.error)")
         // The first daemon is undisturbed.
-        #expect(try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.stores() }.map(\.name) == ["default"])
+        #expect(
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.stores() }.map(\.name) == [
+                "default"
+            ])
         await daemon.remove()
     }
 
@@ -125,9 +153,13 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let help = try await run(try modeldExecutable(), ["--help"], in: directory)
         #expect(help.status == 0)
-        for option in ["--socket ", "--socket-mode", "--data-dir", "--idle-timeout", "--max-sessions", "--max-message-size", "--log-level", "--default-store",
-                       "MODELD_SOCKET", "MODELD_SOCKET_MODE", "MODELD_DATA_DIR", "MODELD_IDLE_TIMEOUT", "MODELD_MAX_SESSIONS", "MODELD_MAX_MESSAGE_SIZE",
-                       "MODELD_LOG_LEVEL", "SIGTERM"] {
+        for option in [
+            "--socket ", "--socket-mode", "--data-dir", "--idle-timeout", "--max-sessions", "--max-message-size",
+            "--log-level", "--default-store",
+            "MODELD_SOCKET", "MODELD_SOCKET_MODE", "MODELD_DATA_DIR", "MODELD_IDLE_TIMEOUT", "MODELD_MAX_SESSIONS",
+            "MODELD_MAX_MESSAGE_SIZE",
+            "MODELD_LOG_LEVEL", "SIGTERM",
+        ] {
             #expect(help.output.contains(option), "\(option) missing from:\n\(help.output)")
         }
     }
@@ -142,7 +174,9 @@ import Testing
     func badSettingsAreUsageErrors(arguments: [String], message: String) async throws {
         let directory = try TemporaryDirectory.make(prefix: "mb")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let result = try await run(try modeldExecutable(), arguments + ["--socket", directory.path + "/s", "--data-dir", directory.path + "/d"], in: directory)
+        let result = try await run(
+            try modeldExecutable(),
+            arguments + ["--socket", directory.path + "/s", "--data-dir", directory.path + "/d"], in: directory)
         #expect(result.status == 64, "\(result)")
         #expect(result.error.contains(message), "\(result.error)")
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/d"), "nothing was started")
@@ -151,13 +185,20 @@ import Testing
     /// The environment sets what the flags would; a flag wins over its variable.
     @Test func environmentVariablesConfigureTheDaemon() async throws {
         let directory = try TemporaryDirectory.make(prefix: "mv")
-        let daemon = try await ModeldProcess.launch(arguments: ["--max-sessions", "7"],
-                                                    environment: ["MODELD_MAX_SESSIONS": "3", "MODELD_IDLE_TIMEOUT": "42", "MODELD_SOCKET_MODE": "0600",
-                                                                  "MODELD_DEFAULT_STORE": "inbox"], directory: directory)
+        let daemon = try await ModeldProcess.launch(
+            arguments: ["--max-sessions", "7"],
+            environment: [
+                "MODELD_MAX_SESSIONS": "3", "MODELD_IDLE_TIMEOUT": "42", "MODELD_SOCKET_MODE": "0600",
+                "MODELD_DEFAULT_STORE": "inbox",
+            ], directory: directory)
         let status = try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.status() }
         #expect(status.maximumSessions == 7 && status.idleTimeoutSeconds == 42)
-        #expect(try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.stores() }.map(\.name) == ["inbox"])
-        #expect((try FileManager.default.attributesOfItem(atPath: daemon.socketPath)[.posixPermissions] as? Int) == 0o600)
+        #expect(
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.stores() }.map(\.name) == [
+                "inbox"
+            ])
+        #expect(
+            (try FileManager.default.attributesOfItem(atPath: daemon.socketPath)[.posixPermissions] as? Int) == 0o600)
         await daemon.remove()
     }
 
@@ -165,8 +206,12 @@ import Testing
         let directory = try TemporaryDirectory.make(prefix: "mn")
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.path + "/nobody.sock"
-        let error = await #expect(throws: ModelError.self) { try await DaemonClient.withClient(socketPath: socket) { try await $0.status() } }
+        let error = await #expect(throws: ModelError.self) {
+            try await DaemonClient.withClient(socketPath: socket) { try await $0.status() }
+        }
         #expect(error?.code == .unavailable)
-        #expect(error?.message.contains("is modeld running?") == true && error?.message.contains(socket) == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("is modeld running?") == true && error?.message.contains(socket) == true,
+            "\(String(describing: error))")
     }
 }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 import ModelRemote
@@ -12,24 +12,36 @@ import Testing
 @Suite struct SystemdTests {
     static let analyze = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
     static var repository: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
     }
 
     /// The units as `scripts/install` renders them, for the built modeld, with man pages where
     /// `man` finds them (the units' Documentation= must resolve).
     static func renderUnits(in directory: URL) async throws -> (service: String, socket: String, manpath: String) {
         let modeld = try modeldExecutable()
-        let service = try String(contentsOf: repository.appendingPathComponent("systemd/modeld.service"), encoding: .utf8)
-            .replacingOccurrences(of: "@BINDIR@", with: modeld.deletingLastPathComponent().path)
+        let service = try String(
+            contentsOf: repository.appendingPathComponent("systemd/modeld.service"), encoding: .utf8
+        )
+        .replacingOccurrences(of: "@BINDIR@", with: modeld.deletingLastPathComponent().path)
         try service.write(to: directory.appendingPathComponent("modeld.service"), atomically: true, encoding: .utf8)
-        try FileManager.default.copyItem(at: repository.appendingPathComponent("systemd/modeld.socket"), to: directory.appendingPathComponent("modeld.socket"))
+        try FileManager.default.copyItem(
+            at: repository.appendingPathComponent("systemd/modeld.socket"),
+            to: directory.appendingPathComponent("modeld.socket"))
         let man = directory.appendingPathComponent("man")
-        try FileManager.default.createDirectory(at: man.appendingPathComponent("man8"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: man.appendingPathComponent("man1"), withIntermediateDirectories: true)
-        try await run(modeld, ["--manual"], in: directory).output.write(to: man.appendingPathComponent("man8/modeld.8"), atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(
+            at: man.appendingPathComponent("man8"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: man.appendingPathComponent("man1"), withIntermediateDirectories: true)
+        try await run(modeld, ["--manual"], in: directory).output.write(
+            to: man.appendingPathComponent("man8/modeld.8"), atomically: true, encoding: .utf8)
         let modelctl = modeld.deletingLastPathComponent().appendingPathComponent("modelctl")
-        try await run(modelctl, ["manual"], in: directory).output.write(to: man.appendingPathComponent("man1/modelctl.1"), atomically: true, encoding: .utf8)
-        return (directory.appendingPathComponent("modeld.service").path, directory.appendingPathComponent("modeld.socket").path, man.path)
+        try await run(modelctl, ["manual"], in: directory).output.write(
+            to: man.appendingPathComponent("man1/modelctl.1"), atomically: true, encoding: .utf8)
+        return (
+            directory.appendingPathComponent("modeld.service").path,
+            directory.appendingPathComponent("modeld.socket").path, man.path
+        )
     }
 
     @Test func theUnitsVerifyAndTheServiceIsSafe() async throws {
@@ -38,16 +50,23 @@ import Testing
         let units = try await Self.renderUnits(in: directory)
         var environment = ProcessInfo.processInfo.environment
         environment["MANPATH"] = units.manpath
-        let verify = try await run(Self.analyze, ["verify", units.service, units.socket], environment: environment, in: directory)
+        let verify = try await run(
+            Self.analyze, ["verify", units.service, units.socket], environment: environment, in: directory)
         #expect(verify.status == 0 && verify.error.isEmpty, "\(verify)")
 
-        let security = try await run(Self.analyze, ["security", "--offline=true", units.service], environment: environment, in: directory)
-        let line = security.output.split(separator: "\n").first { $0.contains("Overall exposure level for modeld.service") } ?? ""
+        let security = try await run(
+            Self.analyze, ["security", "--offline=true", units.service], environment: environment, in: directory)
+        let line =
+            security.output.split(separator: "\n").first { $0.contains("Overall exposure level for modeld.service") }
+            ?? ""
         let score = line.split(separator: ":").last.flatMap { Double($0.split(separator: " ").first ?? "") }
         #expect(score != nil && score! <= 2.5, "\(security.output.suffix(400))")
         // The score is recorded in docs/systemd.md; keep the two in step.
-        let documented = try String(contentsOf: Self.repository.appendingPathComponent("docs/systemd.md"), encoding: .utf8)
-        #expect(documented.contains("exposure level \(score.map { String(format: "%.1f", $0) } ?? "?")"), "update docs/systemd.md: \(line)")
+        let documented = try String(
+            contentsOf: Self.repository.appendingPathComponent("docs/systemd.md"), encoding: .utf8)
+        #expect(
+            documented.contains("exposure level \(score.map { String(format: "%.1f", $0) } ?? "?")"),
+            "update docs/systemd.md: \(line)")
     }
 
     /// Under `systemd-socket-activate`, modeld serves on the socket it is handed, and leaves the
@@ -57,9 +76,12 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("activated.sock").path
         let log = directory.appendingPathComponent("log")
-        let process = try SpawnedProcess("/usr/bin/systemd-socket-activate", [
-            "--listen=\(socket)", try modeldExecutable().path, "--data-dir", directory.appendingPathComponent("data").path, "--default-store", "activated",
-        ], environment: ["PATH": "/usr/bin:/bin"], output: log.path)
+        let process = try SpawnedProcess(
+            "/usr/bin/systemd-socket-activate",
+            [
+                "--listen=\(socket)", try modeldExecutable().path, "--data-dir",
+                directory.appendingPathComponent("data").path, "--default-store", "activated",
+            ], environment: ["PATH": "/usr/bin:/bin"], output: log.path)
         defer { if process.isRunning { process.signal(SIGKILL) } }
 
         var stores: [StoreInfo]?
@@ -67,15 +89,18 @@ import Testing
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline, stores == nil {
             if FileManager.default.fileExists(atPath: socket) {
-                (status, stores) = (try? await DaemonClient.withClient(socketPath: socket) { client in
-                    (try await client.status(), try await client.stores())
-                }) ?? (nil, nil)
+                (status, stores) =
+                    (try? await DaemonClient.withClient(socketPath: socket) { client in
+                        (try await client.status(), try await client.stores())
+                    }) ?? (nil, nil)
             }
             if stores == nil { try await Task.sleep(for: .milliseconds(50)) }
         }
         let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         #expect(stores?.map(\.name) == ["activated"], "\(output)")
-        #expect(status?.processIdentifier == Int(process.processIdentifier), "systemd-socket-activate execs modeld in its place")
+        #expect(
+            status?.processIdentifier == Int(process.processIdentifier),
+            "systemd-socket-activate execs modeld in its place")
         #expect(output.contains("listening on \(socket)"), "\(output)")
         process.signal(SIGTERM)
         #expect(try await process.wait() == 0)
@@ -93,9 +118,12 @@ import Testing
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         var status = stat()
         #expect(stat(log.path, &status) == 0)
-        let process = try Self.startModeld(in: directory, environment: [
-            "NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "200000", "JOURNAL_STREAM": "\(status.st_dev):\(status.st_ino)",
-        ], standardError: try FileHandle(forWritingTo: log))
+        let process = try Self.startModeld(
+            in: directory,
+            environment: [
+                "NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "200000",
+                "JOURNAL_STREAM": "\(status.st_dev):\(status.st_ino)",
+            ], standardError: try FileHandle(forWritingTo: log))
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 
         var messages: [String] = []
@@ -110,14 +138,18 @@ import Testing
 
         let kinds = messages.map { $0.split(separator: "\n").first.map(String.init) ?? "" }
         #expect(kinds.first == "READY=1", "\(messages)")
-        #expect(messages.first?.contains("STATUS=Serving on ") == true && messages.first?.contains("MAINPID=\(process.processIdentifier)") == true)
+        #expect(
+            messages.first?.contains("STATUS=Serving on ") == true
+                && messages.first?.contains("MAINPID=\(process.processIdentifier)") == true)
         #expect(kinds.last == "STOPPING=1", "\(messages)")
         let pings = kinds.dropFirst().dropLast()
         #expect(pings.count >= 3 && pings.allSatisfy { $0 == "WATCHDOG=1" }, "\(kinds)")
         #expect(messages.contains { $0.contains("STATUS=Serving 1 store(s), 0 session(s)") }, "\(messages)")
 
         let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
-        #expect(!lines.isEmpty && lines.allSatisfy { $0.hasPrefix("<6>") || $0.hasPrefix("<5>") || $0.hasPrefix("<4>") }, "\(lines)")
+        #expect(
+            !lines.isEmpty && lines.allSatisfy { $0.hasPrefix("<6>") || $0.hasPrefix("<5>") || $0.hasPrefix("<4>") },
+            "\(lines)")
         #expect(lines.contains { $0.hasPrefix("<6>modeld 0.1.0 listening on ") }, "\(lines)")
     }
 }
@@ -131,8 +163,9 @@ extension SystemdTests {
         let listener = try DatagramListener(path: directory.appendingPathComponent("notify").path)
         defer { listener.close() }
         // A ping every 10 ms: the queue (10 messages on Linux by default) is full within a second.
-        let process = try Self.startModeld(in: directory, environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "20000"],
-                                           standardError: FileHandle.nullDevice)
+        let process = try Self.startModeld(
+            in: directory, environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "20000"],
+            standardError: FileHandle.nullDevice)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 
         // READY=1 is read; nothing after it is, until the daemon has exited.
@@ -146,7 +179,9 @@ extension SystemdTests {
         // Waits until the queue is full (the daemon's pings fill it within 100 ms; the probe's
         // own pings, the same text, help): from then on, every ping of the daemon finds it full.
         #expect(try await listener.waitUntilFull(), "the notify queue never filled")
-        let stores = try await DaemonClient.withClient(socketPath: directory.appendingPathComponent("s").path) { try await $0.stores() }
+        let stores = try await DaemonClient.withClient(socketPath: directory.appendingPathComponent("s").path) {
+            try await $0.stores()
+        }
         #expect(stores.map(\.name).contains("default"))
 
         _ = try await Self.stop(process, readingOn: nil)
@@ -159,10 +194,15 @@ extension SystemdTests {
 extension SystemdTests {
     /// modeld serving on `directory`/s with its stores in `directory`/d, with `environment`
     /// added to this process's.
-    static func startModeld(in directory: URL, environment: [String: String], standardError: FileHandle) throws -> Process {
+    static func startModeld(in directory: URL, environment: [String: String], standardError: FileHandle) throws
+        -> Process
+    {
         let process = Process()
         process.executableURL = try modeldExecutable()
-        process.arguments = ["--socket", directory.appendingPathComponent("s").path, "--data-dir", directory.appendingPathComponent("d").path]
+        process.arguments = [
+            "--socket", directory.appendingPathComponent("s").path, "--data-dir",
+            directory.appendingPathComponent("d").path,
+        ]
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.standardError = standardError
         try process.run()
@@ -195,8 +235,13 @@ final class DatagramListener {
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, byte) in path.utf8.enumerated() { raw[i] = byte } }
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
         guard fd >= 0, bound == 0 else { throw CocoaError(.fileWriteUnknown) }
     }
 
@@ -219,13 +264,16 @@ final class DatagramListener {
         defer { Glibc.close(probe) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, byte) in path.utf8.enumerated() { raw[i] = byte } }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
+        }
         let message = Array("WATCHDOG=1".utf8)
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             let sent = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(probe, message, message.count, Int32(MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    sendto(
+                        probe, message, message.count, Int32(MSG_DONTWAIT), $0,
+                        socklen_t(MemoryLayout<sockaddr_un>.size))
                 }
             }
             if sent < 0, errno == EAGAIN || errno == EWOULDBLOCK { return true }
@@ -263,15 +311,22 @@ final class DatagramListener {
             #expect((attributes[.posixPermissions] as? Int) == mode, "\(file)")
             #expect(((attributes[.size] as? NSNumber)?.intValue ?? 0) > 0, "\(file)")
         }
-        let service = try String(contentsOfFile: root.path + "/opt/modeld/lib/systemd/system/modeld.service", encoding: .utf8)
-        #expect(service.contains("ExecStart=/opt/modeld/bin/modeld --data-dir /var/lib/modeld") && !service.contains("@BINDIR@"))
+        let service = try String(
+            contentsOfFile: root.path + "/opt/modeld/lib/systemd/system/modeld.service", encoding: .utf8)
+        #expect(
+            service.contains("ExecStart=/opt/modeld/bin/modeld --data-dir /var/lib/modeld")
+                && !service.contains("@BINDIR@"))
         let manual = try String(contentsOfFile: root.path + "/opt/modeld/share/man/man8/modeld.8", encoding: .utf8)
         #expect(manual.hasPrefix(".TH MODELD 8") && manual.contains("--idle-timeout"))
 
         let uninstall = try await run(script, ["--uninstall"], environment: environment, in: root)
         #expect(uninstall.status == 0)
-        let left = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String }
-            .filter { (try? FileManager.default.attributesOfItem(atPath: root.path + "/" + $0)[.type] as? FileAttributeType) == .typeRegular } ?? []
+        let left =
+            FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String }
+            .filter {
+                (try? FileManager.default.attributesOfItem(atPath: root.path + "/" + $0)[.type] as? FileAttributeType)
+                    == .typeRegular
+            } ?? []
         #expect(left.isEmpty, "\(left)")
     }
 }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 import ModelCore
@@ -21,8 +21,13 @@ import Testing
             try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 // Saved through the writer only: the store's readers are not open yet.
                 _ = try await client.createStore("s", schema: StalledClients.schema)
-                try await client.apply([.insert(entity: "Blob", attributes: ["name": .string("a"), "body": .string("b")], relationships: [:], id: nil)],
-                                       in: "s")
+                try await client.apply(
+                    [
+                        .insert(
+                            entity: "Blob", attributes: ["name": .string("a"), "body": .string("b")],
+                            relationships: [:], id: nil)
+                    ],
+                    in: "s")
             }
             let client = try DaemonClient.connect(socketPath: daemon.socketPath, transport: .framed)
             defer { client.close() }
@@ -33,7 +38,9 @@ import Testing
             var notConnected = 0
             for index in 0..<700 {
                 do {
-                    sockets.append(try RawSocket.connect(index % 2 == 0 ? daemon.socketPath : daemon.socketPath + ".frames", nonBlocking: true))
+                    sockets.append(
+                        try RawSocket.connect(
+                            index % 2 == 0 ? daemon.socketPath : daemon.socketPath + ".frames", nonBlocking: true))
                 } catch {
                     notConnected += 1
                 }
@@ -43,13 +50,16 @@ import Testing
             let window = ContinuousClock.now
             // Connections past the limit are closed by the daemon, at once.
             var refused = 0
-            for socket in sockets.suffix(200) where await socket.waitUntilClosed(timeout: .milliseconds(500)) { refused += 1 }
+            for socket in sockets.suffix(200) where await socket.waitUntilClosed(timeout: .milliseconds(500)) {
+                refused += 1
+            }
             #expect(refused > 0, "no connection was refused; \(notConnected) could not connect at all")
 
             // A read that opens the store's readers works beside the flood.
-            #expect(try await StalledClients.within(.seconds(20), "a count beside 700 connections") {
-                try await client.count(FetchDescriptor(entityName: "Blob"), in: "s")
-            } == 1)
+            #expect(
+                try await StalledClients.within(.seconds(20), "a count beside 700 connections") {
+                    try await client.count(FetchDescriptor(entityName: "Blob"), in: "s")
+                } == 1)
             let cpu = try #require(ProcessFacts.cpuTime(of: pid)) - cpuBefore
             let elapsed = ContinuousClock.now - window
             #expect(cpu < elapsed / 2, "the daemon used \(cpu) of CPU in \(elapsed) beside idle connections")
@@ -99,26 +109,35 @@ import Testing
             defer { for socket in sockets { socket.close() } }
             for _ in 0..<20 {
                 let socket = try RawSocket.connect(daemon.socketPath + ".frames")
-                try socket.send(FramedBytes.open(stream: 1, path: "modeld.v1.QueryService/Apply")
-                                + FramedBytes.header(length: announced, stream: 1, kind: .message) + [UInt8](repeating: 0x0A, count: 10))
+                try socket.send(
+                    FramedBytes.open(stream: 1, path: "modeld.v1.QueryService/Apply")
+                        + FramedBytes.header(length: announced, stream: 1, kind: .message)
+                        + [UInt8](repeating: 0x0A, count: 10))
                 sockets.append(socket)
             }
             // 20 × 15 MiB is over 256 MiB: at least three are refused, well before the others time out.
             var exhausted = 0
             let refusals = ContinuousClock.now + .seconds(20)
             for socket in sockets {
-                if case .bytes(let bytes) = await socket.read(timeout: max(refusals - ContinuousClock.now, .milliseconds(100))),
-                   FramedBytes.statuses(in: bytes)[1]?.code == 8 { exhausted += 1 }
+                if case .bytes(let bytes) = await socket.read(
+                    timeout: max(refusals - ContinuousClock.now, .milliseconds(100))),
+                    FramedBytes.statuses(in: bytes)[1]?.code == 8
+                {
+                    exhausted += 1
+                }
             }
             #expect(exhausted >= 3, "\(exhausted) of 20 half-sent requests were refused at once")
             let deadline = ContinuousClock.now + .seconds(60)
             var closed = 0
-            for socket in sockets where await socket.waitUntilClosed(timeout: deadline - ContinuousClock.now) { closed += 1 }
+            for socket in sockets where await socket.waitUntilClosed(timeout: deadline - ContinuousClock.now) {
+                closed += 1
+            }
             #expect(closed == 20)
             // The daemon serves on.
-            #expect(try await StalledClients.within(.seconds(20), "a status call") {
-                try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.status() }
-            }.version.isEmpty == false)
+            #expect(
+                try await StalledClients.within(.seconds(20), "a status call") {
+                    try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.status() }
+                }.version.isEmpty == false)
         }
     }
 
@@ -128,12 +147,16 @@ import Testing
             var calls: [PartialHTTP2Call] = []
             defer { for call in calls { call.close() } }
             for _ in 0..<20 {
-                calls.append(try await PartialHTTP2Call.start(socketPath: daemon.socketPath, method: "/modeld.v1.QueryService/Apply",
-                                                              announced: 15 * 1_048_576, sent: 10))
+                calls.append(
+                    try await PartialHTTP2Call.start(
+                        socketPath: daemon.socketPath, method: "/modeld.v1.QueryService/Apply",
+                        announced: 15 * 1_048_576, sent: 10))
             }
             var answers: [PartialHTTP2Call.Answer] = []
             let refusals = ContinuousClock.now + .seconds(20)
-            for call in calls { answers.append(await call.answer(within: max(refusals - ContinuousClock.now, .milliseconds(100)))) }
+            for call in calls {
+                answers.append(await call.answer(within: max(refusals - ContinuousClock.now, .milliseconds(100))))
+            }
             let exhausted = answers.filter { $0 == .status("8") }.count
             #expect(exhausted >= 3, "\(exhausted) of 20 half-sent requests were refused at once: \(answers)")
             let deadline = ContinuousClock.now + .seconds(60)
@@ -141,8 +164,9 @@ import Testing
             for call in calls { later.append(await call.answer(within: deadline - ContinuousClock.now)) }
             #expect(!later.contains(.timedOut), "\(later)")
             // A request over the message size limit is refused with RESOURCE_EXHAUSTED naming it.
-            let oversized = try await PartialHTTP2Call.start(socketPath: daemon.socketPath, method: "/modeld.v1.QueryService/Apply",
-                                                            announced: 17 * 1_048_576, sent: 10)
+            let oversized = try await PartialHTTP2Call.start(
+                socketPath: daemon.socketPath, method: "/modeld.v1.QueryService/Apply",
+                announced: 17 * 1_048_576, sent: 10)
             #expect(await oversized.answer(within: .seconds(10)) == .status("8"))
             oversized.close()
         }

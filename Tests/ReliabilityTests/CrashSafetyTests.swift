@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 import ModelFixtures
@@ -16,11 +16,15 @@ import Testing
 /// the file is sound. `MODELD_SOAK_KILLS` sets the number of kills (50 in the test suite;
 /// `scripts/soak` runs more).
 @Suite struct CrashSafetyTests {
-    static let schema = Schema(entities: [EntityDescription(name: "Entry", attributes: [
-        AttributeDescription(name: "group", type: .string),
-        AttributeDescription(name: "part", type: .int),
-        AttributeDescription(name: "payload", type: .string),
-    ], indexes: [["group"]])])
+    static let schema = Schema(entities: [
+        EntityDescription(
+            name: "Entry",
+            attributes: [
+                AttributeDescription(name: "group", type: .string),
+                AttributeDescription(name: "part", type: .int),
+                AttributeDescription(name: "payload", type: .string),
+            ], indexes: [["group"]])
+    ])
     static let groupSize = 5
     static let clients = 4
 
@@ -29,14 +33,20 @@ import Testing
     @Test func acknowledgedSavesSurviveSIGKILL() async throws {
         let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
         do {
-            _ = try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await $0.createStore("crash", schema: Self.schema) }
+            _ = try await DaemonClient.withClient(socketPath: daemon.socketPath) {
+                try await $0.createStore("crash", schema: Self.schema)
+            }
             let acknowledged = Shared<Set<String>>([])
             let attempted = Shared(0)
             let stop = Shared(false)
             var random = SystemRandomNumberGenerator()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for client in 0..<Self.clients {
-                    group.addTask { await Self.saveForever(client: client, socket: daemon.socketPath, acknowledged: acknowledged, attempted: attempted, stop: stop) }
+                    group.addTask {
+                        await Self.saveForever(
+                            client: client, socket: daemon.socketPath, acknowledged: acknowledged, attempted: attempted,
+                            stop: stop)
+                    }
                 }
                 for _ in 0..<Self.kills {
                     try await Task.sleep(for: .milliseconds(Int.random(in: 30...250, using: &random)))
@@ -48,20 +58,29 @@ import Testing
                 try await group.waitForAll()
             }
             let saved = acknowledged.value
-            #expect(saved.count > Self.kills, "clients saved between the kills: \(saved.count) acknowledged of \(attempted.value) attempted")
-            print("crash safety: \(Self.kills) kills, \(saved.count) saves acknowledged of \(attempted.value) attempted")
+            #expect(
+                saved.count > Self.kills,
+                "clients saved between the kills: \(saved.count) acknowledged of \(attempted.value) attempted")
+            print(
+                "crash safety: \(Self.kills) kills, \(saved.count) saves acknowledged of \(attempted.value) attempted")
 
             try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 // Every group is whole or absent, and every acknowledged one is there.
-                let rows = try await client.aggregate(AggregateDescriptor(entityName: "Entry", groupBy: ["group"], aggregations: [
-                    Aggregation("parts", .count), Aggregation("first", .min, "part"), Aggregation("last", .max, "part"),
-                ]), in: "crash")
+                let rows = try await client.aggregate(
+                    AggregateDescriptor(
+                        entityName: "Entry", groupBy: ["group"],
+                        aggregations: [
+                            Aggregation("parts", .count), Aggregation("first", .min, "part"),
+                            Aggregation("last", .max, "part"),
+                        ]), in: "crash")
                 var present: Set<String> = []
                 for row in rows {
                     guard case .string(let name)? = row["group"] else { continue }
                     present.insert(name)
-                    #expect(row["parts"] == .int(Int64(Self.groupSize)) && row["first"] == .int(0) && row["last"] == .int(Int64(Self.groupSize - 1)),
-                            "group \(name) is half saved: \(row)")
+                    #expect(
+                        row["parts"] == .int(Int64(Self.groupSize)) && row["first"] == .int(0)
+                            && row["last"] == .int(Int64(Self.groupSize - 1)),
+                        "group \(name) is half saved: \(row)")
                 }
                 let lost = saved.subtracting(present)
                 #expect(lost.isEmpty, "acknowledged but lost: \(lost.sorted().prefix(10))")
@@ -83,7 +102,9 @@ import Testing
     }
 
     /// A client saving groups one after another, reconnecting whenever the daemon goes away.
-    static func saveForever(client: Int, socket: String, acknowledged: Shared<Set<String>>, attempted: Shared<Int>, stop: Shared<Bool>) async {
+    static func saveForever(
+        client: Int, socket: String, acknowledged: Shared<Set<String>>, attempted: Shared<Int>, stop: Shared<Bool>
+    ) async {
         var sequence = 0
         while !stop.value {
             do {
@@ -93,9 +114,13 @@ import Testing
                         let group = "c\(client)-\(sequence)"
                         attempted.update { $0 += 1 }
                         let edits: [ObjectEdit] = (0..<groupSize).map { part in
-                            .insert(entity: "Entry", attributes: ["group": .string(group), "part": .int(Int64(part)),
-                                                                  "payload": .string(String(repeating: "p", count: 200))],
-                                    relationships: [:], id: nil)
+                            .insert(
+                                entity: "Entry",
+                                attributes: [
+                                    "group": .string(group), "part": .int(Int64(part)),
+                                    "payload": .string(String(repeating: "p", count: 200)),
+                                ],
+                                relationships: [:], id: nil)
                         }
                         try await connection.apply(edits, in: "crash", author: "client-\(client)")
                         acknowledged.update { _ = $0.insert(group) }

@@ -34,8 +34,11 @@ import Testing
             try await withQueryClient(store, .framed) { queries in
                 var generous = CallOptions.defaults
                 generous.timeout = .seconds(20)
-                let count = try await queries.count(Modeld_V1_StoreFetchRequest.with { $0.store = store.name; $0.fetch.entity = "Person" },
-                                                    options: generous)
+                let count = try await queries.count(
+                    Modeld_V1_StoreFetchRequest.with {
+                        $0.store = store.name; $0.fetch.entity = "Person"
+                    },
+                    options: generous)
                 #expect(count.count == Int64(SlowQuery.people))
             }
         }
@@ -47,18 +50,22 @@ import Testing
         try await withTestStore(schema: Catalog.schema) { store in
             try await withFramedGRPCClient(store) { grpc in
                 let error = await #expect(throws: RPCError.self) {
-                    _ = try await grpc.unary(request: ClientRequest(message: [0xFF, 0xFF, 0xFF]),
-                                             descriptor: Modeld_V1_QueryService.Method.Count.descriptor,
-                                             serializer: RawBytes(), deserializer: RawBytes(), options: .defaults) { try $0.message }
+                    _ = try await grpc.unary(
+                        request: ClientRequest(message: [0xFF, 0xFF, 0xFF]),
+                        descriptor: Modeld_V1_QueryService.Method.Count.descriptor,
+                        serializer: RawBytes(), deserializer: RawBytes(), options: .defaults
+                    ) { try $0.message }
                 }
                 #expect(error?.code == .invalidArgument, "\(String(describing: error))")
                 let count = try await Modeld_V1_QueryService.Client(wrapping: grpc)
-                    .count(Modeld_V1_StoreFetchRequest.with { $0.store = store.name; $0.fetch.entity = "Person" })
+                    .count(
+                        Modeld_V1_StoreFetchRequest.with {
+                            $0.store = store.name; $0.fetch.entity = "Person"
+                        })
                 #expect(count.count == 0)
             }
         }
     }
-
 
     /// A fetch streamed in many small responses arrives whole, in its sort order, in batches no
     /// bigger than asked, the same over both transports; a short one (one response, held back
@@ -66,8 +73,9 @@ import Testing
     @Test func streamedFetchesArriveWholeAndInOrder() async throws {
         try await withTestStore(schema: Catalog.schema) { store in
             let names = (0..<250).map { String(format: "person %03d", ($0 * 37) % 250) }
-            try await store.client.apply(names.map { .insert(entity: "Person", attributes: ["name": .string($0)], relationships: [:], id: nil) },
-                                         in: store.name)
+            try await store.client.apply(
+                names.map { .insert(entity: "Person", attributes: ["name": .string($0)], relationships: [:], id: nil) },
+                in: store.name)
             let sorted = FetchDescriptor(entityName: "Person", sortBy: [SortDescriptor(PropertyPath(["name"]))])
             var answers: [DaemonTransport: [String]] = [:]
             for transport in [DaemonTransport.framed, .http2] {
@@ -96,7 +104,9 @@ import Testing
                     let error = await #expect(throws: ModelError.self) {
                         _ = try await client.fetch(FetchDescriptor(entityName: "Nobody"), in: store.name)
                     }
-                    #expect(error?.code == .unknownEntity && error?.message.contains("Nobody") == true, "\(String(describing: error))")
+                    #expect(
+                        error?.code == .unknownEntity && error?.message.contains("Nobody") == true,
+                        "\(String(describing: error))")
                 }
             }
             #expect(answers[.framed] == names.sorted())
@@ -109,13 +119,17 @@ import Testing
     @Test func aReaderThatStopsEarlyEndsTheStream() async throws {
         struct Enough: Error {}
         try await withTestStore(schema: Catalog.schema) { store in
-            try await store.client.apply((0..<300).map { .insert(entity: "Person", attributes: ["name": .string("p\($0)")], relationships: [:], id: nil) },
-                                         in: store.name)
+            try await store.client.apply(
+                (0..<300).map {
+                    .insert(entity: "Person", attributes: ["name": .string("p\($0)")], relationships: [:], id: nil)
+                },
+                in: store.name)
             try await DaemonClient.withClient(socketPath: store.socketPath, transport: .framed) { client in
                 for _ in 0..<20 {
                     let batches = Atomic(0)
                     await #expect(throws: Enough.self) {
-                        try await client.fetch(FetchDescriptor(entityName: "Person"), in: store.name, batchSize: 10) { _ in
+                        try await client.fetch(FetchDescriptor(entityName: "Person"), in: store.name, batchSize: 10) {
+                            _ in
                             batches.add(1, ordering: .relaxed)
                             throw Enough()
                         }
@@ -139,26 +153,38 @@ extension DirectCallTests {
                 let executor = try #require(client.preferredExecutor)
                 try await withTaskExecutorPreference(executor) {
                     let names = (0..<120).map { String(format: "n%03d", ($0 * 53) % 120) }
-                    try await client.apply(names.map { .insert(entity: "Person", attributes: ["name": .string($0)], relationships: [:], id: nil) },
-                                           in: store.name)
-                    #expect(MultiThreadedEventLoopGroup.currentEventLoop != nil, "the task resumed off the connection's event loop")
-                    let ids = try await client.fetch(FetchDescriptor(entityName: "Person", resultType: .identifiers), in: store.name).identifiers
+                    try await client.apply(
+                        names.map {
+                            .insert(entity: "Person", attributes: ["name": .string($0)], relationships: [:], id: nil)
+                        },
+                        in: store.name)
+                    #expect(
+                        MultiThreadedEventLoopGroup.currentEventLoop != nil,
+                        "the task resumed off the connection's event loop")
+                    let ids = try await client.fetch(
+                        FetchDescriptor(entityName: "Person", resultType: .identifiers), in: store.name
+                    ).identifiers
                     #expect(ids.count == 120)
                     for id in ids.prefix(10) {
                         let found = try await client.objects([id], in: store.name)
                         #expect(found.map(\.id) == [id])
                     }
                     let batches = Mutex<[String]>([])
-                    let count = try await client.fetch(FetchDescriptor(entityName: "Person", sortBy: [SortDescriptor(PropertyPath(["name"]))]),
-                                                       in: store.name, batchSize: 9) { batch in
-                        batches.withLock { $0 += batch.map { if case .string(let name) = $0.attributes["name"] { name } else { "" } } }
+                    let count = try await client.fetch(
+                        FetchDescriptor(entityName: "Person", sortBy: [SortDescriptor(PropertyPath(["name"]))]),
+                        in: store.name, batchSize: 9
+                    ) { batch in
+                        batches.withLock {
+                            $0 += batch.map { if case .string(let name) = $0.attributes["name"] { name } else { "" } }
+                        }
                     }
                     #expect(count == 120 && batches.withLock { $0 } == names.sorted())
                     #expect(try await client.count(FetchDescriptor(entityName: "Person"), in: store.name) == 120)
                     #expect(try await client.history(after: nil, in: store.name).count == 1)
 
                     try await SlowQuery.friends(store)
-                    let slow = FetchDescriptor(entityName: "Person", predicate: try PredicateParser.parse(SlowQuery.predicate))
+                    let slow = FetchDescriptor(
+                        entityName: "Person", predicate: try PredicateParser.parse(SlowQuery.predicate))
                     let outcome = await countCancelled(after: .milliseconds(200), slow, client: client, store: store)
                     #expect((outcome as? ModelError)?.code == .cancelled, "\(String(describing: outcome))")
                     #expect(MultiThreadedEventLoopGroup.currentEventLoop != nil)
@@ -173,7 +199,9 @@ extension DirectCallTests {
 
 /// Counts what `descriptor` matches in a child task cancelled after `delay`: the error it ended
 /// with, or nil if it answered first.
-func countCancelled(after delay: Duration, _ descriptor: FetchDescriptor, client: DaemonClient, store: TestStore) async -> (any Error)? {
+func countCancelled(after delay: Duration, _ descriptor: FetchDescriptor, client: DaemonClient, store: TestStore) async
+    -> (any Error)?
+{
     await withTaskGroup(of: (any Error)?.self) { group in
         group.addTask {
             do {
@@ -190,18 +218,25 @@ func countCancelled(after delay: Duration, _ descriptor: FetchDescriptor, client
 }
 
 /// Runs `body` with a gRPC client of its own on the store's framed socket.
-func withFramedGRPCClient<T: Sendable>(_ store: TestStore, _ body: (GRPCClient<FramedClientTransport>) async throws -> T) async throws -> T {
+func withFramedGRPCClient<T: Sendable>(
+    _ store: TestStore, _ body: (GRPCClient<FramedClientTransport>) async throws -> T
+) async throws -> T {
     let path = try #require(DefaultLocations.framedSocketPath(for: store.socketPath))
     return try await withGRPCClient(transport: FramedClientTransport(path: path)) { try await body($0) }
 }
 
 /// Runs `body` with a query-service client of its own over `transport`.
-func withQueryClient<T: Sendable>(_ store: TestStore, _ transport: DaemonTransport,
-                                  _ body: (any Modeld_V1_QueryService.ClientProtocol) async throws -> T) async throws -> T {
+func withQueryClient<T: Sendable>(
+    _ store: TestStore, _ transport: DaemonTransport,
+    _ body: (any Modeld_V1_QueryService.ClientProtocol) async throws -> T
+) async throws -> T {
     switch transport {
     case .http2:
-        let http2 = try HTTP2ClientTransport.Posix(target: .unixDomainSocket(path: store.socketPath), transportSecurity: .plaintext)
-        return try await withGRPCClient(transport: http2) { try await body(Modeld_V1_QueryService.Client(wrapping: $0)) }
+        let http2 = try HTTP2ClientTransport.Posix(
+            target: .unixDomainSocket(path: store.socketPath), transportSecurity: .plaintext)
+        return try await withGRPCClient(transport: http2) {
+            try await body(Modeld_V1_QueryService.Client(wrapping: $0))
+        }
     case .framed:
         return try await withFramedGRPCClient(store) { try await body(Modeld_V1_QueryService.Client(wrapping: $0)) }
     }

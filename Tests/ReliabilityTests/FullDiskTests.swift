@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 import ModelRemote
@@ -13,9 +13,13 @@ import Testing
 /// mounted for the test, as root can) with the spawned modeld; where mounting is not allowed,
 /// with a store size limit (--max-store-size), which fails saves the same way.
 @Suite struct FullDiskTests {
-    static let schema = Schema(entities: [EntityDescription(name: "Note", attributes: [
-        AttributeDescription(name: "title", type: .string), AttributeDescription(name: "body", type: .string),
-    ])])
+    static let schema = Schema(entities: [
+        EntityDescription(
+            name: "Note",
+            attributes: [
+                AttributeDescription(name: "title", type: .string), AttributeDescription(name: "body", type: .string),
+            ])
+    ])
 
     @Test func aFullDiskRefusesSavesKeepsReadsAndRecovers() async throws {
         let directory = try TemporaryDirectory.make(prefix: "fd")
@@ -23,15 +27,18 @@ import Testing
         let data = directory.appendingPathComponent("data")
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         // MODELD_TEST_NO_MOUNT=1 tries the fallback where mounting would work.
-        let mounted = ProcessInfo.processInfo.environment["MODELD_TEST_NO_MOUNT"] == nil && mount("tmpfs", data.path, "tmpfs", 0, "size=3m,mode=0700") == 0
+        let mounted =
+            ProcessInfo.processInfo.environment["MODELD_TEST_NO_MOUNT"] == nil
+            && mount("tmpfs", data.path, "tmpfs", 0, "size=3m,mode=0700") == 0
         defer { if mounted { umount2(data.path, Int32(MNT_DETACH)) } }
         let ballast = data.appendingPathComponent("ballast")
         if mounted {
             // Room that the test frees later, as an operator would.
             try Data(repeating: 1, count: 1_000_000).write(to: ballast)
         }
-        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""] + (mounted ? [] : ["--max-store-size", "1M"]),
-                                                    directory: directory)
+        let daemon = try await ModeldProcess.launch(
+            arguments: ["--default-store", ""] + (mounted ? [] : ["--max-store-size", "1M"]),
+            directory: directory)
         do {
             try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 try await client.createStore("notes", schema: Self.schema)
@@ -40,8 +47,12 @@ import Testing
                 var failure: ModelError?
                 for index in 0..<400 {
                     do {
-                        let outcome = try await client.apply([.insert(entity: "Note", attributes: ["title": .string("n\(index)"), "body": .string(body)],
-                                                                      relationships: [:], id: nil)], in: "notes")
+                        let outcome = try await client.apply(
+                            [
+                                .insert(
+                                    entity: "Note", attributes: ["title": .string("n\(index)"), "body": .string(body)],
+                                    relationships: [:], id: nil)
+                            ], in: "notes")
                         saved += outcome.remappedIdentifiers.values
                     } catch let error as ModelError {
                         failure = error
@@ -58,7 +69,12 @@ import Testing
                 #expect(try await client.history(after: nil, in: "notes").count == saved.count)
                 // Another try while still full fails the same way, and changes nothing.
                 await #expect(throws: ModelError.self) {
-                    try await client.apply([.insert(entity: "Note", attributes: ["title": .string("again"), "body": .string(body)], relationships: [:], id: nil)], in: "notes")
+                    try await client.apply(
+                        [
+                            .insert(
+                                entity: "Note", attributes: ["title": .string("again"), "body": .string(body)],
+                                relationships: [:], id: nil)
+                        ], in: "notes")
                 }
                 #expect(try await client.count(FetchDescriptor(entityName: "Note"), in: "notes") == saved.count)
             }
@@ -71,8 +87,13 @@ import Testing
             }
             try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 let before = try await client.count(FetchDescriptor(entityName: "Note"), in: "notes")
-                try await client.apply([.insert(entity: "Note", attributes: ["title": .string("after"), "body": .string("room again")], relationships: [:], id: nil)],
-                                       in: "notes")
+                try await client.apply(
+                    [
+                        .insert(
+                            entity: "Note", attributes: ["title": .string("after"), "body": .string("room again")],
+                            relationships: [:], id: nil)
+                    ],
+                    in: "notes")
                 #expect(try await client.count(FetchDescriptor(entityName: "Note"), in: "notes") == before + 1)
             }
             #expect(try await daemon.stop() == 0)

@@ -18,7 +18,8 @@ import Testing
         #"livingAccommodation == nil OR @entity == "BusinessTrip""#, #"(endDate - startDate) / 86400 >= 7"#,
         #"TRUEPREDICATE"#, #"self == CAST("modeld://11111111-2222-3333-4444-555555555555/Trip/p1", "object")"#,
     ]
-    static let alphabet = Array(#"  aZ09_$@.,(){}[]"'\=<>!&|+-*/%:;#~`^?CONTAINSANDORNOTANYALLNONESUBQUERYnil@count@sum é😀"#)
+    static let alphabet = Array(
+        #"  aZ09_$@.,(){}[]"'\=<>!&|+-*/%:;#~`^?CONTAINSANDORNOTANYALLNONESUBQUERYnil@count@sum é😀"#)
 
     /// A mutation of `text`: characters inserted, deleted, replaced, or a slice repeated.
     static func mutate(_ text: String, _ random: inout SeededRandom) -> String {
@@ -44,7 +45,8 @@ import Testing
         let trip = try schema.entity("Trip")
         var parsed = 0, typed = 0
         for index in 0..<40_000 {
-            let text = index % 4 == 0
+            let text =
+                index % 4 == 0
                 ? String((0..<random.int(0...80)).map { _ in random.pick(Self.alphabet) })
                 : Self.mutate(random.pick(Self.predicateSeeds), &random)
             do {
@@ -59,7 +61,8 @@ import Testing
                     #expect(!error.message.isEmpty)
                 }
             } catch {
-                #expect([.invalidPredicate, .resourceExhausted].contains(error.code), "\(text.debugDescription): \(error)")
+                #expect(
+                    [.invalidPredicate, .resourceExhausted].contains(error.code), "\(text.debugDescription): \(error)")
                 #expect(!error.message.isEmpty)
             }
         }
@@ -68,17 +71,24 @@ import Testing
 
     @Test func uriParsingNeverCrashes() {
         var random = SeededRandom(seed: 0x0121)
-        let seeds = ["modeld://11111111-2222-3333-4444-555555555555/Trip/p42", "modeld://11111111-2222-3333-4444-555555555555/Trip/t0a1b2c3d-4e5f-4061-8293-a4b5c6d7e8f9"]
+        let seeds = [
+            "modeld://11111111-2222-3333-4444-555555555555/Trip/p42",
+            "modeld://11111111-2222-3333-4444-555555555555/Trip/t0a1b2c3d-4e5f-4061-8293-a4b5c6d7e8f9",
+        ]
         var parsed = 0
         for index in 0..<30_000 {
-            let text = index % 5 == 0 ? String((0..<random.int(0...90)).map { _ in random.pick(Array("modeld:/-0123456789abcdefpt_TripXé%?#")) })
+            let text =
+                index % 5 == 0
+                ? String(
+                    (0..<random.int(0...90)).map { _ in random.pick(Array("modeld:/-0123456789abcdefpt_TripXé%?#")) })
                 : Self.mutate(random.pick(seeds), &random)
             do {
                 let id = try PersistentIdentifier(uri: text)
                 parsed += 1
                 #expect(try PersistentIdentifier(uri: id.uriRepresentation) == id)
             } catch {
-                #expect(error.code == .invalidIdentifier && !error.message.isEmpty, "\(text.debugDescription): \(error)")
+                #expect(
+                    error.code == .invalidIdentifier && !error.message.isEmpty, "\(text.debugDescription): \(error)")
             }
         }
         #expect(parsed > 300, "\(parsed)")
@@ -124,7 +134,9 @@ struct WireSamples {
     /// refused it (throws ModelError), throws a decoding error for bad protobuf.
     let convert: ([UInt8]) throws -> Bool
 
-    static func sample<M: SwiftProtobuf.Message>(_ message: M, _ convert: @escaping (M) throws -> Void) throws -> WireSamples {
+    static func sample<M: SwiftProtobuf.Message>(_ message: M, _ convert: @escaping (M) throws -> Void) throws
+        -> WireSamples
+    {
         WireSamples(bytes: try message.serializedBytes()) { bytes in
             let decoded = try M(serializedBytes: bytes)
             try convert(decoded)
@@ -135,43 +147,85 @@ struct WireSamples {
     static func requests() throws -> [WireSamples] {
         let store = UUID(uuidString: "11111111-2222-3333-4444-555555555555")!
         let trip = PersistentIdentifier(storeIdentifier: store, entityName: "Trip", key: .permanent(1))
-        let fetch = FetchDescriptor(entityName: "Trip", predicate: try PredicateParser.parse(HostileInputTests.predicateSeeds[3]),
-                                    sortBy: [SortDescriptor("name")], offset: 1, limit: 5, propertiesToFetch: ["name"],
-                                    relationshipKeyPathsForPrefetching: ["bucketList"])
+        let fetch = FetchDescriptor(
+            entityName: "Trip", predicate: try PredicateParser.parse(HostileInputTests.predicateSeeds[3]),
+            sortBy: [SortDescriptor("name")], offset: 1, limit: 5, propertiesToFetch: ["name"],
+            relationshipKeyPathsForPrefetching: ["bucketList"])
         let edits: [ObjectEdit] = [
-            .insert(entity: "Trip", attributes: ["name": .string("x"), "startDate": .date(Timestamp(microsecondsSince1970: 5))],
-                    relationships: ["bucketList": .toMany([])], id: nil),
+            .insert(
+                entity: "Trip",
+                attributes: ["name": .string("x"), "startDate": .date(Timestamp(microsecondsSince1970: 5))],
+                relationships: ["bucketList": .toMany([])], id: nil),
             .update(trip, attributes: ["name": .decimal(1)], relationships: ["livingAccommodation": .toOne(nil)]),
             .delete(trip), .add([trip], relationship: "r", of: trip),
         ]
         return [
-            try sample(Modeld_V1_StoreFetchRequest.with { $0.store = "s"; $0.fetch = fetch.wire }) { request in
+            try sample(
+                Modeld_V1_StoreFetchRequest.with {
+                    $0.store = "s"; $0.fetch = fetch.wire
+                }
+            ) { request in
                 _ = try FetchDescriptor(wire: request.fetch)
             },
-            try sample(Modeld_V1_StoreFetchRequest.with { $0.store = "s"; $0.fetch = fetch.wire; $0.fetch.predicate.text = HostileInputTests.predicateSeeds[1] }) { request in
+            try sample(
+                Modeld_V1_StoreFetchRequest.with {
+                    $0.store = "s"; $0.fetch = fetch.wire; $0.fetch.predicate.text = HostileInputTests.predicateSeeds[1]
+                }
+            ) { request in
                 _ = try FetchDescriptor(wire: request.fetch)
             },
-            try sample(Modeld_V1_StoreAggregateRequest.with {
-                $0.aggregate = AggregateDescriptor(entityName: "Trip", groupBy: ["name"], aggregations: [Aggregation("n", .count), Aggregation("s", .sum, "x")]).wire
-            }) { request in _ = try AggregateDescriptor(wire: request.aggregate) },
-            try sample(Modeld_V1_ApplyRequest.with { $0.store = "s"; $0.changes = edits.map(\.wire) }) { request in
+            try sample(
+                Modeld_V1_StoreAggregateRequest.with {
+                    $0.aggregate =
+                        AggregateDescriptor(
+                            entityName: "Trip", groupBy: ["name"],
+                            aggregations: [Aggregation("n", .count), Aggregation("s", .sum, "x")]
+                        ).wire
+                }
+            ) { request in _ = try AggregateDescriptor(wire: request.aggregate) },
+            try sample(
+                Modeld_V1_ApplyRequest.with {
+                    $0.store = "s"; $0.changes = edits.map(\.wire)
+                }
+            ) { request in
                 _ = try ObjectEdit.edits(wire: request.changes, in: store)
             },
-            try sample(Modeld_V1_StageRequest.with { $0.sessionID = "x"; $0.changes = edits.map(\.wire) }) { request in
+            try sample(
+                Modeld_V1_StageRequest.with {
+                    $0.sessionID = "x"; $0.changes = edits.map(\.wire)
+                }
+            ) { request in
                 _ = try ObjectEdit.edits(wire: request.changes, in: nil)
             },
-            try sample(Modeld_V1_ApplySchemaRequest.with { $0.store = "s"; $0.schema = SampleTrips.schema.wire }) { request in
+            try sample(
+                Modeld_V1_ApplySchemaRequest.with {
+                    $0.store = "s"; $0.schema = SampleTrips.schema.wire
+                }
+            ) { request in
                 try Schema(wire: request.schema).validate()
             },
             try sample(Modeld_V1_GetObjectsRequest.with { $0.uris = [trip.uriRepresentation] }) { request in
                 for uri in request.uris { _ = try PersistentIdentifier(wire: uri, in: store) }
             },
-            try sample(Modeld_V1_BatchUpdateRequest.with { $0.predicate = Modeld_V1_Predicate(try! PredicateParser.parse("name == \"a\"")); $0.attributes = ["name": Value.string("b").wire] }) { request in
+            try sample(
+                Modeld_V1_BatchUpdateRequest.with {
+                    $0.predicate = Modeld_V1_Predicate(try! PredicateParser.parse("name == \"a\""));
+                    $0.attributes = ["name": Value.string("b").wire]
+                }
+            ) { request in
                 _ = try request.predicate.model()
                 _ = try [String: Value](wire: request.attributes)
             },
-            try sample(Modeld_V1_HistoryRequest.with { $0.store = "s"; $0.after = 3; $0.author = "a" }) { _ in },
-            try sample(Modeld_V1_OpenSessionRequest.with { $0.store = "s"; $0.mergePolicy = .objectTrump }) { request in
+            try sample(
+                Modeld_V1_HistoryRequest.with {
+                    $0.store = "s"; $0.after = 3; $0.author = "a"
+                }
+            ) { _ in },
+            try sample(
+                Modeld_V1_OpenSessionRequest.with {
+                    $0.store = "s"; $0.mergePolicy = .objectTrump
+                }
+            ) { request in
                 _ = try MergePolicy(wire: request.mergePolicy)
                 _ = try UniquenessPolicy(wire: request.uniquenessPolicy)
             },

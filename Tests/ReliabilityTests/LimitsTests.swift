@@ -22,32 +22,53 @@ import Testing
     @Test func oversizedDeepAndHugeRequestsAreRefused() async throws {
         try await TestDaemon.withDaemon(configure: { $0.maximumMessageSize = 4 * 1024 * 1024 }) { daemon in
             try await withStore(on: daemon, schema: Catalog.schema) { store in
-                try await store.client.apply((0..<50).map { .insert(entity: "Library", attributes: ["name": .string("L\($0)")], relationships: [:], id: nil) },
-                                             in: store.name)
+                try await store.client.apply(
+                    (0..<50).map {
+                        .insert(entity: "Library", attributes: ["name": .string("L\($0)")], relationships: [:], id: nil)
+                    },
+                    in: store.name)
                 // Bigger than --max-message-size.
                 let big = String(repeating: "x", count: 5_000_000)
                 let oversized = await #expect(throws: ModelError.self) {
-                    try await store.client.apply([.insert(entity: "Library", attributes: ["name": .string(big)], relationships: [:], id: nil)], in: store.name)
+                    try await store.client.apply(
+                        [.insert(entity: "Library", attributes: ["name": .string(big)], relationships: [:], id: nil)],
+                        in: store.name)
                 }
-                #expect(oversized?.code == .resourceExhausted && oversized?.message.contains("maximum message size") == true, "\(String(describing: oversized))")
+                #expect(
+                    oversized?.code == .resourceExhausted
+                        && oversized?.message.contains("maximum message size") == true,
+                    "\(String(describing: oversized))")
 
                 // Nested deeper than a predicate may be.
                 let deep = await #expect(throws: ModelError.self) {
-                    _ = try await store.client.count(FetchDescriptor(entityName: "Library", predicate: Self.nested(Predicate.maximumDepth + 5)), in: store.name)
+                    _ = try await store.client.count(
+                        FetchDescriptor(entityName: "Library", predicate: Self.nested(Predicate.maximumDepth + 5)),
+                        in: store.name)
                 }
-                #expect(deep?.code == .resourceExhausted && deep?.message.contains("nested more than \(Predicate.maximumDepth) levels") == true,
-                        "\(String(describing: deep))")
-                #expect(try await store.client.count(FetchDescriptor(entityName: "Library", predicate: Self.nested(Predicate.maximumDepth - 2)), in: store.name) == 50)
+                #expect(
+                    deep?.code == .resourceExhausted
+                        && deep?.message.contains("nested more than \(Predicate.maximumDepth) levels") == true,
+                    "\(String(describing: deep))")
+                #expect(
+                    try await store.client.count(
+                        FetchDescriptor(entityName: "Library", predicate: Self.nested(Predicate.maximumDepth - 2)),
+                        in: store.name) == 50)
 
                 // IN lists: up to 100,000 values, checked against every stored name.
                 let names = (0..<60_000).map { ModelCore.Expression.literal(.string("L\($0)")) }
                 let inList = ModelCore.Predicate.comparison(Comparison(.keyPath("name"), .in, .list(names)))
-                #expect(try await store.client.count(FetchDescriptor(entityName: "Library", predicate: inList), in: store.name) == 50)
-                let tooMany = ModelCore.Predicate.comparison(Comparison(.keyPath("name"), .in, .list((0..<100_001).map { .literal(.int(Int64($0))) })))
+                #expect(
+                    try await store.client.count(
+                        FetchDescriptor(entityName: "Library", predicate: inList), in: store.name) == 50)
+                let tooMany = ModelCore.Predicate.comparison(
+                    Comparison(.keyPath("name"), .in, .list((0..<100_001).map { .literal(.int(Int64($0))) })))
                 let huge = await #expect(throws: ModelError.self) {
-                    _ = try await store.client.count(FetchDescriptor(entityName: "Library", predicate: tooMany), in: store.name)
+                    _ = try await store.client.count(
+                        FetchDescriptor(entityName: "Library", predicate: tooMany), in: store.name)
                 }
-                #expect(huge?.code == .resourceExhausted && huge?.message.contains("100000 are allowed") == true, "\(String(describing: huge))")
+                #expect(
+                    huge?.code == .resourceExhausted && huge?.message.contains("100000 are allowed") == true,
+                    "\(String(describing: huge))")
                 // The daemon still serves, and holds what it held.
                 #expect(try await store.client.count(FetchDescriptor(entityName: "Library"), in: store.name) == 50)
             }
@@ -67,18 +88,23 @@ import Testing
                 // More timed-out slow queries than the store has readers…
                 for _ in 0..<6 {
                     let error = await #expect(throws: RPCError.self) {
-                        _ = try await queries.count(Modeld_V1_StoreFetchRequest.with {
-                            $0.store = store.name
-                            $0.fetch.entity = "Person"
-                            $0.fetch.predicate.text = SlowQuery.predicate
-                        }, options: short)
+                        _ = try await queries.count(
+                            Modeld_V1_StoreFetchRequest.with {
+                                $0.store = store.name
+                                $0.fetch.entity = "Person"
+                                $0.fetch.predicate.text = SlowQuery.predicate
+                            }, options: short)
                     }
-                    #expect(error?.code == .deadlineExceeded || error?.code == .cancelled, "\(String(describing: error))")
+                    #expect(
+                        error?.code == .deadlineExceeded || error?.code == .cancelled, "\(String(describing: error))")
                 }
                 // …and a quick query still answers within its own deadline.
                 var generous = CallOptions.defaults
                 generous.timeout = .seconds(4)
-                let count = try await queries.count(Modeld_V1_StoreFetchRequest.with { $0.store = store.name; $0.fetch.entity = "Person" }, options: generous)
+                let count = try await queries.count(
+                    Modeld_V1_StoreFetchRequest.with {
+                        $0.store = store.name; $0.fetch.entity = "Person"
+                    }, options: generous)
                 #expect(count.count == Int64(SlowQuery.people))
             }
         }
@@ -89,20 +115,28 @@ import Testing
         try await withTestStore(schema: Catalog.schema, daemon: .perTest) { store in
             let blob = String(repeating: "b", count: 2_000)
             for part in 0..<4 {
-                try await store.client.apply((0..<2_500).map { .insert(entity: "Library", attributes: ["name": .string("\(part)-\($0) \(blob)")], relationships: [:], id: nil) },
-                                             in: store.name)
+                try await store.client.apply(
+                    (0..<2_500).map {
+                        .insert(
+                            entity: "Library", attributes: ["name": .string("\(part)-\($0) \(blob)")],
+                            relationships: [:], id: nil)
+                    },
+                    in: store.name)
             }
-            let transport = try HTTP2ClientTransport.Posix(target: .unixDomainSocket(path: store.socketPath), transportSecurity: .plaintext)
+            let transport = try HTTP2ClientTransport.Posix(
+                target: .unixDomainSocket(path: store.socketPath), transportSecurity: .plaintext)
             try await withGRPCClient(transport: transport) { grpc in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     let started = TestEvent()
                     group.addTask {
                         // Reads one batch of 10,000 objects, then sits on the stream.
-                        try await Modeld_V1_QueryService.Client(wrapping: grpc).fetch(Modeld_V1_StoreFetchRequest.with {
-                            $0.store = store.name
-                            $0.fetch.entity = "Library"
-                            $0.fetch.batchSize = 100
-                        }) { response in
+                        try await Modeld_V1_QueryService.Client(wrapping: grpc).fetch(
+                            Modeld_V1_StoreFetchRequest.with {
+                                $0.store = store.name
+                                $0.fetch.entity = "Library"
+                                $0.fetch.batchSize = 100
+                            }
+                        ) { response in
                             for try await _ in response.messages {
                                 started.signal()
                                 try await Task.sleep(for: .seconds(3_600))
@@ -118,8 +152,12 @@ import Testing
                             try await session.save()
                             try await session.close()
                         }
-                        #expect(try await other.count(FetchDescriptor(entityName: "Library", predicate: try PredicateParser.parse("name BEGINSWITH \"other\"")),
-                                                      in: store.name) == 100)
+                        #expect(
+                            try await other.count(
+                                FetchDescriptor(
+                                    entityName: "Library",
+                                    predicate: try PredicateParser.parse("name BEGINSWITH \"other\"")),
+                                in: store.name) == 100)
                     }
                     group.cancelAll()
                 }
@@ -132,11 +170,14 @@ import Testing
 /// friends each.
 enum SlowQuery {
     static let people = 2_000
-    static let predicate = "SUBQUERY(friends, $f, SUBQUERY($f.friends, $g, SUBQUERY($g.friends, $h, $h.name LIKE \"*zz*\").@count > 0).@count > 0).@count > 0"
+    static let predicate =
+        "SUBQUERY(friends, $f, SUBQUERY($f.friends, $g, SUBQUERY($g.friends, $h, $h.name LIKE \"*zz*\").@count > 0).@count > 0).@count > 0"
 
     static func friends(_ store: TestStore) async throws {
         let uuid = store.info.storeIdentifier
-        let ids = (0..<people).map { _ in PersistentIdentifier(storeIdentifier: uuid, entityName: "Person", key: .temporary(UUID())) }
+        let ids = (0..<people).map { _ in
+            PersistentIdentifier(storeIdentifier: uuid, entityName: "Person", key: .temporary(UUID()))
+        }
         var edits: [ObjectEdit] = ids.enumerated().map { index, id in
             .insert(entity: "Person", attributes: ["name": .string("p\(index)")], relationships: [:], id: id)
         }

@@ -36,7 +36,8 @@ final class PartialHTTP2Call: Sendable {
 
     static func start(socketPath: String, method: String, announced: Int, sent: Int) async throws -> PartialHTTP2Call {
         let socket = try RawSocket.connect(socketPath)
-        try socket.send(HTTP2Bytes.call(path: method, message: [UInt8](repeating: 0x0A, count: sent), announced: announced))
+        try socket.send(
+            HTTP2Bytes.call(path: method, message: [UInt8](repeating: 0x0A, count: sent), announced: announced))
         return PartialHTTP2Call(socket: socket)
     }
 

@@ -13,14 +13,20 @@ import Testing
 /// stop reading, on either transport.
 enum StalledClients {
     /// A store of `rows` objects of `bytes` bytes each, on `daemon`.
-    static let schema = Schema(entities: [EntityDescription(name: "Blob", attributes: [
-        AttributeDescription(name: "name", type: .string),
-        AttributeDescription(name: "body", type: .string),
-    ], indexes: [["name"]])])
+    static let schema = Schema(entities: [
+        EntityDescription(
+            name: "Blob",
+            attributes: [
+                AttributeDescription(name: "name", type: .string),
+                AttributeDescription(name: "body", type: .string),
+            ], indexes: [["name"]])
+    ])
 
     /// Runs `body` with a spawned `modeld` (no default store; `arguments` added), removed after.
-    static func withDaemon<T: Sendable>(arguments: [String] = [], launcher: [String] = [],
-                                        _ body: (ModeldProcess) async throws -> T) async throws -> T {
+    static func withDaemon<T: Sendable>(
+        arguments: [String] = [], launcher: [String] = [],
+        _ body: (ModeldProcess) async throws -> T
+    ) async throws -> T {
         let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""] + arguments, launcher: launcher)
         do {
             let result = try await body(daemon)
@@ -38,8 +44,10 @@ enum StalledClients {
             let body = String(repeating: "b", count: bytes)
             for start in stride(from: 0, to: rows, by: 2_500) {
                 let edits: [ObjectEdit] = (start..<min(start + 2_500, rows)).map {
-                    .insert(entity: "Blob", attributes: ["name": .string(String(format: "blob %06d", $0)), "body": .string(body)],
-                            relationships: [:], id: nil)
+                    .insert(
+                        entity: "Blob",
+                        attributes: ["name": .string(String(format: "blob %06d", $0)), "body": .string(body)],
+                        relationships: [:], id: nil)
                 }
                 try await client.apply(edits, in: name)
             }
@@ -48,18 +56,21 @@ enum StalledClients {
 
     /// The bytes of a whole framed `Fetch` call of every `Blob`, on stream 1.
     static func framedFetch(store: String, batchSize: Int32 = 10_000) throws -> [UInt8] {
-        let request = try Modeld_V1_StoreFetchRequest.with {
-            $0.store = store
-            $0.fetch.entity = "Blob"
-            $0.fetch.batchSize = batchSize
-        }.serializedBytes() as [UInt8]
+        let request =
+            try Modeld_V1_StoreFetchRequest.with {
+                $0.store = store
+                $0.fetch.entity = "Blob"
+                $0.fetch.batchSize = batchSize
+            }.serializedBytes() as [UInt8]
         return FramedBytes.call(stream: 1, path: "modeld.v1.QueryService/Fetch", request: request)
     }
 
     /// A framed fetch whose client reads its first response, then stops reading; nil if no
     /// response arrived within `timeout`.
-    static func stallFramed(_ daemon: ModeldProcess, store: String, batchSize: Int32 = 10_000,
-                            timeout: Duration = .seconds(30)) async throws -> RawSocket? {
+    static func stallFramed(
+        _ daemon: ModeldProcess, store: String, batchSize: Int32 = 10_000,
+        timeout: Duration = .seconds(30)
+    ) async throws -> RawSocket? {
         let socket = try RawSocket.connect(daemon.socketPath + ".frames")
         try socket.send(try framedFetch(store: store, batchSize: batchSize))
         guard case .bytes = await socket.read(exactly: FramedBytes.headerSize, timeout: timeout) else {
@@ -71,19 +82,24 @@ enum StalledClients {
 
     /// An HTTP/2 fetch whose client reads its first response, then stops reading until released
     /// (it then reads the rest) or cancelled. Nil if no response arrived within `timeout`.
-    static func stallHTTP2(_ daemon: ModeldProcess, store: String, batchSize: Int32 = 10_000,
-                           timeout: Duration = .seconds(30)) async throws -> StalledHTTP2Fetch? {
+    static func stallHTTP2(
+        _ daemon: ModeldProcess, store: String, batchSize: Int32 = 10_000,
+        timeout: Duration = .seconds(30)
+    ) async throws -> StalledHTTP2Fetch? {
         let first = AsyncStream<Void>.makeStream()
         let release = AsyncStream<Void>.makeStream()
         let task = Task<(any Error)?, Never> {
             do {
-                let transport = try HTTP2ClientTransport.Posix(target: .unixDomainSocket(path: daemon.socketPath), transportSecurity: .plaintext)
+                let transport = try HTTP2ClientTransport.Posix(
+                    target: .unixDomainSocket(path: daemon.socketPath), transportSecurity: .plaintext)
                 try await withGRPCClient(transport: transport) { grpc in
-                    try await Modeld_V1_QueryService.Client(wrapping: grpc).fetch(Modeld_V1_StoreFetchRequest.with {
-                        $0.store = store
-                        $0.fetch.entity = "Blob"
-                        $0.fetch.batchSize = batchSize
-                    }) { response in
+                    try await Modeld_V1_QueryService.Client(wrapping: grpc).fetch(
+                        Modeld_V1_StoreFetchRequest.with {
+                            $0.store = store
+                            $0.fetch.entity = "Blob"
+                            $0.fetch.batchSize = batchSize
+                        }
+                    ) { response in
                         var isFirst = true
                         for try await _ in response.messages where isFirst {
                             isFirst = false
@@ -103,7 +119,9 @@ enum StalledClients {
         let stalled = StalledHTTP2Fetch(task: task, release: release.continuation)
         let arrived = await withTaskGroup(of: Bool.self) { group in
             group.addTask { await first.stream.first(where: { true }) != nil }
-            group.addTask { try? await Task.sleep(for: timeout); return false }
+            group.addTask {
+                try? await Task.sleep(for: timeout); return false
+            }
             let arrived = await group.next() ?? false
             group.cancelAll()
             return arrived
@@ -116,8 +134,10 @@ enum StalledClients {
     }
 
     /// Runs `body`, failing if it has not finished within `limit` (it is then cancelled).
-    static func within<T: Sendable>(_ limit: Duration, _ what: String,
-                                    _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    static func within<T: Sendable>(
+        _ limit: Duration, _ what: String,
+        _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await body() }
             group.addTask {

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 import GRPCCore
@@ -44,17 +44,30 @@ import Testing
             }
 
             for transport in DaemonTransport.allCases {
-                try await StalledClients.within(.seconds(60), "reads and saves over \(transport) beside 10 stalled fetches") {
+                try await StalledClients.within(
+                    .seconds(60), "reads and saves over \(transport) beside 10 stalled fetches"
+                ) {
                     try await DaemonClient.withClient(socketPath: daemon.socketPath, transport: transport) { client in
                         for round in 0..<20 {
                             #expect(try await client.objects([probe], in: "big").count == 1)
-                            #expect(try await client.count(FetchDescriptor(entityName: "Blob"), in: "big") == 20_000 + round)
-                            let some = try await client.fetch(FetchDescriptor(entityName: "Blob", sortBy: [SortDescriptor("name")], limit: 5), in: "big")
+                            #expect(
+                                try await client.count(FetchDescriptor(entityName: "Blob"), in: "big") == 20_000 + round
+                            )
+                            let some = try await client.fetch(
+                                FetchDescriptor(entityName: "Blob", sortBy: [SortDescriptor("name")], limit: 5),
+                                in: "big")
                             #expect(some.objects.count == 5)
-                            let rows = try await client.aggregate(AggregateDescriptor(entityName: "Blob", aggregations: [Aggregation("n", .count)]), in: "big")
+                            let rows = try await client.aggregate(
+                                AggregateDescriptor(entityName: "Blob", aggregations: [Aggregation("n", .count)]),
+                                in: "big")
                             #expect(rows.first?["n"] == .int(Int64(20_000 + round)))
-                            try await client.apply([.insert(entity: "Blob", attributes: ["name": .string("\(transport) \(round)"), "body": .string("")],
-                                                            relationships: [:], id: nil)], in: "big")
+                            try await client.apply(
+                                [
+                                    .insert(
+                                        entity: "Blob",
+                                        attributes: ["name": .string("\(transport) \(round)"), "body": .string("")],
+                                        relationships: [:], id: nil)
+                                ], in: "big")
                         }
                     }
                 }
@@ -95,8 +108,12 @@ import Testing
                 }
             }
             let worst = growth.max() ?? 0
-            print("memory of a stalled 50 MB stream: at most \(worst / 1_048_576) MiB above the warm daemon (\(growth.map { $0 / 1_048_576 }))")
-            #expect(worst < 16 * 1_048_576, "a stalled stream grew the daemon by \(worst / 1_048_576) MiB: \(growth.map { $0 / 1_048_576 }) MiB")
+            print(
+                "memory of a stalled 50 MB stream: at most \(worst / 1_048_576) MiB above the warm daemon (\(growth.map { $0 / 1_048_576 }))"
+            )
+            #expect(
+                worst < 16 * 1_048_576,
+                "a stalled stream grew the daemon by \(worst / 1_048_576) MiB: \(growth.map { $0 / 1_048_576 }) MiB")
         }
     }
 
@@ -105,7 +122,9 @@ import Testing
         var readings: [Int] = []
         for _ in 0..<100 {
             readings.append(try #require(ProcessFacts.residentBytes(of: pid)))
-            if readings.count >= 3, let low = readings.suffix(3).min(), let high = readings.suffix(3).max(), high - low < 256 * 1024 {
+            if readings.count >= 3, let low = readings.suffix(3).min(), let high = readings.suffix(3).max(),
+                high - low < 256 * 1024
+            {
                 return high
             }
             try await Task.sleep(for: .milliseconds(200))
@@ -120,12 +139,17 @@ import Testing
         try await StalledClients.withDaemon { daemon in
             try await StalledClients.makeStore("big", on: daemon, rows: 20_000, bytes: 1_000)
             try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
-                try await client.apply([.insert(entity: "Blob", attributes: ["name": .string("acknowledged"), "body": .string("x")],
-                                                relationships: [:], id: nil)], in: "big")
+                try await client.apply(
+                    [
+                        .insert(
+                            entity: "Blob", attributes: ["name": .string("acknowledged"), "body": .string("x")],
+                            relationships: [:], id: nil)
+                    ], in: "big")
             }
             var sockets: [RawSocket] = [], tasks: [StalledHTTP2Fetch] = []
             for _ in 0..<3 {
-                sockets.append(try #require(try await StalledClients.stallFramed(daemon, store: "big", batchSize: 1_000)))
+                sockets.append(
+                    try #require(try await StalledClients.stallFramed(daemon, store: "big", batchSize: 1_000)))
                 tasks.append(try #require(try await StalledClients.stallHTTP2(daemon, store: "big", batchSize: 1_000)))
             }
             let started = ContinuousClock.now
@@ -144,11 +168,17 @@ import Testing
             }
             let log = daemon.log
             #expect(!log.contains("I/O on closed channel"), "\(log)")
-            #expect(!log.split(separator: "\n").contains { $0.contains(" error modeld") || $0.contains(" critical modeld") }, "\(log)")
+            #expect(
+                !log.split(separator: "\n").contains {
+                    $0.contains(" error modeld") || $0.contains(" critical modeld")
+                }, "\(log)")
 
             try await daemon.restart()
             try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
-                let found = try await client.count(FetchDescriptor(entityName: "Blob", predicate: try PredicateParser.parse("name == \"acknowledged\"")), in: "big")
+                let found = try await client.count(
+                    FetchDescriptor(
+                        entityName: "Blob", predicate: try PredicateParser.parse("name == \"acknowledged\"")), in: "big"
+                )
                 #expect(found == 1)
             }
         }

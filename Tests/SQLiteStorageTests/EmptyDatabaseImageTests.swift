@@ -8,14 +8,16 @@ import Testing
 /// store's file for the next store) opens as a new store, also beside a WAL whose header was
 /// zeroed over another store's frames: those frames are never read.
 @Suite struct EmptyDatabaseImageTests {
-    private static let noteSchema = Schema(entities: [EntityDescription(name: "Note", attributes: [.init(name: "text", type: .string)])])
+    private static let noteSchema = Schema(entities: [
+        EntityDescription(name: "Note", attributes: [.init(name: "text", type: .string)])
+    ])
 
     @Test func theImageIsOnePageOfAnEmptyWALDatabaseAndItsFileIsGone() async throws {
         try await withTemporaryDirectory { directory in
             let image = try EmptyDatabaseImage.make(in: directory)
             #expect(image.starts(with: Array("SQLite format 3\0".utf8)))
-            #expect(Int(image[16]) << 8 | Int(image[17]) == image.count)   // the page size: one page
-            #expect(image[18] == 2 && image[19] == 2)                        // WAL
+            #expect(Int(image[16]) << 8 | Int(image[17]) == image.count) // the page size: one page
+            #expect(image[18] == 2 && image[19] == 2) // WAL
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
         }
     }
@@ -25,8 +27,14 @@ import Testing
             // A store whose data is all in its WAL, closed as a drop closes it.
             let old = directory.appendingPathComponent("old.sqlite").path
             let oldStore = try await SQLiteStore.open(path: old, applying: SampleTrips.schema)
-            _ = try await oldStore.insert("PersonalTrip", [["name": .string("Paris"), "destination": .string("FR"),
-                                                            "startDate": date("2026-03-01"), "endDate": date("2026-03-10")]])
+            _ = try await oldStore.insert(
+                "PersonalTrip",
+                [
+                    [
+                        "name": .string("Paris"), "destination": .string("FR"),
+                        "startDate": date("2026-03-01"), "endDate": date("2026-03-10"),
+                    ]
+                ])
             await oldStore.closeForRemoval()
             var wal = try #require(FileManager.default.contents(atPath: old + "-wal").map { [UInt8]($0) })
             #expect(wal.count > 32 && wal[0..<4] == [0x37, 0x7F, 0x06, 0x82])
@@ -60,18 +68,20 @@ import Testing
     @Test func onlyAnEmptyFileOrAnEmptyDatabaseWithoutFramesIsNew() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("s.sqlite").path
-            #expect(SQLiteConnection.newFile(at: path) == nil)   // no file: SQLite makes an empty one
+            #expect(SQLiteConnection.newFile(at: path) == nil) // no file: SQLite makes an empty one
             #expect(FileManager.default.createFile(atPath: path, contents: Data()))
             #expect(SQLiteConnection.newFile(at: path) == .empty)
             let image = try EmptyDatabaseImage.make(in: directory)
             var other = image
-            other[31] = 2   // a database of two pages
+            other[31] = 2 // a database of two pages
             #expect(FileManager.default.createFile(atPath: path, contents: Data(other)))
             #expect(SQLiteConnection.newFile(at: path) == nil)
             #expect(FileManager.default.createFile(atPath: path, contents: Data(image)))
             #expect(SQLiteConnection.newFile(at: path) == .emptyDatabase)
             // A WAL with a header of its own holds frames of this database.
-            #expect(FileManager.default.createFile(atPath: path + "-wal", contents: Data([0x37, 0x7F, 0x06, 0x83] + [UInt8](repeating: 0, count: 60))))
+            #expect(
+                FileManager.default.createFile(
+                    atPath: path + "-wal", contents: Data([0x37, 0x7F, 0x06, 0x83] + [UInt8](repeating: 0, count: 60))))
             #expect(SQLiteConnection.newFile(at: path) == nil)
         }
     }

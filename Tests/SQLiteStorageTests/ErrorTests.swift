@@ -11,8 +11,12 @@ import Testing
         try await withStore(Articles.schema) { store, _ in
             await store.close()
             #expect(await modelError { _ = try await store.schema() }?.code == .closed)
-            #expect(await modelError { _ = try await store.fetch(FetchDescriptor(entityName: "Student")) }?.code == .closed)
-            #expect(await modelError { _ = try await store.save(ChangeSet(deletes: [DeletedObject(id: store.id("Student", 1))])) }?.code == .closed)
+            #expect(
+                await modelError { _ = try await store.fetch(FetchDescriptor(entityName: "Student")) }?.code == .closed)
+            #expect(
+                await modelError {
+                    _ = try await store.save(ChangeSet(deletes: [DeletedObject(id: store.id("Student", 1))]))
+                }?.code == .closed)
             #expect(await modelError { _ = try await store.history(after: nil, limit: nil) }?.code == .closed)
             #expect(await modelError { _ = try await store.currentHistoryToken() }?.code == .closed)
             #expect(await modelError { try await store.apply(schema: Articles.schema) }?.code == .closed)
@@ -23,7 +27,8 @@ import Testing
     @Test func aDifferentSchemaIsRefusedOnceObjectsExist() async throws {
         try await withStore(Articles.schema) { store, _ in
             var changed = Articles.schema
-            changed.entities.append(EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)]))
+            changed.entities.append(
+                EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)]))
             // Without objects the store takes the new schema.
             try await store.apply(schema: changed)
             #expect(try await store.schema().entityNames.contains("Note"))
@@ -39,8 +44,12 @@ import Testing
         try await withStore(Articles.schema) { store, _ in
             let foreign = PersistentIdentifier(storeIdentifier: UUID(), entityName: "Student", key: .permanent(1))
             #expect(await modelError { _ = try await store.snapshots(for: [foreign]) }?.code == .invalidIdentifier)
-            #expect(await modelError { _ = try await store.save(ChangeSet(deletes: [DeletedObject(id: foreign)])) }?.code == .invalidIdentifier)
-            #expect(await modelError { _ = try await store.fetch(FetchDescriptor(entityName: "Nope")) }?.code == .unknownEntity)
+            #expect(
+                await modelError { _ = try await store.save(ChangeSet(deletes: [DeletedObject(id: foreign)])) }?.code
+                    == .invalidIdentifier)
+            #expect(
+                await modelError { _ = try await store.fetch(FetchDescriptor(entityName: "Nope")) }?.code
+                    == .unknownEntity)
             let missing = try await store.snapshots(for: [store.id("Student", 42)])
             #expect(missing.isEmpty)
         }
@@ -61,8 +70,10 @@ import Testing
         try await withStore(Catalog.schema) { store, _ in
             try await store.insert("Item", [["title": .string("a"), "sku": .string("S")]])
             let before = try await store.objects("Item")
-            let changes = ChangeSet(inserts: [InsertedObject(id: store.temporary("Item"), attributes: ["title": .string("b")]),
-                                              InsertedObject(id: store.temporary("Item"), attributes: ["title": .string("c"), "sku": .string("S")])])
+            let changes = ChangeSet(inserts: [
+                InsertedObject(id: store.temporary("Item"), attributes: ["title": .string("b")]),
+                InsertedObject(id: store.temporary("Item"), attributes: ["title": .string("c"), "sku": .string("S")]),
+            ])
             let error = await modelError { _ = try await store.save(changes) }
             #expect(error?.code == .uniqueConstraint)
             #expect(error?.context["uri"] == store.id("Item", 1).uriRepresentation)

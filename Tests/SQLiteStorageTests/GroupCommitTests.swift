@@ -40,7 +40,10 @@ import Testing
     }
 
     static func titles(_ store: SQLiteStore) async throws -> Set<String> {
-        Set(try await store.objects("Item").compactMap { if case .string(let title) = $0["title"] { title } else { nil } })
+        Set(
+            try await store.objects("Item").compactMap {
+                if case .string(let title) = $0["title"] { title } else { nil }
+            })
     }
 
     @Test func savesWaitingTogetherCommitInOneGroupWithATokenEach() async throws {

@@ -13,27 +13,38 @@ import Testing
         let people = (0..<2_000).map { _ in store.temporary("Person") }
         for (index, person) in people.enumerated() {
             let friends = (1...20).map { people[(index * 7 + $0 * 13) % people.count] }
-            changes.inserts.append(InsertedObject(id: person, attributes: ["name": .string("p\(index)")],
-                                                  relationships: ["friends": .toMany(added: friends, removed: [])]))
+            changes.inserts.append(
+                InsertedObject(
+                    id: person, attributes: ["name": .string("p\(index)")],
+                    relationships: ["friends": .toMany(added: friends, removed: [])]))
         }
         _ = try await store.save(changes)
     }
 
-    static let slow = "SUBQUERY(friends, $f, SUBQUERY($f.friends, $g, SUBQUERY($g.friends, $h, $h.name LIKE \"*zz*\").@count > 0).@count > 0).@count > 0"
+    static let slow =
+        "SUBQUERY(friends, $f, SUBQUERY($f.friends, $g, SUBQUERY($g.friends, $h, $h.name LIKE \"*zz*\").@count > 0).@count > 0).@count > 0"
 
     /// Cancelling the caller interrupts the statement under way: the call ends with `cancelled`
     /// long before the query would, and the connection serves the next call.
     @Test func cancellingACallInterruptsItsQuery() async throws {
         try await withStore(Catalog.schema) { store, _ in
             try await Self.friends(store)
-            let query = Task { try await store.fetch(FetchDescriptor(entityName: "Person", predicate: try PredicateParser.parse(Self.slow),
-                                                                     resultType: .count)) }
+            let query = Task {
+                try await store.fetch(
+                    FetchDescriptor(
+                        entityName: "Person", predicate: try PredicateParser.parse(Self.slow),
+                        resultType: .count))
+            }
             try await Task.sleep(for: .milliseconds(200))
             query.cancel()
             let error = await modelError { _ = try await query.value }
-            #expect(error?.code == .cancelled, "the query finished before it was cancelled, or failed otherwise: \(String(describing: error))")
+            #expect(
+                error?.code == .cancelled,
+                "the query finished before it was cancelled, or failed otherwise: \(String(describing: error))")
             // The readers are free again.
-            for _ in 0..<4 { #expect(try await store.fetch(FetchDescriptor(entityName: "Person", resultType: .count)).count == 2_000) }
+            for _ in 0..<4 {
+                #expect(try await store.fetch(FetchDescriptor(entityName: "Person", resultType: .count)).count == 2_000)
+            }
         }
     }
 
@@ -42,7 +53,11 @@ import Testing
         try await withStore(Catalog.schema) { store, _ in
             try await Self.friends(store)
             let tasks = (0..<6).map { _ in
-                Task { try await store.fetch(FetchDescriptor(entityName: "Person", predicate: try PredicateParser.parse(Self.slow), resultType: .count)) }
+                Task {
+                    try await store.fetch(
+                        FetchDescriptor(
+                            entityName: "Person", predicate: try PredicateParser.parse(Self.slow), resultType: .count))
+                }
             }
             try await Task.sleep(for: .milliseconds(100))
             for task in tasks { task.cancel() }
@@ -63,7 +78,12 @@ import Testing
             let wanted = Array(people.prefix(40))
             for round in 0..<3 {
                 let slow = (0..<(round + 1)).map { _ in
-                    Task { try await store.fetch(FetchDescriptor(entityName: "Person", predicate: try PredicateParser.parse(Self.slow), resultType: .count)) }
+                    Task {
+                        try await store.fetch(
+                            FetchDescriptor(
+                                entityName: "Person", predicate: try PredicateParser.parse(Self.slow),
+                                resultType: .count))
+                    }
                 }
                 let reads = Task {
                     var answered = 0
@@ -102,15 +122,20 @@ import Testing
 
             // About a million SQLite steps: over the budget, well under a second.
             let predicate = try PredicateParser.parse("SUBQUERY(friends, $f, $f.name BEGINSWITH \"p1\").@count > 0")
-            let counted = try await store.fetch(FetchDescriptor(entityName: "Person", predicate: predicate, resultType: .count)).count
+            let counted = try await store.fetch(
+                FetchDescriptor(entityName: "Person", predicate: predicate, resultType: .count)
+            ).count
             #expect(counted == expected)
             #expect(store.readsMovedToReaderQueues == 1)
-            let identified = try await store.fetch(FetchDescriptor(entityName: "Person", predicate: predicate, resultType: .identifiers))
+            let identified = try await store.fetch(
+                FetchDescriptor(entityName: "Person", predicate: predicate, resultType: .identifiers))
             #expect(identified.identifiers.count == expected)
             let objects = try await store.fetch(FetchDescriptor(entityName: "Person", predicate: predicate))
             #expect(objects.count == expected)
-            let rows = try await store.aggregate(AggregateDescriptor(entityName: "Person", predicate: predicate,
-                                                                     aggregations: [Aggregation("n", .count)]), overlay: nil)
+            let rows = try await store.aggregate(
+                AggregateDescriptor(
+                    entityName: "Person", predicate: predicate,
+                    aggregations: [Aggregation("n", .count)]), overlay: nil)
             #expect(rows == [["n": .int(Int64(expected))]])
             #expect(store.readsMovedToReaderQueues == 4)
         }
@@ -135,7 +160,8 @@ import Testing
 
             try await store.setMaximumFileSize(nil)
             try await store.insert("Library", [["name": .string(big)]])
-            #expect(try await store.fetch(FetchDescriptor(entityName: "Library", resultType: .count)).count == stored + 1)
+            #expect(
+                try await store.fetch(FetchDescriptor(entityName: "Library", resultType: .count)).count == stored + 1)
         }
     }
 }

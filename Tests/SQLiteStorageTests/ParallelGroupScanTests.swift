@@ -15,10 +15,12 @@ import Testing
     @Test func splitCountsMatchSQLiteGroupBy() async throws {
         var helperParts = 0
         try await HashAggregateTests.randomCounts(100, seed: 11) { store, index, descriptor, grouped in
-            let split = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit,
-                                                  split: Self.smallParts, tryHere: false)
+            let split = try await store.aggregate(
+                descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit,
+                split: Self.smallParts, tryHere: false)
             #expect(split.hashed, "case \(index): \(descriptor)")
-            #expect(split.helpersJoined == 1, "case \(index): the helper's snapshot is the leader's, as nothing is written")
+            #expect(
+                split.helpersJoined == 1, "case \(index): the helper's snapshot is the leader's, as nothing is written")
             #expect(split.rows == grouped.rows, "case \(index): \(descriptor)")
             helperParts += split.helperParts
         }
@@ -28,8 +30,13 @@ import Testing
 
     @Test func aHelperThatBeginsAfterACommitLeavesThePartsToTheLeader() async throws {
         try await withStore(Catalog.schema) { store, path in
-            try await store.insert("Item", (0..<200).map { ["title": .string("t\($0)"), "rank": .int(Int64($0 % 4)), "label": .string("l\($0 % 3)")] })
-            let descriptor = AggregateDescriptor(entityName: "Item", groupBy: ["label"], aggregations: [Aggregation("n", .count)])
+            try await store.insert(
+                "Item",
+                (0..<200).map {
+                    ["title": .string("t\($0)"), "rank": .int(Int64($0 % 4)), "label": .string("l\($0 % 3)")]
+                })
+            let descriptor = AggregateDescriptor(
+                entityName: "Item", groupBy: ["label"], aggregations: [Aggregation("n", .count)])
             let before = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: 0).rows
             // Between the leader's snapshot and the helper's, another connection (as another
             // process would) relabels every other item.
@@ -44,13 +51,16 @@ import Testing
                     failure.note.withLock { $0 = "\(error)" }
                 }
             }
-            let split = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit, split: options, tryHere: false)
+            let split = try await store.aggregate(
+                descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit, split: options, tryHere: false)
             #expect(failure.note.withLock { $0 } == nil)
             #expect(split.hashed)
             #expect(split.helpersJoined == 0)
             #expect(split.rows == before, "the count reads the leader's snapshot only")
             // The update did commit: a count now sees it.
-            let after = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit, split: Self.smallParts, tryHere: false)
+            let after = try await store.aggregate(
+                descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit, split: Self.smallParts,
+                tryHere: false)
             #expect(after.rows.first { $0["label"] == .string("changed") }?["n"] == .int(100))
             #expect(after.helpersJoined == 1)
         }
@@ -59,10 +69,12 @@ import Testing
     @Test func groupsPastTheLimitTogetherFallBackToGroupBy() async throws {
         try await withStore(Catalog.schema) { store, _ in
             try await store.insert("Item", (0..<120).map { ["title": .string("t\($0)"), "rank": .int(0)] })
-            let descriptor = AggregateDescriptor(entityName: "Item", groupBy: ["title"], aggregations: [Aggregation("n", .count)])
+            let descriptor = AggregateDescriptor(
+                entityName: "Item", groupBy: ["title"], aggregations: [Aggregation("n", .count)])
             // 120 groups against a limit of 100: whichever reader counts which parts, one table
             // or the merged one has too many.
-            let split = try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: 100, split: Self.smallParts, tryHere: false)
+            let split = try await store.aggregate(
+                descriptor, overlay: nil, hashedGroupLimit: 100, split: Self.smallParts, tryHere: false)
             #expect(!split.hashed)
             #expect(split.rows.count == 120)
             #expect(split.rows == (try await store.aggregate(descriptor, overlay: nil, hashedGroupLimit: 0).rows))
@@ -71,20 +83,26 @@ import Testing
 
     @Test func mergedTablesCountAsOneTable() async throws {
         try await withTemporaryDirectory { directory in
-            let connection = try SQLiteConnection(path: directory.appendingPathComponent("t.sqlite").path, role: .writer)
+            let connection = try SQLiteConnection(
+                path: directory.appendingPathComponent("t.sqlite").path, role: .writer)
             defer { connection.close(checkpoint: false) }
             // Keys of every storage class, short and long, NULL among them, in two overlapping
             // ranges of rows: 1-150 and 100-260.
             try connection.run("CREATE TABLE t (n INTEGER PRIMARY KEY, a TEXT, b INTEGER)")
-            try connection.run("""
+            try connection.run(
+                """
                 WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 260)
                 INSERT INTO t SELECT n, CASE WHEN n % 7 = 0 THEN NULL ELSE printf('%.*c', n % 23, 'k') END,
                                         CASE WHEN n % 5 = 0 THEN NULL ELSE n % 11 END FROM r
                 """)
-            func count(_ keys: [AttributeType], _ columns: String, _ range: ClosedRange<Int>, limit: Int = 1_000) throws -> GroupTable? {
+            func count(_ keys: [AttributeType], _ columns: String, _ range: ClosedRange<Int>, limit: Int = 1_000) throws
+                -> GroupTable?
+            {
                 let empty = GroupTable(keyTypes: keys, counterCount: 2, groupLimit: limit)
                 return try connection.groupCounter.count(into: empty) {
-                    try connection.run("SELECT \(GroupCounter.functionName)(\(columns), 1, b) FROM t WHERE n BETWEEN \(range.lowerBound) AND \(range.upperBound)")
+                    try connection.run(
+                        "SELECT \(GroupCounter.functionName)(\(columns), 1, b) FROM t WHERE n BETWEEN \(range.lowerBound) AND \(range.upperBound)"
+                    )
                 }
             }
             for (keys, columns) in [([AttributeType.string], "a"), ([.int], "b"), ([.string, .int], "a, b")] {
@@ -96,7 +114,11 @@ import Testing
                 let paths = keys.indices.map { PropertyPath(["k\($0)"]) }
                 func counts(_ table: GroupTable) throws -> [[Value]: [Int64]] {
                     var result: [[Value]: [Int64]] = [:]
-                    for group in 0..<table.groupCount { result[try table.keys(of: group, paths: paths)] = [table.counts(group, 0), table.counts(group, 1)] }
+                    for group in 0..<table.groupCount {
+                        result[try table.keys(of: group, paths: paths)] = [
+                            table.counts(group, 0), table.counts(group, 1),
+                        ]
+                    }
                     return result
                 }
                 var expected = try counts(whole)
@@ -122,9 +144,13 @@ import Testing
         #expect(ParallelGroupScan.split(bottom...(bottom + 1), partKeys: 1, maximumParts: 256) == nearBottom)
         // Sparse keys (any key another tool wrote) make at most the most parts, still covering
         // every key once, in order.
-        for (range, most) in [(1...100, 8), (bottom...top, 256), (-5...top, 3), (0...1_000_000, 256)] as [(ClosedRange<Int64>, Int)] {
+        for (range, most) in [(1...100, 8), (bottom...top, 256), (-5...top, 3), (0...1_000_000, 256)]
+            as [(ClosedRange<Int64>, Int)]
+        {
             let parts = ParallelGroupScan.split(range, partKeys: 4, maximumParts: most)
-            #expect(parts.count <= most && parts.first?.lowerBound == range.lowerBound && parts.last?.upperBound == range.upperBound, "\(range)")
+            #expect(
+                parts.count <= most && parts.first?.lowerBound == range.lowerBound
+                    && parts.last?.upperBound == range.upperBound, "\(range)")
             #expect(zip(parts, parts.dropFirst()).allSatisfy { $0.upperBound &+ 1 == $1.lowerBound }, "\(range)")
         }
     }

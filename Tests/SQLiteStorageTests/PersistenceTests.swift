@@ -11,8 +11,14 @@ import Testing
         try await withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("trips.sqlite").path
             let first = try await openStore(path, schema: SampleTrips.schema)
-            let ids = try await first.insert("PersonalTrip", [["name": .string("Paris"), "destination": .string("FR"),
-                                                               "startDate": date("2026-03-01"), "endDate": date("2026-03-10")]])
+            let ids = try await first.insert(
+                "PersonalTrip",
+                [
+                    [
+                        "name": .string("Paris"), "destination": .string("FR"),
+                        "startDate": date("2026-03-01"), "endDate": date("2026-03-10"),
+                    ]
+                ])
             let identifier = first.storeIdentifier
             let hash = try await first.schema().versionHash
             await first.close()
@@ -38,8 +44,14 @@ import Testing
             let header = try #require(FileManager.default.contents(atPath: path))
             #expect(header.count >= 100 && header[18] == 2 && header[19] == 2)
             #expect(!FileManager.default.fileExists(atPath: path + "-journal"))
-            let ids = try await store.insert("PersonalTrip", [["name": .string("Lyon"), "destination": .string("FR"),
-                                                               "startDate": date("2026-04-01"), "endDate": date("2026-04-02")]])
+            let ids = try await store.insert(
+                "PersonalTrip",
+                [
+                    [
+                        "name": .string("Lyon"), "destination": .string("FR"),
+                        "startDate": date("2026-04-01"), "endDate": date("2026-04-02"),
+                    ]
+                ])
             // A second connection (another process) sees the schema and the object.
             let other = try await openStore(path)
             #expect(try await other.schema().versionHash == SampleTrips.schema.versionHash)
@@ -54,8 +66,14 @@ import Testing
             // An ordinary close copies the WAL into the file and removes it.
             let kept = directory.appendingPathComponent("kept.sqlite").path
             let first = try await openStore(kept, schema: SampleTrips.schema)
-            _ = try await first.insert("PersonalTrip", [["name": .string("Oslo"), "destination": .string("NO"),
-                                                         "startDate": date("2026-05-01"), "endDate": date("2026-05-03")]])
+            _ = try await first.insert(
+                "PersonalTrip",
+                [
+                    [
+                        "name": .string("Oslo"), "destination": .string("NO"),
+                        "startDate": date("2026-05-01"), "endDate": date("2026-05-03"),
+                    ]
+                ])
             await first.close()
             #expect(!FileManager.default.fileExists(atPath: kept + "-wal"))
 
@@ -63,8 +81,14 @@ import Testing
             // deleted next. Until then the data is intact: reopening recovers it from the WAL.
             let dropped = directory.appendingPathComponent("dropped.sqlite").path
             let second = try await openStore(dropped, schema: SampleTrips.schema)
-            let ids = try await second.insert("PersonalTrip", [["name": .string("Rome"), "destination": .string("IT"),
-                                                                "startDate": date("2026-06-01"), "endDate": date("2026-06-02")]])
+            let ids = try await second.insert(
+                "PersonalTrip",
+                [
+                    [
+                        "name": .string("Rome"), "destination": .string("IT"),
+                        "startDate": date("2026-06-01"), "endDate": date("2026-06-02"),
+                    ]
+                ])
             await second.closeForRemoval()
             let wal = try FileManager.default.attributesOfItem(atPath: dropped + "-wal")[.size] as? Int
             #expect((wal ?? 0) > 0)
@@ -108,14 +132,19 @@ import Testing
         try await withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("keys.sqlite").path
             var store = try await openStore(path, schema: Articles.schema)
-            let ids = try await store.insert("Student", (1...3).map { ["name": .string("s\($0)"), "birthOfYear": .int(2000 + $0)] })
+            let ids = try await store.insert(
+                "Student", (1...3).map { ["name": .string("s\($0)"), "birthOfYear": .int(2000 + $0)] })
             #expect(ids.map(\.primaryKey) == [1, 2, 3])
             _ = try await store.save(ChangeSet(deletes: [DeletedObject(id: ids[2])]))
-            #expect(try await store.insert("Student", [["name": .string("s4"), "birthOfYear": .int(2004)]]).first?.primaryKey == 4)
+            #expect(
+                try await store.insert("Student", [["name": .string("s4"), "birthOfYear": .int(2004)]]).first?
+                    .primaryKey == 4)
             _ = try await store.save(ChangeSet(deletes: [DeletedObject(id: store.id("Student", 4))]))
             await store.close()
             store = try await openStore(path)
-            #expect(try await store.insert("Student", [["name": .string("s5"), "birthOfYear": .int(2005)]]).first?.primaryKey == 5)
+            #expect(
+                try await store.insert("Student", [["name": .string("s5"), "birthOfYear": .int(2005)]]).first?
+                    .primaryKey == 5)
             await store.close()
         }
     }
@@ -138,13 +167,17 @@ import Testing
             let location = try StoreLocation(url: "sqlite://\(path)")
             let store = try await factory.open(location)
             try await store.apply(schema: Articles.schema)
-            _ = try await store.save(ChangeSet(inserts: [InsertedObject(id: .temporary(storeIdentifier: store.storeIdentifier, entityName: "Student"),
-                                                                        attributes: ["name": .string("x"), "birthOfYear": .int(1)])]))
+            _ = try await store.save(
+                ChangeSet(inserts: [
+                    InsertedObject(
+                        id: .temporary(storeIdentifier: store.storeIdentifier, entityName: "Student"),
+                        attributes: ["name": .string("x"), "birthOfYear": .int(1)])
+                ]))
             #expect(FileManager.default.fileExists(atPath: path))
             await store.close()
             try await factory.destroy(location)
             for suffix in ["", "-wal", "-shm"] { #expect(!FileManager.default.fileExists(atPath: path + suffix)) }
-            try await factory.destroy(location)   // nothing left to remove is fine
+            try await factory.destroy(location) // nothing left to remove is fine
         }
     }
 
@@ -154,14 +187,18 @@ import Testing
                 for writer in 0..<4 {
                     group.addTask {
                         for round in 0..<10 {
-                            try await store.insert("Student", [["name": .string("w\(writer)-\(round)"), "birthOfYear": .int(Int64(round))]])
+                            try await store.insert(
+                                "Student",
+                                [["name": .string("w\(writer)-\(round)"), "birthOfYear": .int(Int64(round))]])
                         }
                     }
                 }
                 for _ in 0..<8 {
                     group.addTask {
                         for _ in 0..<10 {
-                            let count = try await store.fetch(FetchDescriptor(entityName: "Student", resultType: .count)).count
+                            let count = try await store.fetch(
+                                FetchDescriptor(entityName: "Student", resultType: .count)
+                            ).count
                             #expect(count <= 40)
                         }
                     }

@@ -10,13 +10,26 @@ import Testing
 
     @Test func hostileTextIsStoredVerbatim() async throws {
         try await withStore(SampleTrips.schema) { store, _ in
-            let ids = try await store.insert("Trip", [["name": .string(Self.hostile), "destination": .string("\"; DELETE FROM \"Trip\"; --"),
-                                                       "startDate": date("2026-01-01"), "endDate": date("2026-01-02")]])
-            #expect(try await store.values("Trip", #"name == "'); DROP TABLE \"Trip\"; --""#, key: "name") == [Self.hostile])
-            #expect(try await store.values("Trip", #"name CONTAINS "DROP TABLE""#, key: "destination") == ["\"; DELETE FROM \"Trip\"; --"])
+            let ids = try await store.insert(
+                "Trip",
+                [
+                    [
+                        "name": .string(Self.hostile), "destination": .string("\"; DELETE FROM \"Trip\"; --"),
+                        "startDate": date("2026-01-01"), "endDate": date("2026-01-02"),
+                    ]
+                ])
+            #expect(
+                try await store.values("Trip", #"name == "'); DROP TABLE \"Trip\"; --""#, key: "name") == [Self.hostile]
+            )
+            #expect(
+                try await store.values("Trip", #"name CONTAINS "DROP TABLE""#, key: "destination") == [
+                    "\"; DELETE FROM \"Trip\"; --"
+                ])
             #expect(try await store.snapshots(for: ids).first?["name"] == .string(Self.hostile))
-            let grouped = try await store.aggregate(AggregateDescriptor(entityName: "Trip", groupBy: ["name"],
-                                                                        aggregations: [Aggregation("n", .count)]))
+            let grouped = try await store.aggregate(
+                AggregateDescriptor(
+                    entityName: "Trip", groupBy: ["name"],
+                    aggregations: [Aggregation("n", .count)]))
             #expect(grouped == [["name": .string(Self.hostile), "n": .int(1)]])
         }
     }
@@ -27,7 +40,11 @@ import Testing
             let cases: [(String, String, String)] = [
                 ("Trip", #"name == "Paris""#, "_index_Trip_name"),
                 ("Trip", #"startDate == "2026-01-01""#, "_index_Trip_startDate"),
-                ("BucketListItem", #"trip == CAST("modeld://\#(store.storeIdentifier.uuidString.lowercased())/Trip/p1", "object")"#, "_fk_BucketListItem_trip"),
+                (
+                    "BucketListItem",
+                    #"trip == CAST("modeld://\#(store.storeIdentifier.uuidString.lowercased())/Trip/p1", "object")"#,
+                    "_fk_BucketListItem_trip"
+                ),
             ]
             let connection = try SQLiteConnection(path: path, role: .reader)
             for (entityName, text, index) in cases {
@@ -37,8 +54,13 @@ import Testing
                 var compiler = SQLCompiler(layout: layout, entity: entity)
                 let sql = try compiler.fetch(descriptor, columns: [])
                 var plan: [String] = []
-                try connection.query("EXPLAIN QUERY PLAN " + sql, compiler.parameters, cached: false) { plan.append($0.text(3)) }
-                #expect(plan.contains { $0.contains("USING INDEX \(index)") || $0.contains("USING COVERING INDEX \(index)") }, "\(text): \(plan)")
+                try connection.query("EXPLAIN QUERY PLAN " + sql, compiler.parameters, cached: false) {
+                    plan.append($0.text(3))
+                }
+                #expect(
+                    plan.contains {
+                        $0.contains("USING INDEX \(index)") || $0.contains("USING COVERING INDEX \(index)")
+                    }, "\(text): \(plan)")
                 #expect(!sql.contains("Paris") && !sql.contains("2026"), "values are bound, not spliced: \(sql)")
             }
             connection.close()
@@ -50,18 +72,27 @@ import Testing
             let connection = try SQLiteConnection(path: path, role: .reader)
             defer { connection.close() }
             var columns: [String] = []
-            try connection.query("SELECT name, type FROM pragma_table_info('Item') ORDER BY cid") { columns.append("\($0.text(0)) \($0.text(1))") }
+            try connection.query("SELECT name, type FROM pragma_table_info('Item') ORDER BY cid") {
+                columns.append("\($0.text(0)) \($0.text(1))")
+            }
             #expect(columns.prefix(3) == ["_pk INTEGER", "_entity TEXT", "_version INTEGER"])
             #expect(columns.contains("amount TEXT"))
             #expect(columns.contains("shelf INTEGER"))
             var indexes: [String] = []
-            try connection.query("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name") { indexes.append($0.text(0)) }
-            for expected in ["_fk_Item_shelf", "_fk_Shelf_library", "_index_Item_rank", "_index_Item_label,price", "_target__join_Author_books",
-                             "_unique_Item_sku", "_fk_Person_mentor", "_fk_Passport_holder"] {
+            try connection.query(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            ) { indexes.append($0.text(0)) }
+            for expected in [
+                "_fk_Item_shelf", "_fk_Shelf_library", "_index_Item_rank", "_index_Item_label,price",
+                "_target__join_Author_books",
+                "_unique_Item_sku", "_fk_Person_mentor", "_fk_Passport_holder",
+            ] {
                 #expect(indexes.contains(expected), "\(expected) in \(indexes)")
             }
             var join: [String] = []
-            try connection.query("SELECT name FROM pragma_table_info('_join_Author_books') ORDER BY cid") { join.append($0.text(0)) }
+            try connection.query("SELECT name FROM pragma_table_info('_join_Author_books') ORDER BY cid") {
+                join.append($0.text(0))
+            }
             #expect(join == ["source", "target"])
         }
     }

@@ -44,21 +44,28 @@ extension SQLiteStore {
 
     /// Inserts one object per attribute dictionary and returns their permanent identifiers.
     @discardableResult
-    func insert(_ entity: String, _ objects: [[String: Value]], author: String? = nil) async throws -> [PersistentIdentifier] {
+    func insert(_ entity: String, _ objects: [[String: Value]], author: String? = nil) async throws
+        -> [PersistentIdentifier]
+    {
         let inserts = objects.map { InsertedObject(id: temporary(entity), attributes: $0) }
         let result = try await save(ChangeSet(inserts: inserts, author: author))
         return inserts.compactMap { result.remappedIdentifiers[$0.id] }
     }
 
     /// The objects of `entity` matching predicate text, sorted by sort keys in text form.
-    func objects(_ entity: String, _ predicate: String? = nil, sort: [String] = [], overlay: ChangeSet? = nil) async throws -> [ObjectSnapshot] {
-        let descriptor = FetchDescriptor(entityName: entity, predicate: try predicate.map(PredicateParser.parse),
-                                         sortBy: try sort.map { try SortDescriptor(parsing: $0) })
+    func objects(_ entity: String, _ predicate: String? = nil, sort: [String] = [], overlay: ChangeSet? = nil)
+        async throws -> [ObjectSnapshot]
+    {
+        let descriptor = FetchDescriptor(
+            entityName: entity, predicate: try predicate.map(PredicateParser.parse),
+            sortBy: try sort.map { try SortDescriptor(parsing: $0) })
         return try await fetch(descriptor, overlay: overlay).objects
     }
 
     /// The values of attribute `key` of ``objects(_:_:sort:overlay:)``, as text (nil as "nil").
-    func values(_ entity: String, _ predicate: String? = nil, key: String, sort: [String] = [], overlay: ChangeSet? = nil) async throws -> [String] {
+    func values(
+        _ entity: String, _ predicate: String? = nil, key: String, sort: [String] = [], overlay: ChangeSet? = nil
+    ) async throws -> [String] {
         try await objects(entity, predicate, sort: sort, overlay: overlay).map { $0[key].textForm ?? "nil" }
     }
 }

@@ -13,21 +13,21 @@ import Testing
             "count": .int(.min), "price": .double(.pi), "inStock": .bool(true),
             "added": .date(Timestamp(microsecondsSince1970: 1_767_225_600_123_457)),
             "blob": .data(Data([0, 255, 0, 1, 127, 128])), "code": .uuid(Datasets.uuid1),
-            "link": .url(URL(string: "https://example.com/a%20b?q=1&r=%C3%A9#frag")!),   // a literal URL
-            "amount": .decimal(Decimal(string: "12345678901234567890.123456789")!),   // a literal decimal
+            "link": .url(URL(string: "https://example.com/a%20b?q=1&r=%C3%A9#frag")!), // a literal URL
+            "amount": .decimal(Decimal(string: "12345678901234567890.123456789")!), // a literal decimal
             "meta": .json(#"{"b": [1, 2.50, "x"], "a": null}"#),
         ],
         [
             "title": .string("negative"), "rank": .int(-1), "count": .int(0), "price": .double(-1e-300),
             "inStock": .bool(false), "added": .date(Timestamp(microsecondsSince1970: -1)),
-            "blob": .data(Data()), "code": .uuid(UUID(uuidString: "FFFFFFFF-0000-4000-8000-000000000001")!),   // literal
-            "link": .url(URL(string: "file:///tmp/x")!), "amount": .decimal(Decimal(string: "-0.000001")!),   // literals
+            "blob": .data(Data()), "code": .uuid(UUID(uuidString: "FFFFFFFF-0000-4000-8000-000000000001")!), // literal
+            "link": .url(URL(string: "file:///tmp/x")!), "amount": .decimal(Decimal(string: "-0.000001")!), // literals
             "meta": .json("[]"),
         ],
         [
             "title": .string("extremes"), "rank": .int(0), "price": .double(.greatestFiniteMagnitude),
-            "added": .date(Timestamp(microsecondsSince1970: -62_135_596_800_000_000)),   // 0001-01-01
-            "amount": .decimal(Decimal(string: "0.1")!), "meta": .json("\"text\""),   // a literal decimal
+            "added": .date(Timestamp(microsecondsSince1970: -62_135_596_800_000_000)), // 0001-01-01
+            "amount": .decimal(Decimal(string: "0.1")!), "meta": .json("\"text\""), // a literal decimal
         ],
     ]
 
@@ -49,8 +49,10 @@ import Testing
             // And they match themselves in predicates.
             for (id, sample) in zip(ids, Self.samples) {
                 for (name, value) in sample {
-                    let predicate = Predicate.comparison(Comparison(.keyPath(PropertyPath([name])), .equal, .literal(value)))
-                    let found = try await store.backend.fetch(FetchDescriptor(entityName: "Item", predicate: predicate, resultType: .identifiers))
+                    let predicate = Predicate.comparison(
+                        Comparison(.keyPath(PropertyPath([name])), .equal, .literal(value)))
+                    let found = try await store.backend.fetch(
+                        FetchDescriptor(entityName: "Item", predicate: predicate, resultType: .identifiers))
                     #expect(found.identifiers.contains(saved[id]), "\(name) == \(value.debugText)")
                 }
             }
@@ -63,9 +65,13 @@ import Testing
     func valuesConvertToTheirAttributeType(_ kind: BackendKind) async throws {
         try await withStore(kind, Catalog.schema) { store in
             var c = store.changes()
-            let id = c.insert("Item", ["title": .string("converted"), "price": .int(3), "count": .double(4),
-                                       "added": .string("2026-01-31T12:00:00.5Z"), "amount": .int(7), "inStock": .int(1),
-                                       "code": .string(Datasets.uuid1.uuidString.lowercased())])
+            let id = c.insert(
+                "Item",
+                [
+                    "title": .string("converted"), "price": .int(3), "count": .double(4),
+                    "added": .string("2026-01-31T12:00:00.5Z"), "amount": .int(7), "inStock": .int(1),
+                    "code": .string(Datasets.uuid1.uuidString.lowercased()),
+                ])
             let saved = try await store.save(c)
             let snapshot = try await store.snapshot(saved[id])
             #expect(snapshot["price"] == .double(3))

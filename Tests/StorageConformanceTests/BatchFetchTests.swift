@@ -21,7 +21,9 @@ import Testing
     }
 
     /// Every batch, with whether it was prefetched.
-    static func batches(_ store: TestStore, _ descriptor: FetchDescriptor, size: Int) async throws -> (batches: [([ObjectSnapshot], Bool)], count: Int) {
+    static func batches(_ store: TestStore, _ descriptor: FetchDescriptor, size: Int) async throws -> (
+        batches: [([ObjectSnapshot], Bool)], count: Int
+    ) {
         let collected = Mutex<[([ObjectSnapshot], Bool)]>([])
         let count = try await store.backend.fetchObjects(descriptor, batchSize: size) { batch, prefetched in
             collected.withLock { $0.append((batch, prefetched)) }
@@ -35,9 +37,12 @@ import Testing
             try await Self.library(store)
             let descriptors = [
                 FetchDescriptor(entityName: "Book", sortBy: [try SortDescriptor(parsing: "title")]),
-                FetchDescriptor(entityName: "Book", predicate: try PredicateParser.parse("title BEGINSWITH 'B1' OR ANY authors.name == 'A007'"),
-                                sortBy: [try SortDescriptor(parsing: "-title")], offset: 5, limit: 70),
-                FetchDescriptor(entityName: "Author", sortBy: [try SortDescriptor(parsing: "name")], propertiesToFetch: ["books"]),
+                FetchDescriptor(
+                    entityName: "Book",
+                    predicate: try PredicateParser.parse("title BEGINSWITH 'B1' OR ANY authors.name == 'A007'"),
+                    sortBy: [try SortDescriptor(parsing: "-title")], offset: 5, limit: 70),
+                FetchDescriptor(
+                    entityName: "Author", sortBy: [try SortDescriptor(parsing: "name")], propertiesToFetch: ["books"]),
             ]
             for descriptor in descriptors {
                 let whole = try await store.backend.fetch(descriptor).objects
@@ -47,14 +52,17 @@ import Testing
                 #expect(batches.flatMap(\.0) == whole, "\(descriptor)")
                 #expect(batches.allSatisfy { !$0.1 })
                 // Full batches until the last.
-                #expect(batches.dropLast().allSatisfy { $0.0.count == 32 } && (1...32).contains(batches.last?.0.count ?? 0))
+                #expect(
+                    batches.dropLast().allSatisfy { $0.0.count == 32 } && (1...32).contains(batches.last?.0.count ?? 0))
             }
             // Relationships come with each batch: the join table was read for it.
-            let authors = try await Self.batches(store, FetchDescriptor(entityName: "Author", sortBy: [try SortDescriptor(parsing: "name")]), size: 10)
-            #expect(authors.batches.flatMap(\.0).allSatisfy { author in
-                if case .toMany(let books) = author.relationships["books"] { return !books.isEmpty }
-                return false
-            })
+            let authors = try await Self.batches(
+                store, FetchDescriptor(entityName: "Author", sortBy: [try SortDescriptor(parsing: "name")]), size: 10)
+            #expect(
+                authors.batches.flatMap(\.0).allSatisfy { author in
+                    if case .toMany(let books) = author.relationships["books"] { return !books.isEmpty }
+                    return false
+                })
         }
     }
 
@@ -62,8 +70,9 @@ import Testing
     func prefetchedObjectsFollowTheResults(_ kind: BackendKind) async throws {
         try await withStore(kind, Catalog.schema) { store in
             try await Self.library(store)
-            let descriptor = FetchDescriptor(entityName: "Book", predicate: try PredicateParser.parse("title < 'B050'"),
-                                             sortBy: [try SortDescriptor(parsing: "title")], relationshipKeyPathsForPrefetching: ["authors"])
+            let descriptor = FetchDescriptor(
+                entityName: "Book", predicate: try PredicateParser.parse("title < 'B050'"),
+                sortBy: [try SortDescriptor(parsing: "title")], relationshipKeyPathsForPrefetching: ["authors"])
             guard case .objects(let results, let prefetched) = try await store.backend.fetch(descriptor) else {
                 Issue.record("not objects")
                 return
@@ -117,7 +126,8 @@ import Testing
             var c = store.changes()
             _ = c.insert("Author", ["name": .string("Late")])
             try await store.save(c)
-            #expect(try await store.backend.fetch(FetchDescriptor(entityName: "Author", resultType: .count)).count == 151)
+            #expect(
+                try await store.backend.fetch(FetchDescriptor(entityName: "Author", resultType: .count)).count == 151)
         }
     }
 }

@@ -17,14 +17,18 @@ struct Changes {
 
     /// Inserts an object of `entity`; returns its temporary identifier (`temporaryKey`, or a new one).
     @discardableResult
-    mutating func insert(_ entity: String, _ attributes: [String: Value] = [:], temporaryKey: UUID = UUID()) -> PersistentIdentifier {
-        let id = PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entity, key: .temporary(temporaryKey))
+    mutating func insert(_ entity: String, _ attributes: [String: Value] = [:], temporaryKey: UUID = UUID())
+        -> PersistentIdentifier
+    {
+        let id = PersistentIdentifier(
+            storeIdentifier: storeIdentifier, entityName: entity, key: .temporary(temporaryKey))
         set.inserts.append(InsertedObject(id: id, attributes: attributes))
         return id
     }
 
     /// Changes attributes of a saved object.
-    mutating func update(_ id: PersistentIdentifier, _ attributes: [String: Value] = [:], expectedVersion: Int64? = nil) {
+    mutating func update(_ id: PersistentIdentifier, _ attributes: [String: Value] = [:], expectedVersion: Int64? = nil)
+    {
         let index = updateIndex(id)
         set.updates[index].attributes.merge(attributes) { _, new in new }
         if let expectedVersion { set.updates[index].expectedVersion = expectedVersion }
@@ -61,7 +65,9 @@ struct Changes {
         schema[source.entityName]?.relationship(relationship)?.inverse
     }
 
-    private mutating func record(_ id: PersistentIdentifier, _ name: String, _ target: PersistentIdentifier, adding: Bool) {
+    private mutating func record(
+        _ id: PersistentIdentifier, _ name: String, _ target: PersistentIdentifier, adding: Bool
+    ) {
         let isToMany = schema[id.entityName]?.relationship(name)?.isToMany ?? false
         let current = currentChange(id, name)
         let change: RelationshipChange

@@ -7,19 +7,45 @@ import Testing
 /// on every backend: SQLite's parser, whose fixed stack set the limits, takes what they let through.
 @Suite struct DeepPredicateTests {
     static let shapes: [(String, @Sendable (Int) -> String)] = [
-        ("NOT, AND, OR", { d in (0..<d).reduce("title == \"a\"") { p, i in i % 3 == 0 ? "NOT (\(p))" : i % 3 == 1 ? "(\(p) AND price > 0)" : "(\(p) OR count > 1)" } }),
-        ("AND and OR", { d in (0..<d).reduce("title == \"a\"") { p, i in i % 2 == 0 ? "(\(p) AND price > 0)" : "(\(p) OR count > 1)" } }),
+        (
+            "NOT, AND, OR",
+            { d in
+                (0..<d).reduce("title == \"a\"") { p, i in
+                    i % 3 == 0 ? "NOT (\(p))" : i % 3 == 1 ? "(\(p) AND price > 0)" : "(\(p) OR count > 1)"
+                }
+            }
+        ),
+        (
+            "AND and OR",
+            { d in
+                (0..<d).reduce("title == \"a\"") { p, i in i % 2 == 0 ? "(\(p) AND price > 0)" : "(\(p) OR count > 1)" }
+            }
+        ),
         ("arithmetic", { d in (0..<d).reduce("price") { p, i in i % 2 == 0 ? "(\(p) + 1)" : "(\(p) * 2)" } + " > 0" }),
-        ("4 SUBQUERYs around AND and OR", { d in
-            (0..<Predicate.maximumSubqueryNesting).reduce((0..<d).reduce("$v0.title == \"a\"") { p, i in i % 2 == 0 ? "(\(p) AND $v0.price > 0)" : "(\(p) OR count > 1)" }) { p, i in
-                "SUBQUERY(\(i == Predicate.maximumSubqueryNesting - 1 ? "shelf" : "$v\(i + 1).shelf").items, $v\(i), \(p)).@count >= 0"
+        (
+            "4 SUBQUERYs around AND and OR",
+            { d in
+                (0..<Predicate.maximumSubqueryNesting).reduce(
+                    (0..<d).reduce("$v0.title == \"a\"") { p, i in
+                        i % 2 == 0 ? "(\(p) AND $v0.price > 0)" : "(\(p) OR count > 1)"
+                    }
+                ) { p, i in
+                    "SUBQUERY(\(i == Predicate.maximumSubqueryNesting - 1 ? "shelf" : "$v\(i + 1).shelf").items, $v\(i), \(p)).@count >= 0"
+                }
             }
-        }),
-        ("ANY inside SUBQUERYs", { d in
-            (0..<Predicate.maximumSubqueryNesting).reduce((0..<d).reduce("ANY $v0.shelf.items.title == \"a\"") { p, i in i % 2 == 0 ? "(\(p) AND NOT (price > 0))" : "(\(p) OR count > 1)" }) { p, i in
-                "SUBQUERY(\(i == Predicate.maximumSubqueryNesting - 1 ? "shelf" : "$v\(i + 1).shelf").items, $v\(i), \(p)).@count >= 0"
+        ),
+        (
+            "ANY inside SUBQUERYs",
+            { d in
+                (0..<Predicate.maximumSubqueryNesting).reduce(
+                    (0..<d).reduce("ANY $v0.shelf.items.title == \"a\"") { p, i in
+                        i % 2 == 0 ? "(\(p) AND NOT (price > 0))" : "(\(p) OR count > 1)"
+                    }
+                ) { p, i in
+                    "SUBQUERY(\(i == Predicate.maximumSubqueryNesting - 1 ? "shelf" : "$v\(i + 1).shelf").items, $v\(i), \(p)).@count >= 0"
+                }
             }
-        }),
+        ),
     ]
 
     @Test(arguments: BackendKind.allCases)
@@ -28,7 +54,12 @@ import Testing
             var c = store.changes()
             let shelf = c.insert("Shelf", ["name": .string("s")])
             for index in 0..<3 {
-                let item = c.insert("Item", ["title": .string(index == 0 ? "a" : "b"), "price": .double(Double(index)), "count": .int(Int64(index))])
+                let item = c.insert(
+                    "Item",
+                    [
+                        "title": .string(index == 0 ? "a" : "b"), "price": .double(Double(index)),
+                        "count": .int(Int64(index)),
+                    ])
                 c.link(item, "shelf", shelf)
             }
             try await store.save(c)
@@ -38,13 +69,16 @@ import Testing
                 // The deepest this shape may go.
                 var deepest = 0
                 for depth in 1...Predicate.maximumDepth {
-                    guard let predicate = try? PredicateParser.parse(shape(depth)), (try? predicate.typed(for: item, in: schema)) != nil else { break }
+                    guard let predicate = try? PredicateParser.parse(shape(depth)),
+                        (try? predicate.typed(for: item, in: schema)) != nil
+                    else { break }
                     deepest = depth
                 }
                 #expect(deepest >= 8, "\(name): only \(deepest) levels")
                 let predicate = try PredicateParser.parse(shape(deepest))
                 do {
-                    _ = try await store.backend.fetch(FetchDescriptor(entityName: "Item", predicate: predicate, resultType: .count))
+                    _ = try await store.backend.fetch(
+                        FetchDescriptor(entityName: "Item", predicate: predicate, resultType: .count))
                 } catch {
                     Issue.record("\(kind) cannot run \(name) at \(deepest) levels: \(error)")
                 }

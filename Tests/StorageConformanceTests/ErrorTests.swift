@@ -11,7 +11,10 @@ import Testing
         (FetchDescriptor(entityName: "Item", sortBy: [SortDescriptor("colour")]), .unknownProperty),
         (FetchDescriptor(entityName: "Item", sortBy: [SortDescriptor("shelf")]), .invalidArgument),
         (FetchDescriptor(entityName: "Shelf", sortBy: [SortDescriptor("items.title")]), .invalidArgument),
-        (FetchDescriptor(entityName: "Item", sortBy: [SortDescriptor("count", caseInsensitive: true)]), .invalidArgument),
+        (
+            FetchDescriptor(entityName: "Item", sortBy: [SortDescriptor("count", caseInsensitive: true)]),
+            .invalidArgument
+        ),
         (FetchDescriptor(entityName: "Item", offset: -1), .invalidArgument),
         (FetchDescriptor(entityName: "Item", limit: -1), .invalidArgument),
         (FetchDescriptor(entityName: "Item", propertiesToFetch: ["colour"]), .unknownProperty),
@@ -20,8 +23,12 @@ import Testing
         (FetchDescriptor(entityName: "Item", predicate: .equal("count", .string("many"))), .typeMismatch),
         (FetchDescriptor(entityName: "Item", predicate: .equal("added", .string("yesterday"))), .typeMismatch),
         (FetchDescriptor(entityName: "Item", predicate: .equal("shelf.items.title", .string("x"))), .invalidPredicate),
-        (FetchDescriptor(entityName: "Item", predicate: .comparison(Comparison(.keyPath("count"), .contains, .literal(.string("1"))))),
-         .typeMismatch),
+        (
+            FetchDescriptor(
+                entityName: "Item",
+                predicate: .comparison(Comparison(.keyPath("count"), .contains, .literal(.string("1"))))),
+            .typeMismatch
+        ),
     ]
 
     @Test(arguments: BackendKind.allCases)
@@ -36,17 +43,39 @@ import Testing
             let badAggregates: [(AggregateDescriptor, ModelError.Code)] = [
                 (AggregateDescriptor(entityName: "Nope", aggregations: [Aggregation("n", .count)]), .unknownEntity),
                 (AggregateDescriptor(entityName: "Item", aggregations: []), .invalidArgument),
-                (AggregateDescriptor(entityName: "Item", aggregations: [Aggregation("s", .sum, "title")]), .typeMismatch),
+                (
+                    AggregateDescriptor(entityName: "Item", aggregations: [Aggregation("s", .sum, "title")]),
+                    .typeMismatch
+                ),
                 (AggregateDescriptor(entityName: "Item", aggregations: [Aggregation("s", .sum)]), .invalidArgument),
-                (AggregateDescriptor(entityName: "Item", groupBy: ["shelf"], aggregations: [Aggregation("n", .count)]), .invalidArgument),
-                (AggregateDescriptor(entityName: "Item", aggregations: [Aggregation("n", .count)], sortBy: [AggregateSort("m")]), .invalidArgument),
-                (AggregateDescriptor(entityName: "Item", aggregations: [Aggregation("n", .count), Aggregation("n", .count)]), .invalidArgument),
-                (AggregateDescriptor(entityName: "Item", aggregations: [Aggregation("n", .count)], offset: -2), .invalidArgument),
+                (
+                    AggregateDescriptor(
+                        entityName: "Item", groupBy: ["shelf"], aggregations: [Aggregation("n", .count)]),
+                    .invalidArgument
+                ),
+                (
+                    AggregateDescriptor(
+                        entityName: "Item", aggregations: [Aggregation("n", .count)], sortBy: [AggregateSort("m")]),
+                    .invalidArgument
+                ),
+                (
+                    AggregateDescriptor(
+                        entityName: "Item", aggregations: [Aggregation("n", .count), Aggregation("n", .count)]),
+                    .invalidArgument
+                ),
+                (
+                    AggregateDescriptor(entityName: "Item", aggregations: [Aggregation("n", .count)], offset: -2),
+                    .invalidArgument
+                ),
             ]
             for (descriptor, code) in badAggregates {
-                #expect(await modelError { _ = try await store.backend.aggregate(descriptor) }?.code == code, "\(descriptor)")
+                #expect(
+                    await modelError { _ = try await store.backend.aggregate(descriptor) }?.code == code,
+                    "\(descriptor)")
             }
-            #expect(await modelError { _ = try await store.backend.history(after: nil, limit: -1) }?.code == .invalidArgument)
+            #expect(
+                await modelError { _ = try await store.backend.history(after: nil, limit: -1) }?.code
+                    == .invalidArgument)
         }
     }
 
@@ -56,14 +85,23 @@ import Testing
             let ids = try await Datasets.items(store)
             let foreign = PersistentIdentifier(storeIdentifier: UUID(), entityName: "Item", key: .permanent(1))
             let predicate = Predicate.comparison(Comparison(.keyPath(PropertyPath([])), .equal, .object(foreign)))
-            #expect(await modelError { _ = try await store.backend.fetch(FetchDescriptor(entityName: "Item", predicate: predicate)) }?.code
-                        == .invalidIdentifier)
-            #expect(await modelError { _ = try await store.backend.snapshots(for: [ids[0], foreign]) }?.code == .invalidIdentifier)
-            #expect(await modelError { _ = try await store.backend.snapshots(for: [store.id("Nope", 1)]) }?.code == .unknownEntity)
+            #expect(
+                await modelError {
+                    _ = try await store.backend.fetch(FetchDescriptor(entityName: "Item", predicate: predicate))
+                }?.code
+                    == .invalidIdentifier)
+            #expect(
+                await modelError { _ = try await store.backend.snapshots(for: [ids[0], foreign]) }?.code
+                    == .invalidIdentifier)
+            #expect(
+                await modelError { _ = try await store.backend.snapshots(for: [store.id("Nope", 1)]) }?.code
+                    == .unknownEntity)
             let before = try await store.dump()
             var c = store.changes()
             c.update(ids[0], ["title": .string("x")])
-            c.setRelationship(ids[0], "shelf", .toOne(PersistentIdentifier(storeIdentifier: UUID(), entityName: "Shelf", key: .permanent(1))))
+            c.setRelationship(
+                ids[0], "shelf",
+                .toOne(PersistentIdentifier(storeIdentifier: UUID(), entityName: "Shelf", key: .permanent(1))))
             #expect(await modelError { try await store.save(c) }?.code == .invalidIdentifier)
             #expect(try await store.dump() == before)
         }
@@ -86,23 +124,53 @@ import Testing
                 return c
             }
             let cases: [(String, Changes, ModelError.Code)] = [
-                ("update of a missing object", changes { $0.update(store.id("Item", 99), ["title": .string("x")]) }, .notFound),
+                (
+                    "update of a missing object", changes { $0.update(store.id("Item", 99), ["title": .string("x")]) },
+                    .notFound
+                ),
                 ("unknown attribute", changes { $0.insert("Item", ["colour": .string("red")]) }, .unknownProperty),
                 ("relationship as attribute", changes { $0.update(ids[0], ["shelf": .null]) }, .invalidArgument),
-                ("unknown relationship", changes { $0.setRelationship(ids[0], "owner", .toOne(nil)) }, .unknownProperty),
+                (
+                    "unknown relationship", changes { $0.setRelationship(ids[0], "owner", .toOne(nil)) },
+                    .unknownProperty
+                ),
                 ("wrong type", changes { $0.update(ids[0], ["price": .string("cheap")]) }, .typeMismatch),
                 ("unknown entity", changes { $0.insert("Nope", [:]) }, .unknownEntity),
-                ("unique", changes { $0.insert("Item", ["title": .string("dup"), "sku": .string("A-2")]) }, .uniqueConstraint),
-                ("permanent insert", changes { $0.set.inserts.append(InsertedObject(id: store.id("Item", 50))) }, .invalidIdentifier),
-                ("temporary update", changes { $0.set.updates.append(UpdatedObject(id: temporary)) }, .invalidIdentifier),
-                ("temporary delete", changes { $0.set.deletes.append(DeletedObject(id: temporary)) }, .invalidIdentifier),
-                ("inserted twice", changes { c in
-                    c.set.inserts.append(InsertedObject(id: temporary))
-                    c.set.inserts.append(InsertedObject(id: temporary))
-                }, .invalidArgument),
-                ("missing target", changes { $0.setRelationship(ids[0], "shelf", .toOne(store.id("Shelf", 1))) }, .notFound),
-                ("target of the wrong entity", changes { $0.setRelationship(ids[0], "shelf", .toOne(ids[2])) }, .typeMismatch),
-                ("unknown entity of a target", changes { $0.setRelationship(ids[0], "shelf", .toOne(store.id("Nope", 1))) }, .unknownEntity),
+                (
+                    "unique", changes { $0.insert("Item", ["title": .string("dup"), "sku": .string("A-2")]) },
+                    .uniqueConstraint
+                ),
+                (
+                    "permanent insert", changes { $0.set.inserts.append(InsertedObject(id: store.id("Item", 50))) },
+                    .invalidIdentifier
+                ),
+                (
+                    "temporary update", changes { $0.set.updates.append(UpdatedObject(id: temporary)) },
+                    .invalidIdentifier
+                ),
+                (
+                    "temporary delete", changes { $0.set.deletes.append(DeletedObject(id: temporary)) },
+                    .invalidIdentifier
+                ),
+                (
+                    "inserted twice",
+                    changes { c in
+                        c.set.inserts.append(InsertedObject(id: temporary))
+                        c.set.inserts.append(InsertedObject(id: temporary))
+                    }, .invalidArgument
+                ),
+                (
+                    "missing target", changes { $0.setRelationship(ids[0], "shelf", .toOne(store.id("Shelf", 1))) },
+                    .notFound
+                ),
+                (
+                    "target of the wrong entity", changes { $0.setRelationship(ids[0], "shelf", .toOne(ids[2])) },
+                    .typeMismatch
+                ),
+                (
+                    "unknown entity of a target",
+                    changes { $0.setRelationship(ids[0], "shelf", .toOne(store.id("Nope", 1))) }, .unknownEntity
+                ),
             ]
             for (name, changes, code) in cases {
                 #expect(await modelError { try await store.save(changes) }?.code == code, "\(name)")
@@ -129,7 +197,13 @@ import Testing
             ("schema", { _ = try await backend.schema() }),
             ("apply", { try await backend.apply(schema: Catalog.schema) }),
             ("fetch", { _ = try await backend.fetch(FetchDescriptor(entityName: "Item")) }),
-            ("aggregate", { _ = try await backend.aggregate(AggregateDescriptor(entityName: "Item", aggregations: [Aggregation("n", .count)])) }),
+            (
+                "aggregate",
+                {
+                    _ = try await backend.aggregate(
+                        AggregateDescriptor(entityName: "Item", aggregations: [Aggregation("n", .count)]))
+                }
+            ),
             ("snapshots", { _ = try await backend.snapshots(for: [store.id("Item", 1)]) }),
             ("save", { _ = try await backend.save(ChangeSet(deletes: [DeletedObject(id: store.id("Item", 1))])) }),
             ("history", { _ = try await backend.history(after: nil, limit: nil) }),

@@ -14,9 +14,14 @@ import Testing
             let started = Timestamp(Date().addingTimeInterval(-60))
 
             var first = store.changes(author: "alice")
-            let paris = first.insert("PersonalTrip", ["name": .string("Paris"), "destination": .string("FR"),
-                                                      "startDate": date("2026-03-01"), "endDate": date("2026-03-10")])
-            let open = first.insert("Trip", ["name": .string("Open"), "destination": .string("?"), "startDate": date("2026-05-01")])
+            let paris = first.insert(
+                "PersonalTrip",
+                [
+                    "name": .string("Paris"), "destination": .string("FR"),
+                    "startDate": date("2026-03-01"), "endDate": date("2026-03-10"),
+                ])
+            let open = first.insert(
+                "Trip", ["name": .string("Open"), "destination": .string("?"), "startDate": date("2026-05-01")])
             let louvre = first.insert("BucketListItem", ["title": .string("Louvre")])
             first.link(louvre, "trip", paris)
             let s = try await store.save(first)
@@ -40,25 +45,36 @@ import Testing
             let history = try await store.backend.history(after: nil, limit: nil)
             #expect(history.map(\.token) == [HistoryToken(1), HistoryToken(2), HistoryToken(3)])
             #expect(history.map(\.author) == ["alice", nil, "bob"])
-            #expect(history.allSatisfy { $0.timestamp >= started && $0.timestamp <= Timestamp(Date().addingTimeInterval(60)) })
-            #expect(history[0].changes == [
-                HistoryChange(kind: .insert, id: s[paris]), HistoryChange(kind: .insert, id: s[open]),
-                HistoryChange(kind: .insert, id: s[louvre]),
-            ])
-            #expect(history[1].changes == [
-                HistoryChange(kind: .insert, id: s2[eiffel]),
-                HistoryChange(kind: .update, id: s[paris], changedProperties: ["bucketList", "destination", "name"]),
-                HistoryChange(kind: .delete, id: s[open], tombstone: [
-                    "name": .string("Open"), "startDate": date("2026-05-01"), "endDate": .null,
-                ]),
-            ])
-            #expect(history[2].changes == [
-                HistoryChange(kind: .delete, id: s[paris], tombstone: [
-                    "name": .string("Paris!"), "startDate": date("2026-03-01"), "endDate": date("2026-03-10"),
-                ]),
-                HistoryChange(kind: .delete, id: s[louvre]),
-                HistoryChange(kind: .delete, id: s2[eiffel]),
-            ])
+            #expect(
+                history.allSatisfy {
+                    $0.timestamp >= started && $0.timestamp <= Timestamp(Date().addingTimeInterval(60))
+                })
+            #expect(
+                history[0].changes == [
+                    HistoryChange(kind: .insert, id: s[paris]), HistoryChange(kind: .insert, id: s[open]),
+                    HistoryChange(kind: .insert, id: s[louvre]),
+                ])
+            #expect(
+                history[1].changes == [
+                    HistoryChange(kind: .insert, id: s2[eiffel]),
+                    HistoryChange(
+                        kind: .update, id: s[paris], changedProperties: ["bucketList", "destination", "name"]),
+                    HistoryChange(
+                        kind: .delete, id: s[open],
+                        tombstone: [
+                            "name": .string("Open"), "startDate": date("2026-05-01"), "endDate": .null,
+                        ]),
+                ])
+            #expect(
+                history[2].changes == [
+                    HistoryChange(
+                        kind: .delete, id: s[paris],
+                        tombstone: [
+                            "name": .string("Paris!"), "startDate": date("2026-03-01"), "endDate": date("2026-03-10"),
+                        ]),
+                    HistoryChange(kind: .delete, id: s[louvre]),
+                    HistoryChange(kind: .delete, id: s2[eiffel]),
+                ])
         }
     }
 

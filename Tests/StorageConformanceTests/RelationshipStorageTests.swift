@@ -157,7 +157,8 @@ import Testing
 
             var unsaved = store.changes()
             unsaved.update(s[shelf], ["name": .string("S2")])
-            unsaved.setRelationship(s[person], "mentor", .toOne(.temporary(storeIdentifier: store.storeIdentifier, entityName: "Person")))
+            unsaved.setRelationship(
+                s[person], "mentor", .toOne(.temporary(storeIdentifier: store.storeIdentifier, entityName: "Person")))
             #expect(await modelError { try await store.save(unsaved) }?.code == .notFound)
 
             var wrong = store.changes()

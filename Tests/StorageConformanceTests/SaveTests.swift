@@ -56,11 +56,12 @@ import Testing
             } catch let conflicts as SaveConflicts {
                 let current0 = try await store.snapshot(ids[0])
                 let current2 = try await store.snapshot(ids[2])
-                #expect(Set(conflicts.conflicts) == [
-                    SaveConflicts.Conflict(id: ids[0], expectedVersion: 1, current: current0),
-                    SaveConflicts.Conflict(id: ids[5], expectedVersion: 1, current: nil),
-                    SaveConflicts.Conflict(id: ids[2], expectedVersion: 5, current: current2),
-                ])
+                #expect(
+                    Set(conflicts.conflicts) == [
+                        SaveConflicts.Conflict(id: ids[0], expectedVersion: 1, current: current0),
+                        SaveConflicts.Conflict(id: ids[5], expectedVersion: 1, current: nil),
+                        SaveConflicts.Conflict(id: ids[2], expectedVersion: 5, current: current2),
+                    ])
                 #expect(current0.version == 2 && current0["count"] == .int(6))
             }
             #expect(try await store.dump() == before)
@@ -100,8 +101,12 @@ import Testing
                 let ids = entities.map { entity in
                     entity == "BucketListItem"
                         ? c.insert(entity, ["title": .string("t")])
-                        : c.insert(entity, ["name": .string("\(entity) \(UUID())"), "destination": .string("d"),
-                                            "startDate": date("2026-01-01"), "endDate": date("2026-01-02")])
+                        : c.insert(
+                            entity,
+                            [
+                                "name": .string("\(entity) \(UUID())"), "destination": .string("d"),
+                                "startDate": date("2026-01-01"), "endDate": date("2026-01-02"),
+                            ])
                 }
                 let saved = try await store.save(c)
                 return ids.map { saved[$0].primaryKey ?? 0 }
@@ -139,9 +144,10 @@ import Testing
                 #expect(saved.result.versions[permanent] == 1)
             }
             #expect(items.map { saved[$0] } == [store.id("Item", 1), store.id("Item", 2), store.id("Item", 3)])
-            #expect(try await store.snapshot(saved[shelf]).relationships == [
-                "items": .toMany(items.map { saved[$0] }), "library": .toOne(saved[library]),
-            ])
+            #expect(
+                try await store.snapshot(saved[shelf]).relationships == [
+                    "items": .toMany(items.map { saved[$0] }), "library": .toOne(saved[library]),
+                ])
             #expect(try await store.snapshot(saved[library]).toMany("shelves") == [saved[shelf]])
             #expect(try await store.snapshot(saved[items[2]]).toOne("shelf") == saved[shelf])
         }

@@ -11,7 +11,9 @@ import Testing
         let (backend, directory) = try await kind.open()
         defer { if let directory { try? FileManager.default.removeItem(at: directory) } }
         #expect(try await backend.schema().entityNames.isEmpty)
-        #expect(await modelError { _ = try await backend.fetch(FetchDescriptor(entityName: "Item")) }?.code == .unknownEntity)
+        #expect(
+            await modelError { _ = try await backend.fetch(FetchDescriptor(entityName: "Item")) }?.code
+                == .unknownEntity)
         var invalid = Catalog.schema
         invalid.entities[0].attributes.append(AttributeDescription(name: "title", type: .int))
         #expect(await modelError { try await backend.apply(schema: invalid) }?.code == .invalidSchema)
@@ -43,7 +45,8 @@ import Testing
             let before = try await store.dump()
             var changed = Catalog.schema
             changed.entities[0].attributes.append(AttributeDescription(name: "colour", type: .string, isOptional: true))
-            changed.entities.append(EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)]))
+            changed.entities.append(
+                EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)]))
             let error = try #require(await modelError { try await store.backend.apply(schema: changed) })
             #expect(error.code == .schemaMismatch)
             for line in changed.differences(from: Catalog.schema) {

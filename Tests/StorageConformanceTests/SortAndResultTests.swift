@@ -40,12 +40,15 @@ import Testing
     func sortThroughToOneRelationships(_ kind: BackendKind) async throws {
         try await withStore(kind, Articles.schema) { store in
             _ = try await Datasets.articles(store)
-            #expect(try await store.values("Article", key: "name", sort: ["category.name", "name"])
-                        == ["Orphan", "Pasta", "Pizza", "Rust", "Swift"])
-            #expect(try await store.values("Article", key: "name", sort: ["-category.name", "-name"])
-                        == ["Swift", "Rust", "Pizza", "Pasta", "Orphan"])
-            #expect(try await store.values("Article", key: "name", sort: ["collection.name"])
-                        == ["Orphan", "Pasta", "Swift", "Rust", "Pizza"])
+            #expect(
+                try await store.values("Article", key: "name", sort: ["category.name", "name"])
+                    == ["Orphan", "Pasta", "Pizza", "Rust", "Swift"])
+            #expect(
+                try await store.values("Article", key: "name", sort: ["-category.name", "-name"])
+                    == ["Swift", "Rust", "Pizza", "Pasta", "Orphan"])
+            #expect(
+                try await store.values("Article", key: "name", sort: ["collection.name"])
+                    == ["Orphan", "Pasta", "Swift", "Rust", "Pizza"])
         }
     }
 
@@ -54,7 +57,9 @@ import Testing
         try await withStore(kind, Catalog.schema) { store in
             try await Datasets.items(store)
             func titles(_ offset: Int, _ limit: Int?, sort: [String] = ["title"]) async throws -> [String] {
-                try await store.fetch("Item", sort: sort, offset: offset, limit: limit).map { $0["title"].textForm ?? "nil" }
+                try await store.fetch("Item", sort: sort, offset: offset, limit: limit).map {
+                    $0["title"].textForm ?? "nil"
+                }
             }
             #expect(try await titles(1, 2) == ["Banana", "Crème brûlée"])
             #expect(try await titles(5, nil) == ["creme brulee"])
@@ -72,9 +77,13 @@ import Testing
         try await withStore(kind, Catalog.schema) { store in
             let ids = try await Datasets.items(store)
             let predicate = try PredicateParser.parse("price > 1")
-            func fetch(_ type: FetchDescriptor.ResultType, offset: Int = 0, limit: Int? = nil) async throws -> FetchResult {
-                try await store.backend.fetch(FetchDescriptor(entityName: "Item", predicate: predicate, sortBy: [SortDescriptor("title")],
-                                                              offset: offset, limit: limit, resultType: type))
+            func fetch(_ type: FetchDescriptor.ResultType, offset: Int = 0, limit: Int? = nil) async throws
+                -> FetchResult
+            {
+                try await store.backend.fetch(
+                    FetchDescriptor(
+                        entityName: "Item", predicate: predicate, sortBy: [SortDescriptor("title")],
+                        offset: offset, limit: limit, resultType: type))
             }
             #expect(try await fetch(.count) == .count(4))
             #expect(try await fetch(.count, limit: 2) == .count(2))
@@ -82,10 +91,14 @@ import Testing
             #expect(try await fetch(.identifiers) == .identifiers([ids[0], ids[3], ids[5], ids[4]]))
             let objects = try await fetch(.objects, offset: 1, limit: 2)
             #expect(objects.identifiers == [ids[3], ids[5]])
-            guard case .objects(let snapshots, let prefetched) = objects else { Issue.record("not objects: \(objects)"); return }
+            guard case .objects(let snapshots, let prefetched) = objects else {
+                Issue.record("not objects: \(objects)"); return
+            }
             #expect(prefetched.isEmpty)
             #expect(snapshots.map(\.version) == [1, 1])
-            #expect(Set(snapshots[0].attributes.keys) == Set(Catalog.schema.entity(named: "Item")?.attributes.map(\.name) ?? []))
+            #expect(
+                Set(snapshots[0].attributes.keys)
+                    == Set(Catalog.schema.entity(named: "Item")?.attributes.map(\.name) ?? []))
             #expect(snapshots[0]["sku"] == .string("C-1"))
             #expect(snapshots[0]["blob"] == .null)
             #expect(snapshots[0].relationships == ["shelf": .toOne(nil)])
@@ -111,9 +124,10 @@ import Testing
     func prefetchingReturnsRelatedObjectsOnce(_ kind: BackendKind) async throws {
         try await withStore(kind, Articles.schema) { store in
             let a = try await Datasets.articles(store)
-            var descriptor = FetchDescriptor(entityName: "Article", predicate: try PredicateParser.parse("category.name == \"food\""),
-                                             propertiesToFetch: ["name"],
-                                             relationshipKeyPathsForPrefetching: ["category", "collection.articles", "collection"])
+            var descriptor = FetchDescriptor(
+                entityName: "Article", predicate: try PredicateParser.parse("category.name == \"food\""),
+                propertiesToFetch: ["name"],
+                relationshipKeyPathsForPrefetching: ["category", "collection.articles", "collection"])
             guard case .objects(let objects, let prefetched) = try await store.backend.fetch(descriptor) else {
                 Issue.record("not objects"); return
             }
@@ -124,12 +138,18 @@ import Testing
             #expect(prefetched.first?["name"] == .string("food"))
 
             descriptor.relationshipKeyPathsForPrefetching = ["collection", "category.articles.collection"]
-            #expect(try await store.backend.fetch(descriptor) == .objects(objects, prefetched: [
-                try await store.snapshot(a.mixed), try await store.snapshot(a.foodCollection),
-            ]))
+            #expect(
+                try await store.backend.fetch(descriptor)
+                    == .objects(
+                        objects,
+                        prefetched: [
+                            try await store.snapshot(a.mixed), try await store.snapshot(a.foodCollection),
+                        ]))
             descriptor.predicate = try PredicateParser.parse("name == \"Orphan\"")
             descriptor.relationshipKeyPathsForPrefetching = ["category", "collection.articles"]
-            guard case .objects(_, let none) = try await store.backend.fetch(descriptor) else { Issue.record("not objects"); return }
+            guard case .objects(_, let none) = try await store.backend.fetch(descriptor) else {
+                Issue.record("not objects"); return
+            }
             #expect(none.isEmpty)
         }
     }

@@ -53,8 +53,10 @@ struct TestStore: Sendable {
 
     /// Fetches snapshots of `entity` matching predicate text, sorted by sort keys in text form
     /// (`name`, `-name`, `name:c`).
-    func fetch(_ entity: String, _ predicate: String? = nil, sort: [String] = [], offset: Int = 0, limit: Int? = nil,
-               includesSubentities: Bool = true, overlay: Changes? = nil) async throws -> [ObjectSnapshot] {
+    func fetch(
+        _ entity: String, _ predicate: String? = nil, sort: [String] = [], offset: Int = 0, limit: Int? = nil,
+        includesSubentities: Bool = true, overlay: Changes? = nil
+    ) async throws -> [ObjectSnapshot] {
         let descriptor = FetchDescriptor(
             entityName: entity, predicate: try predicate.map(PredicateParser.parse),
             sortBy: try sort.map { try SortDescriptor(parsing: $0) }, offset: offset, limit: limit,
@@ -63,8 +65,10 @@ struct TestStore: Sendable {
     }
 
     /// The values of attribute `key` of the objects `fetch` returns, as text (nil as "nil").
-    func values(_ entity: String, _ predicate: String? = nil, key: String, sort: [String] = [],
-                includesSubentities: Bool = true, overlay: Changes? = nil) async throws -> [String] {
+    func values(
+        _ entity: String, _ predicate: String? = nil, key: String, sort: [String] = [],
+        includesSubentities: Bool = true, overlay: Changes? = nil
+    ) async throws -> [String] {
         try await fetch(entity, predicate, sort: sort, includesSubentities: includesSubentities, overlay: overlay)
             .map { $0[key].textForm ?? "nil" }
     }
@@ -80,8 +84,9 @@ struct TestStore: Sendable {
         for root in schema.rootEntities {
             objects += try await backend.fetch(FetchDescriptor(entityName: root.name)).objects
         }
-        return StoreDump(objects: objects, history: try await backend.history(after: nil, limit: nil),
-                         token: try await backend.currentHistoryToken())
+        return StoreDump(
+            objects: objects, history: try await backend.history(after: nil, limit: nil),
+            token: try await backend.currentHistoryToken())
     }
 }
 

@@ -74,11 +74,12 @@ import Testing
 
             let transaction = try #require(try await store.backend.history(after: HistoryToken(1), limit: nil).first)
             #expect(transaction.author == "importer")
-            #expect(transaction.changes == [
-                HistoryChange(kind: .insert, id: saved[shelf]),
-                HistoryChange(kind: .insert, id: saved[fresh]),
-                HistoryChange(kind: .update, id: ids[0], changedProperties: ["count", "shelf", "sku", "title"]),
-            ])
+            #expect(
+                transaction.changes == [
+                    HistoryChange(kind: .insert, id: saved[shelf]),
+                    HistoryChange(kind: .insert, id: saved[fresh]),
+                    HistoryChange(kind: .update, id: ids[0], changedProperties: ["count", "shelf", "sku", "title"]),
+                ])
         }
     }
 
@@ -103,8 +104,9 @@ import Testing
             #expect(objects.first?["title"] == .string("second"))
             #expect(objects.first?["price"] == .double(1))
             #expect(objects.first?.version == 1)
-            #expect(try await store.backend.history(after: nil, limit: nil).map(\.changes)
-                        == [[HistoryChange(kind: .insert, id: store.id("Item", 1))]])
+            #expect(
+                try await store.backend.history(after: nil, limit: nil).map(\.changes)
+                    == [[HistoryChange(kind: .insert, id: store.id("Item", 1))]])
         }
     }
 
@@ -119,16 +121,18 @@ import Testing
             c.update(ids[3], ["sku": .string("X-1")])
             c.update(ids[4], ["sku": .string("C-1")])
             let saved = try await store.save(c)
-            #expect(try await store.values("Item", "sku IN {\"A-1\", \"C-1\", \"X-1\"}", key: "title")
-                        == ["Crème brûlée", "creme brulee", "Apple again"])
+            #expect(
+                try await store.values("Item", "sku IN {\"A-1\", \"C-1\", \"X-1\"}", key: "title")
+                    == ["Crème brûlée", "creme brulee", "Apple again"])
             #expect(saved[replacement] == store.id("Item", 7))
 
             var swap = store.changes()
             swap.update(ids[3], ["sku": .string("C-1")])
             swap.update(ids[4], ["sku": .string("X-1")])
             try await store.save(swap)
-            #expect(try await store.values("Item", "sku IN {\"C-1\", \"X-1\"}", key: "title", sort: ["sku"])
-                        == ["Crème brûlée", "creme brulee"])
+            #expect(
+                try await store.values("Item", "sku IN {\"C-1\", \"X-1\"}", key: "title", sort: ["sku"])
+                    == ["Crème brûlée", "creme brulee"])
 
             var clash = store.changes(policy: .upsert)
             clash.update(ids[1], ["sku": .string("Y-1")])
@@ -145,18 +149,27 @@ import Testing
         try await withStore(kind, SampleTrips.schema) { store in
             let ids = try await Datasets.trips(store)
             var c = store.changes()
-            c.insert("PersonalTrip", ["name": .string("Berlin"), "destination": .string("elsewhere"),
-                                      "startDate": date("2026-02-01"), "endDate": date("2026-02-03")])
+            c.insert(
+                "PersonalTrip",
+                [
+                    "name": .string("Berlin"), "destination": .string("elsewhere"),
+                    "startDate": date("2026-02-01"), "endDate": date("2026-02-03"),
+                ])
             let error = try #require(await modelError { try await store.save(c) })
             #expect(error.code == .uniqueConstraint)
             #expect(error.context["uri"] == ids[2].uriRepresentation)
             #expect(error.context["attributes"] == "name, startDate, endDate")
 
             var moved = store.changes()
-            moved.insert("PersonalTrip", ["name": .string("Berlin"), "destination": .string("elsewhere"),
-                                          "startDate": date("2026-02-01"), "endDate": date("2026-02-04")])
+            moved.insert(
+                "PersonalTrip",
+                [
+                    "name": .string("Berlin"), "destination": .string("elsewhere"),
+                    "startDate": date("2026-02-01"), "endDate": date("2026-02-04"),
+                ])
             try await store.save(moved)
-            #expect(try await store.values("Trip", "name == \"Berlin\"", key: "destination") == ["Berlin", "elsewhere"])
+            #expect(
+                try await store.values("Trip", "name == \"Berlin\"", key: "destination") == ["Berlin", "elsewhere"])
         }
     }
 }

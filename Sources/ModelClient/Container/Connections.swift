@@ -7,7 +7,8 @@ struct SaveReport: Sendable {
     /// Every object the save deleted: those the context deleted, and those delete rules did.
     var deleted: [PersistentIdentifier] = []
 
-    init(remapped: [PersistentIdentifier: PersistentIdentifier], token: HistoryToken?, transaction: HistoryTransaction?) {
+    init(remapped: [PersistentIdentifier: PersistentIdentifier], token: HistoryToken?, transaction: HistoryTransaction?)
+    {
         self.remapped = remapped
         self.token = token
         deleted = transaction?.changes.filter { $0.kind == .delete }.map(\.id) ?? []

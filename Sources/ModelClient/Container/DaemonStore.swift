@@ -19,7 +19,9 @@ final class DaemonStore: StoreConnection {
     /// Connects, and makes sure the store exists with `schema`: a new store is created with it,
     /// a store without objects takes it, and a store holding objects of another schema is
     /// refused with the differences (there are no migrations yet).
-    static func open(socketPath: String, store: String, schema: ModelCore.Schema, versionHash: String) async throws -> DaemonStore {
+    static func open(socketPath: String, store: String, schema: ModelCore.Schema, versionHash: String) async throws
+        -> DaemonStore
+    {
         let client = try DaemonClient.connect(socketPath: socketPath)
         do {
             var info: StoreInfo

@@ -13,7 +13,8 @@ final class EmbeddedStore: StoreConnection {
     }
 
     static func open(url: String, schema: ModelCore.Schema) async throws -> EmbeddedStore {
-        EmbeddedStore(container: try await ModelEngine.ModelContainer.open(url: url, schema: schema, registry: .standard))
+        EmbeddedStore(
+            container: try await ModelEngine.ModelContainer.open(url: url, schema: schema, registry: .standard))
     }
 
     var storeIdentifier: UUID { container.storeIdentifier }

@@ -28,8 +28,11 @@ public struct ModelConfiguration: Hashable, Sendable {
     }
 
     static func daemonURL(socketPath: String?, store: String) -> URL {
-        let path = socketPath ?? DefaultLocations.clientSocketPath(
-            environment: ProcessInfo.processInfo.environment, userID: getuid(), exists: { FileManager.default.fileExists(atPath: $0) })
+        let path =
+            socketPath
+            ?? DefaultLocations.clientSocketPath(
+                environment: ProcessInfo.processInfo.environment, userID: getuid(),
+                exists: { FileManager.default.fileExists(atPath: $0) })
         var components = URLComponents()
         components.scheme = "unix"
         components.path = path
@@ -47,14 +50,18 @@ public struct ModelConfiguration: Hashable, Sendable {
     func location() throws(ModelError) -> Location {
         let text = url.absoluteString
         func refuse(_ why: String) -> ModelError {
-            ModelError(.invalidArgument, "the store URL '\(text)' \(why); use unix:///path/to/modeld.sock?store=NAME, sqlite:///path/to/file.sqlite, or memory:",
-                       context: ["url": text])
+            ModelError(
+                .invalidArgument,
+                "the store URL '\(text)' \(why); use unix:///path/to/modeld.sock?store=NAME, sqlite:///path/to/file.sqlite, or memory:",
+                context: ["url": text])
         }
         switch url.scheme?.lowercased() {
         case "unix":
             let path = url.path
             guard path.hasPrefix("/") else { throw refuse("has no absolute socket path") }
-            let store = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "store" }?.value ?? "default"
+            let store =
+                URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "store" }?.value
+                ?? "default"
             guard !store.isEmpty else { throw refuse("names an empty store") }
             return .daemon(socketPath: path, store: store)
         case "sqlite", "file":

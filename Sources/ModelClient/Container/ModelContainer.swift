@@ -29,8 +29,9 @@ public final class ModelContainer: Sendable {
         self.schema = modelTypes.schema
         switch try configuration.location() {
         case .daemon(let socketPath, let name):
-            store = try await DaemonStore.open(socketPath: socketPath, store: name, schema: modelTypes.schema,
-                                               versionHash: modelTypes.resolved.versionHash)
+            store = try await DaemonStore.open(
+                socketPath: socketPath, store: name, schema: modelTypes.schema,
+                versionHash: modelTypes.resolved.versionHash)
         case .embedded(let url):
             store = try await EmbeddedStore.open(url: url, schema: modelTypes.schema)
         }

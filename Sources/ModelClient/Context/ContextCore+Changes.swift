@@ -32,8 +32,11 @@ extension ContextCore {
             guard insertNow || !record.unsent.isEmpty, let object = record.object ?? record.pinned else { continue }
             var values: [String: Value] = [:]
             var relationships: [String: RelationshipValue] = [:]
-            let names = insertNow ? record.info.attributes.map(\.name) + record.unsent.keys.filter { record.info.property($0).isRelationship }
-                                  : Array(record.unsent.keys)
+            let names =
+                insertNow
+                ? record.info.attributes.map(\.name)
+                    + record.unsent.keys.filter { record.info.property($0).isRelationship }
+                : Array(record.unsent.keys)
             for name in names {
                 let property = record.info.property(name)
                 if let codec = property.codec {
@@ -41,7 +44,8 @@ extension ContextCore {
                     do {
                         values[name] = try codec.encode(value)
                     } catch {
-                        throw ModelError(error.code, "\(record.info.entityName).\(name): \(error.message)", context: error.context)
+                        throw ModelError(
+                            error.code, "\(record.info.entityName).\(name): \(error.message)", context: error.context)
                     }
                 } else {
                     let ids = record.relationships[name] ?? []
@@ -49,12 +53,16 @@ extension ContextCore {
                 }
             }
             if insertNow {
-                inserts.append(.insert(entity: record.info.entityName, attributes: values, relationships: [:], id: record.id))
-                if !relationships.isEmpty { updates.append(.update(record.id, attributes: [:], relationships: relationships)) }
+                inserts.append(
+                    .insert(entity: record.info.entityName, attributes: values, relationships: [:], id: record.id))
+                if !relationships.isEmpty {
+                    updates.append(.update(record.id, attributes: [:], relationships: relationships))
+                }
             } else {
                 updates.append(.update(record.id, attributes: values, relationships: relationships))
             }
-            outgoing.entries.append(.init(record: record, unsent: record.unsent, insert: insertNow, delete: false, values: values))
+            outgoing.entries.append(
+                .init(record: record, unsent: record.unsent, insert: insertNow, delete: false, values: values))
         }
         outgoing.edits = inserts + updates + deletes
         return outgoing
@@ -88,7 +96,8 @@ extension ContextCore {
     func finishSave(_ report: SaveReport) {
         remap(report.remapped)
         var deleted = Set(report.deleted)
-        for record in pending where record.isMarkedDeleted && (record.deleteSent || (record.lifecycle == .inserted && !record.insertSent)) {
+        for record in pending
+        where record.isMarkedDeleted && (record.deleteSent || (record.lifecycle == .inserted && !record.insertSent)) {
             deleted.insert(record.id)
             detach(record, deleted: true)
         }

@@ -38,7 +38,8 @@ final class ContextCore {
     /// while nothing was sent to it.
     func unitOfWork() async throws -> any ContextConnection {
         if let connection, let settings = connectionSettings,
-           (settings.author == author && settings.mergePolicy == mergePolicy) || flushedChanges {
+            (settings.author == author && settings.mergePolicy == mergePolicy) || flushedChanges
+        {
             return connection
         }
         if let old = connection {
@@ -122,11 +123,15 @@ final class ContextCore {
     @discardableResult
     func merge(_ snapshot: ObjectSnapshot) throws(ModelError) -> ObjectRecord {
         guard let info = types.info(forEntity: snapshot.id.entityName) else {
-            throw ModelError(.unknownEntity, "the store holds \(snapshot.id), of the entity \(snapshot.id.entityName), which this container's models don't include: add its class to ModelContainer(for: …)")
+            throw ModelError(
+                .unknownEntity,
+                "the store holds \(snapshot.id), of the entity \(snapshot.id.entityName), which this container's models don't include: add its class to ModelContainer(for: …)"
+            )
         }
         guard let record = records[snapshot.id] else {
-            let record = ObjectRecord(id: snapshot.id, info: info, isLoaded: true, attributes: snapshot.attributes,
-                                      relationships: snapshot.relationshipIDs)
+            let record = ObjectRecord(
+                id: snapshot.id, info: info, isLoaded: true, attributes: snapshot.attributes,
+                relationships: snapshot.relationshipIDs)
             records[snapshot.id] = record
             return record
         }
@@ -143,10 +148,13 @@ final class ContextCore {
                 if wasLoaded { property.metadata.notify(object) }
             }
         }
-        for (name, ids) in snapshot.relationshipIDs where !record.changed.contains(name) && !record.derived.contains(name) {
+        for (name, ids) in snapshot.relationshipIDs
+        where !record.changed.contains(name) && !record.derived.contains(name) {
             let old = record.relationships[name]
             record.relationships[name] = ids
-            if wasLoaded, old != ids, let object, let property = info.propertyIfAny(name) { property.metadata.notify(object) }
+            if wasLoaded, old != ids, let object, let property = info.propertyIfAny(name) {
+                property.metadata.notify(object)
+            }
         }
         return record
     }
@@ -157,7 +165,10 @@ final class ContextCore {
     func insert(_ object: any PersistentModel) {
         let state = object._$modelState
         if let core = state.core, !(state.record?.isDetached ?? true) {
-            precondition(core === self, "\(type(of: object)) \(object.persistentModelID) belongs to another context; pass its persistentModelID and fetch it in this one")
+            precondition(
+                core === self,
+                "\(type(of: object)) \(object.persistentModelID) belongs to another context; pass its persistentModelID and fetch it in this one"
+            )
             if let record = state.record, record.isMarkedDeleted {
                 record.isMarkedDeleted = false
             }

@@ -54,7 +54,9 @@ public final class ModelContext {
     }
 
     private func models(_ include: (ObjectRecord) -> Bool) -> [any PersistentModel] {
-        core.pending.filter { !$0.isDetached && include($0) }.compactMap { core.object(for: $0) as? any PersistentModel }
+        core.pending.filter { !$0.isDetached && include($0) }.compactMap {
+            core.object(for: $0) as? any PersistentModel
+        }
     }
 
     /// Inserts `model`, and the new objects its relationships hold. It gets a temporary
@@ -70,8 +72,10 @@ public final class ModelContext {
     }
 
     /// Marks every object of `model` (and its subclasses) that matches `predicate` for deletion.
-    public func delete<T: PersistentModel>(model: T.Type, where predicate: Foundation.Predicate<T>? = nil,
-                                           includeSubclasses: Bool = true) async throws {
+    public func delete<T: PersistentModel>(
+        model: T.Type, where predicate: Foundation.Predicate<T>? = nil,
+        includeSubclasses: Bool = true
+    ) async throws {
         try await core.perform {
             var descriptor = FetchDescriptor<T>(predicate: predicate)
             descriptor.includeSubentities = includeSubclasses
@@ -144,7 +148,9 @@ public final class ModelContext {
     public func load(_ models: [any PersistentModel]) async throws {
         try await core.perform {
             let ids = models.compactMap { model -> PersistentIdentifier? in
-                guard let record = model._$modelState.record, model._$modelState.core === core, !record.isLoaded else { return nil }
+                guard let record = model._$modelState.record, model._$modelState.core === core, !record.isLoaded else {
+                    return nil
+                }
                 return record.id
             }
             try await core.load(ids)
@@ -156,8 +162,10 @@ extension ContextCore {
     /// Refuses identifiers of another store.
     func checkStore(of id: PersistentIdentifier) throws(ModelError) {
         guard id.storeIdentifier == container.storeIdentifier else {
-            throw ModelError(.invalidIdentifier, "\(id) belongs to the store \(id.storeIdentifier), not to this container's store \(container.storeIdentifier)",
-                             context: ["uri": id.uriRepresentation])
+            throw ModelError(
+                .invalidIdentifier,
+                "\(id) belongs to the store \(id.storeIdentifier), not to this container's store \(container.storeIdentifier)",
+                context: ["uri": id.uriRepresentation])
         }
     }
 
@@ -166,9 +174,11 @@ extension ContextCore {
         let grouped = Dictionary(grouping: ids.filter { !$0.isTemporary }, by: \.entityName)
         for (entity, ids) in grouped.sorted(by: { $0.key < $1.key }) {
             guard let info = types.info(forEntity: entity) else { continue }
-            let predicate = ModelCore.Predicate.comparison(Comparison(.keyPath(PropertyPath([])), .in, .list(ids.map { .object($0) })))
-            let request = ModelCore.FetchDescriptor(entityName: entity, predicate: predicate,
-                                                    relationshipKeyPathsForPrefetching: info.relationships.map { PropertyPath([$0.name]) })
+            let predicate = ModelCore.Predicate.comparison(
+                Comparison(.keyPath(PropertyPath([])), .in, .list(ids.map { .object($0) })))
+            let request = ModelCore.FetchDescriptor(
+                entityName: entity, predicate: predicate,
+                relationshipKeyPathsForPrefetching: info.relationships.map { PropertyPath([$0.name]) })
             try await flush()
             let result = try await unitOfWork().fetch(request)
             if case .objects(let objects, let prefetched) = result {

@@ -43,8 +43,10 @@ final class ObjectRecord {
     /// Deleted by a save, or dropped by a rollback: no longer in the context.
     var isDetached = false
 
-    init(id: PersistentIdentifier, info: ModelTypeInfo, isLoaded: Bool,
-         attributes: [String: Value] = [:], relationships: [String: [PersistentIdentifier]] = [:]) {
+    init(
+        id: PersistentIdentifier, info: ModelTypeInfo, isLoaded: Bool,
+        attributes: [String: Value] = [:], relationships: [String: [PersistentIdentifier]] = [:]
+    ) {
         self.id = id
         self.info = info
         self.isLoaded = isLoaded

@@ -2,21 +2,32 @@ import ModelCore
 
 /// One computed column of an aggregate fetch: a count, or a sum, average, minimum or maximum of
 /// an attribute, under a name.
-public struct Aggregate<T: PersistentModel>: @unchecked Sendable {  // Immutable; holds a key path, which is not marked Sendable.
+// Immutable; holds a key path, which is not marked Sendable.
+public struct Aggregate<T: PersistentModel>: @unchecked Sendable {
     let name: String?
     let function: Aggregation.Function
     let keyPath: PartialKeyPath<T>?
 
     /// How many objects (in each group).
-    public static func count(as name: String = "count") -> Aggregate { Aggregate(name: name, function: .count, keyPath: nil) }
+    public static func count(as name: String = "count") -> Aggregate {
+        Aggregate(name: name, function: .count, keyPath: nil)
+    }
     /// The sum of an attribute (0 for none); named `sum_<property>` unless named.
-    public static func sum<V>(_ keyPath: KeyPath<T, V>, as name: String? = nil) -> Aggregate { Aggregate(name: name, function: .sum, keyPath: keyPath) }
+    public static func sum<V>(_ keyPath: KeyPath<T, V>, as name: String? = nil) -> Aggregate {
+        Aggregate(name: name, function: .sum, keyPath: keyPath)
+    }
     /// The average of an attribute (nil for none).
-    public static func average<V>(_ keyPath: KeyPath<T, V>, as name: String? = nil) -> Aggregate { Aggregate(name: name, function: .avg, keyPath: keyPath) }
+    public static func average<V>(_ keyPath: KeyPath<T, V>, as name: String? = nil) -> Aggregate {
+        Aggregate(name: name, function: .avg, keyPath: keyPath)
+    }
     /// The least value of an attribute.
-    public static func minimum<V>(_ keyPath: KeyPath<T, V>, as name: String? = nil) -> Aggregate { Aggregate(name: name, function: .min, keyPath: keyPath) }
+    public static func minimum<V>(_ keyPath: KeyPath<T, V>, as name: String? = nil) -> Aggregate {
+        Aggregate(name: name, function: .min, keyPath: keyPath)
+    }
     /// The greatest value of an attribute.
-    public static func maximum<V>(_ keyPath: KeyPath<T, V>, as name: String? = nil) -> Aggregate { Aggregate(name: name, function: .max, keyPath: keyPath) }
+    public static func maximum<V>(_ keyPath: KeyPath<T, V>, as name: String? = nil) -> Aggregate {
+        Aggregate(name: name, function: .max, keyPath: keyPath)
+    }
 }
 
 /// Grouped counts and sums computed by the store, as Core Data's dictionary results: the store
@@ -34,17 +45,24 @@ public struct AggregateDescriptor<T: PersistentModel> {
     /// Whether the context's unsaved changes count (true by default).
     public var includePendingChanges = true
 
-    public init(predicate: Foundation.Predicate<T>? = nil, groupBy: [PartialKeyPath<T>] = [], aggregates: [Aggregate<T>]) {
+    public init(
+        predicate: Foundation.Predicate<T>? = nil, groupBy: [PartialKeyPath<T>] = [], aggregates: [Aggregate<T>]
+    ) {
         self.predicate = predicate
         self.groupBy = groupBy
         self.aggregates = aggregates
     }
 
-    func storeDescriptor(in types: ModelTypes) throws(ModelError) -> (ModelCore.AggregateDescriptor, [AnyKeyPath: String]) {
+    func storeDescriptor(in types: ModelTypes) throws(ModelError) -> (
+        ModelCore.AggregateDescriptor, [AnyKeyPath: String]
+    ) {
         let info = try types.info(for: T.self)
         func attribute(_ keyPath: AnyKeyPath, _ use: String) throws(ModelError) -> PropertyInfo {
             guard let property = info.property(for: keyPath), !property.isRelationship else {
-                throw ModelError(.invalidArgument, "can't \(use) \(keyPath.readableName): name a stored attribute of \(info.entityName)", context: ["entity": info.entityName])
+                throw ModelError(
+                    .invalidArgument,
+                    "can't \(use) \(keyPath.readableName): name a stored attribute of \(info.entityName)",
+                    context: ["entity": info.entityName])
             }
             return property
         }
@@ -59,7 +77,10 @@ public struct AggregateDescriptor<T: PersistentModel> {
         for aggregate in aggregates {
             if let keyPath = aggregate.keyPath {
                 let property = try attribute(keyPath, "aggregate")
-                aggregations.append(Aggregation(aggregate.name ?? "\(aggregate.function.rawValue)_\(property.name)", aggregate.function, PropertyPath([property.name])))
+                aggregations.append(
+                    Aggregation(
+                        aggregate.name ?? "\(aggregate.function.rawValue)_\(property.name)", aggregate.function,
+                        PropertyPath([property.name])))
             } else {
                 aggregations.append(Aggregation(aggregate.name ?? "count", .count))
             }
@@ -77,14 +98,14 @@ public struct AggregateDescriptor<T: PersistentModel> {
 }
 
 /// One row of an aggregate fetch: the group's key values and the aggregates.
-public struct AggregateResult<T: PersistentModel>: @unchecked Sendable {  // Immutable values and key-path names.
+public struct AggregateResult<T: PersistentModel>: @unchecked Sendable { // Immutable values and key-path names.
     let values: [String: Value]
     let groupNames: [AnyKeyPath: String]
 
     /// The group's value of a group-by attribute.
     public subscript<V>(_ keyPath: KeyPath<T, V>) -> V? {
         guard let name = groupNames[keyPath], let property = (try? ModelTypeInfo.of(T.self))?.propertyIfAny(name),
-              let codec = property.codec, let stored = values[name], let decoded = try? codec.decode(stored)
+            let codec = property.codec, let stored = values[name], let decoded = try? codec.decode(stored)
         else { return nil }
         return decoded as? V
     }
@@ -119,7 +140,8 @@ public struct AggregateResult<T: PersistentModel>: @unchecked Sendable {  // Imm
 
 extension ModelContext {
     /// Grouped aggregates computed by the store: one row per group.
-    public func aggregate<T: PersistentModel>(_ descriptor: AggregateDescriptor<T>) async throws -> [AggregateResult<T>] {
+    public func aggregate<T: PersistentModel>(_ descriptor: AggregateDescriptor<T>) async throws -> [AggregateResult<T>]
+    {
         try await core.perform {
             let (request, groupNames) = try descriptor.storeDescriptor(in: core.types)
             let rows: [AggregateRow]

@@ -37,8 +37,10 @@ public struct FetchDescriptor<T: PersistentModel> {
         } else {
             for keyPath in relationshipKeyPathsForPrefetching {
                 guard let property = info.property(for: keyPath), property.isRelationship else {
-                    throw ModelError(.invalidArgument, "\(keyPath.readableName) is not a relationship of \(info.entityName), so it can't be prefetched",
-                                     context: ["entity": info.entityName])
+                    throw ModelError(
+                        .invalidArgument,
+                        "\(keyPath.readableName) is not a relationship of \(info.entityName), so it can't be prefetched",
+                        context: ["entity": info.entityName])
                 }
                 prefetch.append(PropertyPath([property.name]))
             }
@@ -56,21 +58,32 @@ public struct FetchDescriptor<T: PersistentModel> {
 
 /// Sort descriptors, translated: a key path of one property of the model (or a superclass).
 enum SortTranslation {
-    static func translate<T>(_ sort: Foundation.SortDescriptor<T>, root: ModelTypeInfo) throws(ModelError) -> ModelCore.SortDescriptor {
+    static func translate<T>(_ sort: Foundation.SortDescriptor<T>, root: ModelTypeInfo) throws(ModelError)
+        -> ModelCore.SortDescriptor
+    {
         guard let keyPath = sort.keyPath else {
-            throw ModelError(.invalidArgument, "a SortDescriptor without a key path (\(sort)) can't be sorted by the store: sort by a property of \(root.entityName)")
+            throw ModelError(
+                .invalidArgument,
+                "a SortDescriptor without a key path (\(sort)) can't be sorted by the store: sort by a property of \(root.entityName)"
+            )
         }
         guard let property = root.property(for: keyPath) else {
-            throw ModelError(.invalidArgument, "the store can sort by \(root.entityName)'s own stored properties only; \(keyPath.readableName) is not one (a computed property, or a path through a relationship)",
-                             context: ["entity": root.entityName])
+            throw ModelError(
+                .invalidArgument,
+                "the store can sort by \(root.entityName)'s own stored properties only; \(keyPath.readableName) is not one (a computed property, or a path through a relationship)",
+                context: ["entity": root.entityName])
         }
         if let comparator = sort.stringComparator, comparator != .lexical {
-            throw ModelError(.invalidArgument, "the store sorts strings by their UTF-8 bytes (as `comparator: .lexical` does); \(comparator) can't be sorted by the store",
-                             context: ["entity": root.entityName])
+            throw ModelError(
+                .invalidArgument,
+                "the store sorts strings by their UTF-8 bytes (as `comparator: .lexical` does); \(comparator) can't be sorted by the store",
+                context: ["entity": root.entityName])
         }
         guard !property.isRelationship else {
-            throw ModelError(.invalidArgument, "\(root.entityName).\(property.name) is a relationship; sort by one of its attributes instead",
-                             context: ["entity": root.entityName])
+            throw ModelError(
+                .invalidArgument,
+                "\(root.entityName).\(property.name) is a relationship; sort by one of its attributes instead",
+                context: ["entity": root.entityName])
         }
         return ModelCore.SortDescriptor(PropertyPath([property.name]), ascending: sort.order == .forward)
     }

@@ -32,7 +32,9 @@ extension ModelContext {
     }
 
     /// The identifiers of the objects `descriptor` selects, without loading them.
-    public func fetchIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) async throws -> [PersistentIdentifier] {
+    public func fetchIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) async throws
+        -> [PersistentIdentifier]
+    {
         try await core.perform {
             var request = try descriptor.storeDescriptor(in: core.types)
             request.resultType = .identifiers

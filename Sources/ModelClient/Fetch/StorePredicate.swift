@@ -20,14 +20,21 @@ public struct StorePredicate: Sendable, CustomStringConvertible {
             pending = characters.next()
             if let open = quote {
                 text.append(character)
-                if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == open { quote = nil }
+                if escaped {
+                    escaped = false
+                } else if character == "\\" {
+                    escaped = true
+                } else if character == open {
+                    quote = nil
+                }
                 continue
             }
             if character == "\"" || character == "'" { quote = character }
             if character == "%", pending == "@" {
                 pending = characters.next()
                 guard index < arguments.count else {
-                    throw ModelError(.invalidPredicate, "the predicate has more %@ than the \(arguments.count) argument(s) given")
+                    throw ModelError(
+                        .invalidPredicate, "the predicate has more %@ than the \(arguments.count) argument(s) given")
                 }
                 text += " " + (try PredicateTranslator.literal(arguments[index], codec: nil)).description + " "
                 index += 1
@@ -36,7 +43,8 @@ public struct StorePredicate: Sendable, CustomStringConvertible {
             text.append(character)
         }
         guard index == arguments.count else {
-            throw ModelError(.invalidPredicate, "the predicate has \(index) %@ but \(arguments.count) argument(s) were given")
+            throw ModelError(
+                .invalidPredicate, "the predicate has \(index) %@ but \(arguments.count) argument(s) were given")
         }
         predicate = try PredicateParser.parse(text)
     }

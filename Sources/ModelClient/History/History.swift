@@ -43,7 +43,7 @@ public enum HistoryChange: Hashable, Sendable {
     /// Whether the changed object is a `T` (or of a subclass of `T`).
     public func isChange<T: PersistentModel>(of type: T.Type) -> Bool {
         guard let changed = ModelTypeInfoHolder.modelType(changedPersistentIdentifier.entityName, in: types),
-              let info = try? ModelTypeInfo.of(changed), let wanted = try? ModelTypeInfo.of(type)
+            let info = try? ModelTypeInfo.of(changed), let wanted = try? ModelTypeInfo.of(type)
         else { return false }
         return info.isKind(of: wanted)
     }
@@ -94,7 +94,7 @@ public struct HistoryTombstone: Hashable, Sendable {
     /// The value of the property `keyPath` names, if the tombstone holds it.
     public subscript<M: PersistentModel, V>(_ keyPath: KeyPath<M, V>) -> V? {
         guard let property = (try? ModelTypeInfo.of(M.self))?.property(for: keyPath), let codec = property.codec,
-              let stored = values[property.name], let decoded = try? codec.decode(stored)
+            let stored = values[property.name], let decoded = try? codec.decode(stored)
         else { return nil }
         return decoded as? V
     }
@@ -102,7 +102,7 @@ public struct HistoryTombstone: Hashable, Sendable {
 
 /// The model classes a container knows, carried by history changes so they can tell a change's
 /// model type; equal whatever the container.
-struct ModelTypeInfoHolder: Hashable, @unchecked Sendable {  // `types` is immutable once made (see ModelTypes).
+struct ModelTypeInfoHolder: Hashable, @unchecked Sendable { // `types` is immutable once made (see ModelTypes).
     let types: ModelTypes?
 
     static func == (lhs: Self, rhs: Self) -> Bool { true }
@@ -122,8 +122,16 @@ extension DefaultHistoryTransaction {
         changes = transaction.changes.map { change in
             switch change.kind {
             case .insert: .insert(HistoryInsert(changedPersistentIdentifier: change.id, types: holder))
-            case .update: .update(HistoryUpdate(changedPersistentIdentifier: change.id, updatedPropertyNames: Set(change.changedProperties), types: holder))
-            case .delete: .delete(HistoryDelete(changedPersistentIdentifier: change.id, tombstone: HistoryTombstone(values: change.tombstone), types: holder))
+            case .update:
+                .update(
+                    HistoryUpdate(
+                        changedPersistentIdentifier: change.id, updatedPropertyNames: Set(change.changedProperties),
+                        types: holder))
+            case .delete:
+                .delete(
+                    HistoryDelete(
+                        changedPersistentIdentifier: change.id, tombstone: HistoryTombstone(values: change.tombstone),
+                        types: holder))
             }
         }
     }
@@ -133,7 +141,8 @@ extension ModelContext {
     /// The history transactions `descriptor` selects, oldest first: what this and every other
     /// context, process or stack saved to the store.
     public func fetchHistory(_ descriptor: HistoryDescriptor) async throws -> [DefaultHistoryTransaction] {
-        let transactions = try await container.store.history(after: descriptor.token, author: descriptor.author, limit: descriptor.fetchLimit)
+        let transactions = try await container.store.history(
+            after: descriptor.token, author: descriptor.author, limit: descriptor.fetchLimit)
         return transactions.map { DefaultHistoryTransaction($0, types: container.types) }
     }
 

@@ -18,15 +18,16 @@ public macro _PersistedProperty() = #externalMacro(module: "ModelMacros", type: 
 /// Options of an attribute: `.unique`, `.preserveValueOnDeletion` (kept in the deletion's
 /// history tombstone), and `originalName:` (the name it had, for a rename).
 @attached(peer)
-public macro Attribute(_ options: AttributeOption..., originalName: String? = nil, hashModifier: String? = nil)
-    = #externalMacro(module: "ModelMacros", type: "MarkerMacro")
+public macro Attribute(_ options: AttributeOption..., originalName: String? = nil, hashModifier: String? = nil) =
+    #externalMacro(module: "ModelMacros", type: "MarkerMacro")
 
 /// Options of a relationship: the delete rule, the inverse (another model's key path back to
 /// this one), the allowed number of objects (0 for no limit), and `originalName:`.
 @attached(peer)
-public macro Relationship(deleteRule: DeleteRule = .nullify, minimumModelCount: Int? = 0, maximumModelCount: Int? = 0,
-                          originalName: String? = nil, inverse: AnyKeyPath? = nil, hashModifier: String? = nil)
-    = #externalMacro(module: "ModelMacros", type: "MarkerMacro")
+public macro Relationship(
+    deleteRule: DeleteRule = .nullify, minimumModelCount: Int? = 0, maximumModelCount: Int? = 0,
+    originalName: String? = nil, inverse: AnyKeyPath? = nil, hashModifier: String? = nil
+) = #externalMacro(module: "ModelMacros", type: "MarkerMacro")
 
 /// A property of a model that is not stored. It needs a default value.
 @attached(peer)
@@ -36,11 +37,13 @@ public macro Transient() = #externalMacro(module: "ModelMacros", type: "MarkerMa
 /// Saving an object that repeats another's values fails, or updates the other when the context's
 /// uniqueness policy says upsert.
 @freestanding(declaration)
-public macro Unique<T>(_ constraints: [PartialKeyPath<T>]...) = #externalMacro(module: "ModelMacros", type: "ConstraintMacro")
+public macro Unique<T>(_ constraints: [PartialKeyPath<T>]...) =
+    #externalMacro(module: "ModelMacros", type: "ConstraintMacro")
 
 /// Indexes of a model: each argument is one index, over one or more properties.
 @freestanding(declaration)
-public macro Index<T>(_ indices: [PartialKeyPath<T>]...) = #externalMacro(module: "ModelMacros", type: "ConstraintMacro")
+public macro Index<T>(_ indices: [PartialKeyPath<T>]...) =
+    #externalMacro(module: "ModelMacros", type: "ConstraintMacro")
 
 /// An actor that owns a model context, as SwiftData's `@ModelActor`: it gets
 /// `init(modelContainer:)`, `modelContainer` and `modelContext`. Its model objects stay inside

@@ -28,7 +28,8 @@ public struct _AttributeMetadata: Sendable {
 }
 
 /// `@Relationship`'s arguments, as `@Model` records them.
-public struct _RelationshipMetadata: @unchecked Sendable {  // Immutable; AnyKeyPath is not marked Sendable but is never mutated.
+// Immutable; AnyKeyPath is not marked Sendable but is never mutated.
+public struct _RelationshipMetadata: @unchecked Sendable {
     let deleteRule: DeleteRule
     let minimumModelCount: Int?
     let maximumModelCount: Int?
@@ -36,8 +37,10 @@ public struct _RelationshipMetadata: @unchecked Sendable {  // Immutable; AnyKey
     /// The inverse's key path on the other model (immutable once made).
     let inverse: AnyKeyPath?
 
-    public init(deleteRule: DeleteRule = .nullify, minimumModelCount: Int? = 0, maximumModelCount: Int? = 0,
-                originalName: String? = nil, inverse: AnyKeyPath? = nil, hashModifier: String? = nil) {
+    public init(
+        deleteRule: DeleteRule = .nullify, minimumModelCount: Int? = 0, maximumModelCount: Int? = 0,
+        originalName: String? = nil, inverse: AnyKeyPath? = nil, hashModifier: String? = nil
+    ) {
         self.deleteRule = deleteRule
         self.minimumModelCount = minimumModelCount == 0 ? nil : minimumModelCount
         self.maximumModelCount = maximumModelCount == 0 ? nil : maximumModelCount
@@ -55,7 +58,7 @@ enum SlotContent {
 /// One persisted property of a model class, as `@Model` describes it: its name, its key path
 /// (which maps key paths in predicates and sort descriptors to names), its Swift type, and
 /// type-erased access to its slot.
-public struct _PropertyMetadata: @unchecked Sendable {  // Immutable; holds key paths, metatypes and literal defaults.
+public struct _PropertyMetadata: @unchecked Sendable { // Immutable; holds key paths, metatypes and literal defaults.
     let name: String
     /// The class that declares the property.
     let owner: any PersistentModel.Type
@@ -98,7 +101,7 @@ public struct _PropertyMetadata: @unchecked Sendable {  // Immutable; holds key 
 }
 
 /// A model's `#Unique` and `#Index` declarations, as `@Model` records them.
-public struct _EntityMetadata: @unchecked Sendable {  // Immutable lists of key paths.
+public struct _EntityMetadata: @unchecked Sendable { // Immutable lists of key paths.
     let unique: [[AnyKeyPath]]
     let indexes: [[AnyKeyPath]]
 

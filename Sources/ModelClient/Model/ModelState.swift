@@ -29,7 +29,8 @@ public final class _ModelState {
     func identifier(of type: any PersistentModel.Type) -> PersistentIdentifier {
         if let record { return record.id }
         if let provisionalID { return provisionalID }
-        let id = PersistentIdentifier.temporary(storeIdentifier: UUID(uuid: UUID_NULL), entityName: String(describing: type))
+        let id = PersistentIdentifier.temporary(
+            storeIdentifier: UUID(uuid: UUID_NULL), entityName: String(describing: type))
         provisionalID = id
         return id
     }
@@ -38,7 +39,9 @@ public final class _ModelState {
     /// slot), or, for a relationship, the related objects as the context has them.
     func load(_ object: some PersistentModel, property name: String) -> Any {
         guard let record else {
-            preconditionFailure("\(type(of: object)).\(name) has no value: the object was made without its initializer and belongs to no context")
+            preconditionFailure(
+                "\(type(of: object)).\(name) has no value: the object was made without its initializer and belongs to no context"
+            )
         }
         let property = record.info.property(name)
         switch property.kind {
@@ -51,7 +54,9 @@ public final class _ModelState {
                 property.metadata.writeSlot(object, value)
                 return value
             } catch {
-                preconditionFailure("\(record.info.entityName).\(name) of \(record.id) holds \(stored), which is not a \(property.metadata.valueType): \(error)")
+                preconditionFailure(
+                    "\(record.info.entityName).\(name) of \(record.id) holds \(stored), which is not a \(property.metadata.valueType): \(error)"
+                )
             }
         case .toOne, .toMany:
             guard let core, !record.isDetached else { return property.emptyValue(detachedFrom: record) }
@@ -64,8 +69,11 @@ public final class _ModelState {
     func store(_ object: some PersistentModel, property name: String, value: Any) -> Bool {
         guard let record, let core, !record.isDetached else {
             // An object in no context that is given a related object in one joins that context.
-            guard let info = try? ModelTypeInfo.of(type(of: object)), let property = info.propertyIfAny(name), property.isRelationship,
-                  let context = property.objects(in: value).lazy.compactMap({ ($0 as? any PersistentModel)?._$modelState.attachedCore }).first
+            guard let info = try? ModelTypeInfo.of(type(of: object)), let property = info.propertyIfAny(name),
+                property.isRelationship,
+                let context = property.objects(in: value).lazy.compactMap({
+                    ($0 as? any PersistentModel)?._$modelState.attachedCore
+                }).first
             else { return true }
             context.insert(object)
             context.setRelationship(self.record!, property, to: value)

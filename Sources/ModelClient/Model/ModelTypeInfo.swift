@@ -2,7 +2,8 @@ import ModelCore
 import Synchronization
 
 /// One persisted property of a model class, classified.
-final class PropertyInfo: @unchecked Sendable {  // Immutable: its metadata holds key paths and metatypes, which are not Sendable.
+// Immutable: its metadata holds key paths and metatypes, which are not Sendable.
+final class PropertyInfo: @unchecked Sendable {
     let metadata: _PropertyMetadata
     let kind: PropertyKind
 
@@ -67,7 +68,8 @@ final class PropertyInfo: @unchecked Sendable {  // Immutable: its metadata hold
         case .toOne(let type, true): return nullValue(type)
         case .toMany(_, let collection, _): return collection.make([])
         default:
-            preconditionFailure("\(record.info.entityName).\(name) of \(record.id) can't be read: the object was deleted")
+            preconditionFailure(
+                "\(record.info.entityName).\(name) of \(record.id) can't be read: the object was deleted")
         }
     }
 }
@@ -75,7 +77,7 @@ final class PropertyInfo: @unchecked Sendable {  // Immutable: its metadata hold
 /// Everything ModelClient needs to know about a model class, worked out once from what `@Model`
 /// generated: its entity name, superclass, properties (inherited ones first) and the map from
 /// key paths to property names.
-final class ModelTypeInfo: @unchecked Sendable {  // Immutable once made; holds metatypes and key paths.
+final class ModelTypeInfo: @unchecked Sendable { // Immutable once made; holds metatypes and key paths.
     let type: any PersistentModel.Type
     let entityName: String
     let superInfo: ModelTypeInfo?
@@ -91,11 +93,16 @@ final class ModelTypeInfo: @unchecked Sendable {  // Immutable once made; holds 
         self.superInfo = superInfo
         let metadata = type.schemaMetadata
         if let superInfo, metadata.contains(where: { ObjectIdentifier($0.owner) != ObjectIdentifier(type) }) {
-            throw ModelError(.invalidSchema, "\(type) is a subclass of the model \(superInfo.type) but is not marked @Model itself: add @Model to \(type)")
+            throw ModelError(
+                .invalidSchema,
+                "\(type) is a subclass of the model \(superInfo.type) but is not marked @Model itself: add @Model to \(type)"
+            )
         }
         var own: [PropertyInfo] = []
         for property in metadata {
-            own.append(PropertyInfo(property, kind: try PropertyKind.of(property.valueType, property: "\(type).\(property.name)")))
+            own.append(
+                PropertyInfo(
+                    property, kind: try PropertyKind.of(property.valueType, property: "\(type).\(property.name)")))
         }
         ownProperties = own
         properties = (superInfo?.properties ?? []) + own

@@ -2,7 +2,7 @@ import ModelCore
 
 /// The model classes of a container and the schema derived from them. Related models and
 /// superclasses are found from the classes given, as SwiftData does; subclasses must be listed.
-struct ModelTypes: @unchecked Sendable {  // Immutable: only `let`s of immutable ModelTypeInfo classes.
+struct ModelTypes: @unchecked Sendable { // Immutable: only `let`s of immutable ModelTypeInfo classes.
     let infos: [ModelTypeInfo]
     private let byEntity: [String: ModelTypeInfo]
     let schema: ModelCore.Schema
@@ -26,7 +26,10 @@ struct ModelTypes: @unchecked Sendable {  // Immutable: only `let`s of immutable
         var byEntity: [String: ModelTypeInfo] = [:]
         for info in infos {
             if let other = byEntity[info.entityName] {
-                throw ModelError(.invalidSchema, "two model classes are named \(info.entityName) (\(String(reflecting: other.type)) and \(String(reflecting: info.type))): an entity's name is its class's name, so rename one")
+                throw ModelError(
+                    .invalidSchema,
+                    "two model classes are named \(info.entityName) (\(String(reflecting: other.type)) and \(String(reflecting: info.type))): an entity's name is its class's name, so rename one"
+                )
             }
             byEntity[info.entityName] = info
         }
@@ -34,7 +37,8 @@ struct ModelTypes: @unchecked Sendable {  // Immutable: only `let`s of immutable
         self.byEntity = byEntity
         let inverses = try Self.inverses(infos)
         inverseNames = inverses
-        schema = ModelCore.Schema(entities: try infos.map { info throws(ModelError) in try Self.entity(info, inverses: inverses) })
+        schema = ModelCore.Schema(
+            entities: try infos.map { info throws(ModelError) in try Self.entity(info, inverses: inverses) })
         resolved = try ResolvedSchema(schema)
     }
 
@@ -52,8 +56,9 @@ struct ModelTypes: @unchecked Sendable {  // Immutable: only `let`s of immutable
 
     func info(for type: any PersistentModel.Type) throws(ModelError) -> ModelTypeInfo {
         guard let info = byEntity[String(describing: type)], info.type == type else {
-            throw ModelError(.unknownEntity, "\(type) is not a model of this container: list it in ModelContainer(for: …)",
-                             context: ["entity": String(describing: type)])
+            throw ModelError(
+                .unknownEntity, "\(type) is not a model of this container: list it in ModelContainer(for: …)",
+                context: ["entity": String(describing: type)])
         }
         return info
     }
@@ -63,7 +68,9 @@ struct ModelTypes: @unchecked Sendable {  // Immutable: only `let`s of immutable
         infos.filter { $0.isKind(of: info) }.map(\.entityName)
     }
 
-    private static func entity(_ info: ModelTypeInfo, inverses: [PairKey: String]) throws(ModelError) -> EntityDescription {
+    private static func entity(_ info: ModelTypeInfo, inverses: [PairKey: String]) throws(ModelError)
+        -> EntityDescription
+    {
         var attributes: [AttributeDescription] = []
         var relationships: [RelationshipDescription] = []
         var unique: [[String]] = []
@@ -77,35 +84,44 @@ struct ModelTypes: @unchecked Sendable {  // Immutable: only `let`s of immutable
                 if let literal = property.metadata.defaultValue { defaultValue = try? codec.encode(literal) }
                 if defaultValue == .null { defaultValue = nil }
                 if property.metadata.relationship != nil {
-                    throw ModelError(.invalidSchema, "\(info.entityName).\(name) has @Relationship, but its type \(property.metadata.valueType) is not a model: use @Attribute")
+                    throw ModelError(
+                        .invalidSchema,
+                        "\(info.entityName).\(name) has @Relationship, but its type \(property.metadata.valueType) is not a model: use @Attribute"
+                    )
                 }
-                attributes.append(AttributeDescription(
-                    name: name, type: codec.type, isOptional: codec.isOptional, defaultValue: defaultValue,
-                    preserveValueOnDeletion: options.contains(.preserveValueOnDeletion),
-                    originalName: property.metadata.attribute?.originalName
-                ))
+                attributes.append(
+                    AttributeDescription(
+                        name: name, type: codec.type, isOptional: codec.isOptional, defaultValue: defaultValue,
+                        preserveValueOnDeletion: options.contains(.preserveValueOnDeletion),
+                        originalName: property.metadata.attribute?.originalName
+                    ))
             case .toOne(let destination, let isOptional):
                 try checkNoAttributeOptions(property, info)
                 let options = property.metadata.relationship
-                relationships.append(RelationshipDescription(
-                    name: name, destination: String(describing: destination), isToMany: false,
-                    inverse: inverses[PairKey(info.entityName, name)], deleteRule: options?.deleteRule ?? .nullify,
-                    isOptional: isOptional
-                ))
+                relationships.append(
+                    RelationshipDescription(
+                        name: name, destination: String(describing: destination), isToMany: false,
+                        inverse: inverses[PairKey(info.entityName, name)], deleteRule: options?.deleteRule ?? .nullify,
+                        isOptional: isOptional
+                    ))
             case .toMany(let destination, _, _):
                 try checkNoAttributeOptions(property, info)
                 let options = property.metadata.relationship
-                relationships.append(RelationshipDescription(
-                    name: name, destination: String(describing: destination), isToMany: true,
-                    inverse: inverses[PairKey(info.entityName, name)], deleteRule: options?.deleteRule ?? .nullify,
-                    isOptional: true, minCount: options?.minimumModelCount, maxCount: options?.maximumModelCount
-                ))
+                relationships.append(
+                    RelationshipDescription(
+                        name: name, destination: String(describing: destination), isToMany: true,
+                        inverse: inverses[PairKey(info.entityName, name)], deleteRule: options?.deleteRule ?? .nullify,
+                        isOptional: true, minCount: options?.minimumModelCount, maxCount: options?.maximumModelCount
+                    ))
             }
         }
         func names(_ keyPaths: [AnyKeyPath], _ macro: String) throws(ModelError) -> [String] {
             try keyPaths.map { keyPath throws(ModelError) in
                 guard let property = info.property(for: keyPath) else {
-                    throw ModelError(.invalidSchema, "#\(macro)<\(info.entityName)> names \(keyPath.readableName), which is not a persisted property of \(info.entityName)")
+                    throw ModelError(
+                        .invalidSchema,
+                        "#\(macro)<\(info.entityName)> names \(keyPath.readableName), which is not a persisted property of \(info.entityName)"
+                    )
                 }
                 return property.name
             }
@@ -113,13 +129,17 @@ struct ModelTypes: @unchecked Sendable {  // Immutable: only `let`s of immutable
         for constraint in info.entityMetadata.unique { unique.append(try names(constraint, "Unique")) }
         var indexes: [[String]] = []
         for index in info.entityMetadata.indexes { indexes.append(try names(index, "Index")) }
-        return EntityDescription(name: info.entityName, superentity: info.superInfo?.entityName, attributes: attributes,
-                                 relationships: relationships, uniqueConstraints: unique, indexes: indexes)
+        return EntityDescription(
+            name: info.entityName, superentity: info.superInfo?.entityName, attributes: attributes,
+            relationships: relationships, uniqueConstraints: unique, indexes: indexes)
     }
 
     private static func checkNoAttributeOptions(_ property: PropertyInfo, _ info: ModelTypeInfo) throws(ModelError) {
         if property.metadata.attribute != nil {
-            throw ModelError(.invalidSchema, "\(info.entityName).\(property.name) is a relationship (its type is a model), so it takes @Relationship, not @Attribute")
+            throw ModelError(
+                .invalidSchema,
+                "\(info.entityName).\(property.name) is a relationship (its type is a model), so it takes @Relationship, not @Attribute"
+            )
         }
     }
 
@@ -137,7 +157,10 @@ struct ModelTypes: @unchecked Sendable {  // Immutable: only `let`s of immutable
             for (entity, property, other) in [(a, r, s), (b, s, r)] {
                 let key = PairKey(entity.entityName, property.name)
                 if let existing = result[key], existing != other.name {
-                    throw ModelError(.invalidSchema, "\(entity.entityName).\(property.name) is declared the inverse of both \(existing) and \(other.name)")
+                    throw ModelError(
+                        .invalidSchema,
+                        "\(entity.entityName).\(property.name) is declared the inverse of both \(existing) and \(other.name)"
+                    )
                 }
                 result[key] = other.name
             }
@@ -145,24 +168,44 @@ struct ModelTypes: @unchecked Sendable {  // Immutable: only `let`s of immutable
         for info in infos {
             for relationship in info.ownProperties where relationship.isRelationship {
                 guard let inverse = relationship.metadata.relationship?.inverse else { continue }
-                guard let destination = relationship.destination, let target = infos.first(where: { $0.type == destination }),
-                      let other = target.property(for: inverse), other.isRelationship
+                guard let destination = relationship.destination,
+                    let target = infos.first(where: { $0.type == destination }),
+                    let other = target.property(for: inverse), other.isRelationship
                 else {
-                    throw ModelError(.invalidSchema, "the inverse of \(info.entityName).\(relationship.name), \(inverse), is not a relationship of \(relationship.destination.map { String(describing: $0) } ?? "its destination")")
+                    throw ModelError(
+                        .invalidSchema,
+                        "the inverse of \(info.entityName).\(relationship.name), \(inverse), is not a relationship of \(relationship.destination.map { String(describing: $0) } ?? "its destination")"
+                    )
                 }
-                guard let back = other.destination, info.type == back || infoOf(back, infos).map({ info.isKind(of: $0) }) == true else {
-                    throw ModelError(.invalidSchema, "the inverse of \(info.entityName).\(relationship.name) is \(target.entityName).\(other.name), which holds \(other.destination.map { String(describing: $0) } ?? "values"), not \(info.entityName)")
+                guard let back = other.destination,
+                    info.type == back || infoOf(back, infos).map({ info.isKind(of: $0) }) == true
+                else {
+                    throw ModelError(
+                        .invalidSchema,
+                        "the inverse of \(info.entityName).\(relationship.name) is \(target.entityName).\(other.name), which holds \(other.destination.map { String(describing: $0) } ?? "values"), not \(info.entityName)"
+                    )
                 }
                 try pair(info, relationship, owner(of: other, from: target), other)
             }
         }
         // Infer the rest where it is unambiguous.
         for info in infos {
-            for relationship in info.ownProperties where relationship.isRelationship && result[PairKey(info.entityName, relationship.name)] == nil {
-                guard let destination = relationship.destination, let target = infos.first(where: { $0.type == destination }) else { continue }
-                let back = target.relationships.filter { $0.destination == info.type && result[PairKey(owner(of: $0, from: target).entityName, $0.name)] == nil }
-                let forth = info.relationships.filter { $0.destination == target.type && result[PairKey(owner(of: $0, from: info).entityName, $0.name)] == nil }
-                guard back.count == 1, forth.count == 1, let other = back.first, other !== relationship else { continue }
+            for relationship in info.ownProperties
+            where relationship.isRelationship && result[PairKey(info.entityName, relationship.name)] == nil {
+                guard let destination = relationship.destination,
+                    let target = infos.first(where: { $0.type == destination })
+                else { continue }
+                let back = target.relationships.filter {
+                    $0.destination == info.type
+                        && result[PairKey(owner(of: $0, from: target).entityName, $0.name)] == nil
+                }
+                let forth = info.relationships.filter {
+                    $0.destination == target.type
+                        && result[PairKey(owner(of: $0, from: info).entityName, $0.name)] == nil
+                }
+                guard back.count == 1, forth.count == 1, let other = back.first, other !== relationship else {
+                    continue
+                }
                 try pair(info, relationship, owner(of: other, from: target), other)
             }
         }

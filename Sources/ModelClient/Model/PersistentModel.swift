@@ -52,7 +52,9 @@ extension PersistentModel {
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
     /// Reads a persisted property (what `@Model`'s accessors call).
-    public func _$read<V>(_ property: KeyPath<Self, V>, _ slot: ReferenceWritableKeyPath<Self, _ModelSlot<V>>, _ name: String) -> V {
+    public func _$read<V>(
+        _ property: KeyPath<Self, V>, _ slot: ReferenceWritableKeyPath<Self, _ModelSlot<V>>, _ name: String
+    ) -> V {
         let state = _$modelState
         state.registrar.access(self, keyPath: property)
         if case .value(let value) = self[keyPath: slot] { return value }
@@ -60,8 +62,10 @@ extension PersistentModel {
     }
 
     /// Writes a persisted property (what `@Model`'s accessors call).
-    public func _$write<V>(_ property: KeyPath<Self, V>, _ slot: ReferenceWritableKeyPath<Self, _ModelSlot<V>>, _ name: String,
-                           _ newValue: V) {
+    public func _$write<V>(
+        _ property: KeyPath<Self, V>, _ slot: ReferenceWritableKeyPath<Self, _ModelSlot<V>>, _ name: String,
+        _ newValue: V
+    ) {
         let state = _$modelState
         state.registrar.withMutation(of: self, keyPath: property) {
             if state.store(self, property: name, value: newValue) {

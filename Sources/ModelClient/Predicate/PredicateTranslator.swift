@@ -15,8 +15,9 @@ indirect enum Term {
     case coalesce(PathTerm, Term)
     /// `collection.filter { … }`, which only `.count` and `.isEmpty` can follow (these key
     /// paths, of the filtered array's type).
-    case filter(collection: PropertyPath, variable: String, predicate: ModelCore.Predicate,
-                countKeyPath: AnyKeyPath, isEmptyKeyPath: AnyKeyPath)
+    case filter(
+        collection: PropertyPath, variable: String, predicate: ModelCore.Predicate,
+        countKeyPath: AnyKeyPath, isEmptyKeyPath: AnyKeyPath)
     /// A range (`a...b`, `a..<b`) of values.
     case range(lower: Term, upper: Term, isClosed: Bool)
 }
@@ -50,7 +51,9 @@ final class PredicateTranslator {
         self.types = types
     }
 
-    static func translate<T>(_ predicate: Foundation.Predicate<T>, root: ModelTypeInfo, types: ModelTypes) throws(ModelError) -> ModelCore.Predicate {
+    static func translate<T>(_ predicate: Foundation.Predicate<T>, root: ModelTypeInfo, types: ModelTypes)
+        throws(ModelError) -> ModelCore.Predicate
+    {
         let translator = PredicateTranslator(types: types)
         translator.bind(predicate.variable.key, to: .path(PathTerm(path: PropertyPath([]), reach: .object(root))))
         return try translator.predicate(predicate.expression)
@@ -96,7 +99,9 @@ final class PredicateTranslator {
         default:
             break
         }
-        throw ModelError(.invalidPredicate, "#Predicate uses \(Self.describe(expression)) as a condition, but it is not a Boolean the store can test")
+        throw ModelError(
+            .invalidPredicate,
+            "#Predicate uses \(Self.describe(expression)) as a condition, but it is not a Boolean the store can test")
     }
 
     /// The store expression of a term that is a value: a key path, a literal, arithmetic.
@@ -107,7 +112,8 @@ final class PredicateTranslator {
         case .nilLiteral: return .literal(.null)
         case .value(let value): return try literal(value, codec: codec)
         case .predicate, .coalesce, .filter, .range:
-            throw ModelError(.invalidPredicate, "#Predicate uses \(Self.describe(source)) where the store needs a value")
+            throw ModelError(
+                .invalidPredicate, "#Predicate uses \(Self.describe(source)) where the store needs a value")
         }
     }
 
@@ -123,7 +129,8 @@ final class PredicateTranslator {
         if let id = unwrapped as? PersistentIdentifier { return .object(id) }
         if let codec, type(of: unwrapped) == codec.valueType { return .literal(try codec.encode(unwrapped)) }
         guard let own = AttributeCodec.make(for: type(of: unwrapped), isOptional: false) else {
-            throw ModelError(.invalidPredicate, "#Predicate compares with a \(type(of: unwrapped)), which the store can't hold")
+            throw ModelError(
+                .invalidPredicate, "#Predicate compares with a \(type(of: unwrapped)), which the store can't hold")
         }
         return .literal(try own.encode(unwrapped))
     }
@@ -144,8 +151,10 @@ final class PredicateTranslator {
     // MARK: Errors
 
     static func unsupported(_ expression: Any) -> ModelError {
-        ModelError(.invalidPredicate, "#Predicate uses \(describe(expression)), which modeld can't translate into a store query (it never filters in memory): rewrite the predicate without it, or use a StorePredicate",
-                   context: ["construct": constructName(expression)])
+        ModelError(
+            .invalidPredicate,
+            "#Predicate uses \(describe(expression)), which modeld can't translate into a store query (it never filters in memory): rewrite the predicate without it, or use a StorePredicate",
+            context: ["construct": constructName(expression)])
     }
 
     static func constructName(_ expression: Any) -> String {

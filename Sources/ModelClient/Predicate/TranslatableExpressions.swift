@@ -35,12 +35,13 @@ extension PredicateExpressions.NotEqual: TranslatableExpression {
 
 extension PredicateExpressions.Comparison: TranslatableExpression {
     func term(in t: PredicateTranslator) throws(ModelError) -> Term {
-        let operation: ComparisonOperator = switch op {
-        case .lessThan: .less
-        case .lessThanOrEqual: .lessOrEqual
-        case .greaterThan: .greater
-        case .greaterThanOrEqual: .greaterOrEqual
-        }
+        let operation: ComparisonOperator =
+            switch op {
+            case .lessThan: .less
+            case .lessThanOrEqual: .lessOrEqual
+            case .greaterThan: .greater
+            case .greaterThanOrEqual: .greaterOrEqual
+            }
         return .predicate(try t.comparison(t.term(lhs), operation, t.term(rhs), source: self))
     }
 }
@@ -73,26 +74,32 @@ extension PredicateExpressions.Negation: TranslatableExpression {
 
 extension PredicateExpressions.Arithmetic: TranslatableExpression {
     func term(in t: PredicateTranslator) throws(ModelError) -> Term {
-        let operation: ArithmeticOperator = switch op {
-        case .add: .add
-        case .subtract: .subtract
-        case .multiply: .multiply
-        }
-        return .expression(.arithmetic(operation, try t.expression(t.term(lhs), codec: nil, from: lhs),
-                                       try t.expression(t.term(rhs), codec: nil, from: rhs)))
+        let operation: ArithmeticOperator =
+            switch op {
+            case .add: .add
+            case .subtract: .subtract
+            case .multiply: .multiply
+            }
+        return .expression(
+            .arithmetic(
+                operation, try t.expression(t.term(lhs), codec: nil, from: lhs),
+                try t.expression(t.term(rhs), codec: nil, from: rhs)))
     }
 }
 
 extension PredicateExpressions.FloatDivision: TranslatableExpression {
     func term(in t: PredicateTranslator) throws(ModelError) -> Term {
-        .expression(.arithmetic(.divide, try t.expression(t.term(lhs), codec: nil, from: lhs),
-                                try t.expression(t.term(rhs), codec: nil, from: rhs)))
+        .expression(
+            .arithmetic(
+                .divide, try t.expression(t.term(lhs), codec: nil, from: lhs),
+                try t.expression(t.term(rhs), codec: nil, from: rhs)))
     }
 }
 
 extension PredicateExpressions.UnaryMinus: TranslatableExpression {
     func term(in t: PredicateTranslator) throws(ModelError) -> Term {
-        .expression(.arithmetic(.subtract, .literal(.int(0)), try t.expression(t.term(wrapped), codec: nil, from: wrapped)))
+        .expression(
+            .arithmetic(.subtract, .literal(.int(0)), try t.expression(t.term(wrapped), codec: nil, from: wrapped)))
     }
 }
 
@@ -128,7 +135,10 @@ extension PredicateExpressions.NilCoalesce: TranslatableExpression {
         case .predicate(let test):
             // `optional?.test() ?? false`: the store's test is false when the optional is nil.
             if case .value(let captured) = fallback, unwrap(captured) as? Bool == false { return .predicate(test) }
-            throw ModelError(.invalidPredicate, "#Predicate uses `?? true` after an optional test; the store can translate `?? false` (or `== true`) only: rewrite it as `x == nil || x!.test`")
+            throw ModelError(
+                .invalidPredicate,
+                "#Predicate uses `?? true` after an optional test; the store can translate `?? false` (or `== true`) only: rewrite it as `x == nil || x!.test`"
+            )
         default: throw PredicateTranslator.unsupported(self)
         }
     }
@@ -157,34 +167,51 @@ extension PredicateExpressions.SequenceContains: TranslatableExpression {
         case .path(let path):
             guard case .toMany = path.reach, case .value(let object) = member else { break }
             let name = t.newVariable()
-            let test = ModelCore.Predicate.comparison(Comparison(.keyPath(PropertyPath([], variable: name)), .equal, try t.literal(object, codec: nil)))
-            return .predicate(.comparison(Comparison(.subqueryCount(collection: path.path, variable: name, predicate: test), .greater, .literal(.int(0)))))
+            let test = ModelCore.Predicate.comparison(
+                Comparison(.keyPath(PropertyPath([], variable: name)), .equal, try t.literal(object, codec: nil)))
+            return .predicate(
+                .comparison(
+                    Comparison(
+                        .subqueryCount(collection: path.path, variable: name, predicate: test), .greater,
+                        .literal(.int(0)))))
         default:
             break
         }
-        throw ModelError(.invalidPredicate, "#Predicate uses contains(_:) on \(PredicateTranslator.describe(sequence)): the store can test membership in a captured array or set, or whether a to-many relationship holds a given object (a stored array is JSON, which the store can't search)")
+        throw ModelError(
+            .invalidPredicate,
+            "#Predicate uses contains(_:) on \(PredicateTranslator.describe(sequence)): the store can test membership in a captured array or set, or whether a to-many relationship holds a given object (a stored array is JSON, which the store can't search)"
+        )
     }
 }
 
 extension PredicateExpressions.SequenceContainsWhere: TranslatableExpression {
     func term(in t: PredicateTranslator) throws(ModelError) -> Term {
         let (collection, name, test) = try t.subquery(sequence, variable: variable.key, test: self.test)
-        return .predicate(.comparison(Comparison(.subqueryCount(collection: collection, variable: name, predicate: test), .greater, .literal(.int(0)))))
+        return .predicate(
+            .comparison(
+                Comparison(
+                    .subqueryCount(collection: collection, variable: name, predicate: test), .greater, .literal(.int(0))
+                )))
     }
 }
 
 extension PredicateExpressions.SequenceAllSatisfy: TranslatableExpression {
     func term(in t: PredicateTranslator) throws(ModelError) -> Term {
         let (collection, name, test) = try t.subquery(sequence, variable: variable.key, test: self.test, negated: true)
-        return .predicate(.comparison(Comparison(.subqueryCount(collection: collection, variable: name, predicate: test), .equal, .literal(.int(0)))))
+        return .predicate(
+            .comparison(
+                Comparison(
+                    .subqueryCount(collection: collection, variable: name, predicate: test), .equal, .literal(.int(0))))
+        )
     }
 }
 
 extension PredicateExpressions.Filter: TranslatableExpression {
     func term(in t: PredicateTranslator) throws(ModelError) -> Term {
         let (collection, name, test) = try t.subquery(sequence, variable: variable.key, test: filter)
-        return .filter(collection: collection, variable: name, predicate: test,
-                       countKeyPath: \[LHS.Output.Element].count, isEmptyKeyPath: \[LHS.Output.Element].isEmpty)
+        return .filter(
+            collection: collection, variable: name, predicate: test,
+            countKeyPath: \[LHS.Output.Element].count, isEmptyKeyPath: \[LHS.Output.Element].isEmpty)
     }
 }
 
@@ -204,26 +231,42 @@ extension PredicateExpressions.RangeExpressionContains: TranslatableExpression {
     func term(in t: PredicateTranslator) throws(ModelError) -> Term {
         var bounds = try t.term(range)
         if case .value(let value) = bounds, let captured = unwrap(value) as? any RangeBounds {
-            bounds = .range(lower: .value(captured.lowerValue), upper: .value(captured.upperValue), isClosed: captured.isClosed)
+            bounds = .range(
+                lower: .value(captured.lowerValue), upper: .value(captured.upperValue), isClosed: captured.isClosed)
         }
-        guard case .range(let lower, let upper, let isClosed) = bounds else { throw PredicateTranslator.unsupported(range) }
+        guard case .range(let lower, let upper, let isClosed) = bounds else {
+            throw PredicateTranslator.unsupported(range)
+        }
         let subject = try t.term(element)
         if isClosed {
             let codec = PredicateTranslator.codec(of: subject)
-            return .predicate(.comparison(Comparison(try t.expression(subject, codec: codec, from: element), .between,
-                                                     .list([try t.expression(lower, codec: codec, from: range), try t.expression(upper, codec: codec, from: range)]))))
+            return .predicate(
+                .comparison(
+                    Comparison(
+                        try t.expression(subject, codec: codec, from: element), .between,
+                        .list([
+                            try t.expression(lower, codec: codec, from: range),
+                            try t.expression(upper, codec: codec, from: range),
+                        ]))))
         }
-        return .predicate(.and([try t.comparison(subject, .greaterOrEqual, lower, source: self),
-                                try t.comparison(subject, .less, upper, source: self)]))
+        return .predicate(
+            .and([
+                try t.comparison(subject, .greaterOrEqual, lower, source: self),
+                try t.comparison(subject, .less, upper, source: self),
+            ]))
     }
 }
 
 extension PredicateExpressions.TypeCheck: TranslatableExpression {
     func term(in t: PredicateTranslator) throws(ModelError) -> Term {
         guard case .path(let path) = try t.term(input), case .object = path.reach, path.path.components.isEmpty,
-              let desired = Desired.self as? any PersistentModel.Type, let info = t.types.info(forEntity: String(describing: desired))
+            let desired = Desired.self as? any PersistentModel.Type,
+            let info = t.types.info(forEntity: String(describing: desired))
         else {
-            throw ModelError(.invalidPredicate, "#Predicate tests `is \(Desired.self)` on something other than the object being fetched or a contains(where:) variable")
+            throw ModelError(
+                .invalidPredicate,
+                "#Predicate tests `is \(Desired.self)` on something other than the object being fetched or a contains(where:) variable"
+            )
         }
         let names = t.types.entityNames(kindOf: info).map { ModelCore.Expression.literal(.string($0)) }
         return .predicate(.comparison(Comparison(.entityName(variable: path.path.variable), .in, .list(names))))
@@ -231,11 +274,15 @@ extension PredicateExpressions.TypeCheck: TranslatableExpression {
 }
 
 extension PredicateExpressions.ConditionalCast: TranslatableExpression {
-    func term(in t: PredicateTranslator) throws(ModelError) -> Term { throw PredicateTranslator.cast(to: Desired.self, "as?") }
+    func term(in t: PredicateTranslator) throws(ModelError) -> Term {
+        throw PredicateTranslator.cast(to: Desired.self, "as?")
+    }
 }
 
 extension PredicateExpressions.ForceCast: TranslatableExpression {
-    func term(in t: PredicateTranslator) throws(ModelError) -> Term { throw PredicateTranslator.cast(to: Desired.self, "as!") }
+    func term(in t: PredicateTranslator) throws(ModelError) -> Term {
+        throw PredicateTranslator.cast(to: Desired.self, "as!")
+    }
 }
 
 /// `ClosedRange` and `Range` values captured by a predicate.
@@ -261,10 +308,14 @@ extension PredicateTranslator {
     /// `attribute CONTAINS value`, `attribute BEGINSWITH value`, for strings.
     func stringTest(_ base: Any, _ op: ComparisonOperator, _ other: Any, source: Any) throws(ModelError) -> Term {
         let subject = try term(base), argument = try term(other)
-        guard case .path(let path) = subject, case .attribute(let property) = path.reach, property.codec?.type == .string,
-              case .value = argument
+        guard case .path(let path) = subject, case .attribute(let property) = path.reach,
+            property.codec?.type == .string,
+            case .value = argument
         else {
-            throw ModelError(.invalidPredicate, "#Predicate uses \(PredicateTranslator.describe(source)) on something other than a String attribute and a value; the store can test stored strings against values")
+            throw ModelError(
+                .invalidPredicate,
+                "#Predicate uses \(PredicateTranslator.describe(source)) on something other than a String attribute and a value; the store can test stored strings against values"
+            )
         }
         return .predicate(try comparison(subject, op, argument, source: source))
     }
@@ -272,7 +323,9 @@ extension PredicateTranslator {
     /// Casts are refused: a fetch of a class tests its own stored properties, and `is` tests the
     /// class of an object.
     static func cast(to desired: Any.Type, _ spelling: String) -> ModelError {
-        ModelError(.invalidPredicate, "#Predicate casts with `\(spelling) \(desired)`, which modeld can't translate into a store query: test the class with `is \(desired)`, and fetch \(desired) itself to test the properties it adds",
-                   context: ["construct": spelling == "as?" ? "ConditionalCast" : "ForceCast"])
+        ModelError(
+            .invalidPredicate,
+            "#Predicate casts with `\(spelling) \(desired)`, which modeld can't translate into a store query: test the class with `is \(desired)`, and fetch \(desired) itself to test the properties it adds",
+            context: ["construct": spelling == "as?" ? "ConditionalCast" : "ForceCast"])
     }
 }

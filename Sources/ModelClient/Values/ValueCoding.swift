@@ -71,7 +71,10 @@ enum PropertyKind {
             wrapped = optional.wrappedType
             isOptional = true
             if wrapped is any OptionalValue.Type {
-                throw ModelError(.invalidSchema, "'\(property)' has the type \(type), an optional of an optional, which can't be stored: use a single optional")
+                throw ModelError(
+                    .invalidSchema,
+                    "'\(property)' has the type \(type), an optional of an optional, which can't be stored: use a single optional"
+                )
             }
         }
         if let model = wrapped as? any PersistentModel.Type { return .toOne(model, isOptional: isOptional) }
@@ -79,15 +82,22 @@ enum PropertyKind {
             return .toMany(collection.elementType, collection: collection, isOptional: isOptional)
         }
         if let codec = AttributeCodec.make(for: wrapped, isOptional: isOptional) { return .attribute(codec) }
-        throw ModelError(.invalidSchema, "'\(property)' has the type \(type), which can't be stored: make it Codable or RawRepresentable (with a String or number raw value), a @Model class, or an array or set of models; or mark '\(property)' @Transient")
+        throw ModelError(
+            .invalidSchema,
+            "'\(property)' has the type \(type), which can't be stored: make it Codable or RawRepresentable (with a String or number raw value), a @Model class, or an array or set of models; or mark '\(property)' @Transient"
+        )
     }
 }
 
 extension AttributeCodec {
     /// The codec for values of `type` (not optional), or nil if it can't be stored.
     static func make(for type: Any.Type, isOptional: Bool) -> AttributeCodec? {
-        if let primitive = type as? any AttributePrimitive.Type { return primitiveCodec(primitive, isOptional: isOptional) }
-        if let raw = type as? any RawRepresentable.Type, let codec = rawCodec(raw, isOptional: isOptional) { return codec }
+        if let primitive = type as? any AttributePrimitive.Type {
+            return primitiveCodec(primitive, isOptional: isOptional)
+        }
+        if let raw = type as? any RawRepresentable.Type, let codec = rawCodec(raw, isOptional: isOptional) {
+            return codec
+        }
         if let codable = type as? any Codable.Type { return jsonCodec(codable, isOptional: isOptional) }
         return nil
     }
@@ -100,53 +110,58 @@ extension AttributeCodec {
             }
             return decoded
         }
-        return AttributeCodec(type: type.attributeType, isOptional: isOptional, valueType: type,
-                              encode: { any throws(ModelError) in
-                                  guard let value = unwrap(any) else { return .null }
-                                  return try (value as! any AttributePrimitive).attributeValue()
-                              },
-                              decode: decode)
+        return AttributeCodec(
+            type: type.attributeType, isOptional: isOptional, valueType: type,
+            encode: { any throws(ModelError) in
+                guard let value = unwrap(any) else { return .null }
+                return try (value as! any AttributePrimitive).attributeValue()
+            },
+            decode: decode)
     }
 
     private static func rawCodec(_ type: any RawRepresentable.Type, isOptional: Bool) -> AttributeCodec? {
         func rawType<R: RawRepresentable>(_: R.Type) -> Any.Type { R.RawValue.self }
         guard let primitive = rawType(type) as? any AttributePrimitive.Type else { return nil }
-        func make<R: RawRepresentable>(_: R.Type, _ raw: Any) -> Any? { (raw as? R.RawValue).flatMap { R(rawValue: $0) } }
-        return AttributeCodec(type: primitive.attributeType, isOptional: isOptional, valueType: type,
-                              encode: { any throws(ModelError) in
-                                  guard let value = unwrap(any) else { return .null }
-                                  let representable = value as! any RawRepresentable
-                                  return try (rawValue(of: representable) as! any AttributePrimitive).attributeValue()
-                              },
-                              decode: { value throws(ModelError) in
-                                  if value.isNull, isOptional { return nullValue(type) }
-                                  guard let rawValue = primitive.init(attributeValue: value), let decoded = make(type, rawValue) else {
-                                      throw ModelError(.typeMismatch, "the store holds \(value), which is not a case of \(type)")
-                                  }
-                                  return decoded
-                              })
+        func make<R: RawRepresentable>(_: R.Type, _ raw: Any) -> Any? {
+            (raw as? R.RawValue).flatMap { R(rawValue: $0) }
+        }
+        return AttributeCodec(
+            type: primitive.attributeType, isOptional: isOptional, valueType: type,
+            encode: { any throws(ModelError) in
+                guard let value = unwrap(any) else { return .null }
+                let representable = value as! any RawRepresentable
+                return try (rawValue(of: representable) as! any AttributePrimitive).attributeValue()
+            },
+            decode: { value throws(ModelError) in
+                if value.isNull, isOptional { return nullValue(type) }
+                guard let rawValue = primitive.init(attributeValue: value), let decoded = make(type, rawValue) else {
+                    throw ModelError(.typeMismatch, "the store holds \(value), which is not a case of \(type)")
+                }
+                return decoded
+            })
     }
 
     private static func jsonCodec(_ type: any Codable.Type, isOptional: Bool) -> AttributeCodec {
         func decodeJSON<D: Decodable>(_: D.Type, _ text: String) throws -> Any {
             try JSONDecoder().decode(D.self, from: Data(text.utf8))
         }
-        return AttributeCodec(type: .json, isOptional: isOptional, valueType: type,
-                              encode: { any throws(ModelError) in
-                                  guard let value = unwrap(any) else { return .null }
-                                  return .json(try JSONText.encode(value as! any Encodable))
-                              },
-                              decode: { value throws(ModelError) in
-                                  if value.isNull, isOptional { return nullValue(type) }
-                                  guard case .json(let text) = value else {
-                                      throw ModelError(.typeMismatch, "the store holds \(value), not the JSON of a \(type)")
-                                  }
-                                  do {
-                                      return try decodeJSON(type, text)
-                                  } catch {
-                                      throw ModelError(.typeMismatch, "the store's JSON is not a \(type): \(error)")
-                                  }
-                              })
+        return AttributeCodec(
+            type: .json, isOptional: isOptional, valueType: type,
+            encode: { any throws(ModelError) in
+                guard let value = unwrap(any) else { return .null }
+                return .json(try JSONText.encode(value as! any Encodable))
+            },
+            decode: { value throws(ModelError) in
+                if value.isNull, isOptional { return nullValue(type) }
+                guard case .json(let text) = value else {
+                    throw ModelError(.typeMismatch, "the store holds \(value), not the JSON of a \(type)")
+                }
+                do {
+                    return try decodeJSON(type, text)
+                } catch {
+                    throw ModelError(.typeMismatch, "the store's JSON is not a \(type): \(error)")
+                }
+            })
     }
 }
 

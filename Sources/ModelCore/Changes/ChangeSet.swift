@@ -13,7 +13,9 @@ public struct InsertedObject: Hashable, Sendable {
     public var attributes: [String: Value]
     public var relationships: [String: RelationshipChange]
 
-    public init(id: PersistentIdentifier, attributes: [String: Value] = [:], relationships: [String: RelationshipChange] = [:]) {
+    public init(
+        id: PersistentIdentifier, attributes: [String: Value] = [:], relationships: [String: RelationshipChange] = [:]
+    ) {
         self.id = id
         self.attributes = attributes
         self.relationships = relationships
@@ -31,8 +33,10 @@ public struct UpdatedObject: Hashable, Sendable {
     /// differs. Nil skips the check (for the other side of a relationship change).
     public var expectedVersion: Int64?
 
-    public init(id: PersistentIdentifier, attributes: [String: Value] = [:],
-                relationships: [String: RelationshipChange] = [:], expectedVersion: Int64? = nil) {
+    public init(
+        id: PersistentIdentifier, attributes: [String: Value] = [:],
+        relationships: [String: RelationshipChange] = [:], expectedVersion: Int64? = nil
+    ) {
         self.id = id
         self.attributes = attributes
         self.relationships = relationships
@@ -77,8 +81,10 @@ public struct ChangeSet: Hashable, Sendable {
     public var author: String?
     public var uniquenessPolicy: UniquenessPolicy
 
-    public init(inserts: [InsertedObject] = [], updates: [UpdatedObject] = [], deletes: [DeletedObject] = [],
-                author: String? = nil, uniquenessPolicy: UniquenessPolicy = .error) {
+    public init(
+        inserts: [InsertedObject] = [], updates: [UpdatedObject] = [], deletes: [DeletedObject] = [],
+        author: String? = nil, uniquenessPolicy: UniquenessPolicy = .error
+    ) {
         self.inserts = inserts
         self.updates = updates
         self.deletes = deletes
@@ -99,8 +105,10 @@ public struct SaveResult: Hashable, Sendable {
     /// The history transaction the save wrote; nil if the change set was empty.
     public var token: HistoryToken?
 
-    public init(remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] = [:],
-                versions: [PersistentIdentifier: Int64] = [:], token: HistoryToken? = nil) {
+    public init(
+        remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] = [:],
+        versions: [PersistentIdentifier: Int64] = [:], token: HistoryToken? = nil
+    ) {
         self.remappedIdentifiers = remappedIdentifiers
         self.versions = versions
         self.token = token

@@ -47,7 +47,9 @@ public struct HistoryChange: Hashable, Sendable {
     /// For deletes: the values of the attributes marked `preserveValueOnDeletion`.
     public var tombstone: [String: Value]
 
-    public init(kind: Kind, id: PersistentIdentifier, changedProperties: [String] = [], tombstone: [String: Value] = [:]) {
+    public init(
+        kind: Kind, id: PersistentIdentifier, changedProperties: [String] = [], tombstone: [String: Value] = [:]
+    ) {
         self.kind = kind
         self.id = id
         self.changedProperties = changedProperties

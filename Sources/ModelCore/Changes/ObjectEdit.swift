@@ -3,7 +3,9 @@
 public enum ObjectEdit: Hashable, Sendable {
     /// Inserts an object of an entity; with an identifier, the new object's temporary identifier
     /// (so that later edits of the same batch can refer to it), otherwise a new one.
-    case insert(entity: String, attributes: [String: Value], relationships: [String: RelationshipValue], id: PersistentIdentifier?)
+    case insert(
+        entity: String, attributes: [String: Value], relationships: [String: RelationshipValue],
+        id: PersistentIdentifier?)
     /// Sets attributes and relationships (a to-many value replaces the set).
     case update(PersistentIdentifier, attributes: [String: Value], relationships: [String: RelationshipValue])
     case delete(PersistentIdentifier)

@@ -71,7 +71,9 @@ public final class AsyncSemaphore: Sendable {
     }
 
     /// Runs `body` holding a permit, in the caller's isolation.
-    public func withPermit<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> T {
+    public func withPermit<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws
+        -> T
+    {
         try await acquire()
         defer { release() }
         return try await body()

@@ -72,20 +72,23 @@ public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible {
 extension ModelError {
     /// An entity name that the schema does not define.
     public static func unknownEntity(_ name: String) -> ModelError {
-        ModelError(.unknownEntity, "unknown entity '\(name)'; check the name against the store's schema",
-                   context: ["entity": name])
+        ModelError(
+            .unknownEntity, "unknown entity '\(name)'; check the name against the store's schema",
+            context: ["entity": name])
     }
 
     /// A property name that an entity does not define.
     public static func unknownProperty(_ name: String, entity: String) -> ModelError {
-        ModelError(.unknownProperty, "entity '\(entity)' has no attribute or relationship named '\(name)'",
-                   context: ["entity": entity, "property": name])
+        ModelError(
+            .unknownProperty, "entity '\(entity)' has no attribute or relationship named '\(name)'",
+            context: ["entity": entity, "property": name])
     }
 
     /// An object that does not exist (any more).
     public static func objectNotFound(_ id: PersistentIdentifier) -> ModelError {
-        ModelError(.notFound, "no object \(id.uriRepresentation) in this store; it may have been deleted",
-                   context: ["uri": id.uriRepresentation])
+        ModelError(
+            .notFound, "no object \(id.uriRepresentation) in this store; it may have been deleted",
+            context: ["uri": id.uriRepresentation])
     }
 }
 
@@ -95,7 +98,8 @@ extension ModelError {
     public func locating(change index: Int, of count: Int) -> ModelError {
         guard context["change"] == nil else { return self }
         let number = String(index + 1)
-        return ModelError(code, count > 1 ? "change \(number): \(message)" : message,
-                          context: context.merging(["change": number]) { mine, _ in mine })
+        return ModelError(
+            code, count > 1 ? "change \(number): \(message)" : message,
+            context: context.merging(["change": number]) { mine, _ in mine })
     }
 }

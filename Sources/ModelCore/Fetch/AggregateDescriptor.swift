@@ -19,9 +19,11 @@ public struct AggregateDescriptor: Hashable, Sendable {
     public var limit: Int?
     public var includesSubentities: Bool
 
-    public init(entityName: String, predicate: Predicate? = nil, groupBy: [PropertyPath] = [],
-                aggregations: [Aggregation], sortBy: [AggregateSort] = [], offset: Int = 0, limit: Int? = nil,
-                includesSubentities: Bool = true) {
+    public init(
+        entityName: String, predicate: Predicate? = nil, groupBy: [PropertyPath] = [],
+        aggregations: [Aggregation], sortBy: [AggregateSort] = [], offset: Int = 0, limit: Int? = nil,
+        includesSubentities: Bool = true
+    ) {
         self.entityName = entityName
         self.predicate = predicate
         self.groupBy = groupBy
@@ -33,7 +35,9 @@ public struct AggregateDescriptor: Hashable, Sendable {
     }
 
     /// A validated copy, with the predicate typed. Backends run this before anything else.
-    public func validated(in schema: ResolvedSchema, storeIdentifier: UUID? = nil) throws(ModelError) -> AggregateDescriptor {
+    public func validated(in schema: ResolvedSchema, storeIdentifier: UUID? = nil) throws(ModelError)
+        -> AggregateDescriptor
+    {
         let entity = try schema.entity(entityName)
         var copy = self
         copy.predicate = try predicate?.typed(for: entity, in: schema, storeIdentifier: storeIdentifier)
@@ -44,14 +48,18 @@ public struct AggregateDescriptor: Hashable, Sendable {
         for path in groupBy {
             let resolved = try schema.resolve(path, from: entity)
             guard resolved.attribute != nil, resolved.toManyIndex == nil else {
-                throw ModelError(.invalidArgument, "cannot group by '\(path)': group by attributes, through to-one relationships only",
-                                 context: ["keyPath": path.description])
+                throw ModelError(
+                    .invalidArgument,
+                    "cannot group by '\(path)': group by attributes, through to-one relationships only",
+                    context: ["keyPath": path.description])
             }
             names.insert(path.description)
         }
         for aggregation in aggregations {
             guard SchemaNames.isWellFormed(aggregation.name) else {
-                throw ModelError(.invalidArgument, "'\(aggregation.name)' is not a valid result name: use letters, digits and underscores")
+                throw ModelError(
+                    .invalidArgument,
+                    "'\(aggregation.name)' is not a valid result name: use letters, digits and underscores")
             }
             guard names.insert(aggregation.name).inserted else {
                 throw ModelError(.invalidArgument, "the result name '\(aggregation.name)' is used twice")
@@ -59,7 +67,10 @@ public struct AggregateDescriptor: Hashable, Sendable {
             _ = try aggregation.resultType(for: entity, in: schema)
         }
         for sort in sortBy where !names.contains(sort.key) {
-            throw ModelError(.invalidArgument, "cannot sort by '\(sort.key)': sort by a group-by key path or an aggregation name (\(names.sorted().joined(separator: ", ")))")
+            throw ModelError(
+                .invalidArgument,
+                "cannot sort by '\(sort.key)': sort by a group-by key path or an aggregation name (\(names.sorted().joined(separator: ", ")))"
+            )
         }
         guard offset >= 0 else { throw ModelError(.invalidArgument, "offset \(offset) is negative") }
         if let limit, limit < 0 { throw ModelError(.invalidArgument, "limit \(limit) is negative") }
@@ -96,18 +107,21 @@ public struct Aggregation: Hashable, Sendable, Codable {
         }
         let resolved = try schema.resolve(keyPath, from: entity)
         guard let attribute = resolved.attribute, resolved.toManyIndex == nil else {
-            throw ModelError(.invalidArgument, "cannot aggregate '\(keyPath)': aggregate attributes, through to-one relationships only",
-                             context: ["keyPath": keyPath.description])
+            throw ModelError(
+                .invalidArgument,
+                "cannot aggregate '\(keyPath)': aggregate attributes, through to-one relationships only",
+                context: ["keyPath": keyPath.description])
         }
         switch function {
         case .count: return .int
         case .sum where attribute.type.isNumeric: return attribute.type
         case .avg where attribute.type.isNumeric: return attribute.type == .decimal ? .decimal : .double
         case .min where attribute.type.isNumeric || attribute.type == .date || attribute.type == .string,
-             .max where attribute.type.isNumeric || attribute.type == .date || attribute.type == .string:
+            .max where attribute.type.isNumeric || attribute.type == .date || attribute.type == .string:
             return attribute.type
         default:
-            throw ModelError(.typeMismatch, "\(function.rawValue) cannot apply to \(attribute.type.rawValue) attribute '\(keyPath)'")
+            throw ModelError(
+                .typeMismatch, "\(function.rawValue) cannot apply to \(attribute.type.rawValue) attribute '\(keyPath)'")
         }
     }
 }

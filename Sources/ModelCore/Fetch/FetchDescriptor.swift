@@ -48,7 +48,8 @@ public struct FetchDescriptor: Hashable, Sendable {
 
     /// A validated copy: the entity exists, the predicate is typed against it, sort keys and
     /// properties exist, offset and limit are not negative. Backends run this before anything else.
-    public func validated(in schema: ResolvedSchema, storeIdentifier: UUID? = nil) throws(ModelError) -> FetchDescriptor {
+    public func validated(in schema: ResolvedSchema, storeIdentifier: UUID? = nil) throws(ModelError) -> FetchDescriptor
+    {
         let entity = try schema.entity(entityName)
         var copy = self
         copy.predicate = try predicate?.typed(for: entity, in: schema, storeIdentifier: storeIdentifier)
@@ -61,8 +62,9 @@ public struct FetchDescriptor: Hashable, Sendable {
         for path in relationshipKeyPathsForPrefetching {
             let resolved = try schema.resolve(path, from: entity)
             guard resolved.endsAtObject, !resolved.relationships.isEmpty else {
-                throw ModelError(.invalidArgument, "'\(path)' is not a relationship key path to prefetch",
-                                 context: ["keyPath": path.description])
+                throw ModelError(
+                    .invalidArgument, "'\(path)' is not a relationship key path to prefetch",
+                    context: ["keyPath": path.description])
             }
         }
         return copy

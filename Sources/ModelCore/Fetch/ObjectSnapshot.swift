@@ -15,8 +15,10 @@ public struct ObjectSnapshot: Hashable, Sendable {
     /// Relationship values by name (all relationships, or those asked for).
     public var relationships: [String: RelationshipValue]
 
-    public init(id: PersistentIdentifier, version: Int64, attributes: [String: Value] = [:],
-                relationships: [String: RelationshipValue] = [:]) {
+    public init(
+        id: PersistentIdentifier, version: Int64, attributes: [String: Value] = [:],
+        relationships: [String: RelationshipValue] = [:]
+    ) {
         self.id = id
         self.version = version
         self.attributes = attributes

@@ -26,7 +26,9 @@ public struct SortDescriptor: Hashable, Sendable, Codable, CustomStringConvertib
         if caseInsensitive { body = body.dropLast(2) }
         let components = body.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard !components.isEmpty, components.allSatisfy(SchemaNames.isWellFormed) else {
-            throw ModelError(.invalidArgument, "'\(text)' is not a sort key; write name, -name (descending) or name:c (ignoring case)")
+            throw ModelError(
+                .invalidArgument,
+                "'\(text)' is not a sort key; write name, -name (descending) or name:c (ignoring case)")
         }
         keyPath = PropertyPath(components)
     }
@@ -36,16 +38,19 @@ public struct SortDescriptor: Hashable, Sendable, Codable, CustomStringConvertib
     public func validate(for entity: ResolvedEntity, in schema: ResolvedSchema) throws(ModelError) {
         let resolved = try schema.resolve(keyPath, from: entity)
         guard let attribute = resolved.attribute else {
-            throw ModelError(.invalidArgument, "cannot sort by '\(keyPath)': it is a relationship, not an attribute",
-                             context: ["keyPath": keyPath.description])
+            throw ModelError(
+                .invalidArgument, "cannot sort by '\(keyPath)': it is a relationship, not an attribute",
+                context: ["keyPath": keyPath.description])
         }
         guard resolved.toManyIndex == nil else {
-            throw ModelError(.invalidArgument, "cannot sort by '\(keyPath)': it crosses a to-many relationship",
-                             context: ["keyPath": keyPath.description])
+            throw ModelError(
+                .invalidArgument, "cannot sort by '\(keyPath)': it crosses a to-many relationship",
+                context: ["keyPath": keyPath.description])
         }
         if caseInsensitive, attribute.type != .string {
-            throw ModelError(.invalidArgument, "'\(keyPath)' is \(attribute.type.rawValue): only strings sort ignoring case",
-                             context: ["keyPath": keyPath.description])
+            throw ModelError(
+                .invalidArgument, "'\(keyPath)' is \(attribute.type.rawValue): only strings sort ignoring case",
+                context: ["keyPath": keyPath.description])
         }
     }
 }

@@ -139,14 +139,18 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
         let prefix: StaticString = "modeld://"
         let prefixCount = prefix.utf8CodeUnitCount
         guard text.count <= 300, text.count > prefixCount + 37,
-              memcmp(text.baseAddress!, prefix.utf8Start, prefixCount) == 0,
-              let store = UUID(utf8: UnsafeBufferPointer(rebasing: text[prefixCount..<prefixCount + 36])),
-              text[prefixCount + 36] == UInt8(ascii: "/") else { return nil }
+            memcmp(text.baseAddress!, prefix.utf8Start, prefixCount) == 0,
+            let store = UUID(utf8: UnsafeBufferPointer(rebasing: text[prefixCount..<prefixCount + 36])),
+            text[prefixCount + 36] == UInt8(ascii: "/")
+        else { return nil }
         let entityStart = prefixCount + 37
         guard let slash = text[entityStart...].firstIndex(of: UInt8(ascii: "/")) else { return nil }
         let entityBytes = UnsafeBufferPointer(rebasing: text[entityStart..<slash])
-        guard SchemaNames.isWellFormed(entityBytes), let key = parseKey(UnsafeBufferPointer(rebasing: text[(slash + 1)...])) else { return nil }
-        return PersistentIdentifier(storeIdentifier: store, entityName: String(decoding: entityBytes, as: UTF8.self), key: key)
+        guard SchemaNames.isWellFormed(entityBytes),
+            let key = parseKey(UnsafeBufferPointer(rebasing: text[(slash + 1)...]))
+        else { return nil }
+        return PersistentIdentifier(
+            storeIdentifier: store, entityName: String(decoding: entityBytes, as: UTF8.self), key: key)
     }
 
     /// The key part of a URI (what follows the entity's `/`): `p` and a positive decimal key, or
@@ -176,9 +180,10 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
     /// ``init(uri:)`` checking each part in turn, so that the error says which part is wrong.
     init(checking uri: String) throws(ModelError) {
         func bad(_ why: String) -> ModelError {
-            ModelError(.invalidIdentifier,
-                       "'\(uri.prefix(200))' is not an object URI (\(why)); expected modeld://<store-uuid>/<Entity>/p<key>",
-                       context: ["uri": String(uri.prefix(200))])
+            ModelError(
+                .invalidIdentifier,
+                "'\(uri.prefix(200))' is not an object URI (\(why)); expected modeld://<store-uuid>/<Entity>/p<key>",
+                context: ["uri": String(uri.prefix(200))])
         }
         let prefix = "modeld://"
         guard uri.utf8.count <= 300 else { throw bad("too long") }
@@ -196,7 +201,8 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
         switch kind {
         case "p":
             guard !body.isEmpty, body.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), body.first != "0",
-                  let pk = Int64(body), pk > 0 else {
+                let pk = Int64(body), pk > 0
+            else {
                 throw bad("'\(keyText.prefix(40))' is not p followed by a positive key")
             }
             self.init(storeIdentifier: store, entityName: entity, key: .permanent(pk))
@@ -214,9 +220,10 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
     public init(uri: String, in storeIdentifier: UUID) throws(ModelError) {
         try self.init(uri: uri)
         guard self.storeIdentifier == storeIdentifier else {
-            throw ModelError(.invalidIdentifier,
-                             "\(uri) belongs to store \(self.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
-                             context: ["uri": uri])
+            throw ModelError(
+                .invalidIdentifier,
+                "\(uri) belongs to store \(self.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
+                context: ["uri": uri])
         }
     }
 

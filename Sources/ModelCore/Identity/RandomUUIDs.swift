@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension UUID {
@@ -15,8 +15,8 @@ extension UUID {
         withUnsafeMutableBytes(of: &bytes) { raw in
             raw.storeBytes(of: first, toByteOffset: 0, as: UInt64.self)
             raw.storeBytes(of: second, toByteOffset: 8, as: UInt64.self)
-            raw[6] = (raw[6] & 0x0F) | 0x40  // version 4
-            raw[8] = (raw[8] & 0x3F) | 0x80  // RFC 4122 variant
+            raw[6] = (raw[6] & 0x0F) | 0x40 // version 4
+            raw[8] = (raw[8] & 0x3F) | 0x80 // RFC 4122 variant
         }
         return UUID(uuid: bytes)
     }

@@ -40,7 +40,8 @@ extension PersistentIdentifier {
     /// ``init(uriBytes:)`` accepts.
     public init?(uriBytes text: UnsafeBufferPointer<UInt8>, prefix: inout URIPrefix?) {
         if let known = prefix, text.count <= 300, text.count > known.bytes.count,
-           known.bytes.withUnsafeBufferPointer({ memcmp(text.baseAddress!, $0.baseAddress!, $0.count) == 0 }) {
+            known.bytes.withUnsafeBufferPointer({ memcmp(text.baseAddress!, $0.baseAddress!, $0.count) == 0 })
+        {
             // The prefix ends at the entity's `/`, which no entity name holds: the rest is the key.
             guard let key = Self.parseKey(UnsafeBufferPointer(rebasing: text[known.bytes.count...])) else { return nil }
             self.init(storeIdentifier: known.storeIdentifier, entityName: known.entityName, key: key)
@@ -49,7 +50,8 @@ extension PersistentIdentifier {
         guard let parsed = Self.parse(text) else { return nil }
         // Its bytes as they came: `modeld://`, the UUID, `/`, the entity, `/`.
         let length = Self.scheme.count + 37 + parsed.entityName.utf8.count + 1
-        prefix = URIPrefix(storeIdentifier: parsed.storeIdentifier, entityName: parsed.entityName, bytes: Array(text[..<length]))
+        prefix = URIPrefix(
+            storeIdentifier: parsed.storeIdentifier, entityName: parsed.entityName, bytes: Array(text[..<length]))
         self = parsed
     }
 }

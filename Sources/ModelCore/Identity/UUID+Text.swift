@@ -30,7 +30,8 @@ extension UUID {
     /// Parses the 8-4-4-4-12 hexadecimal form, in either case, and nothing else (what
     /// `UUID(uuidString:)` accepts, without its C scan call).
     public init?(text: some StringProtocol) {
-        let parsed = text.utf8.withContiguousStorageIfAvailable { UUID(utf8: $0) }
+        let parsed =
+            text.utf8.withContiguousStorageIfAvailable { UUID(utf8: $0) }
             ?? Array(text.utf8).withUnsafeBufferPointer { UUID(utf8: $0) }
         guard let parsed else { return nil }
         self = parsed
@@ -47,7 +48,9 @@ extension UUID {
                     guard text[position] == UInt8(ascii: "-") else { return false }
                     position += 1
                 }
-                guard let high = Self.nibble(text[position]), let low = Self.nibble(text[position + 1]) else { return false }
+                guard let high = Self.nibble(text[position]), let low = Self.nibble(text[position + 1]) else {
+                    return false
+                }
                 bytes[index] = high << 4 | low
                 position += 2
             }

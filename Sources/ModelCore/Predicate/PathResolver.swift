@@ -23,13 +23,17 @@ public struct ResolvedPath: Sendable {
 extension ResolvedSchema {
     /// Resolves `path` starting at `entity` (or at the entity bound to the path's variable).
     /// A path may cross at most one to-many relationship; an attribute ends it.
-    public func resolve(_ path: PropertyPath, from entity: ResolvedEntity,
-                        variables: [String: ResolvedEntity] = [:]) throws(ModelError) -> ResolvedPath {
+    public func resolve(
+        _ path: PropertyPath, from entity: ResolvedEntity,
+        variables: [String: ResolvedEntity] = [:]
+    ) throws(ModelError) -> ResolvedPath {
         var current = entity
         if let variable = path.variable {
             guard let bound = variables[variable] else {
-                throw ModelError(.invalidPredicate, "variable $\(variable) is not defined here; variables are introduced by SUBQUERY(collection, $\(variable), …)",
-                                 context: ["keyPath": path.description])
+                throw ModelError(
+                    .invalidPredicate,
+                    "variable $\(variable) is not defined here; variables are introduced by SUBQUERY(collection, $\(variable), …)",
+                    context: ["keyPath": path.description])
             }
             current = bound
         }
@@ -39,21 +43,24 @@ extension ResolvedSchema {
         for (offset, name) in path.components.enumerated() {
             if let found = current.attribute(name) {
                 guard offset == path.components.count - 1 else {
-                    throw ModelError(.invalidPredicate,
+                    throw ModelError(
+                        .invalidPredicate,
                         "'\(path)' continues after attribute '\(name)' of '\(current.name)'; only relationships can be followed with a dot",
                         context: ["keyPath": path.description, "entity": current.name])
                 }
                 attribute = found
             } else if let relationship = current.relationship(name) {
                 if relationship.isToMany, relationships.contains(where: \.isToMany) {
-                    throw ModelError(.invalidPredicate,
+                    throw ModelError(
+                        .invalidPredicate,
                         "'\(path)' crosses more than one to-many relationship; use SUBQUERY for nested collections",
                         context: ["keyPath": path.description])
                 }
                 relationships.append(relationship)
                 current = try self.entity(relationship.destination)
             } else {
-                throw ModelError(.unknownProperty,
+                throw ModelError(
+                    .unknownProperty,
                     "'\(path)': entity '\(current.name)' has no attribute or relationship named '\(name)'",
                     context: ["keyPath": path.description, "entity": current.name, "property": name])
             }

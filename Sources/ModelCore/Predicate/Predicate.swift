@@ -21,8 +21,10 @@ public struct Comparison: Hashable, Sendable {
     /// `[c]`, `[d]` for string comparisons.
     public var options: StringOptions
 
-    public init(_ lhs: Expression, _ op: ComparisonOperator, _ rhs: Expression,
-                modifier: ComparisonModifier = .direct, options: StringOptions = []) {
+    public init(
+        _ lhs: Expression, _ op: ComparisonOperator, _ rhs: Expression,
+        modifier: ComparisonModifier = .direct, options: StringOptions = []
+    ) {
         self.lhs = lhs
         self.op = op
         self.rhs = rhs

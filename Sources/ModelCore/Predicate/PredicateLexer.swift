@@ -2,7 +2,7 @@
 /// case, so no entity or property can be named like one.
 enum PredicateKeyword: String, CaseIterable, Sendable {
     case and, or, not, `in`, between, any, all, none, some, contains, beginswith, endswith, like, matches,
-         truepredicate, falsepredicate, `nil`, null, `true`, `false`, yes, no, subquery, cast, `self`
+        truepredicate, falsepredicate, `nil`, null, `true`, `false`, yes, no, subquery, cast, `self`
 }
 
 /// One token of predicate text, with where it starts and ends (UTF-8 offsets).
@@ -57,15 +57,18 @@ struct PredicateSource: Sendable {
 
     /// An error at `offset`: the message gets " at column N" (and `hint` after it); the context
     /// holds the column and the text around it.
-    func error(_ message: String, at offset: Int, hint: String? = nil,
-               code: ModelError.Code = .invalidPredicate) -> ModelError {
+    func error(
+        _ message: String, at offset: Int, hint: String? = nil,
+        code: ModelError.Code = .invalidPredicate
+    ) -> ModelError {
         let column = column(offset)
         let clamped = min(offset, bytes.count)
         let before = String(decoding: bytes[..<clamped], as: UTF8.self)
         let after = String(decoding: bytes[clamped...], as: UTF8.self)
         let near = String(before.suffix(12)) + String(after.prefix(12))
-        return ModelError(code, "\(message) at column \(column)" + (hint.map { "; \($0)" } ?? ""),
-                          context: ["column": String(column), "near": near])
+        return ModelError(
+            code, "\(message) at column \(column)" + (hint.map { "; \($0)" } ?? ""),
+            context: ["column": String(column), "near": near])
     }
 
     /// How a token reads in a message: `'=='`, `'name'`, `the end of the text`.
@@ -139,12 +142,17 @@ struct PredicateLexer: Sendable {
             default: return single(.comparison(.less))
             }
         case UInt8(ascii: ">"):
-            return second == UInt8(ascii: "=") ? single(.comparison(.greaterOrEqual), length: 2) : single(.comparison(.greater))
+            return second == UInt8(ascii: "=")
+                ? single(.comparison(.greaterOrEqual), length: 2) : single(.comparison(.greater))
         case UInt8(ascii: "&"):
-            guard second == UInt8(ascii: "&") else { throw source.error("a single '&' is not an operator", at: start, hint: "write && or AND") }
+            guard second == UInt8(ascii: "&") else {
+                throw source.error("a single '&' is not an operator", at: start, hint: "write && or AND")
+            }
             return single(.keyword(.and), length: 2)
         case UInt8(ascii: "|"):
-            guard second == UInt8(ascii: "|") else { throw source.error("a single '|' is not an operator", at: start, hint: "write || or OR") }
+            guard second == UInt8(ascii: "|") else {
+                throw source.error("a single '|' is not an operator", at: start, hint: "write || or OR")
+            }
             return single(.keyword(.or), length: 2)
         default:
             throw source.error("unexpected character \(characterDescription(at: start))", at: start)
@@ -159,7 +167,8 @@ struct PredicateLexer: Sendable {
         let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         if scalar.properties.generalCategory == .control || scalar.properties.isWhitespace
             || scalar.properties.generalCategory == .format || scalar.properties.generalCategory == .unassigned
-            || scalar.properties.generalCategory == .surrogate || scalar.properties.generalCategory == .privateUse {
+            || scalar.properties.generalCategory == .surrogate || scalar.properties.generalCategory == .privateUse
+        {
             return code
         }
         return "'\(scalar)' (\(code))"
@@ -191,10 +200,13 @@ struct PredicateLexer: Sendable {
     private mutating func variable(from start: Int) throws(ModelError) -> PredicateToken {
         offset += 1
         let name = wordText()
-        guard !name.isEmpty else { throw source.error("expected a variable name after '$'", at: start, hint: "write $name") }
+        guard !name.isEmpty else {
+            throw source.error("expected a variable name after '$'", at: start, hint: "write $name")
+        }
         guard SchemaNames.isWellFormed(name) else {
-            throw source.error("'$\(name.prefix(70))' is not a valid variable name", at: start,
-                               hint: "use a letter followed by letters, digits or underscores, at most 64 characters")
+            throw source.error(
+                "'$\(name.prefix(70))' is not a valid variable name", at: start,
+                hint: "use a letter followed by letters, digits or underscores, at most 64 characters")
         }
         return PredicateToken(kind: .variable(name), start: start, end: offset)
     }
@@ -228,8 +240,9 @@ struct PredicateLexer: Sendable {
         if let b = byte(at: offset), Self.isWordByte(b) {
             var end = offset
             while let b = byte(at: end), Self.isWordByte(b) || b == UInt8(ascii: ".") { end += 1 }
-            throw source.error("malformed number '\(source.excerpt(start, end))'", at: start,
-                               hint: "write numbers as 42, -7, 3.5 or 1e+16")
+            throw source.error(
+                "malformed number '\(source.excerpt(start, end))'", at: start,
+                hint: "write numbers as 42, -7, 3.5 or 1e+16")
         }
         let text = String(decoding: bytes[start..<offset], as: UTF8.self)
         return PredicateToken(kind: .number(text, isDouble: isDouble), start: start, end: offset)
@@ -241,8 +254,9 @@ struct PredicateLexer: Sendable {
         var out: [UInt8] = []
         while true {
             guard let b = byte(at: offset) else {
-                throw source.error("unterminated string starting", at: start,
-                                   hint: "close it with \(quote == UInt8(ascii: "'") ? "'" : "\"")")
+                throw source.error(
+                    "unterminated string starting", at: start,
+                    hint: "close it with \(quote == UInt8(ascii: "'") ? "'" : "\"")")
             }
             if b == quote {
                 offset += 1
@@ -255,7 +269,8 @@ struct PredicateLexer: Sendable {
             }
             let escape = offset
             guard let e = byte(at: offset + 1) else {
-                throw source.error("unterminated string starting", at: start, hint: "a backslash at the end escapes nothing")
+                throw source.error(
+                    "unterminated string starting", at: start, hint: "a backslash at the end escapes nothing")
             }
             offset += 2
             switch e {
@@ -267,9 +282,12 @@ struct PredicateLexer: Sendable {
                 let scalar = try unicodeEscape(at: escape)
                 out.append(contentsOf: Array(String(Character(scalar)).utf8))
             default:
-                let shown = e >= 0x21 && e < 0x7F ? "'\\\(Character(Unicode.Scalar(e)))'"
+                let shown =
+                    e >= 0x21 && e < 0x7F
+                    ? "'\\\(Character(Unicode.Scalar(e)))'"
                     : "(a backslash followed by \(characterDescription(at: escape + 1)))"
-                throw source.error("unknown escape \(shown)", at: escape, hint: "use \\\" \\' \\\\ \\n \\r \\t or \\u{hex}")
+                throw source.error(
+                    "unknown escape \(shown)", at: escape, hint: "use \\\" \\' \\\\ \\n \\r \\t or \\u{hex}")
             }
         }
         return PredicateToken(kind: .string(String(decoding: out, as: UTF8.self)), start: start, end: offset)
@@ -278,7 +296,9 @@ struct PredicateLexer: Sendable {
     /// Reads `{hex}` after `\u` (the backslash is at `escape`, `offset` just past the `u`).
     private mutating func unicodeEscape(at escape: Int) throws(ModelError) -> Unicode.Scalar {
         let hint = "write \\u{…} with 1 to 8 hex digits of a Unicode scalar, such as \\u{e9}"
-        guard byte(at: offset) == UInt8(ascii: "{") else { throw source.error("malformed \\u escape", at: escape, hint: hint) }
+        guard byte(at: offset) == UInt8(ascii: "{") else {
+            throw source.error("malformed \\u escape", at: escape, hint: hint)
+        }
         offset += 1
         var value: UInt32 = 0, count = 0
         while let b = byte(at: offset), let digit = Self.hexValue(b) {

@@ -74,19 +74,25 @@ extension PredicateTextParser {
         switch token.kind {
         case .keyword(.not):
             guard context != .value else { throw operandError() }
-            let pending = frames[frames.count - 1].operators.reversed().prefix { if case .not = $0 { true } else { false } }.count
+            let pending = frames[frames.count - 1].operators.reversed().prefix {
+                if case .not = $0 { true } else { false }
+            }.count
             try checkHeight(pending + 1, at: start)
             frames[frames.count - 1].operators.append(.not(start: start))
             try advance()
             return true
         case .keyword(.any), .keyword(.some), .keyword(.all), .keyword(.none):
-            let modifier: ComparisonModifier = switch token.kind {
-            case .keyword(.all): .all
-            case .keyword(.none): .none
-            default: .any
-            }
+            let modifier: ComparisonModifier =
+                switch token.kind {
+                case .keyword(.all): .all
+                case .keyword(.none): .none
+                default: .any
+                }
             guard context != .value else {
-                throw operandError(hint: "\(modifier.rawValue) goes at the start of a comparison, as in \(modifier.rawValue) items.price > 5")
+                throw operandError(
+                    hint:
+                        "\(modifier.rawValue) goes at the start of a comparison, as in \(modifier.rawValue) items.price > 5"
+                )
             }
             frames[frames.count - 1].operators.append(.modifier(modifier, start: start))
             try advance()
@@ -121,7 +127,7 @@ extension PredicateTextParser {
             try push(.subquery(start: start, collection: collection, variable: variable), at: start)
             return true
         case .minus, .number, .string, .keyword(.nil), .keyword(.null), .keyword(.true), .keyword(.yes),
-             .keyword(.false), .keyword(.no), .keyword(.cast), .keyword(.self), .variable, .identifier, .function:
+            .keyword(.false), .keyword(.no), .keyword(.cast), .keyword(.self), .variable, .identifier, .function:
             let value = try readValue()
             try pushOperand(.expression(value, height: 0), start: start)
             return false
@@ -135,8 +141,11 @@ extension PredicateTextParser {
         let top = frames.count - 1
         if node.isPredicate, operandContext == .value {
             if case .modifier(let modifier, _)? = frames[top].operators.last {
-                throw source.error("expected a key path, found a predicate in parentheses", at: start,
-                                   hint: "\(modifier.rawValue) goes before a key path through a to-many relationship, as in \(modifier.rawValue) items.price > 5")
+                throw source.error(
+                    "expected a key path, found a predicate in parentheses", at: start,
+                    hint:
+                        "\(modifier.rawValue) goes before a key path through a to-many relationship, as in \(modifier.rawValue) items.price > 5"
+                )
             }
             throw source.error("expected a value, found a predicate in parentheses", at: start)
         }

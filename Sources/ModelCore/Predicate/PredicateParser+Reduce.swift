@@ -16,12 +16,13 @@ extension PredicateTextParser {
         let start = token.start
         switch token.kind {
         case .plus, .minus, .star, .slash:
-            let op: ArithmeticOperator = switch token.kind {
-            case .plus: .add
-            case .minus: .subtract
-            case .star: .multiply
-            default: .divide
-            }
+            let op: ArithmeticOperator =
+                switch token.kind {
+                case .plus: .add
+                case .minus: .subtract
+                case .star: .multiply
+                default: .divide
+                }
             try reduce(whilePrecedenceAtLeast: PendingOperator.arithmetic(op).precedence)
             guard let lhs = frames[top].operands.last, !lhs.node.isPredicate else { try failUnexpected() }
             if lhs.node.isList { throw source.error("a {…} list cannot take part in arithmetic", at: start) }
@@ -47,8 +48,10 @@ extension PredicateTextParser {
                 try readSubqueryTail()
                 let height = innerHeight + 1
                 try checkHeight(height, at: subqueryStart)
-                try pushOperand(.expression(.subqueryCount(collection: collection, variable: variable, predicate: predicate),
-                                            height: height), start: subqueryStart)
+                try pushOperand(
+                    .expression(
+                        .subqueryCount(collection: collection, variable: variable, predicate: predicate),
+                        height: height), start: subqueryStart)
                 return .operator
             default:
                 try failUnexpected()
@@ -62,8 +65,9 @@ extension PredicateTextParser {
             items.append(expression)
             height = max(height, itemHeight)
             guard items.count <= Predicate.maximumListCount else {
-                throw source.error("the list has more than \(Predicate.maximumListCount) values", at: item.start,
-                                   code: .resourceExhausted)
+                throw source.error(
+                    "the list has more than \(Predicate.maximumListCount) values", at: item.start,
+                    code: .resourceExhausted)
             }
             let closes = token.kind == .rightBrace
             try advance()
@@ -77,7 +81,9 @@ extension PredicateTextParser {
         case .end:
             guard frames.count == 1, case .top(let wantsExpression) = frames[top].kind else { try failUnexpected() }
             let result = try reduceFrame().node
-            if !wantsExpression, case .expression(let expression, _) = result { throw missingComparison(after: expression) }
+            if !wantsExpression, case .expression(let expression, _) = result {
+                throw missingComparison(after: expression)
+            }
             return .done(result)
         default:
             try failUnexpected()
@@ -128,7 +134,8 @@ extension PredicateTextParser {
             let (left, leftHeight, start) = try popExpression()
             let height = max(leftHeight, rightHeight) + 1
             try checkHeight(height, at: start)
-            frames[top].operands.append(Operand(node: .expression(.arithmetic(arithmetic, left, right), height: height), start: start))
+            frames[top].operands.append(
+                Operand(node: .expression(.arithmetic(arithmetic, left, right), height: height), start: start))
         case .comparison(let comparison, let options, let modifier, let start):
             let (rhs, rhsHeight, _) = try popExpression()
             let (lhs, lhsHeight, _) = try popExpression()
@@ -142,13 +149,15 @@ extension PredicateTextParser {
                 throw missingComparison(after: expression)
             case .predicate(let predicate, let innerHeight):
                 try checkHeight(innerHeight + 1, at: start)
-                frames[top].operands.append(Operand(node: .predicate(.not(predicate), height: innerHeight + 1), start: start))
+                frames[top].operands.append(
+                    Operand(node: .predicate(.not(predicate), height: innerHeight + 1), start: start))
             }
         case .modifier(let modifier, _):
             let operand = try popOperand()
             let text = if case .expression(let expression, _) = operand.node { Self.shortText(expression) } else { "…" }
-            throw source.error("expected a comparison operator after '\(modifier.rawValue) \(text)', found \(source.describe(token))",
-                               at: token.start)
+            throw source.error(
+                "expected a comparison operator after '\(modifier.rawValue) \(text)', found \(source.describe(token))",
+                at: token.start)
         case .junction(let isAnd, let count):
             var parts: [Operand] = []
             for _ in 0..<count { parts.append(try popOperand()) }
@@ -159,7 +168,7 @@ extension PredicateTextParser {
                 case .expression(let expression, _):
                     throw missingComparison(after: expression)
                 case .predicate(.and(let inner), let height) where isAnd,
-                     .predicate(.or(let inner), let height) where !isAnd:
+                    .predicate(.or(let inner), let height) where !isAnd:
                     // A parenthesized junction of the same kind is spliced in: never AND directly in AND.
                     children.append(contentsOf: inner)
                     childHeight = max(childHeight, height - 1)
@@ -190,23 +199,30 @@ extension PredicateTextParser {
                 throw source.error("expected the end of the expression after \(after), found \(found)", at: offset)
             }
             if let expression { throw missingComparison(after: expression) }
-            throw source.error("expected AND, OR or the end of the predicate after \(after), found \(found)", at: offset)
+            throw source.error(
+                "expected AND, OR or the end of the predicate after \(after), found \(found)", at: offset)
         case .group(let open):
             if let expression {
-                throw source.error("expected a comparison operator or ')' after '\(Self.shortText(expression))', found \(found)", at: offset)
+                throw source.error(
+                    "expected a comparison operator or ')' after '\(Self.shortText(expression))', found \(found)",
+                    at: offset)
             }
-            throw source.error("expected ')' to close the '(' at column \(source.column(open)), found \(found)", at: offset)
+            throw source.error(
+                "expected ')' to close the '(' at column \(source.column(open)), found \(found)", at: offset)
         case .list(let open, _, _):
-            throw source.error("expected ',' or '}' in the list opened at column \(source.column(open)), found \(found)", at: offset)
+            throw source.error(
+                "expected ',' or '}' in the list opened at column \(source.column(open)), found \(found)", at: offset)
         case .subquery(let start, _, _):
             if let expression { throw missingComparison(after: expression) }
-            throw source.error("expected ')' to close the SUBQUERY at column \(source.column(start)), found \(found)", at: offset)
+            throw source.error(
+                "expected ')' to close the SUBQUERY at column \(source.column(start)), found \(found)", at: offset)
         }
     }
 
     /// `a == b == c` and `(a == b) == c` are errors: a comparison's result cannot be compared.
     func chained() -> ModelError {
-        source.error("comparisons cannot be chained: expected AND or OR before \(source.describe(token))", at: token.start)
+        source.error(
+            "comparisons cannot be chained: expected AND or OR before \(source.describe(token))", at: token.start)
     }
 
     /// The comparison operator at the current token, if it is one.
@@ -220,8 +236,9 @@ extension PredicateTextParser {
         case .keyword(.endswith): return .endsWith
         case .keyword(.like): return .like
         case .keyword(.matches):
-            throw source.error("MATCHES (regular expressions) is not supported", at: token.start,
-                               hint: "use LIKE with * and ?, or CONTAINS, BEGINSWITH, ENDSWITH")
+            throw source.error(
+                "MATCHES (regular expressions) is not supported", at: token.start,
+                hint: "use LIKE with * and ?, or CONTAINS, BEGINSWITH, ENDSWITH")
         default: return nil
         }
     }
@@ -240,16 +257,19 @@ extension PredicateTextParser {
                 case "c", "C": options.insert(.caseInsensitive)
                 case "d", "D": options.insert(.diacriticInsensitive)
                 default:
-                    throw source.error("unknown option '\(letter)' in \(source.describe(token))", at: token.start, hint: hint)
+                    throw source.error(
+                        "unknown option '\(letter)' in \(source.describe(token))", at: token.start, hint: hint)
                 }
             }
             try advance()
         default:
-            throw source.error("expected option letters after '[', found \(source.describe(token))", at: token.start, hint: hint)
+            throw source.error(
+                "expected option letters after '[', found \(source.describe(token))", at: token.start, hint: hint)
         }
         guard token.kind == .rightBracket else {
-            throw source.error("expected ']' to close the '[' at column \(source.column(open)), found \(source.describe(token))",
-                               at: token.start, hint: hint)
+            throw source.error(
+                "expected ']' to close the '[' at column \(source.column(open)), found \(source.describe(token))",
+                at: token.start, hint: hint)
         }
         try advance()
         return options

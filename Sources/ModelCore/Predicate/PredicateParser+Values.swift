@@ -22,10 +22,12 @@ extension PredicateTextParser {
             case .function(let name):
                 return try parseFunction(name, on: PropertyPath(components, variable: variable))
             case .keyword(let keyword):
-                throw source.error("'\(source.excerpt(token.start, token.end))' is a reserved word and cannot name a property",
-                                   at: token.start, hint: keyword == .self ? "self can only start a key path" : nil)
+                throw source.error(
+                    "'\(source.excerpt(token.start, token.end))' is a reserved word and cannot name a property",
+                    at: token.start, hint: keyword == .self ? "self can only start a key path" : nil)
             default:
-                throw source.error("expected a property name after \(lastText), found \(source.describe(token))", at: token.start)
+                throw source.error(
+                    "expected a property name after \(lastText), found \(source.describe(token))", at: token.start)
             }
         }
         return .keyPath(PropertyPath(components, variable: variable))
@@ -34,8 +36,9 @@ extension PredicateTextParser {
     /// The identifier at the current token, checked as a property name.
     private func propertyName(_ name: String) throws(ModelError) -> String {
         guard SchemaNames.isWellFormed(name) else {
-            throw source.error("'\(name.prefix(70))' is not a valid property name", at: token.start,
-                               hint: "names are a letter followed by letters, digits or underscores, at most 64 characters")
+            throw source.error(
+                "'\(name.prefix(70))' is not a valid property name", at: token.start,
+                hint: "names are a letter followed by letters, digits or underscores, at most 64 characters")
         }
         return name
     }
@@ -46,8 +49,9 @@ extension PredicateTextParser {
         switch name {
         case "entity":
             guard path.components.isEmpty else {
-                throw source.error("@entity applies to self or a SUBQUERY variable, not to '\(path)'", at: token.start,
-                                   hint: "compare @entity or $v.@entity with an entity name")
+                throw source.error(
+                    "@entity applies to self or a SUBQUERY variable, not to '\(path)'", at: token.start,
+                    hint: "compare @entity or $v.@entity with an entity name")
             }
             try advance()
             return .entityName(variable: path.variable)
@@ -57,16 +61,18 @@ extension PredicateTextParser {
         case "min": function = .min
         case "max": function = .max
         default:
-            throw source.error("unknown function '@\(name.prefix(40))'", at: token.start,
-                               hint: "use @count, @sum, @avg, @min, @max or @entity")
+            throw source.error(
+                "unknown function '@\(name.prefix(40))'", at: token.start,
+                hint: "use @count, @sum, @avg, @min, @max or @entity")
         }
         try advance()
         var attribute: String?
         if token.kind == .dot {
             try advance()
             guard case .identifier(let attributeName) = token.kind else {
-                throw source.error("expected an attribute name after '\(path).\(function.rawValue).', found \(source.describe(token))",
-                                   at: token.start)
+                throw source.error(
+                    "expected an attribute name after '\(path).\(function.rawValue).', found \(source.describe(token))",
+                    at: token.start)
             }
             attribute = try propertyName(attributeName)
             try advance()
@@ -81,13 +87,15 @@ extension PredicateTextParser {
         try expect(.leftParen, "'('", hint: example)
         let collectionStart = token.start
         guard case .keyPath(let collection) = try parseKeyPath() else {
-            throw source.error("SUBQUERY's first argument must be a key path to a to-many relationship", at: collectionStart,
-                               hint: example)
+            throw source.error(
+                "SUBQUERY's first argument must be a key path to a to-many relationship", at: collectionStart,
+                hint: example)
         }
         try expect(.comma, "',' after the collection", hint: example)
         guard case .variable(let variable) = token.kind else {
-            throw source.error("expected a variable such as $i after \(lastText), found \(source.describe(token))",
-                               at: token.start, hint: example)
+            throw source.error(
+                "expected a variable such as $i after \(lastText), found \(source.describe(token))",
+                at: token.start, hint: example)
         }
         try advance()
         try expect(.comma, "',' after the variable", hint: example)
@@ -98,11 +106,13 @@ extension PredicateTextParser {
     mutating func readSubqueryTail() throws(ModelError) {
         let hint = "modeld compares the number of matching objects: SUBQUERY(…).@count > 0"
         guard token.kind == .dot else {
-            throw source.error("expected '.@count' after SUBQUERY(…), found \(source.describe(token))", at: token.start, hint: hint)
+            throw source.error(
+                "expected '.@count' after SUBQUERY(…), found \(source.describe(token))", at: token.start, hint: hint)
         }
         try advance()
         guard token.kind == .function("count") else {
-            throw source.error("expected '@count' after 'SUBQUERY(…).', found \(source.describe(token))", at: token.start, hint: hint)
+            throw source.error(
+                "expected '@count' after 'SUBQUERY(…).', found \(source.describe(token))", at: token.start, hint: hint)
         }
         try advance()
     }
@@ -134,8 +144,9 @@ extension PredicateTextParser {
             try advance()
             return .entityName(variable: nil)
         case .function(let name):
-            throw source.error("'@\(name.prefix(40))' needs a key path before it", at: start,
-                               hint: "write items.@count, items.@sum.price; @entity alone is the object's entity name")
+            throw source.error(
+                "'@\(name.prefix(40))' needs a key path before it", at: start,
+                hint: "write items.@count, items.@sum.price; @entity alone is the object's entity name")
         default:
             throw source.error("expected a value, found \(source.describe(token))", at: start)
         }
@@ -148,8 +159,9 @@ extension PredicateTextParser {
             var lookahead = lexer
             let next = try lookahead.next()
             guard case .number(let digits, let isDouble) = next.kind, next.start == token.end else {
-                throw source.error("expected a number right after '-'", at: start,
-                                   hint: "a minus sign before a value makes a negative number (-5); to subtract, write a - b")
+                throw source.error(
+                    "expected a number right after '-'", at: start,
+                    hint: "a minus sign before a value makes a negative number (-5); to subtract, write a - b")
             }
             lexer = lookahead
             token = next
@@ -185,19 +197,22 @@ extension PredicateTextParser {
             raw = .bool(token.kind == .keyword(.true) || token.kind == .keyword(.yes))
             try advance()
         default:
-            throw source.error("expected a quoted value as CAST's first argument, found \(source.describe(token))",
-                               at: valueStart, hint: example)
+            throw source.error(
+                "expected a quoted value as CAST's first argument, found \(source.describe(token))",
+                at: valueStart, hint: example)
         }
         try expect(.comma, "','", hint: example)
         let typeStart = token.start
         guard case .string(let typeName) = token.kind else {
-            throw source.error("expected a quoted type name after ',', found \(source.describe(token))", at: typeStart,
-                               hint: "the types are \(types)")
+            throw source.error(
+                "expected a quoted type name after ',', found \(source.describe(token))", at: typeStart,
+                hint: "the types are \(types)")
         }
         try advance()
         guard token.kind == .rightParen else {
-            throw source.error("expected ')' to close the CAST at column \(source.column(start)), found \(source.describe(token))",
-                               at: token.start)
+            throw source.error(
+                "expected ')' to close the CAST at column \(source.column(start)), found \(source.describe(token))",
+                at: token.start)
         }
         try advance()
 
@@ -213,7 +228,8 @@ extension PredicateTextParser {
             }
         }
         guard let type = AttributeType(rawValue: lowered) else {
-            throw source.error("unknown CAST type '\(typeName.prefix(40))'", at: typeStart, hint: "the types are \(types)")
+            throw source.error(
+                "unknown CAST type '\(typeName.prefix(40))'", at: typeStart, hint: "the types are \(types)")
         }
         let value: Value?
         if case .string(let text) = raw {
@@ -223,12 +239,13 @@ extension PredicateTextParser {
         }
         guard let value, Self.isUsableLiteral(value) else {
             let shown = raw.textForm.map { $0.count > 40 ? String($0.prefix(37)) + "..." : $0 } ?? ""
-            let hint = switch type {
-            case .date: "dates are ISO 8601: \"2026-01-31\" or \"2026-01-31T12:00:00.000000Z\""
-            case .data: "data is base64"
-            case .decimal: "decimals are written like \"12.50\" or \"-1e-3\""
-            default: nil as String?
-            }
+            let hint =
+                switch type {
+                case .date: "dates are ISO 8601: \"2026-01-31\" or \"2026-01-31T12:00:00.000000Z\""
+                case .data: "data is base64"
+                case .decimal: "decimals are written like \"12.50\" or \"-1e-3\""
+                default: nil as String?
+                }
             throw source.error("'\(shown)' is not a valid \(type.rawValue)", at: valueStart, hint: hint)
         }
         return .literal(value)
@@ -249,14 +266,18 @@ extension PredicateTextParser {
         let shown = text.count > 40 ? String(text.prefix(37)) + "..." : text
         if isDouble {
             guard let value = Double(text), value.isFinite else {
-                throw source.error("the number \(shown) is out of range", at: offset,
-                                   hint: "doubles reach about ±1.8e+308")
+                throw source.error(
+                    "the number \(shown) is out of range", at: offset,
+                    hint: "doubles reach about ±1.8e+308")
             }
             return .double(value)
         }
         guard let value = Int64(text) else {
-            throw source.error("the integer \(shown) is out of range", at: offset,
-                               hint: "integers are 64-bit, from -9223372036854775808 to 9223372036854775807; write larger numbers as doubles, such as 1e+20")
+            throw source.error(
+                "the integer \(shown) is out of range", at: offset,
+                hint:
+                    "integers are 64-bit, from -9223372036854775808 to 9223372036854775807; write larger numbers as doubles, such as 1e+20"
+            )
         }
         return .int(value)
     }

@@ -24,7 +24,7 @@ public enum PredicateParser {
     public static func parse(_ text: String) throws(ModelError) -> Predicate {
         var parser = try PredicateTextParser(text, wantsExpression: false)
         guard case .predicate(let predicate, _) = try parser.run() else {
-            throw ModelError(.invalidPredicate, "expected a predicate")   // run() guarantees a predicate here
+            throw ModelError(.invalidPredicate, "expected a predicate") // run() guarantees a predicate here
         }
         return predicate
     }
@@ -34,7 +34,7 @@ public enum PredicateParser {
     public static func parseExpression(_ text: String) throws(ModelError) -> Expression {
         var parser = try PredicateTextParser(text, wantsExpression: true)
         guard case .expression(let expression, _) = try parser.run() else {
-            throw ModelError(.invalidPredicate, "expected an expression")   // run() guarantees an expression here
+            throw ModelError(.invalidPredicate, "expected an expression") // run() guarantees an expression here
         }
         return expression
     }
@@ -127,7 +127,8 @@ struct PredicateTextParser {
     init(_ text: String, wantsExpression: Bool) throws(ModelError) {
         let length = text.utf8.count
         guard length <= PredicateParser.maximumLength else {
-            throw ModelError(.resourceExhausted,
+            throw ModelError(
+                .resourceExhausted,
                 "the predicate text is \(length) bytes long; at most \(PredicateParser.maximumLength) bytes (1 MiB) are allowed",
                 context: ["length": String(length)])
         }
@@ -152,7 +153,8 @@ struct PredicateTextParser {
     /// Consumes a token of `kind`, or fails with "expected `what` after …".
     mutating func expect(_ kind: PredicateToken.Kind, _ what: String, hint: String? = nil) throws(ModelError) {
         guard token.kind == kind else {
-            throw source.error("expected \(what) after \(lastText), found \(source.describe(token))", at: token.start, hint: hint)
+            throw source.error(
+                "expected \(what) after \(lastText), found \(source.describe(token))", at: token.start, hint: hint)
         }
         try advance()
     }
@@ -162,16 +164,18 @@ struct PredicateTextParser {
     /// Fails with `resourceExhausted` when a node would be deeper than ``Predicate/maximumDepth``.
     func checkHeight(_ height: Int, at offset: Int) throws(ModelError) {
         guard height <= Predicate.maximumDepth else {
-            throw source.error("the predicate is nested more than \(Predicate.maximumDepth) levels deep", at: offset,
-                               hint: "simplify it", code: .resourceExhausted)
+            throw source.error(
+                "the predicate is nested more than \(Predicate.maximumDepth) levels deep", at: offset,
+                hint: "simplify it", code: .resourceExhausted)
         }
     }
 
     /// Opens a frame for parentheses, a list or a SUBQUERY starting at `offset`.
     mutating func push(_ kind: Frame.Kind, at offset: Int) throws(ModelError) {
         guard frames.count <= PredicateParser.maximumNesting else {
-            throw source.error("parentheses, lists and SUBQUERYs nest more than \(PredicateParser.maximumNesting) levels deep",
-                               at: offset, hint: "simplify the predicate", code: .resourceExhausted)
+            throw source.error(
+                "parentheses, lists and SUBQUERYs nest more than \(PredicateParser.maximumNesting) levels deep",
+                at: offset, hint: "simplify the predicate", code: .resourceExhausted)
         }
         frames.append(Frame(kind: kind))
     }
@@ -179,8 +183,9 @@ struct PredicateTextParser {
     /// "expected a comparison operator after 'x', found …" for an expression where a predicate
     /// belongs.
     func missingComparison(after expression: Expression) -> ModelError {
-        source.error("expected a comparison operator (==, !=, <, >, IN, BETWEEN, CONTAINS, LIKE…) after '\(Self.shortText(expression))', found \(source.describe(token))",
-                     at: token.start)
+        source.error(
+            "expected a comparison operator (==, !=, <, >, IN, BETWEEN, CONTAINS, LIKE…) after '\(Self.shortText(expression))', found \(source.describe(token))",
+            at: token.start)
     }
 
     /// The text of an expression, shortened for messages.

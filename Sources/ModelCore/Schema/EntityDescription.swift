@@ -13,6 +13,9 @@ public struct EntityDescription: Hashable, Sendable, Codable {
     public var uniqueConstraints: [[String]]
     /// Compound indexes: each is a list of attribute or to-one relationship names (`#Index`).
     public var indexes: [[String]]
+    /// The entity's previous name, for renames (`@Model` classes renamed with
+    /// `@Attribute(originalName:)`'s entity counterpart, Core Data's renaming identifier).
+    public var originalName: String?
 
     public init(
         name: String,
@@ -21,7 +24,8 @@ public struct EntityDescription: Hashable, Sendable, Codable {
         attributes: [AttributeDescription] = [],
         relationships: [RelationshipDescription] = [],
         uniqueConstraints: [[String]] = [],
-        indexes: [[String]] = []
+        indexes: [[String]] = [],
+        originalName: String? = nil
     ) {
         self.name = name
         self.superentity = superentity
@@ -30,10 +34,11 @@ public struct EntityDescription: Hashable, Sendable, Codable {
         self.relationships = relationships
         self.uniqueConstraints = uniqueConstraints
         self.indexes = indexes
+        self.originalName = originalName
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, superentity, isAbstract, attributes, relationships, uniqueConstraints, indexes
+        case name, superentity, isAbstract, attributes, relationships, uniqueConstraints, indexes, originalName
     }
 
     public init(from decoder: any Decoder) throws {
@@ -45,6 +50,7 @@ public struct EntityDescription: Hashable, Sendable, Codable {
         relationships = try c.decodeIfPresent([RelationshipDescription].self, forKey: .relationships) ?? []
         uniqueConstraints = try c.decodeIfPresent([[String]].self, forKey: .uniqueConstraints) ?? []
         indexes = try c.decodeIfPresent([[String]].self, forKey: .indexes) ?? []
+        originalName = try c.decodeIfPresent(String.self, forKey: .originalName)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -56,5 +62,6 @@ public struct EntityDescription: Hashable, Sendable, Codable {
         if !relationships.isEmpty { try c.encode(relationships, forKey: .relationships) }
         if !uniqueConstraints.isEmpty { try c.encode(uniqueConstraints, forKey: .uniqueConstraints) }
         if !indexes.isEmpty { try c.encode(indexes, forKey: .indexes) }
+        try c.encodeIfPresent(originalName, forKey: .originalName)
     }
 }

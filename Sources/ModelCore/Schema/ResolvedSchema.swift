@@ -69,7 +69,9 @@ public final class ResolvedSchema: Sendable, Hashable, CustomStringConvertible {
     /// The root entities: one per inheritance hierarchy (one table each in SQLite).
     public var rootEntities: [ResolvedEntity] { entities.filter { $0.superentity == nil } }
 
-    public var description: String { "ResolvedSchema(\(entityNames.joined(separator: ", ")); \(versionHash.prefix(12)))" }
+    public var description: String {
+        "ResolvedSchema(\(entityNames.joined(separator: ", ")); \(versionHash.prefix(12)))"
+    }
 
     public static func == (lhs: ResolvedSchema, rhs: ResolvedSchema) -> Bool {
         lhs.versionHash == rhs.versionHash && lhs.schema == rhs.schema
@@ -101,9 +103,11 @@ public final class ResolvedEntity: Sendable, CustomStringConvertible {
     private let attributeIndex: [String: Int]
     private let relationshipIndex: [String: Int]
 
-    init(name: String, superentity: String?, root: String, isAbstract: Bool,
-         attributes: [AttributeDescription], relationships: [ResolvedRelationship],
-         uniqueConstraints: [[String]], indexes: [[String]], descendants: [String], ancestors: [String]) {
+    init(
+        name: String, superentity: String?, root: String, isAbstract: Bool,
+        attributes: [AttributeDescription], relationships: [ResolvedRelationship],
+        uniqueConstraints: [[String]], indexes: [[String]], descendants: [String], ancestors: [String]
+    ) {
         self.name = name
         self.superentity = superentity
         self.root = root

@@ -16,7 +16,8 @@ extension Schema {
                 lines.append("~ \(name): abstract \(before.isAbstract) -> \(after.isAbstract)")
             }
             lines += Self.compare(before.attributes, after.attributes, in: name, key: \.name, describe: Self.describe)
-            lines += Self.compare(before.relationships, after.relationships, in: name, key: \.name, describe: Self.describe)
+            lines += Self.compare(
+                before.relationships, after.relationships, in: name, key: \.name, describe: Self.describe)
             if Set(before.uniqueConstraints) != Set(after.uniqueConstraints) {
                 lines.append("~ \(name): unique constraints \(before.uniqueConstraints) -> \(after.uniqueConstraints)")
             }
@@ -27,8 +28,10 @@ extension Schema {
         return lines
     }
 
-    private static func compare<T: Equatable>(_ before: [T], _ after: [T], in entity: String,
-                                              key: KeyPath<T, String>, describe: (T) -> String) -> [String] {
+    private static func compare<T: Equatable>(
+        _ before: [T], _ after: [T], in entity: String,
+        key: KeyPath<T, String>, describe: (T) -> String
+    ) -> [String] {
         var lines: [String] = []
         let old = Dictionary(before.map { ($0[keyPath: key], $0) }, uniquingKeysWith: { a, _ in a })
         let new = Dictionary(after.map { ($0[keyPath: key], $0) }, uniquingKeysWith: { a, _ in a })

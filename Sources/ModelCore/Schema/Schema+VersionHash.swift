@@ -1,10 +1,11 @@
 extension Schema {
     /// SHA-256 of the schema's normalized canonical JSON: entities and properties sorted by name,
-    /// `originalName` dropped, so that declaration order and rename hints don't change the hash.
+    /// `originalName`s dropped, so that declaration order and rename hints don't change the hash.
     func computeVersionHash() -> String {
         var normalized = self
         normalized.entities = entities.sorted { $0.name < $1.name }.map { entity in
             var entity = entity
+            entity.originalName = nil
             entity.attributes = entity.attributes.sorted { $0.name < $1.name }.map { attribute in
                 var attribute = attribute
                 attribute.originalName = nil

@@ -44,7 +44,11 @@ extension DecodingError {
         func path(_ keys: [any CodingKey]) -> String {
             var text = ""
             for key in keys {
-                if let index = key.intValue { text += "[\(index)]" } else { text += (text.isEmpty ? "" : ".") + key.stringValue }
+                if let index = key.intValue {
+                    text += "[\(index)]"
+                } else {
+                    text += (text.isEmpty ? "" : ".") + key.stringValue
+                }
             }
             return text.isEmpty ? "the top level" : text
         }

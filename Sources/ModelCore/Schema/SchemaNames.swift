@@ -25,18 +25,21 @@ public enum SchemaNames {
     public static func check(_ name: String, kind: String, in entity: String? = nil) throws(ModelError) {
         let location = entity.map { " in entity '\($0)'" } ?? ""
         guard isWellFormed(name) else {
-            throw ModelError(.invalidSchema,
+            throw ModelError(
+                .invalidSchema,
                 "\(kind) name '\(name.prefix(80))'\(location) is not valid: use a letter followed by letters, digits or underscores, at most 64 characters",
                 context: [kind: String(name.prefix(80))])
         }
         guard !reservedWords.contains(name.lowercased()) else {
-            throw ModelError(.invalidSchema,
+            throw ModelError(
+                .invalidSchema,
                 "\(kind) name '\(name)'\(location) is a reserved word of the predicate language; choose another name",
                 context: [kind: name])
         }
         guard !name.lowercased().hasPrefix("sqlite_") else {
-            throw ModelError(.invalidSchema, "\(kind) name '\(name)'\(location) may not begin with 'sqlite_'",
-                             context: [kind: name])
+            throw ModelError(
+                .invalidSchema, "\(kind) name '\(name)'\(location) may not begin with 'sqlite_'",
+                context: [kind: name])
         }
     }
 

@@ -20,7 +20,7 @@ struct SchemaResolver {
 
         // Link inverses both ways: a relationship's inverse is what it names, or the relationship
         // on the destination that names it.
-        var inverses: [String: String] = [:]   // "Entity.rel" -> inverse name
+        var inverses: [String: String] = [:] // "Entity.rel" -> inverse name
         for entity in schema.entities {
             for r in entity.relationships {
                 if let inverse = r.inverse {
@@ -34,7 +34,9 @@ struct SchemaResolver {
         for entity in schema.entities {
             for r in entity.relationships { declaring["\(entity.name).\(r.name)"] = (entity.name, r) }
         }
-        func declaration(of name: String, visibleFrom entity: String) -> (entity: String, description: RelationshipDescription)? {
+        func declaration(of name: String, visibleFrom entity: String) -> (
+            entity: String, description: RelationshipDescription
+        )? {
             for ancestor in ancestors(entity) {
                 if let found = declaring["\(ancestor).\(name)"] { return found }
             }
@@ -44,10 +46,13 @@ struct SchemaResolver {
         var joins: [String: JoinTable] = [:]
         func storage(of r: RelationshipDescription, declaredBy entity: String) -> RelationshipStorage {
             let key = "\(entity).\(r.name)"
-            guard let inverseName = inverses[key], let inverse = declaration(of: inverseName, visibleFrom: r.destination) else {
+            guard let inverseName = inverses[key],
+                let inverse = declaration(of: inverseName, visibleFrom: r.destination)
+            else {
                 if !r.isToMany { return .foreignKey }
-                let table = JoinTable(name: "_join_\(entity)_\(r.name)", ownerEntity: entity, ownerRelationship: r.name,
-                                      sourceRoot: root(entity), targetRoot: root(r.destination))
+                let table = JoinTable(
+                    name: "_join_\(entity)_\(r.name)", ownerEntity: entity, ownerRelationship: r.name,
+                    sourceRoot: root(entity), targetRoot: root(r.destination))
                 joins[table.name] = table
                 return .joinTable(table, isOwner: true)
             }
@@ -58,14 +63,16 @@ struct SchemaResolver {
             case (true, false):
                 return .inverseForeignKey(entity: inverse.entity, relationship: inverse.description.name)
             case (false, false):
-                return key < otherKey ? .foreignKey
+                return key < otherKey
+                    ? .foreignKey
                     : .inverseForeignKey(entity: inverse.entity, relationship: inverse.description.name)
             case (true, true):
                 let ownerIsThis = key < otherKey
                 let owner = ownerIsThis ? (entity, r) : (inverse.entity, inverse.description)
                 let name = "_join_\(owner.0)_\(owner.1.name)"
-                let table = JoinTable(name: name, ownerEntity: owner.0, ownerRelationship: owner.1.name,
-                                      sourceRoot: root(owner.0), targetRoot: root(owner.1.destination))
+                let table = JoinTable(
+                    name: name, ownerEntity: owner.0, ownerRelationship: owner.1.name,
+                    sourceRoot: root(owner.0), targetRoot: root(owner.1.destination))
                 joins[name] = table
                 return .joinTable(table, isOwner: ownerIsThis)
             }
@@ -90,7 +97,9 @@ struct SchemaResolver {
                 root: root(entity.name),
                 isAbstract: entity.isAbstract,
                 attributes: lineage.flatMap(\.attributes),
-                relationships: lineage.flatMap { e in e.relationships.compactMap { resolvedRelationships["\(e.name).\($0.name)"] } },
+                relationships: lineage.flatMap { e in
+                    e.relationships.compactMap { resolvedRelationships["\(e.name).\($0.name)"] }
+                },
                 uniqueConstraints: lineage.flatMap(\.uniqueConstraints),
                 indexes: entity.indexes,
                 descendants: descendants(entity.name),

@@ -15,7 +15,8 @@ struct SchemaValidator {
         for entity in schema.entities {
             try SchemaNames.check(entity.name, kind: "entity")
             if let other = seen[entity.name.lowercased()] {
-                throw invalid("entity '\(entity.name)' is declared twice (names ignore case: '\(other)')", entity: entity.name)
+                throw invalid(
+                    "entity '\(entity.name)' is declared twice (names ignore case: '\(other)')", entity: entity.name)
             }
             seen[entity.name.lowercased()] = entity.name
         }
@@ -35,11 +36,13 @@ struct SchemaValidator {
         var current = entity
         while let parentName = current.superentity {
             guard let parent = byName[parentName] else {
-                throw invalid("entity '\(current.name)' inherits from '\(parentName)', which the schema does not define",
-                              entity: current.name)
+                throw invalid(
+                    "entity '\(current.name)' inherits from '\(parentName)', which the schema does not define",
+                    entity: current.name)
             }
             if chain.contains(parentName) {
-                throw invalid("inheritance cycle: \((chain + [parentName]).joined(separator: " -> "))", entity: entity.name)
+                throw invalid(
+                    "inheritance cycle: \((chain + [parentName]).joined(separator: " -> "))", entity: entity.name)
             }
             chain.append(parentName)
             current = parent
@@ -47,9 +50,13 @@ struct SchemaValidator {
     }
 
     /// All attributes and relationships visible on `entity`, the superentity's first.
-    func properties(of entity: EntityDescription) -> (attributes: [AttributeDescription], relationships: [RelationshipDescription]) {
+    func properties(of entity: EntityDescription) -> (
+        attributes: [AttributeDescription], relationships: [RelationshipDescription]
+    ) {
         var lineage: [EntityDescription] = [entity]
-        while let parent = lineage.last?.superentity.flatMap({ byName[$0] }), !lineage.contains(where: { $0.name == parent.name }) {
+        while let parent = lineage.last?.superentity.flatMap({ byName[$0] }),
+            !lineage.contains(where: { $0.name == parent.name })
+        {
             lineage.append(parent)
         }
         let ordered = lineage.reversed()
@@ -64,13 +71,15 @@ struct SchemaValidator {
             }
             if let value = attribute.defaultValue {
                 guard value.type == attribute.type else {
-                    throw invalid("the default of '\(entity.name).\(attribute.name)' is \(value.debugText), not a \(attribute.type.rawValue)",
-                                  entity: entity.name, ["attribute": attribute.name])
+                    throw invalid(
+                        "the default of '\(entity.name).\(attribute.name)' is \(value.debugText), not a \(attribute.type.rawValue)",
+                        entity: entity.name, ["attribute": attribute.name])
                 }
                 // The schema travels as JSON, which has no infinities or NaN.
                 if case .double(let d) = value, !d.isFinite {
-                    throw invalid("the default of '\(entity.name).\(attribute.name)' is \(d), which JSON cannot carry; use a finite number",
-                                  entity: entity.name, ["attribute": attribute.name])
+                    throw invalid(
+                        "the default of '\(entity.name).\(attribute.name)' is \(d), which JSON cannot carry; use a finite number",
+                        entity: entity.name, ["attribute": attribute.name])
                 }
             }
         }
@@ -88,7 +97,8 @@ struct SchemaValidator {
             for name in names {
                 let key = name.lowercased()
                 if let previous = owners[root]?[key] {
-                    let detail = previous.entity == entity.name
+                    let detail =
+                        previous.entity == entity.name
                         ? "entity '\(entity.name)' declares '\(name)' twice (property names ignore case)"
                         : "'\(name)' is declared by both '\(previous.entity)' and '\(entity.name)', which share a table in the '\(root)' hierarchy; declare it once on a common superentity or rename one"
                     throw invalid(detail, entity: entity.name, ["property": name])
@@ -112,40 +122,54 @@ struct SchemaValidator {
         for r in entity.relationships {
             let label = "'\(entity.name).\(r.name)'"
             guard let destination = byName[r.destination] else {
-                throw invalid("relationship \(label) points to entity '\(r.destination)', which the schema does not define",
-                              entity: entity.name, ["relationship": r.name])
+                throw invalid(
+                    "relationship \(label) points to entity '\(r.destination)', which the schema does not define",
+                    entity: entity.name, ["relationship": r.name])
             }
             if r.isToMany {
-                if let min = r.minCount, min < 0 { throw invalid("relationship \(label) has a negative minCount", entity: entity.name) }
-                if let max = r.maxCount, max < 0 { throw invalid("relationship \(label) has a negative maxCount", entity: entity.name) }
+                if let min = r.minCount, min < 0 {
+                    throw invalid("relationship \(label) has a negative minCount", entity: entity.name)
+                }
+                if let max = r.maxCount, max < 0 {
+                    throw invalid("relationship \(label) has a negative maxCount", entity: entity.name)
+                }
                 if let min = r.minCount, let max = r.maxCount, min > max {
-                    throw invalid("relationship \(label) has minCount \(min) above maxCount \(max)", entity: entity.name)
+                    throw invalid(
+                        "relationship \(label) has minCount \(min) above maxCount \(max)", entity: entity.name)
                 }
             } else if r.minCount != nil || r.maxCount != nil {
-                throw invalid("relationship \(label) is to-one: use 'optional' instead of minCount/maxCount", entity: entity.name)
+                throw invalid(
+                    "relationship \(label) is to-one: use 'optional' instead of minCount/maxCount", entity: entity.name)
             }
             if let inverseName = r.inverse {
-                guard let inverse = properties(of: destination).relationships.first(where: { $0.name == inverseName }) else {
-                    throw invalid("relationship \(label) names inverse '\(inverseName)', but '\(destination.name)' has no relationship '\(inverseName)'",
-                                  entity: entity.name, ["relationship": r.name])
+                guard let inverse = properties(of: destination).relationships.first(where: { $0.name == inverseName })
+                else {
+                    throw invalid(
+                        "relationship \(label) names inverse '\(inverseName)', but '\(destination.name)' has no relationship '\(inverseName)'",
+                        entity: entity.name, ["relationship": r.name])
                 }
                 if inverse.destination == entity.name, inverse.name == r.name, destination.name == entity.name {
                     throw invalid("relationship \(label) cannot be its own inverse", entity: entity.name)
                 }
                 guard inverse.destination == entity.name, inverse.inverse == nil || inverse.inverse == r.name else {
-                    throw invalid("relationship \(label) names inverse '\(destination.name).\(inverseName)', which does not point back (it points to '\(inverse.destination)\(inverse.inverse.map { ".\($0)" } ?? "")')",
-                                  entity: entity.name, ["relationship": r.name])
+                    throw invalid(
+                        "relationship \(label) names inverse '\(destination.name).\(inverseName)', which does not point back (it points to '\(inverse.destination)\(inverse.inverse.map { ".\($0)" } ?? "")')",
+                        entity: entity.name, ["relationship": r.name])
                 }
             }
             // Two relationships may not both claim the same inverse.
-            let claimants = properties(of: destination).relationships.filter { $0.inverse == r.name && $0.destination == entity.name }
+            let claimants = properties(of: destination).relationships.filter {
+                $0.inverse == r.name && $0.destination == entity.name
+            }
             if claimants.count > 1 {
-                throw invalid("relationship \(label) is named as inverse by more than one relationship of '\(destination.name)'",
-                              entity: entity.name)
+                throw invalid(
+                    "relationship \(label) is named as inverse by more than one relationship of '\(destination.name)'",
+                    entity: entity.name)
             }
             if let claimant = claimants.first, let own = r.inverse, own != claimant.name {
-                throw invalid("relationship \(label) names inverse '\(own)', but '\(destination.name).\(claimant.name)' names \(label) as its inverse",
-                              entity: entity.name)
+                throw invalid(
+                    "relationship \(label) names inverse '\(own)', but '\(destination.name).\(claimant.name)' names \(label) as its inverse",
+                    entity: entity.name)
             }
         }
     }
@@ -155,17 +179,23 @@ struct SchemaValidator {
         let attributes = Set(visible.attributes.map(\.name))
         let toOne = Set(visible.relationships.filter { !$0.isToMany }.map(\.name))
         for constraint in entity.uniqueConstraints {
-            guard !constraint.isEmpty else { throw invalid("entity '\(entity.name)' has an empty unique constraint", entity: entity.name) }
+            guard !constraint.isEmpty else {
+                throw invalid("entity '\(entity.name)' has an empty unique constraint", entity: entity.name)
+            }
             for name in constraint where !attributes.contains(name) {
-                throw invalid("unique constraint [\(constraint.joined(separator: ", "))] on '\(entity.name)' names '\(name)', which is not an attribute of '\(entity.name)'",
-                              entity: entity.name, ["attribute": name])
+                throw invalid(
+                    "unique constraint [\(constraint.joined(separator: ", "))] on '\(entity.name)' names '\(name)', which is not an attribute of '\(entity.name)'",
+                    entity: entity.name, ["attribute": name])
             }
         }
         for index in entity.indexes {
-            guard !index.isEmpty else { throw invalid("entity '\(entity.name)' has an empty index", entity: entity.name) }
+            guard !index.isEmpty else {
+                throw invalid("entity '\(entity.name)' has an empty index", entity: entity.name)
+            }
             for name in index where !attributes.contains(name) && !toOne.contains(name) {
-                throw invalid("index [\(index.joined(separator: ", "))] on '\(entity.name)' names '\(name)', which is not an attribute or to-one relationship of '\(entity.name)'",
-                              entity: entity.name, ["attribute": name])
+                throw invalid(
+                    "index [\(index.joined(separator: ", "))] on '\(entity.name)' names '\(name)', which is not an attribute or to-one relationship of '\(entity.name)'",
+                    entity: entity.name, ["attribute": name])
             }
         }
     }

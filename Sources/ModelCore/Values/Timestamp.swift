@@ -119,13 +119,14 @@ private struct DateScanner {
 
     mutating func parse() -> Timestamp? {
         guard let year = year(), expect("-"), let month = digits(2), expect("-"), let day = digits(2),
-              (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year)
+            (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year)
         else { return nil }
         var micros: Int64 = 0
         var offsetSeconds: Int64 = 0
         if !atEnd {
             guard expect("T") || expect(" "), let hour = digits(2), expect(":"), let minute = digits(2),
-                  hour < 24, minute < 60 else { return nil }
+                hour < 24, minute < 60
+            else { return nil }
             var second: Int64 = 0
             if expect(":") {
                 guard let s = digits(2), s < 60 else { return nil }

@@ -19,11 +19,13 @@ extension Value: Codable {
         }
         let container = try decoder.container(keyedBy: TypeKey.self)
         guard container.allKeys.count == 1, let key = container.allKeys.first,
-              let type = AttributeType(rawValue: key.stringValue)
+            let type = AttributeType(rawValue: key.stringValue)
         else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: decoder.codingPath,
-                debugDescription: "a value is null or an object with one key naming its type, such as {\"int\": 1}"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "a value is null or an object with one key naming its type, such as {\"int\": 1}")
+            )
         }
         switch type {
         case .int: self = .int(try container.decode(Int64.self, forKey: key))
@@ -33,7 +35,8 @@ extension Value: Codable {
         default:
             let text = try container.decode(String.self, forKey: key)
             guard let value = Value(parsing: text, as: type) else {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container,
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container,
                     debugDescription: "'\(text)' is not a valid \(type.rawValue)")
             }
             self = value
@@ -73,7 +76,9 @@ extension Value {
         case .bool:
             self = .bool(try container.decode(Bool.self))
         case .decimal:
-            if let number = try? container.decode(Double.self), let value = try? Value.double(number).converted(to: .decimal) {
+            if let number = try? container.decode(Double.self),
+                let value = try? Value.double(number).converted(to: .decimal)
+            {
                 self = value
                 return
             }
@@ -81,7 +86,8 @@ extension Value {
         default:
             let text = try container.decode(String.self)
             guard let value = Value(parsing: text, as: type) else {
-                throw DecodingError.dataCorruptedError(in: container,
+                throw DecodingError.dataCorruptedError(
+                    in: container,
                     debugDescription: "'\(text)' is not a valid \(type.rawValue)")
             }
             self = value

@@ -86,7 +86,8 @@ extension Value {
             scaled = product
         }
         let digits = String(scaled.magnitude)
-        guard digits.count <= 38, let significand = Decimal(string: digits, locale: Locale(identifier: "en_US_POSIX")) else { return nil }
+        guard digits.count <= 38, let significand = Decimal(string: digits, locale: Locale(identifier: "en_US_POSIX"))
+        else { return nil }
         return Decimal(sign: d < 0 ? .minus : .plus, exponent: -k, significand: significand)
     }
 

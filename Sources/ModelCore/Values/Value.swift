@@ -74,8 +74,9 @@ extension Value {
     public func converted(to type: AttributeType) throws(ModelError) -> Value {
         if case .double(let d) = self {
             if d.isNaN {
-                throw ModelError(.typeMismatch, "expected a value of type \(type.rawValue), got NaN, which no store can keep",
-                                 context: ["expected": type.rawValue])
+                throw ModelError(
+                    .typeMismatch, "expected a value of type \(type.rawValue), got NaN, which no store can keep",
+                    context: ["expected": type.rawValue])
             }
             if d == 0, d.sign == .minus { return try Value.double(0).converted(to: type) }
         }
@@ -88,7 +89,9 @@ extension Value {
         case (.double(let v), .int) where v.rounded() == v && abs(v) < 9.2e18:
             return .int(Int64(v))
         case (.double(let v), .decimal) where v.isFinite:
-            if let decimal = Decimal(string: "\(v)", locale: Locale(identifier: "en_US_POSIX")) { return .decimal(decimal) }
+            if let decimal = Decimal(string: "\(v)", locale: Locale(identifier: "en_US_POSIX")) {
+                return .decimal(decimal)
+            }
         case (.string(let text), _):
             if let value = Value(parsing: text, as: type) { return value }
         case (.int(let v), .bool) where v == 0 || v == 1:
@@ -96,8 +99,9 @@ extension Value {
         default:
             break
         }
-        throw ModelError(.typeMismatch, "expected a value of type \(type.rawValue), got \(self.debugText)",
-                         context: ["expected": type.rawValue])
+        throw ModelError(
+            .typeMismatch, "expected a value of type \(type.rawValue), got \(self.debugText)",
+            context: ["expected": type.rawValue])
     }
 
     /// Parses the text form of a value of `type` (the form ``textForm`` prints), or nil.
@@ -131,11 +135,12 @@ extension Value {
             self = .url(u)
         case .decimal:
             guard Self.isDecimalText(text),
-                  let d = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else { return nil }
+                let d = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
+            else { return nil }
             self = .decimal(d)
         case .json:
             guard let bytes = text.data(using: .utf8),
-                  (try? JSONSerialization.jsonObject(with: bytes, options: [.fragmentsAllowed])) != nil
+                (try? JSONSerialization.jsonObject(with: bytes, options: [.fragmentsAllowed])) != nil
             else { return nil }
             self = .json(text)
         }
@@ -184,7 +189,9 @@ extension Value {
         guard mantissaDigits > 0 else { return false }
         if let e = bytes.first, e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
             bytes = bytes.dropFirst()
-            if let sign = bytes.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+            if let sign = bytes.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
+                bytes = bytes.dropFirst()
+            }
             guard digits() > 0 else { return false }
         }
         return bytes.isEmpty

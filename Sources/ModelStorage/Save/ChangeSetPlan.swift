@@ -40,7 +40,9 @@ public struct ChangeSetPlan: Sendable {
             // many are all of them.
             if given.count == entity.attributes.count { return given }
             var values: [String: Value] = [:]
-            for attribute in entity.attributes { values[attribute.name] = given[attribute.name] ?? attribute.defaultValue ?? .null }
+            for attribute in entity.attributes {
+                values[attribute.name] = given[attribute.name] ?? attribute.defaultValue ?? .null
+            }
             return values
         }
     }
@@ -65,7 +67,9 @@ public struct ChangeSetPlan: Sendable {
 
     /// Every identifier belongs to this store and names a known entity; inserts carry temporary
     /// identifiers (each once) of concrete entities, updates and deletes permanent ones.
-    public static func checkIdentifiers(_ changes: ChangeSet, schema: ResolvedSchema, storeIdentifier: UUID) throws(ModelError) {
+    public static func checkIdentifiers(_ changes: ChangeSet, schema: ResolvedSchema, storeIdentifier: UUID)
+        throws(ModelError)
+    {
         var inserted = Set<PersistentIdentifier>(minimumCapacity: changes.inserts.count)
         // Inserts come in runs of one entity: its lookup is kept for the next insert.
         var last: ResolvedEntity?
@@ -80,29 +84,38 @@ public struct ChangeSetPlan: Sendable {
                 last = entity
             }
             guard id.isTemporary else {
-                throw ModelError(.invalidIdentifier, "\(id) is a permanent identifier: an insert carries a temporary one (…/t<uuid>); send changes to a saved object as an update",
-                                 context: ["uri": id.uriRepresentation])
+                throw ModelError(
+                    .invalidIdentifier,
+                    "\(id) is a permanent identifier: an insert carries a temporary one (…/t<uuid>); send changes to a saved object as an update",
+                    context: ["uri": id.uriRepresentation])
             }
             guard !entity.isAbstract else {
-                throw ModelError(.invalidArgument, "cannot insert \(id): entity '\(entity.name)' is abstract; insert one of its subentities (\(entity.descendants.dropFirst().joined(separator: ", ")))",
-                                 context: ["entity": entity.name])
+                throw ModelError(
+                    .invalidArgument,
+                    "cannot insert \(id): entity '\(entity.name)' is abstract; insert one of its subentities (\(entity.descendants.dropFirst().joined(separator: ", ")))",
+                    context: ["entity": entity.name])
             }
             guard inserted.insert(id).inserted else {
-                throw ModelError(.invalidArgument, "\(id) is inserted twice in one change set", context: ["uri": id.uriRepresentation])
+                throw ModelError(
+                    .invalidArgument, "\(id) is inserted twice in one change set",
+                    context: ["uri": id.uriRepresentation])
             }
         }
         for (id, action) in changes.updates.map({ ($0.id, "update") }) + changes.deletes.map({ ($0.id, "delete") }) {
             _ = try check(id, schema, storeIdentifier)
             guard !id.isTemporary else {
-                throw ModelError(.invalidIdentifier, "cannot \(action) \(id): it is a temporary identifier of an object that was never saved",
-                                 context: ["uri": id.uriRepresentation])
+                throw ModelError(
+                    .invalidIdentifier,
+                    "cannot \(action) \(id): it is a temporary identifier of an object that was never saved",
+                    context: ["uri": id.uriRepresentation])
             }
         }
         func checkTargets(_ relationships: [String: RelationshipChange]) throws(ModelError) {
             for change in relationships.values {
                 switch change {
                 case .toOne(let target): if let target { _ = try check(target, schema, storeIdentifier) }
-                case .toMany(let added, let removed): for target in added + removed { _ = try check(target, schema, storeIdentifier) }
+                case .toMany(let added, let removed):
+                    for target in added + removed { _ = try check(target, schema, storeIdentifier) }
                 }
             }
         }
@@ -112,11 +125,14 @@ public struct ChangeSetPlan: Sendable {
         for update in changes.updates { try checkTargets(update.relationships) }
     }
 
-    private static func check(_ id: PersistentIdentifier, _ schema: ResolvedSchema, _ storeIdentifier: UUID) throws(ModelError) -> ResolvedEntity {
+    private static func check(_ id: PersistentIdentifier, _ schema: ResolvedSchema, _ storeIdentifier: UUID)
+        throws(ModelError) -> ResolvedEntity
+    {
         guard id.storeIdentifier == storeIdentifier else {
-            throw ModelError(.invalidIdentifier,
-                             "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
-                             context: ["uri": id.uriRepresentation])
+            throw ModelError(
+                .invalidIdentifier,
+                "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
+                context: ["uri": id.uriRepresentation])
         }
         return try schema.entity(id.entityName)
     }
@@ -126,7 +142,9 @@ public struct ChangeSetPlan: Sendable {
         let schema = reads.schema
         var builder = Builder(schema: schema, reads: reads, isOverlay: isOverlay)
         // Only relationship targets are looked up among the inserts.
-        if changes.inserts.contains(where: { !$0.relationships.isEmpty }) || changes.updates.contains(where: { !$0.relationships.isEmpty }) {
+        if changes.inserts.contains(where: { !$0.relationships.isEmpty })
+            || changes.updates.contains(where: { !$0.relationships.isEmpty })
+        {
             builder.insertEntities.reserveCapacity(changes.inserts.count)
             builder.insertIndex.reserveCapacity(changes.inserts.count)
             for insert in changes.inserts {
@@ -146,22 +164,27 @@ public struct ChangeSetPlan: Sendable {
                 entity = try schema.entity(insert.id.entityName)
                 last = entity
             }
-            inserts.append(Insert(id: insert.id, entity: entity,
-                                  given: try builder.attributes(insert.attributes, of: entity, id: insert.id),
-                                  links: try builder.links(insert.relationships, of: entity, id: insert.id),
-                                  relationshipNames: insert.relationships.isEmpty ? [] : Array(insert.relationships.keys)))
+            inserts.append(
+                Insert(
+                    id: insert.id, entity: entity,
+                    given: try builder.attributes(insert.attributes, of: entity, id: insert.id),
+                    links: try builder.links(insert.relationships, of: entity, id: insert.id),
+                    relationshipNames: insert.relationships.isEmpty ? [] : Array(insert.relationships.keys)))
         }
         var updates: [Update] = []
         for update in changes.updates {
             guard let (ref, object) = try reads.existing(update.id), let entity = schema[object.entity] else {
                 if isOverlay { continue }
-                throw ModelError(.notFound, "cannot update \(update.id): no such object in this store; it may have been deleted",
-                                 context: ["uri": update.id.uriRepresentation])
+                throw ModelError(
+                    .notFound, "cannot update \(update.id): no such object in this store; it may have been deleted",
+                    context: ["uri": update.id.uriRepresentation])
             }
-            updates.append(Update(id: update.id, ref: ref, entity: entity,
-                                  attributes: try builder.attributes(update.attributes, of: entity, id: update.id),
-                                  links: try builder.links(update.relationships, of: entity, id: update.id),
-                                  changedProperties: update.changedProperties))
+            updates.append(
+                Update(
+                    id: update.id, ref: ref, entity: entity,
+                    attributes: try builder.attributes(update.attributes, of: entity, id: update.id),
+                    links: try builder.links(update.relationships, of: entity, id: update.id),
+                    changedProperties: update.changedProperties))
         }
         var deletes: [ObjectRef] = []
         for delete in changes.deletes {

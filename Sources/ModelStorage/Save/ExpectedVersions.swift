@@ -15,7 +15,8 @@ public enum ExpectedVersions {
 
     /// The conflicts of `changes`, each identifier once, in change-set order (updates first).
     public static func conflicts(in changes: ChangeSet, reads: some SaveReads) throws -> [Conflict] {
-        let expectations = changes.updates.map { ($0.id, $0.expectedVersion) } + changes.deletes.map { ($0.id, $0.expectedVersion) }
+        let expectations =
+            changes.updates.map { ($0.id, $0.expectedVersion) } + changes.deletes.map { ($0.id, $0.expectedVersion) }
         var seen = Set<PersistentIdentifier>()
         var conflicts: [Conflict] = []
         for case let (id, expected?) in expectations where seen.insert(id).inserted {

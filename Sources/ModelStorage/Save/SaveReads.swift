@@ -26,7 +26,9 @@ extension SaveReads {
     public func existing(_ id: PersistentIdentifier) throws -> (ref: ObjectRef, object: StoredObject)? {
         guard let key = id.primaryKey, let root = schema[id.entityName]?.root else { return nil }
         let ref = ObjectRef(root: root, key: key)
-        guard let object = try storedObject(ref), schema[object.entity]?.isKind(of: id.entityName) ?? false else { return nil }
+        guard let object = try storedObject(ref), schema[object.entity]?.isKind(of: id.entityName) ?? false else {
+            return nil
+        }
         return (ref, object)
     }
 

@@ -55,7 +55,9 @@ public struct SaveWrites: Sendable {
 extension SaveWrites {
     /// Computes what `plan` writes, with `merges` (from ``UniquenessResolver``); `recordsHistory`
     /// false skips the tombstones and changes (an overlay).
-    public init(_ plan: ChangeSetPlan, merges: [Int: SaveParticipant], reads: some SaveReads, recordsHistory: Bool = true) throws {
+    public init(
+        _ plan: ChangeSetPlan, merges: [Int: SaveParticipant], reads: some SaveReads, recordsHistory: Bool = true
+    ) throws {
         let schema = reads.schema
         self.merges = merges
         /// Where the `index`th insert merges (an upsert), if it does.
@@ -89,7 +91,9 @@ extension SaveWrites {
         inserted.reserveCapacity(plan.inserts.count)
         // Where each new row is among the inserted ones: for merges and links (a plain insert
         // is its own row, in order).
-        let indexesInserts = !merges.isEmpty || plan.inserts.contains { !$0.links.isEmpty } || plan.updates.contains { !$0.links.isEmpty }
+        let indexesInserts =
+            !merges.isEmpty || plan.inserts.contains { !$0.links.isEmpty }
+            || plan.updates.contains { !$0.links.isEmpty }
         var insertedIndex: [ObjectRef: Int] = [:], updatedIndex: [ObjectRef: Int] = [:]
         var changedProperties: [ObjectRef: Set<String>] = [:]
         var stored: [ObjectRef: StoredObject] = [:]
@@ -109,7 +113,9 @@ extension SaveWrites {
             guard let target = merged(index) else {
                 if let ref = keys[index] {
                     if indexesInserts { insertedIndex[ref] = inserted.count }
-                    inserted.append(Inserted(ref: ref, entity: plan.inserts[index].entity.name, values: plan.inserts[index].attributes))
+                    inserted.append(
+                        Inserted(
+                            ref: ref, entity: plan.inserts[index].entity.name, values: plan.inserts[index].attributes))
                 }
                 continue
             }
@@ -117,7 +123,9 @@ extension SaveWrites {
             guard let ref = ref(target) else { continue }
             if let row = insertedIndex[ref] {
                 let entity = schema[inserted[row].entity]
-                for (name, value) in insert.given where entity?.attribute(name) != nil { inserted[row].values[name] = value }
+                for (name, value) in insert.given where entity?.attribute(name) != nil {
+                    inserted[row].values[name] = value
+                }
             } else {
                 try update(ref, insert.given, insert.changedProperties)
             }
@@ -132,8 +140,12 @@ extension SaveWrites {
                     if let row = insertedIndex[owner] { inserted[row].values[link.relationship.name] = value }
                     if let row = updatedIndex[owner] { updated[row].values[link.relationship.name] = value }
                 case (.joinTable(let table, _), .toMany(let added, let removed)):
-                    for target in removed.compactMap(ref) { joins.append(Join(table: table.name, source: owner, target: target, present: false)) }
-                    for target in added.compactMap(ref) { joins.append(Join(table: table.name, source: owner, target: target, present: true)) }
+                    for target in removed.compactMap(ref) {
+                        joins.append(Join(table: table.name, source: owner, target: target, present: false))
+                    }
+                    for target in added.compactMap(ref) {
+                        joins.append(Join(table: table.name, source: owner, target: target, present: true))
+                    }
                 default:
                     continue
                 }
@@ -158,20 +170,28 @@ extension SaveWrites {
             guard let target = ref(.inserted(index)) else { continue }
             let insertedEntity = plan.inserts[index].entity.name
             // A new row is of the insert's entity; a merged insert is of the row it merged into.
-            let entity = merged(index) == nil ? insertedEntity
+            let entity =
+                merged(index) == nil
+                ? insertedEntity
                 : insertedIndex[target].map { inserted[$0].entity } ?? stored[target]?.entity ?? insertedEntity
             result.remappedIdentifiers[plan.inserts[index].id] = reads.permanent(entity, target.key)
         }
         for row in inserted { result.versions[reads.permanent(row.entity, row.ref.key)] = 1 }
         for row in updated {
-            if let version = stored[row.ref]?.version { result.versions[reads.permanent(row.entity.name, row.ref.key)] = version + 1 }
+            if let version = stored[row.ref]?.version {
+                result.versions[reads.permanent(row.entity.name, row.ref.key)] = version + 1
+            }
         }
         guard recordsHistory else { return }
         history.reserveCapacity(inserted.count + updated.count + deletes.count)
-        for row in inserted { history.append(HistoryChange(kind: .insert, id: reads.permanent(row.entity, row.ref.key))) }
+        for row in inserted {
+            history.append(HistoryChange(kind: .insert, id: reads.permanent(row.entity, row.ref.key)))
+        }
         for row in updated {
-            history.append(HistoryChange(kind: .update, id: reads.permanent(row.entity.name, row.ref.key),
-                                         changedProperties: (changedProperties[row.ref] ?? []).sorted()))
+            history.append(
+                HistoryChange(
+                    kind: .update, id: reads.permanent(row.entity.name, row.ref.key),
+                    changedProperties: (changedProperties[row.ref] ?? []).sorted()))
         }
         for (ref, entityName) in deletes {
             let preserved = schema[entityName]?.preservedAttributes ?? []

@@ -65,7 +65,9 @@ public struct UniquenessResolver<Reads: SaveReads> {
             }
             merges[index] = collision.other
             var merged = existing.values
-            for (name, value) in insert.given where existing.entity.attribute(name) != nil { merged[name] = value.isNull ? nil : value }
+            for (name, value) in insert.given where existing.entity.attribute(name) != nil {
+                merged[name] = value.isNull ? nil : value
+            }
             if let again = try self.collision(collision.other, entity: existing.entity, values: merged) {
                 throw error(collision.other, existing.entity, again, isInsert: false)
             }
@@ -90,12 +92,15 @@ public struct UniquenessResolver<Reads: SaveReads> {
 
     /// The first object `participant` would collide with if it had `values`: constraints in
     /// order, saved objects (by key) before those of the change set.
-    private func collision(_ participant: Participant, entity: ResolvedEntity, values: [String: Value]) throws -> Collision? {
+    private func collision(_ participant: Participant, entity: ResolvedEntity, values: [String: Value]) throws
+        -> Collision?
+    {
         for constraint in Self.constraints(of: entity) {
             let parts = constraint.map { values[$0] ?? .null }
             guard !parts.contains(where: \.isNull) else { continue }
             let slot = Slot(root: entity.root, attributes: constraint)
-            for ref in try storedHolders(slot, parts) where participant != .stored(ref) && !deleted.contains(ref) && !changed.contains(ref) {
+            for ref in try storedHolders(slot, parts)
+            where participant != .stored(ref) && !deleted.contains(ref) && !changed.contains(ref) {
                 return Collision(constraint: constraint, values: parts, other: .stored(ref))
             }
             for other in claims[slot]?[ValueKey(parts)] ?? [] where other != participant {
@@ -109,7 +114,9 @@ public struct UniquenessResolver<Reads: SaveReads> {
         if let old = finals[participant] {
             for constraint in Self.constraints(of: old.entity) {
                 let parts = constraint.map { old.values[$0] ?? .null }
-                claims[Slot(root: old.entity.root, attributes: constraint)]?[ValueKey(parts)]?.removeAll { $0 == participant }
+                claims[Slot(root: old.entity.root, attributes: constraint)]?[ValueKey(parts)]?.removeAll {
+                    $0 == participant
+                }
             }
         }
         if case .stored(let ref) = participant { changed.insert(ref) }
@@ -117,7 +124,8 @@ public struct UniquenessResolver<Reads: SaveReads> {
         for constraint in Self.constraints(of: entity) {
             let parts = constraint.map { values[$0] ?? .null }
             guard !parts.contains(where: \.isNull) else { continue }
-            claims[Slot(root: entity.root, attributes: constraint), default: [:]][ValueKey(parts), default: []].append(participant)
+            claims[Slot(root: entity.root, attributes: constraint), default: [:]][ValueKey(parts), default: []].append(
+                participant)
         }
     }
 
@@ -134,17 +142,24 @@ public struct UniquenessResolver<Reads: SaveReads> {
     }
 
     /// `uniqueConstraint`, naming the entity, the attributes, the values and the existing object.
-    private func error(_ participant: Participant, _ entity: ResolvedEntity, _ collision: Collision, isInsert: Bool) -> ModelError {
+    private func error(_ participant: Participant, _ entity: ResolvedEntity, _ collision: Collision, isInsert: Bool)
+        -> ModelError
+    {
         let subject = identifier(of: participant), existing = identifier(of: collision.other)
         let attributes = collision.constraint.joined(separator: ", ")
         let values = zip(collision.constraint, collision.values).map { name, value in
             "\(name) = \(value.textForm.map { "\"\($0)\"" } ?? "nil")"
         }.joined(separator: ", ")
-        let hint = isInsert ? "change the values, or save with the upsert policy to update the existing object"
-                            : "change the values, or delete the other object first"
-        return ModelError(.uniqueConstraint,
-                          "cannot save \(subject): \(entity.name) objects must be unique in (\(attributes)), and \(existing) already has \(values); \(hint)",
-                          context: ["entity": entity.name, "attributes": attributes, "values": values, "uri": existing.uriRepresentation])
+        let hint =
+            isInsert
+            ? "change the values, or save with the upsert policy to update the existing object"
+            : "change the values, or delete the other object first"
+        return ModelError(
+            .uniqueConstraint,
+            "cannot save \(subject): \(entity.name) objects must be unique in (\(attributes)), and \(existing) already has \(values); \(hint)",
+            context: [
+                "entity": entity.name, "attributes": attributes, "values": values, "uri": existing.uriRepresentation,
+            ])
     }
 
     private func identifier(of participant: Participant) -> PersistentIdentifier {

@@ -17,9 +17,12 @@ struct Insert: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The entity.") var entity: String
     @Argument(help: "name=value or name:=json assignments.") var values: [String] = []
-    @Option(help: ArgumentHelp("The object as JSON, or an array of objects ('-' reads standard input).", valueName: "json")) var json: String?
+    @Option(
+        help: ArgumentHelp("The object as JSON, or an array of objects ('-' reads standard input).", valueName: "json"))
+    var json: String?
     @Option(help: "Stamped on the save's history.") var author: String?
-    @Flag(help: "Update the existing object when an insert collides with a unique constraint (SwiftData's #Unique).") var upsert = false
+    @Flag(help: "Update the existing object when an insert collides with a unique constraint (SwiftData's #Unique).")
+    var upsert = false
 
     func run() async throws {
         let ids = try await global.withClient { client in
@@ -27,7 +30,8 @@ struct Insert: AsyncParsableCommand {
             var objects: [(attributes: [String: Value], relationships: [String: RelationshipValue])] = []
             if let json {
                 guard values.isEmpty else { throw InputError("give the values as name=value or with --json, not both") }
-                let text = json == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : json
+                let text =
+                    json == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : json
                 switch try JSONValue.parse(text) {
                 case .array(let items): objects = try items.map { try ObjectInput.json($0, entity: entity) }
                 case let object: objects = [try ObjectInput.json(object, entity: entity)]
@@ -37,10 +41,13 @@ struct Insert: AsyncParsableCommand {
             }
             let store = try await client.store(global.storeName).storeIdentifier
             let edits: [ObjectEdit] = objects.map { object in
-                .insert(entity: entity.name, attributes: object.attributes, relationships: object.relationships,
-                        id: PersistentIdentifier(storeIdentifier: store, entityName: entity.name, key: .temporary(UUID.random())))
+                .insert(
+                    entity: entity.name, attributes: object.attributes, relationships: object.relationships,
+                    id: PersistentIdentifier(
+                        storeIdentifier: store, entityName: entity.name, key: .temporary(UUID.random())))
             }
-            let saved = try await client.apply(edits, in: global.storeName, author: author, uniquenessPolicy: upsert ? .upsert : .error)
+            let saved = try await client.apply(
+                edits, in: global.storeName, author: author, uniquenessPolicy: upsert ? .upsert : .error)
             return edits.compactMap { edit -> PersistentIdentifier? in
                 guard case .insert(_, _, _, let id?) = edit else { return nil }
                 return saved.remappedIdentifiers[id] ?? id
@@ -68,7 +75,9 @@ struct Get: AsyncParsableCommand {
         let found = Set(objects.map(\.id))
         let missing = ids.filter { !found.contains($0) }
         if !missing.isEmpty {
-            Terminal.error("modelctl: no object \(missing.map(\.uriRepresentation).joined(separator: ", ")) in store '\(global.storeName)'\n")
+            Terminal.error(
+                "modelctl: no object \(missing.map(\.uriRepresentation).joined(separator: ", ")) in store '\(global.storeName)'\n"
+            )
             throw ExitCode(CLI.notFound)
         }
     }
@@ -76,7 +85,8 @@ struct Get: AsyncParsableCommand {
 
 /// `modelctl update URI name=value…`.
 struct Update: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Change attributes and relationships of an object, as one save.")
+    static let configuration = CommandConfiguration(
+        abstract: "Change attributes and relationships of an object, as one save.")
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The object's URI.") var uri: String
@@ -88,7 +98,10 @@ struct Update: AsyncParsableCommand {
             let id = try ValueInput.uri(uri)
             let entity = try await resolvedEntity(id.entityName, client: client, store: global.storeName)
             let (attributes, relationships) = try Assignments.parse(values, entity: entity)
-            return try await client.apply([.update(id, attributes: attributes, relationships: relationships)], in: global.storeName, author: author).token
+            return try await client.apply(
+                [.update(id, attributes: attributes, relationships: relationships)], in: global.storeName,
+                author: author
+            ).token
         }
         Terminal.error("updated \(uri)\(token.map { " (history token \($0))" } ?? "")\n")
     }
@@ -96,7 +109,8 @@ struct Update: AsyncParsableCommand {
 
 /// `modelctl delete URI…`: one save; reports what the delete rules cascaded.
 struct Delete: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Delete objects, as one save; print every object deleted, cascades included.")
+    static let configuration = CommandConfiguration(
+        abstract: "Delete objects, as one save; print every object deleted, cascades included.")
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Object URIs.") var uris: [String]
@@ -105,14 +119,19 @@ struct Delete: AsyncParsableCommand {
     func run() async throws {
         let (requested, transaction) = try await global.withClient { client in
             let ids = try uris.map(ValueInput.uri)
-            let saved = try await client.apply(ids.map { .delete($0) }, in: global.storeName, author: author, returnTransaction: true)
+            let saved = try await client.apply(
+                ids.map { .delete($0) }, in: global.storeName, author: author, returnTransaction: true)
             return (Set(ids), saved.transaction)
         }
         let deleted = transaction?.changes.filter { $0.kind == .delete } ?? []
         let writer = RecordWriter(format: global.outputFormat)
-        writer.write(deleted.map { change in
-            [("uri", .text(change.id.uriRepresentation)), ("deleted", .text(requested.contains(change.id) ? "as asked" : "by cascade"))]
-        })
+        writer.write(
+            deleted.map { change in
+                [
+                    ("uri", .text(change.id.uriRepresentation)),
+                    ("deleted", .text(requested.contains(change.id) ? "as asked" : "by cascade")),
+                ]
+            })
         writer.finish()
     }
 }
@@ -121,8 +140,12 @@ struct Delete: AsyncParsableCommand {
 enum ObjectInput {
     /// Attributes and relationships from a JSON object; `uri` and `version` members (what
     /// export writes) are ignored.
-    static func json(_ json: JSONValue, entity: ResolvedEntity) throws -> (attributes: [String: Value], relationships: [String: RelationshipValue]) {
-        guard case .object(let members) = json else { throw InputError("expected a JSON object, got \(json.text.prefix(40))") }
+    static func json(_ json: JSONValue, entity: ResolvedEntity) throws -> (
+        attributes: [String: Value], relationships: [String: RelationshipValue]
+    ) {
+        guard case .object(let members) = json else {
+            throw InputError("expected a JSON object, got \(json.text.prefix(40))")
+        }
         var attributes: [String: Value] = [:], relationships: [String: RelationshipValue] = [:]
         for (name, value) in members where name != "uri" && name != "version" {
             if let attribute = entity.attribute(name) {

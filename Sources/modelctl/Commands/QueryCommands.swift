@@ -6,7 +6,11 @@ import ModelCore
 /// What fetch, count, export and aggregate share: the entity, a predicate, sorting.
 struct QueryOptions: ParsableArguments {
     @Argument(help: "The entity.") var entity: String
-    @Option(name: .customLong("where"), help: ArgumentHelp("A predicate in NSPredicate's syntax, e.g. 'name BEGINSWITH[c] \"k\" AND startDate > \"2026-01-01\"'.", valueName: "predicate"))
+    @Option(
+        name: .customLong("where"),
+        help: ArgumentHelp(
+            "A predicate in NSPredicate's syntax, e.g. 'name BEGINSWITH[c] \"k\" AND startDate > \"2026-01-01\"'.",
+            valueName: "predicate"))
     var predicate: String?
     @Flag(help: "Leave out objects of subentities.") var excludeSubentities = false
 
@@ -33,11 +37,15 @@ func sortKeys(_ text: String?) throws -> [ModelCore.SortDescriptor] {
 struct Fetch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the objects of an entity that match a predicate, sorted, streamed in batches.",
-        discussion: "Example: modelctl fetch Trip --where 'destination CONTAINS[c] \"par\"' --sort -startDate,name --limit 10")
+        discussion:
+            "Example: modelctl fetch Trip --where 'destination CONTAINS[c] \"par\"' --sort -startDate,name --limit 10")
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var query: QueryOptions
-    @Option(parsing: .unconditional, help: ArgumentHelp("Sort keys: name,-startDate (descending), title:c (ignoring case).", valueName: "keys")) var sort: String?
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Sort keys: name,-startDate (descending), title:c (ignoring case).", valueName: "keys"))
+    var sort: String?
     @Option(help: "At most this many objects.") var limit: Int?
     @Option(help: "Skip this many objects first.") var offset: Int = 0
     @Option(help: ArgumentHelp("Only these properties: name,startDate.", valueName: "names")) var fields: String?
@@ -46,9 +54,10 @@ struct Fetch: AsyncParsableCommand {
         try await global.withClient { client in
             let entity = try await resolvedEntity(query.entity, client: client, store: global.storeName)
             let fields = self.fields.map { $0.split(separator: ",").map(String.init) }
-            let descriptor = FetchDescriptor(entityName: entity.name, predicate: try query.parsedPredicate(), sortBy: try sortKeys(sort),
-                                             offset: offset, limit: limit, includesSubentities: !query.excludeSubentities,
-                                             propertiesToFetch: fields)
+            let descriptor = FetchDescriptor(
+                entityName: entity.name, predicate: try query.parsedPredicate(), sortBy: try sortKeys(sort),
+                offset: offset, limit: limit, includesSubentities: !query.excludeSubentities,
+                propertiesToFetch: fields)
             let writer = RecordWriter(format: global.outputFormat)
             let order = entity.propertyOrder
             try await client.fetch(descriptor, in: global.storeName) { batch in
@@ -68,8 +77,10 @@ struct Count: AsyncParsableCommand {
 
     func run() async throws {
         let count = try await global.withClient { client in
-            try await client.count(FetchDescriptor(entityName: query.entity, predicate: try query.parsedPredicate(),
-                                                   includesSubentities: !query.excludeSubentities), in: global.storeName)
+            try await client.count(
+                FetchDescriptor(
+                    entityName: query.entity, predicate: try query.parsedPredicate(),
+                    includesSubentities: !query.excludeSubentities), in: global.storeName)
         }
         switch global.outputFormat {
         case .json, .jsonl: Terminal.write("{\"count\":\(count)}\n")
@@ -88,11 +99,17 @@ struct Aggregate: AsyncParsableCommand {
     @OptionGroup var query: QueryOptions
     @Option(help: ArgumentHelp("Key paths to group by: year,trip.name.", valueName: "keys")) var groupBy: String?
     @Flag(help: "Count the objects of each group (as 'count').") var count = false
-    @Option(help: ArgumentHelp("Sum an attribute (as 'sum_<attribute>').", valueName: "attribute")) var sum: [String] = []
-    @Option(help: ArgumentHelp("Average an attribute (as 'avg_<attribute>').", valueName: "attribute")) var avg: [String] = []
-    @Option(help: ArgumentHelp("The smallest value of an attribute (as 'min_<attribute>').", valueName: "attribute")) var min: [String] = []
-    @Option(help: ArgumentHelp("The largest value of an attribute (as 'max_<attribute>').", valueName: "attribute")) var max: [String] = []
-    @Option(parsing: .unconditional, help: ArgumentHelp("Sort by group keys or result names: -count,year.", valueName: "keys")) var sort: String?
+    @Option(help: ArgumentHelp("Sum an attribute (as 'sum_<attribute>').", valueName: "attribute")) var sum: [String] =
+        []
+    @Option(help: ArgumentHelp("Average an attribute (as 'avg_<attribute>').", valueName: "attribute")) var avg:
+        [String] = []
+    @Option(help: ArgumentHelp("The smallest value of an attribute (as 'min_<attribute>').", valueName: "attribute"))
+    var min: [String] = []
+    @Option(help: ArgumentHelp("The largest value of an attribute (as 'max_<attribute>').", valueName: "attribute"))
+    var max: [String] = []
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Sort by group keys or result names: -count,year.", valueName: "keys")) var sort: String?
     @Option(help: "At most this many rows.") var limit: Int?
 
     func run() async throws {
@@ -100,16 +117,21 @@ struct Aggregate: AsyncParsableCommand {
             var aggregations: [Aggregation] = count ? [Aggregation("count", .count)] : []
             for (function, paths) in [(Aggregation.Function.sum, sum), (.avg, avg), (.min, min), (.max, max)] {
                 for path in paths {
-                    aggregations.append(Aggregation("\(function.rawValue)_\(path.replacingOccurrences(of: ".", with: "_"))", function, PropertyPath(stringLiteral: path)))
+                    aggregations.append(
+                        Aggregation(
+                            "\(function.rawValue)_\(path.replacingOccurrences(of: ".", with: "_"))", function,
+                            PropertyPath(stringLiteral: path)))
                 }
             }
             let groups = (groupBy ?? "").split(separator: ",").map { PropertyPath(stringLiteral: String($0)) }
             let sorts = (sort ?? "").split(separator: ",").map { key in
-                key.hasPrefix("-") ? AggregateSort(String(key.dropFirst()), ascending: false) : AggregateSort(String(key))
+                key.hasPrefix("-")
+                    ? AggregateSort(String(key.dropFirst()), ascending: false) : AggregateSort(String(key))
             }
-            let descriptor = AggregateDescriptor(entityName: query.entity, predicate: try query.parsedPredicate(), groupBy: groups,
-                                                 aggregations: aggregations, sortBy: sorts, limit: limit,
-                                                 includesSubentities: !query.excludeSubentities)
+            let descriptor = AggregateDescriptor(
+                entityName: query.entity, predicate: try query.parsedPredicate(), groupBy: groups,
+                aggregations: aggregations, sortBy: sorts, limit: limit,
+                includesSubentities: !query.excludeSubentities)
             let rows = try await client.aggregate(descriptor, in: global.storeName)
             let columns = groups.map(\.description) + aggregations.map(\.name)
             return rows.map { row in columns.map { ($0, Cell.value(row[$0] ?? .null)) } }
@@ -136,7 +158,9 @@ struct History: AsyncParsableCommand {
         let format = global.outputFormat == .json && follow ? OutputFormat.jsonl : global.outputFormat
         let writer = RecordWriter(format: format)
         try await global.withClient { client in
-            try await client.followHistory(after: after.map(HistoryToken.init), in: global.storeName, author: author, limit: limit, follow: follow) { transaction in
+            try await client.followHistory(
+                after: after.map(HistoryToken.init), in: global.storeName, author: author, limit: limit, follow: follow
+            ) { transaction in
                 writer.write(History.records(transaction, format: format))
             }
         }
@@ -146,26 +170,47 @@ struct History: AsyncParsableCommand {
     /// A transaction as records: one per change for tables and CSV; one with its changes nested
     /// for JSON.
     static func records(_ transaction: HistoryTransaction, format: OutputFormat) -> [Record] {
-        let head: Record = [("token", .number(transaction.token.rawValue)), ("timestamp", .text(transaction.timestamp.iso8601)),
-                            ("author", .text(transaction.author))]
+        let head: Record = [
+            ("token", .number(transaction.token.rawValue)), ("timestamp", .text(transaction.timestamp.iso8601)),
+            ("author", .text(transaction.author)),
+        ]
         func details(_ change: HistoryChange) -> String {
             switch change.kind {
             case .insert: ""
             case .update: change.changedProperties.joined(separator: ",")
-            case .delete: change.tombstone.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.textForm ?? "nil")" }.joined(separator: " ")
+            case .delete:
+                change.tombstone.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.textForm ?? "nil")" }.joined(
+                    separator: " ")
             }
         }
         switch format {
         case .json, .jsonl:
             let changes = transaction.changes.map { change in
-                JSONText.object([("kind", JSONText.string(change.kind.rawValue)), ("uri", JSONText.string(change.id.uriRepresentation))]
-                    + (change.kind == .update ? [("changed", JSONText.array(change.changedProperties.map(JSONText.string)))] : [])
-                    + (change.kind == .delete ? [("tombstone", JSONText.object(change.tombstone.sorted { $0.key < $1.key }.map { ($0.key, JSONText.value($0.value)) }))] : []))
+                JSONText.object(
+                    [
+                        ("kind", JSONText.string(change.kind.rawValue)),
+                        ("uri", JSONText.string(change.id.uriRepresentation)),
+                    ]
+                        + (change.kind == .update
+                            ? [("changed", JSONText.array(change.changedProperties.map(JSONText.string)))] : [])
+                        + (change.kind == .delete
+                            ? [
+                                (
+                                    "tombstone",
+                                    JSONText.object(
+                                        change.tombstone.sorted { $0.key < $1.key }.map {
+                                            ($0.key, JSONText.value($0.value))
+                                        })
+                                )
+                            ] : []))
             }
             return [head + [("changes", .nested(json: JSONText.array(changes), text: ""))]]
         case .table, .csv:
             return transaction.changes.map { change in
-                head + [("kind", .text(change.kind.rawValue)), ("uri", .text(change.id.uriRepresentation)), ("details", .text(details(change)))]
+                head + [
+                    ("kind", .text(change.kind.rawValue)), ("uri", .text(change.id.uriRepresentation)),
+                    ("details", .text(details(change))),
+                ]
             }
         }
     }

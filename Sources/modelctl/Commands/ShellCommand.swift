@@ -24,7 +24,9 @@ struct Shell: AsyncParsableCommand {
             let session = try await client.openSession(on: global.storeName, author: author)
             let schema = try ResolvedSchema(try await client.schema(of: global.storeName))
             let interactive = Terminal.inputIsTerminal
-            if interactive { Terminal.write("session on '\(global.storeName)'; 'help' lists commands, 'quit' leaves\n") }
+            if interactive {
+                Terminal.write("session on '\(global.storeName)'; 'help' lists commands, 'quit' leaves\n")
+            }
             var lastFailure: Int32?
             while true {
                 if interactive { Terminal.write("modelctl> ") }
@@ -80,13 +82,15 @@ struct ShellCommands {
             Terminal.write(Self.help)
         case "insert":
             guard let name = arguments.first else { throw InputError("insert ENTITY name=value…") }
-            let (attributes, relationships) = try Assignments.parse(Array(arguments.dropFirst()), entity: try schema.entity(name))
+            let (attributes, relationships) = try Assignments.parse(
+                Array(arguments.dropFirst()), entity: try schema.entity(name))
             let id = try await session.insert(name, attributes: attributes, relationships: relationships)
             output([[("uri", .text(id.uriRepresentation))]])
         case "update":
             guard let uri = arguments.first else { throw InputError("update URI name=value…") }
             let id = try ValueInput.uri(uri)
-            let (attributes, relationships) = try Assignments.parse(Array(arguments.dropFirst()), entity: try schema.entity(id.entityName))
+            let (attributes, relationships) = try Assignments.parse(
+                Array(arguments.dropFirst()), entity: try schema.entity(id.entityName))
             try await session.update(id, attributes: attributes, relationships: relationships)
         case "delete":
             try await session.stage(try arguments.map { .delete(try ValueInput.uri($0)) })
@@ -99,16 +103,24 @@ struct ShellCommands {
             let entity = try schema.entity(options.removeFirst())
             var sort: String?, limit: Int?
             while let option = options.first {
-                guard options.count >= 2, option == "--sort" || option == "--limit" else { throw InputError("unknown option '\(option)'") }
-                if option == "--sort" { sort = options[1] } else {
+                guard options.count >= 2, option == "--sort" || option == "--limit" else {
+                    throw InputError("unknown option '\(option)'")
+                }
+                if option == "--sort" {
+                    sort = options[1]
+                } else {
                     guard let number = Int(options[1]) else { throw InputError("--limit takes a number") }
                     limit = number
                 }
                 options.removeFirst(2)
             }
-            let descriptor = FetchDescriptor(entityName: entity.name, predicate: try predicate.map { text in
-                do { return try PredicateParser.parse(text) } catch let error as ModelError { throw InputError("where: \(error.message)") }
-            }, sortBy: try sortKeys(sort), limit: limit)
+            let descriptor = FetchDescriptor(
+                entityName: entity.name,
+                predicate: try predicate.map { text in
+                    do { return try PredicateParser.parse(text) } catch let error as ModelError {
+                        throw InputError("where: \(error.message)")
+                    }
+                }, sortBy: try sortKeys(sort), limit: limit)
             if verb == "count" {
                 let count = try await session.count(descriptor)
                 output([[("count", .number(Int64(count)))]])
@@ -117,14 +129,16 @@ struct ShellCommands {
             }
         case "pending":
             let pending = try await session.describe()
-            output(pending.inserted.map { [("change", .text("insert")), ("uri", .text($0.uriRepresentation))] }
-                + pending.updated.map { [("change", .text("update")), ("uri", .text($0.uriRepresentation))] }
-                + pending.deleted.map { [("change", .text("delete")), ("uri", .text($0.uriRepresentation))] })
+            output(
+                pending.inserted.map { [("change", .text("insert")), ("uri", .text($0.uriRepresentation))] }
+                    + pending.updated.map { [("change", .text("update")), ("uri", .text($0.uriRepresentation))] }
+                    + pending.deleted.map { [("change", .text("delete")), ("uri", .text($0.uriRepresentation))] })
         case "save":
             let saved = try await session.save()
-            output(saved.remappedIdentifiers.sorted { $0.value.uriRepresentation < $1.value.uriRepresentation }.map {
-                [("temporary", .text($0.key.uriRepresentation)), ("uri", .text($0.value.uriRepresentation))]
-            })
+            output(
+                saved.remappedIdentifiers.sorted { $0.value.uriRepresentation < $1.value.uriRepresentation }.map {
+                    [("temporary", .text($0.key.uriRepresentation)), ("uri", .text($0.value.uriRepresentation))]
+                })
             Terminal.error("saved\(saved.token.map { " (history token \($0))" } ?? ": nothing to save")\n")
         case "rollback":
             let discarded = try await session.rollback()

@@ -12,13 +12,17 @@ struct Status: AsyncParsableCommand {
             (try await client.status(), try await client.stores())
         }
         let writer = RecordWriter(format: global.outputFormat, single: true)
-        writer.write([[
-            ("health", .text("serving")), ("version", .text(status.version)), ("pid", .number(Int64(status.processIdentifier))),
-            ("uptime_seconds", .number(Int64(status.uptimeSeconds))), ("socket", .text(global.socketPath)),
-            ("data_directory", .text(status.dataDirectory)), ("stores", .uris(stores.map(\.name))),
-            ("open_sessions", .number(Int64(status.openSessions))), ("max_sessions", .number(Int64(status.maximumSessions))),
-            ("idle_timeout_seconds", .number(Int64(status.idleTimeoutSeconds))),
-        ]])
+        writer.write([
+            [
+                ("health", .text("serving")), ("version", .text(status.version)),
+                ("pid", .number(Int64(status.processIdentifier))),
+                ("uptime_seconds", .number(Int64(status.uptimeSeconds))), ("socket", .text(global.socketPath)),
+                ("data_directory", .text(status.dataDirectory)), ("stores", .uris(stores.map(\.name))),
+                ("open_sessions", .number(Int64(status.openSessions))),
+                ("max_sessions", .number(Int64(status.maximumSessions))),
+                ("idle_timeout_seconds", .number(Int64(status.idleTimeoutSeconds))),
+            ]
+        ])
         writer.finish()
     }
 }

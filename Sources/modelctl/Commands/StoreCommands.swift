@@ -10,10 +10,16 @@ struct StoreCommand: AsyncParsableCommand {
         subcommands: [List.self, Create.self, Drop.self, Info.self])
 
     static func record(_ store: StoreInfo) -> Record {
-        [("name", .text(store.name)), ("uuid", .text(store.storeIdentifier.uuidString.lowercased())), ("kind", .text(store.kind.rawValue)),
-         ("backend", .text(store.backend)), ("url", .text(store.url.isEmpty ? nil : store.url)), ("entities", .uris(store.entities)), ("schema_version_hash", .text(store.schemaVersionHash.isEmpty ? nil : store.schemaVersionHash)),
-         ("history_token", .text(store.historyToken.map { String($0.rawValue) })), ("open_sessions", .number(Int64(store.openSessions))),
-         ("path", .text(store.path))]
+        [
+            ("name", .text(store.name)), ("uuid", .text(store.storeIdentifier.uuidString.lowercased())),
+            ("kind", .text(store.kind.rawValue)),
+            ("backend", .text(store.backend)), ("url", .text(store.url.isEmpty ? nil : store.url)),
+            ("entities", .uris(store.entities)),
+            ("schema_version_hash", .text(store.schemaVersionHash.isEmpty ? nil : store.schemaVersionHash)),
+            ("history_token", .text(store.historyToken.map { String($0.rawValue) })),
+            ("open_sessions", .number(Int64(store.openSessions))),
+            ("path", .text(store.path)),
+        ]
     }
 
     struct List: AsyncParsableCommand {
@@ -30,26 +36,35 @@ struct StoreCommand: AsyncParsableCommand {
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create a store (an SQLite file in the daemon's data directory, in memory, or at a backend's URL).",
-            discussion: "With --url the store lives at that URL (its scheme chooses the backend); one that exists there is attached.")
+            abstract:
+                "Create a store (an SQLite file in the daemon's data directory, in memory, or at a backend's URL).",
+            discussion:
+                "With --url the store lives at that URL (its scheme chooses the backend); one that exists there is attached."
+        )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The store's name: 1 to 64 characters of a-z, 0-9, _ and -.") var name: String
         @Flag(help: "Keep the store in memory only (gone when the daemon stops).") var memory = false
-        @Option(help: ArgumentHelp("The backend, by URL scheme (sqlite, memory, or another the daemon has); the daemon places the store.",
-                                   valueName: "scheme")) var backend: String?
+        @Option(
+            help: ArgumentHelp(
+                "The backend, by URL scheme (sqlite, memory, or another the daemon has); the daemon places the store.",
+                valueName: "scheme")) var backend: String?
         @Option(help: ArgumentHelp("Where the store lives, as a backend URL.", valueName: "url")) var url: String?
 
         func validate() throws {
             guard [memory, backend != nil, url != nil].filter({ $0 }).count <= 1 else {
-                throw ValidationError("--memory, --backend and --url each choose where the store lives: give one of them")
+                throw ValidationError(
+                    "--memory, --backend and --url each choose where the store lives: give one of them")
             }
         }
-        @Option(help: ArgumentHelp("A schema to apply at once (JSON, as 'schema show' prints it).", valueName: "file")) var schema: String?
+        @Option(help: ArgumentHelp("A schema to apply at once (JSON, as 'schema show' prints it).", valueName: "file"))
+        var schema: String?
 
         func run() async throws {
             let schema = try self.schema.map(SchemaCommand.read)
             let backend = memory ? "memory" : self.backend
-            let store = try await global.withClient { try await $0.createStore(name, backend: backend, url: url, schema: schema) }
+            let store = try await global.withClient {
+                try await $0.createStore(name, backend: backend, url: url, schema: schema)
+            }
             let writer = RecordWriter(format: global.outputFormat, single: true)
             writer.write([StoreCommand.record(store)])
             writer.finish()
@@ -60,7 +75,8 @@ struct StoreCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Drop a store and delete its data.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The store to drop.") var name: String
-        @Flag(help: "Close the store's open sessions (discarding what they did not save) rather than refuse.") var force = false
+        @Flag(help: "Close the store's open sessions (discarding what they did not save) rather than refuse.")
+        var force = false
 
         func run() async throws {
             let closed = try await global.withClient { try await $0.dropStore(name, force: force) }
@@ -91,7 +107,9 @@ struct SchemaCommand: AsyncParsableCommand {
     static func read(_ path: String) throws -> Schema {
         let data: Data
         do {
-            data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: path))
+            data =
+                path == "-"
+                ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
             throw InputError("cannot read \(path): \(error.localizedDescription)")
         }
@@ -105,7 +123,8 @@ struct SchemaCommand: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the store's schema as JSON (the form 'schema apply' reads).")
+        static let configuration = CommandConfiguration(
+            abstract: "Print the store's schema as JSON (the form 'schema apply' reads).")
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
@@ -117,14 +136,18 @@ struct SchemaCommand: AsyncParsableCommand {
     struct Apply: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Apply a schema (JSON) to the store.",
-            discussion: "A store with objects takes only the schema it has: another one is refused with the differences spelled out.")
+            discussion:
+                "A store with objects takes only the schema it has: another one is refused with the differences spelled out."
+        )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The schema's JSON file ('-' for standard input).") var file: String
 
         func run() async throws {
             let schema = try await CLI.reportingErrors(socket: global.socketPath) { try SchemaCommand.read(file) }
             let store = try await global.withClient { try await $0.applySchema(schema, to: global.storeName) }
-            Terminal.error("applied the schema to '\(store.name)' (\(store.entities.count) entities, version \(store.schemaVersionHash.prefix(12)))\n")
+            Terminal.error(
+                "applied the schema to '\(store.name)' (\(store.entities.count) entities, version \(store.schemaVersionHash.prefix(12)))\n"
+            )
         }
     }
 }

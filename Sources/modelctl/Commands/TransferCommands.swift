@@ -21,14 +21,17 @@ struct Import: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The entity.") var entity: String
     @Argument(help: "The file ('-' for standard input).") var file: String
-    @Option(name: .customLong("input-format"), help: "jsonl or csv (default: by the file's extension, .csv for CSV).") var inputFormat: FileFormat?
+    @Option(name: .customLong("input-format"), help: "jsonl or csv (default: by the file's extension, .csv for CSV).")
+    var inputFormat: FileFormat?
     @Option(help: "Objects per save.") var batchSize: Int = 1_000
     @Option(help: "Stamped on every save's history.") var author: String?
     @Flag(help: "Update existing objects that collide with a unique constraint instead of failing.") var upsert = false
     @Flag(help: "Ignore relationship columns (URIs of another store cannot be imported).") var skipRelationships = false
 
     func validate() throws {
-        guard batchSize >= 1, batchSize <= 100_000 else { throw ValidationError("--batch-size must be between 1 and 100000") }
+        guard batchSize >= 1, batchSize <= 100_000 else {
+            throw ValidationError("--batch-size must be between 1 and 100000")
+        }
     }
 
     func run() async throws {
@@ -41,20 +44,27 @@ struct Import: AsyncParsableCommand {
             func flush(lastLine: Int) async throws {
                 guard !batch.isEmpty else { return }
                 do {
-                    try await client.apply(batch, in: global.storeName, author: author, uniquenessPolicy: upsert ? .upsert : .error)
+                    try await client.apply(
+                        batch, in: global.storeName, author: author, uniquenessPolicy: upsert ? .upsert : .error)
                 } catch let error as ModelError {
                     progress.finish(rows: imported)
-                    throw ModelError(error.code, "lines \(firstLine)-\(lastLine) were not imported: \(error.message) (the \(imported.formatted()) objects before them were)",
-                                     context: error.context)
+                    throw ModelError(
+                        error.code,
+                        "lines \(firstLine)-\(lastLine) were not imported: \(error.message) (the \(imported.formatted()) objects before them were)",
+                        context: error.context)
                 }
                 imported += batch.count
                 batch = []
                 progress.update(rows: imported, bytes: reader.bytesRead, totalBytes: reader.totalBytes)
             }
-            func add(_ object: (attributes: [String: Value], relationships: [String: RelationshipValue]), line: Int) async throws {
+            func add(_ object: (attributes: [String: Value], relationships: [String: RelationshipValue]), line: Int)
+                async throws
+            {
                 if batch.isEmpty { firstLine = line }
-                batch.append(.insert(entity: entity.name, attributes: object.attributes,
-                                     relationships: skipRelationships ? [:] : object.relationships, id: nil))
+                batch.append(
+                    .insert(
+                        entity: entity.name, attributes: object.attributes,
+                        relationships: skipRelationships ? [:] : object.relationships, id: nil))
                 if batch.count >= batchSize { try await flush(lastLine: line) }
             }
             switch format {
@@ -108,12 +118,15 @@ enum CSVInput {
     static let ignored: Set<String> = ["uri", "version"]
 
     static func check(_ columns: [String], entity: ResolvedEntity, skipRelationships: Bool) throws {
-        for column in columns where !ignored.contains(column) && entity.attribute(column) == nil && entity.relationship(column) == nil {
+        for column in columns
+        where !ignored.contains(column) && entity.attribute(column) == nil && entity.relationship(column) == nil {
             throw InputError("the CSV header names '\(column)', which entity '\(entity.name)' does not have")
         }
     }
 
-    static func object(_ fields: [CSVField], columns: [String], entity: ResolvedEntity) throws -> (attributes: [String: Value], relationships: [String: RelationshipValue]) {
+    static func object(_ fields: [CSVField], columns: [String], entity: ResolvedEntity) throws -> (
+        attributes: [String: Value], relationships: [String: RelationshipValue]
+    ) {
         guard fields.count == columns.count else {
             throw InputError("\(fields.count) fields, but the header has \(columns.count) columns")
         }
@@ -136,17 +149,22 @@ enum CSVInput {
 /// `modelctl export ENTITY`.
 struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write the objects of an entity as JSON Lines (or CSV, JSON), streamed: any number of objects needs a batch of memory.",
+        abstract:
+            "Write the objects of an entity as JSON Lines (or CSV, JSON), streamed: any number of objects needs a batch of memory.",
         discussion: "The output reads back with 'modelctl import'.")
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var query: QueryOptions
     @Option(help: ArgumentHelp("Only these properties: name,startDate.", valueName: "names")) var fields: String?
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write to this file instead of standard output.", valueName: "file")) var output: String?
+    @Option(
+        name: .shortAndLong, help: ArgumentHelp("Write to this file instead of standard output.", valueName: "file"))
+    var output: String?
 
     func run() async throws {
         if let output {
-            guard FileManager.default.createFile(atPath: output, contents: nil), let handle = FileHandle(forWritingAtPath: output) else {
+            guard FileManager.default.createFile(atPath: output, contents: nil),
+                let handle = FileHandle(forWritingAtPath: output)
+            else {
                 Terminal.error("modelctl: cannot write \(output)\n")
                 throw ExitCode(CLI.failure)
             }
@@ -156,12 +174,17 @@ struct Export: AsyncParsableCommand {
         let count = try await global.withClient { client in
             let entity = try await resolvedEntity(query.entity, client: client, store: global.storeName)
             // CSV needs the same columns in every row; JSON takes each object's own properties.
-            let fields = self.fields.map { $0.split(separator: ",").map(String.init) } ?? (format == .csv ? entity.propertyOrder : nil)
+            let fields =
+                self.fields.map { $0.split(separator: ",").map(String.init) }
+                ?? (format == .csv ? entity.propertyOrder : nil)
             let order = entity.propertyOrder
             let writer = RecordWriter(format: format)
-            let count = try await client.fetch(FetchDescriptor(entityName: entity.name, predicate: try query.parsedPredicate(),
-                                                               includesSubentities: !query.excludeSubentities),
-                                               in: global.storeName) { batch in
+            let count = try await client.fetch(
+                FetchDescriptor(
+                    entityName: entity.name, predicate: try query.parsedPredicate(),
+                    includesSubentities: !query.excludeSubentities),
+                in: global.storeName
+            ) { batch in
                 writer.write(batch.map { $0.record(fields: fields, order: order) })
             }
             writer.finish()

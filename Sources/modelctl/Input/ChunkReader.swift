@@ -16,7 +16,9 @@ final class ChunkReader {
             return
         }
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw InputError("cannot open \(path): \(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")")
+            throw InputError(
+                "cannot open \(path): \(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")"
+            )
         }
         self.handle = handle
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)

@@ -18,7 +18,8 @@ indirect enum JSONValue: Equatable {
         case .number(let text): text
         case .string(let text): JSONText.string(text)
         case .array(let items): "[" + items.map(\.text).joined(separator: ",") + "]"
-        case .object(let members): "{" + members.map { JSONText.string($0.0) + ":" + $0.1.text }.joined(separator: ",") + "}"
+        case .object(let members):
+            "{" + members.map { JSONText.string($0.0) + ":" + $0.1.text }.joined(separator: ",") + "}"
         }
     }
 
@@ -60,10 +61,14 @@ struct JSONParser {
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
             while true {
                 skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a member name in quotes") }
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                    throw failure("expected a member name in quotes")
+                }
                 let name = try string()
                 skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':' after a member name") }
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                    throw failure("expected ':' after a member name")
+                }
                 index += 1
                 members.append((name, try value(depth: depth + 1)))
                 skipWhitespace()
@@ -121,7 +126,9 @@ struct JSONParser {
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             guard digits() > 0 else { throw failure("expected digits in an exponent") }
         }
         return .number(String(decoding: bytes[start..<index], as: UTF8.self))
@@ -131,7 +138,9 @@ struct JSONParser {
         index += 1
         var scalars = String.UnicodeScalarView()
         var start = index
-        func flush() { scalars.append(contentsOf: String(decoding: bytes[start..<index], as: UTF8.self).unicodeScalars) }
+        func flush() {
+            scalars.append(contentsOf: String(decoding: bytes[start..<index], as: UTF8.self).unicodeScalars)
+        }
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
@@ -157,10 +166,14 @@ struct JSONParser {
                 case UInt8(ascii: "t"): scalars.append("\t")
                 case UInt8(ascii: "u"):
                     var code = try hex4()
-                    if (0xD800...0xDBFF).contains(code), index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") {
+                    if (0xD800...0xDBFF).contains(code), index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                        bytes[index + 1] == UInt8(ascii: "u")
+                    {
                         index += 2
                         let low = try hex4()
-                        guard (0xDC00...0xDFFF).contains(low) else { throw failure("an unpaired surrogate in \\u escapes") }
+                        guard (0xDC00...0xDFFF).contains(low) else {
+                            throw failure("an unpaired surrogate in \\u escapes")
+                        }
                         code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                     }
                     guard let scalar = Unicode.Scalar(code) else { throw failure("\\u escape of an invalid character") }
@@ -176,7 +189,9 @@ struct JSONParser {
     }
 
     private mutating func hex4() throws -> UInt32 {
-        guard index + 4 <= bytes.count, let code = UInt32(String(decoding: bytes[index..<(index + 4)], as: UTF8.self), radix: 16) else {
+        guard index + 4 <= bytes.count,
+            let code = UInt32(String(decoding: bytes[index..<(index + 4)], as: UTF8.self), radix: 16)
+        else {
             throw failure("\\u needs four hex digits")
         }
         index += 4

@@ -30,7 +30,8 @@ enum ValueInput {
             if type == .decimal, let value = Value(parsing: text, as: .decimal) { return value }
             throw InputError("'\(name)' is \(type.rawValue), and \(text) is not \(example(type))")
         default:
-            throw InputError("'\(name)' is \(type.rawValue), and the JSON \(json.text.prefix(40)) is not \(example(type))")
+            throw InputError(
+                "'\(name)' is \(type.rawValue), and the JSON \(json.text.prefix(40)) is not \(example(type))")
         }
     }
 
@@ -55,7 +56,9 @@ enum ValueInput {
     static func relationship(_ text: String, _ relationship: ResolvedRelationship) throws -> RelationshipValue {
         let parts = text.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init).filter { !$0.isEmpty }
         if relationship.isToMany { return .toMany(try parts.map(uri)) }
-        guard parts.count <= 1 else { throw InputError("'\(relationship.name)' is to-one: give one URI, not \(parts.count)") }
+        guard parts.count <= 1 else {
+            throw InputError("'\(relationship.name)' is to-one: give one URI, not \(parts.count)")
+        }
         return .toOne(try parts.first.map(uri))
     }
 
@@ -63,10 +66,13 @@ enum ValueInput {
     static func relationship(json: JSONValue, _ relationship: ResolvedRelationship) throws -> RelationshipValue {
         switch (json, relationship.isToMany) {
         case (.array(let items), true):
-            return .toMany(try items.map { item in
-                guard case .string(let text) = item else { throw InputError("'\(relationship.name)' holds URIs, not \(item.text)") }
-                return try uri(text)
-            })
+            return .toMany(
+                try items.map { item in
+                    guard case .string(let text) = item else {
+                        throw InputError("'\(relationship.name)' holds URIs, not \(item.text)")
+                    }
+                    return try uri(text)
+                })
         case (_, true): throw InputError("'\(relationship.name)' is to-many: give an array of URIs")
         case (.null, false): return .toOne(nil)
         case (.string(let text), false): return .toOne(text.isEmpty ? nil : try uri(text))
@@ -85,11 +91,15 @@ enum ValueInput {
 
 /// `name=text` and `name:=json` assignments, as httpie takes them.
 enum Assignments {
-    static func parse(_ items: [String], entity: ResolvedEntity) throws -> (attributes: [String: Value], relationships: [String: RelationshipValue]) {
+    static func parse(_ items: [String], entity: ResolvedEntity) throws -> (
+        attributes: [String: Value], relationships: [String: RelationshipValue]
+    ) {
         var attributes: [String: Value] = [:], relationships: [String: RelationshipValue] = [:]
         for item in items {
             guard let equals = item.firstIndex(of: "=") else {
-                throw InputError("'\(item)' is not an assignment: write name=value, or name:=json for a JSON value (null, 42, true, [\"uri\"])")
+                throw InputError(
+                    "'\(item)' is not an assignment: write name=value, or name:=json for a JSON value (null, 42, true, [\"uri\"])"
+                )
             }
             var name = String(item[..<equals])
             let text = String(item[item.index(after: equals)...])
@@ -97,15 +107,19 @@ enum Assignments {
             if isJSON { name.removeLast() }
             if let attribute = entity.attribute(name) {
                 if isJSON {
-                    attributes[name] = try ValueInput.json(try parseJSON(text, name: name), as: attribute.type, name: name)
+                    attributes[name] = try ValueInput.json(
+                        try parseJSON(text, name: name), as: attribute.type, name: name)
                 } else {
                     attributes[name] = try ValueInput.text(text, as: attribute.type, name: name)
                 }
             } else if let relationship = entity.relationship(name) {
-                relationships[name] = isJSON ? try ValueInput.relationship(json: try parseJSON(text, name: name), relationship)
+                relationships[name] =
+                    isJSON
+                    ? try ValueInput.relationship(json: try parseJSON(text, name: name), relationship)
                     : try ValueInput.relationship(text, relationship)
             } else {
-                let known = (entity.attributes.map(\.name) + entity.relationships.map(\.name)).sorted().joined(separator: ", ")
+                let known = (entity.attributes.map(\.name) + entity.relationships.map(\.name)).sorted().joined(
+                    separator: ", ")
                 throw InputError("entity '\(entity.name)' has no attribute or relationship '\(name)'; it has \(known)")
             }
         }

@@ -4,7 +4,8 @@ enum CSVText {
     static func field(_ text: String?) -> String {
         guard let text else { return "" }
         if text.isEmpty { return "\"\"" }
-        let needsQuotes = text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+        let needsQuotes =
+            text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
             || text.first == " " || text.last == " "
         return needsQuotes ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
     }

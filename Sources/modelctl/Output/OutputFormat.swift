@@ -15,7 +15,7 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
 
 /// Writes records to standard output in a format, batch by batch, so that a stream of any size
 /// needs only a batch of memory.
-final class RecordWriter: @unchecked Sendable {  // Used by one task at a time: batches arrive one after another.
+final class RecordWriter: @unchecked Sendable { // Used by one task at a time: batches arrive one after another.
     let format: OutputFormat
     private var columns: [String]?
     private var table: TableText?
@@ -51,7 +51,10 @@ final class RecordWriter: @unchecked Sendable {  // Used by one task at a time: 
             let rows = records.map { cells($0, columns).map { $0?.text ?? "" } }
             let rendered = TableText(columns: columns).render(rows)
             // The header once; later batches only their rows.
-            out += count == 0 ? rendered : rendered.split(separator: "\n", omittingEmptySubsequences: false).dropFirst(2).joined(separator: "\n")
+            out +=
+                count == 0
+                ? rendered
+                : rendered.split(separator: "\n", omittingEmptySubsequences: false).dropFirst(2).joined(separator: "\n")
             count += records.count
         }
         Terminal.write(out)

@@ -18,7 +18,9 @@ final class Progress {
         let now = ContinuousClock.now
         guard force || now - lastDraw >= .milliseconds(200) else { return }
         lastDraw = now
-        Terminal.error("\r\u{1B}[K" + Self.line(label: label, rows: rows, elapsed: now - start, bytes: bytes, totalBytes: totalBytes))
+        Terminal.error(
+            "\r\u{1B}[K"
+                + Self.line(label: label, rows: rows, elapsed: now - start, bytes: bytes, totalBytes: totalBytes))
     }
 
     func finish(rows: Int) {

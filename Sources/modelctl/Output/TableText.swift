@@ -8,7 +8,9 @@ struct TableText {
         let cells = rows.map { row in row.map(clip) }
         var widths = columns.map(\.count)
         for row in cells {
-            for (index, cell) in row.enumerated() where index < widths.count { widths[index] = max(widths[index], cell.count) }
+            for (index, cell) in row.enumerated() where index < widths.count {
+                widths[index] = max(widths[index], cell.count)
+            }
         }
         func line(_ row: [String]) -> String {
             row.enumerated().map { index, cell in

@@ -25,8 +25,10 @@ enum GadgetKind: String, Codable, CaseIterable {
 
     var priceWithTax: Double { price * 1.2 }
 
-    init(name: String, notes: String?, price: Double, count: Int, rating: Int?, released: Date, isActive: Bool,
-         kind: GadgetKind, code: UUID, link: URL?) {
+    init(
+        name: String, notes: String?, price: Double, count: Int, rating: Int?, released: Date, isActive: Bool,
+        kind: GadgetKind, code: UUID, link: URL?
+    ) {
         self.name = name
         self.notes = notes
         self.price = price
@@ -45,8 +47,10 @@ enum GadgetKind: String, Codable, CaseIterable {
 
     init(name: String, price: Double, count: Int, level: Int) {
         self.level = level
-        super.init(name: name, notes: nil, price: price, count: count, rating: nil, released: day("2026-01-01"), isActive: true,
-                   kind: .gizmo, code: UUID(uuidString: "00000000-0000-0000-0000-0000000000FF")!, link: nil)
+        super.init(
+            name: name, notes: nil, price: price, count: count, rating: nil, released: day("2026-01-01"),
+            isActive: true,
+            kind: .gizmo, code: UUID(uuidString: "00000000-0000-0000-0000-0000000000FF")!, link: nil)
     }
 }
 

@@ -25,7 +25,9 @@ public final class Item {
     @Relationship(deleteRule: .cascade, inverse: \ItemData.item)
     public var datas: Set<ItemData>?
 
-    public init(name: String, height: Double? = nil, valueDisplayMode: DataDisplayMode = .sum, options: [ItemOption]? = nil) {
+    public init(
+        name: String, height: Double? = nil, valueDisplayMode: DataDisplayMode = .sum, options: [ItemOption]? = nil
+    ) {
         self.name = name
         self.height = height
         self.valueDisplayMode = valueDisplayMode

@@ -54,7 +54,9 @@ import ModelClient
 @Model class BusinessTrip: Trip {
     var perdiem: Double = 0.0
 
-    init(name: String, destination: String, startDate: Date = .now, endDate: Date = .distantFuture, perdiem: Double = 0.0) {
+    init(
+        name: String, destination: String, startDate: Date = .now, endDate: Date = .distantFuture, perdiem: Double = 0.0
+    ) {
         self.perdiem = perdiem
         super.init(name: name, destination: destination, startDate: startDate, endDate: endDate)
     }
@@ -89,4 +91,6 @@ import ModelClient
 }
 
 /// Every SampleTrips model, for containers.
-var sampleTripsModels: [any PersistentModel.Type] { [Trip.self, PersonalTrip.self, BusinessTrip.self, BucketListItem.self, LivingAccommodation.self] }
+var sampleTripsModels: [any PersistentModel.Type] {
+    [Trip.self, PersonalTrip.self, BusinessTrip.self, BucketListItem.self, LivingAccommodation.self]
+}

@@ -14,7 +14,9 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 
     /// Runs `body` with a container for `types` on a new, empty store of this backend.
-    func withContainer(for types: [any PersistentModel.Type], _ body: (ModelContainer) async throws -> Void) async throws {
+    func withContainer(for types: [any PersistentModel.Type], _ body: (ModelContainer) async throws -> Void)
+        async throws
+    {
         switch self {
         case .daemon:
             try await withTestStore { store in
@@ -51,7 +53,8 @@ func day(_ text: String) -> Date {
 }
 
 /// The error `body` throws, as a `ModelError`, recording an issue if it throws none or another.
-func modelError(_ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async -> ModelError? {
+func modelError(_ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async -> ModelError?
+{
     do {
         try await body()
         Issue.record("expected an error", sourceLocation: sourceLocation)

@@ -44,7 +44,9 @@ import Testing
         var accepted = 0
         for uri in variants {
             let quick = Self.quick(uri), checked = Self.checked(uri)
-            #expect(quick == checked, "\(uri): byte by byte \(String(describing: quick)), checked \(String(describing: checked))")
+            #expect(
+                quick == checked,
+                "\(uri): byte by byte \(String(describing: quick)), checked \(String(describing: checked))")
             if quick != nil { accepted += 1 }
         }
         // Some changes keep a URI good (another hex digit, another letter of the entity).

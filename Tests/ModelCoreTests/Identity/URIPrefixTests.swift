@@ -27,21 +27,24 @@ import Testing
             id.appendURI(to: &alone)
         }
         #expect(kept == alone)
-        #expect(String(decoding: kept, as: UTF8.self).contains("modeld://\(Fixed.otherStore.uuidString.lowercased())/Tri/p1"))
+        #expect(
+            String(decoding: kept, as: UTF8.self).contains(
+                "modeld://\(Fixed.otherStore.uuidString.lowercased())/Tri/p1"))
     }
 
     /// Good and bad URIs in turn, read with one kept prefix and each alone: the same identifier,
     /// or nil, every time. The bad ones share a good one's prefix, so they are read from its key.
     @Test func aKeptPrefixAcceptsExactlyWhatEachURIAloneDoes() {
         let base = "modeld://\(Self.store)/Trip/"
-        let texts = Self.identifiers.map(\.uriRepresentation) + [
-            base + "p42", base + "p0", base + "p", base + "x42", base + "p4x2", base + "p9223372036854775808",
-            base + "t" + String(repeating: "a", count: 36), base + "taaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee",
-            base + "p42/", base + "p" + String(repeating: "1", count: 300 - base.utf8.count - 1),
-            base + "p" + String(repeating: "1", count: 300 - base.utf8.count), base, "modeld://\(Self.store)/Trip",
-            "modeld://\(Self.store.uppercased())/Trip/p42", base + "p42", "modeld://\(Self.store)/Trip/p43",
-            "modeld://\(Self.store)//p1", "modeld://\(Self.store)/Tr-p/p1", base + "p42",
-        ]
+        let texts =
+            Self.identifiers.map(\.uriRepresentation) + [
+                base + "p42", base + "p0", base + "p", base + "x42", base + "p4x2", base + "p9223372036854775808",
+                base + "t" + String(repeating: "a", count: 36), base + "taaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee",
+                base + "p42/", base + "p" + String(repeating: "1", count: 300 - base.utf8.count - 1),
+                base + "p" + String(repeating: "1", count: 300 - base.utf8.count), base, "modeld://\(Self.store)/Trip",
+                "modeld://\(Self.store.uppercased())/Trip/p42", base + "p42", "modeld://\(Self.store)/Trip/p43",
+                "modeld://\(Self.store)//p1", "modeld://\(Self.store)/Tr-p/p1", base + "p42",
+            ]
         var prefix: PersistentIdentifier.URIPrefix?
         var accepted = 0
         for text in texts {

@@ -36,7 +36,10 @@ import Testing
         ("d > CAST x", 10, "expected '('"),
         ("name", 5, "expected a comparison operator"),
         ("(a + b)", 8, "expected a comparison operator (==, !=, <, >, IN, BETWEEN, CONTAINS, LIKE…) after '(a + b)'"),
-        ("(a + b AND c == 1)", 8, "expected a comparison operator (==, !=, <, >, IN, BETWEEN, CONTAINS, LIKE…) after '(a + b)', found 'AND'"),
+        (
+            "(a + b AND c == 1)", 8,
+            "expected a comparison operator (==, !=, <, >, IN, BETWEEN, CONTAINS, LIKE…) after '(a + b)', found 'AND'"
+        ),
         ("(a + b c)", 8, "expected a comparison operator or ')' after '(a + b)'"),
         ("a AND b == 1", 3, "expected a comparison operator"),
         ("ANY items.price", 16, "expected a comparison operator after 'ANY items.price'"),

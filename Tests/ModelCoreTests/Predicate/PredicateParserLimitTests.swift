@@ -5,8 +5,10 @@ import Testing
 
 /// Depth and length limits: `resourceExhausted`, never a stack overflow.
 @Suite struct PredicateParserLimitTests {
-    static func expectExhausted(_ text: @autoclosure () -> String, _ label: String,
-                                sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectExhausted(
+        _ text: @autoclosure () -> String, _ label: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let text = text()
         do {
             _ = try PredicateParser.parse(text)
@@ -19,16 +21,20 @@ import Testing
     @Test func hugeNestingFailsWithoutRecursingDeeply() {
         let n = 100_000
         Self.expectExhausted(String(repeating: "(", count: n), "100,000 '('")
-        Self.expectExhausted(String(repeating: "(", count: n) + "a == 1" + String(repeating: ")", count: n), "balanced parentheses")
-        Self.expectExhausted("a == " + String(repeating: "(", count: n) + "1" + String(repeating: ")", count: n), "value parentheses")
+        Self.expectExhausted(
+            String(repeating: "(", count: n) + "a == 1" + String(repeating: ")", count: n), "balanced parentheses")
+        Self.expectExhausted(
+            "a == " + String(repeating: "(", count: n) + "1" + String(repeating: ")", count: n), "value parentheses")
         Self.expectExhausted(String(repeating: "NOT ", count: n) + "a == 1", "NOT chain")
         Self.expectExhausted(String(repeating: "!", count: n) + "a == 1", "! chain")
         Self.expectExhausted("a == " + String(repeating: "1 + ", count: n) + "1", "arithmetic chain")
         Self.expectExhausted("a == " + String(repeating: "1 * ", count: n) + "1", "product chain")
         Self.expectExhausted(String(repeating: "SUBQUERY(a, $v, ", count: n / 16), "SUBQUERY nesting")
-        Self.expectExhausted(String(repeating: "NOT (", count: n / 5) + "a == 1" + String(repeating: ")", count: n / 5), "NOT ( nesting")
-        Self.expectExhausted("a == " + String(repeating: "(1 + ", count: n / 5) + "1" + String(repeating: ")", count: n / 5),
-                             "nested arithmetic")
+        Self.expectExhausted(
+            String(repeating: "NOT (", count: n / 5) + "a == 1" + String(repeating: ")", count: n / 5), "NOT ( nesting")
+        Self.expectExhausted(
+            "a == " + String(repeating: "(1 + ", count: n / 5) + "1" + String(repeating: ")", count: n / 5),
+            "nested arithmetic")
     }
 
     @Test func deepBracesFail() throws {
@@ -102,7 +108,9 @@ import Testing
         #expect(try PredicateParser.parse(allowed.description) == allowed)
         let five = try PredicateParser.parse(subqueries(Predicate.maximumSubqueryNesting + 1))
         let nestedError = try #require(throws: ModelError.self) { try five.typed(for: author, in: schema) }
-        #expect(nestedError.code == .resourceExhausted && nestedError.message.contains("SUBQUERYs are nested more than 4 deep"))
+        #expect(
+            nestedError.code == .resourceExhausted
+                && nestedError.message.contains("SUBQUERYs are nested more than 4 deep"))
         var tooManySubqueries = "a == 1"
         for _ in 0..<22 { tooManySubqueries = "SUBQUERY(items, $i, \(tooManySubqueries)).@count > 0" }
         Self.expectExhausted(tooManySubqueries, "22 nested SUBQUERYs")
@@ -111,7 +119,8 @@ import Testing
     @Test func redundantParenthesesAreToleratedUpToALimit() throws {
         let forty = String(repeating: "(", count: 40) + "a == 1" + String(repeating: ")", count: 40)
         #expect(try PredicateParser.parse(forty) == .equal("a", .int(1)))
-        Self.expectExhausted(String(repeating: "(", count: 60) + "a == 1" + String(repeating: ")", count: 60), "60 parentheses")
+        Self.expectExhausted(
+            String(repeating: "(", count: 60) + "a == 1" + String(repeating: ")", count: 60), "60 parentheses")
     }
 
     @Test func lengthLimit() throws {
@@ -140,7 +149,8 @@ import Testing
             return
         }
         #expect(values.count == items)
-        Self.expectExhausted("a IN {" + Array(repeating: "1", count: items + 1).joined(separator: ",") + "}", "list too long")
+        Self.expectExhausted(
+            "a IN {" + Array(repeating: "1", count: items + 1).joined(separator: ",") + "}", "list too long")
     }
 }
 

@@ -46,8 +46,14 @@ import Testing
         ("name CONTAINS \"par\"", P.cmp(P.key("name"), .contains, P.string("par"))),
         ("name contains[c] \"par\"", P.cmp(P.key("name"), .contains, P.string("par"), .direct, .caseInsensitive)),
         ("name BeginsWith[d] \"é\"", P.cmp(P.key("name"), .beginsWith, P.string("é"), .direct, .diacriticInsensitive)),
-        ("name ENDSWITH[cd] 'x'", P.cmp(P.key("name"), .endsWith, P.string("x"), .direct, [.caseInsensitive, .diacriticInsensitive])),
-        ("name LIKE[dc] \"a*b?\"", P.cmp(P.key("name"), .like, P.string("a*b?"), .direct, [.caseInsensitive, .diacriticInsensitive])),
+        (
+            "name ENDSWITH[cd] 'x'",
+            P.cmp(P.key("name"), .endsWith, P.string("x"), .direct, [.caseInsensitive, .diacriticInsensitive])
+        ),
+        (
+            "name LIKE[dc] \"a*b?\"",
+            P.cmp(P.key("name"), .like, P.string("a*b?"), .direct, [.caseInsensitive, .diacriticInsensitive])
+        ),
         ("name ==[c] \"x\"", P.cmp(P.key("name"), .equal, P.string("x"), .direct, .caseInsensitive)),
         ("name == [C] \"x\"", P.cmp(P.key("name"), .equal, P.string("x"), .direct, .caseInsensitive)),
         ("name IN {\"a\", \"b\"}", P.cmp(P.key("name"), .in, .list([P.string("a"), P.string("b")]))),
@@ -58,7 +64,10 @@ import Testing
         ("some items.price > 5", P.cmp(P.key("items.price"), .greater, P.int(5), .any)),
         ("ALL items.price > 5", P.cmp(P.key("items.price"), .greater, P.int(5), .all)),
         ("None items.price > 5", P.cmp(P.key("items.price"), .greater, P.int(5), .none)),
-        ("ANY tags.name CONTAINS[c] \"x\"", P.cmp(P.key("tags.name"), .contains, P.string("x"), .any, .caseInsensitive)),
+        (
+            "ANY tags.name CONTAINS[c] \"x\"",
+            P.cmp(P.key("tags.name"), .contains, P.string("x"), .any, .caseInsensitive)
+        ),
     ]
 
     static let strings: [(String, Predicate)] = [
@@ -78,20 +87,33 @@ import Testing
         ("count - -5 > 0", P.cmp(P.arith(.subtract, P.key("count"), P.int(-5)), .greater, P.int(0))),
         ("count--5 > 0", P.cmp(P.arith(.subtract, P.key("count"), P.int(-5)), .greater, P.int(0))),
         ("-5 < count", P.cmp(P.int(-5), .less, P.key("count"))),
-        ("a + b * c == d",
-         P.eq("", P.key("d")).replacingLHS(P.arith(.add, P.key("a"), P.arith(.multiply, P.key("b"), P.key("c"))))),
-        ("(a + b) * c == d",
-         P.eq("", P.key("d")).replacingLHS(P.arith(.multiply, P.arith(.add, P.key("a"), P.key("b")), P.key("c")))),
-        ("a - b - c == 0",
-         P.eq("", P.int(0)).replacingLHS(P.arith(.subtract, P.arith(.subtract, P.key("a"), P.key("b")), P.key("c")))),
-        ("a / b / c == 0",
-         P.eq("", P.int(0)).replacingLHS(P.arith(.divide, P.arith(.divide, P.key("a"), P.key("b")), P.key("c")))),
-        ("a * b + c / d == 0",
-         P.eq("", P.int(0)).replacingLHS(P.arith(.add, P.arith(.multiply, P.key("a"), P.key("b")), P.arith(.divide, P.key("c"), P.key("d"))))),
+        (
+            "a + b * c == d",
+            P.eq("", P.key("d")).replacingLHS(P.arith(.add, P.key("a"), P.arith(.multiply, P.key("b"), P.key("c"))))
+        ),
+        (
+            "(a + b) * c == d",
+            P.eq("", P.key("d")).replacingLHS(P.arith(.multiply, P.arith(.add, P.key("a"), P.key("b")), P.key("c")))
+        ),
+        (
+            "a - b - c == 0",
+            P.eq("", P.int(0)).replacingLHS(P.arith(.subtract, P.arith(.subtract, P.key("a"), P.key("b")), P.key("c")))
+        ),
+        (
+            "a / b / c == 0",
+            P.eq("", P.int(0)).replacingLHS(P.arith(.divide, P.arith(.divide, P.key("a"), P.key("b")), P.key("c")))
+        ),
+        (
+            "a * b + c / d == 0",
+            P.eq("", P.int(0)).replacingLHS(
+                P.arith(.add, P.arith(.multiply, P.key("a"), P.key("b")), P.arith(.divide, P.key("c"), P.key("d"))))
+        ),
         ("price == price * 2", P.eq("price", P.arith(.multiply, P.key("price"), P.int(2)))),
         ("((count)) == 1", P.eq("count", P.int(1))),
-        ("(startDate + 86400) < endDate",
-         P.cmp(P.arith(.add, P.key("startDate"), P.int(86400)), .less, P.key("endDate"))),
+        (
+            "(startDate + 86400) < endDate",
+            P.cmp(P.arith(.add, P.key("startDate"), P.int(86400)), .less, P.key("endDate"))
+        ),
         ("1 + 2 == 3", P.cmp(P.arith(.add, P.int(1), P.int(2)), .equal, P.int(3))),
     ]
 
@@ -125,20 +147,31 @@ import Testing
 
     static let special: [(String, Predicate)] = {
         let trip = Fixed.id("Trip", 1)
-        let temporary = PersistentIdentifier(storeIdentifier: Fixed.store, entityName: "Trip", key: .temporary(Fixed.temporaryKey))
+        let temporary = PersistentIdentifier(
+            storeIdentifier: Fixed.store, entityName: "Trip", key: .temporary(Fixed.temporaryKey))
         let inner = P.eq("name", P.string("tech")).replacingLHS(P.key("category.name", "a"))
         return [
             ("self == CAST(\"\(trip.uriRepresentation)\", \"object\")", P.cmp(P.key(""), .equal, .object(trip))),
-            ("trip == cast('modeld://\(uuid.uppercased())/Trip/t\(Fixed.temporaryKey.uuidString)', 'OBJECT')",
-             P.eq("trip", .object(temporary))),
-            ("startDate > CAST(\"2026-01-31\", \"date\")",
-             P.cmp(P.key("startDate"), .greater, P.value(.date(.iso("2026-01-31T00:00:00Z"))))),
-            ("startDate > CAST(\"2026-01-31T12:00:00.5+02:00\", \"date\")",
-             P.cmp(P.key("startDate"), .greater, P.value(.date(.iso("2026-01-31T10:00:00.500000Z"))))),
+            (
+                "trip == cast('modeld://\(uuid.uppercased())/Trip/t\(Fixed.temporaryKey.uuidString)', 'OBJECT')",
+                P.eq("trip", .object(temporary))
+            ),
+            (
+                "startDate > CAST(\"2026-01-31\", \"date\")",
+                P.cmp(P.key("startDate"), .greater, P.value(.date(.iso("2026-01-31T00:00:00Z"))))
+            ),
+            (
+                "startDate > CAST(\"2026-01-31T12:00:00.5+02:00\", \"date\")",
+                P.cmp(P.key("startDate"), .greater, P.value(.date(.iso("2026-01-31T10:00:00.500000Z"))))
+            ),
             ("code == CAST(\"\(uuid.uppercased())\", \"uuid\")", P.eq("code", P.value(.uuid(Fixed.store)))),
             ("blob == CAST(\"AAEC/w==\", \"data\")", P.eq("blob", P.value(.data(Data([0, 1, 2, 255]))))),
-            ("amount == CAST(\"12.50\", \"decimal\")", P.eq("amount", P.value(.decimal(Decimal(string: "12.5")!)))),   // valid literal
-            ("link == CAST(\"https://example.com/a?b=1\", \"url\")", P.eq("link", P.value(.url(URL(string: "https://example.com/a?b=1")!)))),   // valid literal
+            // valid literal
+            ("amount == CAST(\"12.50\", \"decimal\")", P.eq("amount", P.value(.decimal(Decimal(string: "12.5")!)))),
+            (
+                "link == CAST(\"https://example.com/a?b=1\", \"url\")",
+                P.eq("link", P.value(.url(URL(string: "https://example.com/a?b=1")!)))
+            ), // valid literal
             ("meta == CAST('{\"a\": [1, 2]}', \"json\")", P.eq("meta", P.value(.json("{\"a\": [1, 2]}")))),
             ("price == CAST(\"inf\", \"double\")", P.eq("price", P.double(.infinity))),
             ("price == CAST(\"-inf\", \"Double\")", P.eq("price", P.double(-.infinity))),
@@ -151,30 +184,68 @@ import Testing
             ("self.@entity IN {\"A\"}", P.cmp(.entityName(variable: nil), .in, .list([P.string("A")]))),
             ("items.@count > 2", P.cmp(.collection(.count, P.path("items"), attribute: nil), .greater, P.int(2))),
             ("items.@COUNT > 2", P.cmp(.collection(.count, P.path("items"), attribute: nil), .greater, P.int(2))),
-            ("items.@sum.price > 10", P.cmp(.collection(.sum, P.path("items"), attribute: "price"), .greater, P.int(10))),
-            ("shelf.items.@avg.price > 1.5", P.cmp(.collection(.avg, P.path("shelf.items"), attribute: "price"), .greater, P.double(1.5))),
-            ("items.@min.added < items.@max.added",
-             P.cmp(.collection(.min, P.path("items"), attribute: "added"), .less, .collection(.max, P.path("items"), attribute: "added"))),
-            ("SUBQUERY(articles, $a, $a.category.name == \"tech\").@count > 0",
-             P.cmp(.subqueryCount(collection: P.path("articles"), variable: "a", predicate: inner), .greater, P.int(0))),
-            ("subquery(articles, $a, $a.@entity == \"Article\").@count == 1",
-             P.cmp(.subqueryCount(collection: P.path("articles"), variable: "a",
-                                  predicate: P.cmp(.entityName(variable: "a"), .equal, P.string("Article"))), .equal, P.int(1))),
-            ("SUBQUERY(shelves, $s, SUBQUERY($s.items, $i, $i.price > 5).@count > 1).@count == 0",
-             P.cmp(.subqueryCount(collection: P.path("shelves"), variable: "s", predicate:
-                P.cmp(.subqueryCount(collection: P.path("items", "s"), variable: "i",
-                                     predicate: P.cmp(P.key("price", "i"), .greater, P.int(5))), .greater, P.int(1))),
-                  .equal, P.int(0))),
-            ("SUBQUERY(friends, $f, $f == self).@count > 0",
-             P.cmp(.subqueryCount(collection: P.path("friends"), variable: "f", predicate: P.cmp(P.key("", "f"), .equal, P.key(""))),
-                   .greater, P.int(0))),
-            ("$a.items.@sum.price == 1",
-             P.cmp(.collection(.sum, P.path("items", "a"), attribute: "price"), .equal, P.int(1))),
-            ("items.@count == SUBQUERY(items, $i, $i.price > 1).@count",
-             P.cmp(.collection(.count, P.path("items"), attribute: nil), .equal,
-                   .subqueryCount(collection: P.path("items"), variable: "i", predicate: P.cmp(P.key("price", "i"), .greater, P.int(1))))),
-            ("first == 1 AND size == 2 AND Name == 3 AND x_1 == 4",
-             .and([P.eq("first", P.int(1)), P.eq("size", P.int(2)), P.eq("Name", P.int(3)), P.eq("x_1", P.int(4))])),
+            (
+                "items.@sum.price > 10",
+                P.cmp(.collection(.sum, P.path("items"), attribute: "price"), .greater, P.int(10))
+            ),
+            (
+                "shelf.items.@avg.price > 1.5",
+                P.cmp(.collection(.avg, P.path("shelf.items"), attribute: "price"), .greater, P.double(1.5))
+            ),
+            (
+                "items.@min.added < items.@max.added",
+                P.cmp(
+                    .collection(.min, P.path("items"), attribute: "added"), .less,
+                    .collection(.max, P.path("items"), attribute: "added"))
+            ),
+            (
+                "SUBQUERY(articles, $a, $a.category.name == \"tech\").@count > 0",
+                P.cmp(
+                    .subqueryCount(collection: P.path("articles"), variable: "a", predicate: inner), .greater, P.int(0))
+            ),
+            (
+                "subquery(articles, $a, $a.@entity == \"Article\").@count == 1",
+                P.cmp(
+                    .subqueryCount(
+                        collection: P.path("articles"), variable: "a",
+                        predicate: P.cmp(.entityName(variable: "a"), .equal, P.string("Article"))), .equal, P.int(1))
+            ),
+            (
+                "SUBQUERY(shelves, $s, SUBQUERY($s.items, $i, $i.price > 5).@count > 1).@count == 0",
+                P.cmp(
+                    .subqueryCount(
+                        collection: P.path("shelves"), variable: "s",
+                        predicate:
+                            P.cmp(
+                                .subqueryCount(
+                                    collection: P.path("items", "s"), variable: "i",
+                                    predicate: P.cmp(P.key("price", "i"), .greater, P.int(5))), .greater, P.int(1))),
+                    .equal, P.int(0))
+            ),
+            (
+                "SUBQUERY(friends, $f, $f == self).@count > 0",
+                P.cmp(
+                    .subqueryCount(
+                        collection: P.path("friends"), variable: "f",
+                        predicate: P.cmp(P.key("", "f"), .equal, P.key(""))),
+                    .greater, P.int(0))
+            ),
+            (
+                "$a.items.@sum.price == 1",
+                P.cmp(.collection(.sum, P.path("items", "a"), attribute: "price"), .equal, P.int(1))
+            ),
+            (
+                "items.@count == SUBQUERY(items, $i, $i.price > 1).@count",
+                P.cmp(
+                    .collection(.count, P.path("items"), attribute: nil), .equal,
+                    .subqueryCount(
+                        collection: P.path("items"), variable: "i",
+                        predicate: P.cmp(P.key("price", "i"), .greater, P.int(1))))
+            ),
+            (
+                "first == 1 AND size == 2 AND Name == 3 AND x_1 == 4",
+                .and([P.eq("first", P.int(1)), P.eq("size", P.int(2)), P.eq("Name", P.int(3)), P.eq("x_1", P.int(4))])
+            ),
         ]
     }()
 
@@ -206,7 +277,8 @@ import Testing
     }
 
     @Test func parsesExpressions() throws {
-        #expect(try PredicateParser.parseExpression("items.@sum.price * 2")
+        #expect(
+            try PredicateParser.parseExpression("items.@sum.price * 2")
                 == P.arith(.multiply, .collection(.sum, P.path("items"), attribute: "price"), P.int(2)))
         #expect(try PredicateParser.parseExpression("-1.5") == P.double(-1.5))
         #expect(try PredicateParser.parseExpression("{1, 'a'}") == .list([P.int(1), P.string("a")]))

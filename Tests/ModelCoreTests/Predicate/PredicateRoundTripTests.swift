@@ -23,9 +23,11 @@ import Testing
         for failure in failures.prefix(5) { Issue.record(Comment(rawValue: failure)) }
         #expect(failures.isEmpty, "\(failures.count) of \(trees) trees did not round-trip")
         // Every node kind and every literal type was exercised, many times.
-        let kinds = ["constant", "comparison", "and", "or", "not", "list", "keyPath", "literal", "object", "collection",
-                     "entityName", "arithmetic", "subqueryCount", "null", "string", "int", "double", "bool", "date",
-                     "data", "uuid", "url", "decimal", "json"]
+        let kinds = [
+            "constant", "comparison", "and", "or", "not", "list", "keyPath", "literal", "object", "collection",
+            "entityName", "arithmetic", "subqueryCount", "null", "string", "int", "double", "bool", "date",
+            "data", "uuid", "url", "decimal", "json",
+        ]
         for kind in kinds {
             #expect(generator.tally[kind, default: 0] >= 50, "\(kind): \(generator.tally[kind, default: 0])")
         }
@@ -34,17 +36,29 @@ import Testing
     @Test func nestedSubqueriesRoundTrip() throws {
         // Three levels of SUBQUERY, each using the enclosing variables.
         let innermost = Predicate.and([
-            .comparison(Comparison(.keyPath(PropertyPath(["price"], variable: "i")), .greater, .keyPath(PropertyPath(["min"], variable: "s")))),
+            .comparison(
+                Comparison(
+                    .keyPath(PropertyPath(["price"], variable: "i")), .greater,
+                    .keyPath(PropertyPath(["min"], variable: "s")))),
             .comparison(Comparison(.entityName(variable: "l"), .in, .list([.literal(.string("Library"))]))),
         ])
-        let middle = Predicate.comparison(Comparison(
-            .subqueryCount(collection: PropertyPath(["items"], variable: "s"), variable: "i", predicate: innermost), .greater, .literal(.int(0))))
-        let outer = Predicate.comparison(Comparison(
-            .subqueryCount(collection: PropertyPath(["shelves"], variable: "l"), variable: "s", predicate: middle), .equal, .literal(.int(2))))
-        let top = Predicate.comparison(Comparison(
-            .subqueryCount(collection: PropertyPath(["libraries"]), variable: "l", predicate: outer), .greaterOrEqual, .literal(.int(1))))
+        let middle = Predicate.comparison(
+            Comparison(
+                .subqueryCount(collection: PropertyPath(["items"], variable: "s"), variable: "i", predicate: innermost),
+                .greater, .literal(.int(0))))
+        let outer = Predicate.comparison(
+            Comparison(
+                .subqueryCount(collection: PropertyPath(["shelves"], variable: "l"), variable: "s", predicate: middle),
+                .equal, .literal(.int(2))))
+        let top = Predicate.comparison(
+            Comparison(
+                .subqueryCount(collection: PropertyPath(["libraries"]), variable: "l", predicate: outer),
+                .greaterOrEqual, .literal(.int(1))))
         #expect(try PredicateParser.parse(top.description) == top)
-        #expect(top.description == "SUBQUERY(libraries, $l, SUBQUERY($l.shelves, $s, SUBQUERY($s.items, $i, $i.price > $s.min AND $l.@entity IN {\"Library\"}).@count > 0).@count == 2).@count >= 1")
+        #expect(
+            top.description
+                == "SUBQUERY(libraries, $l, SUBQUERY($l.shelves, $s, SUBQUERY($s.items, $i, $i.price > $s.min AND $l.@entity IN {\"Library\"}).@count > 0).@count == 2).@count >= 1"
+        )
     }
 
     /// Seeds for the fuzzer: canonical texts and hand-written ones in NSPredicate's conveniences.
@@ -63,11 +77,13 @@ import Testing
         return seeds
     }
 
-    static let fragments = ["(", ")", "{", "}", "[", "]", "[c]", "\"", "'", "\\", "\\u{", "NOT ", " AND ", " OR ", "&&", "||", "!",
-                            "==", "=", "<", ">=", "=>", "<>", "!=", "-", "+", "*", "/", ".", ",", "@count", "@sum.", "@entity", "$v", "$",
-                            "CAST(", "SUBQUERY(", "\"date\"", "\"object\"", "1e", "1e+999", "9223372036854775808", "-0.0", "0",
-                            " IN ", " BETWEEN ", " LIKE ", "ANY ", "self", "nil", "TRUEPREDICATE", "é", "\u{0}", "\u{301}", "😀",
-                            " ", "\n", "\t", "a", "_", "x.y", "MATCHES", "@", "#"]
+    static let fragments = [
+        "(", ")", "{", "}", "[", "]", "[c]", "\"", "'", "\\", "\\u{", "NOT ", " AND ", " OR ", "&&", "||", "!",
+        "==", "=", "<", ">=", "=>", "<>", "!=", "-", "+", "*", "/", ".", ",", "@count", "@sum.", "@entity", "$v", "$",
+        "CAST(", "SUBQUERY(", "\"date\"", "\"object\"", "1e", "1e+999", "9223372036854775808", "-0.0", "0",
+        " IN ", " BETWEEN ", " LIKE ", "ANY ", "self", "nil", "TRUEPREDICATE", "é", "\u{0}", "\u{301}", "😀",
+        " ", "\n", "\t", "a", "_", "x.y", "MATCHES", "@", "#",
+    ]
 
     /// 24,000 mutated and random strings: each parses or throws ModelError, and what parses round-trips.
     @Test func fuzzedTextParsesOrFailsCleanly() {
@@ -91,7 +107,8 @@ import Testing
                 rejected += 1
                 let column = Int(error.context["column"] ?? "") ?? -1
                 let known = error.code == .invalidPredicate || error.code == .resourceExhausted
-                if !known || !(1...(text.count + 1)).contains(column) || !error.message.contains("at column \(column)") {
+                if !known || !(1...(text.count + 1)).contains(column) || !error.message.contains("at column \(column)")
+                {
                     failures.append("\(text.debugDescription): \(error)")
                 }
             }
@@ -108,30 +125,30 @@ import Testing
         for _ in 0..<times {
             let position = scalars.isEmpty ? 0 : random.int(0...scalars.count)
             switch random.int(0...7) {
-            case 0 where !scalars.isEmpty:   // delete a run
+            case 0 where !scalars.isEmpty: // delete a run
                 let end = min(scalars.count, position + random.int(1...4))
                 scalars.removeSubrange(min(position, end)..<end)
-            case 1:   // insert a fragment
+            case 1: // insert a fragment
                 scalars.insert(contentsOf: Array(random.pick(fragments).unicodeScalars), at: position)
-            case 2 where position < scalars.count:   // replace one scalar with a random one
+            case 2 where position < scalars.count: // replace one scalar with a random one
                 let value = random.chance(0.7) ? UInt32(random.int(0...0x7F)) : UInt32(random.int(0...0x10FFFF))
                 scalars[position] = Unicode.Scalar(value) ?? "?"
-            case 3 where !scalars.isEmpty:   // duplicate a run
+            case 3 where !scalars.isEmpty: // duplicate a run
                 let end = min(scalars.count, position + random.int(1...12))
                 scalars.insert(contentsOf: Array(scalars[min(position, end)..<end]), at: min(position, end))
-            case 4:   // truncate
+            case 4: // truncate
                 scalars.removeSubrange(position...)
-            case 5 where scalars.count > 2:   // swap two scalars
+            case 5 where scalars.count > 2: // swap two scalars
                 let other = random.int(0...(scalars.count - 1))
                 scalars.swapAt(min(position, scalars.count - 1), other)
-            case 6 where position < scalars.count:   // flip the case of an ASCII letter, or add a space
+            case 6 where position < scalars.count: // flip the case of an ASCII letter, or add a space
                 let scalar = scalars[position]
                 if scalar.properties.isUppercase || scalar.properties.isLowercase, scalar.isASCII {
                     scalars[position] = Unicode.Scalar(UInt8(scalar.value) ^ 0x20)
                 } else {
                     scalars.insert(random.pick([" ", "\t", "\n"]), at: position)
                 }
-            default:   // insert a random ASCII scalar
+            default: // insert a random ASCII scalar
                 scalars.insert(Unicode.Scalar(UInt8(random.int(0x20...0x7E))), at: position)
             }
         }

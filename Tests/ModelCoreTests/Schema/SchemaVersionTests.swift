@@ -8,8 +8,12 @@ import Testing
     /// Known answers, computed independently (Python's hashlib) from the canonical JSON: they pin
     /// both the normalization and the SHA-256 implementation (one block and several).
     @Test func knownAnswers() throws {
-        #expect(try ResolvedSchema(Schema()).versionHash == "9efa7b26f87e1ba6580e7e614b343e31ed1381d2406be6d64dd4055c00d696ae")
-        let note = Schema(entities: [EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)])])
+        #expect(
+            try ResolvedSchema(Schema()).versionHash
+                == "9efa7b26f87e1ba6580e7e614b343e31ed1381d2406be6d64dd4055c00d696ae")
+        let note = Schema(entities: [
+            EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)])
+        ])
         #expect(note.versionHash == "79c991dcbcca8b87067ed1d6bcc0858e62bae6468ac4f321acb395fb14645955")
     }
 
@@ -70,7 +74,11 @@ import Testing
         edits.append(("default", { $0.entities[0].attributes[1].defaultValue = .int(1) }))
         edits.append(("preserved on deletion", { $0.entities[0].attributes[0].preserveValueOnDeletion = true }))
         edits.append(("attribute name", { $0.entities[0].attributes[7].name = "addedOn" }))
-        edits.append(("new attribute", { $0.entities[1].attributes.append(AttributeDescription(name: "x", type: .int, isOptional: true)) }))
+        edits.append(
+            (
+                "new attribute",
+                { $0.entities[1].attributes.append(AttributeDescription(name: "x", type: .int, isOptional: true)) }
+            ))
         edits.append(("delete rule", { $0.entities[2].relationships[0].deleteRule = .cascade }))
         edits.append(("max count", { $0.entities[1].relationships[0].maxCount = 6 }))
         edits.append(("unique constraint", { $0.entities[0].uniqueConstraints = [] }))
@@ -92,25 +100,28 @@ import Testing
         var after = before
         after.entities.removeAll { $0.name == "LivingAccommodation" }
         after.entities[0].relationships.removeAll { $0.name == "livingAccommodation" }
-        after.entities.append(EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)]))
+        after.entities.append(
+            EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)]))
         after.entities[0].attributes[1].type = .url
-        after.entities[0].attributes.append(AttributeDescription(name: "budget", type: .decimal, isOptional: true, defaultValue: .decimal(10)))
+        after.entities[0].attributes.append(
+            AttributeDescription(name: "budget", type: .decimal, isOptional: true, defaultValue: .decimal(10)))
         after.entities[0].attributes.removeAll { $0.name == "endDate" }
         after.entities[0].relationships[0].deleteRule = .deny
         after.entities[0].uniqueConstraints = [["name"]]
         after.entities[2].superentity = nil
         let lines = after.differences(from: before)
-        #expect(lines == [
-            "- entity LivingAccommodation",
-            "+ entity Note",
-            "~ BusinessTrip: superentity Trip -> none",
-            "- Trip.endDate",
-            "+ Trip.budget: decimal?, default 10",
-            "~ Trip.destination: string -> url",
-            "- Trip.livingAccommodation",
-            "~ Trip.bucketList: to-many BucketListItem, inverse trip, delete rule cascade -> to-many BucketListItem, inverse trip, delete rule deny",
-            "~ Trip: unique constraints [[\"name\", \"startDate\", \"endDate\"]] -> [[\"name\"]]",
-        ], "\(lines)")
+        #expect(
+            lines == [
+                "- entity LivingAccommodation",
+                "+ entity Note",
+                "~ BusinessTrip: superentity Trip -> none",
+                "- Trip.endDate",
+                "+ Trip.budget: decimal?, default 10",
+                "~ Trip.destination: string -> url",
+                "- Trip.livingAccommodation",
+                "~ Trip.bucketList: to-many BucketListItem, inverse trip, delete rule cascade -> to-many BucketListItem, inverse trip, delete rule deny",
+                "~ Trip: unique constraints [[\"name\", \"startDate\", \"endDate\"]] -> [[\"name\"]]",
+            ], "\(lines)")
         // The other direction describes the way back.
         let back = before.differences(from: after)
         #expect(back.contains("+ entity LivingAccommodation"))

@@ -19,12 +19,16 @@ enum P {
     static func string(_ v: String) -> Expression { .literal(.string(v)) }
     static let null = Expression.literal(.null)
 
-    static func cmp(_ lhs: Expression, _ op: ComparisonOperator, _ rhs: Expression,
-                    _ modifier: ComparisonModifier = .direct, _ options: StringOptions = []) -> Predicate {
+    static func cmp(
+        _ lhs: Expression, _ op: ComparisonOperator, _ rhs: Expression,
+        _ modifier: ComparisonModifier = .direct, _ options: StringOptions = []
+    ) -> Predicate {
         .comparison(Comparison(lhs, op, rhs, modifier: modifier, options: options))
     }
 
-    static func arith(_ op: ArithmeticOperator, _ a: Expression, _ b: Expression) -> Expression { .arithmetic(op, a, b) }
+    static func arith(_ op: ArithmeticOperator, _ a: Expression, _ b: Expression) -> Expression {
+        .arithmetic(op, a, b)
+    }
 
     /// `key == rhs`.
     static func eq(_ key: String, _ rhs: Expression) -> Predicate { cmp(self.key(key), .equal, rhs) }
@@ -32,9 +36,9 @@ enum P {
 
 /// Fixed identifiers for tests.
 enum Fixed {
-    static let store = UUID(uuidString: "11111111-2222-3333-4444-555555555555")!   // a valid literal
-    static let otherStore = UUID(uuidString: "99999999-8888-7777-6666-555555555555")!   // a valid literal
-    static let temporaryKey = UUID(uuidString: "AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEE")!   // a valid literal
+    static let store = UUID(uuidString: "11111111-2222-3333-4444-555555555555")! // a valid literal
+    static let otherStore = UUID(uuidString: "99999999-8888-7777-6666-555555555555")! // a valid literal
+    static let temporaryKey = UUID(uuidString: "AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEE")! // a valid literal
 
     static func id(_ entity: String, _ pk: Int64, store: UUID = Fixed.store) -> PersistentIdentifier {
         PersistentIdentifier(storeIdentifier: store, entityName: entity, key: .permanent(pk))

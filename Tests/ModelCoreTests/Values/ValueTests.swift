@@ -5,41 +5,44 @@ import Testing
 
 /// `Value`: conversion, text forms, Codable, and the one ordering every backend uses.
 @Suite struct ValueTests {
-    static let decimal = Decimal(string: "-12.345")!   // a valid literal
-    static let url = URL(string: "https://example.com/a?b=1#c")!   // a valid literal
+    static let decimal = Decimal(string: "-12.345")! // a valid literal
+    static let url = URL(string: "https://example.com/a?b=1#c")! // a valid literal
 
     /// One value of every type, and nil.
     static let samples: [Value] = [
         .null, .string(""), .string("Zé \"q\"\n😀\u{0}"), .int(0), .int(.min), .int(.max), .double(0.1), .double(-0.0),
-        .double(1e300), .double(.leastNonzeroMagnitude), .bool(true), .bool(false), .date(.iso("2026-01-31T12:00:00.000001Z")),
-        .date(Timestamp(microsecondsSince1970: .min)), .data(Data()), .data(Data([0, 255, 1])), .uuid(Fixed.store), .url(url),
+        .double(1e300), .double(.leastNonzeroMagnitude), .bool(true), .bool(false),
+        .date(.iso("2026-01-31T12:00:00.000001Z")),
+        .date(Timestamp(microsecondsSince1970: .min)), .data(Data()), .data(Data([0, 255, 1])), .uuid(Fixed.store),
+        .url(url),
         .decimal(decimal), .decimal(0), .json("{\"a\": [1, null]}"), .json("null"),
     ]
 
-    @Test(arguments: [
-        (Value.int(3), AttributeType.double, Value.double(3)),
-        (.int(-3), .decimal, .decimal(-3)),
-        (.int(1), .bool, .bool(true)),
-        (.int(0), .bool, .bool(false)),
-        (.int(9_007_199_254_740_992), .double, .double(9_007_199_254_740_992)),
-        (.double(4), .int, .int(4)),
-        (.double(-0.0), .int, .int(0)),
-        (.double(0.25), .decimal, .decimal(Decimal(string: "0.25")!)),   // a valid literal
-        (.string("42"), .int, .int(42)),
-        (.string("-1.5"), .double, .double(-1.5)),
-        (.string("YES"), .bool, .bool(true)),
-        (.string("0"), .bool, .bool(false)),
-        (.string("2026-01-31"), .date, .date(.iso("2026-01-31T00:00:00Z"))),
-        (.string("AP8B"), .data, .data(Data([0, 255, 1]))),
-        (.string("11111111-2222-3333-4444-555555555555"), .uuid, .uuid(Fixed.store)),
-        (.string("https://example.com/a?b=1#c"), .url, .url(url)),
-        (.string("-12.345"), .decimal, .decimal(decimal)),
-        (.string("1E3"), .decimal, .decimal(1000)),
-        (.string("[1, 2]"), .json, .json("[1, 2]")),
-        (.string("x"), .string, .string("x")),
-        (.null, .date, .null),
-        (.date(.iso("2026-01-31")), .date, .date(.iso("2026-01-31"))),
-    ] as [(Value, AttributeType, Value)])
+    @Test(
+        arguments: [
+            (Value.int(3), AttributeType.double, Value.double(3)),
+            (.int(-3), .decimal, .decimal(-3)),
+            (.int(1), .bool, .bool(true)),
+            (.int(0), .bool, .bool(false)),
+            (.int(9_007_199_254_740_992), .double, .double(9_007_199_254_740_992)),
+            (.double(4), .int, .int(4)),
+            (.double(-0.0), .int, .int(0)),
+            (.double(0.25), .decimal, .decimal(Decimal(string: "0.25")!)), // a valid literal
+            (.string("42"), .int, .int(42)),
+            (.string("-1.5"), .double, .double(-1.5)),
+            (.string("YES"), .bool, .bool(true)),
+            (.string("0"), .bool, .bool(false)),
+            (.string("2026-01-31"), .date, .date(.iso("2026-01-31T00:00:00Z"))),
+            (.string("AP8B"), .data, .data(Data([0, 255, 1]))),
+            (.string("11111111-2222-3333-4444-555555555555"), .uuid, .uuid(Fixed.store)),
+            (.string("https://example.com/a?b=1#c"), .url, .url(url)),
+            (.string("-12.345"), .decimal, .decimal(decimal)),
+            (.string("1E3"), .decimal, .decimal(1000)),
+            (.string("[1, 2]"), .json, .json("[1, 2]")),
+            (.string("x"), .string, .string("x")),
+            (.null, .date, .null),
+            (.date(.iso("2026-01-31")), .date, .date(.iso("2026-01-31"))),
+        ] as [(Value, AttributeType, Value)])
     func converts(value: Value, type: AttributeType, expected: Value) throws {
         #expect(try value.converted(to: type) == expected)
     }
@@ -63,35 +66,36 @@ import Testing
         if case .double(let d) = converted { #expect(d.sign == .plus) }
     }
 
-    @Test(arguments: [
-        (Value.double(.nan), AttributeType.double),
-        (Value.double(4.5), AttributeType.int),
-        (.double(1e19), .int),
-        (.double(.nan), .int),
-        (.double(.infinity), .decimal),
-        (.int(9_007_199_254_740_993), .double),
-        (.int(.max), .double),
-        (.int(2), .bool),
-        (.bool(true), .int),
-        (.int(1), .string),
-        (.date(.iso("2026-01-31")), .string),
-        (.string("1.2.3"), .decimal),
-        (.string("1e2e3"), .decimal),
-        (.string("12,5"), .decimal),
-        (.string("."), .decimal),
-        (.string("1e"), .decimal),
-        (.string(""), .int),
-        (.string(" 1"), .int),
-        (.string("9223372036854775808"), .int),
-        (.string(""), .double),
-        (.string("maybe"), .bool),
-        (.string("2026-02-30"), .date),
-        (.string("not base64!"), .data),
-        (.string("1111-2222"), .uuid),
-        (.string("no scheme"), .url),
-        (.string("{"), .json),
-        (.uuid(Fixed.store), .url),
-    ] as [(Value, AttributeType)])
+    @Test(
+        arguments: [
+            (Value.double(.nan), AttributeType.double),
+            (Value.double(4.5), AttributeType.int),
+            (.double(1e19), .int),
+            (.double(.nan), .int),
+            (.double(.infinity), .decimal),
+            (.int(9_007_199_254_740_993), .double),
+            (.int(.max), .double),
+            (.int(2), .bool),
+            (.bool(true), .int),
+            (.int(1), .string),
+            (.date(.iso("2026-01-31")), .string),
+            (.string("1.2.3"), .decimal),
+            (.string("1e2e3"), .decimal),
+            (.string("12,5"), .decimal),
+            (.string("."), .decimal),
+            (.string("1e"), .decimal),
+            (.string(""), .int),
+            (.string(" 1"), .int),
+            (.string("9223372036854775808"), .int),
+            (.string(""), .double),
+            (.string("maybe"), .bool),
+            (.string("2026-02-30"), .date),
+            (.string("not base64!"), .data),
+            (.string("1111-2222"), .uuid),
+            (.string("no scheme"), .url),
+            (.string("{"), .json),
+            (.uuid(Fixed.store), .url),
+        ] as [(Value, AttributeType)])
     func refusesLossyConversions(value: Value, type: AttributeType) throws {
         let error = try #require(throws: ModelError.self) { try value.converted(to: type) }
         #expect(error.code == .typeMismatch)
@@ -125,12 +129,17 @@ import Testing
         #expect(try json(.string("Paris")) == "[{\"string\":\"Paris\"}]")
         #expect(try json(.bool(false)) == "[{\"bool\":false}]")
         #expect(try json(.date(.iso("2026-01-02T03:04:05.000006Z"))) == "[{\"date\":\"2026-01-02T03:04:05.000006Z\"}]")
-        #expect(try json(.decimal(Decimal(string: "12.50")!)) == "[{\"decimal\":\"12.5\"}]")   // a valid literal
+        #expect(try json(.decimal(Decimal(string: "12.50")!)) == "[{\"decimal\":\"12.5\"}]") // a valid literal
         #expect(try json(.data(Data([0, 255]))) == "[{\"data\":\"AP8=\"}]")
         #expect(try json(.uuid(Fixed.store)) == "[{\"uuid\":\"11111111-2222-3333-4444-555555555555\"}]")
-        for bad in ["[{\"int\": 1, \"string\": \"x\"}]", "[{\"float\": 1}]", "[{}]", "[{\"date\": \"soon\"}]", "[{\"int\": \"1\"}]",
-                    "[{\"uuid\": \"x\"}]", "[5]", "[{\"int\": 9223372036854775808}]"] {
-            #expect(throws: DecodingError.self, "\(bad)") { try JSONDecoder().decode([Value].self, from: Data(bad.utf8)) }
+        for bad in [
+            "[{\"int\": 1, \"string\": \"x\"}]", "[{\"float\": 1}]", "[{}]", "[{\"date\": \"soon\"}]",
+            "[{\"int\": \"1\"}]",
+            "[{\"uuid\": \"x\"}]", "[5]", "[{\"int\": 9223372036854775808}]",
+        ] {
+            #expect(throws: DecodingError.self, "\(bad)") {
+                try JSONDecoder().decode([Value].self, from: Data(bad.utf8))
+            }
         }
     }
 
@@ -144,43 +153,48 @@ import Testing
         #expect(Value.compare(.null, .null) == .orderedSame)
     }
 
-    @Test(arguments: [
-        (Value.int(1), Value.double(1.0), ComparisonResult.orderedSame),
-        (.int(9_007_199_254_740_993), .double(9_007_199_254_740_992), .orderedDescending),
-        (.int(9_007_199_254_740_991), .double(9_007_199_254_740_992), .orderedAscending),
-        (.int(.max), .double(0x1p63), .orderedAscending),
-        (.int(.min), .double(-9_223_372_036_854_775_808), .orderedSame),
-        (.int(.min), .double(-9.3e18), .orderedDescending),
-        (.int(-1), .double(-0.5), .orderedAscending),
-        (.int(0), .double(-0.0), .orderedSame),
-        (.int(2), .double(1.9999999999999998), .orderedDescending),
-        (.int(-2), .double(-2.0000000000000004), .orderedDescending),
-        (.int(5), .double(.infinity), .orderedAscending),
-        (.int(5), .double(-.infinity), .orderedDescending),
-        (.double(0.1), .int(0), .orderedDescending),
-        (.decimal(Decimal(string: "0.1")!), .int(0), .orderedDescending),   // a valid literal
-        (.int(3), .decimal(3), .orderedSame),
-        (.decimal(Decimal(string: "2.5")!), .double(2.5), .orderedSame),   // a valid literal
-        (.decimal(9_007_199_254_740_993), .double(9_007_199_254_740_992), .orderedDescending),
-        (.decimal(Decimal(string: "0.1")!), .double(0.1), .orderedSame),   // a valid literal; 0.1 is as near as doubles get
-        (.decimal(Decimal(string: "2.2500000000000000001")!), .double(2.25), .orderedDescending),   // a valid literal
-        (.decimal(1), .double(.infinity), .orderedAscending),
-        (.string("Z"), .string("a"), .orderedAscending),
-        (.string("a"), .string("é"), .orderedAscending),
-        (.string("Z"), .string("é"), .orderedAscending),
-        (.string("e\u{301}"), .string("é"), .orderedAscending),   // bytes, not canonical equivalence
-        (.string("a"), .string("ab"), .orderedAscending),
-        (.string(""), .string("\u{0}"), .orderedAscending),
-        (.string("\u{FFFF}"), .string("😀"), .orderedAscending),   // UTF-8 order, not UTF-16
-        (.bool(false), .bool(true), .orderedAscending),
-        (.date(.iso("1969-12-31T23:59:59.999999Z")), .date(.iso("1970-01-01")), .orderedAscending),
-        (.data(Data([1, 2])), .data(Data([1, 2, 0])), .orderedAscending),
-        (.data(Data([2])), .data(Data([1, 255])), .orderedDescending),
-        (.uuid(UUID(uuidString: "AAAAAAAA-0000-0000-0000-000000000000")!), .uuid(UUID(uuidString: "bbbbbbbb-0000-0000-0000-000000000000")!),   // valid literals
-         .orderedAscending),
-        (.url(URL(string: "https://b")!), .url(URL(string: "https://a/z")!), .orderedDescending),   // valid literals
-        (.json("[1]"), .json("{}"), .orderedAscending),
-    ] as [(Value, Value, ComparisonResult)])
+    @Test(
+        arguments: [
+            (Value.int(1), Value.double(1.0), ComparisonResult.orderedSame),
+            (.int(9_007_199_254_740_993), .double(9_007_199_254_740_992), .orderedDescending),
+            (.int(9_007_199_254_740_991), .double(9_007_199_254_740_992), .orderedAscending),
+            (.int(.max), .double(0x1p63), .orderedAscending),
+            (.int(.min), .double(-9_223_372_036_854_775_808), .orderedSame),
+            (.int(.min), .double(-9.3e18), .orderedDescending),
+            (.int(-1), .double(-0.5), .orderedAscending),
+            (.int(0), .double(-0.0), .orderedSame),
+            (.int(2), .double(1.9999999999999998), .orderedDescending),
+            (.int(-2), .double(-2.0000000000000004), .orderedDescending),
+            (.int(5), .double(.infinity), .orderedAscending),
+            (.int(5), .double(-.infinity), .orderedDescending),
+            (.double(0.1), .int(0), .orderedDescending),
+            (.decimal(Decimal(string: "0.1")!), .int(0), .orderedDescending), // a valid literal
+            (.int(3), .decimal(3), .orderedSame),
+            (.decimal(Decimal(string: "2.5")!), .double(2.5), .orderedSame), // a valid literal
+            (.decimal(9_007_199_254_740_993), .double(9_007_199_254_740_992), .orderedDescending),
+            // a valid literal; 0.1 is as near as doubles get
+            (.decimal(Decimal(string: "0.1")!), .double(0.1), .orderedSame),
+            (.decimal(Decimal(string: "2.2500000000000000001")!), .double(2.25), .orderedDescending), // a valid literal
+            (.decimal(1), .double(.infinity), .orderedAscending),
+            (.string("Z"), .string("a"), .orderedAscending),
+            (.string("a"), .string("é"), .orderedAscending),
+            (.string("Z"), .string("é"), .orderedAscending),
+            (.string("e\u{301}"), .string("é"), .orderedAscending), // bytes, not canonical equivalence
+            (.string("a"), .string("ab"), .orderedAscending),
+            (.string(""), .string("\u{0}"), .orderedAscending),
+            (.string("\u{FFFF}"), .string("😀"), .orderedAscending), // UTF-8 order, not UTF-16
+            (.bool(false), .bool(true), .orderedAscending),
+            (.date(.iso("1969-12-31T23:59:59.999999Z")), .date(.iso("1970-01-01")), .orderedAscending),
+            (.data(Data([1, 2])), .data(Data([1, 2, 0])), .orderedAscending),
+            (.data(Data([2])), .data(Data([1, 255])), .orderedDescending),
+            (
+                .uuid(UUID(uuidString: "AAAAAAAA-0000-0000-0000-000000000000")!),
+                .uuid(UUID(uuidString: "bbbbbbbb-0000-0000-0000-000000000000")!), // valid literals
+                .orderedAscending
+            ),
+            (.url(URL(string: "https://b")!), .url(URL(string: "https://a/z")!), .orderedDescending), // valid literals
+            (.json("[1]"), .json("{}"), .orderedAscending),
+        ] as [(Value, Value, ComparisonResult)])
     func compares(a: Value, b: Value, expected: ComparisonResult) {
         #expect(Value.compare(a, b) == expected)
         #expect(Value.compare(b, a) == expected.reversed)
@@ -195,7 +209,9 @@ import Testing
         #expect(!Value.equalForPredicate(.string("1"), .int(1)))
     }
 
-    static let extremeInts: [Int64] = [.max, .min, .max - 1, .min + 1, 9_007_199_254_740_992, 9_007_199_254_740_993, -9_007_199_254_740_993]
+    static let extremeInts: [Int64] = [
+        .max, .min, .max - 1, .min + 1, 9_007_199_254_740_992, 9_007_199_254_740_993, -9_007_199_254_740_993,
+    ]
     static let extremeDoubles: [Double] = [0x1p63, -0x1p63, 0x1p53, -0x1p53, 0x1p62 + 0x1p10]
 
     /// Random ints, doubles and decimals compare as exact arithmetic says. The oracle scales every
@@ -221,7 +237,11 @@ import Testing
             case 0: values.append(.int(base))
             case 5: values.append(.decimal(Decimal(random.pick(Self.extremeInts))))
             case 1: values.append(.double(Double(base) + random.pick([0, 0.5, -0.25, 1e-9, -1e-9])))
-            case 2: values.append(.decimal(Decimal(base) + random.pick([Decimal(0), Decimal(string: "0.5")!, Decimal(string: "-0.25")!])))   // valid literals
+            case 2:
+                values.append(
+                    .decimal(
+                        // valid literals
+                        Decimal(base) + random.pick([Decimal(0), Decimal(string: "0.5")!, Decimal(string: "-0.25")!])))
             case 3: values.append(.int(random.pick(Self.extremeInts)))
             default: values.append(.double(random.pick(Self.extremeDoubles)))
             }

@@ -22,7 +22,8 @@ import Testing
         let data = WorkshopData(seed: seed)
         try await data.save(into: memory)
         try await data.save(into: sqlite)
-        #expect(try await memory.dump().objects.count == Workshop.tagCount + Workshop.boxCount + Workshop.thingCount - 4)
+        #expect(
+            try await memory.dump().objects.count == Workshop.tagCount + Workshop.boxCount + Workshop.thingCount - 4)
         let loaded = await state(of: memory)
         #expect(await state(of: sqlite) == loaded, "the same saves left different objects")
 
@@ -35,7 +36,8 @@ import Testing
             let fetchB = await Outcome { try await sqlite.backend.fetch(b.fetch, overlay: b.overlay) }
             if fetchA != fetchB {
                 mismatches += 1
-                Issue.record("""
+                Issue.record(
+                    """
                     case \(index) (seed \(seed)): the backends disagree on a fetch
                     \(describe(a.fetch))\(a.overlay.map { "\n  overlay: \($0)" } ?? "")
                     \(fetchA.difference(from: fetchB))
@@ -51,14 +53,15 @@ import Testing
                 let rowsB = await Outcome { try await sqlite.backend.aggregate(aggregateB, overlay: b.overlay) }
                 if rowsA != rowsB {
                     mismatches += 1
-                    Issue.record("""
+                    Issue.record(
+                        """
                         case \(index) (seed \(seed)): the backends disagree on an aggregate
                         \(aggregateA)
                         \(rowsA.difference(from: rowsB))
                         """)
                 }
             }
-            if mismatches >= 10 { break }   // enough to go on; the rest would bury them
+            if mismatches >= 10 { break } // enough to go on; the rest would bury them
         }
         #expect(mismatches == 0)
         // Requests over pending changes wrote nothing.
@@ -66,11 +69,16 @@ import Testing
         #expect(await state(of: sqlite) == loaded)
         // The generator must exercise what it claims: most requests run, many match something,
         // and every kind of comparison was generated many times.
-        #expect(answered >= Self.caseCount * 7 / 10, "only \(answered) of \(Self.caseCount) requests ran; \(failed) failed")
+        #expect(
+            answered >= Self.caseCount * 7 / 10, "only \(answered) of \(Self.caseCount) requests ran; \(failed) failed")
         #expect(matchedSome >= answered / 3, "only \(matchedSome) of \(answered) requests matched anything")
         #expect(aggregates >= Self.caseCount / 5)
-        for kind in ["scalar", "nil", "paths", "list", "arithmetic", "quantified", "collection", "subquery", "entity", "object", "overlay"] {
-            #expect(onMemory.tally[kind, default: 0] >= 50, "only \(onMemory.tally[kind, default: 0]) \(kind) comparisons")
+        for kind in [
+            "scalar", "nil", "paths", "list", "arithmetic", "quantified", "collection", "subquery", "entity", "object",
+            "overlay",
+        ] {
+            #expect(
+                onMemory.tally[kind, default: 0] >= 50, "only \(onMemory.tally[kind, default: 0]) \(kind) comparisons")
         }
     }
 
@@ -78,17 +86,22 @@ import Testing
     private func state(of store: TestStore) async -> Outcome {
         await Outcome {
             var objects: [ObjectSnapshot] = []
-            for root in ["Thing", "Box", "Tag"] { objects += try await store.backend.fetch(FetchDescriptor(entityName: root)).objects }
+            for root in ["Thing", "Box", "Tag"] {
+                objects += try await store.backend.fetch(FetchDescriptor(entityName: root)).objects
+            }
             return .objects(objects, prefetched: [])
         }
     }
 
     private func describe(_ fetch: FetchDescriptor) -> String {
         var text = "  \(fetch.entityName) WHERE \(fetch.predicate.map { "\($0)" } ?? "-")"
-        text += "\n  sort \(fetch.sortBy.map(\.description)) offset \(fetch.offset) limit \(fetch.limit.map(String.init) ?? "-")"
+        text +=
+            "\n  sort \(fetch.sortBy.map(\.description)) offset \(fetch.offset) limit \(fetch.limit.map(String.init) ?? "-")"
         text += " subentities \(fetch.includesSubentities) result \(fetch.resultType)"
         if let properties = fetch.propertiesToFetch { text += " properties \(properties)" }
-        if !fetch.relationshipKeyPathsForPrefetching.isEmpty { text += " prefetch \(fetch.relationshipKeyPathsForPrefetching)" }
+        if !fetch.relationshipKeyPathsForPrefetching.isEmpty {
+            text += " prefetch \(fetch.relationshipKeyPathsForPrefetching)"
+        }
         return text
     }
 }
@@ -116,9 +129,10 @@ enum Outcome: Equatable, CustomStringConvertible {
 
     init(_ body: () async throws -> [AggregateRow]) async {
         do {
-            self = .answer(try await body().map { row in
-                row.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.exact($0.value))" }.joined(separator: " ")
-            })
+            self = .answer(
+                try await body().map { row in
+                    row.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.exact($0.value))" }.joined(separator: " ")
+                })
         } catch {
             self = .failure(Self.text(error))
         }
@@ -137,7 +151,8 @@ enum Outcome: Equatable, CustomStringConvertible {
         guard case .answer(let mine) = self, case .answer(let theirs) = sqlite else {
             return "memory: \(self)\nsqlite: \(sqlite)"
         }
-        let first = (0..<min(mine.count, theirs.count)).first { mine[$0] != theirs[$0] } ?? min(mine.count, theirs.count)
+        let first =
+            (0..<min(mine.count, theirs.count)).first { mine[$0] != theirs[$0] } ?? min(mine.count, theirs.count)
         let onlyMemory = mine.filter { !theirs.contains($0) }, onlySQLite = theirs.filter { !mine.contains($0) }
         var text = "memory has \(mine.count) rows, sqlite \(theirs.count); they part at row \(first)"
         if first < mine.count { text += "\n  memory row \(first): \(mine[first])" }

@@ -41,14 +41,18 @@ struct QueryGenerator {
         if random.chance(0.15) { fetch.includesSubentities = false }
         fetch.resultType = random.pick([.objects, .objects, .objects, .objects, .identifiers, .count])
         if random.chance(0.1) {
-            let names = Workshop.attributes(of: entity).map(\.name) + Workshop.toOne(of: entity).map(\.name)
+            let names =
+                Workshop.attributes(of: entity).map(\.name) + Workshop.toOne(of: entity).map(\.name)
                 + Workshop.toMany(of: entity).map(\.name)
             fetch.propertiesToFetch = names.filter { _ in random.chance(0.4) }
         }
         if random.chance(0.1) {
-            let paths = Workshop.toOne(of: entity).map(\.name) + Workshop.toMany(of: entity).map(\.name)
+            let paths =
+                Workshop.toOne(of: entity).map(\.name) + Workshop.toMany(of: entity).map(\.name)
                 + (Workshop.root(of: entity) == "Thing" ? ["box.parent"] : [])
-            fetch.relationshipKeyPathsForPrefetching = paths.filter { _ in random.chance(0.5) }.map { PropertyPath(stringLiteral: $0) }
+            fetch.relationshipKeyPathsForPrefetching = paths.filter { _ in random.chance(0.5) }.map {
+                PropertyPath(stringLiteral: $0)
+            }
         }
         let aggregate = random.chance(0.3) ? aggregate(entity, predicate: predicate) : nil
         let overlay = random.chance(0.2) ? overlay() : nil
@@ -110,9 +114,13 @@ struct QueryGenerator {
 
     private mutating func op(for type: AttributeType) -> ComparisonOperator {
         switch type {
-        case .string: random.pick([.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual,
-                                   .contains, .beginsWith, .endsWith, .like, .like])
-        case .int, .double, .decimal, .date, .uuid, .url: random.pick([.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual])
+        case .string:
+            random.pick([
+                .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual,
+                .contains, .beginsWith, .endsWith, .like, .like,
+            ])
+        case .int, .double, .decimal, .date, .uuid, .url:
+            random.pick([.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual])
         default: random.pick([.equal, .notEqual])
         }
     }
@@ -177,7 +185,9 @@ struct QueryGenerator {
         var candidates: [(PropertyPath, AttributeType)] = []
         for _ in 0..<8 {
             let other = scalarPath(root)
-            if other.type == type || (other.type.isNumeric && type.isNumeric && other.type != .decimal && type != .decimal) {
+            if other.type == type
+                || (other.type.isNumeric && type.isNumeric && other.type != .decimal && type != .decimal)
+            {
                 candidates.append(other)
             }
         }
@@ -190,7 +200,9 @@ struct QueryGenerator {
         count("list")
         let (path, type) = scalarPath(root)
         if random.chance(0.6) || [.bool, .data, .json].contains(type) {
-            let items = (0..<random.int(0...4)).map { _ in Expression.literal(random.chance(0.1) ? .null : literal(type, .equal)) }
+            let items = (0..<random.int(0...4)).map { _ in
+                Expression.literal(random.chance(0.1) ? .null : literal(type, .equal))
+            }
             return .comparison(Comparison(.keyPath(path), .in, .list(items), options: options(type)))
         }
         let bounds = [literal(type, .less), literal(type, .less)].map { Expression.literal($0) }
@@ -204,26 +216,39 @@ struct QueryGenerator {
             if Workshop.root(of: root.entity) == "Box" { return [PropertyPath(["weight"], variable: root.variable)] }
             if root.entity == "Tag" { return [] }
             if random.chance(0.2) { prefix = ["box"] }
-            return prefix.isEmpty ? ["qty", "price"].map { PropertyPath([$0], variable: root.variable) }
+            return prefix.isEmpty
+                ? ["qty", "price"].map { PropertyPath([$0], variable: root.variable) }
                 : [PropertyPath(["box", "weight"], variable: root.variable)]
         }()
-        let dateOnly = root.entity == "Tag" ? [] : [PropertyPath([Workshop.root(of: root.entity) == "Box" ? "opened" : "at"], variable: root.variable)]
+        let dateOnly =
+            root.entity == "Tag"
+            ? [] : [PropertyPath([Workshop.root(of: root.entity) == "Box" ? "opened" : "at"], variable: root.variable)]
         if !dateOnly.isEmpty, random.chance(0.35) {
             let at = Expression.keyPath(dateOnly[0])
             if random.chance(0.5) {
                 // date ± seconds compared with a date
-                let seconds = Expression.literal(random.chance(0.5) ? .int(Int64(random.int(-5...5)) * 86_400) : .double(Double(random.int(-100...100)) * 1234.5))
+                let seconds = Expression.literal(
+                    random.chance(0.5)
+                        ? .int(Int64(random.int(-5...5)) * 86_400) : .double(Double(random.int(-100...100)) * 1234.5))
                 let sum = Expression.arithmetic(random.pick([.add, .subtract]), at, seconds)
-                return .comparison(Comparison(sum, random.pick([.less, .greater, .equal, .lessOrEqual]), .literal(.date(ValuePools.date(&random)))))
+                return .comparison(
+                    Comparison(
+                        sum, random.pick([.less, .greater, .equal, .lessOrEqual]),
+                        .literal(.date(ValuePools.date(&random)))))
             }
             // date − date compared with seconds
             let other = Expression.literal(.date(ValuePools.date(&random)))
             let difference = Expression.arithmetic(.subtract, at, other)
-            return .comparison(Comparison(difference, random.pick([.less, .greater]), .literal(.double(Double(random.int(-30...30)) * 86_400))))
+            return .comparison(
+                Comparison(
+                    difference, random.pick([.less, .greater]), .literal(.double(Double(random.int(-30...30)) * 86_400))
+                ))
         }
         guard !numeric.isEmpty else { return scalarComparison(root) }
         let left = Expression.keyPath(random.pick(numeric))
-        let right: Expression = random.chance(0.3) ? .keyPath(random.pick(numeric))
+        let right: Expression =
+            random.chance(0.3)
+            ? .keyPath(random.pick(numeric))
             : .literal(random.chance(0.5) ? .int(ValuePools.int(&random)) : .double(random.pick(ValuePools.doubles)))
         let expression = Expression.arithmetic(random.pick(ArithmeticOperator.allCases), left, right)
         let bound: Value = random.chance(0.5) ? .int(ValuePools.int(&random)) : .double(random.pick(ValuePools.doubles))
@@ -239,12 +264,14 @@ struct QueryGenerator {
         if random.chance(0.15) {
             let path = PropertyPath([relationship.name], variable: root.variable)
             let target = object(relationship.destination)
-            return .comparison(Comparison(.keyPath(path), random.pick([.equal, .notEqual]), .object(target), modifier: modifier))
+            return .comparison(
+                Comparison(.keyPath(path), random.pick([.equal, .notEqual]), .object(target), modifier: modifier))
         }
         let (inner, type) = scalarPath(Root(entity: relationship.destination))
         let path = PropertyPath([relationship.name] + inner.components, variable: root.variable)
         let op = random.chance(0.15) ? ComparisonOperator.in : op(for: type)
-        let rhs: Expression = op == .in
+        let rhs: Expression =
+            op == .in
             ? .list((0..<random.int(1...3)).map { _ in .literal(literal(type, .equal)) })
             : .literal(literal(type, op))
         return .comparison(Comparison(.keyPath(path), op, rhs, modifier: modifier, options: options(type)))
@@ -257,25 +284,32 @@ struct QueryGenerator {
         let path = PropertyPath([relationship.name], variable: root.variable)
         let function = random.pick(CollectionFunction.allCases)
         if function == .count {
-            return .comparison(Comparison(.collection(.count, path, attribute: nil), op(for: .int), .literal(.int(Int64(random.int(0...4))))))
+            return .comparison(
+                Comparison(
+                    .collection(.count, path, attribute: nil), op(for: .int), .literal(.int(Int64(random.int(0...4))))))
         }
         var attributes = Workshop.attributes(of: relationship.destination).filter {
             $0.type.isNumeric || (function != .sum && function != .avg && ($0.type == .date || $0.type == .string))
         }
-        if attributes.isEmpty { attributes = [("name", .string)] }   // Tag: ill-typed for @sum/@avg, which must fail alike
+        // Tag: ill-typed for @sum/@avg, which must fail alike
+        if attributes.isEmpty { attributes = [("name", .string)] }
         let attribute = random.pick(attributes)
         let type: AttributeType = function == .avg && attribute.type == .int ? .double : attribute.type
-        return .comparison(Comparison(.collection(function, path, attribute: attribute.name), op(for: type == .string ? .int : type),
-                                      .literal(literal(type, .less))))
+        return .comparison(
+            Comparison(
+                .collection(function, path, attribute: attribute.name), op(for: type == .string ? .int : type),
+                .literal(literal(type, .less))))
     }
 
     private mutating func subquery(_ roots: [Root], from root: Root, depth: Int) -> Predicate {
         count("subquery")
         let relationship = random.pick(Workshop.toMany(of: root.entity))
         let variable = "v\(roots.count)"
-        let inner = predicate([Root(entity: relationship.destination, variable: variable)] + roots, depth: max(depth - 1, 0))
-        let expression = Expression.subqueryCount(collection: PropertyPath([relationship.name], variable: root.variable),
-                                                  variable: variable, predicate: inner)
+        let inner = predicate(
+            [Root(entity: relationship.destination, variable: variable)] + roots, depth: max(depth - 1, 0))
+        let expression = Expression.subqueryCount(
+            collection: PropertyPath([relationship.name], variable: root.variable),
+            variable: variable, predicate: inner)
         return .comparison(Comparison(expression, op(for: .int), .literal(.int(Int64(random.int(0...3))))))
     }
 
@@ -286,8 +320,10 @@ struct QueryGenerator {
             let items = (0..<random.int(1...3)).map { _ in Expression.literal(.string(random.pick(names))) }
             return .comparison(Comparison(.entityName(variable: root.variable), .in, .list(items)))
         }
-        return .comparison(Comparison(.entityName(variable: root.variable), random.pick([.equal, .notEqual]),
-                                      .literal(.string(random.pick(names)))))
+        return .comparison(
+            Comparison(
+                .entityName(variable: root.variable), random.pick([.equal, .notEqual]),
+                .literal(.string(random.pick(names)))))
     }
 
     /// A to-one relationship, `self`, or a to-one through a to-one, compared with an object.
@@ -296,16 +332,20 @@ struct QueryGenerator {
         let op: ComparisonOperator = random.pick([.equal, .notEqual])
         let toOne = Workshop.toOne(of: root.entity)
         if toOne.isEmpty || random.chance(0.3) {
-            return .comparison(Comparison(.keyPath(PropertyPath([], variable: root.variable)), op, .object(object(root.entity))))
+            return .comparison(
+                Comparison(.keyPath(PropertyPath([], variable: root.variable)), op, .object(object(root.entity))))
         }
         let relationship = random.pick(toOne)
         let components = random.chance(0.3) ? [relationship.name, "parent"] : [relationship.name]
-        return .comparison(Comparison(.keyPath(PropertyPath(components, variable: root.variable)), op, .object(object("Box"))))
+        return .comparison(
+            Comparison(.keyPath(PropertyPath(components, variable: root.variable)), op, .object(object("Box"))))
     }
 
     /// An object of `entity`'s hierarchy, by a key that may name a deleted object or none.
     private mutating func object(_ entity: String) -> PersistentIdentifier {
-        let count = Workshop.root(of: entity) == "Thing" ? Workshop.thingCount : Workshop.root(of: entity) == "Box" ? Workshop.boxCount : Workshop.tagCount
+        let count =
+            Workshop.root(of: entity) == "Thing"
+            ? Workshop.thingCount : Workshop.root(of: entity) == "Box" ? Workshop.boxCount : Workshop.tagCount
         return store.id(entity, Int64(random.int(1...(count + 1))))
     }
 
@@ -313,7 +353,8 @@ struct QueryGenerator {
 
     private mutating func sort(_ entity: String) -> SortDescriptor {
         let (path, type) = scalarPath(Root(entity: entity))
-        return SortDescriptor(path, ascending: random.chance(0.5), caseInsensitive: type == .string && random.chance(0.4))
+        return SortDescriptor(
+            path, ascending: random.chance(0.5), caseInsensitive: type == .string && random.chance(0.4))
     }
 
     private mutating func aggregate(_ entity: String, predicate: Predicate?) -> AggregateDescriptor {
@@ -326,14 +367,16 @@ struct QueryGenerator {
         var aggregations: [Aggregation] = random.chance(0.5) || groupBy.isEmpty ? [Aggregation("n", .count)] : []
         for i in 0..<random.int(0...2) {
             let (path, type) = scalarPath(Root(entity: entity))
-            let function: Aggregation.Function = switch type {
-            case .int, .double, .decimal: random.pick(Aggregation.Function.allCases)
-            case .date, .string: random.pick([.count, .min, .max])
-            default: .count
-            }
+            let function: Aggregation.Function =
+                switch type {
+                case .int, .double, .decimal: random.pick(Aggregation.Function.allCases)
+                case .date, .string: random.pick([.count, .min, .max])
+                default: .count
+                }
             aggregations.append(Aggregation("a\(i)", function, path))
         }
-        var descriptor = AggregateDescriptor(entityName: entity, predicate: predicate, groupBy: groupBy, aggregations: aggregations)
+        var descriptor = AggregateDescriptor(
+            entityName: entity, predicate: predicate, groupBy: groupBy, aggregations: aggregations)
         let keys = groupBy.map(\.description) + aggregations.map(\.name)
         if random.chance(0.5) { descriptor.sortBy = [AggregateSort(random.pick(keys), ascending: random.chance(0.5))] }
         if random.chance(0.2) { descriptor.offset = random.int(0...3) }
@@ -349,11 +392,17 @@ struct QueryGenerator {
         var changes = store.changes()
         for _ in 0..<random.int(0...3) {
             let entity = random.pick(["Thing", "Gadget", "Gizmo"])
-            let key = UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { raw in
-                (raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15])
-            })
+            let key = UUID(
+                uuid: withUnsafeBytes(of: (random.next(), random.next())) { raw in
+                    (
+                        raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9], raw[10],
+                        raw[11], raw[12], raw[13], raw[14], raw[15]
+                    )
+                })
             let id = changes.insert(entity, WorkshopData.attributes(entity, &random), temporaryKey: key)
-            if random.chance(0.5) { changes.link(id, "box", store.id("Box", Int64(random.int(1...(Workshop.boxCount - 1))))) }
+            if random.chance(0.5) {
+                changes.link(id, "box", store.id("Box", Int64(random.int(1...(Workshop.boxCount - 1)))))
+            }
         }
         var updated: Set<Int64> = []
         for _ in 0..<random.int(0...3) {

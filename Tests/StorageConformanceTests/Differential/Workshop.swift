@@ -14,16 +14,20 @@ enum Workshop {
         EntityDescription(
             name: "Thing",
             attributes: [AttributeDescription(name: "name", type: .string)]
-                + thingAttributes.dropFirst().map { AttributeDescription(name: $0.name, type: $0.type, isOptional: true) },
+                + thingAttributes.dropFirst().map {
+                    AttributeDescription(name: $0.name, type: $0.type, isOptional: true)
+                },
             relationships: [
                 RelationshipDescription(name: "box", destination: "Box", inverse: "things"),
                 RelationshipDescription(name: "tags", destination: "Tag", isToMany: true, inverse: "things"),
             ]
         ),
-        EntityDescription(name: "Gadget", superentity: "Thing",
-                          attributes: [AttributeDescription(name: "power", type: .int, isOptional: true)]),
-        EntityDescription(name: "Gizmo", superentity: "Thing",
-                          attributes: [AttributeDescription(name: "flavor", type: .string, isOptional: true)]),
+        EntityDescription(
+            name: "Gadget", superentity: "Thing",
+            attributes: [AttributeDescription(name: "power", type: .int, isOptional: true)]),
+        EntityDescription(
+            name: "Gizmo", superentity: "Thing",
+            attributes: [AttributeDescription(name: "flavor", type: .string, isOptional: true)]),
         EntityDescription(
             name: "Box",
             attributes: [
@@ -39,7 +43,9 @@ enum Workshop {
         EntityDescription(
             name: "Tag",
             attributes: [AttributeDescription(name: "name", type: .string)],
-            relationships: [RelationshipDescription(name: "things", destination: "Thing", isToMany: true, inverse: "tags")]
+            relationships: [
+                RelationshipDescription(name: "things", destination: "Thing", isToMany: true, inverse: "tags")
+            ]
         ),
     ])
 
@@ -89,18 +95,28 @@ enum Workshop {
 /// Values that collide on purpose: case and diacritic variants, LIKE wildcards, ints at the
 /// limits (so arithmetic overflows), equal decimals written differently.
 struct ValuePools {
-    static let strings = ["apple", "Apple", "APPLE", "äpple", "Äpple", "crème", "creme", "Crème brûlée", "", "a%b", "a_b",
-                          "x*y", "日本", "naïve", "naive", "zebra", "Zebra", "e\u{301}", "é", "ß", "SS", "straße", "Strasse",
-                          " pad ", "a?c", "abc"]
+    static let strings = [
+        "apple", "Apple", "APPLE", "äpple", "Äpple", "crème", "creme", "Crème brûlée", "", "a%b", "a_b",
+        "x*y", "日本", "naïve", "naive", "zebra", "Zebra", "e\u{301}", "é", "ß", "SS", "straße", "Strasse",
+        " pad ", "a?c", "abc",
+    ]
     static let fragments = ["a", "e", "pp", "ZE", "é", "s", "b", "ss", "ß", "", "*", "日", "\u{301}"]
-    static let patterns = ["a*", "*e", "?pple", "*ß*", "*", "?", "a?c", "*%*", "*_*", "cr?me*", "a\\*b", "x\\*y", "*E*"]
+    static let patterns = [
+        "a*", "*e", "?pple", "*ß*", "*", "?", "a?c", "*%*", "*_*", "cr?me*", "a\\*b", "x\\*y", "*E*",
+    ]
     static let ints: [Int64] = [-3, -1, 0, 1, 2, 3, 5, 7, 10, 42, .max, .min]
     static let doubles: [Double] = [-1.5, -0.0, 0, 0.1, 0.25, 1, 2.5, 3, 7.5, 1e10, 1e300]
     static let data: [Data] = [Data(), Data([0]), Data([0, 1]), Data([1]), Data([255, 0])]
-    static let uuids = ["0a1b2c3d-4e5f-4061-8293-a4b5c6d7e8f9", "FFFFFFFF-0000-4000-8000-000000000001",
-                        "00000000-0000-4000-8000-000000000000", "12345678-9abc-4def-8123-456789abcdef"].map { UUID(uuidString: $0)! }
-    static let urls = ["https://example.com/a", "https://example.com/b?x=1", "file:///tmp/x", "mailto:a@b.c"].map { URL(string: $0)! }
-    static let decimals = ["0.1", "10.25", "10.250", "-3", "1000", "0", "0.10", "123456789012345678.9"].map { Decimal(string: $0)! }
+    static let uuids = [
+        "0a1b2c3d-4e5f-4061-8293-a4b5c6d7e8f9", "FFFFFFFF-0000-4000-8000-000000000001",
+        "00000000-0000-4000-8000-000000000000", "12345678-9abc-4def-8123-456789abcdef",
+    ].map { UUID(uuidString: $0)! }
+    static let urls = ["https://example.com/a", "https://example.com/b?x=1", "file:///tmp/x", "mailto:a@b.c"].map {
+        URL(string: $0)!
+    }
+    static let decimals = ["0.1", "10.25", "10.250", "-3", "1000", "0", "0.10", "123456789012345678.9"].map {
+        Decimal(string: $0)!
+    }
     static let jsons = ["{}", "[1,2]", "{\"a\":1}", "null", "\"x\""]
     static let epoch = Timestamp(iso8601: "2026-01-01T00:00:00Z")!
 
@@ -156,7 +172,9 @@ struct WorkshopData {
     init(seed: UInt64) {
         var random = SeededRandom(seed: seed)
         for i in 0..<Workshop.tagCount {
-            tags.append(WorkshopObject(entity: "Tag", attributes: ["name": .string(i == 0 ? "Apple" : random.pick(ValuePools.strings))]))
+            tags.append(
+                WorkshopObject(
+                    entity: "Tag", attributes: ["name": .string(i == 0 ? "Apple" : random.pick(ValuePools.strings))]))
         }
         for i in 0..<Workshop.boxCount {
             var attributes: [String: Value] = ["label": .string(random.pick(ValuePools.strings))]
@@ -169,7 +187,8 @@ struct WorkshopData {
             let entity = random.pick(["Thing", "Thing", "Gadget", "Gizmo"])
             var thing = WorkshopObject(entity: entity, attributes: Self.attributes(entity, &random))
             thing.box = random.chance(0.85) ? random.int(0...(Workshop.boxCount - 1)) : nil
-            thing.tags = Array(Set((0..<random.int(0...3)).map { _ in random.int(0...(Workshop.tagCount - 1)) })).sorted()
+            thing.tags = Array(Set((0..<random.int(0...3)).map { _ in random.int(0...(Workshop.tagCount - 1)) }))
+                .sorted()
             things.append(thing)
         }
         for _ in 0..<12 {
@@ -180,8 +199,10 @@ struct WorkshopData {
 
     /// Random attributes of a thing of `entity`, each with probability `share` (its name always,
     /// for a new object). Chosen in schema order, so a seed gives the same attributes in every run.
-    static func attributes(_ entity: String, _ random: inout SeededRandom, share: Double = 0.75,
-                           isNew: Bool = true) -> [String: Value] {
+    static func attributes(
+        _ entity: String, _ random: inout SeededRandom, share: Double = 0.75,
+        isNew: Bool = true
+    ) -> [String: Value] {
         var attributes: [String: Value] = [:]
         for (name, type) in Workshop.attributes(of: entity) where (isNew && name == "name") || random.chance(share) {
             attributes[name] = ValuePools.value(type, &random)
