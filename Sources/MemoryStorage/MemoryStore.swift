@@ -14,7 +14,7 @@ public actor MemoryStore: StorageBackend {
 
     var state: MemoryState
     private var isClosed = false
-    private let clock: @Sendable () -> Timestamp
+    let clock: @Sendable () -> Timestamp
 
     /// A new, empty store with an empty schema. `clock` stamps history transactions.
     public init(

@@ -18,14 +18,28 @@ public final class ModelContainer: Sendable {
         self.schema = schema
     }
 
-    /// Opens the store at `url` (`sqlite:///abs/path.sqlite`, `memory:name`). With a schema,
-    /// a new or empty store takes it, and a store holding objects of another schema is refused
-    /// with `schemaMismatch` listing the differences (there are no migrations yet). Without one,
-    /// the store's own schema is used.
-    public static func open(url: String, schema: Schema? = nil, registry: StorageRegistry) async throws
-        -> ModelContainer
-    {
-        let backend = try await registry.open(url: url, applying: schema)
+    /// Opens the store at `url` (`sqlite:///abs/path.sqlite`, `memory:name`). With a schema, a
+    /// new store takes it, and a store of another schema migrates to it as SwiftData's container
+    /// does: what can be inferred, and nothing that deletes stored values (``migrationOptions``
+    /// says otherwise); a migration it cannot make throws `schemaMismatch` naming why. Without
+    /// one, the store's own schema is used.
+    public static func open(
+        url: String, schema: Schema? = nil, registry: StorageRegistry,
+        migrationOptions: MigrationOptions = MigrationOptions()
+    ) async throws -> ModelContainer {
+        let backend: any StorageBackend
+        do {
+            backend = try await registry.open(url: url, applying: schema)
+        } catch let error as ModelError where error.code == .schemaMismatch && schema != nil {
+            // The store has another schema: open it as it is, then migrate.
+            backend = try await registry.open(url: url, applying: nil)
+            do {
+                _ = try await backend.migrate(to: schema!, options: migrationOptions) // `schema != nil` above
+            } catch {
+                await backend.close()
+                throw error
+            }
+        }
         do {
             return try await open(backend: backend)
         } catch {

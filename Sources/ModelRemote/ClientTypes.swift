@@ -108,3 +108,20 @@ public struct SessionDescription: Hashable, Sendable {
     public var updated: [PersistentIdentifier]
     public var deleted: [PersistentIdentifier]
 }
+
+/// What setting a store's schema did: the store as it is now, and for a store that had a
+/// schema, the migration made (or planned, for a dry run) with its refusals.
+public struct SchemaApplication: Hashable, Sendable {
+    public var store: StoreInfo
+    /// The migration's plan: its steps, with the objects each touches, and its refusals; nil
+    /// when the store had no schema.
+    public var migration: MigrationPlan?
+    /// Whether the migration changed the store (false for a dry run, or nothing to do).
+    public var migrationApplied: Bool
+
+    public init(store: StoreInfo, migration: MigrationPlan?, migrationApplied: Bool) {
+        self.store = store
+        self.migration = migration
+        self.migrationApplied = migrationApplied
+    }
+}

@@ -74,17 +74,35 @@ extension DaemonClient {
         }
     }
 
-    /// Sets a store's schema: allowed on a store without objects, or with the same schema.
+    /// Sets a store's schema; see ``migrateSchema(of:to:dryRun:allowDataLoss:author:)``, which
+    /// this is with its defaults, answering with the store alone.
     @discardableResult
     public func applySchema(_ schema: Schema, to store: String) async throws -> StoreInfo {
+        try await migrateSchema(of: store, to: schema).store
+    }
+
+    /// Sets a store's schema. A store without a schema takes any; one with a schema migrates to
+    /// the new one by inference, in one transaction recorded in history (by `author`), or
+    /// refuses with `schemaMismatch` listing why (steps that delete stored values need
+    /// `allowDataLoss`). With `dryRun`, only plans: the answer's migration has the steps and
+    /// refusals, and nothing changes. The store's open sessions end when it migrates.
+    @discardableResult
+    public func migrateSchema(
+        of store: String, to schema: Schema, dryRun: Bool = false, allowDataLoss: Bool = false, author: String? = nil
+    ) async throws -> SchemaApplication {
         try await call {
-            try StoreInfo(
-                wire: try await unary(
-                    Modeld_V1_StoreService.Method.ApplySchema.self,
-                    Modeld_V1_ApplySchemaRequest.with {
-                        $0.store = store
-                        $0.schema = schema.wire
-                    }))
+            let wire = try await unary(
+                Modeld_V1_StoreService.Method.ApplySchema.self,
+                Modeld_V1_ApplySchemaRequest.with {
+                    $0.store = store
+                    $0.schema = schema.wire
+                    $0.dryRun = dryRun
+                    $0.allowDataLoss = allowDataLoss
+                    $0.author = author ?? ""
+                })
+            let plan = wire.hasMigration ? try MigrationPlan(wire: wire.migration) : nil
+            return SchemaApplication(
+                store: try StoreInfo(wire: wire), migration: plan, migrationApplied: wire.migration.applied)
         }
     }
 

@@ -13,7 +13,7 @@ final class Session: Sendable {
     private struct State {
         var lastActivity: ContinuousClock.Instant
         var inFlight = 0
-        var endReason: String?
+        var ending: SessionEnding?
     }
 
     private let state: Mutex<State>
@@ -31,7 +31,7 @@ final class Session: Sendable {
     /// Runs one call of the session's client. A session that has ended refuses it.
     func run<T>(_ body: (ModelContext) async throws -> T) async throws -> T {
         try state.withLock { state throws(ModelError) in
-            if let reason = state.endReason { throw SessionRegistry.ended(id, reason: reason) }
+            if let ending = state.ending { throw SessionRegistry.ended(id, ending) }
             state.inFlight += 1
         }
         defer {
@@ -46,13 +46,13 @@ final class Session: Sendable {
 
     /// Whether no call is running and none came for longer than `timeout`.
     func isIdle(longerThan timeout: Duration, at now: ContinuousClock.Instant) -> Bool {
-        state.withLock { $0.inFlight == 0 && $0.endReason == nil && now - $0.lastActivity > timeout }
+        state.withLock { $0.inFlight == 0 && $0.ending == nil && now - $0.lastActivity > timeout }
     }
 
-    /// Ends the session: later calls are refused with `reason`; what it did not save is
+    /// Ends the session: later calls are refused as `ending` says; what it did not save is
     /// discarded (after any call under way). Returns how many objects had unsaved changes.
-    func end(reason: String) async -> Int {
-        state.withLock { $0.endReason = $0.endReason ?? reason }
+    func end(_ ending: SessionEnding) async -> Int {
+        state.withLock { $0.ending = $0.ending ?? ending }
         return await context.rollback()
     }
 }

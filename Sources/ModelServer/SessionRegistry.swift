@@ -13,11 +13,11 @@ final class SessionRegistry: Sendable {
 
     private struct State {
         var sessions: [String: Session] = [:]
-        var ended: [String: String] = [:]
+        var ended: [String: SessionEnding] = [:]
         var endedOrder: [String] = []
 
-        mutating func remember(_ id: String, _ reason: String) {
-            if ended.updateValue(reason, forKey: id) == nil { endedOrder.append(id) }
+        mutating func remember(_ id: String, _ ending: SessionEnding) {
+            if ended.updateValue(ending, forKey: id) == nil { endedOrder.append(id) }
             if endedOrder.count > SessionRegistry.endedMemory {
                 let forget = endedOrder.prefix(endedOrder.count - SessionRegistry.endedMemory)
                 for old in forget { ended[old] = nil }
@@ -37,9 +37,10 @@ final class SessionRegistry: Sendable {
         self.now = now
     }
 
-    /// The error for a call on a session that has ended.
-    static func ended(_ id: String, reason: String) -> ModelError {
-        ModelError(.notFound, "session \(id) \(reason); open a new session", context: ["session": id])
+    /// The error for a call on a session that has ended: `notFound`, or the ending's own code
+    /// (`failedPrecondition`-like `schemaMismatch` when its store migrated).
+    static func ended(_ id: String, _ ending: SessionEnding) -> ModelError {
+        ModelError(ending.code, "session \(id) \(ending.reason); open a new session", context: ["session": id])
     }
 
     /// Opens a session on `store`; `resourceExhausted` when the daemon has as many as it allows.
@@ -65,35 +66,37 @@ final class SessionRegistry: Sendable {
     func session(_ id: String) throws(ModelError) -> Session {
         try state.withLock { state throws(ModelError) in
             if let session = state.sessions[id] { return session }
-            if let reason = state.ended[id] { throw Self.ended(id, reason: reason) }
+            if let ending = state.ended[id] { throw Self.ended(id, ending) }
             throw ModelError(.notFound, "no session \(id); open one first", context: ["session": id])
         }
     }
 
     /// Ends session `id`; returns how many objects had unsaved changes, or nil if it was not open.
     func end(_ id: String, reason: String) async -> Int? {
+        let ending = SessionEnding(reason: reason)
         guard
             let session = state.withLock({ state -> Session? in
                 guard let session = state.sessions.removeValue(forKey: id) else { return nil }
-                state.remember(id, reason)
+                state.remember(id, ending)
                 return session
             })
         else { return nil }
-        return await session.end(reason: reason)
+        return await session.end(ending)
     }
 
     /// Ends the sessions that match `predicate`; returns how many.
     @discardableResult
-    func end(where predicate: (Session) -> Bool, reason: String) async -> Int {
+    func end(where predicate: (Session) -> Bool, reason: String, code: ModelError.Code = .notFound) async -> Int {
+        let ending = SessionEnding(reason: reason, code: code)
         let chosen = state.withLock { state in
             let chosen = state.sessions.values.filter(predicate)
             for session in chosen {
                 state.sessions[session.id] = nil
-                state.remember(session.id, reason)
+                state.remember(session.id, ending)
             }
             return chosen
         }
-        for session in chosen { _ = await session.end(reason: reason) }
+        for session in chosen { _ = await session.end(ending) }
         return chosen.count
     }
 
@@ -116,4 +119,12 @@ final class SessionRegistry: Sendable {
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         return seconds == seconds.rounded() ? "\(Int(seconds)) s" : String(format: "%.1f s", seconds)
     }
+}
+
+/// Why a session ended, and the code its later calls hear.
+struct SessionEnding: Sendable {
+    /// What happened, after "session <id> ": `expired after 600 s without a call`.
+    let reason: String
+    /// `notFound` (closed, expired, dropped), or `schemaMismatch` when its store migrated.
+    var code: ModelError.Code = .notFound
 }

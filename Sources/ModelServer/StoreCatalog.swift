@@ -171,6 +171,28 @@ final class StoreCatalog: Sendable {
         }
     }
 
+    /// Migrates a store to `schema` (``StorageBackend/migrate(to:options:)``); unless it was a
+    /// dry run or nothing changed, the handle gets a container of the new schema. `beforeChange`
+    /// runs once the plan is known to be allowed, before the store changes (the daemon ends the
+    /// store's sessions there).
+    func migrate(
+        _ name: String, to schema: Schema, options: MigrationOptions, beforeChange: (MigrationPlan) async -> Void
+    ) async throws -> (StoreHandle, MigrationPlan) {
+        try await changes.withPermit {
+            let handle = try handle(named: name)
+            let backend = handle.container.backend
+            var dryRun = options
+            dryRun.dryRun = true
+            let preview = try await backend.migrate(to: schema, options: dryRun)
+            if options.dryRun { return (handle, preview) }
+            guard preview.isAllowed else { throw preview.refusalError }
+            if !preview.isEmpty { await beforeChange(preview) }
+            let plan = try await backend.migrate(to: schema, options: options)
+            handle.replace(try await ModelContainer.open(backend: backend))
+            return (handle, plan)
+        }
+    }
+
     /// Closes every store.
     func closeAll() async {
         let all = stores.withLock { stores in

@@ -1,6 +1,7 @@
 import Foundation
 import GRPCCore
 import ModelCore
+import ModelStorage
 import ModelWire
 
 /// modeld.v1.StoreService: creating, listing, dropping stores and setting their schemas.
@@ -99,15 +100,29 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
             let store = try core.store(request.store)
             let schema = try Schema(wire: request.schema)
             try schema.validate()
-            let open = core.sessions.count(on: store.name)
-            if open > 0, schema.versionHash != store.container.schema.versionHash {
-                throw ModelError(
-                    .inUse,
-                    "store '\(store.name)' has \(open) open session(s) working with its current schema; close them before changing it",
-                    context: ["store": store.name])
+            // A store without a schema takes any (nothing to migrate, nothing to record).
+            if store.container.schema.entityNames.isEmpty, !request.dryRun {
+                let updated = try await core.catalog.apply(schema: schema, to: store.name)
+                return try await core.info(updated)
             }
-            let updated = try await core.catalog.apply(schema: schema, to: store.name)
-            return try await core.info(updated)
+            let options = MigrationOptions(
+                dryRun: request.dryRun, allowDataLoss: request.allowDataLoss,
+                author: request.author.isEmpty ? nil : request.author)
+            let (updated, plan) = try await core.catalog.migrate(store.name, to: schema, options: options) { plan in
+                // Sessions work with the old schema: they end before the store changes, and
+                // their next call hears why.
+                let closed = await core.sessions.end(
+                    where: { $0.store === store },
+                    reason:
+                        "was closed: its store '\(store.name)' migrated to schema version \(plan.toVersion.prefix(12)) (from \(plan.fromVersion.prefix(12))); what it had not saved was discarded",
+                    code: .schemaMismatch)
+                core.logger.info(
+                    "migrating store '\(store.name)' to schema \(plan.toVersion.prefix(12)): \(plan.steps.count) step(s)\(closed > 0 ? ", closing \(closed) session(s)" : "")"
+                )
+            }
+            var info = try await core.info(updated)
+            info.migration = plan.wire(applied: !request.dryRun && !plan.isEmpty)
+            return info
         }
     }
 }

@@ -21,6 +21,14 @@ public protocol StorageBackend: Sendable {
     /// the same version hash; otherwise `schemaMismatch` with the differences spelled out.
     func apply(schema: Schema) async throws
 
+    /// Migrates the store to `schema` by inference (``MigrationPlanner``): in one write
+    /// transaction, plans against the data, then — unless `options.dryRun` or something is
+    /// refused — changes the storage and the schema, and records the change in history (a
+    /// transaction with ``HistoryTransaction/schemaChange``, by `options.author`). All of it or
+    /// nothing. Returns the plan; a refused plan throws ``MigrationPlan/refusalError`` unless
+    /// it is a dry run. The same schema version: an empty plan, nothing written.
+    func migrate(to schema: Schema, options: MigrationOptions) async throws -> MigrationPlan
+
     /// Fetches as if `overlay` (a context's pending changes) had been saved: inserted objects
     /// match predicates and come back with their temporary identifiers, deleted ones don't come
     /// back, updated values are the ones matched and sorted. Nothing is written.

@@ -21,7 +21,9 @@ extension HistoryTransaction {
         }
         self.init(
             token: HistoryToken(wire.token), timestamp: Timestamp(microsecondsSince1970: wire.timestampMicros),
-            author: wire.hasAuthor ? wire.author : nil, changes: changes)
+            author: wire.hasAuthor ? wire.author : nil, changes: changes,
+            schemaChange: wire.hasSchemaChange
+                ? SchemaVersionChange(from: wire.schemaChange.fromVersion, to: wire.schemaChange.toVersion) : nil)
     }
 
     /// The wire form of this transaction.
@@ -30,6 +32,12 @@ extension HistoryTransaction {
         wire.token = token.rawValue
         wire.timestampMicros = timestamp.microsecondsSince1970
         if let author { wire.author = author }
+        if let schemaChange {
+            wire.schemaChange = Modeld_V1_SchemaChange.with {
+                $0.fromVersion = schemaChange.from
+                $0.toVersion = schemaChange.to
+            }
+        }
         wire.changes = changes.map { change in
             Modeld_V1_HistoryChange.with {
                 $0.kind =

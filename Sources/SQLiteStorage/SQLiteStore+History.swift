@@ -31,8 +31,13 @@ extension SQLiteStore {
                     WHERE "token" BETWEEN ?1 AND ?2 ORDER BY "token", "position"
                     """, [.int(first.rawValue), .int(last.rawValue)]
                 ) { row in
-                    guard let index = positions[row.int64(0)], let kind = HistoryChange.Kind(rawValue: row.text(1))
-                    else { return }
+                    guard let index = positions[row.int64(0)] else { return }
+                    if row.text(1) == "schema", !row.isNull(4) {
+                        transactions[index].schemaChange = try decoder.decode(
+                            SchemaVersionChange.self, from: Data(row.text(4).utf8))
+                        return
+                    }
+                    guard let kind = HistoryChange.Kind(rawValue: row.text(1)) else { return }
                     let id = PersistentIdentifier(
                         storeIdentifier: storeIdentifier, entityName: row.text(2), key: .permanent(row.int64(3)))
                     let changed = row.isNull(4) ? [] : try decoder.decode([String].self, from: Data(row.text(4).utf8))

@@ -17,6 +17,7 @@ struct SaveOperation {
 
     /// Runs every step (identifiers were checked before the save reached the writer).
     func run() throws -> SaveResult {
+        try checkSchemaVersion()
         let reads = try StoredRows(
             for: changes, layout: layout, connection: connection, storeIdentifier: storeIdentifier)
         try checkExpectedVersions(reads)
@@ -30,6 +31,19 @@ struct SaveOperation {
         var result = writes.result
         result.token = try recordHistory(writes.history)
         return result
+    }
+
+    /// Step 0: the store still has the schema this save was made for. Another process (an
+    /// embedded stack, a daemon) may have migrated the file since this one read it: a save of
+    /// the old shape is refused rather than written into the new tables.
+    private func checkSchemaVersion() throws {
+        guard let stored = try StoreMetadata.value(for: "schemaHash", connection), stored != schema.versionHash else {
+            return
+        }
+        throw ModelError(
+            .schemaMismatch,
+            "the store was migrated to schema version \(stored.prefix(12)) after this process read its schema (version \(schema.versionHash.prefix(12))); nothing was saved: open the store again with the new schema",
+            context: ["storeVersion": stored, "requestedVersion": schema.versionHash])
     }
 
     /// Step 1: conflicts fail the save with ``SaveConflicts`` carrying each object's current

@@ -140,5 +140,6 @@ struct BenchCommand: AsyncParsableCommand {
         if runs(6) { try await saveWorkloads(workloads, postgres: postgres, daemon: daemon, report: &report) }
         if runs(8) { try await harnessWorkload(workloads, postgres: postgres, schema: schema, report: &report) }
         if runs(10) { try await stallWorkload(workloads, daemon: daemon, report: &report) }
+        if runs(11) { try await migrationWorkload(workloads, sqlite: sqlite, daemon: daemon, report: &report) }
     }
 }

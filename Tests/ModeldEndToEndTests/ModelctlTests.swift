@@ -53,8 +53,22 @@ import Testing
             var changed = SampleTrips.schema
             changed.entities[0].attributes.append(
                 AttributeDescription(name: "budget", type: .decimal, isOptional: true))
-            let refused = try await bed.run(["schema", "apply", try bed.file("changed.json", changed.canonicalJSON())])
-            #expect(refused.status == 75 && refused.error.contains("budget"), "\(refused)")
+            let changedFile = try bed.file("changed.json", changed.canonicalJSON())
+            let diff = try await bed.run(["schema", "diff", changedFile, "--format", "csv"])
+            #expect(diff.status == 0 && diff.lines.count == 2, "\(diff)")
+            #expect(diff.lines.last?.hasPrefix("Trip,addAttribute,1,no,add budget (decimal?)") == true, "\(diff)")
+            let migrated = try await bed.run(["schema", "apply", changedFile, "--author", "cli"])
+            #expect(migrated.status == 0 && migrated.error.contains("migrated 'default' from version"), "\(migrated)")
+            let log = try await bed.run(["schema", "log", "--format", "jsonl"])
+            #expect(log.objects.map { $0["author"] as? String } == ["cli"], "\(log)")
+            #expect(log.objects.first?["to"] as? String == changed.versionHash, "\(log)")
+            var retyped = changed
+            retyped.entities[0].attributes[0].type = .int
+            let retypedFile = try bed.file("retyped.json", retyped.canonicalJSON())
+            let refused = try await bed.run(["schema", "apply", retypedFile])
+            #expect(refused.status == 75 && refused.error.contains("staged migration"), "\(refused)")
+            let refusedDiff = try await bed.run(["schema", "diff", retypedFile])
+            #expect(refusedDiff.status == 75 && refusedDiff.output.contains("refused"), "\(refusedDiff)")
             let broken = try await bed.run([
                 "schema", "apply",
                 try bed.file("broken.json", "{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\"}]}]}"),

@@ -7,7 +7,6 @@ import ModelRemote
 import ModelCore
 import ModelStorage
 import ModelTesting
-import SQLiteStorage
 import Synchronization
 import Testing
 
@@ -90,11 +89,7 @@ import Testing
                 #expect(history.count == present.count, "\(history.count) transactions for \(present.count) groups")
                 #expect(history.allSatisfy { $0.changes.count == Self.groupSize })
             }
-            let path = daemon.dataDirectory + "/stores/crash.sqlite"
-            try await daemon.stop()
-            let store = try await SQLiteStore.open(path: path)
-            #expect(try await store.integrityCheck() == ["ok"])
-            await store.close()
+            #expect(try await daemon.stopAndCheckIntegrity(ofStore: "crash") == ["ok"])
         } catch {
             Issue.record("\(error)\n\(daemon.log.suffix(3000))")
         }

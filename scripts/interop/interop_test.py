@@ -711,6 +711,42 @@ def run(daemon):
     check("Status: no sessions open, one store", (0, 1),
           (lambda s: (s.open_sessions, s.stores))(status.Status(daemon_pb2.StatusRequest(), timeout=t)))
 
+    # A migration of the store with its data: Trip gains an optional budget.
+    trips_before = queries.Count(queries_pb2.StoreFetchRequest(store=store, fetch=all_trips), timeout=t).count
+    old_hash = stores.GetStore(stores_pb2.GetStoreRequest(name=store), timeout=t).schema_version_hash
+    budgeted = sample_trips_schema()
+    budgeted.entities[0].attributes.append(attribute("budget", T.ATTRIBUTE_TYPE_DOUBLE, optional=True))
+    planned = stores.ApplySchema(stores_pb2.ApplySchemaRequest(store=store, schema=budgeted, dry_run=True), timeout=t)
+    check("migration dry run: one step, adding budget to every trip, not applied",
+          ([("addAttribute", "Trip", trips_before)], False, old_hash),
+          ([(step.kind, step.entity, step.objects) for step in planned.migration.steps], planned.migration.applied,
+           planned.schema_version_hash))
+    migrated = stores.ApplySchema(
+        stores_pb2.ApplySchemaRequest(store=store, schema=budgeted, author="py-migrator"), timeout=t)
+    check("migration: applied, from the old version to a new one",
+          (True, old_hash, migrated.schema_version_hash),
+          (migrated.migration.applied, migrated.migration.from_version, migrated.migration.to_version))
+    check_true("migration: the version hash moved", migrated.schema_version_hash != old_hash)
+    after_migration = [o for r in queries.Fetch(queries_pb2.StoreFetchRequest(store=store, fetch=all_trips), timeout=t)
+                       for o in r.objects]
+    check("migration: every trip is still there, with a nil budget",
+          (trips_before, [None] * trips_before),
+          (len(after_migration), [plain(o.attributes["budget"]) if "budget" in o.attributes else None
+                                  for o in after_migration]))
+    last = [tx for r in queries.History(queries_pb2.HistoryRequest(store=store, after=migrated.history_token - 1),
+                                        timeout=t) for tx in r.transactions]
+    check("migration: history records it, by its author, with both versions",
+          [("py-migrator", 0, old_hash, migrated.schema_version_hash)],
+          [(tx.author, len(tx.changes), tx.schema_change.from_version, tx.schema_change.to_version) for tx in last])
+    no_destination = sample_trips_schema()
+    del no_destination.entities[0].attributes[1]
+    error = rpc_error(stores.ApplySchema, stores_pb2.ApplySchemaRequest(store=store, schema=no_destination))
+    check_error("migration: removing an attribute with data needs allow_data_loss", error,
+                grpc.StatusCode.FAILED_PRECONDITION, "schemaMismatch")
+    check_true("migration: the refusal names what would be lost", "remove destination" in (error.details() or ""),
+               f"details: {error.details()!r}")
+    still_answers("a refused migration")
+
 
 def main():
     binary = os.path.abspath(ARGS.modeld)

@@ -17,8 +17,8 @@ final class DaemonStore: StoreConnection {
     }
 
     /// Connects, and makes sure the store exists with `schema`: a new store is created with it,
-    /// a store without objects takes it, and a store holding objects of another schema is
-    /// refused with the differences (there are no migrations yet).
+    /// and a store of another schema migrates to it as SwiftData's container does — what can be
+    /// inferred, nothing that deletes stored values — or refuses, saying why (docs/migrations.md).
     static func open(socketPath: String, store: String, schema: ModelCore.Schema, versionHash: String) async throws
         -> DaemonStore
     {

@@ -24,12 +24,29 @@ public struct HistoryTransaction: Hashable, Sendable {
     public var timestamp: Timestamp
     public var author: String?
     public var changes: [HistoryChange]
+    /// For a migration: the schema versions before and after (its `changes` are empty).
+    public var schemaChange: SchemaVersionChange?
 
-    public init(token: HistoryToken, timestamp: Timestamp, author: String?, changes: [HistoryChange]) {
+    public init(
+        token: HistoryToken, timestamp: Timestamp, author: String?, changes: [HistoryChange],
+        schemaChange: SchemaVersionChange? = nil
+    ) {
         self.token = token
         self.timestamp = timestamp
         self.author = author
         self.changes = changes
+        self.schemaChange = schemaChange
+    }
+}
+
+/// A migration's record in history: the store's schema version hash before and after.
+public struct SchemaVersionChange: Hashable, Sendable, Codable {
+    public var from: String
+    public var to: String
+
+    public init(from: String, to: String) {
+        self.from = from
+        self.to = to
     }
 }
 

@@ -1,7 +1,7 @@
 /// What turns a store of one schema into a store of another, worked out from the two schemas
 /// alone (no data): entities and attributes matched by name or by `originalName`, and each
 /// difference sorted into what an inferred (lightweight) migration does and what it cannot do.
-/// ``MigrationPlanner`` (ModelStorage) then counts what each change touches in a store's data.
+/// ModelStorage's `MigrationPlanner` then counts what each change touches in a store's data.
 public struct SchemaChanges: Hashable, Sendable {
     /// An entity of the new schema and the old entity it continues, with what changes in it.
     public struct EntityChanges: Hashable, Sendable {

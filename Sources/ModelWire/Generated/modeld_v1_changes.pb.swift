@@ -315,11 +315,38 @@ public nonisolated struct Modeld_V1_HistoryTransaction: Sendable {
 
   public var changes: [Modeld_V1_HistoryChange] = []
 
+  /// Set for a migration (ApplySchema that changed the schema of a store with a schema): the
+  /// versions before and after; `changes` is then empty.
+  public var schemaChange: Modeld_V1_SchemaChange {
+    get {_schemaChange ?? Modeld_V1_SchemaChange()}
+    set {_schemaChange = newValue}
+  }
+  /// Returns true if `schemaChange` has been explicitly set.
+  public var hasSchemaChange: Bool {self._schemaChange != nil}
+  /// Clears the value of `schemaChange`. Subsequent reads from it will return its default value.
+  public mutating func clearSchemaChange() {self._schemaChange = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _author: String? = nil
+  fileprivate var _schemaChange: Modeld_V1_SchemaChange? = nil
+}
+
+/// A store's schema changed: its version hash before and after.
+public nonisolated struct Modeld_V1_SchemaChange: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var fromVersion: String = String()
+
+  public var toVersion: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -703,7 +730,7 @@ nonisolated extension Modeld_V1_HistoryChange: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Modeld_V1_HistoryTransaction: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".HistoryTransaction"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}token\0\u{3}timestamp_micros\0\u{1}author\0\u{1}changes\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}token\0\u{3}timestamp_micros\0\u{1}author\0\u{1}changes\0\u{3}schema_change\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -715,6 +742,7 @@ nonisolated extension Modeld_V1_HistoryTransaction: SwiftProtobuf.Message, Swift
       case 2: try { try decoder.decodeSingularSInt64Field(value: &self.timestampMicros) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self._author) }()
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.changes) }()
+      case 5: try { try decoder.decodeSingularMessageField(value: &self._schemaChange) }()
       default: break
       }
     }
@@ -737,6 +765,9 @@ nonisolated extension Modeld_V1_HistoryTransaction: SwiftProtobuf.Message, Swift
     if !self.changes.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.changes, fieldNumber: 4)
     }
+    try { if let v = self._schemaChange {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -745,6 +776,42 @@ nonisolated extension Modeld_V1_HistoryTransaction: SwiftProtobuf.Message, Swift
     if lhs.timestampMicros != rhs.timestampMicros {return false}
     if lhs._author != rhs._author {return false}
     if lhs.changes != rhs.changes {return false}
+    if lhs._schemaChange != rhs._schemaChange {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Modeld_V1_SchemaChange: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SchemaChange"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}from_version\0\u{3}to_version\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.fromVersion) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.toVersion) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.fromVersion.isEmpty {
+      try visitor.visitSingularStringField(value: self.fromVersion, fieldNumber: 1)
+    }
+    if !self.toVersion.isEmpty {
+      try visitor.visitSingularStringField(value: self.toVersion, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Modeld_V1_SchemaChange, rhs: Modeld_V1_SchemaChange) -> Bool {
+    if lhs.fromVersion != rhs.fromVersion {return false}
+    if lhs.toVersion != rhs.toVersion {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

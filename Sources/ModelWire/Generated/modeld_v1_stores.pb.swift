@@ -143,11 +143,22 @@ public nonisolated struct Modeld_V1_StoreInfo: Sendable {
   /// Where the store lives (its backend URL).
   public var url: String = String()
 
+  /// In ApplySchema's answer: the migration it made (or planned, for a dry run).
+  public var migration: Modeld_V1_MigrationPlan {
+    get {_migration ?? Modeld_V1_MigrationPlan()}
+    set {_migration = newValue}
+  }
+  /// Returns true if `migration` has been explicitly set.
+  public var hasMigration: Bool {self._migration != nil}
+  /// Clears the value of `migration`. Subsequent reads from it will return its default value.
+  public mutating func clearMigration() {self._migration = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _historyToken: Int64? = nil
+  fileprivate var _migration: Modeld_V1_MigrationPlan? = nil
 }
 
 public nonisolated struct Modeld_V1_ListStoresRequest: Sendable {
@@ -246,6 +257,10 @@ public nonisolated struct Modeld_V1_GetSchemaResponse: Sendable {
   fileprivate var _schema: Modeld_V1_Schema? = nil
 }
 
+/// Sets a store's schema. A store without a schema takes any; a store with one migrates to the
+/// new one by inference (see docs/migrations.md): what the two schemas' differences need, checked
+/// against the data, in one transaction recorded in history. The answer's `migration` says what
+/// was done (or, with `dry_run`, would be done).
 public nonisolated struct Modeld_V1_ApplySchemaRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -262,11 +277,72 @@ public nonisolated struct Modeld_V1_ApplySchemaRequest: Sendable {
   /// Clears the value of `schema`. Subsequent reads from it will return its default value.
   public mutating func clearSchema() {self._schema = nil}
 
+  /// Plan only: answer with the migration plan, refusals included, and change nothing.
+  public var dryRun: Bool = false
+
+  /// Carry out steps that delete stored values (removing an attribute or an entity that holds
+  /// data); without it they are refused, naming what would be lost.
+  public var allowDataLoss: Bool = false
+
+  /// The author of the migration's history transaction.
+  public var author: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _schema: Modeld_V1_Schema? = nil
+}
+
+/// What a migration does, step by step, and what it refuses.
+public nonisolated struct Modeld_V1_MigrationPlan: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var fromVersion: String = String()
+
+  public var toVersion: String = String()
+
+  public var steps: [Modeld_V1_MigrationStep] = []
+
+  /// Why the migration cannot be made as asked, each naming what to do instead.
+  public var refusals: [String] = []
+
+  /// Whether the store changed (false for a dry run).
+  public var applied: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Modeld_V1_MigrationStep: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// addEntity, removeEntity, renameEntity, addAttribute, removeAttribute, renameAttribute,
+  /// requireAttribute, relaxAttribute, changeDefault, addIndex, removeIndex,
+  /// addUniqueConstraint, removeUniqueConstraint, addRelationship, removeRelationship,
+  /// changeRelationship.
+  public var kind: String = String()
+
+  /// The entity, by its new name (its old one when removed).
+  public var entity: String = String()
+
+  /// What is done, in words.
+  public var detail: String = String()
+
+  /// How many objects the step concerns.
+  public var objects: Int64 = 0
+
+  /// Whether stored values are deleted.
+  public var losesData: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -333,7 +409,7 @@ nonisolated extension Modeld_V1_CreateStoreRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StoreInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}uuid\0\u{1}kind\0\u{3}schema_version_hash\0\u{1}entities\0\u{3}history_token\0\u{3}open_sessions\0\u{1}path\0\u{1}backend\0\u{1}url\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}uuid\0\u{1}kind\0\u{3}schema_version_hash\0\u{1}entities\0\u{3}history_token\0\u{3}open_sessions\0\u{1}path\0\u{1}backend\0\u{1}url\0\u{1}migration\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -351,6 +427,7 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
       case 8: try { try decoder.decodeSingularStringField(value: &self.path) }()
       case 9: try { try decoder.decodeSingularStringField(value: &self.backend) }()
       case 10: try { try decoder.decodeSingularStringField(value: &self.url) }()
+      case 11: try { try decoder.decodeSingularMessageField(value: &self._migration) }()
       default: break
       }
     }
@@ -391,6 +468,9 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
     if !self.url.isEmpty {
       try visitor.visitSingularStringField(value: self.url, fieldNumber: 10)
     }
+    try { if let v = self._migration {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -405,6 +485,7 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.path != rhs.path {return false}
     if lhs.backend != rhs.backend {return false}
     if lhs.url != rhs.url {return false}
+    if lhs._migration != rhs._migration {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -625,7 +706,7 @@ nonisolated extension Modeld_V1_GetSchemaResponse: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Modeld_V1_ApplySchemaRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ApplySchemaRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}store\0\u{1}schema\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}store\0\u{1}schema\0\u{3}dry_run\0\u{3}allow_data_loss\0\u{1}author\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -635,6 +716,9 @@ nonisolated extension Modeld_V1_ApplySchemaRequest: SwiftProtobuf.Message, Swift
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.store) }()
       case 2: try { try decoder.decodeSingularMessageField(value: &self._schema) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.dryRun) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.allowDataLoss) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.author) }()
       default: break
       }
     }
@@ -651,12 +735,124 @@ nonisolated extension Modeld_V1_ApplySchemaRequest: SwiftProtobuf.Message, Swift
     try { if let v = self._schema {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
     } }()
+    if self.dryRun != false {
+      try visitor.visitSingularBoolField(value: self.dryRun, fieldNumber: 3)
+    }
+    if self.allowDataLoss != false {
+      try visitor.visitSingularBoolField(value: self.allowDataLoss, fieldNumber: 4)
+    }
+    if !self.author.isEmpty {
+      try visitor.visitSingularStringField(value: self.author, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Modeld_V1_ApplySchemaRequest, rhs: Modeld_V1_ApplySchemaRequest) -> Bool {
     if lhs.store != rhs.store {return false}
     if lhs._schema != rhs._schema {return false}
+    if lhs.dryRun != rhs.dryRun {return false}
+    if lhs.allowDataLoss != rhs.allowDataLoss {return false}
+    if lhs.author != rhs.author {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Modeld_V1_MigrationPlan: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MigrationPlan"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}from_version\0\u{3}to_version\0\u{1}steps\0\u{1}refusals\0\u{1}applied\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.fromVersion) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.toVersion) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.steps) }()
+      case 4: try { try decoder.decodeRepeatedStringField(value: &self.refusals) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.applied) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.fromVersion.isEmpty {
+      try visitor.visitSingularStringField(value: self.fromVersion, fieldNumber: 1)
+    }
+    if !self.toVersion.isEmpty {
+      try visitor.visitSingularStringField(value: self.toVersion, fieldNumber: 2)
+    }
+    if !self.steps.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.steps, fieldNumber: 3)
+    }
+    if !self.refusals.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.refusals, fieldNumber: 4)
+    }
+    if self.applied != false {
+      try visitor.visitSingularBoolField(value: self.applied, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Modeld_V1_MigrationPlan, rhs: Modeld_V1_MigrationPlan) -> Bool {
+    if lhs.fromVersion != rhs.fromVersion {return false}
+    if lhs.toVersion != rhs.toVersion {return false}
+    if lhs.steps != rhs.steps {return false}
+    if lhs.refusals != rhs.refusals {return false}
+    if lhs.applied != rhs.applied {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Modeld_V1_MigrationStep: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MigrationStep"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}entity\0\u{1}detail\0\u{1}objects\0\u{3}loses_data\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.kind) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.entity) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.detail) }()
+      case 4: try { try decoder.decodeSingularInt64Field(value: &self.objects) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.losesData) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.kind.isEmpty {
+      try visitor.visitSingularStringField(value: self.kind, fieldNumber: 1)
+    }
+    if !self.entity.isEmpty {
+      try visitor.visitSingularStringField(value: self.entity, fieldNumber: 2)
+    }
+    if !self.detail.isEmpty {
+      try visitor.visitSingularStringField(value: self.detail, fieldNumber: 3)
+    }
+    if self.objects != 0 {
+      try visitor.visitSingularInt64Field(value: self.objects, fieldNumber: 4)
+    }
+    if self.losesData != false {
+      try visitor.visitSingularBoolField(value: self.losesData, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Modeld_V1_MigrationStep, rhs: Modeld_V1_MigrationStep) -> Bool {
+    if lhs.kind != rhs.kind {return false}
+    if lhs.entity != rhs.entity {return false}
+    if lhs.detail != rhs.detail {return false}
+    if lhs.objects != rhs.objects {return false}
+    if lhs.losesData != rhs.losesData {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -204,8 +204,28 @@ struct History: AsyncParsableCommand {
                                 )
                             ] : []))
             }
-            return [head + [("changes", .nested(json: JSONText.array(changes), text: ""))]]
+            let schema: Record =
+                transaction.schemaChange.map { change in
+                    [
+                        (
+                            "schemaChange",
+                            .nested(
+                                json: JSONText.object([
+                                    ("from", JSONText.string(change.from)), ("to", JSONText.string(change.to)),
+                                ]), text: "")
+                        )
+                    ]
+                } ?? []
+            return [head + [("changes", .nested(json: JSONText.array(changes), text: ""))] + schema]
         case .table, .csv:
+            if let change = transaction.schemaChange {
+                return [
+                    head + [
+                        ("kind", .text("schema")), ("uri", .text("")),
+                        ("details", .text("\(change.from.prefix(12)) -> \(change.to.prefix(12))")),
+                    ]
+                ]
+            }
             return transaction.changes.map { change in
                 head + [
                     ("kind", .text(change.kind.rawValue)), ("uri", .text(change.id.uriRepresentation)),

@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import Foundation
+import ModelCore
+import ModelFixtures
+import ModelRemote
+import ModelTesting
+import Testing
+
+/// modeld killed with SIGKILL during migrations of 100,000 objects: every time, the store opens
+/// at exactly one of the two versions, with every object and value intact, and the file is
+/// sound. The migrations go back and forth between a schema and one with an attribute renamed,
+/// an attribute with a default and an index added (inferred), so each kill lands in one
+/// direction or the other. `MODELD_MIGRATION_KILLS` sets the number of kills (20 here).
+@Suite struct MigrationCrashTests {
+    static let objects = 100_000
+    static var kills: Int { ProcessInfo.processInfo.environment["MODELD_MIGRATION_KILLS"].flatMap(Int.init) ?? 20 }
+
+    static let before = Schema(entities: [
+        EntityDescription(
+            name: "Entry",
+            attributes: [
+                AttributeDescription(name: "serial", type: .int),
+                // `originalName`: the way back renames `title` to `label` again.
+                AttributeDescription(name: "label", type: .string, originalName: "title"),
+            ], indexes: [["serial"]])
+    ])
+    static var after: Schema {
+        var schema = before
+        schema.entities[0].attributes[1].name = "title"
+        schema.entities[0].attributes[1].originalName = "label"
+        schema.entities[0].attributes.append(AttributeDescription(name: "rank", type: .int, defaultValue: .int(7)))
+        schema.entities[0].indexes.append(["rank"])
+        return schema
+    }
+
+    @Test func aKilledMigrationLeavesOneVersionOrTheOther() async throws {
+        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
+        do {
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                try await client.createStore("m", schema: Self.before)
+                for start in stride(from: 0, to: Self.objects, by: 20_000) {
+                    try await client.apply(
+                        (start..<(start + 20_000)).map { i in
+                            .insert(
+                                entity: "Entry", attributes: ["serial": .int(Int64(i)), "label": .string("e\(i)")],
+                                relationships: [:], id: nil)
+                        }, in: "m")
+                }
+            }
+            let versions = [try #require(Self.before.versionHash), try #require(Self.after.versionHash)]
+            let schemas = [Self.before, Self.after]
+            // How long each direction takes, uninterrupted and with a connection of its own as
+            // below: the kills fall within that time and a half.
+            var took: [Duration] = [.zero, .zero]
+            for target in [1, 0] {
+                let start = ContinuousClock.now
+                _ = try await DaemonClient.withClient(socketPath: daemon.socketPath) {
+                    try await $0.migrateSchema(of: "m", to: schemas[target], allowDataLoss: true)
+                }
+                took[target] = ContinuousClock.now - start
+            }
+            var random = SystemRandomNumberGenerator()
+            var stayed = 0, moved = 0, answered = 0
+            for _ in 0..<Self.kills {
+                let current = try await DaemonClient.withClient(socketPath: daemon.socketPath) {
+                    try await $0.store("m").schemaVersionHash
+                }
+                let from = try #require(versions.firstIndex(of: current)), target = 1 - from
+                // The migration runs; the kill comes at a random moment of it.
+                let migration = Task {
+                    try await DaemonClient.withClient(socketPath: daemon.socketPath) {
+                        try await $0.migrateSchema(of: "m", to: schemas[target], allowDataLoss: true)
+                    }
+                }
+                let window = max(Int(took[target] * 1.5 / .milliseconds(1)), 20)
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...window, using: &random)))
+                try await daemon.kill()
+                if (try? await migration.value)?.migrationApplied == true { answered += 1 }
+                try await daemon.restart()
+                try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                    let version = try await client.store("m").schemaVersionHash
+                    let index = try #require(
+                        versions.firstIndex(of: version), "the store is at neither version: \(version)")
+                    if index == from { stayed += 1 } else { moved += 1 }
+                    #expect(try await client.count(FetchDescriptor(entityName: "Entry"), in: "m") == Self.objects)
+                    let name = index == 0 ? "label" : "title"
+                    let sample = try await client.fetch(
+                        FetchDescriptor(
+                            entityName: "Entry", predicate: try PredicateParser.parse("serial IN {0, 4242, 99999}"),
+                            sortBy: [SortDescriptor(PropertyPath(["serial"]))]), in: "m"
+                    ).objects
+                    #expect(sample.map { $0[name] } == [.string("e0"), .string("e4242"), .string("e99999")])
+                    if index == 1 { #expect(sample.allSatisfy { $0["rank"] == .int(7) }) }
+                }
+            }
+            print(
+                "migration crashes of \(Self.objects) objects (uninterrupted: \(took[1]) forward, \(took[0]) back): \(Self.kills) kills, the store stayed at its version \(stayed) times and moved to the new one \(moved) times; \(answered) migrations answered before their kill"
+            )
+            #expect(stayed + moved == Self.kills)
+            #expect(try await daemon.stopAndCheckIntegrity(ofStore: "m") == ["ok"])
+        } catch {
+            Issue.record("\(error)\n\(daemon.log.suffix(3000))")
+        }
+        await daemon.remove()
+    }
+}
