@@ -153,6 +153,15 @@ import Testing
             #expect(
                 history[0].changes.filter { $0.id.entityName == "Wish" }.count == 2, "past changes name the new entity")
             #expect(history[0].changes.allSatisfy { $0.id.entityName != "BucketListItem" })
+            // The old name is refused with the new one named, never a silent miss.
+            let oldURI = PersistentIdentifier(
+                storeIdentifier: store.storeIdentifier, entityName: "BucketListItem", key: ids["Garden"]!.key) // load named it
+            let byURI = await modelError { _ = try await store.backend.snapshots(for: [oldURI]) }
+            #expect(byURI?.message.contains("renamed to 'Wish'") == true, "\(String(describing: byURI))")
+            let old = await modelError { _ = try await store.fetch("BucketListItem") }
+            #expect(
+                old?.code == .unknownEntity && old?.message.contains("renamed to 'Wish'") == true,
+                "\(String(describing: old))")
             // The unique constraint on name and dates still holds; the index on the renamed
             // attribute still answers.
             var duplicate = store.changes()

@@ -54,9 +54,18 @@ public final class ResolvedSchema: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The entity called `name`, or `unknownEntity`.
+    /// The entity called `name`, or `unknownEntity` — naming the entity's new name when a
+    /// migration renamed it (its declaration keeps the old one as `originalName`).
     public func entity(_ name: String) throws(ModelError) -> ResolvedEntity {
-        guard let entity = entitiesByName[name] else { throw ModelError.unknownEntity(name) }
+        guard let entity = entitiesByName[name] else {
+            if let renamed = schema.entities.first(where: { $0.originalName == name }) {
+                throw ModelError(
+                    .unknownEntity,
+                    "entity '\(name)' was renamed to '\(renamed.name)' by a migration; use the new name (its objects keep their keys)",
+                    context: ["entity": name, "renamedTo": renamed.name])
+            }
+            throw ModelError.unknownEntity(name)
+        }
         return entity
     }
 
