@@ -155,7 +155,8 @@ import Testing
             #expect(history[0].changes.allSatisfy { $0.id.entityName != "BucketListItem" })
             // The old name is refused with the new one named, never a silent miss.
             let oldURI = PersistentIdentifier(
-                storeIdentifier: store.storeIdentifier, entityName: "BucketListItem", key: ids["Garden"]!.key) // load named it
+                // load named it
+                storeIdentifier: store.storeIdentifier, entityName: "BucketListItem", key: ids["Garden"]!.key)
             let byURI = await modelError { _ = try await store.backend.snapshots(for: [oldURI]) }
             #expect(byURI?.message.contains("renamed to 'Wish'") == true, "\(String(describing: byURI))")
             let old = await modelError { _ = try await store.fetch("BucketListItem") }
