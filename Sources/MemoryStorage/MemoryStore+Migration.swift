@@ -49,27 +49,26 @@ extension MemoryState {
         for (root, key) in sequences {
             result.sequences[entityName[root] ?? root] = key
         }
+        // What changes for each entity's objects, worked out once per entity, not per row.
+        var rules: [String: RowRules] = [:]
+        func rulesFor(_ entity: ResolvedEntity) -> RowRules {
+            if let made = rules[entity.name] { return made }
+            let made = RowRules(entity, changes: self.changes(for: entity, in: byNewName))
+            rules[entity.name] = made
+            return made
+        }
         var moved: [ObjectRef: ObjectRef] = [:]
         for (root, rows) in tables {
             for (key, row) in rows {
                 guard let name = entityName[row.entity], let entity = new[name] else { continue }
-                // Renames declared on the entity or inherited from a superentity.
-                let renamed = Dictionary(
-                    self.changes(for: entity, in: byNewName).flatMap(\.renamedAttributes).map { ($0.old, $0.new) },
-                    uniquingKeysWith: { a, _ in a })
+                let rule = rulesFor(entity)
                 var attributes: [String: Value] = [:]
                 for (attribute, value) in row.attributes {
-                    let newName = renamed[attribute] ?? attribute
+                    let newName = rule.renamed[attribute] ?? attribute
                     if entity.attribute(newName) != nil { attributes[newName] = value }
                 }
-                for attribute in entity.attributes where attributes[attribute.name] == nil {
-                    let added = self.changes(for: entity, in: byNewName).contains {
-                        $0.addedAttributes.contains(attribute)
-                    }
-                    let required = self.changes(for: entity, in: byNewName).contains {
-                        $0.requiredAttributes.contains(attribute)
-                    }
-                    if added || required, let value = attribute.defaultValue { attributes[attribute.name] = value }
+                for (attribute, value) in rule.fills where attributes[attribute] == nil {
+                    attributes[attribute] = value
                 }
                 let foreignKeys = row.foreignKeys.filter { entity.relationship($0.key)?.storage == .foreignKey }
                 let ref = ObjectRef(root: entity.root, key: key)
@@ -124,6 +123,23 @@ extension MemoryState {
             return transaction
         }
         return result
+    }
+
+    /// How one entity's stored values change: renamed attributes (declared on it or inherited),
+    /// and the defaults that attributes added or made required give objects holding nil.
+    private struct RowRules {
+        let renamed: [String: String]
+        let fills: [(String, Value)]
+
+        init(_ entity: ResolvedEntity, changes: [SchemaChanges.EntityChanges]) {
+            renamed = Dictionary(
+                changes.flatMap(\.renamedAttributes).map { ($0.old, $0.new) }, uniquingKeysWith: { a, _ in a })
+            let filled = Set(changes.flatMap { $0.addedAttributes + $0.requiredAttributes })
+            fills = entity.attributes.compactMap { attribute in
+                guard filled.contains(attribute), let value = attribute.defaultValue else { return nil }
+                return (attribute.name, value)
+            }
+        }
     }
 
     /// The changes of `entity` and of its ancestors (an attribute added to a superentity is

@@ -15,8 +15,14 @@ struct SQLiteMigration {
     let connection: SQLiteConnection
 
     /// New entity name by old one, for every entity that continues.
-    private var continued: [String: String] {
-        Dictionary(changes.entities.map { ($0.oldName, $0.name) }, uniquingKeysWith: { a, _ in a })
+    private let continued: [String: String]
+
+    init(old: SQLiteLayout, new: SQLiteLayout, changes: SchemaChanges, connection: SQLiteConnection) {
+        self.old = old
+        self.new = new
+        self.changes = changes
+        self.connection = connection
+        continued = Dictionary(changes.entities.map { ($0.oldName, $0.name) }, uniquingKeysWith: { a, _ in a })
     }
 
     func run() throws {
@@ -52,7 +58,6 @@ struct SQLiteMigration {
     /// Hierarchy tables: a new table continues the old one of its root's old name when that
     /// was a root too; the others are made; old tables nothing continues are dropped.
     private func migrateTables() throws {
-        let continued = continued
         var kept = Set<String>()
         for table in new.tables {
             guard let oldRoot = continued.first(where: { $0.value == table.name })?.key,
@@ -172,7 +177,6 @@ struct SQLiteMigration {
 
     /// Join tables follow their owning relationship: renamed with its entity, made, dropped.
     private func migrateJoinTables() throws {
-        let continued = continued
         var kept = Set<String>()
         for join in new.schema.joinTables {
             let oldOwner = continued.first { $0.value == join.ownerEntity }?.key
@@ -204,7 +208,6 @@ struct SQLiteMigration {
     /// Foreign keys that pointed to objects deleted with their entity are cleared, as the
     /// references of a nullify rule would be.
     private func clearDanglingReferences() throws {
-        let continued = continued
         let lostRows = Set(changes.removedEntities.compactMap { old.schema[$0]?.root }.compactMap { continued[$0] })
         guard !lostRows.isEmpty else { return }
         for table in new.tables {
