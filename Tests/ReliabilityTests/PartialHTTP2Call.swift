@@ -11,7 +11,7 @@ import Synchronization
 /// is read as it comes.
 final class PartialHTTP2Call: Sendable {
     private let socket: RawSocket
-    private let outcome: Task<Answer, Never>
+    private let outcome: Task<(answer: Answer, at: ContinuousClock.Instant), Never>
 
     enum Answer: Equatable, Sendable {
         /// The trailers' `grpc-status`.
@@ -23,7 +23,7 @@ final class PartialHTTP2Call: Sendable {
 
     private init(socket: RawSocket) {
         self.socket = socket
-        let outcome = Task { await Self.readAnswer(socket) }
+        let outcome = Task { (answer: await Self.readAnswer(socket), at: ContinuousClock.now) }
         self.outcome = outcome
         // Reads on to the end (``close()``, or the daemon's), so that the descriptor is closed
         // only once nothing waits on it.
@@ -45,7 +45,7 @@ final class PartialHTTP2Call: Sendable {
     func answer(within timeout: Duration) async -> Answer {
         let outcome = outcome
         return await withTaskGroup(of: Answer.self) { group in
-            group.addTask { await outcome.value }
+            group.addTask { await outcome.value.answer }
             group.addTask {
                 try? await Task.sleep(for: timeout)
                 return .timedOut
@@ -54,6 +54,11 @@ final class PartialHTTP2Call: Sendable {
             group.cancelAll()
             return first
         }
+    }
+
+    /// The daemon's answer and when it came: waits for it (the connection's end counts).
+    func answerAndArrival() async -> (answer: Answer, at: ContinuousClock.Instant) {
+        await outcome.value
     }
 
     /// Ends the connection; the descriptor is closed once the reading task has seen the end.
