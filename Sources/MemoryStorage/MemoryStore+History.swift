@@ -18,7 +18,7 @@ extension MemoryStore {
 
     /// Deletes the history transactions before `token`.
     public func deleteHistory(before token: HistoryToken) throws {
-        try checkOpen()
+        try checkWritable()
         state.history.removeAll { $0.token < token }
     }
 }

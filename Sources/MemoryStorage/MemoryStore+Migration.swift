@@ -7,7 +7,7 @@ extension MemoryStore {
     /// against the rows, then builds the new state from the old one and swaps it in, so a
     /// refusal or an error leaves the old state untouched.
     public func migrate(to schema: Schema, options: MigrationOptions) throws -> MigrationPlan {
-        try checkOpen()
+        try checkWritable()
         let new = try ResolvedSchema.resolved(schema)
         let old = state.schema
         if old.versionHash == new.versionHash {

@@ -14,6 +14,8 @@ public actor MemoryStore: StorageBackend {
 
     var state: MemoryState
     private var isClosed = false
+    /// The staged migration holding the store's writes, if one is under way.
+    private var stagedMigration: ObjectIdentifier?
     let clock: @Sendable () -> Timestamp
 
     /// A new, empty store with an empty schema. `clock` stamps history transactions.
@@ -26,6 +28,14 @@ public actor MemoryStore: StorageBackend {
         self.storeIdentifier = storeIdentifier
         self.clock = clock
         self.state = MemoryState(schema: Self.emptySchema)
+    }
+
+    /// A store holding `state` (a staged migration's copy of another's).
+    init(copying other: MemoryStore, state: MemoryState) {
+        self.location = other.location
+        self.storeIdentifier = other.storeIdentifier
+        self.clock = other.clock
+        self.state = state
     }
 
     /// The schema of a new store.
@@ -41,7 +51,7 @@ public actor MemoryStore: StorageBackend {
     /// Sets the schema: allowed while the store holds no objects, or when the version hash is
     /// the same; otherwise `schemaMismatch`, listing the differences.
     public func apply(schema: Schema) throws {
-        try checkOpen()
+        try checkWritable()
         let resolved = try ResolvedSchema.resolved(schema)
         if resolved.versionHash == state.schema.versionHash {
             state.schema = resolved
@@ -102,7 +112,7 @@ public actor MemoryStore: StorageBackend {
     /// Saves atomically: ModelStorage's save algorithm checks everything and computes the writes
     /// first; then they are applied, which cannot fail, and one history transaction recorded.
     public func save(_ changes: ChangeSet) throws -> SaveResult {
-        try checkOpen()
+        try checkWritable()
         guard !changes.isEmpty else { return SaveResult() }
         try ChangeSetPlan.checkIdentifiers(changes, schema: state.schema, storeIdentifier: storeIdentifier)
         let reads = MemoryReads(state: state, storeIdentifier: storeIdentifier)
@@ -133,6 +143,36 @@ public actor MemoryStore: StorageBackend {
     /// Closes the store; later calls fail with `closed`.
     public func close() {
         isClosed = true
+    }
+
+    /// Refuses a write while a staged migration holds the store (or once it is closed).
+    func checkWritable() throws(ModelError) {
+        try checkOpen()
+        if stagedMigration != nil { throw ModelError.migrating(location) }
+    }
+
+    /// Begins a staged migration (``StagedMigration``): it works on a copy of the state, which
+    /// replaces the store's at commit; meanwhile the store's reads see the state as it was and
+    /// its writes are refused.
+    public func beginStagedMigration(author: String?) throws -> any StagedMigration {
+        try checkWritable()
+        let copy = MemoryStore(copying: self, state: state)
+        let migration = MemoryStagedMigration(store: self, copy: copy, author: author)
+        stagedMigration = ObjectIdentifier(migration)
+        return migration
+    }
+
+    /// Ends the staged migration `migration`: its state replaces the store's when committed
+    /// (`state` given), or is dropped.
+    func endStagedMigration(_ migration: ObjectIdentifier, state migrated: MemoryState?) throws {
+        guard stagedMigration == migration else {
+            throw ModelError(.invalidArgument, "this staged migration of \(location) is over")
+        }
+        stagedMigration = nil
+        if let migrated {
+            try checkOpen()
+            state = migrated
+        }
     }
 
     func checkOpen() throws(ModelError) {

@@ -29,6 +29,13 @@ public protocol StorageBackend: Sendable {
     /// it is a dry run. The same schema version: an empty plan, nothing written.
     func migrate(to schema: Schema, options: MigrationOptions) async throws -> MigrationPlan
 
+    /// Begins a staged migration (``StagedMigration``): one write transaction that the caller
+    /// steps through schema versions, reading and saving objects between the steps, and then
+    /// commits or rolls back. Until it ends, the store's other writes (saves, migrations, schema
+    /// changes, history deletion) are refused with `unavailable`; its reads see the store as it
+    /// was before the migration began. `author` stamps the steps' history.
+    func beginStagedMigration(author: String?) async throws -> any StagedMigration
+
     /// Fetches as if `overlay` (a context's pending changes) had been saved: inserted objects
     /// match predicates and come back with their temporary identifiers, deleted ones don't come
     /// back, updated values are the ones matched and sorted. Nothing is written.

@@ -9,7 +9,7 @@ import Synchronization
 /// the awaiting task interrupts the statement under way (`sqlite3_interrupt`), or drops the work
 /// if it has not started, so that a client that gave up frees the connection at once.
 /// A short job may instead run on the caller's thread while the queue is idle (``runHere(_:)``).
-// `connection` and `isClosed` are touched only while holding `inUse`.
+// `connection`, `isClosed` and `lease` are touched only while holding `inUse`.
 final class ConnectionQueue: @unchecked Sendable {
     private let queue: DispatchQueue
     private let path: String
@@ -17,6 +17,9 @@ final class ConnectionQueue: @unchecked Sendable {
     /// Opened by the first job.
     private var connection: SQLiteConnection?
     private var isClosed = false
+    /// While set, the connection belongs to one holder (a staged migration's open transaction):
+    /// other jobs are refused with its error.
+    private var lease: (id: UInt64, refusal: ModelError)?
     /// Held while the connection is used, by a job on the queue or one run here: they never overlap.
     private let inUse = NSLock()
     private let jobs: Mutex<Jobs>
@@ -45,8 +48,36 @@ final class ConnectionQueue: @unchecked Sendable {
         self.jobs = Mutex(Jobs())
     }
 
-    /// The connection, opened now if this is the first job. Call holding `inUse` only.
-    private func openedConnection() throws -> SQLiteConnection {
+    /// What a job does with the queue's lease (see ``run(lease:_:)``).
+    enum Lease: Sendable {
+        /// An ordinary job: refused while the queue is leased.
+        case none
+        /// A job of the lease's holder.
+        case holding(UInt64)
+        /// Leases the queue to `id` if the job succeeds; refuses other jobs with `refusal` until released.
+        case acquire(UInt64, refusal: ModelError)
+        /// A last job of the holder: the lease ends with it, whether it succeeds or not.
+        case release(UInt64)
+
+        var holder: UInt64? {
+            switch self {
+            case .none, .acquire: nil
+            case .holding(let id), .release(let id): id
+            }
+        }
+    }
+
+    private static let leases = Atomic<UInt64>(0)
+
+    /// A lease identifier no other lease has.
+    static func newLease() -> UInt64 {
+        leases.add(1, ordering: .relaxed).newValue
+    }
+
+    /// The connection, opened now if this is the first job, for a job holding `lease` (refused
+    /// while another holds the queue). Call holding `inUse` only.
+    private func openedConnection(lease holder: UInt64? = nil) throws -> SQLiteConnection {
+        if let lease, lease.id != holder, !isClosed { throw lease.refusal }
         if let connection { return connection }
         guard !isClosed else { throw ModelError(.closed, "the store is closed; open it again to use it") }
         let opened = try SQLiteConnection(path: path, role: role)
@@ -58,7 +89,9 @@ final class ConnectionQueue: @unchecked Sendable {
 
     /// Runs `body` with the connection on its queue and returns its result; cancellation of the
     /// calling task interrupts it (it then throws `cancelled`).
-    func run<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+    func run<T: Sendable>(
+        lease: Lease = .none, _ body: @escaping @Sendable (SQLiteConnection) throws -> T
+    ) async throws -> T {
         let job = jobs.withLock { jobs in
             jobs.next += 1
             return jobs.next
@@ -79,7 +112,12 @@ final class ConnectionQueue: @unchecked Sendable {
                             continuation.resume(throwing: ModelError.interrupted)
                             return
                         }
-                        let result = Result { try body(try self.openedConnection()) }
+                        let result = Result { try body(try self.openedConnection(lease: lease.holder)) }
+                        switch lease {
+                        case .acquire(let id, let refusal): if case .success = result { self.lease = (id, refusal) }
+                        case .release(let id): if self.lease?.id == id { self.lease = nil }
+                        case .none, .holding: break
+                        }
                         self.jobs.withLock { jobs in
                             jobs.running = nil
                             self.cancellation.set(false)

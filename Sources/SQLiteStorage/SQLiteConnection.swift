@@ -303,6 +303,8 @@ final class SQLiteConnection {
     /// the busy timeout for another process) when `write`, a deferred read transaction otherwise.
     /// Commits when `body` returns, rolls back when it throws.
     func transaction<T>(write: Bool, _ body: () throws -> T) throws -> T {
+        // Inside a transaction already (a staged migration's), a savepoint: undone alone on error.
+        if isInTransaction { return try savepoint(body) }
         try run(write ? "BEGIN IMMEDIATE" : "BEGIN")
         let result: T
         do {
@@ -313,6 +315,23 @@ final class SQLiteConnection {
             throw error
         }
         return result
+    }
+
+    /// Runs `body` in a savepoint of the open transaction: released when it returns, rolled back
+    /// to (and the transaction kept) when it throws.
+    func savepoint<T>(_ body: () throws -> T) throws -> T {
+        try run("SAVEPOINT nested")
+        do {
+            let result = try body()
+            try run("RELEASE nested")
+            return result
+        } catch {
+            if isInTransaction {
+                _ = try? run("ROLLBACK TO nested")
+                _ = try? run("RELEASE nested")
+            }
+            throw error
+        }
     }
 }
 

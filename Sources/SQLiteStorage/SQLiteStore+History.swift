@@ -9,45 +9,7 @@ extension SQLiteStore {
         if let limit, limit < 0 { throw ModelError(.invalidArgument, "limit \(limit) is negative") }
         let storeIdentifier = storeIdentifier
         return try await readers.run { connection in
-            try connection.transaction(write: false) {
-                var transactions: [HistoryTransaction] = []
-                try connection.query(
-                    "SELECT \"token\", \"timestamp\", \"author\" FROM \(StoreMetadata.transactionTable) WHERE \"token\" > ?1 ORDER BY \"token\" LIMIT ?2",
-                    [.int(token?.rawValue ?? 0), .int(Int64(limit ?? -1))]
-                ) { row in
-                    transactions.append(
-                        HistoryTransaction(
-                            token: HistoryToken(row.int64(0)),
-                            timestamp: Timestamp(microsecondsSince1970: row.int64(1)),
-                            author: row.isNull(2) ? nil : row.text(2), changes: []))
-                }
-                guard let first = transactions.first?.token, let last = transactions.last?.token else { return [] }
-                var positions: [Int64: Int] = [:]
-                for (index, transaction) in transactions.enumerated() { positions[transaction.token.rawValue] = index }
-                let decoder = JSONDecoder()
-                try connection.query(
-                    """
-                    SELECT "token", "kind", "entity", "pk", "changed", "tombstone" FROM \(StoreMetadata.changeTable) \
-                    WHERE "token" BETWEEN ?1 AND ?2 ORDER BY "token", "position"
-                    """, [.int(first.rawValue), .int(last.rawValue)]
-                ) { row in
-                    guard let index = positions[row.int64(0)] else { return }
-                    if row.text(1) == "schema", !row.isNull(4) {
-                        transactions[index].schemaChange = try decoder.decode(
-                            SchemaVersionChange.self, from: Data(row.text(4).utf8))
-                        return
-                    }
-                    guard let kind = HistoryChange.Kind(rawValue: row.text(1)) else { return }
-                    let id = PersistentIdentifier(
-                        storeIdentifier: storeIdentifier, entityName: row.text(2), key: .permanent(row.int64(3)))
-                    let changed = row.isNull(4) ? [] : try decoder.decode([String].self, from: Data(row.text(4).utf8))
-                    let tombstone =
-                        row.isNull(5) ? [:] : try decoder.decode([String: Value].self, from: Data(row.text(5).utf8))
-                    transactions[index].changes.append(
-                        HistoryChange(kind: kind, id: id, changedProperties: changed, tombstone: tombstone))
-                }
-                return transactions
-            }
+            try Self.history(connection, after: token, limit: limit, storeIdentifier: storeIdentifier)
         }
     }
 
@@ -72,6 +34,52 @@ extension SQLiteStore {
                 try connection.run(
                     "DELETE FROM \(StoreMetadata.transactionTable) WHERE \"token\" < ?1", [.int(token.rawValue)])
             }
+        }
+    }
+
+    /// History transactions after `token` read on `connection`, in a read transaction of their
+    /// own (or a savepoint of the caller's).
+    static func history(
+        _ connection: SQLiteConnection, after token: HistoryToken?, limit: Int?, storeIdentifier: UUID
+    ) throws -> [HistoryTransaction] {
+        try connection.transaction(write: false) {
+            var transactions: [HistoryTransaction] = []
+            try connection.query(
+                "SELECT \"token\", \"timestamp\", \"author\" FROM \(StoreMetadata.transactionTable) WHERE \"token\" > ?1 ORDER BY \"token\" LIMIT ?2",
+                [.int(token?.rawValue ?? 0), .int(Int64(limit ?? -1))]
+            ) { row in
+                transactions.append(
+                    HistoryTransaction(
+                        token: HistoryToken(row.int64(0)),
+                        timestamp: Timestamp(microsecondsSince1970: row.int64(1)),
+                        author: row.isNull(2) ? nil : row.text(2), changes: []))
+            }
+            guard let first = transactions.first?.token, let last = transactions.last?.token else { return [] }
+            var positions: [Int64: Int] = [:]
+            for (index, transaction) in transactions.enumerated() { positions[transaction.token.rawValue] = index }
+            let decoder = JSONDecoder()
+            try connection.query(
+                """
+                SELECT "token", "kind", "entity", "pk", "changed", "tombstone" FROM \(StoreMetadata.changeTable) \
+                WHERE "token" BETWEEN ?1 AND ?2 ORDER BY "token", "position"
+                """, [.int(first.rawValue), .int(last.rawValue)]
+            ) { row in
+                guard let index = positions[row.int64(0)] else { return }
+                if row.text(1) == "schema", !row.isNull(4) {
+                    transactions[index].schemaChange = try decoder.decode(
+                        SchemaVersionChange.self, from: Data(row.text(4).utf8))
+                    return
+                }
+                guard let kind = HistoryChange.Kind(rawValue: row.text(1)) else { return }
+                let id = PersistentIdentifier(
+                    storeIdentifier: storeIdentifier, entityName: row.text(2), key: .permanent(row.int64(3)))
+                let changed = row.isNull(4) ? [] : try decoder.decode([String].self, from: Data(row.text(4).utf8))
+                let tombstone =
+                    row.isNull(5) ? [:] : try decoder.decode([String: Value].self, from: Data(row.text(5).utf8))
+                transactions[index].changes.append(
+                    HistoryChange(kind: kind, id: id, changedProperties: changed, tombstone: tombstone))
+            }
+            return transactions
         }
     }
 }

@@ -13,41 +13,51 @@ extension SQLiteStore {
         _ = try cachedLayout()
         let storeIdentifier = storeIdentifier
         let (plan, layout) = try await writer.run { connection in
-            try connection.transaction(write: true) { () throws -> (MigrationPlan, SQLiteLayout?) in
-                let current = try StoreMetadata.schema(connection)
-                let old = SQLiteLayout(current)
-                if current.versionHash == resolved.versionHash {
-                    // The same stored shape: keep the declaration as given (order, rename hints).
-                    if !options.dryRun, current.schema != resolved.schema {
-                        try StoreMetadata.setValue(resolved.canonicalJSON, for: "schema", connection)
-                        return (
-                            MigrationPlan(fromVersion: current.versionHash, toVersion: resolved.versionHash),
-                            SQLiteLayout(resolved)
-                        )
-                    }
-                    return (MigrationPlan(fromVersion: current.versionHash, toVersion: resolved.versionHash), nil)
-                }
-                let reads = MigrationReadContext(
-                    context: ReadContext(
-                        connection: connection, layout: old, storeIdentifier: storeIdentifier, overlay: Overlay()))
-                let plan = try MigrationPlanner.plan(
-                    from: current, to: resolved, reads: reads, allowDataLoss: options.allowDataLoss)
-                if options.dryRun { return (plan, nil) }
-                guard plan.isAllowed else { throw plan.refusalError }
-                let new = SQLiteLayout(resolved)
-                try SQLiteMigration(
-                    old: old, new: new, changes: SchemaChanges(from: current, to: resolved), connection: connection
-                ).run()
-                try StoreMetadata.setValue(resolved.canonicalJSON, for: "schema", connection)
-                try StoreMetadata.setValue(resolved.versionHash, for: "schemaHash", connection)
-                try Self.recordSchemaChange(
-                    SchemaVersionChange(from: current.versionHash, to: resolved.versionHash), author: options.author,
-                    connection)
-                return (plan, new)
+            try connection.transaction(write: true) {
+                try Self.migrate(connection, to: resolved, options: options, storeIdentifier: storeIdentifier)
             }
         }
         if let layout { setLayout(layout) }
         return plan
+    }
+
+    /// The migration's work inside the caller's write transaction (or savepoint): plans against
+    /// the stored schema and data, then, unless it is a dry run, changes the tables, stores the
+    /// schema and records the change. Returns the plan, and the new layout when the store changed.
+    static func migrate(
+        _ connection: SQLiteConnection, to resolved: ResolvedSchema, options: MigrationOptions, storeIdentifier: UUID
+    ) throws -> (MigrationPlan, SQLiteLayout?) {
+        let current = try StoreMetadata.schema(connection)
+        let old = SQLiteLayout(current)
+        if current.versionHash == resolved.versionHash {
+            // The same stored shape: keep the declaration as given (order, rename hints).
+            if !options.dryRun, current.schema != resolved.schema {
+                try StoreMetadata.setValue(resolved.canonicalJSON, for: "schema", connection)
+                return (
+                    MigrationPlan(fromVersion: current.versionHash, toVersion: resolved.versionHash),
+                    SQLiteLayout(resolved)
+                )
+            }
+            return (MigrationPlan(fromVersion: current.versionHash, toVersion: resolved.versionHash), nil)
+        }
+        let reads = MigrationReadContext(
+            context: ReadContext(
+                connection: connection, layout: old, storeIdentifier: storeIdentifier, overlay: Overlay()))
+        let plan = try MigrationPlanner.plan(
+            from: current, to: resolved, reads: reads, allowDataLoss: options.allowDataLoss)
+        if options.dryRun { return (plan, nil) }
+        guard plan.isAllowed else { throw plan.refusalError }
+        let new = SQLiteLayout(resolved)
+        try SQLiteMigration(
+            old: old, new: new, changes: SchemaChanges(from: current, to: resolved), connection: connection
+        )
+        .run()
+        try StoreMetadata.setValue(resolved.canonicalJSON, for: "schema", connection)
+        try StoreMetadata.setValue(resolved.versionHash, for: "schemaHash", connection)
+        try recordSchemaChange(
+            SchemaVersionChange(from: current.versionHash, to: resolved.versionHash), author: options.author, connection
+        )
+        return (plan, new)
     }
 
     /// A history transaction of its own for a migration: the versions as its one change row

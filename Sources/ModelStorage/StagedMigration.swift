@@ -1,0 +1,30 @@
+import ModelCore
+
+/// A staged migration under way (SwiftData's `SchemaMigrationPlan`, run as one unit): the store
+/// inside one write transaction. As a ``StorageBackend`` it reads and saves under the schema of
+/// the current stage; ``StorageBackend/migrate(to:options:)`` moves it one step, by inference,
+/// recording the step in history; ``commit()`` makes every stage durable at once, and
+/// ``rollback()`` (or ``close()``, or a crash) leaves the store as it was before the migration.
+///
+/// `apply(schema:)` and `deleteHistory(before:)` are refused inside a migration (`invalidArgument`):
+/// a step is a migration, and history is trimmed once the migration is over.
+public protocol StagedMigration: StorageBackend {
+    /// Makes every stage durable, in one commit; the migration is over. The store the migration
+    /// began on has the last step's schema from then on.
+    func commit() async throws
+
+    /// Discards every stage; the store is as it was before the migration began. Does nothing
+    /// once the migration is over.
+    func rollback() async
+}
+
+extension ModelError {
+    /// What a store's other writers hear while a staged migration holds it.
+    public static func migrating(_ location: StoreLocation) -> ModelError {
+        ModelError(
+            .unavailable,
+            "the store \(location) is in a staged migration; try again once it has committed or rolled back",
+            context: ["store": location.url])
+    }
+
+}
