@@ -39,6 +39,9 @@ extension Modeld_V1_SessionService.Method.Count: UnaryMethod {}
 extension Modeld_V1_SessionService.Method.Aggregate: UnaryMethod {}
 extension Modeld_V1_SessionService.Method.GetObjects: UnaryMethod {}
 extension Modeld_V1_SessionService.Method.DescribeSession: UnaryMethod {}
+extension Modeld_V1_SessionService.Method.BeginMigration: UnaryMethod {}
+extension Modeld_V1_SessionService.Method.StepMigration: UnaryMethod {}
+extension Modeld_V1_SessionService.Method.CommitMigration: UnaryMethod {}
 
 /// A server-streaming method of modeld's services.
 protocol ServerStreamingMethod: ModeldMethod {}

@@ -98,13 +98,19 @@ final class DaemonCore: Sendable {
         return SaveResponse(result, transaction: transaction)
     }
 
-    /// The store a request names.
-    func store(_ name: String) throws(ModelError) -> StoreHandle {
-        try catalog.handle(named: name)
+    /// The store a request names; UNAVAILABLE while a staged migration holds it, unless
+    /// `whileMigrating` (a description of the store as it was).
+    func store(_ name: String, whileMigrating: Bool = false) throws(ModelError) -> StoreHandle {
+        let handle = try catalog.handle(named: name)
+        if !whileMigrating { try handle.checkAvailable() }
+        return handle
     }
 
-    /// The session a request names.
+    /// The session a request names; UNAVAILABLE while a staged migration holds its store,
+    /// unless it is that migration's session.
     func session(_ id: String) throws(ModelError) -> Session {
-        try sessions.session(id)
+        let session = try sessions.session(id)
+        try session.store.checkAvailable(forSession: id)
+        return session
     }
 }

@@ -304,7 +304,7 @@ public final class ModelDaemon: Service, Sendable {
 
     /// Closes sessions idle for longer than the timeout, checking a few times per timeout.
     private func endIdleSessions() async throws {
-        let timeout = configuration.idleTimeout
+        let timeout = min(configuration.idleTimeout, configuration.migrationIdleTimeout)
         let interval = min(max(timeout / 4, .milliseconds(10)), .seconds(5))
         while true {
             try await Task.sleep(for: interval)

@@ -12,6 +12,9 @@ public struct ServerConfiguration: Sendable {
     public var dataDirectory: String
     /// A session with no call for this long is closed, discarding what it did not save.
     public var idleTimeout: Duration = .seconds(600)
+    /// A staged migration's session with no call for this long is closed, rolling the migration
+    /// back: its store is refused to everyone else while it lasts.
+    public var migrationIdleTimeout: Duration = .seconds(60)
     /// The most sessions open at once.
     public var maximumSessions: Int = 1_000
     /// The largest message the daemon accepts or sends.

@@ -1,6 +1,7 @@
 import Foundation
 import ModelCore
 import ModelEngine
+import ModelStorage
 import Synchronization
 
 /// The open sessions, by their IDs, and why recent ones ended (so that a late call hears that
@@ -49,7 +50,21 @@ final class SessionRegistry: Sendable {
     {
         let context = store.container.makeContext(
             author: author, mergePolicy: mergePolicy, uniquenessPolicy: uniquenessPolicy)
-        let session = Session(id: UUID().uuidString.lowercased(), store: store, context: context, now: now)
+        return try add(Session(id: UUID().uuidString.lowercased(), store: store, context: context, now: now))
+    }
+
+    /// Opens a migration session on `store`, holding `migration` (whose container `context` is
+    /// of), idle for at most `idleTimeout`.
+    func openMigration(
+        on store: StoreHandle, migration: any StagedMigration, context: ModelContext, idleTimeout: Duration
+    ) throws(ModelError) -> Session {
+        try add(
+            Session(
+                id: UUID().uuidString.lowercased(), store: store, context: context, migration: migration,
+                idleTimeout: idleTimeout, now: now))
+    }
+
+    private func add(_ session: Session) throws(ModelError) -> Session {
         try state.withLock { state throws(ModelError) in
             guard state.sessions.count < maximumSessions else {
                 throw ModelError(

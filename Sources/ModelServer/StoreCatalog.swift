@@ -152,6 +152,7 @@ final class StoreCatalog: Sendable {
     func drop(name: String) async throws {
         try await changes.withPermit {
             let handle = try handle(named: name)
+            try handle.checkAvailable()
             stores.withLock { $0[name] = nil }
             try attached.remove(name)
             await handle.container.closeForRemoval()
@@ -164,6 +165,7 @@ final class StoreCatalog: Sendable {
     func apply(schema: Schema, to name: String) async throws -> StoreHandle {
         try await changes.withPermit {
             let handle = try handle(named: name)
+            try handle.checkAvailable()
             let backend = handle.container.backend
             try await backend.apply(schema: schema)
             handle.replace(try await ModelContainer.open(backend: backend))
@@ -180,6 +182,7 @@ final class StoreCatalog: Sendable {
     ) async throws -> (StoreHandle, MigrationPlan) {
         try await changes.withPermit {
             let handle = try handle(named: name)
+            try handle.checkAvailable()
             let backend = handle.container.backend
             var dryRun = options
             dryRun.dryRun = true
@@ -190,6 +193,40 @@ final class StoreCatalog: Sendable {
             let plan = try await backend.migrate(to: schema, options: options)
             handle.replace(try await ModelContainer.open(backend: backend))
             return (handle, plan)
+        }
+    }
+
+    /// Begins a staged migration of `handle`'s store (``StorageBackend/beginStagedMigration(author:)``);
+    /// `open` makes its session (a failure rolls the migration back), and the store is marked as
+    /// held by that session until it ends.
+    func beginMigration(
+        of handle: StoreHandle, author: String?, open: (any StagedMigration, ModelContainer) throws -> Session
+    ) async throws -> Session {
+        try await changes.withPermit {
+            try handle.checkAvailable()
+            let migration = try await handle.container.backend.beginStagedMigration(author: author)
+            do {
+                let container = try await ModelContainer.open(backend: migration)
+                let session = try open(migration, container)
+                guard
+                    handle.beginMigration(
+                        by: session.id,
+                        fromVersion: container.schema.entityNames.isEmpty ? "" : container.schema.versionHash)
+                else { throw ModelError.migrating(handle.location) }
+                return session
+            } catch {
+                await migration.rollback()
+                throw error
+            }
+        }
+    }
+
+    /// Commits the staged migration `migration` of `handle`'s store; the handle gets a
+    /// container of the store's new schema.
+    func commitMigration(_ migration: any StagedMigration, of handle: StoreHandle) async throws {
+        try await changes.withPermit {
+            try await migration.commit()
+            handle.replace(try await ModelContainer.open(backend: handle.container.backend))
         }
     }
 

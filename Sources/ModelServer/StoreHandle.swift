@@ -11,11 +11,56 @@ final class StoreHandle: Sendable {
     let location: StoreLocation
     let history = HistorySignal()
     private let current: Mutex<ModelContainer>
+    private let migration = Mutex<StagedMigrationMark?>(nil)
+
+    /// A staged migration under way: its session, and the versions it went from and is at.
+    struct StagedMigrationMark: Sendable {
+        let session: String
+        let fromVersion: String
+        var atVersion: String
+    }
 
     init(name: String, location: StoreLocation, container: ModelContainer) {
         self.name = name
         self.location = location
         self.current = Mutex(container)
+    }
+
+    /// Refuses with UNAVAILABLE while a staged migration holds the store, unless the caller is
+    /// its session.
+    func checkAvailable(forSession session: String? = nil) throws(ModelError) {
+        guard let mark = migration.withLock({ $0 }), mark.session != session else { return }
+        let step =
+            mark.atVersion == mark.fromVersion
+            ? "from schema version \(mark.fromVersion.prefix(12))"
+            : "from schema version \(mark.fromVersion.prefix(12)), now at \(mark.atVersion.prefix(12))"
+        throw ModelError(
+            .unavailable,
+            "store '\(name)' is migrating (a staged migration \(step), session \(mark.session)); try again once it has committed or rolled back",
+            context: ["store": name, "session": mark.session])
+    }
+
+    /// Marks the store as held by the staged migration of `session`; false if one holds it already.
+    func beginMigration(by session: String, fromVersion: String) -> Bool {
+        migration.withLock { mark in
+            guard mark == nil else { return false }
+            mark = StagedMigrationMark(session: session, fromVersion: fromVersion, atVersion: fromVersion)
+            return true
+        }
+    }
+
+    /// The staged migration of `session` reached `version`.
+    func migration(by session: String, reached version: String) {
+        migration.withLock { mark in
+            if mark?.session == session { mark?.atVersion = version }
+        }
+    }
+
+    /// The staged migration of `session` is over: the store is free again.
+    func endMigration(by session: String) {
+        migration.withLock { mark in
+            if mark?.session == session { mark = nil }
+        }
     }
 
     /// The store with its current schema.

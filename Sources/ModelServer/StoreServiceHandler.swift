@@ -58,7 +58,7 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
 
     func getStore(request: Modeld_V1_GetStoreRequest, context: ServerContext) async throws -> Modeld_V1_StoreInfo {
         try await core.rpc.handle("GetStore") {
-            try await core.info(try core.store(request.name))
+            try await core.info(try core.store(request.name, whileMigrating: true))
         }
     }
 
@@ -86,7 +86,7 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
         -> Modeld_V1_GetSchemaResponse
     {
         try await core.rpc.handle("GetSchema") {
-            let schema = try core.store(request.store).container.schema
+            let schema = try core.store(request.store, whileMigrating: true).container.schema
             return Modeld_V1_GetSchemaResponse.with {
                 $0.schema = schema.schema.wire
                 $0.versionHash = schema.entityNames.isEmpty ? "" : schema.versionHash

@@ -33,6 +33,11 @@ struct DaemonSettings {
         if let seconds = try Self.seconds(flags.idleTimeout, value(nil, "MODELD_IDLE_TIMEOUT"), "idle timeout") {
             server.idleTimeout = seconds
         }
+        if let seconds = try Self.seconds(
+            flags.migrationIdleTimeout, value(nil, "MODELD_MIGRATION_IDLE_TIMEOUT"), "migration idle timeout")
+        {
+            server.migrationIdleTimeout = seconds
+        }
         if let count = try Self.count(flags.maxSessions, value(nil, "MODELD_MAX_SESSIONS"), "max sessions") {
             server.maximumSessions = count
         }

@@ -45,6 +45,13 @@ struct Modeld: AsyncParsableCommand {
     )
     var idleTimeout: Double?
 
+    @Option(
+        name: .long,
+        help:
+            "Seconds without a call after which a staged migration's session is closed, rolling the migration back and freeing its store (default 60). [MODELD_MIGRATION_IDLE_TIMEOUT]"
+    )
+    var migrationIdleTimeout: Double?
+
     @Option(name: .long, help: "The most sessions open at once (default 1000). [MODELD_MAX_SESSIONS]")
     var maxSessions: Int?
 

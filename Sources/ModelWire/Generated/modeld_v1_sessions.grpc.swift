@@ -153,6 +153,45 @@ public enum Modeld_V1_SessionService: Sendable {
                 type: .unary
             )
         }
+        /// Namespace for "BeginMigration" metadata.
+        public enum BeginMigration: Sendable {
+            /// Request type for "BeginMigration".
+            public typealias Input = Modeld_V1_BeginMigrationRequest
+            /// Response type for "BeginMigration".
+            public typealias Output = Modeld_V1_OpenSessionResponse
+            /// Descriptor for "BeginMigration".
+            public static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "modeld.v1.SessionService"),
+                method: "BeginMigration",
+                type: .unary
+            )
+        }
+        /// Namespace for "StepMigration" metadata.
+        public enum StepMigration: Sendable {
+            /// Request type for "StepMigration".
+            public typealias Input = Modeld_V1_StepMigrationRequest
+            /// Response type for "StepMigration".
+            public typealias Output = Modeld_V1_MigrationPlan
+            /// Descriptor for "StepMigration".
+            public static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "modeld.v1.SessionService"),
+                method: "StepMigration",
+                type: .unary
+            )
+        }
+        /// Namespace for "CommitMigration" metadata.
+        public enum CommitMigration: Sendable {
+            /// Request type for "CommitMigration".
+            public typealias Input = Modeld_V1_CommitMigrationRequest
+            /// Response type for "CommitMigration".
+            public typealias Output = Modeld_V1_StoreInfo
+            /// Descriptor for "CommitMigration".
+            public static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "modeld.v1.SessionService"),
+                method: "CommitMigration",
+                type: .unary
+            )
+        }
         /// Descriptors for all methods in the "modeld.v1.SessionService" service.
         public static let descriptors: [GRPCCore.MethodDescriptor] = [
             OpenSession.descriptor,
@@ -164,7 +203,10 @@ public enum Modeld_V1_SessionService: Sendable {
             Count.descriptor,
             Aggregate.descriptor,
             GetObjects.descriptor,
-            DescribeSession.descriptor
+            DescribeSession.descriptor,
+            BeginMigration.descriptor,
+            StepMigration.descriptor,
+            CommitMigration.descriptor
         ]
     }
 }
@@ -351,6 +393,71 @@ extension Modeld_V1_SessionService {
             request: GRPCCore.StreamingServerRequest<Modeld_V1_DescribeSessionRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_SessionInfo>
+
+        /// Handle the "BeginMigration" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Staged migrations (SwiftData's SchemaMigrationPlan; docs/migrations.md). BeginMigration
+        /// > opens a migration session on a store: one write transaction, held until CommitMigration
+        /// > or until the session ends (CloseSession, its idle timeout, the daemon stopping), which
+        /// > rolls everything back. The session's Fetch, Count, Aggregate, GetObjects, Stage, Save and
+        /// > Rollback work as in any session, under the schema of the current stage; StepMigration moves
+        /// > it to the next schema. Meanwhile every other call on the store — other sessions', the
+        /// > QueryService's, ApplySchema, DropStore — is refused with UNAVAILABLE naming the migration;
+        /// > GetStore and GetSchema still answer (the store as it was).
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Modeld_V1_BeginMigrationRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Modeld_V1_OpenSessionResponse` messages.
+        func beginMigration(
+            request: GRPCCore.StreamingServerRequest<Modeld_V1_BeginMigrationRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_OpenSessionResponse>
+
+        /// Handle the "StepMigration" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Migrates the migration session's store to a new schema by inference, inside its
+        /// > transaction; recorded in history as a schema change. The session must have no unsaved
+        /// > changes (FAILED_PRECONDITION otherwise). A refused step changes nothing: the answer is
+        /// > FAILED_PRECONDITION with the refusals, and the migration goes on from where it was.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Modeld_V1_StepMigrationRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Modeld_V1_MigrationPlan` messages.
+        func stepMigration(
+            request: GRPCCore.StreamingServerRequest<Modeld_V1_StepMigrationRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_MigrationPlan>
+
+        /// Handle the "CommitMigration" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Commits every stage at once and ends the migration session. Sessions opened on the store
+        /// > before it end, hearing FAILED_PRECONDITION naming the new version on their next call.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Modeld_V1_CommitMigrationRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Modeld_V1_StoreInfo` messages.
+        func commitMigration(
+            request: GRPCCore.StreamingServerRequest<Modeld_V1_CommitMigrationRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_StoreInfo>
     }
 
     /// Service protocol for the "modeld.v1.SessionService" service.
@@ -521,6 +628,71 @@ extension Modeld_V1_SessionService {
             request: GRPCCore.ServerRequest<Modeld_V1_DescribeSessionRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.ServerResponse<Modeld_V1_SessionInfo>
+
+        /// Handle the "BeginMigration" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Staged migrations (SwiftData's SchemaMigrationPlan; docs/migrations.md). BeginMigration
+        /// > opens a migration session on a store: one write transaction, held until CommitMigration
+        /// > or until the session ends (CloseSession, its idle timeout, the daemon stopping), which
+        /// > rolls everything back. The session's Fetch, Count, Aggregate, GetObjects, Stage, Save and
+        /// > Rollback work as in any session, under the schema of the current stage; StepMigration moves
+        /// > it to the next schema. Meanwhile every other call on the store — other sessions', the
+        /// > QueryService's, ApplySchema, DropStore — is refused with UNAVAILABLE naming the migration;
+        /// > GetStore and GetSchema still answer (the store as it was).
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_BeginMigrationRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A response containing a single `Modeld_V1_OpenSessionResponse` message.
+        func beginMigration(
+            request: GRPCCore.ServerRequest<Modeld_V1_BeginMigrationRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.ServerResponse<Modeld_V1_OpenSessionResponse>
+
+        /// Handle the "StepMigration" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Migrates the migration session's store to a new schema by inference, inside its
+        /// > transaction; recorded in history as a schema change. The session must have no unsaved
+        /// > changes (FAILED_PRECONDITION otherwise). A refused step changes nothing: the answer is
+        /// > FAILED_PRECONDITION with the refusals, and the migration goes on from where it was.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_StepMigrationRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A response containing a single `Modeld_V1_MigrationPlan` message.
+        func stepMigration(
+            request: GRPCCore.ServerRequest<Modeld_V1_StepMigrationRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.ServerResponse<Modeld_V1_MigrationPlan>
+
+        /// Handle the "CommitMigration" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Commits every stage at once and ends the migration session. Sessions opened on the store
+        /// > before it end, hearing FAILED_PRECONDITION naming the new version on their next call.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_CommitMigrationRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A response containing a single `Modeld_V1_StoreInfo` message.
+        func commitMigration(
+            request: GRPCCore.ServerRequest<Modeld_V1_CommitMigrationRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.ServerResponse<Modeld_V1_StoreInfo>
     }
 
     /// Simple service protocol for the "modeld.v1.SessionService" service.
@@ -690,6 +862,71 @@ extension Modeld_V1_SessionService {
             request: Modeld_V1_DescribeSessionRequest,
             context: GRPCCore.ServerContext
         ) async throws -> Modeld_V1_SessionInfo
+
+        /// Handle the "BeginMigration" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Staged migrations (SwiftData's SchemaMigrationPlan; docs/migrations.md). BeginMigration
+        /// > opens a migration session on a store: one write transaction, held until CommitMigration
+        /// > or until the session ends (CloseSession, its idle timeout, the daemon stopping), which
+        /// > rolls everything back. The session's Fetch, Count, Aggregate, GetObjects, Stage, Save and
+        /// > Rollback work as in any session, under the schema of the current stage; StepMigration moves
+        /// > it to the next schema. Meanwhile every other call on the store — other sessions', the
+        /// > QueryService's, ApplySchema, DropStore — is refused with UNAVAILABLE naming the migration;
+        /// > GetStore and GetSchema still answer (the store as it was).
+        ///
+        /// - Parameters:
+        ///   - request: A `Modeld_V1_BeginMigrationRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A `Modeld_V1_OpenSessionResponse` to respond with.
+        func beginMigration(
+            request: Modeld_V1_BeginMigrationRequest,
+            context: GRPCCore.ServerContext
+        ) async throws -> Modeld_V1_OpenSessionResponse
+
+        /// Handle the "StepMigration" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Migrates the migration session's store to a new schema by inference, inside its
+        /// > transaction; recorded in history as a schema change. The session must have no unsaved
+        /// > changes (FAILED_PRECONDITION otherwise). A refused step changes nothing: the answer is
+        /// > FAILED_PRECONDITION with the refusals, and the migration goes on from where it was.
+        ///
+        /// - Parameters:
+        ///   - request: A `Modeld_V1_StepMigrationRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A `Modeld_V1_MigrationPlan` to respond with.
+        func stepMigration(
+            request: Modeld_V1_StepMigrationRequest,
+            context: GRPCCore.ServerContext
+        ) async throws -> Modeld_V1_MigrationPlan
+
+        /// Handle the "CommitMigration" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Commits every stage at once and ends the migration session. Sessions opened on the store
+        /// > before it end, hearing FAILED_PRECONDITION naming the new version on their next call.
+        ///
+        /// - Parameters:
+        ///   - request: A `Modeld_V1_CommitMigrationRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A `Modeld_V1_StoreInfo` to respond with.
+        func commitMigration(
+            request: Modeld_V1_CommitMigrationRequest,
+            context: GRPCCore.ServerContext
+        ) async throws -> Modeld_V1_StoreInfo
     }
 }
 
@@ -807,6 +1044,39 @@ extension Modeld_V1_SessionService.StreamingServiceProtocol {
                 )
             }
         )
+        router.registerHandler(
+            forMethod: Modeld_V1_SessionService.Method.BeginMigration.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_BeginMigrationRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_OpenSessionResponse>(),
+            handler: { request, context in
+                try await self.beginMigration(
+                    request: request,
+                    context: context
+                )
+            }
+        )
+        router.registerHandler(
+            forMethod: Modeld_V1_SessionService.Method.StepMigration.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_StepMigrationRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_MigrationPlan>(),
+            handler: { request, context in
+                try await self.stepMigration(
+                    request: request,
+                    context: context
+                )
+            }
+        )
+        router.registerHandler(
+            forMethod: Modeld_V1_SessionService.Method.CommitMigration.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_CommitMigrationRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_StoreInfo>(),
+            handler: { request, context in
+                try await self.commitMigration(
+                    request: request,
+                    context: context
+                )
+            }
+        )
     }
 }
 
@@ -917,6 +1187,39 @@ extension Modeld_V1_SessionService.ServiceProtocol {
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_SessionInfo> {
         let response = try await self.describeSession(
+            request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return GRPCCore.StreamingServerResponse(single: response)
+    }
+
+    public func beginMigration(
+        request: GRPCCore.StreamingServerRequest<Modeld_V1_BeginMigrationRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_OpenSessionResponse> {
+        let response = try await self.beginMigration(
+            request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return GRPCCore.StreamingServerResponse(single: response)
+    }
+
+    public func stepMigration(
+        request: GRPCCore.StreamingServerRequest<Modeld_V1_StepMigrationRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_MigrationPlan> {
+        let response = try await self.stepMigration(
+            request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return GRPCCore.StreamingServerResponse(single: response)
+    }
+
+    public func commitMigration(
+        request: GRPCCore.StreamingServerRequest<Modeld_V1_CommitMigrationRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_StoreInfo> {
+        let response = try await self.commitMigration(
             request: GRPCCore.ServerRequest(stream: request),
             context: context
         )
@@ -1054,6 +1357,45 @@ extension Modeld_V1_SessionService.SimpleServiceProtocol {
     ) async throws -> GRPCCore.ServerResponse<Modeld_V1_SessionInfo> {
         return GRPCCore.ServerResponse<Modeld_V1_SessionInfo>(
             message: try await self.describeSession(
+                request: request.message,
+                context: context
+            ),
+            metadata: [:]
+        )
+    }
+
+    public func beginMigration(
+        request: GRPCCore.ServerRequest<Modeld_V1_BeginMigrationRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.ServerResponse<Modeld_V1_OpenSessionResponse> {
+        return GRPCCore.ServerResponse<Modeld_V1_OpenSessionResponse>(
+            message: try await self.beginMigration(
+                request: request.message,
+                context: context
+            ),
+            metadata: [:]
+        )
+    }
+
+    public func stepMigration(
+        request: GRPCCore.ServerRequest<Modeld_V1_StepMigrationRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.ServerResponse<Modeld_V1_MigrationPlan> {
+        return GRPCCore.ServerResponse<Modeld_V1_MigrationPlan>(
+            message: try await self.stepMigration(
+                request: request.message,
+                context: context
+            ),
+            metadata: [:]
+        )
+    }
+
+    public func commitMigration(
+        request: GRPCCore.ServerRequest<Modeld_V1_CommitMigrationRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.ServerResponse<Modeld_V1_StoreInfo> {
+        return GRPCCore.ServerResponse<Modeld_V1_StoreInfo>(
+            message: try await self.commitMigration(
                 request: request.message,
                 context: context
             ),
@@ -1280,6 +1622,86 @@ extension Modeld_V1_SessionService {
             deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_SessionInfo>,
             options: GRPCCore.CallOptions,
             onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_SessionInfo>) async throws -> Result
+        ) async throws -> Result where Result: Sendable
+
+        /// Call the "BeginMigration" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Staged migrations (SwiftData's SchemaMigrationPlan; docs/migrations.md). BeginMigration
+        /// > opens a migration session on a store: one write transaction, held until CommitMigration
+        /// > or until the session ends (CloseSession, its idle timeout, the daemon stopping), which
+        /// > rolls everything back. The session's Fetch, Count, Aggregate, GetObjects, Stage, Save and
+        /// > Rollback work as in any session, under the schema of the current stage; StepMigration moves
+        /// > it to the next schema. Meanwhile every other call on the store — other sessions', the
+        /// > QueryService's, ApplySchema, DropStore — is refused with UNAVAILABLE naming the migration;
+        /// > GetStore and GetSchema still answer (the store as it was).
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_BeginMigrationRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_BeginMigrationRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_OpenSessionResponse` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        func beginMigration<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_BeginMigrationRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_BeginMigrationRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_OpenSessionResponse>,
+            options: GRPCCore.CallOptions,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_OpenSessionResponse>) async throws -> Result
+        ) async throws -> Result where Result: Sendable
+
+        /// Call the "StepMigration" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Migrates the migration session's store to a new schema by inference, inside its
+        /// > transaction; recorded in history as a schema change. The session must have no unsaved
+        /// > changes (FAILED_PRECONDITION otherwise). A refused step changes nothing: the answer is
+        /// > FAILED_PRECONDITION with the refusals, and the migration goes on from where it was.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_StepMigrationRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_StepMigrationRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_MigrationPlan` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        func stepMigration<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_StepMigrationRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_StepMigrationRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_MigrationPlan>,
+            options: GRPCCore.CallOptions,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_MigrationPlan>) async throws -> Result
+        ) async throws -> Result where Result: Sendable
+
+        /// Call the "CommitMigration" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Commits every stage at once and ends the migration session. Sessions opened on the store
+        /// > before it end, hearing FAILED_PRECONDITION naming the new version on their next call.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_CommitMigrationRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_CommitMigrationRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_StoreInfo` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        func commitMigration<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_CommitMigrationRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_CommitMigrationRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_StoreInfo>,
+            options: GRPCCore.CallOptions,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result
         ) async throws -> Result where Result: Sendable
     }
 
@@ -1617,6 +2039,119 @@ extension Modeld_V1_SessionService {
                 onResponse: handleResponse
             )
         }
+
+        /// Call the "BeginMigration" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Staged migrations (SwiftData's SchemaMigrationPlan; docs/migrations.md). BeginMigration
+        /// > opens a migration session on a store: one write transaction, held until CommitMigration
+        /// > or until the session ends (CloseSession, its idle timeout, the daemon stopping), which
+        /// > rolls everything back. The session's Fetch, Count, Aggregate, GetObjects, Stage, Save and
+        /// > Rollback work as in any session, under the schema of the current stage; StepMigration moves
+        /// > it to the next schema. Meanwhile every other call on the store — other sessions', the
+        /// > QueryService's, ApplySchema, DropStore — is refused with UNAVAILABLE naming the migration;
+        /// > GetStore and GetSchema still answer (the store as it was).
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_BeginMigrationRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_BeginMigrationRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_OpenSessionResponse` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        public func beginMigration<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_BeginMigrationRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_BeginMigrationRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_OpenSessionResponse>,
+            options: GRPCCore.CallOptions = .defaults,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_OpenSessionResponse>) async throws -> Result = { response in
+                try response.message
+            }
+        ) async throws -> Result where Result: Sendable {
+            try await self.client.unary(
+                request: request,
+                descriptor: Modeld_V1_SessionService.Method.BeginMigration.descriptor,
+                serializer: serializer,
+                deserializer: deserializer,
+                options: options,
+                onResponse: handleResponse
+            )
+        }
+
+        /// Call the "StepMigration" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Migrates the migration session's store to a new schema by inference, inside its
+        /// > transaction; recorded in history as a schema change. The session must have no unsaved
+        /// > changes (FAILED_PRECONDITION otherwise). A refused step changes nothing: the answer is
+        /// > FAILED_PRECONDITION with the refusals, and the migration goes on from where it was.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_StepMigrationRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_StepMigrationRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_MigrationPlan` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        public func stepMigration<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_StepMigrationRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_StepMigrationRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_MigrationPlan>,
+            options: GRPCCore.CallOptions = .defaults,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_MigrationPlan>) async throws -> Result = { response in
+                try response.message
+            }
+        ) async throws -> Result where Result: Sendable {
+            try await self.client.unary(
+                request: request,
+                descriptor: Modeld_V1_SessionService.Method.StepMigration.descriptor,
+                serializer: serializer,
+                deserializer: deserializer,
+                options: options,
+                onResponse: handleResponse
+            )
+        }
+
+        /// Call the "CommitMigration" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Commits every stage at once and ends the migration session. Sessions opened on the store
+        /// > before it end, hearing FAILED_PRECONDITION naming the new version on their next call.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_CommitMigrationRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_CommitMigrationRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_StoreInfo` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        public func commitMigration<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_CommitMigrationRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_CommitMigrationRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_StoreInfo>,
+            options: GRPCCore.CallOptions = .defaults,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result = { response in
+                try response.message
+            }
+        ) async throws -> Result where Result: Sendable {
+            try await self.client.unary(
+                request: request,
+                descriptor: Modeld_V1_SessionService.Method.CommitMigration.descriptor,
+                serializer: serializer,
+                deserializer: deserializer,
+                options: options,
+                onResponse: handleResponse
+            )
+        }
     }
 }
 
@@ -1887,6 +2422,104 @@ extension Modeld_V1_SessionService.ClientProtocol {
             request: request,
             serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_DescribeSessionRequest>(),
             deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_SessionInfo>(),
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "BeginMigration" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Staged migrations (SwiftData's SchemaMigrationPlan; docs/migrations.md). BeginMigration
+    /// > opens a migration session on a store: one write transaction, held until CommitMigration
+    /// > or until the session ends (CloseSession, its idle timeout, the daemon stopping), which
+    /// > rolls everything back. The session's Fetch, Count, Aggregate, GetObjects, Stage, Save and
+    /// > Rollback work as in any session, under the schema of the current stage; StepMigration moves
+    /// > it to the next schema. Meanwhile every other call on the store — other sessions', the
+    /// > QueryService's, ApplySchema, DropStore — is refused with UNAVAILABLE naming the migration;
+    /// > GetStore and GetSchema still answer (the store as it was).
+    ///
+    /// - Parameters:
+    ///   - request: A request containing a single `Modeld_V1_BeginMigrationRequest` message.
+    ///   - options: Options to apply to this RPC.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func beginMigration<Result>(
+        request: GRPCCore.ClientRequest<Modeld_V1_BeginMigrationRequest>,
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_OpenSessionResponse>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        try await self.beginMigration(
+            request: request,
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_BeginMigrationRequest>(),
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_OpenSessionResponse>(),
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "StepMigration" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Migrates the migration session's store to a new schema by inference, inside its
+    /// > transaction; recorded in history as a schema change. The session must have no unsaved
+    /// > changes (FAILED_PRECONDITION otherwise). A refused step changes nothing: the answer is
+    /// > FAILED_PRECONDITION with the refusals, and the migration goes on from where it was.
+    ///
+    /// - Parameters:
+    ///   - request: A request containing a single `Modeld_V1_StepMigrationRequest` message.
+    ///   - options: Options to apply to this RPC.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func stepMigration<Result>(
+        request: GRPCCore.ClientRequest<Modeld_V1_StepMigrationRequest>,
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_MigrationPlan>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        try await self.stepMigration(
+            request: request,
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_StepMigrationRequest>(),
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_MigrationPlan>(),
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "CommitMigration" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Commits every stage at once and ends the migration session. Sessions opened on the store
+    /// > before it end, hearing FAILED_PRECONDITION naming the new version on their next call.
+    ///
+    /// - Parameters:
+    ///   - request: A request containing a single `Modeld_V1_CommitMigrationRequest` message.
+    ///   - options: Options to apply to this RPC.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func commitMigration<Result>(
+        request: GRPCCore.ClientRequest<Modeld_V1_CommitMigrationRequest>,
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        try await self.commitMigration(
+            request: request,
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_CommitMigrationRequest>(),
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_StoreInfo>(),
             options: options,
             onResponse: handleResponse
         )
@@ -2199,6 +2832,116 @@ extension Modeld_V1_SessionService.ClientProtocol {
             metadata: metadata
         )
         return try await self.describeSession(
+            request: request,
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "BeginMigration" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Staged migrations (SwiftData's SchemaMigrationPlan; docs/migrations.md). BeginMigration
+    /// > opens a migration session on a store: one write transaction, held until CommitMigration
+    /// > or until the session ends (CloseSession, its idle timeout, the daemon stopping), which
+    /// > rolls everything back. The session's Fetch, Count, Aggregate, GetObjects, Stage, Save and
+    /// > Rollback work as in any session, under the schema of the current stage; StepMigration moves
+    /// > it to the next schema. Meanwhile every other call on the store — other sessions', the
+    /// > QueryService's, ApplySchema, DropStore — is refused with UNAVAILABLE naming the migration;
+    /// > GetStore and GetSchema still answer (the store as it was).
+    ///
+    /// - Parameters:
+    ///   - message: request message to send.
+    ///   - metadata: Additional metadata to send, defaults to empty.
+    ///   - options: Options to apply to this RPC, defaults to `.defaults`.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func beginMigration<Result>(
+        _ message: Modeld_V1_BeginMigrationRequest,
+        metadata: GRPCCore.Metadata = [:],
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_OpenSessionResponse>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        let request = GRPCCore.ClientRequest<Modeld_V1_BeginMigrationRequest>(
+            message: message,
+            metadata: metadata
+        )
+        return try await self.beginMigration(
+            request: request,
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "StepMigration" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Migrates the migration session's store to a new schema by inference, inside its
+    /// > transaction; recorded in history as a schema change. The session must have no unsaved
+    /// > changes (FAILED_PRECONDITION otherwise). A refused step changes nothing: the answer is
+    /// > FAILED_PRECONDITION with the refusals, and the migration goes on from where it was.
+    ///
+    /// - Parameters:
+    ///   - message: request message to send.
+    ///   - metadata: Additional metadata to send, defaults to empty.
+    ///   - options: Options to apply to this RPC, defaults to `.defaults`.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func stepMigration<Result>(
+        _ message: Modeld_V1_StepMigrationRequest,
+        metadata: GRPCCore.Metadata = [:],
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_MigrationPlan>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        let request = GRPCCore.ClientRequest<Modeld_V1_StepMigrationRequest>(
+            message: message,
+            metadata: metadata
+        )
+        return try await self.stepMigration(
+            request: request,
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "CommitMigration" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Commits every stage at once and ends the migration session. Sessions opened on the store
+    /// > before it end, hearing FAILED_PRECONDITION naming the new version on their next call.
+    ///
+    /// - Parameters:
+    ///   - message: request message to send.
+    ///   - metadata: Additional metadata to send, defaults to empty.
+    ///   - options: Options to apply to this RPC, defaults to `.defaults`.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func commitMigration<Result>(
+        _ message: Modeld_V1_CommitMigrationRequest,
+        metadata: GRPCCore.Metadata = [:],
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        let request = GRPCCore.ClientRequest<Modeld_V1_CommitMigrationRequest>(
+            message: message,
+            metadata: metadata
+        )
+        return try await self.commitMigration(
             request: request,
             options: options,
             onResponse: handleResponse
