@@ -19,9 +19,13 @@ final class DaemonStore: StoreConnection {
     /// Connects, and makes sure the store exists with `schema`: a new store is created with it,
     /// and a store of another schema migrates to it as SwiftData's container does — what can be
     /// inferred, nothing that deletes stored values — or refuses, saying why (docs/migrations.md).
-    static func open(socketPath: String, store: String, schema: ModelCore.Schema, versionHash: String) async throws
-        -> DaemonStore
-    {
+    /// With a migration plan, a store at one of its versions moves through its stages in one
+    /// staged migration (``MigrationRunner``); a store at another version migrates by inference.
+    static func open(
+        socketPath: String, store: String, models: ModelTypes, migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
+        configuration: ModelConfiguration
+    ) async throws -> DaemonStore {
+        let schema = models.schema, versionHash = models.resolved.versionHash
         let client = try DaemonClient.connect(socketPath: socketPath)
         do {
             var info: StoreInfo
@@ -31,7 +35,17 @@ final class DaemonStore: StoreConnection {
                 info = try await client.createStore(store, schema: schema)
             }
             if info.schemaVersionHash != versionHash {
-                info = try await client.applySchema(schema, to: store)
+                if let migrationPlan, !info.schemaVersionHash.isEmpty,
+                    let legs = try MigrationRunner.route(migrationPlan, from: info.schemaVersionHash, to: models)
+                {
+                    let migration = try await client.beginMigration(of: store)
+                    try await MigrationRunner.run(
+                        legs, to: models, configuration: configuration,
+                        driver: DaemonMigrationDriver(migration: migration, client: client, store: store))
+                    info = try await client.store(store)
+                } else {
+                    info = try await client.applySchema(schema, to: store)
+                }
             }
             return DaemonStore(client: client, store: store, storeIdentifier: info.storeIdentifier)
         } catch {
@@ -87,9 +101,10 @@ final class DaemonSession: ContextConnection {
     let session: RemoteSession
     let client: DaemonClient
     let store: String
-    let owner: DaemonStore
+    /// The container's store, which keeps its sessions to close them; nil for a migration's.
+    let owner: DaemonStore?
 
-    init(session: RemoteSession, client: DaemonClient, store: String, owner: DaemonStore) {
+    init(session: RemoteSession, client: DaemonClient, store: String, owner: DaemonStore?) {
         self.session = session
         self.client = client
         self.store = store
@@ -126,7 +141,7 @@ final class DaemonSession: ContextConnection {
     }
 
     func close() async {
-        owner.sessionClosed(session.id)
+        owner?.sessionClosed(session.id)
         _ = try? await session.close()
     }
 }

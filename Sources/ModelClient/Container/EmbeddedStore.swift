@@ -12,9 +12,38 @@ final class EmbeddedStore: StoreConnection {
         self.container = container
     }
 
-    static func open(url: String, schema: ModelCore.Schema) async throws -> EmbeddedStore {
-        EmbeddedStore(
-            container: try await ModelEngine.ModelContainer.open(url: url, schema: schema, registry: .standard))
+    /// Opens the store at `url` for `models`: a new store takes their schema; one of another
+    /// version moves through `migrationPlan`'s stages when it is at one of its versions (one
+    /// staged migration), or migrates by inference.
+    static func open(
+        url: String, models: ModelTypes, migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
+        configuration: ModelConfiguration
+    ) async throws -> EmbeddedStore {
+        guard let migrationPlan else {
+            return EmbeddedStore(
+                container: try await ModelEngine.ModelContainer.open(
+                    url: url, schema: models.schema, registry: .standard))
+        }
+        let backend = try await StorageRegistry.standard.open(url: url, applying: nil)
+        do {
+            let current = try await backend.schema()
+            if current.entityNames.isEmpty {
+                try await backend.apply(schema: models.schema)
+            } else if current.versionHash != models.resolved.versionHash {
+                if let legs = try MigrationRunner.route(migrationPlan, from: current.versionHash, to: models) {
+                    let migration = try await backend.beginStagedMigration(author: nil)
+                    try await MigrationRunner.run(
+                        legs, to: models, configuration: configuration,
+                        driver: EmbeddedMigrationDriver(migration: migration))
+                } else {
+                    _ = try await backend.migrate(to: models.schema, options: MigrationOptions())
+                }
+            }
+            return EmbeddedStore(container: try await ModelEngine.ModelContainer.open(backend: backend))
+        } catch {
+            await backend.close()
+            throw error
+        }
     }
 
     var storeIdentifier: UUID { container.storeIdentifier }

@@ -22,7 +22,34 @@ public final class ModelContainer: Sendable {
     }
 
     /// Opens the store `configuration` names for `types`.
-    public init(for types: [any PersistentModel.Type], configuration: ModelConfiguration) async throws {
+    public convenience init(for types: [any PersistentModel.Type], configuration: ModelConfiguration) async throws {
+        try await self.init(for: types, migrationPlan: nil, configurations: [configuration])
+    }
+
+    /// Opens the store for `types`, moving it through `migrationPlan` when it is at an older
+    /// version of the plan's, as SwiftData's container does: every stage from the store's version
+    /// to `types`' in one staged migration, all or nothing (docs/migrations.md). A store at a
+    /// version the plan does not know, or without a plan, migrates what can be inferred and
+    /// refuses changes that delete stored values. One configuration (none: the default daemon's
+    /// `default` store).
+    public convenience init(
+        for types: any PersistentModel.Type..., migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
+        configurations: ModelConfiguration...
+    ) async throws {
+        try await self.init(for: types, migrationPlan: migrationPlan, configurations: configurations)
+    }
+
+    /// ``init(for:migrationPlan:configurations:)`` with the models as an array.
+    public init(
+        for types: [any PersistentModel.Type], migrationPlan: (any SchemaMigrationPlan.Type)?,
+        configurations: [ModelConfiguration]
+    ) async throws {
+        guard configurations.count <= 1 else {
+            throw ModelError(
+                .invalidArgument,
+                "a container opens one store: give it one configuration (\(configurations.count) were given)")
+        }
+        let configuration = configurations.first ?? ModelConfiguration()
         let modelTypes = try ModelTypes(types)
         self.types = modelTypes
         self.configuration = configuration
@@ -30,12 +57,22 @@ public final class ModelContainer: Sendable {
         switch try configuration.location() {
         case .daemon(let socketPath, let name):
             store = try await DaemonStore.open(
-                socketPath: socketPath, store: name, schema: modelTypes.schema,
-                versionHash: modelTypes.resolved.versionHash)
+                socketPath: socketPath, store: name, models: modelTypes, migrationPlan: migrationPlan,
+                configuration: configuration)
         case .embedded(let url):
-            store = try await EmbeddedStore.open(url: url, schema: modelTypes.schema)
+            store = try await EmbeddedStore.open(
+                url: url, models: modelTypes, migrationPlan: migrationPlan, configuration: configuration)
         }
         storeIdentifier = store.storeIdentifier
+    }
+
+    /// A container of a migration stage's models over the migration's store.
+    init(types: ModelTypes, configuration: ModelConfiguration, store: any StoreConnection) {
+        self.types = types
+        self.configuration = configuration
+        self.schema = types.schema
+        self.store = store
+        self.storeIdentifier = store.storeIdentifier
     }
 
     /// The store URL.
