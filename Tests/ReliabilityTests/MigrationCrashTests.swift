@@ -12,7 +12,9 @@ import Testing
 /// at exactly one of the two versions, with every object and value intact, and the file is
 /// sound. The migrations go back and forth between a schema and one with an attribute renamed,
 /// an attribute with a default and an index added (inferred), so each kill lands in one
-/// direction or the other. `MODELD_MIGRATION_KILLS` sets the number of kills (20 here).
+/// direction or the other. The staged test does the same through a migration session whose
+/// custom part rewrites 2,000 objects after the step: a kill never leaves the step without it.
+/// `MODELD_MIGRATION_KILLS` sets the number of kills (20 here).
 @Suite struct MigrationCrashTests {
     static let objects = 100_000
     static var kills: Int { ProcessInfo.processInfo.environment["MODELD_MIGRATION_KILLS"].flatMap(Int.init) ?? 20 }
@@ -38,17 +40,7 @@ import Testing
     @Test func aKilledMigrationLeavesOneVersionOrTheOther() async throws {
         let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
         do {
-            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
-                try await client.createStore("m", schema: Self.before)
-                for start in stride(from: 0, to: Self.objects, by: 20_000) {
-                    try await client.apply(
-                        (start..<(start + 20_000)).map { i in
-                            .insert(
-                                entity: "Entry", attributes: ["serial": .int(Int64(i)), "label": .string("e\(i)")],
-                                relationships: [:], id: nil)
-                        }, in: "m")
-                }
-            }
+            try await Self.load(daemon)
             let versions = [try #require(Self.before.versionHash), try #require(Self.after.versionHash)]
             let schemas = [Self.before, Self.after]
             // How long each direction takes, uninterrupted and with a connection of its own as
@@ -97,6 +89,108 @@ import Testing
             }
             print(
                 "migration crashes of \(Self.objects) objects (uninterrupted: \(took[1]) forward, \(took[0]) back): \(Self.kills) kills, the store stayed at its version \(stayed) times and moved to the new one \(moved) times; \(answered) migrations answered before their kill"
+            )
+            #expect(stayed + moved == Self.kills)
+            #expect(try await daemon.stopAndCheckIntegrity(ofStore: "m") == ["ok"])
+        } catch {
+            Issue.record("\(error)\n\(daemon.log.suffix(3000))")
+        }
+        await daemon.remove()
+    }
+
+    /// The store `m` with the objects, at `before`.
+    static func load(_ daemon: ModeldProcess) async throws {
+        try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+            try await client.createStore("m", schema: Self.before)
+            for start in stride(from: 0, to: Self.objects, by: 20_000) {
+                try await client.apply(
+                    (start..<(start + 20_000)).map { i in
+                        .insert(
+                            entity: "Entry", attributes: ["serial": .int(Int64(i)), "label": .string("e\(i)")],
+                            relationships: [:], id: nil)
+                    }, in: "m")
+            }
+        }
+    }
+
+    /// How many objects the staged migration's custom part rewrites.
+    static let rewritten = 2_000
+
+    /// A staged migration to `schema`: the step, then (going to `after`) rank 9 for the first
+    /// objects, saved in the migration session, then the commit.
+    static func stagedMigration(to schema: Schema, socketPath: String) async throws {
+        try await DaemonClient.withClient(socketPath: socketPath) { client in
+            let migration = try await client.beginMigration(of: "m", author: "kill test")
+            try await migration.step(to: schema, allowDataLoss: true)
+            if schema.entities[0].attributes.contains(where: { $0.name == "rank" }) {
+                let first = try await migration.session.fetch(
+                    FetchDescriptor(
+                        entityName: "Entry", predicate: try PredicateParser.parse("serial < \(rewritten)"),
+                        resultType: .identifiers))
+                try await migration.session.stage(
+                    first.identifiers.map { .update($0, attributes: ["rank": .int(9)], relationships: [:]) })
+                try await migration.session.save()
+            }
+            try await migration.commit()
+        }
+    }
+
+    @Test func aKilledStagedMigrationLeavesOneVersionOrTheOther() async throws {
+        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
+        do {
+            try await Self.load(daemon)
+            let versions = [try #require(Self.before.versionHash), try #require(Self.after.versionHash)]
+            let schemas = [Self.before, Self.after]
+            var took: [Duration] = [.zero, .zero]
+            for target in [1, 0] {
+                let start = ContinuousClock.now
+                try await Self.stagedMigration(to: schemas[target], socketPath: daemon.socketPath)
+                took[target] = ContinuousClock.now - start
+            }
+            var random = SystemRandomNumberGenerator()
+            var stayed = 0, moved = 0
+            for _ in 0..<Self.kills {
+                let current = try await DaemonClient.withClient(socketPath: daemon.socketPath) {
+                    try await $0.store("m").schemaVersionHash
+                }
+                let from = try #require(versions.firstIndex(of: current)), target = 1 - from
+                let migration = Task {
+                    try await Self.stagedMigration(to: schemas[target], socketPath: daemon.socketPath)
+                }
+                let window = max(Int(took[target] * 1.5 / .milliseconds(1)), 20)
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...window, using: &random)))
+                try await daemon.kill()
+                _ = try? await migration.value
+                try await daemon.restart()
+                try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                    let version = try await client.store("m").schemaVersionHash
+                    let index = try #require(
+                        versions.firstIndex(of: version), "the store is at neither version: \(version)")
+                    if index == from { stayed += 1 } else { moved += 1 }
+                    #expect(try await client.count(FetchDescriptor(entityName: "Entry"), in: "m") == Self.objects)
+                    let sample = try await client.fetch(
+                        FetchDescriptor(
+                            entityName: "Entry",
+                            predicate: try PredicateParser.parse("serial IN {0, 1999, 4242, 99999}"),
+                            sortBy: [SortDescriptor(PropertyPath(["serial"]))]), in: "m"
+                    ).objects
+                    let name = index == 0 ? "label" : "title"
+                    #expect(
+                        sample.map { $0[name] } == [
+                            .string("e0"), .string("e1999"), .string("e4242"), .string("e99999"),
+                        ])
+                    if index == 1 {
+                        // The step and the custom part together, or neither.
+                        #expect(sample.map { $0["rank"] } == [.int(9), .int(9), .int(7), .int(7)])
+                        #expect(
+                            try await client.count(
+                                FetchDescriptor(entityName: "Entry", predicate: try PredicateParser.parse("rank == 9")),
+                                in: "m") == Self.rewritten)
+                    }
+                }
+            }
+            print(
+                "staged migration crashes of \(Self.objects) objects (uninterrupted: \(took[1]) forward, \(took[0]) back): \(Self.kills) kills, the store stayed at its version \(stayed) times and moved to the new one \(moved) times"
             )
             #expect(stayed + moved == Self.kills)
             #expect(try await daemon.stopAndCheckIntegrity(ofStore: "m") == ["ok"])
