@@ -747,6 +747,47 @@ def run(daemon):
                f"details: {error.details()!r}")
     still_answers("a refused migration")
 
+    # A staged migration: a migration session steps to a schema with a label, fills it from the
+    # old values, and commits it as one unit; meanwhile the store answers UNAVAILABLE.
+    labelled = sample_trips_schema()
+    labelled.entities[0].attributes.append(attribute("budget", T.ATTRIBUTE_TYPE_DOUBLE, optional=True))
+    labelled.entities[0].attributes.append(attribute("label", T.ATTRIBUTE_TYPE_STRING, optional=True))
+    migration = sessions.BeginMigration(sessions_pb2.BeginMigrationRequest(store=store, author="py-stager"), timeout=t)
+    error = rpc_error(queries.Count, queries_pb2.StoreFetchRequest(store=store, fetch=all_trips))
+    check_error("staged migration: the store is unavailable meanwhile", error, grpc.StatusCode.UNAVAILABLE)
+    check_true("staged migration: the refusal says the store is migrating", "is migrating" in (error.details() or ""),
+               f"details: {error.details()!r}")
+    step = sessions.StepMigration(sessions_pb2.StepMigrationRequest(session_id=migration.session_id, schema=labelled),
+                                  timeout=t)
+    check("staged migration: the step adds label to every trip", [("addAttribute", "Trip", trips_before)],
+          [(s.kind, s.entity, s.objects) for s in step.steps])
+    in_migration = session_fetch(migration, fetch_request("Trip"))
+    stage(migration, *[changes.Change(update=changes.Update(
+        uri=o.uri, attributes={"label": string(plain(o.attributes["name"]) + " in " + plain(o.attributes["destination"]))}))
+        for o in in_migration])
+    save(migration)
+    committed = sessions.CommitMigration(sessions_pb2.CommitMigrationRequest(session_id=migration.session_id),
+                                         timeout=t)
+    check_true("staged migration: committed, at a new version",
+               committed.schema_version_hash not in ("", migrated.schema_version_hash), committed.schema_version_hash)
+    labels = sorted(plain(o.attributes["label"]) for r in queries.Fetch(
+        queries_pb2.StoreFetchRequest(store=store, fetch=all_trips), timeout=t) for o in r.objects)
+    check("staged migration: every trip has the label its stage wrote",
+          sorted(plain(o.attributes["name"]) + " in " + plain(o.attributes["destination"]) for o in in_migration), labels)
+    history = [tx for r in queries.History(queries_pb2.HistoryRequest(store=store, after=migrated.history_token),
+                                           timeout=t) for tx in r.transactions]
+    check("staged migration: history has the step and the stage's save, by the stager",
+          [("py-stager", True), ("py-stager", False)],
+          [(tx.author, tx.HasField("schema_change")) for tx in history])
+    # Closing a migration session rolls it back.
+    migration = sessions.BeginMigration(sessions_pb2.BeginMigrationRequest(store=store), timeout=t)
+    sessions.StepMigration(sessions_pb2.StepMigrationRequest(session_id=migration.session_id, schema=budgeted,
+                                                             allow_data_loss=True), timeout=t)
+    sessions.CloseSession(sessions_pb2.CloseSessionRequest(session_id=migration.session_id), timeout=t)
+    check("staged migration: a closed one leaves the store as it was", committed.schema_version_hash,
+          stores.GetStore(stores_pb2.GetStoreRequest(name=store), timeout=t).schema_version_hash)
+    still_answers("a staged migration")
+
 
 def main():
     binary = os.path.abspath(ARGS.modeld)

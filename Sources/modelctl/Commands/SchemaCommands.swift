@@ -68,7 +68,10 @@ struct SchemaCommand: AsyncParsableCommand {
                 each checked against the data, all in one transaction recorded in history. What cannot \
                 be inferred (a type change, say) is refused, saying why. Removing what holds data needs \
                 --allow-data-loss. The store's open sessions are closed when it migrates. \
-                See 'schema diff' for the plan without applying it.
+                See 'schema diff' for the plan without applying it. A change that needs code (filling \
+                a new required attribute from old values, converting a value) needs a staged migration: \
+                a SchemaMigrationPlan in ModelClient, or BeginMigration/StepMigration/CommitMigration \
+                over gRPC (docs/migrations.md).
                 """)
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The schema's JSON file ('-' for standard input).") var file: String
