@@ -302,6 +302,12 @@ import Testing
             }
             try await Self.expectRefusal(
                 store, to: required, mentioning: "Trip.budget is required and has no default, and 3 existing object(s)")
+            // Rome would leave the Trip hierarchy's table; Kyoto, a plain Trip, would have no entity.
+            let moved = Self.trips("BusinessTrip") { $0.superentity = nil }
+            try await Self.expectRefusal(
+                store, to: moved, mentioning: "BusinessTrip moves in its hierarchy (superentity Trip → none)")
+            let abstract = Self.trips("Trip") { $0.isAbstract = true }
+            try await Self.expectRefusal(store, to: abstract, mentioning: "Trip becomes abstract")
         }
     }
 
