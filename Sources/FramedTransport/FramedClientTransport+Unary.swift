@@ -8,24 +8,51 @@ extension FramedClientTransport {
     /// and the caller resumes when the status arrives. It fails as a GRPCCore call does, with an
     /// `RPCError` carrying the status's code, message and metadata; cancelling the caller's task
     /// cancels the call. It sets no deadline: a call with one goes through GRPCCore.
+    ///
+    /// A call whose request could not be written because its connection had just closed (the
+    /// daemon closing it as idle while the call set off) never reached the daemon: it is sent
+    /// again, once, on a new connection.
     public func unary(_ descriptor: MethodDescriptor, request: [UInt8]) async throws -> [UInt8] {
+        do {
+            return try await attemptUnary(descriptor, request: request)
+        } catch is UnsentCall {
+            return try await attemptUnary(descriptor, request: request)
+        }
+    }
+
+    /// One attempt of ``unary(_:request:)``; `UnsentCall` when the request did not leave.
+    private func attemptUnary(_ descriptor: MethodDescriptor, request: [UInt8]) async throws -> [UInt8] {
         let connection = try beginCall()
         defer { callEnded() }
         let call = UnaryCall()
         let (handler, id) = try await registered(on: connection) { $0.register(call) }
         let allocator = handler.channel.allocator
+        let written = handler.channel.eventLoop.makePromise(of: Void.self)
         handler.channel.writeAndFlush(
-            Self.callFrames(stream: id, descriptor: descriptor, request: request, allocator: allocator), promise: nil)
-        return try await withTaskCancellationHandler {
-            try await call.response()
-        } onCancel: {
-            if handler.unregister(id) {
-                handler.channel.writeAndFlush(allocator.frame(stream: id, kind: .cancel), promise: nil)
+            Self.callFrames(stream: id, descriptor: descriptor, request: request, allocator: allocator),
+            promise: written)
+        do {
+            return try await withTaskCancellationHandler {
+                try await call.response()
+            } onCancel: {
+                if handler.unregister(id) {
+                    handler.channel.writeAndFlush(allocator.frame(stream: id, kind: .cancel), promise: nil)
+                }
+                call.fail(RPCError(code: .cancelled, message: "the call was cancelled"))
             }
-            call.fail(RPCError(code: .cancelled, message: "the call was cancelled"))
+        } catch let error as RPCError where error.code == .unavailable {
+            // Not written at all: the daemon cannot have seen it.
+            if (try? await written.futureResult.get()) == nil {
+                forget(connection)
+                throw UnsentCall()
+            }
+            throw error
         }
     }
 }
+
+/// A call whose request was never written: its connection had closed.
+struct UnsentCall: Error {}
 
 extension FramedClientTransport {
     /// A direct call's opening: the open frame (no metadata), its one request message and the

@@ -115,13 +115,19 @@ final class SessionRegistry: Sendable {
         return chosen.count
     }
 
-    /// Ends the sessions idle for longer than the timeout; returns how many.
+    /// Ends the sessions idle for longer than their timeout (a migration session's own, which
+    /// rolls its migration back); returns how many.
     @discardableResult
     func endIdle() async -> Int {
-        let timeout = idleTimeout, now = now()
-        return await end(
-            where: { $0.isIdle(longerThan: timeout, at: now) },
-            reason: "expired after \(Self.describe(timeout)) without a call")
+        let now = now()
+        let timeouts = state.withLock { Set($0.sessions.values.compactMap(\.idleTimeout)) }.union([idleTimeout])
+        var ended = 0
+        for timeout in timeouts {
+            ended += await end(
+                where: { ($0.idleTimeout ?? self.idleTimeout) == timeout && $0.isIdle(longerThan: timeout, at: now) },
+                reason: "expired after \(Self.describe(timeout)) without a call")
+        }
+        return ended
     }
 
     var count: Int { state.withLock { $0.sessions.count } }

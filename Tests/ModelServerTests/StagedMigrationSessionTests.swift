@@ -102,7 +102,7 @@ import Testing
     /// A migration whose client goes quiet is rolled back after the migration idle timeout,
     /// and the store serves again.
     @Test func anAbandonedMigrationIsRolledBack() async throws {
-        try await TestDaemon.withDaemon(configure: { $0.migrationIdleTimeout = .milliseconds(300) }) { daemon in
+        try await TestDaemon.withDaemon(configure: { $0.migrationIdleTimeout = .seconds(3) }) { daemon in
             try await withStore(on: daemon, schema: SampleTrips.schema) { store in
                 _ = try await store.insert("Trip", [trip("Kyoto", "2026-04-01", "2026-04-09")])
                 let migration = try await store.client.beginMigration(of: store.name)
@@ -120,7 +120,7 @@ import Testing
                 #expect(count == 1)
                 #expect(try await store.client.store(store.name).schemaVersionHash == SampleTrips.schema.versionHash)
                 let late = await expectError(.notFound) { try await migration.step(to: Self.last) }
-                #expect(late?.message.contains("expired") == true, "\(String(describing: late))")
+                #expect(late?.message.contains("expired after 3 s") == true, "\(String(describing: late))")
             }
         }
     }
