@@ -37,6 +37,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // Schema, values, identifiers, predicates, descriptors, change sets, history, errors. No I/O.
@@ -52,6 +53,17 @@ let package = Package(
         .target(
             name: "SQLiteStorage",
             dependencies: ["ModelCore", "ModelStorage", "CSQLite"],
+            swiftSettings: sharedSettings
+        ),
+        .target(
+            name: "PostgresStorage",
+            dependencies: [
+                "ModelCore", "ModelStorage",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: sharedSettings
         ),
         .target(
@@ -217,6 +229,11 @@ let package = Package(
         .testTarget(
             name: "StorageConformanceTests",
             dependencies: ["ModelCore", "ModelStorage", "SQLiteStorage", "MemoryStorage", "ModelFixtures"],
+            swiftSettings: sharedSettings
+        ),
+        .testTarget(
+            name: "PostgresStorageTests",
+            dependencies: ["PostgresStorage", "ModelCore", "ModelStorage", "ModelFixtures"],
             swiftSettings: sharedSettings
         ),
         .testTarget(

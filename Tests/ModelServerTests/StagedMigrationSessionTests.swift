@@ -106,7 +106,12 @@ import Testing
             try await withStore(on: daemon, schema: SampleTrips.schema) { store in
                 _ = try await store.insert("Trip", [trip("Kyoto", "2026-04-01", "2026-04-09")])
                 let migration = try await store.client.beginMigration(of: store.name)
-                try await migration.step(to: Self.middle)
+                do {
+                    try await migration.step(to: Self.middle)
+                } catch let error as ModelError where error.code == .notFound {
+                    // On a loaded machine the migration may have expired before its step: what
+                    // follows checks the rollback all the same.
+                }
                 // The store answers again once the daemon has ended the quiet migration.
                 let deadline = ContinuousClock.now + .seconds(30)
                 var count: Int?

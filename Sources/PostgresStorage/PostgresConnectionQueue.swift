@@ -1,0 +1,137 @@
+import Dispatch
+import Foundation
+import Logging
+import ModelCore
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Synchronization
+
+/// A connection to the server and the serial queue its work runs on. The work blocks on the
+/// connection's futures, as the SQLite backend's work blocks on SQLite: so the save algorithm,
+/// whose reads are synchronous, can run inside one transaction. The connection opens with the
+/// first job; one that broke (the server restarted, say) is opened again by the next job.
+// `connection` is touched only on `queue`.
+final class PostgresConnectionQueue: @unchecked Sendable {
+    private let queue: DispatchQueue
+    private let endpoint: PostgresEndpoint
+    private var connection: PostgresConnection?
+    private static let logger = Logger(label: "modeld.postgres")
+    private static let ids = Mutex<Int>(0)
+
+    init(endpoint: PostgresEndpoint, label: String) {
+        self.endpoint = endpoint
+        self.queue = DispatchQueue(label: "modeld.postgres.\(label)")
+    }
+
+    /// Runs `body` with the connection on the queue.
+    func run<T: Sendable>(_ body: @escaping @Sendable (PostgresSession) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try body(try self.session()) })
+            }
+        }
+    }
+
+    /// Closes the connection once the jobs queued before have run.
+    func close() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async {
+                if let connection = self.connection { _ = try? connection.close().wait() }
+                self.connection = nil
+                continuation.resume()
+            }
+        }
+    }
+
+    /// The open connection; a closed one is replaced. On the queue only.
+    private func session() throws -> PostgresSession {
+        if let connection, !connection.isClosed { return PostgresSession(connection: connection, endpoint: endpoint) }
+        connection = nil
+        let configuration: PostgresConnection.Configuration
+        if let host = endpoint.host {
+            configuration = .init(
+                host: host, port: endpoint.port, username: endpoint.user, password: endpoint.password,
+                database: endpoint.database, tls: .disable)
+        } else {
+            configuration = .init(
+                unixSocketPath: "\(endpoint.socketDirectory ?? "/run/postgresql")/.s.PGSQL.\(endpoint.port)",
+                username: endpoint.user, password: endpoint.password, database: endpoint.database)
+        }
+        let id = Self.ids.withLock { id in
+            id += 1
+            return id
+        }
+        do {
+            let opened = try PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: id,
+                logger: Self.logger
+            ).wait()
+            connection = opened
+            return PostgresSession(connection: opened, endpoint: endpoint)
+        } catch {
+            throw ModelError(
+                .unavailable,
+                "cannot reach the PostgreSQL server of \(endpoint): \(PostgresSession.describe(error))",
+                context: ["store": endpoint.description])
+        }
+    }
+}
+
+/// Statements on an open connection, each waited for.
+struct PostgresSession {
+    let connection: PostgresConnection
+    let endpoint: PostgresEndpoint
+    private static let logger = Logger(label: "modeld.postgres")
+
+    /// Runs `sql` with `binds` ($1, $2, …) and returns its rows.
+    @discardableResult
+    func query(_ sql: String, _ binds: [Value] = []) throws -> [PostgresRow] {
+        var bindings = PostgresBindings(capacity: binds.count)
+        for value in binds { try PostgresValues.bind(value, into: &bindings) }
+        do {
+            return try connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: Self.logger).wait().rows
+        } catch {
+            throw PostgresSession.error(error, endpoint: endpoint)
+        }
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try query("BEGIN")
+        do {
+            let result = try body()
+            try query("COMMIT")
+            return result
+        } catch {
+            _ = try? query("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The ModelError for a failed statement: the server's message, with UNAVAILABLE when the
+    /// connection is gone.
+    static func error(_ error: any Error, endpoint: PostgresEndpoint) -> ModelError {
+        if let error = error as? ModelError { return error }
+        let text = describe(error)
+        if let psql = error as? PSQLError, psql.code == .serverClosedConnection || psql.code == .connectionError {
+            return ModelError(
+                .unavailable, "the PostgreSQL server of \(endpoint) closed the connection: \(text)",
+                context: ["store": endpoint.description])
+        }
+        return ModelError(
+            .storageFailure, "PostgreSQL (\(endpoint)): \(text)", context: ["store": endpoint.description])
+    }
+
+    /// What the server said, or the client error's description.
+    static func describe(_ error: any Error) -> String {
+        if let psql = error as? PSQLError {
+            if let message = psql.serverInfo?[.message] {
+                let state = psql.serverInfo?[.sqlState].map { " (\($0))" } ?? ""
+                return message + state
+            }
+            return "\(psql.code)"
+        }
+        return "\(error)"
+    }
+}

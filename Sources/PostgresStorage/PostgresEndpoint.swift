@@ -1,0 +1,106 @@
+import Foundation
+import ModelCore
+import ModelStorage
+
+/// Where a PostgreSQL store lives, read from its URL: the server (a TCP host and port, or the
+/// directory of its Unix socket), the role and database to connect as, and the PostgreSQL schema
+/// (namespace) that holds the store's tables — one store per namespace.
+///
+/// - `postgres://user:password@host:5432/db?schema=trips`
+/// - `postgres:///db?host=/run/postgresql&user=modeld&schema=trips` (a Unix socket: `host` is a
+///   directory, as libpq's)
+///
+/// `schema` defaults to `modeld`; `user` to the process's user name; the port to 5432.
+public struct PostgresEndpoint: Hashable, Sendable, CustomStringConvertible {
+    /// The TCP host, or nil for a Unix socket.
+    public var host: String?
+    public var port: Int
+    /// The directory of the server's Unix socket (`.s.PGSQL.<port>` inside), when not TCP.
+    public var socketDirectory: String?
+    public var user: String
+    public var password: String?
+    public var database: String
+    /// The PostgreSQL schema holding the store.
+    public var namespace: String
+
+    /// The longest PostgreSQL identifier (`NAMEDATALEN` − 1).
+    static let maximumIdentifierLength = 63
+
+    public init(location: StoreLocation) throws(ModelError) {
+        try self.init(url: location.url)
+    }
+
+    public init(url: String) throws(ModelError) {
+        func refuse(_ why: String) -> ModelError {
+            ModelError(
+                .invalidArgument,
+                "'\(Self.redacted(url))' is not a PostgreSQL store URL: \(why); use postgres://user@host:port/database?schema=name or postgres:///database?host=/run/postgresql&schema=name",
+                context: ["url": Self.redacted(url)])
+        }
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            scheme == "postgres" || scheme == "postgresql"
+        else { throw refuse("it does not start with postgres://") }
+        var query: [String: String] = [:]
+        for item in components.queryItems ?? [] {
+            guard let value = item.value, !value.isEmpty else { throw refuse("'\(item.name)' has no value") }
+            guard ["schema", "host", "user", "port", "password"].contains(item.name) else {
+                throw refuse("'\(item.name)' is not a parameter it takes (schema, host, port, user, password)")
+            }
+            query[item.name] = value
+        }
+        let host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? query["host"]
+        if let host, host.hasPrefix("/") {
+            self.host = nil
+            socketDirectory = host
+        } else if let host {
+            self.host = host
+            socketDirectory = nil
+        } else {
+            throw refuse(
+                "it names no server: give a host (postgres://host/db) or a socket directory (?host=/run/postgresql)")
+        }
+        if let text = query["port"] {
+            guard let port = Int(text) else { throw refuse("the port '\(text)' is not a number") }
+            self.port = port
+        } else {
+            port = components.port ?? 5432
+        }
+        guard (1...65535).contains(port) else { throw refuse("the port \(port) is out of range") }
+        user =
+            components.user.flatMap { $0.isEmpty ? nil : $0 } ?? query["user"]
+            ?? ProcessInfo.processInfo.environment["USER"] ?? "postgres"
+        password = components.password ?? query["password"]
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        guard !path.isEmpty, !path.contains("/") else {
+            throw refuse("it names no database (postgres://host/database)")
+        }
+        database = path
+        namespace = query["schema"] ?? "modeld"
+        guard Self.isIdentifier(namespace) else {
+            throw refuse(
+                "the schema '\(namespace)' is not a name modeld uses for a store: 1 to 63 characters of a-z, 0-9 and _, starting with a letter"
+            )
+        }
+    }
+
+    /// A lowercase PostgreSQL identifier that needs no quoting and no case folding.
+    static func isIdentifier(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, ("a"..."z").contains(first),
+            name.utf8.count <= maximumIdentifierLength
+        else { return false }
+        return name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
+    }
+
+    /// The URL without its password.
+    static func redacted(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        components.password = "…"
+        return components.string ?? url
+    }
+
+    /// What the store is, for messages: `postgres://host:port/db (schema trips)`, no password.
+    public var description: String {
+        let server = host.map { "\($0):\(port)" } ?? "\(socketDirectory ?? "")/.s.PGSQL.\(port)"
+        return "postgres \(server)/\(database) (schema \(namespace))"
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import ModelCore
+
+/// The tables modeld keeps beside a store's data in its namespace, as on SQLite: the store's
+/// UUID and schema, the key sequences, and the history.
+struct PostgresMetadata {
+    let namespace: String
+
+    var metaTable: String { PostgresSQL.quote(namespace) + ".\"_modeld_meta\"" }
+    var sequenceTable: String { PostgresSQL.quote(namespace) + ".\"_modeld_sequence\"" }
+    var transactionTable: String { PostgresSQL.quote(namespace) + ".\"_modeld_transaction\"" }
+    var changeTable: String { PostgresSQL.quote(namespace) + ".\"_modeld_change\"" }
+
+    /// Takes the store's lock until the transaction ends: its first opening and its schema
+    /// changes take turns across every daemon (an advisory lock on the namespace's name).
+    func lock(_ session: PostgresSession) throws {
+        try session.query("SELECT pg_advisory_xact_lock(hashtext($1))", [.string("modeld:" + namespace)])
+    }
+
+    /// Makes the namespace and the metadata tables when missing and returns the store's UUID,
+    /// made by the first opener. Inside a transaction holding ``lock(_:)``, so that daemons
+    /// opening a new store at once agree on it. A namespace that holds other tables but no
+    /// modeld store is refused.
+    func prepare(_ session: PostgresSession) throws -> UUID {
+        try lock(session)
+        let tables = try session.query(
+            "SELECT count(*), count(*) FILTER (WHERE table_name = '_modeld_meta') FROM information_schema.tables WHERE table_schema = $1",
+            [.string(namespace)])
+        let cells = tables.first.map { Array($0) } ?? []
+        let all = try cells.first.flatMap(PostgresValues.int) ?? 0
+        let meta = try cells.dropFirst().first.flatMap(PostgresValues.int) ?? 0
+        guard meta > 0 || all == 0 else {
+            throw ModelError(
+                .storageFailure,
+                "the PostgreSQL schema '\(namespace)' holds tables but no modeld store; choose another (?schema=…)",
+                context: ["schema": namespace])
+        }
+        try session.query("CREATE SCHEMA IF NOT EXISTS \(PostgresSQL.quote(namespace))")
+        try session.query(
+            "CREATE TABLE IF NOT EXISTS \(metaTable) (\"key\" text PRIMARY KEY, \"value\" text NOT NULL)")
+        try session.query(
+            "CREATE TABLE IF NOT EXISTS \(sequenceTable) (\"name\" text PRIMARY KEY, \"value\" bigint NOT NULL)")
+        try session.query(
+            "CREATE TABLE IF NOT EXISTS \(transactionTable) (\"token\" bigint PRIMARY KEY, \"timestamp\" bigint NOT NULL, \"author\" text)"
+        )
+        try session.query(
+            """
+            CREATE TABLE IF NOT EXISTS \(changeTable) ("token" bigint NOT NULL, "position" bigint NOT NULL, \
+            "kind" text NOT NULL, "entity" text NOT NULL, "pk" bigint NOT NULL, "changed" text, "tombstone" text, \
+            PRIMARY KEY ("token", "position"))
+            """)
+        try session.query(
+            "INSERT INTO \(metaTable) VALUES ('storeIdentifier', $1) ON CONFLICT DO NOTHING",
+            [.string(UUID().uuidString.lowercased())])
+        try session.query("INSERT INTO \(metaTable) VALUES ('format', '1') ON CONFLICT DO NOTHING")
+        guard let text = try value(for: "storeIdentifier", session), let uuid = UUID(uuidString: text) else {
+            throw ModelError(.storageFailure, "the store's UUID in the PostgreSQL schema '\(namespace)' is unreadable")
+        }
+        return uuid
+    }
+
+    /// The metadata value for `key`.
+    func value(for key: String, _ session: PostgresSession) throws -> String? {
+        let rows = try session.query("SELECT \"value\" FROM \(metaTable) WHERE \"key\" = $1", [.string(key)])
+        return try rows.first.flatMap { row in try row.first.flatMap(PostgresValues.text) }
+    }
+
+    /// Sets the metadata value for `key`.
+    func setValue(_ value: String, for key: String, _ session: PostgresSession) throws {
+        try session.query(
+            "INSERT INTO \(metaTable) VALUES ($1, $2) ON CONFLICT (\"key\") DO UPDATE SET \"value\" = excluded.\"value\"",
+            [.string(key), .string(value)])
+    }
+
+    /// The schema kept in the store (empty for a new store).
+    func schema(_ session: PostgresSession) throws -> ResolvedSchema {
+        guard let json = try value(for: "schema", session) else { return try ResolvedSchema.resolved(Schema()) }
+        return try ResolvedSchema.resolved(try Schema(json: json))
+    }
+}

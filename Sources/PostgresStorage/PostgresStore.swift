@@ -1,0 +1,111 @@
+import Foundation
+import ModelCore
+import ModelStorage
+import Synchronization
+
+/// A store in a PostgreSQL schema (namespace) of its own: the first part of the PostgreSQL
+/// backend (issue 33). It makes or joins the store — one UUID, kept in the namespace, for every
+/// process that opens it — keeps its modeld schema, and lays out the tables of a schema applied to
+/// a store without objects, taking turns with other openers through an advisory lock. Reads,
+/// saves, history and migrations come next; until they do it is not a registered backend.
+public final class PostgresStore: Sendable {
+    public let endpoint: PostgresEndpoint
+    /// The store's UUID, kept in its namespace.
+    public let storeIdentifier: UUID
+    private let writer: PostgresConnectionQueue
+    private let metadata: PostgresMetadata
+    private let layout: Mutex<PostgresLayout>
+
+    /// Opens the store at `url` (see ``PostgresEndpoint``), making its namespace and metadata the
+    /// first time; with a schema, applies it (``apply(schema:)``).
+    public static func open(url: String, applying schema: Schema? = nil) async throws -> PostgresStore {
+        let endpoint = try PostgresEndpoint(url: url)
+        let metadata = PostgresMetadata(namespace: endpoint.namespace)
+        let writer = PostgresConnectionQueue(endpoint: endpoint, label: "writer")
+        do {
+            let (identifier, stored) = try await writer.run { session in
+                try session.transaction { (try metadata.prepare(session), try metadata.schema(session)) }
+            }
+            let store = PostgresStore(
+                endpoint: endpoint, storeIdentifier: identifier, writer: writer, metadata: metadata,
+                layout: PostgresLayout(stored, namespace: endpoint.namespace))
+            if let schema { try await store.apply(schema: schema) }
+            return store
+        } catch {
+            await writer.close()
+            throw error
+        }
+    }
+
+    private init(
+        endpoint: PostgresEndpoint, storeIdentifier: UUID, writer: PostgresConnectionQueue, metadata: PostgresMetadata,
+        layout: PostgresLayout
+    ) {
+        self.endpoint = endpoint
+        self.storeIdentifier = storeIdentifier
+        self.writer = writer
+        self.metadata = metadata
+        self.layout = Mutex(layout)
+    }
+
+    /// The store's schema as another process may have left it: read from the store.
+    public func schema() async throws -> ResolvedSchema {
+        let metadata = metadata
+        let stored = try await writer.run { session in try metadata.schema(session) }
+        layout.withLock { $0 = PostgresLayout(stored, namespace: endpoint.namespace) }
+        return stored
+    }
+
+    /// Sets the store's schema: lays out its tables in a store without objects (replacing those
+    /// of an earlier schema), accepts a schema with the same version hash, and otherwise throws
+    /// `schemaMismatch`, as the other backends do.
+    public func apply(schema: Schema) async throws {
+        let resolved = try ResolvedSchema.resolved(schema)
+        let metadata = metadata, namespace = endpoint.namespace
+        try await writer.run { session in
+            try session.transaction {
+                try metadata.lock(session)
+                let current = try metadata.schema(session)
+                if current.versionHash == resolved.versionHash {
+                    if current.schema != resolved.schema {
+                        try metadata.setValue(resolved.canonicalJSON, for: "schema", session)
+                    }
+                    return
+                }
+                let old = PostgresLayout(current, namespace: namespace)
+                for table in old.tables {
+                    let rows = try session.query("SELECT 1 FROM \(old.qualified(table.name)) LIMIT 1")
+                    guard rows.isEmpty else {
+                        throw ModelError(
+                            .schemaMismatch,
+                            "the store holds objects of a different schema (version \(current.versionHash.prefix(12)), requested \(resolved.versionHash.prefix(12))); migrate the store or open another one",
+                            context: ["storeVersion": current.versionHash, "requestedVersion": resolved.versionHash])
+                    }
+                }
+                for statement in old.dropStatements { try session.query(statement) }
+                for statement in PostgresLayout(resolved, namespace: namespace).createStatements {
+                    try session.query(statement)
+                }
+                try metadata.setValue(resolved.canonicalJSON, for: "schema", session)
+                try metadata.setValue(resolved.versionHash, for: "schemaHash", session)
+            }
+        }
+        layout.withLock { $0 = PostgresLayout(resolved, namespace: namespace) }
+    }
+
+    /// The tables the current schema lays out, by name (for checking what was made).
+    public func tableNames() async throws -> [String] {
+        let namespace = endpoint.namespace
+        return try await writer.run { session in
+            try session.query(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name NOT LIKE '\\_modeld\\_%' ORDER BY table_name",
+                [.string(namespace)]
+            ).compactMap { row in try row.first.flatMap(PostgresValues.text) }
+        }
+    }
+
+    /// Closes the store's connection.
+    public func close() async {
+        await writer.close()
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import ModelCore
+import ModelFixtures
+import PostgresStorage
+import Testing
+
+/// The first part of the PostgreSQL backend against a real server (scripts/test starts one):
+/// store URLs, one UUID for every opener, schemas laid out as tables, refusals.
+@Suite struct PostgresStoreTests {
+    @Test func urlsSayWhereTheStoreIs() throws {
+        let tcp = try PostgresEndpoint(url: "postgres://ann:secret@db.example:6543/shop?schema=trips")
+        #expect(tcp.host == "db.example" && tcp.port == 6543 && tcp.user == "ann" && tcp.password == "secret")
+        #expect(tcp.database == "shop" && tcp.namespace == "trips" && tcp.socketDirectory == nil)
+        #expect(!tcp.description.contains("secret"))
+        let socket = try PostgresEndpoint(url: "postgres:///shop?host=/run/postgresql&user=modeld")
+        #expect(socket.host == nil && socket.socketDirectory == "/run/postgresql" && socket.port == 5432)
+        #expect(socket.namespace == "modeld" && socket.user == "modeld")
+        for (bad, why) in [
+            ("postgres://db.example/shop?schema=Trips", "is not a name modeld uses"),
+            ("postgres://db.example/", "names no database"),
+            ("postgres:///shop", "names no server"),
+            ("postgres://db.example/shop?colour=blue", "'colour' is not a parameter"),
+            ("postgres://ann:secret@db.example:99999/shop", "out of range"),
+            ("mysql://db.example/shop", "does not start with postgres://"),
+        ] {
+            let error = #expect(throws: ModelError.self) { try PostgresEndpoint(url: bad) }
+            #expect(
+                error?.code == .invalidArgument && error?.message.contains(why) == true,
+                "\(bad): \(String(describing: error))")
+            #expect(error?.message.contains("secret") == false)
+        }
+    }
+
+    @Test func everyOpenerSeesOneStore() async throws {
+        let url = try PostgresServer.freshStoreURL()
+        // Two processes opening a new store at once agree on its UUID.
+        async let first = PostgresStore.open(url: url)
+        async let second = PostgresStore.open(url: url)
+        let (a, b) = try await (first, second)
+        #expect(a.storeIdentifier == b.storeIdentifier)
+        try await a.apply(schema: SampleTrips.schema)
+        // The other opener reads the schema another applied.
+        #expect(try await b.schema().versionHash == SampleTrips.schema.versionHash)
+        #expect(
+            try await b.tableNames() == [
+                "BucketListItem", "LivingAccommodation", "Trip",
+            ])
+        await a.close()
+        await b.close()
+        let again = try await PostgresStore.open(url: url)
+        #expect(again.storeIdentifier == a.storeIdentifier)
+        #expect(try await again.schema().versionHash == SampleTrips.schema.versionHash)
+        await again.close()
+    }
+
+    @Test func anEmptyStoreTakesAnotherSchemaAndTheSameOneIsKept() async throws {
+        let store = try await PostgresStore.open(url: try PostgresServer.freshStoreURL(), applying: SampleTrips.schema)
+        try await store.apply(schema: SampleTrips.schema)
+        try await store.apply(schema: Articles.schema)
+        #expect(try await store.schema().versionHash == Articles.schema.versionHash)
+        #expect(try await store.tableNames().contains("Trip") == false)
+        await store.close()
+    }
+
+    @Test func aServerThatIsNotThereIsUnavailable() async throws {
+        let error = await modelError {
+            _ = try await PostgresStore.open(url: "postgres:///postgres?host=/nonexistent-modeld-dir&user=modeld")
+        }
+        #expect(error?.code == .unavailable, "\(String(describing: error))")
+        #expect(error?.message.contains("cannot reach the PostgreSQL server") == true, "\(String(describing: error))")
+    }
+}
