@@ -84,10 +84,12 @@ struct PostgresSession {
     let endpoint: PostgresEndpoint
     private static let logger = Logger(label: "modeld.postgres")
 
-    /// Runs `sql` with `binds` ($1, $2, …) and returns its rows.
+    /// Runs `sql` with `binds` ($1, $2, …) and returns its rows; `keys`, when given, is bound
+    /// first, as a `bigint[]` ($1, for `= ANY($1)`).
     @discardableResult
-    func query(_ sql: String, _ binds: [Value] = []) throws -> [PostgresRow] {
-        var bindings = PostgresBindings(capacity: binds.count)
+    func query(_ sql: String, keys: [Int64]? = nil, _ binds: [Value] = []) throws -> [PostgresRow] {
+        var bindings = PostgresBindings(capacity: binds.count + 1)
+        if let keys { bindings.append(keys) }
         for value in binds { try PostgresValues.bind(value, into: &bindings) }
         do {
             return try connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: Self.logger).wait().rows
@@ -114,6 +116,17 @@ struct PostgresSession {
     static func error(_ error: any Error, endpoint: PostgresEndpoint) -> ModelError {
         if let error = error as? ModelError { return error }
         let text = describe(error)
+        switch (error as? PSQLError)?.serverInfo?[.sqlState] {
+        case "23505":
+            return ModelError(
+                .uniqueConstraint, "a unique constraint would be violated (PostgreSQL: \(text))",
+                context: ["store": endpoint.description])
+        case "40001", "40P01":
+            return ModelError(
+                .conflict, "another save changed the same objects at the same time; try again (PostgreSQL: \(text))",
+                context: ["store": endpoint.description])
+        default: break
+        }
         if let psql = error as? PSQLError, psql.code == .serverClosedConnection || psql.code == .connectionError {
             return ModelError(
                 .unavailable, "the PostgreSQL server of \(endpoint) closed the connection: \(text)",

@@ -12,6 +12,8 @@ import ModelStorage
 ///
 /// `schema` defaults to `modeld`; `user` to the process's user name; the port to 5432.
 public struct PostgresEndpoint: Hashable, Sendable, CustomStringConvertible {
+    /// The store's URL, as given.
+    public let url: String
     /// The TCP host, or nil for a Unix socket.
     public var host: String?
     public var port: Int
@@ -37,6 +39,7 @@ public struct PostgresEndpoint: Hashable, Sendable, CustomStringConvertible {
                 "'\(Self.redacted(url))' is not a PostgreSQL store URL: \(why); use postgres://user@host:port/database?schema=name or postgres:///database?host=/run/postgresql&schema=name",
                 context: ["url": Self.redacted(url)])
         }
+        self.url = url
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             scheme == "postgres" || scheme == "postgresql"
         else { throw refuse("it does not start with postgres://") }

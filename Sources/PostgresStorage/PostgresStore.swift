@@ -93,6 +93,128 @@ public final class PostgresStore: Sendable {
         layout.withLock { $0 = PostgresLayout(resolved, namespace: namespace) }
     }
 
+    /// The current layout, read again from the store when another process may have changed
+    /// the schema (a store still without one).
+    private func currentLayout() async throws -> PostgresLayout {
+        let cached = layout.withLock { $0 }
+        guard cached.schema.entityNames.isEmpty else { return cached }
+        return PostgresLayout(try await schema(), namespace: endpoint.namespace)
+    }
+
+    /// Saves atomically and durably in one transaction (``PostgresSave``).
+    public func save(_ changes: ChangeSet) async throws -> SaveResult {
+        let layout = try await currentLayout()
+        guard !changes.isEmpty else { return SaveResult() }
+        try ChangeSetPlan.checkIdentifiers(changes, schema: layout.schema, storeIdentifier: storeIdentifier)
+        let metadata = metadata, storeIdentifier = storeIdentifier
+        return try await writer.run { session in
+            try session.transaction {
+                try PostgresSave(
+                    session: session, layout: layout, metadata: metadata, storeIdentifier: storeIdentifier,
+                    changes: changes
+                ).run()
+            }
+        }
+    }
+
+    /// The objects with these identifiers, in the order given; those that don't exist are left out.
+    public func snapshots(for ids: [PersistentIdentifier]) async throws -> [ObjectSnapshot] {
+        let layout = try await currentLayout()
+        var keys: [String: Set<Int64>] = [:]
+        for id in ids {
+            guard id.storeIdentifier == storeIdentifier else {
+                throw ModelError(
+                    .invalidIdentifier,
+                    "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
+                    context: ["uri": id.uriRepresentation])
+            }
+            let entity = try layout.schema.entity(id.entityName)
+            if let key = id.primaryKey { keys[entity.root, default: []].insert(key) }
+        }
+        guard !keys.isEmpty else { return [] }
+        let storeIdentifier = storeIdentifier
+        let found = try await writer.run { [keys] session in
+            let objects = PostgresObjects(session: session, layout: layout, storeIdentifier: storeIdentifier)
+            var found: [String: [Int64: ObjectSnapshot]] = [:]
+            for (root, rootKeys) in keys {
+                for snapshot in try objects.objects(root: root, keys: rootKeys.sorted()) {
+                    if let key = snapshot.id.primaryKey { found[root, default: [:]][key] = snapshot }
+                }
+            }
+            return found
+        }
+        return ids.compactMap { id in
+            guard let key = id.primaryKey, let root = layout.schema[id.entityName]?.root,
+                let snapshot = found[root]?[key],
+                layout.schema[snapshot.id.entityName]?.isKind(of: id.entityName) ?? false
+            else { return nil }
+            return snapshot
+        }
+    }
+
+    /// History transactions after `token` (from the start when nil), oldest first, at most `limit`.
+    public func history(after token: HistoryToken?, limit: Int?) async throws -> [HistoryTransaction] {
+        if let limit, limit < 0 { throw ModelError(.invalidArgument, "limit \(limit) is negative") }
+        let metadata = metadata, storeIdentifier = storeIdentifier
+        return try await writer.run { session in
+            var transactions: [HistoryTransaction] = []
+            for row in try session.query(
+                "SELECT \"token\", \"timestamp\", \"author\" FROM \(metadata.transactionTable) WHERE \"token\" > $1 ORDER BY \"token\"\(limit.map { " LIMIT \($0)" } ?? "")",
+                [.int(token?.rawValue ?? 0)])
+            {
+                let cells = Array(row)
+                transactions.append(
+                    HistoryTransaction(
+                        token: HistoryToken(try PostgresValues.int(cells[0]) ?? 0),
+                        timestamp: Timestamp(microsecondsSince1970: try PostgresValues.int(cells[1]) ?? 0),
+                        author: try PostgresValues.text(cells[2]), changes: []))
+            }
+            guard let first = transactions.first?.token, let last = transactions.last?.token else { return [] }
+            var positions: [Int64: Int] = [:]
+            for (index, transaction) in transactions.enumerated() { positions[transaction.token.rawValue] = index }
+            let decoder = JSONDecoder()
+            for row in try session.query(
+                "SELECT \"token\", \"kind\", \"entity\", \"pk\", \"changed\", \"tombstone\" FROM \(metadata.changeTable) WHERE \"token\" BETWEEN $1 AND $2 ORDER BY \"token\", \"position\"",
+                [.int(first.rawValue), .int(last.rawValue)])
+            {
+                let cells = Array(row)
+                guard let index = try PostgresValues.int(cells[0]).flatMap({ positions[$0] }),
+                    let kindText = try PostgresValues.text(cells[1])
+                else { continue }
+                let changed = try PostgresValues.text(cells[4])
+                if kindText == "schema", let changed {
+                    transactions[index].schemaChange = try decoder.decode(
+                        SchemaVersionChange.self, from: Data(changed.utf8))
+                    continue
+                }
+                guard let kind = HistoryChange.Kind(rawValue: kindText), let entity = try PostgresValues.text(cells[2]),
+                    let key = try PostgresValues.int(cells[3])
+                else { continue }
+                let tombstone = try PostgresValues.text(cells[5])
+                transactions[index].changes.append(
+                    HistoryChange(
+                        kind: kind,
+                        id: PersistentIdentifier(
+                            storeIdentifier: storeIdentifier, entityName: entity, key: .permanent(key)),
+                        changedProperties: try changed.map { try decoder.decode([String].self, from: Data($0.utf8)) }
+                            ?? [],
+                        tombstone: try tombstone.map { try decoder.decode([String: Value].self, from: Data($0.utf8)) }
+                            ?? [:]))
+            }
+            return transactions
+        }
+    }
+
+    /// The token of the latest transaction ever saved, or nil.
+    public func currentHistoryToken() async throws -> HistoryToken? {
+        let metadata = metadata
+        let value = try await writer.run { session in
+            try session.query("SELECT \"value\" FROM \(metadata.sequenceTable) WHERE \"name\" = '_history'")
+                .first.flatMap { try $0.first.flatMap(PostgresValues.int) } ?? 0
+        }
+        return value > 0 ? HistoryToken(value) : nil
+    }
+
     /// The tables the current schema lays out, by name (for checking what was made).
     public func tableNames() async throws -> [String] {
         let namespace = endpoint.namespace

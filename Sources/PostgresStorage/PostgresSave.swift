@@ -1,0 +1,139 @@
+import Foundation
+import ModelCore
+import ModelStorage
+
+/// One save in one PostgreSQL transaction, on ModelStorage's one save algorithm (expected
+/// versions, ``ChangeSetPlan``, ``UniquenessResolver``, ``SaveWrites``) reading through
+/// ``PostgresStoredRows``; this writes what it computed and the history transaction, and
+/// notifies the store's channel (delivered at commit). Durable when the commit returns
+/// (`synchronous_commit` is the server's, on by default).
+struct PostgresSave {
+    let session: PostgresSession
+    let layout: PostgresLayout
+    let metadata: PostgresMetadata
+    let storeIdentifier: UUID
+    let changes: ChangeSet
+
+    var schema: ResolvedSchema { layout.schema }
+
+    func run() throws -> SaveResult {
+        if let stored = try metadata.value(for: "schemaHash", session), stored != schema.versionHash {
+            throw ModelError(
+                .schemaMismatch,
+                "the store was migrated to schema version \(stored.prefix(12)) after this process read its schema (version \(schema.versionHash.prefix(12))); nothing was saved: open the store again with the new schema",
+                context: ["storeVersion": stored, "requestedVersion": schema.versionHash])
+        }
+        let reads = try PostgresStoredRows(
+            for: changes, layout: layout, session: session, metadata: metadata, storeIdentifier: storeIdentifier)
+        let conflicts = try ExpectedVersions.conflicts(in: changes, reads: reads)
+        if !conflicts.isEmpty {
+            let objects = PostgresObjects(session: session, layout: layout, storeIdentifier: storeIdentifier)
+            var current: [ObjectRef: ObjectSnapshot] = [:]
+            for conflict in conflicts {
+                guard let ref = conflict.ref else { continue }
+                current[ref] = try objects.objects(root: ref.root, keys: [ref.key]).first
+            }
+            throw SaveConflicts(
+                conflicts.map { conflict in
+                    SaveConflicts.Conflict(
+                        id: conflict.id, expectedVersion: conflict.expected,
+                        current: conflict.ref.flatMap { current[$0] })
+                })
+        }
+        let plan = try ChangeSetPlan(changes, reads: reads, isOverlay: false)
+        guard !plan.isEmpty else { return SaveResult() }
+        var resolver = UniquenessResolver(reads: reads, plan: plan)
+        let merges = try resolver.resolve(policy: changes.uniquenessPolicy)
+        let writes = try SaveWrites(plan, merges: merges, reads: reads)
+        guard !writes.history.isEmpty else { return SaveResult() }
+        for (root, key) in writes.lastKeys { try metadata.setSequence(root, to: key, session) }
+        try apply(writes)
+        var result = writes.result
+        result.token = try recordHistory(writes.history)
+        return result
+    }
+
+    /// Deletes (with their join rows), updates (unique columns they change cleared first),
+    /// inserts, then join rows.
+    private func apply(_ writes: SaveWrites) throws {
+        for (ref, _) in writes.deletes {
+            try session.query("DELETE FROM \(layout.qualified(ref.root)) WHERE \"_pk\" = $1", [.int(ref.key)])
+            for join in schema.joinTables {
+                if join.sourceRoot == ref.root {
+                    try session.query(
+                        "DELETE FROM \(layout.qualified(join.name)) WHERE \"source\" = $1", [.int(ref.key)])
+                }
+                if join.targetRoot == ref.root {
+                    try session.query(
+                        "DELETE FROM \(layout.qualified(join.name)) WHERE \"target\" = $1", [.int(ref.key)])
+                }
+            }
+        }
+        for update in writes.updated {
+            let unique = Set(update.entity.uniqueConstraints.flatMap { $0 })
+            let clearing = update.values.keys.filter(unique.contains).sorted()
+            guard !clearing.isEmpty else { continue }
+            try session.query(
+                "UPDATE \(layout.qualified(update.ref.root)) SET \(clearing.map { "\(PostgresSQL.quote($0)) = NULL" }.joined(separator: ", ")) WHERE \"_pk\" = $1",
+                [.int(update.ref.key)])
+        }
+        for update in writes.updated {
+            let columns = update.values.sorted { $0.key < $1.key }
+            let sets =
+                columns.enumerated().map { "\(PostgresSQL.quote($1.key)) = $\($0 + 2)" }
+                + ["\"_version\" = \"_version\" + 1"]
+            try session.query(
+                "UPDATE \(layout.qualified(update.ref.root)) SET \(sets.joined(separator: ", ")) WHERE \"_pk\" = $1",
+                [.int(update.ref.key)] + columns.map(\.value))
+        }
+        for insert in writes.inserted {
+            guard let entity = schema[insert.entity] else { continue }
+            let columns =
+                entity.attributes.map(\.name) + entity.relationships.filter { $0.storage == .foreignKey }.map(\.name)
+            let names = ["_pk", "_entity", "_version"] + columns
+            try session.query(
+                "INSERT INTO \(layout.qualified(entity.root)) (\(names.map(PostgresSQL.quote).joined(separator: ", "))) VALUES (\((1...names.count).map { "$\($0)" }.joined(separator: ", ")))",
+                [.int(insert.ref.key), .string(insert.entity), .int(1)] + columns.map { insert.values[$0] ?? .null })
+        }
+        let deleted = Set(writes.deletes.map(\.ref))
+        for join in writes.joins where !deleted.contains(join.source) && !deleted.contains(join.target) {
+            let sql =
+                join.present
+                ? "INSERT INTO \(layout.qualified(join.table)) VALUES ($1, $2) ON CONFLICT DO NOTHING"
+                : "DELETE FROM \(layout.qualified(join.table)) WHERE \"source\" = $1 AND \"target\" = $2"
+            try session.query(sql, [.int(join.source.key), .int(join.target.key)])
+        }
+    }
+
+    /// One history transaction with the next token (``PostgresMetadata/nextHistoryToken(_:)``),
+    /// its changes, and a notification on the store's channel carrying the token.
+    private func recordHistory(_ history: [HistoryChange]) throws -> HistoryToken {
+        let token = try metadata.nextHistoryToken(session)
+        try session.query(
+            "INSERT INTO \(metadata.transactionTable) VALUES ($1, $2, $3)",
+            [.int(token), .int(Timestamp(Date()).microsecondsSince1970), changes.author.map(Value.string) ?? .null])
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        for (offset, change) in history.enumerated() {
+            let changed =
+                change.kind == .update
+                ? String(decoding: try encoder.encode(change.changedProperties), as: UTF8.self) : nil
+            let tombstone =
+                change.kind == .delete ? String(decoding: try encoder.encode(change.tombstone), as: UTF8.self) : nil
+            try session.query(
+                "INSERT INTO \(metadata.changeTable) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                [
+                    .int(token), .int(Int64(offset + 1)), .string(change.kind.rawValue), .string(change.id.entityName),
+                    .int(change.id.primaryKey ?? 0), changed.map(Value.string) ?? .null,
+                    tombstone.map(Value.string) ?? .null,
+                ])
+        }
+        try session.query("SELECT pg_notify($1, $2)", [.string(metadata.channel), .string(String(token))])
+        return HistoryToken(token)
+    }
+}
+
+extension PostgresMetadata {
+    /// The store's notification channel: `modeld.<namespace>`.
+    var channel: String { "modeld." + namespace }
+}
