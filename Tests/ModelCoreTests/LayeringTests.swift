@@ -12,6 +12,7 @@ import Testing
         "ModelStorage": ["ModelCore"],
         "SQLiteStorage": ["ModelCore", "ModelStorage", "CSQLite"],
         "MemoryStorage": ["ModelCore", "ModelStorage"],
+        "PostgresStorage": ["ModelCore", "ModelStorage"],
         "StandardBackends": ["ModelStorage", "SQLiteStorage", "MemoryStorage"],
         "ModelEngine": ["ModelCore", "ModelStorage"],
         "ModelWire": ["ModelCore"],
