@@ -27,6 +27,8 @@ struct ModelClassAnalysis {
     var uniques: [ExprSyntax] = []
     var indexes: [ExprSyntax] = []
     var declaresInitializer = false
+    /// Whether the class declares an `id` of its own (then it, not the identity, is `id`).
+    var declaresID = false
     var diagnostics: [Diagnostic] = []
 
     /// Protocols a model class may list first without it being taken for a superclass.
@@ -57,6 +59,11 @@ struct ModelClassAnalysis {
         }
         for member in declaration.memberBlock.members {
             if let variable = member.decl.as(VariableDeclSyntax.self) {
+                if variable.bindings.contains(where: {
+                    $0.pattern.as(IdentifierPatternSyntax.self)?.identifier.text == "id"
+                }) {
+                    declaresID = true
+                }
                 read(variable)
             } else if member.decl.is(InitializerDeclSyntax.self) {
                 declaresInitializer = true

@@ -43,6 +43,12 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             members.append("\(raw: access)init() {}")
         }
         let properties = model.properties.map { metadata(for: $0, in: model.name) }
+        // `\Class.id` is the identity (PersistentModel's `id`) unless the class, or a superclass,
+        // declares an `id` of its own.
+        let identity =
+            model.declaresID
+            ? "nil"
+            : isSubclass ? "super._$entityMetadata.identity == nil ? nil : \\\(model.name).id" : "\\\(model.name).id"
         members.append(
             """
             \(raw: access)\(raw: override)class var schemaMetadata: [_PropertyMetadata] {
@@ -52,7 +58,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         members.append(
             """
             \(raw: access)\(raw: override)class var _$entityMetadata: _EntityMetadata {
-                _EntityMetadata(\(raw: model.name).self, unique: [\(raw: model.uniques.map(\.trimmedDescription).joined(separator: ", "))], indexes: [\(raw: model.indexes.map(\.trimmedDescription).joined(separator: ", "))])
+                _EntityMetadata(\(raw: model.name).self, unique: [\(raw: model.uniques.map(\.trimmedDescription).joined(separator: ", "))], indexes: [\(raw: model.indexes.map(\.trimmedDescription).joined(separator: ", "))], identity: \(raw: identity))
             }
             """)
         return members

@@ -105,6 +105,10 @@ import Testing
             let hammer = try #require(world.gadgets.first { $0.name == "hammer" }).persistentModelID
             try await world.check(#Predicate { $0.persistentModelID == hammer })
             try await world.check(#Predicate { $0.persistentModelID != hammer })
+            // Models are Identifiable by their persistentModelID, as SwiftData's (seed 001).
+            try await world.check(#Predicate { $0.id == hammer })
+            try await world.check(#Predicate { $0.id != hammer && $0.price < 50 })
+            #expect(world.gadgets.allSatisfy { $0.id == $0.persistentModelID })
         }
     }
 
@@ -119,6 +123,7 @@ import Testing
             try await world.check(#Predicate { $0.maker != nil && $0.maker!.country == "US" })
             let acme = try #require(world.makers.first { $0.name == "acme" }).persistentModelID
             try await world.check(#Predicate { $0.maker?.persistentModelID == acme })
+            try await world.check(#Predicate { $0.maker?.id == acme })
             try await world.checkPart(#Predicate { $0.gadget?.maker?.name == "bolt" })
             let tool = GadgetKind.tool
             try await world.checkPart(#Predicate { $0.gadget?.kind == tool })

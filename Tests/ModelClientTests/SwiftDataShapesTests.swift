@@ -30,3 +30,38 @@ import Testing
         #expect(error?.code == .invalidArgument && error?.message.contains("one configuration") == true)
     }
 }
+
+/// A model with an `id` of its own: `id` is that attribute, not the identity.
+@Model final class Badge {
+    var id: String
+    var label: String
+
+    init(id: String, label: String) {
+        self.id = id
+        self.label = label
+    }
+}
+
+@Suite struct IdentifiableModelTests {
+    @Test func idIsTheIdentityUnlessTheClassDeclaresOne() async throws {
+        let container = try await ModelContainer(
+            for: Gadget.self, SpecialGadget.self, Badge.self,
+            configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let special = SpecialGadget(name: "lathe", price: 900, count: 1, level: 3)
+        context.insert(special)
+        context.insert(SpecialGadget(name: "drill", price: 90, count: 2, level: 1))
+        context.insert(Badge(id: "b-1", label: "first"))
+        context.insert(Badge(id: "b-2", label: "second"))
+        try await context.save()
+        // A subclass's `id` is its identity too.
+        let id = special.persistentModelID
+        #expect(special.id == id)
+        let found = try await context.fetch(FetchDescriptor<SpecialGadget>(predicate: #Predicate { $0.id == id }))
+        #expect(found.map(\.name) == ["lathe"])
+        // Badge's own `id` is an attribute, compared as one.
+        let badges = try await context.fetch(FetchDescriptor<Badge>(predicate: #Predicate { $0.id == "b-2" }))
+        #expect(badges.map(\.label) == ["second"])
+        await container.close()
+    }
+}

@@ -68,7 +68,7 @@ import Testing
                     }
 
                     class var _$entityMetadata: _EntityMetadata {
-                        _EntityMetadata(Note.self, unique: [], indexes: [])
+                        _EntityMetadata(Note.self, unique: [], indexes: [], identity: \Note.id)
                     }
                 }
 
@@ -155,7 +155,9 @@ import Testing
         }
         #expect(
             expansion.contains(
-                line: #"_EntityMetadata(Everything.self, unique: [[\.text, \.count], [\.code]], indexes: [[\.when]])"#))
+                line:
+                    #"_EntityMetadata(Everything.self, unique: [[\.text, \.count], [\.code]], indexes: [[\.when]], identity: nil)"#
+            ))
         // A public class's generated members are public; a class with an initializer gets no init().
         #expect(expansion.contains(line: "public let _$modelState = _ModelState()"))
         #expect(expansion.contains(line: "public required init(backingData: _ModelBackingData) {"))
@@ -182,6 +184,12 @@ import Testing
         #expect(expansion.contains(line: "override class var schemaMetadata: [_PropertyMetadata] {"))
         #expect(expansion.contains(line: "override class var _$entityMetadata: _EntityMetadata {"))
         #expect(expansion.contains(line: "super.init(backingData: backingData)"))
+        // Its `id` is the identity unless a superclass declares an `id` of its own.
+        #expect(
+            expansion.contains(
+                line:
+                    #"_EntityMetadata(Special.self, unique: [], indexes: [], identity: super._$entityMetadata.identity == nil ? nil : \Special.id)"#
+            ))
         #expect(!expansion.text.contains("_$modelState"), "the state is the root class's")
         #expect(!expansion.contains(line: "init() {"), "a subclass inherits or declares its initializers")
         // Listing a protocol first does not make a class a subclass.
@@ -201,7 +209,9 @@ import Testing
             """)
         #expect(expansion.diagnostics.isEmpty)
         #expect(!expansion.text.contains("@Attribute") && !expansion.text.contains("#Unique<"))
-        #expect(expansion.contains(line: #"_EntityMetadata(Tagged.self, unique: [[\.name]], indexes: [])"#))
+        #expect(
+            expansion.contains(
+                line: #"_EntityMetadata(Tagged.self, unique: [[\.name]], indexes: [], identity: \Tagged.id)"#))
     }
 
     @Test func aModelActorGetsItsContainerAndContext() {

@@ -104,9 +104,16 @@ public struct _PropertyMetadata: @unchecked Sendable { // Immutable; holds key p
 public struct _EntityMetadata: @unchecked Sendable { // Immutable lists of key paths.
     let unique: [[AnyKeyPath]]
     let indexes: [[AnyKeyPath]]
+    /// `\Class.id` when `id` is the identity (PersistentModel's), nil when the class has an `id`
+    /// of its own: how a predicate's `$0.id` is recognised.
+    public let identity: AnyKeyPath?
 
-    public init<T>(_ type: T.Type, unique: [[PartialKeyPath<T>]] = [], indexes: [[PartialKeyPath<T>]] = []) {
+    public init<T>(
+        _ type: T.Type, unique: [[PartialKeyPath<T>]] = [], indexes: [[PartialKeyPath<T>]] = [],
+        identity: PartialKeyPath<T>? = nil
+    ) {
         self.unique = unique.map { $0.map { $0 as AnyKeyPath } }
         self.indexes = indexes.map { $0.map { $0 as AnyKeyPath } }
+        self.identity = identity
     }
 }

@@ -2,7 +2,9 @@ import ModelCore
 
 /// A class whose objects a ``ModelContext`` persists: what `@Model` makes of a class. Equal and
 /// hashed by identity (one object per identifier in a context).
-public protocol PersistentModel: AnyObject, Observable, Hashable {
+/// Identifiable, as SwiftData's: by ``persistentModelID`` unless the class declares an `id` of
+/// its own.
+public protocol PersistentModel: AnyObject, Observable, Hashable, Identifiable {
     /// Makes an object for a context to fill from the store (without your initializer).
     init(backingData: _ModelBackingData)
     /// The class's own persisted properties (a subclass lists only those it adds).
@@ -31,6 +33,9 @@ public enum _ModelSlot<Value> {
 extension PersistentModel {
     /// The object's identity: temporary until the context that inserted it saves, permanent after.
     public var persistentModelID: PersistentIdentifier { _$modelState.identifier(of: Self.self) }
+
+    /// SwiftData's `Identifiable` identity: ``persistentModelID`` (a class may declare its own `id`).
+    public var id: PersistentIdentifier { persistentModelID }
 
     /// The context the object belongs to, if any (nil before insertion and after deletion).
     public var modelContext: ModelContext? { _$modelState.core?.owner }

@@ -19,6 +19,7 @@ extension PredicateTranslator {
             switch path.reach {
             case .object(let info):
                 if keyPath == info.type.persistentModelIDKeyPath { return base }
+                if let identity = info.entityMetadata.identity, keyPath == identity { return base }
                 guard let property = info.property(for: keyPath) else {
                     throw ModelError(
                         .invalidPredicate,
