@@ -48,6 +48,17 @@ final class PostgresConnectionQueue: @unchecked Sendable {
     private func session() throws -> PostgresSession {
         if let connection, !connection.isClosed { return PostgresSession(connection: connection, endpoint: endpoint) }
         connection = nil
+        do {
+            let opened = try Self.connect(endpoint).wait()
+            connection = opened
+            return PostgresSession(connection: opened, endpoint: endpoint)
+        } catch {
+            throw Self.unreachable(endpoint, error)
+        }
+    }
+
+    /// Opens a connection to `endpoint`'s server.
+    static func connect(_ endpoint: PostgresEndpoint) -> EventLoopFuture<PostgresConnection> {
         let configuration: PostgresConnection.Configuration
         if let host = endpoint.host {
             configuration = .init(
@@ -58,23 +69,19 @@ final class PostgresConnectionQueue: @unchecked Sendable {
                 unixSocketPath: "\(endpoint.socketDirectory ?? "/run/postgresql")/.s.PGSQL.\(endpoint.port)",
                 username: endpoint.user, password: endpoint.password, database: endpoint.database)
         }
-        let id = Self.ids.withLock { id in
+        let id = ids.withLock { id in
             id += 1
             return id
         }
-        do {
-            let opened = try PostgresConnection.connect(
-                on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: id,
-                logger: Self.logger
-            ).wait()
-            connection = opened
-            return PostgresSession(connection: opened, endpoint: endpoint)
-        } catch {
-            throw ModelError(
-                .unavailable,
-                "cannot reach the PostgreSQL server of \(endpoint): \(PostgresSession.describe(error))",
-                context: ["store": endpoint.description])
-        }
+        return PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: id, logger: logger)
+    }
+
+    /// The error of a connection that could not be opened.
+    static func unreachable(_ endpoint: PostgresEndpoint, _ error: any Error) -> ModelError {
+        ModelError(
+            .unavailable, "cannot reach the PostgreSQL server of \(endpoint): \(PostgresSession.describe(error))",
+            context: ["store": endpoint.description])
     }
 }
 
