@@ -30,20 +30,11 @@ final class MemoryStagedMigration: StagedMigration {
 
     func schema() async throws -> ResolvedSchema { try await working().schema() }
 
-    func apply(schema: Schema) async throws {
-        throw ModelError(
-            .invalidArgument, "inside a staged migration the schema changes by a step (migrate), not by apply")
-    }
-
     /// A step; its history names the migration's author unless `options` names another.
     func migrate(to schema: Schema, options: MigrationOptions) async throws -> MigrationPlan {
         var options = options
         options.author = options.author ?? author
         return try await working().migrate(to: schema, options: options)
-    }
-
-    func beginStagedMigration(author: String?) async throws -> any StagedMigration {
-        throw ModelError(.invalidArgument, "a staged migration is under way on \(store.location) already")
     }
 
     func fetch(_ descriptor: FetchDescriptor, overlay: ChangeSet?) async throws -> FetchResult {
@@ -77,11 +68,6 @@ final class MemoryStagedMigration: StagedMigration {
         try await working().currentHistoryToken()
     }
 
-    func deleteHistory(before token: HistoryToken) async throws {
-        throw ModelError(
-            .invalidArgument, "history is not deleted inside a staged migration; trim it once the migration is over")
-    }
-
     func commit() async throws {
         let state = try await working().state
         try await end(committing: state)
@@ -89,10 +75,6 @@ final class MemoryStagedMigration: StagedMigration {
 
     func rollback() async {
         try? await end(committing: nil)
-    }
-
-    func close() async {
-        await rollback()
     }
 
     private func end(committing state: MemoryState?) async throws {

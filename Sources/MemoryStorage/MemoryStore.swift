@@ -96,14 +96,8 @@ public actor MemoryStore: StorageBackend {
         try checkOpen()
         let reader = StoreReader(state: state, storeIdentifier: storeIdentifier)
         var snapshots: [ObjectSnapshot] = []
+        _ = try ObjectLookup.keysByRoot(ids, schema: state.schema, storeIdentifier: storeIdentifier)
         for id in ids {
-            guard id.storeIdentifier == storeIdentifier else {
-                throw ModelError(
-                    .invalidIdentifier,
-                    "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
-                    context: ["uri": id.uriRepresentation])
-            }
-            _ = try state.schema.entity(id.entityName)
             if let ref = state.object(for: id), let row = state.row(ref) { snapshots.append(reader.snapshot(ref, row)) }
         }
         return snapshots

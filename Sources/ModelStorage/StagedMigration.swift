@@ -18,6 +18,30 @@ public protocol StagedMigration: StorageBackend {
     func rollback() async
 }
 
+extension StagedMigration {
+    /// Refused: inside a migration the schema changes by a step.
+    public func apply(schema: Schema) async throws {
+        throw ModelError(
+            .invalidArgument, "inside a staged migration the schema changes by a step (migrate), not by apply")
+    }
+
+    /// Refused: one migration at a time.
+    public func beginStagedMigration(author: String?) async throws -> any StagedMigration {
+        throw ModelError(.invalidArgument, "a staged migration is under way on \(location) already")
+    }
+
+    /// Refused: history is trimmed once the migration is over.
+    public func deleteHistory(before token: HistoryToken) async throws {
+        throw ModelError(
+            .invalidArgument, "history is not deleted inside a staged migration; trim it once the migration is over")
+    }
+
+    /// Rolls the migration back.
+    public func close() async {
+        await rollback()
+    }
+}
+
 extension ModelError {
     /// What a store's other writers hear while a staged migration holds it.
     public static func migrating(_ location: StoreLocation) -> ModelError {

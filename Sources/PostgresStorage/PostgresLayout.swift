@@ -76,11 +76,7 @@ struct PostgresLayout: Sendable {
                 }
             }
             for constraint in constraints {
-                let scope = table.entities.filter { schema[$0]?.uniqueConstraints.contains(constraint) ?? false }
-                index(
-                    table.name, constraint, unique: true,
-                    where: scope.count == table.entities.count
-                        ? nil : "\"_entity\" IN (\(scope.map(PostgresSQL.literal).joined(separator: ", ")))")
+                index(table.name, constraint, unique: true, where: constraintScope(constraint, in: table))
             }
         }
         for join in schema.joinTables {
@@ -99,6 +95,20 @@ struct PostgresLayout: Sendable {
             }
         }
         return statements
+    }
+
+    /// The condition that restricts a unique constraint to the entities of `table` that have it,
+    /// or nil when all of them do. The unique index and the save's lookups use the same text,
+    /// so PostgreSQL matches the lookup to the partial index.
+    func constraintScope(_ constraint: [String], in table: Table) -> String? {
+        let scope = table.entities.filter { schema[$0]?.uniqueConstraints.contains(constraint) ?? false }
+        guard scope.count != table.entities.count else { return nil }
+        return "\"_entity\" IN (\(scope.map(PostgresSQL.literal).joined(separator: ", ")))"
+    }
+
+    /// The table of the hierarchy `root`.
+    func table(root: String) -> Table? {
+        tables.first { $0.name == root }
     }
 
     /// The statements that drop the schema's tables (their indexes go with them).

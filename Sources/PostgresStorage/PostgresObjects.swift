@@ -14,7 +14,7 @@ struct PostgresObjects {
 
     /// The objects of the hierarchy `root` with these keys, in key order.
     func objects(root: String, keys: [Int64]) throws -> [ObjectSnapshot] {
-        guard !keys.isEmpty, let table = layout.tables.first(where: { $0.name == root }) else { return [] }
+        guard !keys.isEmpty, let table = layout.table(root: root) else { return [] }
         var select = ["t.\"_pk\"", "t.\"_entity\"", "t.\"_version\""]
         var joins: [String] = []
         for (index, column) in table.columns.enumerated() {

@@ -112,14 +112,8 @@ struct PostgresSave {
         try session.query(
             "INSERT INTO \(metadata.transactionTable) VALUES ($1, $2, $3)",
             [.int(token), .int(Timestamp(Date()).microsecondsSince1970), changes.author.map(Value.string) ?? .null])
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
         for (offset, change) in history.enumerated() {
-            let changed =
-                change.kind == .update
-                ? String(decoding: try encoder.encode(change.changedProperties), as: UTF8.self) : nil
-            let tombstone =
-                change.kind == .delete ? String(decoding: try encoder.encode(change.tombstone), as: UTF8.self) : nil
+            let (changed, tombstone) = try StoredHistory.columns(of: change)
             try session.query(
                 "INSERT INTO \(metadata.changeTable) VALUES ($1, $2, $3, $4, $5, $6, $7)",
                 [

@@ -120,17 +120,7 @@ public final class PostgresStore: Sendable {
     /// The objects with these identifiers, in the order given; those that don't exist are left out.
     public func snapshots(for ids: [PersistentIdentifier]) async throws -> [ObjectSnapshot] {
         let layout = try await currentLayout()
-        var keys: [String: Set<Int64>] = [:]
-        for id in ids {
-            guard id.storeIdentifier == storeIdentifier else {
-                throw ModelError(
-                    .invalidIdentifier,
-                    "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
-                    context: ["uri": id.uriRepresentation])
-            }
-            let entity = try layout.schema.entity(id.entityName)
-            if let key = id.primaryKey { keys[entity.root, default: []].insert(key) }
-        }
+        let keys = try ObjectLookup.keysByRoot(ids, schema: layout.schema, storeIdentifier: storeIdentifier)
         guard !keys.isEmpty else { return [] }
         let storeIdentifier = storeIdentifier
         let found = try await writer.run { [keys] session in
@@ -143,13 +133,7 @@ public final class PostgresStore: Sendable {
             }
             return found
         }
-        return ids.compactMap { id in
-            guard let key = id.primaryKey, let root = layout.schema[id.entityName]?.root,
-                let snapshot = found[root]?[key],
-                layout.schema[snapshot.id.entityName]?.isKind(of: id.entityName) ?? false
-            else { return nil }
-            return snapshot
-        }
+        return ids.compactMap { ObjectLookup.match($0, in: found, schema: layout.schema) }
     }
 
     /// History transactions after `token` (from the start when nil), oldest first, at most `limit`.
@@ -172,34 +156,19 @@ public final class PostgresStore: Sendable {
             guard let first = transactions.first?.token, let last = transactions.last?.token else { return [] }
             var positions: [Int64: Int] = [:]
             for (index, transaction) in transactions.enumerated() { positions[transaction.token.rawValue] = index }
-            let decoder = JSONDecoder()
             for row in try session.query(
                 "SELECT \"token\", \"kind\", \"entity\", \"pk\", \"changed\", \"tombstone\" FROM \(metadata.changeTable) WHERE \"token\" BETWEEN $1 AND $2 ORDER BY \"token\", \"position\"",
                 [.int(first.rawValue), .int(last.rawValue)])
             {
                 let cells = Array(row)
                 guard let index = try PostgresValues.int(cells[0]).flatMap({ positions[$0] }),
-                    let kindText = try PostgresValues.text(cells[1])
+                    let kind = try PostgresValues.text(cells[1]), let entity = try PostgresValues.text(cells[2]),
+                    let key = try PostgresValues.int(cells[3]),
+                    let stored = try StoredHistory.row(
+                        kind: kind, entity: entity, key: key, changed: try PostgresValues.text(cells[4]),
+                        tombstone: try PostgresValues.text(cells[5]), storeIdentifier: storeIdentifier)
                 else { continue }
-                let changed = try PostgresValues.text(cells[4])
-                if kindText == "schema", let changed {
-                    transactions[index].schemaChange = try decoder.decode(
-                        SchemaVersionChange.self, from: Data(changed.utf8))
-                    continue
-                }
-                guard let kind = HistoryChange.Kind(rawValue: kindText), let entity = try PostgresValues.text(cells[2]),
-                    let key = try PostgresValues.int(cells[3])
-                else { continue }
-                let tombstone = try PostgresValues.text(cells[5])
-                transactions[index].changes.append(
-                    HistoryChange(
-                        kind: kind,
-                        id: PersistentIdentifier(
-                            storeIdentifier: storeIdentifier, entityName: entity, key: .permanent(key)),
-                        changedProperties: try changed.map { try decoder.decode([String].self, from: Data($0.utf8)) }
-                            ?? [],
-                        tombstone: try tombstone.map { try decoder.decode([String: Value].self, from: Data($0.utf8)) }
-                            ?? [:]))
+                StoredHistory.add(stored, to: &transactions[index])
             }
             return transactions
         }

@@ -24,24 +24,8 @@ struct PostgresStoredRows: SaveReads {
         self.session = session
         self.metadata = metadata
         self.storeIdentifier = storeIdentifier
-        var keys: [String: Set<Int64>] = [:]
-        func note(_ id: PersistentIdentifier) {
-            if let key = id.primaryKey, let root = layout.schema[id.entityName]?.root {
-                keys[root, default: []].insert(key)
-            }
-        }
-        changes.updates.forEach { note($0.id) }
-        changes.deletes.forEach { note($0.id) }
-        for relationships in changes.inserts.map(\.relationships) + changes.updates.map(\.relationships) {
-            for change in relationships.values {
-                switch change {
-                case .toOne(let target): target.map(note)
-                case .toMany(let added, _): added.forEach(note)
-                }
-            }
-        }
         // Hierarchies in name order, keys in order: two saves lock rows in the same order.
-        for (root, rootKeys) in keys.sorted(by: { $0.key < $1.key }) {
+        for (root, rootKeys) in changes.savedKeysByRoot(in: layout.schema).sorted(by: { $0.key < $1.key }) {
             for row in try session.query(
                 "SELECT \"_pk\", \"_entity\", \"_version\" FROM \(layout.qualified(root)) WHERE \"_pk\" = ANY($1) ORDER BY \"_pk\" FOR UPDATE",
                 keys: rootKeys.sorted())
@@ -69,11 +53,8 @@ struct PostgresStoredRows: SaveReads {
     /// Through the constraint's unique index.
     func objects(root: String, constraint attributes: [String], equalTo values: [Value]) throws -> [ObjectRef] {
         var conditions = attributes.enumerated().map { "\(PostgresSQL.quote($1)) = $\($0 + 1)" }
-        if let table = layout.tables.first(where: { $0.name == root }) {
-            let scope = table.entities.filter { schema[$0]?.uniqueConstraints.contains(attributes) ?? false }
-            if scope.count != table.entities.count {
-                conditions.append("\"_entity\" IN (\(scope.map(PostgresSQL.literal).joined(separator: ", ")))")
-            }
+        if let table = layout.table(root: root), let scope = layout.constraintScope(attributes, in: table) {
+            conditions.append(scope)
         }
         return try session.query(
             "SELECT \"_pk\" FROM \(layout.qualified(root)) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \"_pk\"",

@@ -81,11 +81,6 @@ final class SQLiteStagedMigration: StagedMigration {
 
     func schema() async throws -> ResolvedSchema { try layout().schema }
 
-    func apply(schema: Schema) async throws {
-        throw ModelError(
-            .invalidArgument, "inside a staged migration the schema changes by a step (migrate), not by apply")
-    }
-
     func migrate(to schema: Schema, options: MigrationOptions) async throws -> MigrationPlan {
         let resolved = try ResolvedSchema.resolved(schema)
         let storeIdentifier = store.storeIdentifier
@@ -100,10 +95,6 @@ final class SQLiteStagedMigration: StagedMigration {
         }
         if let layout { current.withLock { if $0 != nil { $0 = layout } } }
         return plan
-    }
-
-    func beginStagedMigration(author: String?) async throws -> any StagedMigration {
-        throw ModelError(.invalidArgument, "a staged migration is under way on \(store.location) already")
     }
 
     func fetch(_ descriptor: FetchDescriptor, overlay: ChangeSet?) async throws -> FetchResult {
@@ -139,11 +130,7 @@ final class SQLiteStagedMigration: StagedMigration {
 
     func snapshots(for ids: [PersistentIdentifier]) async throws -> [ObjectSnapshot] {
         let schema = try layout().schema
-        var keys: [String: Set<Int64>] = [:]
-        for id in ids {
-            let entity = try store.checkIdentifier(id, in: schema)
-            if let key = id.primaryKey { keys[entity.root, default: []].insert(key) }
-        }
+        let keys = try ObjectLookup.keysByRoot(ids, schema: schema, storeIdentifier: store.storeIdentifier)
         guard !keys.isEmpty else { return [] }
         let storeIdentifier = store.storeIdentifier
         let found = try await run { [keys] connection, layout in
@@ -151,7 +138,7 @@ final class SQLiteStagedMigration: StagedMigration {
                 try $0.objectsByRoot(keys)
             }
         }
-        return ids.compactMap { SQLiteStore.match($0, in: found, schema: schema) }
+        return ids.compactMap { ObjectLookup.match($0, in: found, schema: schema) }
     }
 
     func save(_ changes: ChangeSet) async throws -> SaveResult {
@@ -180,11 +167,6 @@ final class SQLiteStagedMigration: StagedMigration {
             try StoreMetadata.sequence(StoreMetadata.historySequence, connection)
         }
         return value > 0 ? HistoryToken(value) : nil
-    }
-
-    func deleteHistory(before token: HistoryToken) async throws {
-        throw ModelError(
-            .invalidArgument, "history is not deleted inside a staged migration; trim it once the migration is over")
     }
 
     /// Commits the transaction; the store's cached layout becomes the last step's. A commit
@@ -222,7 +204,4 @@ final class SQLiteStagedMigration: StagedMigration {
         }
     }
 
-    func close() async {
-        await rollback()
-    }
 }

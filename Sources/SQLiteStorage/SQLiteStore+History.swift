@@ -1,5 +1,6 @@
 import Foundation
 import ModelCore
+import ModelStorage
 
 extension SQLiteStore {
     /// History transactions after `token` (from the start when nil), oldest first, at most
@@ -57,27 +58,19 @@ extension SQLiteStore {
             guard let first = transactions.first?.token, let last = transactions.last?.token else { return [] }
             var positions: [Int64: Int] = [:]
             for (index, transaction) in transactions.enumerated() { positions[transaction.token.rawValue] = index }
-            let decoder = JSONDecoder()
             try connection.query(
                 """
                 SELECT "token", "kind", "entity", "pk", "changed", "tombstone" FROM \(StoreMetadata.changeTable) \
                 WHERE "token" BETWEEN ?1 AND ?2 ORDER BY "token", "position"
                 """, [.int(first.rawValue), .int(last.rawValue)]
             ) { row in
-                guard let index = positions[row.int64(0)] else { return }
-                if row.text(1) == "schema", !row.isNull(4) {
-                    transactions[index].schemaChange = try decoder.decode(
-                        SchemaVersionChange.self, from: Data(row.text(4).utf8))
-                    return
-                }
-                guard let kind = HistoryChange.Kind(rawValue: row.text(1)) else { return }
-                let id = PersistentIdentifier(
-                    storeIdentifier: storeIdentifier, entityName: row.text(2), key: .permanent(row.int64(3)))
-                let changed = row.isNull(4) ? [] : try decoder.decode([String].self, from: Data(row.text(4).utf8))
-                let tombstone =
-                    row.isNull(5) ? [:] : try decoder.decode([String: Value].self, from: Data(row.text(5).utf8))
-                transactions[index].changes.append(
-                    HistoryChange(kind: kind, id: id, changedProperties: changed, tombstone: tombstone))
+                guard let index = positions[row.int64(0)],
+                    let stored = try StoredHistory.row(
+                        kind: row.text(1), entity: row.text(2), key: row.int64(3),
+                        changed: row.isNull(4) ? nil : row.text(4), tombstone: row.isNull(5) ? nil : row.text(5),
+                        storeIdentifier: storeIdentifier)
+                else { return }
+                StoredHistory.add(stored, to: &transactions[index])
             }
             return transactions
         }

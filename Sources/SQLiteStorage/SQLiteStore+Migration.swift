@@ -70,11 +70,9 @@ extension SQLiteStore {
         try connection.run(
             "INSERT INTO \(StoreMetadata.transactionTable) VALUES (?1, ?2, ?3)",
             [.int(token), .int(Timestamp(Date()).microsecondsSince1970), author.map(Value.string) ?? .null])
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
         try connection.run(
-            "INSERT INTO \(StoreMetadata.changeTable) VALUES (?1, 1, 'schema', '', 0, ?2, NULL)",
-            [.int(token), .string(String(decoding: try encoder.encode(change), as: UTF8.self))])
+            "INSERT INTO \(StoreMetadata.changeTable) VALUES (?1, 1, ?2, '', 0, ?3, NULL)",
+            [.int(token), .string(StoredHistory.schemaKind), .string(try StoredHistory.column(of: change))])
     }
 }
 

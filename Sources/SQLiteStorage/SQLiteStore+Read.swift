@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 
 extension SQLiteStore {
     /// Fetches on a reader, inside one read transaction, with `overlay` shadowing the tables it
@@ -120,11 +121,7 @@ extension SQLiteStore {
     /// exist (or that name an entity the stored object is not of) are left out.
     public func snapshots(for ids: [PersistentIdentifier]) async throws -> [ObjectSnapshot] {
         let layout = try await layout()
-        var keys: [String: Set<Int64>] = [:]
-        for id in ids {
-            let entity = try checkIdentifier(id, in: layout.schema)
-            if let key = id.primaryKey { keys[entity.root, default: []].insert(key) }
-        }
+        let keys = try ObjectLookup.keysByRoot(ids, schema: layout.schema, storeIdentifier: storeIdentifier)
         guard !keys.isEmpty else { return [] }
         let storeIdentifier = storeIdentifier
         let found = try await readers.run(ids.count <= Self.shortReadLimit ? .hereIfIdle : .queue) {
@@ -133,18 +130,7 @@ extension SQLiteStore {
                 try context.objectsByRoot(keys)
             }
         }
-        return ids.compactMap { id in Self.match(id, in: found, schema: layout.schema) }
-    }
-
-    /// The snapshot `id` names in `found` (by hierarchy and key), if its stored entity is the
-    /// identifier's entity or a subentity of it.
-    static func match(_ id: PersistentIdentifier, in found: [String: [Int64: ObjectSnapshot]], schema: ResolvedSchema)
-        -> ObjectSnapshot?
-    {
-        guard let key = id.primaryKey, let root = schema[id.entityName]?.root, let snapshot = found[root]?[key],
-            schema[snapshot.id.entityName]?.isKind(of: id.entityName) ?? false
-        else { return nil }
-        return snapshot
+        return ids.compactMap { id in ObjectLookup.match(id, in: found, schema: layout.schema) }
     }
 }
 

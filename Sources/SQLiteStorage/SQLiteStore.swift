@@ -148,14 +148,4 @@ public final class SQLiteStore: StorageBackend {
         await streamReaders.close(checkpoint: checkpoint)
     }
 
-    /// Parses an identifier of this store's objects: of this store, of a known entity.
-    func checkIdentifier(_ id: PersistentIdentifier, in schema: ResolvedSchema) throws(ModelError) -> ResolvedEntity {
-        guard id.storeIdentifier == storeIdentifier else {
-            throw ModelError(
-                .invalidIdentifier,
-                "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
-                context: ["uri": id.uriRepresentation])
-        }
-        return try schema.entity(id.entityName)
-    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ModelCore
+import ModelStorage
 
 extension SaveOperation {
     /// Step 7: one transaction with the next token and the author, and its changes as the save
@@ -25,15 +26,9 @@ extension SaveOperation {
             try statement.bind(.string(change.id.entityName), at: 4)
             try statement.bind(.int(change.id.primaryKey ?? 0), at: 5)
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
         for change in changes.dropFirst(inserts.count) {
             position += 1
-            let changed =
-                change.kind == .update
-                ? String(decoding: try encoder.encode(change.changedProperties), as: UTF8.self) : nil
-            let tombstone =
-                change.kind == .delete ? String(decoding: try encoder.encode(change.tombstone), as: UTF8.self) : nil
+            let (changed, tombstone) = try StoredHistory.columns(of: change)
             try connection.run(
                 changeSQL,
                 [

@@ -18,23 +18,7 @@ struct StoredRows: SaveReads {
         self.layout = layout
         self.connection = connection
         self.storeIdentifier = storeIdentifier
-        var keys: [String: Set<Int64>] = [:]
-        func note(_ id: PersistentIdentifier) {
-            if let key = id.primaryKey, let root = layout.schema[id.entityName]?.root {
-                keys[root, default: []].insert(key)
-            }
-        }
-        changes.updates.forEach { note($0.id) }
-        changes.deletes.forEach { note($0.id) }
-        for relationships in changes.inserts.map(\.relationships) + changes.updates.map(\.relationships) {
-            for change in relationships.values {
-                switch change {
-                case .toOne(let target): target.map(note)
-                case .toMany(let added, _): added.forEach(note)
-                }
-            }
-        }
-        for (root, rootKeys) in keys {
+        for (root, rootKeys) in changes.savedKeysByRoot(in: layout.schema) {
             let table = layout.table(root: root)
             try connection.query(
                 "SELECT \"_pk\", \"_entity\", \"_version\" FROM \(table.quoted) WHERE \"_pk\" IN (SELECT value FROM json_each(?1))",

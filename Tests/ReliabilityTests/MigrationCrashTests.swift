@@ -38,64 +38,19 @@ import Testing
     }
 
     @Test func aKilledMigrationLeavesOneVersionOrTheOther() async throws {
-        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
-        do {
-            try await Self.load(daemon)
-            let versions = [try #require(Self.before.versionHash), try #require(Self.after.versionHash)]
-            let schemas = [Self.before, Self.after]
-            // How long each direction takes, uninterrupted and with a connection of its own as
-            // below: the kills fall within that time and a half.
-            var took: [Duration] = [.zero, .zero]
-            for target in [1, 0] {
-                let start = ContinuousClock.now
-                _ = try await DaemonClient.withClient(socketPath: daemon.socketPath) {
-                    try await $0.migrateSchema(of: "m", to: schemas[target], allowDataLoss: true)
+        let answered = Shared(0)
+        try await Self.killDuringMigrations(
+            "migration", samples: [0, 4242, 99999],
+            migrate: { schema, socketPath in
+                let application = try await DaemonClient.withClient(socketPath: socketPath) {
+                    try await $0.migrateSchema(of: "m", to: schema, allowDataLoss: true)
                 }
-                took[target] = ContinuousClock.now - start
-            }
-            var random = SystemRandomNumberGenerator()
-            var stayed = 0, moved = 0, answered = 0
-            for _ in 0..<Self.kills {
-                let current = try await DaemonClient.withClient(socketPath: daemon.socketPath) {
-                    try await $0.store("m").schemaVersionHash
-                }
-                let from = try #require(versions.firstIndex(of: current)), target = 1 - from
-                // The migration runs; the kill comes at a random moment of it.
-                let migration = Task {
-                    try await DaemonClient.withClient(socketPath: daemon.socketPath) {
-                        try await $0.migrateSchema(of: "m", to: schemas[target], allowDataLoss: true)
-                    }
-                }
-                let window = max(Int(took[target] * 1.5 / .milliseconds(1)), 20)
-                try await Task.sleep(for: .milliseconds(Int.random(in: 0...window, using: &random)))
-                try await daemon.kill()
-                if (try? await migration.value)?.migrationApplied == true { answered += 1 }
-                try await daemon.restart()
-                try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
-                    let version = try await client.store("m").schemaVersionHash
-                    let index = try #require(
-                        versions.firstIndex(of: version), "the store is at neither version: \(version)")
-                    if index == from { stayed += 1 } else { moved += 1 }
-                    #expect(try await client.count(FetchDescriptor(entityName: "Entry"), in: "m") == Self.objects)
-                    let name = index == 0 ? "label" : "title"
-                    let sample = try await client.fetch(
-                        FetchDescriptor(
-                            entityName: "Entry", predicate: try PredicateParser.parse("serial IN {0, 4242, 99999}"),
-                            sortBy: [SortDescriptor(PropertyPath(["serial"]))]), in: "m"
-                    ).objects
-                    #expect(sample.map { $0[name] } == [.string("e0"), .string("e4242"), .string("e99999")])
-                    if index == 1 { #expect(sample.allSatisfy { $0["rank"] == .int(7) }) }
-                }
-            }
-            print(
-                "migration crashes of \(Self.objects) objects (uninterrupted: \(took[1]) forward, \(took[0]) back): \(Self.kills) kills, the store stayed at its version \(stayed) times and moved to the new one \(moved) times; \(answered) migrations answered before their kill"
-            )
-            #expect(stayed + moved == Self.kills)
-            #expect(try await daemon.stopAndCheckIntegrity(ofStore: "m") == ["ok"])
-        } catch {
-            Issue.record("\(error)\n\(daemon.log.suffix(3000))")
-        }
-        await daemon.remove()
+                if application.migrationApplied { answered.update { $0 += 1 } }
+            },
+            check: { _, index, sample in
+                if index == 1 { #expect(sample.allSatisfy { $0["rank"] == .int(7) }) }
+            },
+            summary: { "\(answered.value) migrations answered before their kill" })
     }
 
     /// The store `m` with the objects, at `before`.
@@ -136,15 +91,41 @@ import Testing
     }
 
     @Test func aKilledStagedMigrationLeavesOneVersionOrTheOther() async throws {
+        try await Self.killDuringMigrations(
+            "staged migration", samples: [0, 1999, 4242, 99999],
+            migrate: { schema, socketPath in try await Self.stagedMigration(to: schema, socketPath: socketPath) },
+            check: { client, index, sample in
+                guard index == 1 else { return }
+                // The step and the custom part together, or neither.
+                #expect(sample.map { $0["rank"] } == [.int(9), .int(9), .int(7), .int(7)])
+                let rewritten = try await client.count(
+                    FetchDescriptor(entityName: "Entry", predicate: try PredicateParser.parse("rank == 9")), in: "m")
+                #expect(rewritten == Self.rewritten)
+            })
+    }
+
+    /// Loads the store, times one uninterrupted `migrate` each way, then `kills` times starts
+    /// `migrate` to the other version and kills the daemon at a random moment within that time
+    /// and a half. After each restart the store is at one of the two versions with every
+    /// object, the `samples` (serials) keep their labels, and `check` looks further (it gets
+    /// the version's index, 0 for `before`, and the samples by serial). Prints the figures.
+    static func killDuringMigrations(
+        _ kind: String, samples: [Int],
+        migrate: @escaping @Sendable (Schema, String) async throws -> Void,
+        check: (DaemonClient, Int, [ObjectSnapshot]) async throws -> Void,
+        summary: () -> String = { "" }
+    ) async throws {
         let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
         do {
             try await Self.load(daemon)
             let versions = [try #require(Self.before.versionHash), try #require(Self.after.versionHash)]
             let schemas = [Self.before, Self.after]
+            // How long each direction takes, uninterrupted and with a connection of its own as
+            // below: the kills fall within that time and a half.
             var took: [Duration] = [.zero, .zero]
             for target in [1, 0] {
                 let start = ContinuousClock.now
-                try await Self.stagedMigration(to: schemas[target], socketPath: daemon.socketPath)
+                try await migrate(schemas[target], daemon.socketPath)
                 took[target] = ContinuousClock.now - start
             }
             var random = SystemRandomNumberGenerator()
@@ -154,9 +135,9 @@ import Testing
                     try await $0.store("m").schemaVersionHash
                 }
                 let from = try #require(versions.firstIndex(of: current)), target = 1 - from
-                let migration = Task {
-                    try await Self.stagedMigration(to: schemas[target], socketPath: daemon.socketPath)
-                }
+                // The migration runs; the kill comes at a random moment of it.
+                let socketPath = daemon.socketPath
+                let migration = Task { try await migrate(schemas[target], socketPath) }
                 let window = max(Int(took[target] * 1.5 / .milliseconds(1)), 20)
                 try await Task.sleep(for: .milliseconds(Int.random(in: 0...window, using: &random)))
                 try await daemon.kill()
@@ -171,26 +152,18 @@ import Testing
                     let sample = try await client.fetch(
                         FetchDescriptor(
                             entityName: "Entry",
-                            predicate: try PredicateParser.parse("serial IN {0, 1999, 4242, 99999}"),
+                            predicate: try PredicateParser.parse(
+                                "serial IN {\(samples.map(String.init).joined(separator: ", "))}"),
                             sortBy: [SortDescriptor(PropertyPath(["serial"]))]), in: "m"
                     ).objects
                     let name = index == 0 ? "label" : "title"
-                    #expect(
-                        sample.map { $0[name] } == [
-                            .string("e0"), .string("e1999"), .string("e4242"), .string("e99999"),
-                        ])
-                    if index == 1 {
-                        // The step and the custom part together, or neither.
-                        #expect(sample.map { $0["rank"] } == [.int(9), .int(9), .int(7), .int(7)])
-                        #expect(
-                            try await client.count(
-                                FetchDescriptor(entityName: "Entry", predicate: try PredicateParser.parse("rank == 9")),
-                                in: "m") == Self.rewritten)
-                    }
+                    #expect(sample.map { $0[name] } == samples.map { .string("e\($0)") })
+                    try await check(client, index, sample)
                 }
             }
+            let extra = summary()
             print(
-                "staged migration crashes of \(Self.objects) objects (uninterrupted: \(took[1]) forward, \(took[0]) back): \(Self.kills) kills, the store stayed at its version \(stayed) times and moved to the new one \(moved) times"
+                "\(kind) crashes of \(Self.objects) objects (uninterrupted: \(took[1]) forward, \(took[0]) back): \(Self.kills) kills, the store stayed at its version \(stayed) times and moved to the new one \(moved) times\(extra.isEmpty ? "" : "; " + extra)"
             )
             #expect(stayed + moved == Self.kills)
             #expect(try await daemon.stopAndCheckIntegrity(ofStore: "m") == ["ok"])
