@@ -228,7 +228,9 @@ let package = Package(
         // differential test (random predicates: SQLite vs memory).
         .testTarget(
             name: "StorageConformanceTests",
-            dependencies: ["ModelCore", "ModelStorage", "SQLiteStorage", "MemoryStorage", "ModelFixtures"],
+            dependencies: [
+                "ModelCore", "ModelStorage", "SQLiteStorage", "MemoryStorage", "PostgresStorage", "ModelFixtures",
+            ],
             swiftSettings: sharedSettings
         ),
         .testTarget(

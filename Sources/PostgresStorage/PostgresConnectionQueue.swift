@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Logging
 import ModelCore
+import ModelStorage
 import NIOCore
 import NIOPosix
 import PostgresNIO
@@ -51,7 +52,10 @@ final class PostgresConnectionQueue: @unchecked Sendable {
         do {
             let opened = try Self.connect(endpoint).wait()
             connection = opened
-            return PostgresSession(connection: opened, endpoint: endpoint)
+            let session = PostgresSession(connection: opened, endpoint: endpoint)
+            // Compiled queries name the store's tables and functions without their namespace.
+            try session.query("SET search_path TO \(SQL.quote(endpoint.namespace))")
+            return session
         } catch {
             throw Self.unreachable(endpoint, error)
         }

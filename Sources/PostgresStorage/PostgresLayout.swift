@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 
 /// How a resolved schema is laid out in a store's PostgreSQL schema (namespace), as on SQLite:
 /// one table per inheritance hierarchy, named after its root entity, with `_pk`, `_entity`,
@@ -6,45 +7,20 @@ import ModelCore
 /// relationship stored as a foreign key; the schema's join tables; indexes on foreign keys, on
 /// join tables' targets, on `_entity` where a hierarchy has subentities; a unique index per
 /// unique constraint (partial over the entities that have it); the schema's indexes.
-struct PostgresLayout: Sendable {
-    struct Table: Sendable {
-        /// A column after `_pk`, `_entity` and `_version`: an attribute (`type` set) or a foreign key.
-        struct Column: Sendable {
-            let name: String
-            let type: AttributeType?
-        }
-        let name: String
-        let columns: [Column]
-        let entities: [String]
-    }
-
+struct PostgresLayout: SQLTableLayout {
     let schema: ResolvedSchema
     let namespace: String
-    let tables: [Table]
+    let tables: [TableLayout]
 
     init(_ schema: ResolvedSchema, namespace: String) {
         self.schema = schema
         self.namespace = namespace
-        tables = schema.rootEntities.map { root in
-            var columns: [Table.Column] = []
-            var seen = Set<String>()
-            for name in root.descendants {
-                guard let entity = schema[name] else { continue }
-                for attribute in entity.attributes where seen.insert(attribute.name).inserted {
-                    columns.append(.init(name: attribute.name, type: attribute.type))
-                }
-                for relationship in entity.relationships
-                where relationship.storage == .foreignKey && seen.insert(relationship.name).inserted {
-                    columns.append(.init(name: relationship.name, type: nil))
-                }
-            }
-            return Table(name: root.name, columns: columns, entities: root.descendants)
-        }
+        tables = Self.tables(of: schema)
     }
 
     /// `"namespace"."name"`.
     func qualified(_ name: String) -> String {
-        PostgresSQL.quote(namespace) + "." + PostgresSQL.quote(name)
+        SQL.quote(namespace) + "." + SQL.quote(name)
     }
 
     /// The statements that create the tables and indexes of an empty store.
@@ -57,14 +33,19 @@ struct PostgresLayout: Sendable {
             indexCount += 1
             let name = String("_i\(indexCount)_\(table)".utf8.prefix(PostgresEndpoint.maximumIdentifierLength))!
             statements.append(
-                "CREATE \(unique ? "UNIQUE " : "")INDEX \(PostgresSQL.quote(name)) ON \(qualified(table)) (\(columns.map(PostgresSQL.quote).joined(separator: ", ")))"
+                "CREATE \(unique ? "UNIQUE " : "")INDEX \(SQL.quote(name)) ON \(qualified(table)) (\(columns.map(SQL.quote).joined(separator: ", ")))"
                     + (scope.map { " WHERE \($0)" } ?? ""))
         }
         for table in tables {
             let columns =
-                ["\"_pk\" bigint PRIMARY KEY", "\"_entity\" text NOT NULL", "\"_version\" bigint NOT NULL"]
-                + table.columns.map {
-                    "\(PostgresSQL.quote($0.name)) \($0.type.map(PostgresValues.columnType) ?? "bigint")"
+                [
+                    "\"_pk\" bigint PRIMARY KEY", "\"_entity\" text COLLATE \"C\" NOT NULL",
+                    "\"_version\" bigint NOT NULL",
+                ]
+                + table.columns.flatMap { column in
+                    let type = column.type.map(PostgresValues.columnType) ?? "bigint"
+                    let folded = column.type == .string ? Self.foldings.map { Self.foldedColumn(column.name, $0) } : []
+                    return ([column.name] + folded).map { "\(SQL.quote($0)) \(type)" }
                 }
             statements.append("CREATE TABLE \(qualified(table.name)) (\(columns.joined(separator: ", ")))")
             if table.entities.count > 1 { index(table.name, ["_entity"]) }
@@ -100,32 +81,49 @@ struct PostgresLayout: Sendable {
     /// The condition that restricts a unique constraint to the entities of `table` that have it,
     /// or nil when all of them do. The unique index and the save's lookups use the same text,
     /// so PostgreSQL matches the lookup to the partial index.
-    func constraintScope(_ constraint: [String], in table: Table) -> String? {
+    func constraintScope(_ constraint: [String], in table: TableLayout) -> String? {
         let scope = table.entities.filter { schema[$0]?.uniqueConstraints.contains(constraint) ?? false }
         guard scope.count != table.entities.count else { return nil }
-        return "\"_entity\" IN (\(scope.map(PostgresSQL.literal).joined(separator: ", ")))"
+        return "\"_entity\" IN (\(scope.map(SQL.literal).joined(separator: ", ")))"
     }
 
     /// The table of the hierarchy `root`.
-    func table(root: String) -> Table? {
-        tables.first { $0.name == root }
+    func table(root: String) -> TableLayout {
+        // Every entity's root is a root entity of the same schema, so its table exists.
+        tables.first { $0.name == root } ?? TableLayout(name: root, columns: [], entities: [])
+    }
+
+    /// The column holding the attribute `name`'s strings folded with `options` (``TextComparison/fold(_:options:)``,
+    /// computed by the save): PostgreSQL has no function that folds as Foundation does, so a
+    /// string attribute keeps its `[c]`, `[d]` and `[cd]` forms beside it, and comparisons with
+    /// options read those.
+    static func foldedColumn(_ name: String, _ options: StringOptions) -> String {
+        name + "/" + options.suffix.dropFirst().dropLast()
+    }
+
+    /// The option sets a string attribute keeps folded forms for.
+    static let foldings: [StringOptions] = [
+        .caseInsensitive, .diacriticInsensitive, [.caseInsensitive, .diacriticInsensitive],
+    ]
+
+    /// `columns` (attribute or foreign-key name, value) with the folded forms of each string
+    /// attribute of `entity` added after.
+    static func withFoldedForms(_ columns: [(String, Value)], of entity: ResolvedEntity) -> [(String, Value)] {
+        var all = columns
+        for (name, value) in columns where entity.attribute(name)?.type == .string {
+            for options in foldings {
+                let folded: Value =
+                    if case .string(let text) = value { .string(TextComparison.fold(text, options: options)) } else {
+                        .null
+                    }
+                all.append((foldedColumn(name, options), folded))
+            }
+        }
+        return all
     }
 
     /// The statements that drop the schema's tables (their indexes go with them).
     var dropStatements: [String] {
         (tables.map(\.name) + schema.joinTables.map(\.name)).map { "DROP TABLE IF EXISTS \(qualified($0))" }
-    }
-}
-
-/// Building blocks of PostgreSQL text.
-enum PostgresSQL {
-    /// A double-quoted identifier.
-    static func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
-
-    /// A single-quoted string literal (for names in DDL, where a statement cannot take binds).
-    static func literal(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 }

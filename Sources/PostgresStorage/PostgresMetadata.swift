@@ -1,15 +1,16 @@
 import Foundation
 import ModelCore
+import ModelStorage
 
 /// The tables modeld keeps beside a store's data in its namespace, as on SQLite: the store's
 /// UUID and schema, the key sequences, and the history.
 struct PostgresMetadata {
     let namespace: String
 
-    var metaTable: String { PostgresSQL.quote(namespace) + ".\"_modeld_meta\"" }
-    var sequenceTable: String { PostgresSQL.quote(namespace) + ".\"_modeld_sequence\"" }
-    var transactionTable: String { PostgresSQL.quote(namespace) + ".\"_modeld_transaction\"" }
-    var changeTable: String { PostgresSQL.quote(namespace) + ".\"_modeld_change\"" }
+    var metaTable: String { SQL.quote(namespace) + ".\"_modeld_meta\"" }
+    var sequenceTable: String { SQL.quote(namespace) + ".\"_modeld_sequence\"" }
+    var transactionTable: String { SQL.quote(namespace) + ".\"_modeld_transaction\"" }
+    var changeTable: String { SQL.quote(namespace) + ".\"_modeld_change\"" }
 
     /// Takes the store's lock until the transaction ends: its first opening and its schema
     /// changes take turns across every daemon (an advisory lock on the namespace's name).
@@ -35,7 +36,8 @@ struct PostgresMetadata {
                 "the PostgreSQL schema '\(namespace)' holds tables but no modeld store; choose another (?schema=…)",
                 context: ["schema": namespace])
         }
-        try session.query("CREATE SCHEMA IF NOT EXISTS \(PostgresSQL.quote(namespace))")
+        try session.query("CREATE SCHEMA IF NOT EXISTS \(SQL.quote(namespace))")
+        for statement in PostgresFunctions.statements(namespace: namespace) { try session.query(statement) }
         try session.query(
             "CREATE TABLE IF NOT EXISTS \(metaTable) (\"key\" text PRIMARY KEY, \"value\" text NOT NULL)")
         try session.query(

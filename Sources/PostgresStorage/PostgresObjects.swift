@@ -1,36 +1,56 @@
 import Foundation
 import ModelCore
+import ModelStorage
 import PostgresNIO
 
-/// Reads objects with every property, by key, inside the caller's transaction: a hierarchy's
-/// row with its foreign keys (and each target's entity), then each other relationship with one
-/// query per relationship, as the SQLite backend does.
+/// Reads objects inside the caller's transaction: a hierarchy's rows with their foreign keys
+/// (and each target's entity), then each other relationship with one query per relationship,
+/// as the SQLite backend does.
 struct PostgresObjects {
     let session: PostgresSession
     let layout: PostgresLayout
     let storeIdentifier: UUID
+    /// What an overlay puts in front of the stored rows (``PostgresOverlay``), or nothing.
+    var overlay = PostgresOverlay.Installed()
+
+    /// Runs `sql` behind the overlay's `WITH` clause. Statements name tables without their
+    /// namespace (the connection's search path has it), so the overlay's can shadow them.
+    func query(_ sql: String, keys: [Int64]? = nil, _ binds: [Value] = []) throws -> [PostgresRow] {
+        try session.query(overlay.prefix + sql, keys: keys, binds)
+    }
+
+    /// The identifier of the object `key` of the hierarchy `root`: its overlay insert's
+    /// temporary identifier, or the permanent one.
+    func identifier(root: String, entity: String, key: Int64) -> PersistentIdentifier {
+        if let temporary = overlay.temporaryIDs[root]?[key] { return temporary }
+        return PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entity, key: .permanent(key))
+    }
 
     var schema: ResolvedSchema { layout.schema }
 
     /// The objects of the hierarchy `root` with these keys, in key order.
     func objects(root: String, keys: [Int64]) throws -> [ObjectSnapshot] {
-        guard !keys.isEmpty, let table = layout.table(root: root) else { return [] }
-        var select = ["t.\"_pk\"", "t.\"_entity\"", "t.\"_version\""]
-        var joins: [String] = []
-        for (index, column) in table.columns.enumerated() {
-            select.append("t.\(PostgresSQL.quote(column.name))")
-            if column.type == nil {
-                let target = foreignKeyTarget(table, column.name)
-                select.append("r\(index).\"_entity\"")
-                joins.append(
-                    "LEFT JOIN \(layout.qualified(target)) AS r\(index) ON r\(index).\"_pk\" = t.\(PostgresSQL.quote(column.name))"
-                )
-            }
-        }
-        let rows = try session.query(
-            "SELECT \(select.joined(separator: ", ")) FROM \(layout.qualified(root)) AS t \(joins.joined(separator: " ")) WHERE t.\"_pk\" = ANY($1) ORDER BY t.\"_pk\"",
+        let table = layout.table(root: root)
+        guard !keys.isEmpty, let rootEntity = schema[root] else { return [] }
+        var compiler = SQLCompiler(
+            layout: layout, dialect: PostgresDialect.shared, entity: rootEntity, temporaryKeys: overlay.temporaryKeys)
+        let columns = layout.selectedColumns(table, entities: table.entities, properties: nil)
+        let select = compiler.objectSelect(columns)
+        let rows = try query(
+            "SELECT \(select) FROM \(SQL.quote(root)) AS t0\(compiler.root.joinClause) WHERE t0.\"_pk\" = ANY($1) ORDER BY t0.\"_pk\"",
             keys: keys)
+        var snapshots = try decode(rows, columns: columns, properties: nil)
+        try loadRelationships(&snapshots, properties: nil)
+        return snapshots
+    }
+
+    /// Objects from rows selected as `_pk`, `_entity`, `_version`, then `columns` (a foreign
+    /// key's column followed by its target's `_entity`), with `properties` only (nil: all).
+    func decode(_ rows: [PostgresRow], columns: [SelectedColumn], properties: Set<String>?) throws
+        -> [ObjectSnapshot]
+    {
         var snapshots: [ObjectSnapshot] = []
+        snapshots.reserveCapacity(rows.count)
         for row in rows {
             let cells = Array(row)
             guard let key = try PostgresValues.int(cells[0]), let entityName = try PostgresValues.text(cells[1]),
@@ -39,20 +59,22 @@ struct PostgresObjects {
             var position = 3
             var attributes: [String: Value] = [:]
             var relationships: [String: RelationshipValue] = [:]
-            for column in table.columns {
-                if let type = column.type {
-                    if entity.attribute(column.name) != nil {
+            for column in columns {
+                let wanted = properties?.contains(column.name) ?? true
+                switch column.kind {
+                case .attribute(let type):
+                    if wanted, entity.attribute(column.name) != nil {
                         attributes[column.name] = try PostgresValues.value(cells[position], as: type)
                     }
                     position += 1
-                } else {
-                    if let relationship = entity.relationship(column.name) {
+                case .reference:
+                    if wanted, let relationship = entity.relationship(column.name) {
                         if let target = try PostgresValues.int(cells[position]) {
                             let targetEntity = try PostgresValues.text(cells[position + 1]) ?? relationship.destination
                             relationships[column.name] = .toOne(
-                                PersistentIdentifier(
-                                    storeIdentifier: storeIdentifier, entityName: targetEntity, key: .permanent(target))
-                            )
+                                identifier(
+                                    root: schema[relationship.destination]?.root ?? relationship.destination,
+                                    entity: targetEntity, key: target))
                         } else {
                             relationships[column.name] = .toOne(nil)
                         }
@@ -62,32 +84,20 @@ struct PostgresObjects {
             }
             snapshots.append(
                 ObjectSnapshot(
-                    id: PersistentIdentifier(
-                        storeIdentifier: storeIdentifier, entityName: entityName, key: .permanent(key)),
+                    id: identifier(root: entity.root, entity: entityName, key: key),
                     version: version, attributes: attributes, relationships: relationships))
         }
-        try loadRelationships(&snapshots)
         return snapshots
-    }
-
-    /// The root of the destination of the foreign key `name` stored in `table`.
-    private func foreignKeyTarget(_ table: PostgresLayout.Table, _ name: String) -> String {
-        for entityName in table.entities {
-            if let relationship = schema[entityName]?.relationship(name), relationship.storage == .foreignKey {
-                return schema[relationship.destination]?.root ?? relationship.destination
-            }
-        }
-        return table.name
     }
 
     /// Fills the relationships that are not foreign keys (to-many, and to-one whose key the other
     /// side holds), one query per relationship.
-    private func loadRelationships(_ snapshots: inout [ObjectSnapshot]) throws {
+    func loadRelationships(_ snapshots: inout [ObjectSnapshot], properties: Set<String>?) throws {
         var owners: [String: (relationship: ResolvedRelationship, rows: [Int])] = [:]
         var order: [String] = []
         for (index, snapshot) in snapshots.enumerated() {
             for relationship in schema[snapshot.id.entityName]?.relationships ?? []
-            where relationship.storage != .foreignKey {
+            where relationship.storage != .foreignKey && (properties?.contains(relationship.name) ?? true) {
                 let name = "\(relationship.declaringEntity).\(relationship.name)"
                 if owners[name] == nil { order.append(name) }
                 owners[name, default: (relationship, [])].rows.append(index)
@@ -105,37 +115,36 @@ struct PostgresObjects {
     }
 
     /// The objects related to each of `owners` through `relationship`, in key order.
-    private func relatedObjects(_ relationship: ResolvedRelationship, of owners: [Int64]) throws -> [Int64:
+    func relatedObjects(_ relationship: ResolvedRelationship, of owners: [Int64]) throws -> [Int64:
         [PersistentIdentifier]]
     {
         guard !owners.isEmpty else { return [:] }
         let targetRoot = schema[relationship.destination]?.root ?? relationship.destination
-        let target = layout.qualified(targetRoot)
+        let target = SQL.quote(targetRoot)
         let sql: String
         switch relationship.storage {
         case .inverseForeignKey(_, let name):
             sql = """
-                SELECT h.\(PostgresSQL.quote(name)), h."_pk", h."_entity" FROM \(target) AS h \
-                WHERE h.\(PostgresSQL.quote(name)) = ANY($1) ORDER BY h."_pk"
+                SELECT h.\(SQL.quote(name)), h."_pk", h."_entity" FROM \(target) AS h \
+                WHERE h.\(SQL.quote(name)) = ANY($1) ORDER BY h."_pk"
                 """
         case .joinTable(let join, let isOwner):
             let (mine, theirs) = isOwner ? ("source", "target") : ("target", "source")
             sql = """
-                SELECT j."\(mine)", j."\(theirs)", o."_entity" FROM \(layout.qualified(join.name)) AS j \
+                SELECT j."\(mine)", j."\(theirs)", o."_entity" FROM \(SQL.quote(join.name)) AS j \
                 JOIN \(target) AS o ON o."_pk" = j."\(theirs)" WHERE j."\(mine)" = ANY($1) ORDER BY j."\(theirs)"
                 """
         case .foreignKey:
             return [:]
         }
         var related: [Int64: [PersistentIdentifier]] = [:]
-        for row in try session.query(sql, keys: owners) {
+        for row in try query(sql, keys: owners) {
             let cells = Array(row)
             guard let owner = try PostgresValues.int(cells[0]), let key = try PostgresValues.int(cells[1]) else {
                 continue
             }
             let entity = try PostgresValues.text(cells[2]) ?? relationship.destination
-            related[owner, default: []].append(
-                PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entity, key: .permanent(key)))
+            related[owner, default: []].append(identifier(root: targetRoot, entity: entity, key: key))
         }
         return related
     }

@@ -74,26 +74,28 @@ struct PostgresSave {
             let clearing = update.values.keys.filter(unique.contains).sorted()
             guard !clearing.isEmpty else { continue }
             try session.query(
-                "UPDATE \(layout.qualified(update.ref.root)) SET \(clearing.map { "\(PostgresSQL.quote($0)) = NULL" }.joined(separator: ", ")) WHERE \"_pk\" = $1",
+                "UPDATE \(layout.qualified(update.ref.root)) SET \(clearing.map { "\(SQL.quote($0)) = NULL" }.joined(separator: ", ")) WHERE \"_pk\" = $1",
                 [.int(update.ref.key)])
         }
         for update in writes.updated {
-            let columns = update.values.sorted { $0.key < $1.key }
+            let columns = PostgresLayout.withFoldedForms(
+                update.values.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, of: update.entity)
             let sets =
-                columns.enumerated().map { "\(PostgresSQL.quote($1.key)) = $\($0 + 2)" }
+                columns.enumerated().map { "\(SQL.quote($1.0)) = $\($0 + 2)" }
                 + ["\"_version\" = \"_version\" + 1"]
             try session.query(
                 "UPDATE \(layout.qualified(update.ref.root)) SET \(sets.joined(separator: ", ")) WHERE \"_pk\" = $1",
-                [.int(update.ref.key)] + columns.map(\.value))
+                [.int(update.ref.key)] + columns.map(\.1))
         }
         for insert in writes.inserted {
             guard let entity = schema[insert.entity] else { continue }
-            let columns =
+            let names =
                 entity.attributes.map(\.name) + entity.relationships.filter { $0.storage == .foreignKey }.map(\.name)
-            let names = ["_pk", "_entity", "_version"] + columns
+            let columns = PostgresLayout.withFoldedForms(names.map { ($0, insert.values[$0] ?? .null) }, of: entity)
+            let all = ["_pk", "_entity", "_version"] + columns.map(\.0)
             try session.query(
-                "INSERT INTO \(layout.qualified(entity.root)) (\(names.map(PostgresSQL.quote).joined(separator: ", "))) VALUES (\((1...names.count).map { "$\($0)" }.joined(separator: ", ")))",
-                [.int(insert.ref.key), .string(insert.entity), .int(1)] + columns.map { insert.values[$0] ?? .null })
+                "INSERT INTO \(layout.qualified(entity.root)) (\(all.map(SQL.quote).joined(separator: ", "))) VALUES (\((1...all.count).map { "$\($0)" }.joined(separator: ", ")))",
+                [.int(insert.ref.key), .string(insert.entity), .int(1)] + columns.map(\.1))
         }
         let deleted = Set(writes.deletes.map(\.ref))
         for join in writes.joins where !deleted.contains(join.source) && !deleted.contains(join.target) {

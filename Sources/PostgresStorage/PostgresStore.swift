@@ -3,18 +3,19 @@ import ModelCore
 import ModelStorage
 import Synchronization
 
-/// A store in a PostgreSQL schema (namespace) of its own: the first part of the PostgreSQL
-/// backend (issue 33). It makes or joins the store — one UUID, kept in the namespace, for every
-/// process that opens it — keeps its modeld schema, and lays out the tables of a schema applied to
-/// a store without objects, taking turns with other openers through an advisory lock. Reads,
-/// saves, history and migrations come next; until they do it is not a registered backend.
-public final class PostgresStore: Sendable {
+/// A store in a PostgreSQL schema (namespace) of its own. It makes or joins the store — one
+/// UUID, kept in the namespace, for every process that opens it — keeps its modeld schema, and
+/// lays out the tables of a schema applied to a store without objects, taking turns with other
+/// openers through an advisory lock; reads compile to PostgreSQL's SQL (``PostgresDialect``),
+/// saves run the shared save algorithm (``PostgresSave``).
+public final class PostgresStore: StorageBackend {
     public let endpoint: PostgresEndpoint
     /// The store's UUID, kept in its namespace.
     public let storeIdentifier: UUID
-    private let writer: PostgresConnectionQueue
-    private let metadata: PostgresMetadata
+    let writer: PostgresConnectionQueue
+    let metadata: PostgresMetadata
     private let layout: Mutex<PostgresLayout>
+    private let isClosed = Mutex(false)
 
     /// Opens the store at `url` (see ``PostgresEndpoint``), making its namespace and metadata the
     /// first time; with a schema, applies it (``apply(schema:)``).
@@ -50,6 +51,7 @@ public final class PostgresStore: Sendable {
 
     /// The store's schema as another process may have left it: read from the store.
     public func schema() async throws -> ResolvedSchema {
+        try checkOpen()
         let metadata = metadata
         let stored = try await writer.run { session in try metadata.schema(session) }
         layout.withLock { $0 = PostgresLayout(stored, namespace: endpoint.namespace) }
@@ -60,6 +62,7 @@ public final class PostgresStore: Sendable {
     /// of an earlier schema), accepts a schema with the same version hash, and otherwise throws
     /// `schemaMismatch`, as the other backends do.
     public func apply(schema: Schema) async throws {
+        try checkOpen()
         let resolved = try ResolvedSchema.resolved(schema)
         let metadata = metadata, namespace = endpoint.namespace
         try await writer.run { session in
@@ -75,12 +78,7 @@ public final class PostgresStore: Sendable {
                 let old = PostgresLayout(current, namespace: namespace)
                 for table in old.tables {
                     let rows = try session.query("SELECT 1 FROM \(old.qualified(table.name)) LIMIT 1")
-                    guard rows.isEmpty else {
-                        throw ModelError(
-                            .schemaMismatch,
-                            "the store holds objects of a different schema (version \(current.versionHash.prefix(12)), requested \(resolved.versionHash.prefix(12))); migrate the store or open another one",
-                            context: ["storeVersion": current.versionHash, "requestedVersion": resolved.versionHash])
-                    }
+                    guard rows.isEmpty else { throw ModelError.schemaMismatch(store: current, requested: resolved) }
                 }
                 for statement in old.dropStatements { try session.query(statement) }
                 for statement in PostgresLayout(resolved, namespace: namespace).createStatements {
@@ -95,7 +93,8 @@ public final class PostgresStore: Sendable {
 
     /// The current layout, read again from the store when another process may have changed
     /// the schema (a store still without one).
-    private func currentLayout() async throws -> PostgresLayout {
+    func currentLayout() async throws -> PostgresLayout {
+        try checkOpen()
         let cached = layout.withLock { $0 }
         guard cached.schema.entityNames.isEmpty else { return cached }
         return PostgresLayout(try await schema(), namespace: endpoint.namespace)
@@ -138,6 +137,7 @@ public final class PostgresStore: Sendable {
 
     /// History transactions after `token` (from the start when nil), oldest first, at most `limit`.
     public func history(after token: HistoryToken?, limit: Int?) async throws -> [HistoryTransaction] {
+        try checkOpen()
         if let limit, limit < 0 { throw ModelError(.invalidArgument, "limit \(limit) is negative") }
         let metadata = metadata, storeIdentifier = storeIdentifier
         return try await writer.run { session in
@@ -176,6 +176,7 @@ public final class PostgresStore: Sendable {
 
     /// The token of the latest transaction ever saved, or nil.
     public func currentHistoryToken() async throws -> HistoryToken? {
+        try checkOpen()
         let metadata = metadata
         let value = try await writer.run { session in
             try session.query("SELECT \"value\" FROM \(metadata.sequenceTable) WHERE \"name\" = '_history'")
@@ -195,8 +196,16 @@ public final class PostgresStore: Sendable {
         }
     }
 
-    /// Closes the store's connection.
+    /// Closes the store's connection; later calls fail with `closed`.
     public func close() async {
+        isClosed.withLock { $0 = true }
         await writer.close()
+    }
+
+    /// Throws `closed` once the store is closed.
+    func checkOpen() throws(ModelError) {
+        guard !isClosed.withLock({ $0 }) else {
+            throw ModelError(.closed, "the store \(endpoint) is closed; open it again to use it")
+        }
     }
 }

@@ -12,14 +12,17 @@ struct PostgresStoredRows: SaveReads {
     let session: PostgresSession
     let metadata: PostgresMetadata
     let storeIdentifier: UUID
+    /// Whether rows and sequences are locked: a save's reads are, an overlay's are not.
+    let locking: Bool
     private(set) var rows: [ObjectRef: StoredObject] = [:]
 
     var schema: ResolvedSchema { layout.schema }
 
     init(
         for changes: ChangeSet, layout: PostgresLayout, session: PostgresSession, metadata: PostgresMetadata,
-        storeIdentifier: UUID
+        storeIdentifier: UUID, locking: Bool = true
     ) throws {
+        self.locking = locking
         self.layout = layout
         self.session = session
         self.metadata = metadata
@@ -27,7 +30,7 @@ struct PostgresStoredRows: SaveReads {
         // Hierarchies in name order, keys in order: two saves lock rows in the same order.
         for (root, rootKeys) in changes.savedKeysByRoot(in: layout.schema).sorted(by: { $0.key < $1.key }) {
             for row in try session.query(
-                "SELECT \"_pk\", \"_entity\", \"_version\" FROM \(layout.qualified(root)) WHERE \"_pk\" = ANY($1) ORDER BY \"_pk\" FOR UPDATE",
+                "SELECT \"_pk\", \"_entity\", \"_version\" FROM \(layout.qualified(root)) WHERE \"_pk\" = ANY($1) ORDER BY \"_pk\"\(locking ? " FOR UPDATE" : "")",
                 keys: rootKeys.sorted())
             {
                 let cells = Array(row)
@@ -42,7 +45,7 @@ struct PostgresStoredRows: SaveReads {
     func storedObject(_ ref: ObjectRef) throws -> StoredObject? {
         if let row = rows[ref] { return row }
         let found = try session.query(
-            "SELECT \"_entity\", \"_version\" FROM \(layout.qualified(ref.root)) WHERE \"_pk\" = $1 FOR UPDATE",
+            "SELECT \"_entity\", \"_version\" FROM \(layout.qualified(ref.root)) WHERE \"_pk\" = $1\(locking ? " FOR UPDATE" : "")",
             [.int(ref.key)])
         guard let cells = found.first.map(Array.init), let entity = try PostgresValues.text(cells[0]),
             let version = try PostgresValues.int(cells[1])
@@ -52,8 +55,8 @@ struct PostgresStoredRows: SaveReads {
 
     /// Through the constraint's unique index.
     func objects(root: String, constraint attributes: [String], equalTo values: [Value]) throws -> [ObjectRef] {
-        var conditions = attributes.enumerated().map { "\(PostgresSQL.quote($1)) = $\($0 + 1)" }
-        if let table = layout.table(root: root), let scope = layout.constraintScope(attributes, in: table) {
+        var conditions = attributes.enumerated().map { "\(SQL.quote($1)) = $\($0 + 1)" }
+        if let scope = layout.constraintScope(attributes, in: layout.table(root: root)) {
             conditions.append(scope)
         }
         return try session.query(
@@ -65,7 +68,7 @@ struct PostgresStoredRows: SaveReads {
     func values(of ref: ObjectRef, _ attributes: [AttributeDescription]) throws -> [String: Value] {
         guard !attributes.isEmpty else { return [:] }
         let rows = try session.query(
-            "SELECT \(attributes.map { PostgresSQL.quote($0.name) }.joined(separator: ", ")) FROM \(layout.qualified(ref.root)) WHERE \"_pk\" = $1",
+            "SELECT \(attributes.map { SQL.quote($0.name) }.joined(separator: ", ")) FROM \(layout.qualified(ref.root)) WHERE \"_pk\" = $1",
             [.int(ref.key)])
         guard let cells = rows.first.map(Array.init) else { return [:] }
         var values: [String: Value] = [:]
@@ -75,13 +78,19 @@ struct PostgresStoredRows: SaveReads {
         return values
     }
 
-    /// The sequence's last key, its row locked until the save commits.
+    /// The sequence's last key, its row locked until the save commits (when locking).
     func lastKey(of root: String) throws -> Int64 {
-        try metadata.lockedSequence(root, session)
+        locking ? try metadata.lockedSequence(root, session) : try metadata.sequence(root, session)
     }
 }
 
 extension PostgresMetadata {
+    /// The last value the sequence `name` handed out (0 when none).
+    func sequence(_ name: String, _ session: PostgresSession) throws -> Int64 {
+        let rows = try session.query("SELECT \"value\" FROM \(sequenceTable) WHERE \"name\" = $1", [.string(name)])
+        return try rows.first.flatMap { try $0.first.flatMap(PostgresValues.int) } ?? 0
+    }
+
     /// The last value the sequence `name` handed out (0 when none), its row locked until the
     /// transaction ends.
     func lockedSequence(_ name: String, _ session: PostgresSession) throws -> Int64 {

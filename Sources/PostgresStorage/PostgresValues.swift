@@ -4,12 +4,13 @@ import PostgresNIO
 
 /// How attribute values are kept in PostgreSQL: each type in a column type of its own that
 /// orders and compares as modeld does — dates as microseconds since 1970 (`bigint`, exact, as
-/// on SQLite), decimals as `numeric`, UUIDs as `uuid`, data as `bytea`; URLs and JSON as text.
+/// on SQLite), decimals as `numeric`, UUIDs as `uuid`, data as `bytea`; strings, URLs and JSON
+/// as text in the "C" collation, so that they order by their UTF-8 bytes as on SQLite.
 enum PostgresValues {
     /// The column type of an attribute type.
     static func columnType(_ type: AttributeType) -> String {
         switch type {
-        case .string, .url, .json: "text"
+        case .string, .url, .json: "text COLLATE \"C\""
         case .int, .date: "bigint"
         case .double: "double precision"
         case .bool: "boolean"

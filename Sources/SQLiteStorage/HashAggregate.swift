@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 
 /// A grouped count computed in a hash table while SQLite scans the rows, as PostgreSQL's
 /// HashAggregate does, instead of with SQLite's GROUP BY, which sorts every row before it counts.

@@ -1,5 +1,6 @@
 import CSQLite
 import ModelCore
+import ModelStorage
 
 // SQLITE_CONSTRAINT_UNIQUE and _PRIMARYKEY are macros over expressions Swift does not import.
 private let constraintUnique: Int32 = SQLITE_CONSTRAINT | (8 << 8)

@@ -3,11 +3,9 @@ import ModelCore
 import ModelStorage
 
 /// Answers reads as if a change set were saved, without writing to the store: inside a reader's
-/// read transaction the change set goes into TEMP tables, and a `WITH` clause shadows each table
-/// it changes with the stored rows minus the changed ones plus the overlay's rows. The very same
-/// compiled statement then runs against that view. Inserted objects get the keys a save would
-/// give them (after the hierarchy's sequence, in change-set order); updated objects are their
-/// stored row with the changes applied and the version grown by one.
+/// read transaction the change set (laid out as ``OverlayContent``) goes into TEMP tables, and a
+/// `WITH` clause shadows each table it changes with the stored rows minus the changed ones plus
+/// the overlay's rows. The very same compiled statement then runs against that view.
 enum OverlayTables {
     static func rows(_ root: String) -> String { "temp." + SQL.quote("_overlay_rows_\(root)") }
     static func hidden(_ root: String) -> String { "temp." + SQL.quote("_overlay_hidden_\(root)") }
@@ -19,93 +17,44 @@ enum OverlayTables {
     /// through.
     static func install(_ plan: ChangeSetPlan, layout: SQLiteLayout, connection: SQLiteConnection) throws -> Overlay {
         try createTables(layout, connection)
+        let content = try OverlayContent(plan) { try StoreMetadata.sequence($0, connection) }
         var overlay = Overlay()
-        var changedRoots: [String] = [], deletedRoots = Set<String>(), changedJoins = Set<String>()
-        func touch(_ root: String) { if !changedRoots.contains(root) { changedRoots.append(root) } }
-
-        var keys: [Int64] = []
-        var next: [String: Int64] = [:]
-        for insert in plan.inserts {
-            let root = insert.entity.root
-            let key = try (next[root] ?? StoreMetadata.sequence(root, connection)) + 1
-            next[root] = key
-            keys.append(key)
-            if case .temporary(let uuid) = insert.id.key { overlay.temporaryKeys[uuid] = key }
-            overlay.temporaryIDs[root, default: [:]][key] = insert.id
-        }
-        func key(_ participant: ChangeSetPlan.Participant) -> Int64 {
-            switch participant {
-            case .stored(let ref): ref.key
-            case .inserted(let index): keys[index]
-            }
-        }
-        /// Attribute values and stored foreign keys, sorted by column.
-        func columns(_ values: [String: Value], _ links: [ChangeSetPlan.Link]) -> [(String, Value)] {
-            var columns = values
-            for link in links where link.relationship.storage == .foreignKey {
-                if case .toOne(let target) = link.kind {
-                    columns[link.relationship.name] = target.map { .int(key($0)) } ?? .null
-                }
-            }
-            return columns.sorted { $0.key < $1.key }
-        }
-        func link(_ owner: Int64, _ links: [ChangeSetPlan.Link]) throws {
-            for link in links {
-                guard case .joinTable(let table, true) = link.relationship.storage,
-                    case .toMany(let added, let removed) = link.kind
-                else { continue }
-                changedJoins.insert(table.name)
-                for target in removed.map(key) {
-                    try connection.run(
-                        "INSERT OR IGNORE INTO \(Self.removed(table.name)) VALUES (?1, ?2)",
-                        [.int(owner), .int(target)])
-                    try connection.run(
-                        "DELETE FROM \(Self.added(table.name)) WHERE \"source\" = ?1 AND \"target\" = ?2",
-                        [.int(owner), .int(target)])
-                }
-                for target in added.map(key) {
-                    try connection.run(
-                        "INSERT OR IGNORE INTO \(Self.added(table.name)) VALUES (?1, ?2)", [.int(owner), .int(target)])
-                    try connection.run(
-                        "DELETE FROM \(Self.removed(table.name)) WHERE \"source\" = ?1 AND \"target\" = ?2",
-                        [.int(owner), .int(target)])
-                }
-            }
-        }
-
-        for (index, insert) in plan.inserts.enumerated() {
-            let root = insert.entity.root
-            touch(root)
-            let values = Dictionary(uniqueKeysWithValues: columns(insert.attributes, insert.links))
-            let statement = layout.insertStatement(for: insert.entity, into: rows(root))
+        overlay.temporaryKeys = content.temporaryKeys
+        overlay.temporaryIDs = content.temporaryIDs
+        for insert in content.inserts {
+            let values = Dictionary(uniqueKeysWithValues: insert.columns)
+            let statement = layout.insertStatement(for: insert.entity, into: rows(insert.root))
             try connection.run(
                 statement.sql,
-                [.int(keys[index]), .string(insert.entity.name), .int(1)]
-                    + statement.columns.map { values[$0] ?? .null })
+                [.int(insert.key), .string(insert.entity.name), .int(1)] + statement.columns.map { values[$0] ?? .null }
+            )
         }
-        for update in plan.updates {
-            let root = update.ref.root
-            touch(root)
+        for update in content.updates {
+            let root = update.root
             try connection.run(
                 "INSERT OR IGNORE INTO \(rows(root)) SELECT * FROM main.\(SQL.quote(root)) WHERE \"_pk\" = ?1",
-                [.int(update.ref.key)])
-            try connection.run("INSERT OR IGNORE INTO \(hidden(root)) VALUES (?1)", [.int(update.ref.key)])
-            let assignments = columns(update.attributes, update.links)
+                [.int(update.key)])
+            try connection.run("INSERT OR IGNORE INTO \(hidden(root)) VALUES (?1)", [.int(update.key)])
             let version = "\"_version\" = (SELECT \"_version\" FROM main.\(SQL.quote(root)) WHERE \"_pk\" = ?1) + 1"
-            let sets = assignments.enumerated().map { "\(SQL.quote($1.0)) = ?\($0 + 2)" } + [version]
+            let sets = update.columns.enumerated().map { "\(SQL.quote($1.0)) = ?\($0 + 2)" } + [version]
             try connection.run(
                 "UPDATE \(rows(root)) SET \(sets.joined(separator: ", ")) WHERE \"_pk\" = ?1",
-                [.int(update.ref.key)] + assignments.map(\.1))
+                [.int(update.key)] + update.columns.map(\.1))
         }
-        for (index, insert) in plan.inserts.enumerated() { try link(keys[index], insert.links) }
-        for update in plan.updates { try link(update.ref.key, update.links) }
-        for ref in plan.deletes {
-            touch(ref.root)
-            deletedRoots.insert(ref.root)
+        for (table, pairs) in content.joinRows {
+            for (pair, present) in pairs {
+                try connection.run(
+                    "INSERT OR IGNORE INTO \(present ? added(table) : removed(table)) VALUES (?1, ?2)",
+                    [.int(pair.source), .int(pair.target)])
+            }
+        }
+        for ref in content.deletes {
             try connection.run("DELETE FROM \(rows(ref.root)) WHERE \"_pk\" = ?1", [.int(ref.key)])
             try connection.run("INSERT OR IGNORE INTO \(hidden(ref.root)) VALUES (?1)", [.int(ref.key)])
             try connection.run("INSERT OR IGNORE INTO \(deleted(ref.root)) VALUES (?1)", [.int(ref.key)])
         }
+        let changedRoots = content.changedRoots, deletedRoots = content.deletedRoots
+        let changedJoins = Set(content.joinRows.keys)
 
         var shadows: [String] = []
         for root in changedRoots {

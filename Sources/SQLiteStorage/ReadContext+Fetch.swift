@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 
 extension ReadContext {
     /// Runs a validated fetch.

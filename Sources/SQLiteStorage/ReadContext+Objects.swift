@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 
 extension ReadContext {
     /// Reads the rows of an objects statement (`_pk`, `_entity`, `_version`, then the columns

@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 
 /// What ``ReadContext/decodeObjects(_:_:table:plans:_:)`` reads from the rows of an objects
 /// statement: where each selected column is, and each entity's ``RowPlan``, made at its first row
@@ -81,21 +82,6 @@ struct AllColumnsKey: Hashable, Sendable {
 }
 
 extension SQLiteLayout {
-    /// The columns to select for objects of `entities` of `table`: every column those entities
-    /// use, or only those of the named `properties`.
-    func selectedColumns(_ table: TableLayout, entities: [String], properties: Set<String>?) -> [SelectedColumn] {
-        var used = Set<String>()
-        for name in entities {
-            guard let entity = schema[name] else { continue }
-            entity.attributes.forEach { used.insert($0.name) }
-            entity.relationships.filter { $0.storage == .foreignKey }.forEach { used.insert($0.name) }
-        }
-        if let properties { used.formIntersection(properties) }
-        return table.columns.filter { used.contains($0.name) }.map { column in
-            SelectedColumn(name: column.name, kind: column.type.map { .attribute($0) } ?? .reference)
-        }
-    }
-
     /// The columns of every property of `entity`'s objects (and of its subentities' with
     /// `includesSubentities`), with a plan for each entity made beforehand: the same for every
     /// such fetch, so the layout makes them once.

@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 
 extension SQLiteLayout {
     /// The statements that create the schema's tables and indexes in an empty store: hierarchy

@@ -1,11 +1,12 @@
 import ModelCore
+import ModelStorage
 import Synchronization
 
 /// How a resolved schema is laid out in SQLite: one table per inheritance hierarchy, named after
 /// the root entity, with `_pk`, `_entity`, `_version`, a column per attribute of every entity of
 /// the hierarchy and one per to-one relationship stored as a foreign key; and the schema's join
 /// tables. Immutable and shared by every connection.
-final class SQLiteLayout: Sendable {
+final class SQLiteLayout: SQLTableLayout {
     let schema: ResolvedSchema
     /// Hierarchy tables by root entity name, in declaration order of the roots.
     let tables: [TableLayout]
@@ -19,31 +20,9 @@ final class SQLiteLayout: Sendable {
 
     init(_ schema: ResolvedSchema) {
         self.schema = schema
-        var tables: [TableLayout] = []
-        for root in schema.rootEntities {
-            var columns: [TableLayout.Column] = []
-            var seen = Set<String>()
-            for name in root.descendants {
-                guard let entity = schema[name] else { continue }
-                for attribute in entity.attributes where seen.insert(attribute.name).inserted {
-                    columns.append(.init(name: attribute.name, type: attribute.type))
-                }
-                for relationship in entity.relationships
-                where relationship.storage == .foreignKey
-                    && seen.insert(relationship.name).inserted
-                {
-                    columns.append(.init(name: relationship.name, type: nil))
-                }
-            }
-            tables.append(TableLayout(name: root.name, columns: columns, entities: root.descendants))
-        }
+        let tables = Self.tables(of: schema)
         self.tables = tables
         self.tablesByRoot = Dictionary(uniqueKeysWithValues: tables.map { ($0.name, $0) })
-    }
-
-    /// The table of `entity`'s hierarchy.
-    func table(for entity: ResolvedEntity) -> TableLayout {
-        table(root: entity.root)
     }
 
     /// The table named after the root entity `root`.
@@ -79,44 +58,7 @@ final class SQLiteLayout: Sendable {
     }
 }
 
-/// One hierarchy table.
-struct TableLayout: Sendable {
-    /// A column after `_pk`, `_entity` and `_version`: an attribute (`type` set) or a foreign key.
-    struct Column: Sendable {
-        let name: String
-        let type: AttributeType?
-    }
-
-    /// The table's name: the root entity's.
-    let name: String
-    let columns: [Column]
-    /// The entities whose objects live here: the root and its descendants.
-    let entities: [String]
-
-    /// The table name, quoted.
-    var quoted: String { SQL.quote(name) }
-}
-
-/// Building blocks of SQL text.
-enum SQL {
-    /// A double-quoted identifier. Names come from a validated schema; quoting keeps them safe
-    /// whatever they are.
-    static func quote(_ identifier: String) -> String {
-        guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
-        return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
-
-    /// `alias."column"`.
-    static func column(_ alias: String, _ name: String) -> String {
-        alias + "." + quote(name)
-    }
-
-    /// A single-quoted SQL string literal, for the few places SQL cannot take a parameter
-    /// (partial index conditions, which name entities of a validated schema).
-    static func literal(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
-    }
-
+extension SQL {
     /// The declared type of a column holding `type` (nil: a foreign key).
     static func declaration(_ type: AttributeType?) -> String {
         switch type {

@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 
 extension SQLiteStore {
     /// Sets the store's schema: creates the tables in a store without objects (replacing the
@@ -31,7 +32,7 @@ extension SQLiteStore {
         let old = SQLiteLayout(current)
         for table in old.tables {
             let count = try connection.scalarInt("SELECT count(*) FROM (SELECT 1 FROM \(table.quoted) LIMIT 1)") ?? 0
-            guard count == 0 else { throw Self.mismatch(current, resolved) }
+            guard count == 0 else { throw ModelError.schemaMismatch(store: current, requested: resolved) }
         }
         for statement in old.dropStatements { try connection.execute(statement) }
         for statement in SQLiteLayout(resolved).createStatements { try connection.execute(statement) }
@@ -39,17 +40,5 @@ extension SQLiteStore {
         try StoreMetadata.setValue(resolved.versionHash, for: "schemaHash", connection)
         connection.clearCache()
         return resolved
-    }
-
-    private static func mismatch(_ current: ResolvedSchema, _ requested: ResolvedSchema) -> ModelError {
-        let differences = requested.schema.differences(from: current.schema)
-        let listed = differences.isEmpty ? "" : ":\n" + differences.joined(separator: "\n")
-        return ModelError(
-            .schemaMismatch,
-            "the store holds objects of a different schema (version \(current.versionHash.prefix(12)), requested \(requested.versionHash.prefix(12))); migrate the store or open another one. Differences from the store's schema\(listed)",
-            context: [
-                "storeVersion": current.versionHash, "requestedVersion": requested.versionHash,
-                "differences": differences.joined(separator: "\n"),
-            ])
     }
 }

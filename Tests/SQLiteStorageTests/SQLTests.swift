@@ -1,6 +1,7 @@
 import Foundation
 import ModelCore
 import ModelFixtures
+import ModelStorage
 @testable import SQLiteStorage
 import Testing
 

@@ -3,6 +3,7 @@ import MemoryStorage
 import ModelCore
 import ModelFixtures
 import ModelStorage
+import PostgresStorage
 import SQLiteStorage
 
 /// The backends the conformance suite runs against. Every test takes a `BackendKind` argument
@@ -10,11 +11,13 @@ import SQLiteStorage
 enum BackendKind: String, CaseIterable, CustomStringConvertible, Sendable {
     case memory
     case sqlite
+    case postgres
 
     var description: String { rawValue }
 
     /// Opens a fresh, empty store of this kind, for one test only. A file backend gets its own
-    /// short temporary directory (``makeTemporaryDirectory()``), which ``TestStore/close()`` removes.
+    /// short temporary directory (``makeTemporaryDirectory()``), which ``TestStore/close()`` removes;
+    /// a PostgreSQL store a namespace of its own on the suite's server (``PostgresServer``).
     func open() async throws -> (backend: any StorageBackend, directory: URL?) {
         switch self {
         case .memory:
@@ -28,6 +31,8 @@ enum BackendKind: String, CaseIterable, CustomStringConvertible, Sendable {
                 try? FileManager.default.removeItem(at: directory)
                 throw error
             }
+        case .postgres:
+            return (try await PostgresStore.open(url: try PostgresServer.freshStoreURL()), nil)
         }
     }
 }

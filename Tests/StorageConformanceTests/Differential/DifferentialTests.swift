@@ -3,42 +3,43 @@ import ModelCore
 import Testing
 
 /// The differential test: the same random requests over the same random data must give the
-/// same answers — or fail with the same error — on SQLite and in memory. Each backend
-/// implements the predicate semantics on its own (SQL compiled for SQLite, an evaluator in
-/// memory), so every disagreement is a bug in one of them.
+/// same answers — or fail with the same error — in memory and on each other backend (SQLite,
+/// PostgreSQL). Each implements the predicate semantics on its own (an evaluator in memory, SQL
+/// compiled for SQLite and for PostgreSQL in their dialects), so every disagreement is a bug
+/// in one of them.
 @Suite struct DifferentialTests {
     static let caseCount = 1_500
 
-    @Test(arguments: [UInt64(2026), 7])
-    func randomRequestsGiveTheSameAnswersOnEveryBackend(seed: UInt64) async throws {
+    @Test(arguments: [UInt64(2026), 7], [BackendKind.sqlite, .postgres])
+    func randomRequestsGiveTheSameAnswersOnEveryBackend(seed: UInt64, kind: BackendKind) async throws {
         try await withStore(.memory, Workshop.schema) { memory in
-            try await withStore(.sqlite, Workshop.schema) { sqlite in
-                try await compare(memory, sqlite, seed: seed)
+            try await withStore(kind, Workshop.schema) { other in
+                try await compare(memory, other, seed: seed)
             }
         }
     }
 
-    private func compare(_ memory: TestStore, _ sqlite: TestStore, seed: UInt64) async throws {
+    private func compare(_ memory: TestStore, _ other: TestStore, seed: UInt64) async throws {
         let data = WorkshopData(seed: seed)
         try await data.save(into: memory)
-        try await data.save(into: sqlite)
+        try await data.save(into: other)
         #expect(
             try await memory.dump().objects.count == Workshop.tagCount + Workshop.boxCount + Workshop.thingCount - 4)
         let loaded = await state(of: memory)
-        #expect(await state(of: sqlite) == loaded, "the same saves left different objects")
+        #expect(await state(of: other) == loaded, "the same saves left different objects")
 
         var onMemory = QueryGenerator(seed: seed &* 31, store: memory)
-        var onSQLite = QueryGenerator(seed: seed &* 31, store: sqlite)
+        var onOther = QueryGenerator(seed: seed &* 31, store: other)
         var answered = 0, matchedSome = 0, failed = 0, aggregates = 0, mismatches = 0
         for index in 0..<Self.caseCount {
-            let a = onMemory.next(), b = onSQLite.next()
+            let a = onMemory.next(), b = onOther.next()
             let fetchA = await Outcome { try await memory.backend.fetch(a.fetch, overlay: a.overlay) }
-            let fetchB = await Outcome { try await sqlite.backend.fetch(b.fetch, overlay: b.overlay) }
+            let fetchB = await Outcome { try await other.backend.fetch(b.fetch, overlay: b.overlay) }
             if fetchA != fetchB {
                 mismatches += 1
                 Issue.record(
                     """
-                    case \(index) (seed \(seed)): the backends disagree on a fetch
+                    case \(index) (seed \(seed), \(other.backend.location.scheme)): the backends disagree on a fetch
                     \(describe(a.fetch))\(a.overlay.map { "\n  overlay: \($0)" } ?? "")
                     \(fetchA.difference(from: fetchB))
                     """)
@@ -50,12 +51,12 @@ import Testing
             if let aggregateA = a.aggregate, let aggregateB = b.aggregate {
                 aggregates += 1
                 let rowsA = await Outcome { try await memory.backend.aggregate(aggregateA, overlay: a.overlay) }
-                let rowsB = await Outcome { try await sqlite.backend.aggregate(aggregateB, overlay: b.overlay) }
+                let rowsB = await Outcome { try await other.backend.aggregate(aggregateB, overlay: b.overlay) }
                 if rowsA != rowsB {
                     mismatches += 1
                     Issue.record(
                         """
-                        case \(index) (seed \(seed)): the backends disagree on an aggregate
+                        case \(index) (seed \(seed), \(other.backend.location.scheme)): the backends disagree on an aggregate
                         \(aggregateA)
                         \(rowsA.difference(from: rowsB))
                         """)
@@ -66,7 +67,7 @@ import Testing
         #expect(mismatches == 0)
         // Requests over pending changes wrote nothing.
         #expect(await state(of: memory) == loaded)
-        #expect(await state(of: sqlite) == loaded)
+        #expect(await state(of: other) == loaded)
         // The generator must exercise what it claims: most requests run, many match something,
         // and every kind of comparison was generated many times.
         #expect(
@@ -145,20 +146,20 @@ enum Outcome: Equatable, CustomStringConvertible {
         }
     }
 
-    /// What differs between the memory backend's outcome (self) and SQLite's: the first line
+    /// What differs between the memory backend's outcome (self) and another's: the first line
     /// where they part and the lines only one of them has, not two full dumps.
-    func difference(from sqlite: Outcome) -> String {
-        guard case .answer(let mine) = self, case .answer(let theirs) = sqlite else {
-            return "memory: \(self)\nsqlite: \(sqlite)"
+    func difference(from other: Outcome) -> String {
+        guard case .answer(let mine) = self, case .answer(let theirs) = other else {
+            return "memory: \(self)\nother: \(other)"
         }
         let first =
             (0..<min(mine.count, theirs.count)).first { mine[$0] != theirs[$0] } ?? min(mine.count, theirs.count)
-        let onlyMemory = mine.filter { !theirs.contains($0) }, onlySQLite = theirs.filter { !mine.contains($0) }
-        var text = "memory has \(mine.count) rows, sqlite \(theirs.count); they part at row \(first)"
+        let onlyMemory = mine.filter { !theirs.contains($0) }, onlyOther = theirs.filter { !mine.contains($0) }
+        var text = "memory has \(mine.count) rows, the other \(theirs.count); they part at row \(first)"
         if first < mine.count { text += "\n  memory row \(first): \(mine[first])" }
-        if first < theirs.count { text += "\n  sqlite row \(first): \(theirs[first])" }
+        if first < theirs.count { text += "\n  other row \(first): \(theirs[first])" }
         for line in onlyMemory.prefix(5) { text += "\n  only memory: \(line)" }
-        for line in onlySQLite.prefix(5) { text += "\n  only sqlite: \(line)" }
+        for line in onlyOther.prefix(5) { text += "\n  only the other: \(line)" }
         return text
     }
 

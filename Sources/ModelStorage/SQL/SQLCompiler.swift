@@ -2,41 +2,46 @@ import Foundation
 import ModelCore
 
 /// Compiles typed predicates, sorts, fetches and aggregates to one SQL statement over a
-/// ``SQLiteLayout``. Every value is bound (as `?1`, `?2`… in ``parameters``); every identifier
-/// comes from the validated schema and is quoted. Key paths through to-one relationships become
+/// ``SQLTableLayout``, in a ``SQLDialect`` (SQLite's or PostgreSQL's). Every value is bound (as
+/// `?1`, `?2`… or `$1`, `$2`… in ``parameters``); every identifier comes from the validated
+/// schema and is quoted. Key paths through to-one relationships become
 /// `LEFT JOIN`s, to-many relationships correlated subqueries.
 ///
 /// The statement names hierarchy and join tables by their plain names, so an overlay can shadow
 /// them with common table expressions of the same names (see ``OverlayTables``).
-struct SQLCompiler {
-    let layout: SQLiteLayout
+package struct SQLCompiler {
+    package let layout: any SQLTableLayout
+    package let dialect: any SQLDialect
     /// The keys an overlay gives its inserted objects, by temporary UUID; a temporary identifier
     /// not listed here names no object.
-    let temporaryKeys: [UUID: Int64]
+    package let temporaryKeys: [UUID: Int64]
     /// The values bound to `?1`, `?2`…, in order.
-    private(set) var parameters: [Value] = []
+    package private(set) var parameters: [Value] = []
     /// The fetched object's scope (alias `t0`).
-    let root: SQLScope
+    package let root: SQLScope
     /// The scopes of the SUBQUERY variables being compiled.
     var variables: [String: SQLScope] = [:]
     private var aliasCount = 0
 
-    init(layout: SQLiteLayout, entity: ResolvedEntity, temporaryKeys: [UUID: Int64] = [:]) {
+    package init(
+        layout: any SQLTableLayout, dialect: any SQLDialect, entity: ResolvedEntity, temporaryKeys: [UUID: Int64] = [:]
+    ) {
         self.layout = layout
+        self.dialect = dialect
         self.temporaryKeys = temporaryKeys
         self.root = SQLScope(alias: "t0", entity: entity)
     }
 
-    var schema: ResolvedSchema { layout.schema }
+    package var schema: ResolvedSchema { layout.schema }
 
-    /// Binds `value` and returns its parameter (`?N`).
-    mutating func bind(_ value: Value) -> String {
+    /// Binds `value` and returns its parameter (`?N` or `$N`).
+    package mutating func bind(_ value: Value) -> String {
         parameters.append(value)
-        return "?\(parameters.count)"
+        return dialect.placeholder(parameters.count)
     }
 
     /// A new table alias, unique within the statement.
-    mutating func alias(_ prefix: String = "t") -> String {
+    package mutating func alias(_ prefix: String = "t") -> String {
         aliasCount += 1
         return "\(prefix)\(aliasCount)"
     }
@@ -135,12 +140,12 @@ struct SQLCompiler {
 
     /// The root entity of `entity`'s hierarchy (the entity itself when unknown; the typed tree
     /// only names entities of the schema).
-    func rootName(of entity: String) -> String {
+    package func rootName(of entity: String) -> String {
         schema[entity]?.root ?? entity
     }
 
     /// The condition restricting `alias` to `entities` when they are not the whole table, or nil.
-    mutating func entityFilter(_ entities: [String], alias: String, table: TableLayout) -> String? {
+    package mutating func entityFilter(_ entities: [String], alias: String, table: TableLayout) -> String? {
         guard Set(entities) != Set(table.entities) else { return nil }
         if entities.count == 1 { return "\(alias).\"_entity\" = \(bind(.string(entities[0])))" }
         return "\(alias).\"_entity\" IN (\(entities.map { bind(.string($0)) }.joined(separator: ", ")))"
@@ -149,11 +154,11 @@ struct SQLCompiler {
 
 /// Where a compiled key path's joins go: the fetched object, a SUBQUERY variable, or the related
 /// object of an `ANY`/`ALL`/`NONE` subquery.
-final class SQLScope {
-    let alias: String
-    let entity: ResolvedEntity
+package final class SQLScope {
+    package let alias: String
+    package let entity: ResolvedEntity
     /// `LEFT JOIN` clauses, in the order they were added (later ones may use earlier aliases).
-    var joins: [String] = []
+    package var joins: [String] = []
     /// The alias each followed relationship (`alias.relationship`) was joined as.
     var joinAliases: [String: String] = [:]
 
@@ -163,7 +168,7 @@ final class SQLScope {
     }
 
     /// The joins as SQL text, with a leading space, or "".
-    var joinClause: String { joins.isEmpty ? "" : " " + joins.joined(separator: " ") }
+    package var joinClause: String { joins.isEmpty ? "" : " " + joins.joined(separator: " ") }
 }
 
 /// The related objects of a to-many relationship, as SQL.

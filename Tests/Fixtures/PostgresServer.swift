@@ -1,12 +1,11 @@
 import Foundation
-import Testing
 
 /// The PostgreSQL server the tests use: `MODELD_TEST_POSTGRES_URL`, which `scripts/test` sets
 /// to a throwaway cluster it starts (scripts/postgres-cluster). Without it the tests fail,
 /// saying so — they never skip.
-enum PostgresServer {
+public enum PostgresServer {
     /// The server's URL without a `schema` parameter: `postgres:///postgres?host=/tmp/…&user=modeld`.
-    static func url() throws -> String {
+    public static func url() throws -> String {
         guard let url = ProcessInfo.processInfo.environment["MODELD_TEST_POSTGRES_URL"], !url.isEmpty else {
             throw ServerMissing()
         }
@@ -14,7 +13,7 @@ enum PostgresServer {
     }
 
     /// A URL of a new namespace of its own (`schema=t_<random>`), for one test.
-    static func freshStoreURL() throws -> String {
+    public static func freshStoreURL() throws -> String {
         let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
         let base = try url()
         return base + (base.contains("?") ? "&" : "?") + "schema=\(name)"

@@ -1,8 +1,8 @@
 import ModelCore
 
 /// A compiled expression: SQL text and what it evaluates to.
-struct SQLExpression {
-    enum Kind: Equatable {
+package struct SQLExpression {
+    package enum Kind: Equatable {
         /// A value of an attribute type.
         case value(AttributeType)
         /// An object's primary key.
@@ -11,13 +11,33 @@ struct SQLExpression {
         case null
     }
 
-    var sql: String
-    var kind: Kind
+    /// Where a string's value comes from, for a dialect that folds strings by reading what the
+    /// backend stored beside them rather than by calling a function.
+    package enum Origin {
+        /// The attribute `name` of the row `alias`.
+        case column(alias: String, name: String)
+        /// `@min`/`@max` of the attribute `name` of the rows `alias` of `from` (`FROM … WHERE …`).
+        case extreme(ascending: Bool, from: String, alias: String, name: String)
+        /// An entity name (`alias."_entity"`): ASCII.
+        case entityName
+    }
+
+    package var sql: String
+    package var kind: Kind
     /// The value, when the expression is a bound literal.
-    var literal: Value?
+    package var literal: Value?
+    /// Where a string comes from, when it is not a literal.
+    package var origin: Origin?
+
+    package init(sql: String, kind: Kind, literal: Value? = nil, origin: Origin? = nil) {
+        self.sql = sql
+        self.kind = kind
+        self.literal = literal
+        self.origin = origin
+    }
 
     /// The attribute type, for a value.
-    var type: AttributeType? {
+    package var type: AttributeType? {
         if case .value(let type) = kind { return type }
         return nil
     }
@@ -25,7 +45,7 @@ struct SQLExpression {
 
 extension SQLCompiler {
     /// Compiles an expression (anything but a `{…}` list, which only `IN` and `BETWEEN` take).
-    mutating func expression(_ node: Expression) throws(ModelError) -> SQLExpression {
+    package mutating func expression(_ node: Expression) throws(ModelError) -> SQLExpression {
         switch node {
         case .literal(let value):
             guard let type = value.type else { return SQLExpression(sql: "NULL", kind: .null) }
@@ -46,7 +66,7 @@ extension SQLCompiler {
             return value(of: resolved.relationships[...], attribute: resolved.attribute, from: scope.alias, in: scope)
         case .entityName(let variable):
             let alias = variable == nil ? root.alias : try scope(of: PropertyPath([], variable: variable)).alias
-            return SQLExpression(sql: "\(alias).\"_entity\"", kind: .value(.string))
+            return SQLExpression(sql: "\(alias).\"_entity\"", kind: .value(.string), origin: .entityName)
         case .collection(let function, let path, let attributeName):
             return try collection(function, path, attributeName)
         case .subqueryCount(let collection, let variable, let inner):
@@ -80,7 +100,9 @@ extension SQLCompiler {
     ) -> SQLExpression {
         if let attribute {
             let end = join(relationships, from: alias, in: scope)
-            return SQLExpression(sql: SQL.column(end, attribute.name), kind: .value(attribute.type))
+            return SQLExpression(
+                sql: SQL.column(end, attribute.name), kind: .value(attribute.type),
+                origin: .column(alias: end, name: attribute.name))
         }
         guard let last = relationships.last else { return SQLExpression(sql: "\(alias).\"_pk\"", kind: .object) }
         let owner = join(relationships.dropLast(), from: alias, in: scope)
@@ -107,27 +129,29 @@ extension SQLCompiler {
         }
         let column = SQL.column(rows.alias, attribute.name)
         let from = "FROM \(rows.from) WHERE \(rows.condition)"
-        let code = SQLiteFunctions.typeCode(attribute.type)
         switch function {
         case .sum:
-            let zero = attribute.type == .decimal ? "'0'" : (attribute.type == .int ? "0" : "0.0")
+            let zero = bind(attribute.type == .decimal ? .decimal(0) : (attribute.type == .int ? .int(0) : .double(0)))
             return SQLExpression(
-                sql: "COALESCE((SELECT modeld_sum(\(column), \(code)) \(from)), \(zero))", kind: .value(attribute.type))
+                sql: "COALESCE((SELECT \(dialect.sum(column, attribute.type)) \(from)), \(zero))",
+                kind: .value(attribute.type))
         case .avg:
             return SQLExpression(
-                sql: "(SELECT modeld_avg(\(column), \(code)) \(from))",
+                sql: "(SELECT \(dialect.average(column, attribute.type)) \(from))",
                 kind: .value(attribute.type == .decimal ? .decimal : .double))
         case .min, .max:
+            let name = function == .min ? "min" : "max"
             return SQLExpression(
-                sql: "(SELECT \(function == .min ? "min" : "max")(\(column)) \(from))", kind: .value(attribute.type))
+                sql: "(SELECT \(dialect.extreme(name, column, attribute.type)) \(from))", kind: .value(attribute.type),
+                origin: .extreme(ascending: function == .min, from: from, alias: rows.alias, name: attribute.name))
         case .count:
             return SQLExpression(sql: rows.countSQL, kind: .value(.int))
         }
     }
 
     /// Arithmetic as the semantics page defines it: SQLite's integer arithmetic (overflow turns
-    /// into a double), `/` always in doubles (division by zero is NULL), date ± seconds through
-    /// `modeld_date_add`, date − date in seconds.
+    /// into a double), `/` always in doubles (division by zero is NULL), date ± seconds rounded to
+    /// the microsecond, date − date in seconds.
     private func arithmetic(_ op: ArithmeticOperator, _ a: SQLExpression, _ b: SQLExpression) throws(ModelError)
         -> SQLExpression
     {
@@ -137,15 +161,16 @@ extension SQLCompiler {
         switch (x, y, op) {
         case (.date, .int, .add), (.date, .double, .add), (.date, .int, .subtract), (.date, .double, .subtract):
             return SQLExpression(
-                sql: "modeld_date_add(\(a.sql), \(b.sql), \(op == .add ? 1 : -1))", kind: .value(.date))
+                sql: dialect.dateAdd(a.sql, b.sql, sign: op == .add ? 1 : -1), kind: .value(.date))
         case (.int, .date, .add), (.double, .date, .add):
-            return SQLExpression(sql: "modeld_date_add(\(b.sql), \(a.sql), 1)", kind: .value(.date))
+            return SQLExpression(sql: dialect.dateAdd(b.sql, a.sql, sign: 1), kind: .value(.date))
         case (.date, .date, .subtract):
-            return SQLExpression(sql: "((\(a.sql) - \(b.sql)) / 1000000.0)", kind: .value(.double))
+            return SQLExpression(sql: dialect.dateDifference(a.sql, b.sql), kind: .value(.double))
         case (.int, .int, _), (.int, .double, _), (.double, .int, _), (.double, .double, _):
-            if op == .divide { return SQLExpression(sql: "(CAST(\(a.sql) AS REAL) / \(b.sql))", kind: .value(.double)) }
-            let type: AttributeType = x == .int && y == .int ? .int : .double
-            return SQLExpression(sql: "(\(a.sql) \(op.rawValue) \(b.sql))", kind: .value(type))
+            if op == .divide { return SQLExpression(sql: dialect.divide(a.sql, b.sql), kind: .value(.double)) }
+            let integers = x == .int && y == .int
+            return SQLExpression(
+                sql: dialect.arithmetic(op, a.sql, b.sql, integers: integers), kind: .value(integers ? .int : .double))
         default:
             throw ModelError(
                 .typeMismatch,

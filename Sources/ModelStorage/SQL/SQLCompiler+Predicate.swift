@@ -5,17 +5,17 @@ extension SQLCompiler {
     /// NULL is false, so a negation is written `(p) IS NOT TRUE` (true for false and for NULL),
     /// and a double negation cancels. Nesting is kept shallow: SQLite's parser has a small
     /// stack.
-    mutating func predicate(_ predicate: Predicate) throws(ModelError) -> String {
+    package mutating func predicate(_ predicate: Predicate) throws(ModelError) -> String {
         switch predicate {
         case .constant(let value):
-            return value ? "1" : "0"
+            return dialect.constant(value)
         case .and(let parts):
-            guard !parts.isEmpty else { return "1" }
+            guard !parts.isEmpty else { return dialect.constant(true) }
             var terms: [String] = []
             for part in parts { terms.append(try self.predicate(part)) }
             return "(" + terms.joined(separator: " AND ") + ")"
         case .or(let parts):
-            guard !parts.isEmpty else { return "0" }
+            guard !parts.isEmpty else { return dialect.constant(false) }
             var terms: [String] = []
             for part in parts { terms.append(try self.predicate(part)) }
             return "(" + terms.joined(separator: " OR ") + ")"
@@ -54,7 +54,7 @@ extension SQLCompiler {
         let from = "FROM \(rows.from)\(related.joinClause) WHERE \(rows.condition)"
         switch c.modifier {
         case .any, .direct: return "EXISTS (SELECT 1 \(from) AND (\(test)))"
-        case .all: return "NOT EXISTS (SELECT 1 \(from) AND NOT COALESCE((\(test)), 0))"
+        case .all: return "NOT EXISTS (SELECT 1 \(from) AND NOT COALESCE((\(test)), \(dialect.constant(false))))"
         case .none: return "NOT EXISTS (SELECT 1 \(from) AND (\(test)))"
         }
     }
@@ -80,43 +80,39 @@ extension SQLCompiler {
             {
                 return "(\(lhs.sql)\(collation(lhs)) BETWEEN \(low.sql) AND \(high.sql))"
             }
-            return
-                "(\(binary(lhs, .greaterOrEqual, low, options: options)) AND \(binary(lhs, .lessOrEqual, high, options: options)))"
+            let lower = try binary(lhs, .greaterOrEqual, low, options: options)
+            return "(\(lower) AND \(try binary(lhs, .lessOrEqual, high, options: options)))"
         default:
-            return binary(lhs, op, try expression(rhs), options: options)
+            return try binary(lhs, op, try expression(rhs), options: options)
         }
     }
 
     /// One comparison of two compiled sides, as the semantics page defines it.
-    private func binary(
+    private mutating func binary(
         _ lhs: SQLExpression, _ op: ComparisonOperator, _ rhs: SQLExpression,
         options: StringOptions
-    ) -> String {
+    ) throws(ModelError) -> String {
         if lhs.kind == .null || rhs.kind == .null {
-            if lhs.kind == .null, rhs.kind == .null { return op == .equal ? "1" : "0" }
+            if lhs.kind == .null, rhs.kind == .null { return dialect.constant(op == .equal) }
             let other = lhs.kind == .null ? rhs : lhs
             switch op {
             case .equal: return "(\(other.sql) IS NULL)"
             case .notEqual: return "(\(other.sql) IS NOT NULL)"
-            default: return "0"
+            default: return dialect.constant(false)
             }
         }
-        let optionsArgument = options.rawValue
         switch op {
-        case .contains: return "modeld_contains(\(lhs.sql), \(rhs.sql), \(optionsArgument))"
-        case .beginsWith: return "modeld_beginswith(\(lhs.sql), \(rhs.sql), \(optionsArgument))"
-        case .endsWith: return "modeld_endswith(\(lhs.sql), \(rhs.sql), \(optionsArgument))"
-        case .like: return "modeld_like(\(lhs.sql), \(rhs.sql), \(optionsArgument))"
+        case .contains, .beginsWith, .endsWith, .like:
+            let dialect = dialect
+            return try dialect.match(op, lhs, rhs, options: options) { bind($0) }
         default: break
         }
-        if isMixedDecimal(lhs, rhs) {
-            return "modeld_compare(\(lhs.sql), \(rhs.sql), \(comparisonCode(op).rawValue))"
-        }
-        let l = folded(lhs, options), r = folded(rhs, options) + collation(lhs, rhs)
+        if isMixedDecimal(lhs, rhs) { return dialect.compareMixedDecimal(lhs, op, rhs) }
+        let l = try folded(lhs, options), r = try folded(rhs, options) + collation(lhs, rhs)
         switch op {
         case .equal where lhs.literal != nil || rhs.literal != nil: return "(\(l) = \(r))"
-        case .equal: return "(\(l) IS \(r))"
-        case .notEqual: return "(\(l) IS NOT \(r))"
+        case .equal: return dialect.same(l, r, negated: false)
+        case .notEqual: return dialect.same(l, r, negated: true)
         case .less: return "(\(l) < \(r))"
         case .lessOrEqual: return "(\(l) <= \(r))"
         case .greater: return "(\(l) > \(r))"
@@ -125,8 +121,8 @@ extension SQLCompiler {
     }
 
     /// `lhs IN {…}`: equal to some element; nil matches a nil element; an empty list is false.
-    /// Literal lists are bound one parameter per element, or, when long, as JSON arrays read by
-    /// `json_each` (SQLite takes at most 32766 parameters).
+    /// Literal lists are bound one parameter per element, or, when long, as the dialect says
+    /// (SQLite takes at most 32766 parameters, PostgreSQL 65535).
     private mutating func membership(
         _ lhs: SQLExpression, _ items: [Expression],
         options: StringOptions
@@ -148,12 +144,12 @@ extension SQLCompiler {
             )
         {
             var tests: [String] = []
-            for item in items { tests.append(binary(lhs, .equal, try expression(item), options: options)) }
-            return tests.isEmpty ? "0" : "(" + tests.joined(separator: " OR ") + ")"
+            for item in items { tests.append(try binary(lhs, .equal, try expression(item), options: options)) }
+            return tests.isEmpty ? dialect.constant(false) : "(" + tests.joined(separator: " OR ") + ")"
         }
         var tested = lhs.sql
         if !options.isEmpty, lhs.type == .string {
-            tested = "modeld_fold(\(lhs.sql), \(options.rawValue))"
+            tested = try folded(lhs, options)
             literals = literals.map { value in
                 if case .string(let text) = value { return .string(TextComparison.fold(text, options: options)) }
                 return value
@@ -162,94 +158,34 @@ extension SQLCompiler {
         var tests: [String] = []
         if !literals.isEmpty { tests.append("\(tested)\(collation(lhs)) IN \(list(literals))") }
         if hasNil { tests.append("\(lhs.sql) IS NULL") }
-        return tests.isEmpty ? "0" : "(" + tests.joined(separator: " OR ") + ")"
+        return tests.isEmpty ? dialect.constant(false) : "(" + tests.joined(separator: " OR ") + ")"
     }
-
-    /// The most elements bound one parameter each; longer lists go through `json_each`.
-    static let inlineListLimit = 64
 
     private mutating func list(_ values: [Value]) -> String {
-        if values.count <= Self.inlineListLimit {
+        if values.count <= dialect.inlineListLimit {
             return "(" + values.map { bind($0) }.joined(separator: ", ") + ")"
         }
-        // Group by how SQL reads the element back from JSON, so each keeps its storage class.
-        var integers: [String] = [], doubles: [String] = [], texts: [String] = [], blobs: [String] = []
-        for value in values {
-            switch value {
-            case .int(let v): integers.append(String(v))
-            case .bool(let v): integers.append(v ? "1" : "0")
-            case .date(let v): integers.append(String(v.microsecondsSince1970))
-            case .double(let v): doubles.append("\"\(v.bitPattern)\"")
-            case .data(let v): blobs.append("\"" + v.map { String($0, radix: 16).leftPadded(to: 2) }.joined() + "\"")
-            default: texts.append(JSONText.string(value.textForm ?? ""))
-            }
-        }
-        var selects: [String] = []
-        for (elements, decode) in [
-            (integers, "value"), (doubles, "modeld_f64(value)"), (texts, "value"), (blobs, "modeld_unhex(value)"),
-        ]
-        where !elements.isEmpty {
-            selects.append(
-                "SELECT \(decode) FROM json_each(\(bind(.string("[" + elements.joined(separator: ",") + "]"))))")
-        }
-        return "(" + selects.joined(separator: " UNION ALL ") + ")"
+        let dialect = dialect
+        return dialect.longList(values) { bind($0) }
     }
 
-    /// Whether one side is a decimal and the other another number: such pairs compare through
-    /// `modeld_compare`, by ``Value/compare(_:_:)``.
+    /// Whether one side is a decimal and the other another number: such pairs compare as
+    /// ``Value/compare(_:_:)`` does (``SQLDialect/compareMixedDecimal(_:_:_:)``).
     private func isMixedDecimal(_ a: SQLExpression, _ b: SQLExpression) -> Bool {
         guard let x = a.type, let y = b.type, x.isNumeric, y.isNumeric else { return false }
         return (x == .decimal) != (y == .decimal)
     }
 
-    /// ` COLLATE modeld_decimal` when decimals are compared, so text compares by value wherever
-    /// it comes from (a column, an aggregate, a parameter).
+    /// The dialect's ordering of decimals when decimals are compared, so they compare by value
+    /// wherever they come from (a column, an aggregate, a parameter).
     private func collation(_ sides: SQLExpression...) -> String {
-        sides.contains { $0.type == .decimal } ? " COLLATE \(SQLiteFunctions.decimalCollation)" : ""
+        sides.contains { $0.type == .decimal } ? dialect.decimalOrder : ""
     }
 
     /// The side folded with `[c]`/`[d]` when it is a string and options are given.
-    private func folded(_ side: SQLExpression, _ options: StringOptions) -> String {
+    private mutating func folded(_ side: SQLExpression, _ options: StringOptions) throws(ModelError) -> String {
         guard !options.isEmpty, side.type == .string else { return side.sql }
-        return "modeld_fold(\(side.sql), \(options.rawValue))"
-    }
-
-    private func comparisonCode(_ op: ComparisonOperator) -> SQLiteFunctions.ComparisonCode {
-        switch op {
-        case .equal: .equal
-        case .notEqual: .notEqual
-        case .less: .less
-        case .lessOrEqual: .lessOrEqual
-        case .greater: .greater
-        default: .greaterOrEqual
-        }
-    }
-}
-
-/// JSON text for SQLite's `json_each`.
-enum JSONText {
-    /// A JSON string literal: quotes, backslashes and control characters escaped.
-    static func string(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            default:
-                if scalar.value < 0x20 {
-                    out += "\\u" + String(scalar.value, radix: 16).leftPadded(to: 4)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
-}
-
-extension String {
-    /// The string with zeros in front up to `width` characters.
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
+        let dialect = dialect
+        return try dialect.fold(side, options) { bind($0) }
     }
 }

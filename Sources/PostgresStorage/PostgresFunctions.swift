@@ -1,0 +1,152 @@
+import ModelStorage
+
+/// The functions a store's namespace holds for compiled queries (``PostgresDialect``), made
+/// (or replaced) whenever a daemon prepares the store. Each does in PostgreSQL what the SQLite
+/// backend's functions do (``TextComparison``, ``NumericAccumulator``), so that every backend
+/// gives the same answers:
+/// - `modeld_like_pattern(p)`: a modeld `LIKE` pattern as PostgreSQL's;
+/// - `modeld_fsum(x)`: the exact sum of doubles, rounded once (Shewchuk's algorithm, as
+///   `NumericAccumulator`), NULL for none; an infinity or NaN among them gives the plain sum;
+/// - `modeld_arith(op, a, b)`: double `+ - * /` where overflow gives an infinity, underflow
+///   zero, division by zero and NaN NULL (as SQLite);
+/// - `modeld_decimal_quotient(sum, count)`: a decimal average as Foundation's `Decimal` divides,
+///   to as many significant digits as its 128-bit mantissa holds, the rest cut off; NULL for none;
+/// - `modeld_date_add(micros, seconds, sign)`: a date plus seconds, rounded half away from zero,
+///   NULL beyond Int64.
+enum PostgresFunctions {
+    static func statements(namespace: String) -> [String] {
+        let ns = SQL.quote(namespace)
+        return [
+            """
+            CREATE OR REPLACE FUNCTION \(ns).modeld_like_pattern(p text) RETURNS text
+            LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $f$
+            DECLARE result text := ''; i int := 1; n int := char_length(p); c text;
+            BEGIN
+              WHILE i <= n LOOP
+                c := substr(p, i, 1);
+                IF c = '\\' AND i < n THEN
+                  i := i + 1; c := substr(p, i, 1);
+                  IF c IN ('%', '_', '\\') THEN result := result || '\\'; END IF;
+                  result := result || c;
+                ELSIF c = '*' THEN result := result || '%';
+                ELSIF c = '?' THEN result := result || '_';
+                ELSIF c IN ('%', '_', '\\') THEN result := result || '\\' || c;
+                ELSE result := result || c;
+                END IF;
+                i := i + 1;
+              END LOOP;
+              RETURN result;
+            END $f$
+            """,
+            """
+            CREATE OR REPLACE FUNCTION \(ns).modeld_fsum_step(state float8[], value float8) RETURNS float8[]
+            LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $f$
+            DECLARE
+              naive float8; x float8 := value; y float8; t float8; high float8; low float8;
+              kept float8[] := '{}';
+            BEGIN
+              IF value IS NULL THEN RETURN state; END IF;
+              IF state IS NULL THEN state := '{0,0}'; END IF;
+              BEGIN
+                naive := state[1] + value;
+              EXCEPTION WHEN numeric_value_out_of_range THEN
+                naive := sign(value) * 'Infinity'::float8;
+              END;
+              IF state[2] <> 0 OR value IN ('Infinity', '-Infinity', 'NaN') THEN RETURN ARRAY[naive, 1]; END IF;
+              FOR i IN 3..coalesce(array_length(state, 1), 2) LOOP
+                y := state[i];
+                IF abs(x) < abs(y) THEN t := x; x := y; y := t; END IF;
+                BEGIN
+                  high := x + y;
+                EXCEPTION WHEN numeric_value_out_of_range THEN
+                  RETURN ARRAY[naive, 1];
+                END;
+                low := y - (high - x);
+                IF low <> 0 THEN kept := kept || low; END IF;
+                x := high;
+              END LOOP;
+              RETURN ARRAY[naive, 0] || kept || x;
+            END $f$
+            """,
+            """
+            CREATE OR REPLACE FUNCTION \(ns).modeld_fsum_final(state float8[]) RETURNS float8
+            LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $f$
+            DECLARE n int := array_length(state, 1); high float8; low float8 := 0; x float8; y float8;
+            BEGIN
+              IF state[2] <> 0 THEN RETURN state[1]; END IF;
+              IF n < 3 THEN RETURN 0; END IF;
+              high := state[n];
+              WHILE n > 3 LOOP
+                x := high; n := n - 1; y := state[n];
+                high := x + y;
+                low := y - (high - x);
+                IF low <> 0 THEN EXIT; END IF;
+              END LOOP;
+              IF n > 3 AND ((low < 0 AND state[n - 1] < 0) OR (low > 0 AND state[n - 1] > 0)) THEN
+                y := low * 2; x := high + y;
+                IF y = x - high THEN high := x; END IF;
+              END IF;
+              RETURN high;
+            END $f$
+            """,
+            """
+            CREATE OR REPLACE AGGREGATE \(ns).modeld_fsum(float8) (
+              SFUNC = \(ns).modeld_fsum_step, STYPE = float8[], FINALFUNC = \(ns).modeld_fsum_final
+            )
+            """,
+            """
+            CREATE OR REPLACE FUNCTION \(ns).modeld_arith(op text, a float8, b float8) RETURNS float8
+            LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $f$
+            DECLARE r float8;
+            BEGIN
+              BEGIN
+                r := CASE op WHEN '+' THEN a + b WHEN '-' THEN a - b WHEN '*' THEN a * b
+                  ELSE CASE WHEN b = 0 THEN NULL ELSE a / b END END;
+              EXCEPTION WHEN numeric_value_out_of_range THEN
+                -- Too large or too small for a double: an infinity of the exact result's sign, or zero.
+                IF op IN ('*', '/') AND (CASE op WHEN '*' THEN log(abs(a)) + log(abs(b)) ELSE log(abs(a)) - log(abs(b)) END) < 0 THEN
+                  r := 0;
+                ELSE
+                  r := (CASE op WHEN '*' THEN sign(a) * sign(b) WHEN '/' THEN sign(a) * sign(b) ELSE sign(a) END) * 'Infinity'::float8;
+                END IF;
+              END;
+              IF r = 'NaN' THEN RETURN NULL; END IF;
+              RETURN r;
+            END $f$
+            """,
+            """
+            CREATE OR REPLACE FUNCTION \(ns).modeld_date_add(d bigint, s float8, sg int) RETURNS bigint
+            LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $f$
+            DECLARE v float8; r float8;
+            BEGIN
+              BEGIN
+                v := d::float8 + (s * sg) * 1000000;
+              EXCEPTION WHEN numeric_value_out_of_range THEN
+                RETURN NULL;
+              END;
+              IF v IN ('Infinity', '-Infinity', 'NaN') THEN RETURN NULL; END IF;
+              r := trunc(v) + CASE WHEN abs(v - trunc(v)) >= 0.5 THEN sign(v) ELSE 0 END;
+              IF r >= -9223372036854775808::float8 AND r < 9223372036854775808::float8 THEN RETURN r::bigint; END IF;
+              RETURN NULL;
+            END $f$
+            """,
+            """
+            CREATE OR REPLACE FUNCTION \(ns).modeld_decimal_quotient(s numeric, c bigint) RETURNS numeric
+            LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $f$
+            DECLARE q numeric; d int; r numeric;
+            BEGIN
+              IF c = 0 THEN RETURN NULL; END IF;
+              q := round(s, 120) / c;
+              IF q = 0 THEN RETURN 0; END IF;
+              d := floor(log(abs(q)))::int;
+              -- As many digits as a 128-bit mantissa holds (39, or 38 when 39 would not fit).
+              r := trunc(q, 38 - d);
+              IF abs(r) * 10::numeric ^ (38 - d) > 340282366920938463463374607431768211455 THEN
+                r := trunc(q, 37 - d);
+              END IF;
+              RETURN trim_scale(r);
+            END $f$
+            """,
+        ]
+    }
+}

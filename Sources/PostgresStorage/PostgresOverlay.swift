@@ -1,0 +1,128 @@
+import Foundation
+import ModelCore
+import ModelStorage
+
+/// Answers reads as if a change set were saved, without writing to the store, as the SQLite
+/// backend does: inside the read's transaction (rolled back afterwards) the change set, laid out
+/// as ``OverlayContent``, goes into temporary tables dropped with the transaction, and a `WITH`
+/// clause shadows each table it changes with the stored rows minus the changed ones plus the
+/// overlay's rows. Compiled statements name tables without their namespace, so the very same
+/// statement then runs against that view.
+enum PostgresOverlay {
+    /// What reads need of an installed overlay.
+    struct Installed {
+        /// `WITH "Trip" AS (…), … ` or "".
+        var prefix = ""
+        var temporaryKeys: [UUID: Int64] = [:]
+        var temporaryIDs: [String: [Int64: PersistentIdentifier]] = [:]
+    }
+
+    private static func rows(_ root: String) -> String { SQL.quote("_overlay_rows_\(root)") }
+    private static func hidden(_ root: String) -> String { SQL.quote("_overlay_hidden_\(root)") }
+    private static func deleted(_ root: String) -> String { SQL.quote("_overlay_deleted_\(root)") }
+    private static func joinRows(_ join: String, _ present: Bool) -> String {
+        SQL.quote("_overlay_\(present ? "added" : "removed")_\(join)")
+    }
+
+    /// Checks `changes` as an overlay, fills the temporary tables and returns the overlay. In a
+    /// transaction that is rolled back afterwards.
+    static func install(
+        _ changes: ChangeSet, layout: PostgresLayout, metadata: PostgresMetadata, storeIdentifier: UUID,
+        session: PostgresSession
+    ) throws -> Installed {
+        try ChangeSetPlan.checkIdentifiers(changes, schema: layout.schema, storeIdentifier: storeIdentifier)
+        let reads = try PostgresStoredRows(
+            for: changes, layout: layout, session: session, metadata: metadata, storeIdentifier: storeIdentifier,
+            locking: false)
+        let content = try OverlayContent(try ChangeSetPlan(changes, reads: reads, isOverlay: true)) {
+            try metadata.sequence($0, session)
+        }
+        var shadowedRoots = content.changedRoots
+        for root in content.deletedRoots where !shadowedRoots.contains(root) { shadowedRoots.append(root) }
+        for root in shadowedRoots {
+            try session.query("CREATE TEMP TABLE \(rows(root)) (LIKE \(layout.qualified(root))) ON COMMIT DROP")
+            for table in [hidden(root), deleted(root)] {
+                try session.query("CREATE TEMP TABLE \(table) (\"pk\" bigint PRIMARY KEY) ON COMMIT DROP")
+            }
+        }
+        let joins = layout.schema.joinTables.filter { join in
+            content.joinRows[join.name] != nil || content.deletedRoots.contains(join.sourceRoot)
+                || content.deletedRoots.contains(join.targetRoot)
+        }
+        for join in joins {
+            for present in [true, false] {
+                try session.query(
+                    "CREATE TEMP TABLE \(joinRows(join.name, present)) (\"source\" bigint NOT NULL, \"target\" bigint NOT NULL, PRIMARY KEY (\"source\", \"target\")) ON COMMIT DROP"
+                )
+            }
+        }
+        for insert in content.inserts {
+            let columns = PostgresLayout.withFoldedForms(insert.columns, of: insert.entity)
+            let names = ["_pk", "_entity", "_version"] + columns.map(\.0)
+            try session.query(
+                "INSERT INTO \(rows(insert.root)) (\(names.map(SQL.quote).joined(separator: ", "))) VALUES (\((1...names.count).map { "$\($0)" }.joined(separator: ", ")))",
+                [.int(insert.key), .string(insert.entity.name), .int(1)] + columns.map(\.1))
+        }
+        for update in content.updates {
+            let table = layout.qualified(update.root)
+            try session.query(
+                "INSERT INTO \(rows(update.root)) SELECT * FROM \(table) WHERE \"_pk\" = $1", [.int(update.key)])
+            try session.query("INSERT INTO \(hidden(update.root)) VALUES ($1)", [.int(update.key)])
+            let columns = PostgresLayout.withFoldedForms(update.columns, of: update.entity)
+            let sets =
+                columns.enumerated().map { "\(SQL.quote($1.0)) = $\($0 + 2)" } + ["\"_version\" = \"_version\" + 1"]
+            try session.query(
+                "UPDATE \(rows(update.root)) SET \(sets.joined(separator: ", ")) WHERE \"_pk\" = $1",
+                [.int(update.key)] + columns.map(\.1))
+        }
+        for (join, pairs) in content.joinRows {
+            for (pair, present) in pairs {
+                try session.query(
+                    "INSERT INTO \(joinRows(join, present)) VALUES ($1, $2)", [.int(pair.source), .int(pair.target)])
+            }
+        }
+        for ref in content.deletes {
+            try session.query("DELETE FROM \(rows(ref.root)) WHERE \"_pk\" = $1", [.int(ref.key)])
+            try session.query(
+                "INSERT INTO \(hidden(ref.root)) VALUES ($1) ON CONFLICT DO NOTHING", [.int(ref.key)])
+            try session.query("INSERT INTO \(deleted(ref.root)) VALUES ($1)", [.int(ref.key)])
+        }
+
+        var shadows: [String] = []
+        for root in shadowedRoots {
+            shadows.append(
+                """
+                \(SQL.quote(root)) AS NOT MATERIALIZED (SELECT * FROM \(layout.qualified(root)) WHERE "_pk" NOT IN (SELECT "pk" FROM \(hidden(root))) \
+                UNION ALL SELECT * FROM \(rows(root)))
+                """)
+        }
+        for join in joins {
+            let stored = layout.qualified(join.name)
+            func alive(_ alias: String) -> String {
+                let sources =
+                    content.deletedRoots.contains(join.sourceRoot)
+                    ? "\(alias).\"source\" NOT IN (SELECT \"pk\" FROM \(deleted(join.sourceRoot)))" : "TRUE"
+                let targets =
+                    content.deletedRoots.contains(join.targetRoot)
+                    ? "\(alias).\"target\" NOT IN (SELECT \"pk\" FROM \(deleted(join.targetRoot)))" : "TRUE"
+                return "\(sources) AND \(targets)"
+            }
+            let added = content.joinRows[join.name] == nil ? nil : joinRows(join.name, true)
+            let removed = joinRows(join.name, false)
+            var union = """
+                SELECT o."source", o."target" FROM \(stored) AS o WHERE \(alive("o")) \
+                AND NOT EXISTS (SELECT 1 FROM \(removed) AS r WHERE r."source" = o."source" AND r."target" = o."target")
+                """
+            if let added {
+                union += """
+                     UNION ALL SELECT a."source", a."target" FROM \(added) AS a WHERE \(alive("a")) \
+                    AND NOT EXISTS (SELECT 1 FROM \(stored) AS m WHERE m."source" = a."source" AND m."target" = a."target")
+                    """
+            }
+            shadows.append("\(SQL.quote(join.name)) AS NOT MATERIALIZED (\(union))")
+        }
+        return Installed(
+            prefix: shadows.isEmpty ? "" : "WITH " + shadows.joined(separator: ", ") + " ",
+            temporaryKeys: content.temporaryKeys, temporaryIDs: content.temporaryIDs)
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import ModelCore
+import ModelStorage
+import PostgresNIO
+
+extension PostgresStore {
+    /// Fetches with one compiled statement (``SQLCompiler`` in ``PostgresDialect``), in one
+    /// transaction with the reads of the objects' relationships and prefetched objects; with
+    /// `overlay` shadowing the tables it changes (``PostgresOverlay``).
+    public func fetch(_ descriptor: FetchDescriptor, overlay: ChangeSet?) async throws -> FetchResult {
+        let layout = try await currentLayout()
+        let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
+        return try await read(layout, overlay: overlay) { try $0.fetch(validated) }
+    }
+
+    /// Grouped aggregates computed by PostgreSQL, with `overlay` shadowing the tables it changes.
+    public func aggregate(_ descriptor: AggregateDescriptor, overlay: ChangeSet?) async throws -> [AggregateRow] {
+        let layout = try await currentLayout()
+        let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
+        return try await read(layout, overlay: overlay) { try $0.aggregate(validated) }
+    }
+
+    /// Runs `body` in a transaction that sees one snapshot of the store, with `overlay`
+    /// installed when it changes anything (then rolled back, so nothing is written).
+    private func read<T: Sendable>(
+        _ layout: PostgresLayout, overlay changes: ChangeSet?, _ body: @escaping @Sendable (PostgresRead) throws -> T
+    ) async throws -> T {
+        let storeIdentifier = storeIdentifier, metadata = metadata
+        return try await writer.run { session in
+            let plain = PostgresRead(
+                objects: PostgresObjects(session: session, layout: layout, storeIdentifier: storeIdentifier))
+            guard let changes, !changes.isEmpty else {
+                return try session.readTransaction { try body(plain) }
+            }
+            try session.query("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            defer { _ = try? session.query("ROLLBACK") }
+            var objects = plain.objects
+            objects.overlay = try PostgresOverlay.install(
+                changes, layout: layout, metadata: metadata, storeIdentifier: storeIdentifier, session: session)
+            return try body(PostgresRead(objects: objects))
+        }
+    }
+}
+
+/// The reads of one fetch or aggregate on one connection.
+struct PostgresRead {
+    /// The reader of objects, with the overlay installed, if any.
+    let objects: PostgresObjects
+
+    var layout: PostgresLayout { objects.layout }
+    var schema: ResolvedSchema { layout.schema }
+
+    private func compiler(for entity: ResolvedEntity) -> SQLCompiler {
+        SQLCompiler(
+            layout: layout, dialect: PostgresDialect.shared, entity: entity,
+            temporaryKeys: objects.overlay.temporaryKeys)
+    }
+
+    /// Runs a validated fetch.
+    func fetch(_ descriptor: FetchDescriptor) throws -> FetchResult {
+        let entity = try schema.entity(descriptor.entityName)
+        var compiler = compiler(for: entity)
+        switch descriptor.resultType {
+        case .count:
+            let sql = try compiler.fetch(descriptor, columns: [])
+            let rows = try objects.query(sql, compiler.parameters)
+            return .count(Int(try rows.first.flatMap { try $0.first.flatMap(PostgresValues.int) } ?? 0))
+        case .identifiers:
+            let sql = try compiler.fetch(descriptor, columns: [])
+            return .identifiers(
+                try objects.query(sql, compiler.parameters).compactMap { row in
+                    let cells = Array(row)
+                    guard let key = try PostgresValues.int(cells[0]), let name = try PostgresValues.text(cells[1])
+                    else { return nil }
+                    return objects.identifier(root: entity.root, entity: name, key: key)
+                })
+        case .objects:
+            let table = layout.table(for: entity)
+            let properties = descriptor.propertiesToFetch.map(Set.init)
+            let entities = descriptor.includesSubentities ? entity.descendants : [entity.name]
+            let columns = layout.selectedColumns(table, entities: entities, properties: properties)
+            let sql = try compiler.fetch(descriptor, columns: columns)
+            var results = try objects.decode(
+                try objects.query(sql, compiler.parameters), columns: columns, properties: properties)
+            try objects.loadRelationships(&results, properties: properties)
+            let prefetched = try prefetch(descriptor.relationshipKeyPathsForPrefetching, from: results, entity: entity)
+            return .objects(results, prefetched: prefetched)
+        }
+    }
+
+    /// The objects at the end of each path from `results`: once each, in key order within a
+    /// path, paths in the order given (as the SQLite backend prefetches).
+    private func prefetch(_ paths: [PropertyPath], from results: [ObjectSnapshot], entity: ResolvedEntity) throws
+        -> [ObjectSnapshot]
+    {
+        guard !paths.isEmpty else { return [] }
+        var seen = Set<PersistentIdentifier>()
+        var prefetched: [ObjectSnapshot] = []
+        for path in paths {
+            let resolved = try schema.resolve(path, from: entity)
+            var root = entity.root
+            var keys = results.compactMap { key(of: $0.id, root: entity.root) }
+            for relationship in resolved.relationships {
+                // The objects reached so far, with every relationship: results may lack it.
+                let reached = try objects.objects(root: root, keys: Array(Set(keys)).sorted())
+                root = schema[relationship.destination]?.root ?? relationship.destination
+                var next = Set<Int64>()
+                for object in reached {
+                    switch object.relationships[relationship.name] {
+                    case .toOne(let id?)?: if let key = key(of: id, root: root) { next.insert(key) }
+                    case .toMany(let ids)?: next.formUnion(ids.compactMap { key(of: $0, root: root) })
+                    default: break
+                    }
+                }
+                keys = next.sorted()
+            }
+            for object in try objects.objects(root: root, keys: keys) where seen.insert(object.id).inserted {
+                prefetched.append(object)
+            }
+        }
+        return prefetched
+    }
+
+    /// The key of an object of the hierarchy `root`: its permanent key, or the key the overlay
+    /// gives an inserted object.
+    private func key(of id: PersistentIdentifier, root: String) -> Int64? {
+        guard schema[id.entityName]?.root == root else { return nil }
+        switch id.key {
+        case .permanent(let key): return key
+        case .temporary(let uuid): return objects.overlay.temporaryKeys[uuid]
+        }
+    }
+
+    /// Runs a validated aggregate with PostgreSQL's GROUP BY.
+    func aggregate(_ descriptor: AggregateDescriptor) throws -> [AggregateRow] {
+        let entity = try schema.entity(descriptor.entityName)
+        var compiler = compiler(for: entity)
+        let sql = try compiler.aggregate(descriptor)
+        var columns: [(name: String, type: AttributeType)] = []
+        for path in descriptor.groupBy {
+            guard let attribute = try schema.resolve(path, from: entity).attribute else { continue }
+            columns.append((path.description, attribute.type))
+        }
+        for aggregation in descriptor.aggregations {
+            columns.append((aggregation.name, try aggregation.resultType(for: entity, in: schema)))
+        }
+        return try objects.query(sql, compiler.parameters).map { row in
+            let cells = Array(row)
+            var result: AggregateRow = [:]
+            for (index, column) in columns.enumerated() {
+                result[column.name] = try PostgresValues.aggregateValue(cells[index], as: column.type)
+            }
+            return result
+        }
+    }
+}
+
+extension PostgresValues {
+    /// An aggregate's cell as a value of `type`: sums of ints come back as `numeric` and are an
+    /// int when they fit, a double otherwise (as ``NumericAccumulator`` sums).
+    static func aggregateValue(_ cell: PostgresCell, as type: AttributeType) throws -> Value {
+        guard cell.bytes != nil else { return .null }
+        if type == .int, cell.dataType == .numeric {
+            let sum = try cell.decode(Decimal.self)
+            if let exact = Int64(exactly: NSDecimalNumber(decimal: sum).int64Value),
+                Decimal(exact) == sum
+            {
+                return .int(exact)
+            }
+            return .double(NSDecimalNumber(decimal: sum).doubleValue)
+        }
+        return try value(cell, as: type)
+    }
+}
+
+extension PostgresSession {
+    /// Runs `body` in a read-only transaction that sees one snapshot of the store.
+    func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        try query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        do {
+            let result = try body()
+            try query("COMMIT")
+            return result
+        } catch {
+            _ = try? query("ROLLBACK")
+            throw error
+        }
+    }
+}
