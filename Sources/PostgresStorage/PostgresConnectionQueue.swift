@@ -20,8 +20,12 @@ final class PostgresConnectionQueue: @unchecked Sendable {
     private static let logger = Logger(label: "modeld.postgres")
     private static let ids = Mutex<Int>(0)
 
-    init(endpoint: PostgresEndpoint, label: String) {
+    /// The namespace compiled queries name tables in (the store's, unless a staged migration's).
+    private let searchPath: String
+
+    init(endpoint: PostgresEndpoint, label: String, searchPath: String? = nil) {
         self.endpoint = endpoint
+        self.searchPath = searchPath ?? endpoint.namespace
         self.queue = DispatchQueue(label: "modeld.postgres.\(label)")
     }
 
@@ -54,7 +58,7 @@ final class PostgresConnectionQueue: @unchecked Sendable {
             connection = opened
             let session = PostgresSession(connection: opened, endpoint: endpoint)
             // Compiled queries name the store's tables and functions without their namespace.
-            try session.query("SET search_path TO \(SQL.quote(endpoint.namespace))")
+            try session.query("SET search_path TO \(SQL.quote(searchPath))")
             return session
         } catch {
             throw Self.unreachable(endpoint, error)
@@ -131,6 +135,11 @@ struct PostgresSession {
         case "23505":
             return ModelError(
                 .uniqueConstraint, "a unique constraint would be violated (PostgreSQL: \(text))",
+                context: ["store": endpoint.description])
+        case "55P03":
+            return ModelError(
+                .unavailable,
+                "the store is held by a schema change (a staged migration through another daemon?); try again once it is over (PostgreSQL: \(text))",
                 context: ["store": endpoint.description])
         case "40001", "40P01":
             return ModelError(

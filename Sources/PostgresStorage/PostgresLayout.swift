@@ -15,7 +15,7 @@ struct PostgresLayout: SQLTableLayout {
     init(_ schema: ResolvedSchema, namespace: String) {
         self.schema = schema
         self.namespace = namespace
-        tables = Self.tables(of: schema)
+        tables = Self.hierarchyTables(of: schema)
     }
 
     /// `"namespace"."name"`.
@@ -37,17 +37,7 @@ struct PostgresLayout: SQLTableLayout {
                     + (scope.map { " WHERE \($0)" } ?? ""))
         }
         for table in tables {
-            let columns =
-                [
-                    "\"_pk\" bigint PRIMARY KEY", "\"_entity\" text COLLATE \"C\" NOT NULL",
-                    "\"_version\" bigint NOT NULL",
-                ]
-                + table.columns.flatMap { column in
-                    let type = column.type.map(PostgresValues.columnType) ?? "bigint"
-                    let folded = column.type == .string ? Self.foldings.map { Self.foldedColumn(column.name, $0) } : []
-                    return ([column.name] + folded).map { "\(SQL.quote($0)) \(type)" }
-                }
-            statements.append("CREATE TABLE \(qualified(table.name)) (\(columns.joined(separator: ", ")))")
+            statements.append(createTable(table))
             if table.entities.count > 1 { index(table.name, ["_entity"]) }
             for column in table.columns where column.type == nil { index(table.name, [column.name]) }
             var constraints: [[String]] = []
@@ -61,9 +51,7 @@ struct PostgresLayout: SQLTableLayout {
             }
         }
         for join in schema.joinTables {
-            statements.append(
-                "CREATE TABLE \(qualified(join.name)) (\"source\" bigint NOT NULL, \"target\" bigint NOT NULL, PRIMARY KEY (\"source\", \"target\"))"
-            )
+            statements.append(createJoinTable(join.name))
             index(join.name, ["target", "source"])
         }
         for declared in schema.schema.entities {
@@ -76,6 +64,34 @@ struct PostgresLayout: SQLTableLayout {
             }
         }
         return statements
+    }
+
+    /// `CREATE TABLE` for a hierarchy table.
+    func createTable(_ table: TableLayout) -> String {
+        let columns =
+            [
+                "\"_pk\" bigint PRIMARY KEY", "\"_entity\" text COLLATE \"C\" NOT NULL",
+                "\"_version\" bigint NOT NULL",
+            ] + table.columns.flatMap { Self.columnDefinitions($0) }
+        return "CREATE TABLE \(qualified(table.name)) (\(columns.joined(separator: ", ")))"
+    }
+
+    /// The definitions of a column and of the folded forms kept beside a string attribute, with
+    /// `defaultSQL` as the column's default.
+    static func columnDefinitions(_ column: TableLayout.Column, default defaultSQL: String? = nil) -> [String] {
+        let type = column.type.map(PostgresValues.columnType) ?? "bigint"
+        let own = "\(SQL.quote(column.name)) \(type)" + (defaultSQL.map { " DEFAULT \($0)" } ?? "")
+        return [own] + folded(column).map { "\(SQL.quote($0)) \(type)" }
+    }
+
+    /// The folded forms' columns of a string attribute's column (none for other columns).
+    static func folded(_ column: TableLayout.Column) -> [String] {
+        column.type == .string ? foldings.map { foldedColumn(column.name, $0) } : []
+    }
+
+    /// `CREATE TABLE` for a join table.
+    func createJoinTable(_ name: String) -> String {
+        "CREATE TABLE \(qualified(name)) (\"source\" bigint NOT NULL, \"target\" bigint NOT NULL, PRIMARY KEY (\"source\", \"target\"))"
     }
 
     /// The condition that restricts a unique constraint to the entities of `table` that have it,

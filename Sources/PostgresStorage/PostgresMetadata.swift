@@ -5,7 +5,18 @@ import ModelStorage
 /// The tables modeld keeps beside a store's data in its namespace, as on SQLite: the store's
 /// UUID and schema, the key sequences, and the history.
 struct PostgresMetadata {
+    /// The namespace holding the tables: the store's, or a staged migration's copy of it.
     let namespace: String
+    /// The store's namespace, which names its lock and its notification channel.
+    let storeNamespace: String
+
+    init(namespace: String, storeNamespace: String? = nil) {
+        self.namespace = namespace
+        self.storeNamespace = storeNamespace ?? namespace
+    }
+
+    /// The key of the store's advisory lock.
+    private var lockKey: Value { .string("modeld:" + storeNamespace) }
 
     var metaTable: String { SQL.quote(namespace) + ".\"_modeld_meta\"" }
     var sequenceTable: String { SQL.quote(namespace) + ".\"_modeld_sequence\"" }
@@ -15,7 +26,16 @@ struct PostgresMetadata {
     /// Takes the store's lock until the transaction ends: its first opening and its schema
     /// changes take turns across every daemon (an advisory lock on the namespace's name).
     func lock(_ session: PostgresSession) throws {
-        try session.query("SELECT pg_advisory_xact_lock(hashtext($1))", [.string("modeld:" + namespace)])
+        try session.query("SELECT pg_advisory_xact_lock(hashtext($1))", [lockKey])
+    }
+
+    /// Takes the store's lock shared until the transaction ends, as every save does: saves go
+    /// on side by side, while a schema change (``lock(_:)``) waits for them and they for it — so a
+    /// save never writes rows of a schema another daemon has just changed. A save that waits
+    /// longer than `lock_timeout` (10 s: a staged migration elsewhere) fails `unavailable`.
+    func sharedLock(_ session: PostgresSession) throws {
+        try session.query("SET LOCAL lock_timeout = '10s'")
+        try session.query("SELECT pg_advisory_xact_lock_shared(hashtext($1))", [lockKey])
     }
 
     /// Makes the namespace and the metadata tables when missing and returns the store's UUID,
@@ -36,6 +56,20 @@ struct PostgresMetadata {
                 "the PostgreSQL schema '\(namespace)' holds tables but no modeld store; choose another (?schema=…)",
                 context: ["schema": namespace])
         }
+        try createTables(session)
+        try session.query(
+            "INSERT INTO \(metaTable) VALUES ('storeIdentifier', $1) ON CONFLICT DO NOTHING",
+            [.string(UUID().uuidString.lowercased())])
+        try session.query("INSERT INTO \(metaTable) VALUES ('format', '1') ON CONFLICT DO NOTHING")
+        guard let text = try value(for: "storeIdentifier", session), let uuid = UUID(uuidString: text) else {
+            throw ModelError(.storageFailure, "the store's UUID in the PostgreSQL schema '\(namespace)' is unreadable")
+        }
+        return uuid
+    }
+
+    /// Makes the namespace, the functions compiled queries call and the metadata tables, where
+    /// missing.
+    func createTables(_ session: PostgresSession) throws {
         try session.query("CREATE SCHEMA IF NOT EXISTS \(SQL.quote(namespace))")
         for statement in PostgresFunctions.statements(namespace: namespace) { try session.query(statement) }
         try session.query(
@@ -51,15 +85,10 @@ struct PostgresMetadata {
             "kind" text NOT NULL, "entity" text NOT NULL, "pk" bigint NOT NULL, "changed" text, "tombstone" text, \
             PRIMARY KEY ("token", "position"))
             """)
-        try session.query(
-            "INSERT INTO \(metaTable) VALUES ('storeIdentifier', $1) ON CONFLICT DO NOTHING",
-            [.string(UUID().uuidString.lowercased())])
-        try session.query("INSERT INTO \(metaTable) VALUES ('format', '1') ON CONFLICT DO NOTHING")
-        guard let text = try value(for: "storeIdentifier", session), let uuid = UUID(uuidString: text) else {
-            throw ModelError(.storageFailure, "the store's UUID in the PostgreSQL schema '\(namespace)' is unreadable")
-        }
-        return uuid
     }
+
+    /// The metadata tables' names (without the namespace).
+    static let tableNames = ["_modeld_meta", "_modeld_sequence", "_modeld_transaction", "_modeld_change"]
 
     /// The metadata value for `key`.
     func value(for key: String, _ session: PostgresSession) throws -> String? {

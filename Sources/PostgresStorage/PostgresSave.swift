@@ -17,6 +17,7 @@ struct PostgresSave {
     var schema: ResolvedSchema { layout.schema }
 
     func run() throws -> SaveResult {
+        try metadata.sharedLock(session)
         if let stored = try metadata.value(for: "schemaHash", session), stored != schema.versionHash {
             throw ModelError(
                 .schemaMismatch,
@@ -131,5 +132,5 @@ struct PostgresSave {
 
 extension PostgresMetadata {
     /// The store's notification channel: `modeld.<namespace>`.
-    var channel: String { "modeld." + namespace }
+    var channel: String { "modeld." + storeNamespace }
 }

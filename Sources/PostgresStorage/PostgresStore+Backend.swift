@@ -11,6 +11,7 @@ extension PostgresStore {
     /// Deletes the history transactions before `token`.
     public func deleteHistory(before token: HistoryToken) async throws {
         _ = try await currentLayout()
+        try checkWritable()
         let metadata = metadata
         try await writer.run { session in
             try session.transaction {
@@ -19,15 +20,5 @@ extension PostgresStore {
                     "DELETE FROM \(metadata.transactionTable) WHERE \"token\" < $1", [.int(token.rawValue)])
             }
         }
-    }
-}
-
-extension PostgresStore {
-    public func migrate(to schema: Schema, options: MigrationOptions) async throws -> MigrationPlan {
-        throw ModelError(.invalidArgument, "migrations are not supported by the PostgreSQL backend yet")
-    }
-
-    public func beginStagedMigration(author: String?) async throws -> any StagedMigration {
-        throw ModelError(.invalidArgument, "migrations are not supported by the PostgreSQL backend yet")
     }
 }

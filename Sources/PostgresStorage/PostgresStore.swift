@@ -16,6 +16,8 @@ public final class PostgresStore: StorageBackend {
     let metadata: PostgresMetadata
     private let layout: Mutex<PostgresLayout>
     private let isClosed = Mutex(false)
+    /// Whether a staged migration of this opener holds the store (``PostgresStagedMigration``).
+    let isMigrating = Mutex(false)
 
     /// Opens the store at `url` (see ``PostgresEndpoint``), making its namespace and metadata the
     /// first time; with a schema, applies it (``apply(schema:)``).
@@ -62,7 +64,7 @@ public final class PostgresStore: StorageBackend {
     /// of an earlier schema), accepts a schema with the same version hash, and otherwise throws
     /// `schemaMismatch`, as the other backends do.
     public func apply(schema: Schema) async throws {
-        try checkOpen()
+        try checkWritable()
         let resolved = try ResolvedSchema.resolved(schema)
         let metadata = metadata, namespace = endpoint.namespace
         try await writer.run { session in
@@ -103,6 +105,7 @@ public final class PostgresStore: StorageBackend {
     /// Saves atomically and durably in one transaction (``PostgresSave``).
     public func save(_ changes: ChangeSet) async throws -> SaveResult {
         let layout = try await currentLayout()
+        try checkWritable()
         guard !changes.isEmpty else { return SaveResult() }
         try ChangeSetPlan.checkIdentifiers(changes, schema: layout.schema, storeIdentifier: storeIdentifier)
         let metadata = metadata, storeIdentifier = storeIdentifier
@@ -138,40 +141,48 @@ public final class PostgresStore: StorageBackend {
     /// History transactions after `token` (from the start when nil), oldest first, at most `limit`.
     public func history(after token: HistoryToken?, limit: Int?) async throws -> [HistoryTransaction] {
         try checkOpen()
-        if let limit, limit < 0 { throw ModelError(.invalidArgument, "limit \(limit) is negative") }
         let metadata = metadata, storeIdentifier = storeIdentifier
         return try await writer.run { session in
-            var transactions: [HistoryTransaction] = []
-            for row in try session.query(
-                "SELECT \"token\", \"timestamp\", \"author\" FROM \(metadata.transactionTable) WHERE \"token\" > $1 ORDER BY \"token\"\(limit.map { " LIMIT \($0)" } ?? "")",
-                [.int(token?.rawValue ?? 0)])
-            {
-                let cells = Array(row)
-                transactions.append(
-                    HistoryTransaction(
-                        token: HistoryToken(try PostgresValues.int(cells[0]) ?? 0),
-                        timestamp: Timestamp(microsecondsSince1970: try PostgresValues.int(cells[1]) ?? 0),
-                        author: try PostgresValues.text(cells[2]), changes: []))
-            }
-            guard let first = transactions.first?.token, let last = transactions.last?.token else { return [] }
-            var positions: [Int64: Int] = [:]
-            for (index, transaction) in transactions.enumerated() { positions[transaction.token.rawValue] = index }
-            for row in try session.query(
-                "SELECT \"token\", \"kind\", \"entity\", \"pk\", \"changed\", \"tombstone\" FROM \(metadata.changeTable) WHERE \"token\" BETWEEN $1 AND $2 ORDER BY \"token\", \"position\"",
-                [.int(first.rawValue), .int(last.rawValue)])
-            {
-                let cells = Array(row)
-                guard let index = try PostgresValues.int(cells[0]).flatMap({ positions[$0] }),
-                    let kind = try PostgresValues.text(cells[1]), let entity = try PostgresValues.text(cells[2]),
-                    let key = try PostgresValues.int(cells[3]),
-                    let stored = try StoredHistory.row(
-                        kind: kind, entity: entity, key: key, changed: try PostgresValues.text(cells[4]),
-                        tombstone: try PostgresValues.text(cells[5]), storeIdentifier: storeIdentifier)
-                else { continue }
-                StoredHistory.add(stored, to: &transactions[index])
-            }
-            return transactions
+            try Self.history(session, after: token, limit: limit, metadata: metadata, storeIdentifier: storeIdentifier)
         }
+    }
+
+    /// History transactions read on `session`.
+    static func history(
+        _ session: PostgresSession, after token: HistoryToken?, limit: Int?, metadata: PostgresMetadata,
+        storeIdentifier: UUID
+    ) throws -> [HistoryTransaction] {
+        if let limit, limit < 0 { throw ModelError(.invalidArgument, "limit \(limit) is negative") }
+        var transactions: [HistoryTransaction] = []
+        for row in try session.query(
+            "SELECT \"token\", \"timestamp\", \"author\" FROM \(metadata.transactionTable) WHERE \"token\" > $1 ORDER BY \"token\"\(limit.map { " LIMIT \($0)" } ?? "")",
+            [.int(token?.rawValue ?? 0)])
+        {
+            let cells = Array(row)
+            transactions.append(
+                HistoryTransaction(
+                    token: HistoryToken(try PostgresValues.int(cells[0]) ?? 0),
+                    timestamp: Timestamp(microsecondsSince1970: try PostgresValues.int(cells[1]) ?? 0),
+                    author: try PostgresValues.text(cells[2]), changes: []))
+        }
+        guard let first = transactions.first?.token, let last = transactions.last?.token else { return [] }
+        var positions: [Int64: Int] = [:]
+        for (index, transaction) in transactions.enumerated() { positions[transaction.token.rawValue] = index }
+        for row in try session.query(
+            "SELECT \"token\", \"kind\", \"entity\", \"pk\", \"changed\", \"tombstone\" FROM \(metadata.changeTable) WHERE \"token\" BETWEEN $1 AND $2 ORDER BY \"token\", \"position\"",
+            [.int(first.rawValue), .int(last.rawValue)])
+        {
+            let cells = Array(row)
+            guard let index = try PostgresValues.int(cells[0]).flatMap({ positions[$0] }),
+                let kind = try PostgresValues.text(cells[1]), let entity = try PostgresValues.text(cells[2]),
+                let key = try PostgresValues.int(cells[3]),
+                let stored = try StoredHistory.row(
+                    kind: kind, entity: entity, key: key, changed: try PostgresValues.text(cells[4]),
+                    tombstone: try PostgresValues.text(cells[5]), storeIdentifier: storeIdentifier)
+            else { continue }
+            StoredHistory.add(stored, to: &transactions[index])
+        }
+        return transactions
     }
 
     /// The token of the latest transaction ever saved, or nil.
@@ -200,6 +211,17 @@ public final class PostgresStore: StorageBackend {
     public func close() async {
         isClosed.withLock { $0 = true }
         await writer.close()
+    }
+
+    /// Replaces the cached layout (after a migration).
+    func setLayout(_ new: PostgresLayout) {
+        layout.withLock { $0 = new }
+    }
+
+    /// Throws `closed` once the store is closed, `unavailable` while a staged migration holds it.
+    func checkWritable() throws(ModelError) {
+        try checkOpen()
+        if isMigrating.withLock({ $0 }) { throw ModelError.migrating(location) }
     }
 
     /// Throws `closed` once the store is closed.

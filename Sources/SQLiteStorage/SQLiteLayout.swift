@@ -20,7 +20,7 @@ final class SQLiteLayout: SQLTableLayout {
 
     init(_ schema: ResolvedSchema) {
         self.schema = schema
-        let tables = Self.tables(of: schema)
+        let tables = Self.hierarchyTables(of: schema)
         self.tables = tables
         self.tablesByRoot = Dictionary(uniqueKeysWithValues: tables.map { ($0.name, $0) })
     }

@@ -5,7 +5,7 @@ import ModelStorage
 extension SQLiteStore {
     /// Migrates the store to `schema` (see ``StorageBackend/migrate(to:options:)``): the plan is
     /// worked out against the data inside the writer's `BEGIN IMMEDIATE` transaction, then the
-    /// tables change (``SQLiteMigration``), the schema is stored, and a schema-change
+    /// tables change (``RelationalMigration``), the schema is stored, and a schema-change
     /// transaction is recorded, all in that one transaction: a crash leaves the old version or
     /// the new one.
     public func migrate(to schema: Schema, options: MigrationOptions) async throws -> MigrationPlan {
@@ -48,10 +48,12 @@ extension SQLiteStore {
         if options.dryRun { return (plan, nil) }
         guard plan.isAllowed else { throw plan.refusalError }
         let new = SQLiteLayout(resolved)
-        try SQLiteMigration(
-            old: old, new: new, changes: SchemaChanges(from: current, to: resolved), connection: connection
+        try RelationalMigration(
+            old: old, new: new, changes: SchemaChanges(from: current, to: resolved),
+            target: SQLiteMigrationTarget(connection: connection)
         )
         .run()
+        connection.clearCache()
         try StoreMetadata.setValue(resolved.canonicalJSON, for: "schema", connection)
         try StoreMetadata.setValue(resolved.versionHash, for: "schemaHash", connection)
         try recordSchemaChange(

@@ -7,6 +7,8 @@ import ModelCore
 /// foreign key; and the schema's join tables. What ``SQLCompiler`` needs to know of a layout.
 package protocol SQLTableLayout: Sendable {
     var schema: ResolvedSchema { get }
+    /// The hierarchy tables, in declaration order of the roots.
+    var tables: [TableLayout] { get }
     /// The table of the hierarchy whose root entity is `root`.
     func table(root: String) -> TableLayout
 }
@@ -35,7 +37,7 @@ extension SQLTableLayout {
     }
 
     /// The hierarchy tables of `schema`, in declaration order of the roots.
-    package static func tables(of schema: ResolvedSchema) -> [TableLayout] {
+    package static func hierarchyTables(of schema: ResolvedSchema) -> [TableLayout] {
         schema.rootEntities.map { root in
             var columns: [TableLayout.Column] = []
             var seen = Set<String>()

@@ -2,31 +2,69 @@ import Foundation
 import ModelCore
 import ModelStorage
 
-/// Changes an SQLite store's tables from one schema's layout to another's, inside the writer's
-/// transaction, as ``SchemaChanges`` say (the plan has checked the data first). Renames are
-/// SQLite's `ALTER TABLE … RENAME`, so no row is rewritten for them; an added attribute is
-/// `ADD COLUMN` with the default as the column's default, which SQLite reads for existing rows
-/// without writing them; a removed one is `DROP COLUMN`. Indexes whose statement changes are
-/// dropped first and made again last; the others stay as they are.
-struct SQLiteMigration {
-    let old: SQLiteLayout
-    let new: SQLiteLayout
+/// What a relational backend gives ``RelationalMigration``: its statements and the shape of its
+/// tables. Tables are named without a namespace (PostgreSQL's connections have the store's in
+/// their search path).
+package protocol RelationalMigrationTarget {
+    /// Runs `sql`, binding `values` to the dialect's placeholders (`?1` or `$1`…).
+    func run(_ sql: String, _ values: [Value]) throws
+    /// The placeholder of the `index`th value (1-based).
+    func placeholder(_ index: Int) -> String
+    /// `CREATE TABLE` for a hierarchy table of the new layout.
+    func createTable(_ table: TableLayout) -> String
+    /// `CREATE TABLE` for a join table.
+    func createJoinTable(_ name: String) -> String
+    /// Every `CREATE [UNIQUE] INDEX "name" …` statement of a layout.
+    func indexStatements(of layout: any SQLTableLayout) -> [String]
+    /// What `ADD COLUMN` takes for `column` (several, when the backend keeps more than one column
+    /// per attribute), each with the default given as SQL when there is one.
+    func columnDefinitions(_ column: TableLayout.Column, default: String?) -> [String]
+    /// The stored columns of an attribute or foreign key: its own, and any the backend keeps
+    /// beside it (PostgreSQL's folded strings), as (name, the suffix after the attribute's name).
+    func storedColumns(_ column: TableLayout.Column) -> [String]
+    /// The columns and values that set `column` to `value` (with the backend's columns beside it).
+    func assignments(_ column: TableLayout.Column, _ value: Value) -> [(String, Value)]
+    /// `value` as an SQL constant for a column's `DEFAULT`; nil when it cannot be one (or when
+    /// columns beside it would need defaults of their own).
+    func constant(_ value: Value, for column: TableLayout.Column) -> String?
+    /// The metadata tables: key sequences and history changes.
+    var sequenceTable: String { get }
+    var changeTable: String { get }
+}
+
+extension RelationalMigrationTarget {
+    package func execute(_ sql: String) throws {
+        try run(sql, [])
+    }
+}
+
+/// Changes a relational store's tables from one schema's layout to another's, inside the
+/// writer's transaction, as ``SchemaChanges`` say (the plan has checked the data first), for
+/// SQLite and PostgreSQL alike. Renames are `ALTER TABLE … RENAME`, so no row is rewritten for
+/// them; an added attribute is `ADD COLUMN` with the default as the column's default, which both
+/// read for existing rows without writing them; a removed one is `DROP COLUMN`. Indexes whose
+/// statement changes are dropped first and made again last; the others stay as they are.
+package struct RelationalMigration {
+    let old: any SQLTableLayout
+    let new: any SQLTableLayout
     let changes: SchemaChanges
-    let connection: SQLiteConnection
+    let connection: any RelationalMigrationTarget
 
     /// New entity name by old one, for every entity that continues.
     private let continued: [String: String]
 
-    init(old: SQLiteLayout, new: SQLiteLayout, changes: SchemaChanges, connection: SQLiteConnection) {
+    package init(
+        old: any SQLTableLayout, new: any SQLTableLayout, changes: SchemaChanges, target: any RelationalMigrationTarget
+    ) {
         self.old = old
         self.new = new
         self.changes = changes
-        self.connection = connection
+        self.connection = target
         continued = Dictionary(changes.entities.map { ($0.oldName, $0.name) }, uniquingKeysWith: { a, _ in a })
     }
 
-    func run() throws {
-        let oldIndexes = Self.indexStatements(old), newIndexes = Self.indexStatements(new)
+    package func run() throws {
+        let oldIndexes = indexStatements(old), newIndexes = indexStatements(new)
         for (name, statement) in oldIndexes where newIndexes[name] != statement {
             try connection.execute("DROP INDEX IF EXISTS \(SQL.quote(name))")
         }
@@ -37,14 +75,12 @@ struct SQLiteMigration {
             try connection.execute(statement)
         }
         try renameInHistory()
-        connection.clearCache()
     }
 
     /// Every `CREATE [UNIQUE] INDEX` statement of a layout, by index name.
-    static func indexStatements(_ layout: SQLiteLayout) -> [String: String] {
+    private func indexStatements(_ layout: any SQLTableLayout) -> [String: String] {
         var statements: [String: String] = [:]
-        for statement in layout.createStatements
-        where statement.hasPrefix("CREATE INDEX") || statement.hasPrefix("CREATE UNIQUE INDEX") {
+        for statement in connection.indexStatements(of: layout) {
             // `CREATE [UNIQUE] INDEX "name" ON …`: the name is the first quoted identifier.
             guard let open = statement.firstIndex(of: "\""),
                 let close = statement[statement.index(after: open)...].firstIndex(of: " ")
@@ -63,7 +99,7 @@ struct SQLiteMigration {
             guard let oldRoot = continued.first(where: { $0.value == table.name })?.key,
                 old.schema[oldRoot]?.superentity == nil
             else {
-                try connection.execute("CREATE TABLE \(table.quoted) (\(SQLiteLayout.columnDefinitions(table)))")
+                try connection.execute(connection.createTable(table))
                 continue
             }
             kept.insert(oldRoot)
@@ -71,7 +107,7 @@ struct SQLiteMigration {
             if oldRoot != table.name {
                 try connection.execute("ALTER TABLE \(before.quoted) RENAME TO \(table.quoted)")
                 try connection.run(
-                    "UPDATE \(StoreMetadata.sequenceTable) SET \"name\" = ?1 WHERE \"name\" = ?2",
+                    "UPDATE \(connection.sequenceTable) SET \"name\" = \(p(1)) WHERE \"name\" = \(p(2))",
                     [.string(table.name), .string(oldRoot)])
             }
             try migrateColumns(of: table, from: before)
@@ -87,30 +123,34 @@ struct SQLiteMigration {
         for entity in changes.entities where table.entities.contains(entity.name) {
             for rename in entity.renamedAttributes { renamed[rename.old] = rename.new }
         }
-        let newColumns = Set(table.columns.map(\.name))
+        let newColumns = Dictionary(table.columns.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         var present = Set<String>()
         for column in before.columns {
             let name = renamed[column.name] ?? column.name
-            if newColumns.contains(name) {
+            if let kept = newColumns[name] {
                 if name != column.name {
-                    try connection.execute(
-                        "ALTER TABLE \(table.quoted) RENAME COLUMN \(SQL.quote(column.name)) TO \(SQL.quote(name))")
+                    for (from, to) in zip(connection.storedColumns(column), connection.storedColumns(kept)) {
+                        try connection.execute(
+                            "ALTER TABLE \(table.quoted) RENAME COLUMN \(SQL.quote(from)) TO \(SQL.quote(to))")
+                    }
                 }
                 present.insert(name)
             } else {
-                try connection.execute("ALTER TABLE \(table.quoted) DROP COLUMN \(SQL.quote(column.name))")
+                for stored in connection.storedColumns(column) {
+                    try connection.execute("ALTER TABLE \(table.quoted) DROP COLUMN \(SQL.quote(stored))")
+                }
             }
         }
         // Objects of entities that go: deleted with their rows.
         let removed = changes.removedEntities.filter { before.entities.contains($0) }
         if !removed.isEmpty {
-            try connection.run(
+            try connection.execute(
                 "DELETE FROM \(table.quoted) WHERE \"_entity\" IN (\(removed.map(SQL.literal).joined(separator: ", ")))"
             )
         }
         for rename in changes.renamedEntities where before.entities.contains(rename.old) {
             try connection.run(
-                "UPDATE \(table.quoted) SET \"_entity\" = ?1 WHERE \"_entity\" = ?2",
+                "UPDATE \(table.quoted) SET \"_entity\" = \(p(1)) WHERE \"_entity\" = \(p(2))",
                 [.string(rename.new), .string(rename.old)])
         }
         for column in table.columns where !present.contains(column.name) {
@@ -119,36 +159,43 @@ struct SQLiteMigration {
         // An attribute added where another entity of the hierarchy had a column of its name.
         for column in table.columns where present.contains(column.name) {
             for (value, scope) in defaultFills(of: column.name, in: table) {
-                try fill(column.name, of: table, with: value, in: scope, onlyNil: false)
+                try fill(column, of: table, with: value, in: scope, onlyNil: false)
             }
         }
         for entity in changes.entities where table.entities.contains(entity.name) {
             for attribute in entity.requiredAttributes {
-                guard let value = attribute.defaultValue, let scope = new.schema[entity.name]?.descendants else {
+                guard let value = attribute.defaultValue, let scope = new.schema[entity.name]?.descendants,
+                    let column = table.columns.first(where: { $0.name == attribute.name })
+                else {
                     continue
                 }
-                try fill(attribute.name, of: table, with: value, in: scope, onlyNil: true)
+                try fill(column, of: table, with: value, in: scope, onlyNil: true)
             }
         }
     }
 
     /// Adds `column`; existing objects of the entities that declare it with a default get the
-    /// default, others nil. One default for all of them is the column's `DEFAULT`, which SQLite
-    /// reads for the existing rows without writing them.
+    /// default, others nil. One default for all of them is the column's `DEFAULT`, which the
+    /// database reads for the existing rows without writing them.
     private func addColumn(_ column: TableLayout.Column, to table: TableLayout) throws {
-        let declaration = "\(SQL.quote(column.name)) \(SQL.declaration(column.type))"
         let fills = defaultFills(of: column.name, in: table)
-        guard fills.count == 1, let (value, scope) = fills.first, let literal = SQL.constant(value) else {
-            try connection.execute("ALTER TABLE \(table.quoted) ADD COLUMN \(declaration)")
-            for (value, scope) in fills { try fill(column.name, of: table, with: value, in: scope, onlyNil: false) }
+        guard fills.count == 1, let (value, scope) = fills.first, let literal = connection.constant(value, for: column)
+        else {
+            for definition in connection.columnDefinitions(column, default: nil) {
+                try connection.execute("ALTER TABLE \(table.quoted) ADD COLUMN \(definition)")
+            }
+            for (value, scope) in fills { try fill(column, of: table, with: value, in: scope, onlyNil: false) }
             return
         }
-        try connection.execute("ALTER TABLE \(table.quoted) ADD COLUMN \(declaration) DEFAULT \(literal)")
+        for definition in connection.columnDefinitions(column, default: literal) {
+            try connection.execute("ALTER TABLE \(table.quoted) ADD COLUMN \(definition)")
+        }
         // Rows of the hierarchy's other entities have no such attribute: nil, as before.
         let others = table.entities.filter { !scope.contains($0) }
         if !others.isEmpty {
-            try connection.run(
-                "UPDATE \(table.quoted) SET \(SQL.quote(column.name)) = NULL WHERE \"_entity\" IN (\(others.map(SQL.literal).joined(separator: ", ")))"
+            let sets = connection.storedColumns(column).map { "\(SQL.quote($0)) = NULL" }.joined(separator: ", ")
+            try connection.execute(
+                "UPDATE \(table.quoted) SET \(sets) WHERE \"_entity\" IN (\(others.map(SQL.literal).joined(separator: ", ")))"
             )
         }
     }
@@ -167,13 +214,19 @@ struct SQLiteMigration {
     }
 
     /// Sets `column` to `value` for the objects of `entities` (those holding nil, or all).
-    private func fill(_ column: String, of table: TableLayout, with value: Value, in entities: [String], onlyNil: Bool)
-        throws
-    {
+    private func fill(
+        _ column: TableLayout.Column, of table: TableLayout, with value: Value, in entities: [String], onlyNil: Bool
+    ) throws {
+        let assignments = connection.assignments(column, value)
+        let sets = assignments.enumerated().map { "\(SQL.quote($1.0)) = \(p($0 + 1))" }.joined(separator: ", ")
+        let nilOnly = onlyNil ? "\(SQL.quote(column.name)) IS NULL AND " : ""
         try connection.run(
-            "UPDATE \(table.quoted) SET \(SQL.quote(column)) = ?1 WHERE \(onlyNil ? "\(SQL.quote(column)) IS NULL AND " : "")\"_entity\" IN (\(entities.map(SQL.literal).joined(separator: ", ")))",
-            [value])
+            "UPDATE \(table.quoted) SET \(sets) WHERE \(nilOnly)\"_entity\" IN (\(entities.map(SQL.literal).joined(separator: ", ")))",
+            assignments.map(\.1))
     }
+
+    /// The target's `index`th placeholder.
+    private func p(_ index: Int) -> String { connection.placeholder(index) }
 
     /// Join tables follow their owning relationship: renamed with its entity, made, dropped.
     private func migrateJoinTables() throws {
@@ -188,9 +241,7 @@ struct SQLiteMigration {
                     try connection.execute("ALTER TABLE \(SQL.quote(before.name)) RENAME TO \(SQL.quote(join.name))")
                 }
             } else {
-                try connection.execute(
-                    "CREATE TABLE \(SQL.quote(join.name)) (\"source\" INTEGER NOT NULL, \"target\" INTEGER NOT NULL, PRIMARY KEY (\"source\", \"target\")) WITHOUT ROWID"
-                )
+                try connection.execute(connection.createJoinTable(join.name))
             }
         }
         for join in old.schema.joinTables where !kept.contains(join.name) {
@@ -199,7 +250,7 @@ struct SQLiteMigration {
         // Rows whose objects were deleted with their entity.
         guard !changes.removedEntities.isEmpty else { return }
         for join in new.schema.joinTables {
-            try connection.run(
+            try connection.execute(
                 "DELETE FROM \(SQL.quote(join.name)) WHERE \"source\" NOT IN (SELECT \"_pk\" FROM \(SQL.quote(join.sourceRoot))) OR \"target\" NOT IN (SELECT \"_pk\" FROM \(SQL.quote(join.targetRoot)))"
             )
         }
@@ -216,7 +267,7 @@ struct SQLiteMigration {
                     .first
                 guard let root = relationship.flatMap({ new.schema[$0.destination]?.root }), lostRows.contains(root)
                 else { continue }
-                try connection.run(
+                try connection.execute(
                     "UPDATE \(table.quoted) SET \(SQL.quote(column.name)) = NULL WHERE \(SQL.quote(column.name)) NOT IN (SELECT \"_pk\" FROM \(SQL.quote(root)))"
                 )
             }
@@ -227,28 +278,8 @@ struct SQLiteMigration {
     private func renameInHistory() throws {
         for rename in changes.renamedEntities {
             try connection.run(
-                "UPDATE \(StoreMetadata.changeTable) SET \"entity\" = ?1 WHERE \"entity\" = ?2",
+                "UPDATE \(connection.changeTable) SET \"entity\" = \(p(1)) WHERE \"entity\" = \(p(2))",
                 [.string(rename.new), .string(rename.old)])
-        }
-    }
-}
-
-extension SQL {
-    /// `value` as an SQL constant stored as a bound value would be (dates as microseconds,
-    /// decimals as canonical text…), for a column's `DEFAULT`; nil when it has none (a double
-    /// that is not finite, text with a NUL).
-    static func constant(_ value: Value) -> String? {
-        switch value {
-        case .null: return "NULL"
-        case .int(let v): return String(v)
-        case .double(let v): return v.isFinite ? "\(v)" : nil
-        case .bool(let v): return v ? "1" : "0"
-        case .date(let v): return String(v.microsecondsSince1970)
-        case .string(let v), .json(let v): return v.contains("\0") ? nil : literal(v)
-        case .uuid(let v): return literal(v.lowercasedText)
-        case .url(let v): return literal(v.absoluteString)
-        case .decimal(let v): return literal(v.canonicalText)
-        case .data(let v): return "X'" + v.map { String(format: "%02x", $0) }.joined() + "'"
         }
     }
 }
