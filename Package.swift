@@ -75,7 +75,7 @@ let package = Package(
         // embedded container and the tests choose. Nothing above ModelStorage imports a backend.
         .target(
             name: "StandardBackends",
-            dependencies: ["ModelStorage", "SQLiteStorage", "MemoryStorage"],
+            dependencies: ["ModelStorage", "SQLiteStorage", "MemoryStorage", "PostgresStorage"],
             swiftSettings: sharedSettings
         ),
         // Contexts: pending changes, delete rules, validation, uniqueness, merge policies, history.

@@ -100,7 +100,7 @@ final class StoreCatalog: Sendable {
                 do {
                     if try registry.factory(for: location.scheme).isPersistent { try attached.add(name, location) }
                 } catch {
-                    await handle.container.close()
+                    await handle.close()
                     throw error
                 }
                 stores.withLock { $0[name] = handle }
@@ -155,7 +155,7 @@ final class StoreCatalog: Sendable {
             try handle.checkAvailable()
             stores.withLock { $0[name] = nil }
             try attached.remove(name)
-            await handle.container.closeForRemoval()
+            await handle.close(forRemoval: true)
             try await registry.destroy(handle.location)
         }
     }
@@ -236,7 +236,7 @@ final class StoreCatalog: Sendable {
             defer { stores = [:] }
             return Array(stores.values)
         }
-        for handle in all { await handle.container.close() }
+        for handle in all { await handle.close() }
     }
 
     private func open(name: String, at location: StoreLocation, schema: Schema?) async throws -> StoreHandle {

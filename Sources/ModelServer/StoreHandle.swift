@@ -12,6 +12,9 @@ final class StoreHandle: Sendable {
     let history = HistorySignal()
     private let current: Mutex<ModelContainer>
     private let migration = Mutex<StagedMigrationMark?>(nil)
+    /// The task that wakes history followers on saves other processes make, for a backend that
+    /// hears them (``StorageChangeFeed``).
+    private let feed = Mutex<Task<Void, Never>?>(nil)
 
     /// A staged migration under way: its session, and the versions it went from and is at.
     struct StagedMigrationMark: Sendable {
@@ -24,6 +27,36 @@ final class StoreHandle: Sendable {
         self.name = name
         self.location = location
         self.current = Mutex(container)
+        if let changes = container.backend as? any StorageChangeFeed {
+            feed.withLock { $0 = Self.follow(changes, signal: history) }
+        }
+    }
+
+    /// Wakes `signal` on every save `changes` hears, listening again a second after the
+    /// server was lost (followers poll meanwhile), until cancelled.
+    private static func follow(_ changes: any StorageChangeFeed, signal: HistorySignal) -> Task<Void, Never> {
+        Task {
+            while !Task.isCancelled {
+                try? await changes.followChanges(listening: { signal.notify() }) { _ in
+                    signal.notify()
+                    return !Task.isCancelled
+                }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    /// Closes the store (see ``ModelContainer/close()``), `forRemoval` when its data is deleted next.
+    func close(forRemoval: Bool = false) async {
+        feed.withLock { task in
+            task?.cancel()
+            task = nil
+        }
+        if forRemoval {
+            await container.closeForRemoval()
+        } else {
+            await container.close()
+        }
     }
 
     /// Refuses with UNAVAILABLE while a staged migration holds the store, unless the caller is

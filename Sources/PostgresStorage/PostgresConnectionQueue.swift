@@ -33,9 +33,29 @@ final class PostgresConnectionQueue: @unchecked Sendable {
     func run<T: Sendable>(_ body: @escaping @Sendable (PostgresSession) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                continuation.resume(with: Result { try body(try self.session()) })
+                let result = Result { try body(try self.session()) }
+                // A connection the server cut (a restart, say) may not know it yet: the next job
+                // opens a new one rather than write into it.
+                if case .failure(let error as ModelError) = result, error.code == .unavailable,
+                    let connection = self.connection
+                {
+                    self.connection = nil
+                    Self.close(connection)
+                }
+                continuation.resume(with: result)
             }
         }
+    }
+
+    /// A queue dropped without ``close()`` (its store never closed) closes its connection.
+    deinit {
+        if let connection { Self.close(connection) }
+    }
+
+    /// Closes `connection` without waiting, keeping it until it is closed (PostgresNIO requires
+    /// a connection to be closed before it goes).
+    static func close(_ connection: PostgresConnection) {
+        (connection.close() as EventLoopFuture<Void>).whenComplete { _ in withExtendedLifetime(connection) {} }
     }
 
     /// Closes the connection once the jobs queued before have run.
@@ -54,7 +74,15 @@ final class PostgresConnectionQueue: @unchecked Sendable {
         if let connection, !connection.isClosed { return PostgresSession(connection: connection, endpoint: endpoint) }
         connection = nil
         do {
-            let opened = try Self.connect(endpoint).wait()
+            let connecting = Self.connect(endpoint)
+            let opened: PostgresConnection
+            do {
+                opened = try connecting.waitBounded(by: .seconds(10), what: "connecting")
+            } catch {
+                // Should it connect after all, it is closed rather than dropped open.
+                connecting.whenSuccess { Self.close($0) }
+                throw error
+            }
             connection = opened
             let session = PostgresSession(connection: opened, endpoint: endpoint)
             // Compiled queries name the store's tables and functions without their namespace.
@@ -107,11 +135,16 @@ struct PostgresSession {
         if let keys { bindings.append(keys) }
         for value in binds { try PostgresValues.bind(value, into: &bindings) }
         do {
-            return try connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: Self.logger).wait().rows
+            return try connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: Self.logger)
+                .waitBounded(by: Self.statementLimit, what: "a statement", closing: connection).rows
         } catch {
             throw PostgresSession.error(error, endpoint: endpoint)
         }
     }
+
+    /// How long a statement may take before its connection is given up as lost: a server that
+    /// went away without closing the connection would otherwise hold the store's queue for good.
+    static let statementLimit = Duration.seconds(60)
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     func transaction<T>(_ body: () throws -> T) throws -> T {
@@ -141,13 +174,21 @@ struct PostgresSession {
                 .unavailable,
                 "the store is held by a schema change (a staged migration through another daemon?); try again once it is over (PostgreSQL: \(text))",
                 context: ["store": endpoint.description])
+        case let state? where state.hasPrefix("57P") || state.hasPrefix("08"):
+            return ModelError(
+                .unavailable,
+                "the PostgreSQL server of \(endpoint) is shutting down, starting or unreachable; try again (PostgreSQL: \(text))",
+                context: ["store": endpoint.description])
         case "40001", "40P01":
             return ModelError(
                 .conflict, "another save changed the same objects at the same time; try again (PostgreSQL: \(text))",
                 context: ["store": endpoint.description])
         default: break
         }
-        if let psql = error as? PSQLError, psql.code == .serverClosedConnection || psql.code == .connectionError {
+        if let psql = error as? PSQLError,
+            psql.code == .serverClosedConnection || psql.code == .connectionError
+                || psql.code == .clientClosedConnection
+        {
             return ModelError(
                 .unavailable, "the PostgreSQL server of \(endpoint) closed the connection: \(text)",
                 context: ["store": endpoint.description])
@@ -166,5 +207,27 @@ struct PostgresSession {
             return "\(psql.code)"
         }
         return "\(error)"
+    }
+}
+
+extension EventLoopFuture where Value: Sendable {
+    /// The future's value, waited for at most `limit`: past it the connection (if given) is
+    /// closed, which fails what it still has under way, and the wait fails `unavailable`.
+    func waitBounded(by limit: Duration, what: String, closing connection: PostgresConnection? = nil) throws -> Value {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<Value, any Error>?>(nil)
+        whenComplete { result in
+            outcome.withLock { $0 = result.mapError { $0 } }
+            done.signal()
+        }
+        let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
+        if done.wait(timeout: .now() + seconds) == .timedOut {
+            if let connection { PostgresConnectionQueue.close(connection) }
+            throw ModelError(
+                .unavailable, "the PostgreSQL server did not answer \(what) within \(limit); the connection is given up"
+            )
+        }
+        // Completed: the result is set before the signal.
+        return try outcome.withLock { $0! }.get()
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
 import Logging
 import ModelCore
+import ModelStorage
 import PostgresNIO
 
-extension PostgresStore {
+extension PostgresStore: StorageChangeFeed {
     /// Hears every save of the store, through any process, as it commits: each save notifies
     /// the store's channel with its history token (`pg_notify` in its transaction, delivered at
     /// commit), and this listens on a connection of its own. `body` gets each token; returning

@@ -83,11 +83,14 @@ final class SystemdNotifier: Sendable {
         stopped.withLock { stopped in if !stopped { send(message) } }
     }
 
-    /// Sends `STOPPING=1` (with `message`), after which pings are not sent.
+    /// Sends `STOPPING=1` (with `message`), after which pings are not sent. It is the one
+    /// message that must not be dropped: while the queue is full (a reader slow under load, with
+    /// pings waiting), it is tried again for up to a second.
     func stopping(_ message: String) {
-        stopped.withLock { stopped in
-            stopped = true
-            send("STOPPING=1\n" + message)
+        stopped.withLock { $0 = true }
+        for _ in 0..<50 {
+            if send("STOPPING=1\n" + message) { return }
+            usleep(20_000)
         }
     }
 
@@ -95,26 +98,29 @@ final class SystemdNotifier: Sendable {
     /// notification socket nobody reads holds 10 messages (`net.unix.max_dgram_qlen`), and a
     /// blocking send would then hold the watchdog's thread, and shutdown with it, for good. A
     /// message that finds the queue full is dropped; the next ping follows.
-    func send(_ message: String) {
+    /// Returns whether the message went out.
+    @discardableResult
+    func send(_ message: String) -> Bool {
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return }
+        guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         var path = Array(socketPath.utf8)
         let abstract = path.first == UInt8(ascii: "@")
         if abstract { path[0] = 0 }
-        guard path.count < MemoryLayout.size(ofValue: address.sun_path) else { return }
+        guard path.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (index, byte) in path.enumerated() { raw[index] = byte }
         }
         let length = socklen_t(MemoryLayout<sa_family_t>.size + path.count + (abstract ? 0 : 1))
         let bytes = Array(message.utf8)
-        _ = withUnsafePointer(to: &address) { pointer in
+        let sent = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 sendto(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), $0, length)
             }
         }
+        return sent == bytes.count
     }
 }
 

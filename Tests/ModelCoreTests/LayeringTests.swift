@@ -13,7 +13,7 @@ import Testing
         "SQLiteStorage": ["ModelCore", "ModelStorage", "CSQLite"],
         "MemoryStorage": ["ModelCore", "ModelStorage"],
         "PostgresStorage": ["ModelCore", "ModelStorage"],
-        "StandardBackends": ["ModelStorage", "SQLiteStorage", "MemoryStorage"],
+        "StandardBackends": ["ModelStorage", "SQLiteStorage", "MemoryStorage", "PostgresStorage"],
         "ModelEngine": ["ModelCore", "ModelStorage"],
         "ModelWire": ["ModelCore"],
         "FramedTransport": [],

@@ -12,10 +12,18 @@ import Testing
             let other = try await PostgresStore.open(url: store.endpoint.url)
             let (heard, continuation) = AsyncStream<(token: Int64, at: ContinuousClock.Instant)>.makeStream()
             let listening = TestEvent()
+            let failure = Shared<String?>(nil)
             let follower = Task {
-                try await other.followChanges(listening: { listening.signal() }) { token in
-                    continuation.yield((token.rawValue, .now))
-                    return true
+                do {
+                    try await other.followChanges(listening: { listening.signal() }) { token in
+                        continuation.yield((token.rawValue, .now))
+                        return true
+                    }
+                } catch {
+                    // Ends the stream, so the test fails saying why rather than waiting out its limit.
+                    failure.update { $0 = "\(error)" }
+                    listening.signal()
+                    continuation.finish()
                 }
             }
             #expect(await listening.wait(), "the follower never listened")
@@ -32,7 +40,7 @@ import Testing
             var delays: [Duration] = []
             for index in 0..<20 {
                 let saved = try await save("trip \(index)")
-                let arrived = try #require(await tokens.next())
+                let arrived = try #require(await tokens.next(), "the follower stopped: \(failure.value ?? "-")")
                 #expect(arrived.token == saved.token, "tokens arrive once each, in order")
                 delays.append(arrived.at - saved.at)
             }

@@ -1,6 +1,5 @@
 import Foundation
 import ModelCore
-import ModelStorage
 
 /// What a relational backend gives ``RelationalMigration``: its statements and the shape of its
 /// tables. Tables are named without a namespace (PostgreSQL's connections have the store's in
