@@ -146,9 +146,10 @@ struct PostgresSession {
     /// went away without closing the connection would otherwise hold the store's queue for good.
     static let statementLimit = Duration.seconds(60)
 
-    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
-    func transaction<T>(_ body: () throws -> T) throws -> T {
-        try query("BEGIN")
+    /// Runs `body` in a transaction (begun by `begin`): committed when it returns, rolled back
+    /// when it throws.
+    func transaction<T>(begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
+        try query(begin)
         do {
             let result = try body()
             try query("COMMIT")

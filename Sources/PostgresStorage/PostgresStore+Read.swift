@@ -30,7 +30,9 @@ extension PostgresStore {
             let plain = PostgresRead(
                 objects: PostgresObjects(session: session, layout: layout, storeIdentifier: storeIdentifier))
             guard let changes, !changes.isEmpty else {
-                return try session.readTransaction { try body(plain) }
+                return try session.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+                    try body(plain)
+                }
             }
             try session.query("BEGIN ISOLATION LEVEL REPEATABLE READ")
             defer { _ = try? session.query("ROLLBACK") }
@@ -136,14 +138,7 @@ struct PostgresRead {
         let entity = try schema.entity(descriptor.entityName)
         var compiler = compiler(for: entity)
         let sql = try compiler.aggregate(descriptor)
-        var columns: [(name: String, type: AttributeType)] = []
-        for path in descriptor.groupBy {
-            guard let attribute = try schema.resolve(path, from: entity).attribute else { continue }
-            columns.append((path.description, attribute.type))
-        }
-        for aggregation in descriptor.aggregations {
-            columns.append((aggregation.name, try aggregation.resultType(for: entity, in: schema)))
-        }
+        let columns = try descriptor.resultColumns(for: entity, in: schema)
         return try objects.query(sql, compiler.parameters).map { row in
             let cells = Array(row)
             var result: AggregateRow = [:]
@@ -170,20 +165,5 @@ extension PostgresValues {
             return .double(NSDecimalNumber(decimal: sum).doubleValue)
         }
         return try value(cell, as: type)
-    }
-}
-
-extension PostgresSession {
-    /// Runs `body` in a read-only transaction that sees one snapshot of the store.
-    func readTransaction<T>(_ body: () throws -> T) throws -> T {
-        try query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        do {
-            let result = try body()
-            try query("COMMIT")
-            return result
-        } catch {
-            _ = try? query("ROLLBACK")
-            throw error
-        }
     }
 }

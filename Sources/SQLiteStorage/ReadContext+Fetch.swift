@@ -142,14 +142,7 @@ extension ReadContext {
         }
         var compiler = compiler(for: entity)
         let sql = try compiler.aggregate(descriptor)
-        var columns: [(name: String, type: AttributeType)] = []
-        for path in descriptor.groupBy {
-            guard let attribute = try schema.resolve(path, from: entity).attribute else { continue }
-            columns.append((path.description, attribute.type))
-        }
-        for aggregation in descriptor.aggregations {
-            columns.append((aggregation.name, try aggregation.resultType(for: entity, in: schema)))
-        }
+        let columns = try descriptor.resultColumns(for: entity, in: schema)
         var rows: [AggregateRow] = []
         try query(sql, compiler.parameters) { row in
             var result: AggregateRow = [:]
