@@ -60,7 +60,7 @@ final class DaemonCore: Sendable {
             default: .other
             }
         info.backend = store.backend
-        info.url = store.location.url
+        info.url = store.location.description
         info.entities = container.schema.entityNames
         info.schemaVersionHash = info.entities.isEmpty ? "" : container.schema.versionHash
         do {

@@ -138,13 +138,13 @@ final class StoreCatalog: Sendable {
         if let other = stores.withLock({ $0.values.first { $0.location == location } }) {
             throw ModelError(
                 .uniqueConstraint, "\(location) is served already, as the store '\(other.name)'; use that name",
-                context: ["store": name, "url": location.url])
+                context: ["store": name, "url": location.description])
         }
         if location.path.hasPrefix(directory.standardizedFileURL.path + "/") {
             throw ModelError(
                 .invalidArgument,
                 "\(location) is inside the daemon's stores directory, where it places stores by name: create the store with a backend (\(location.scheme)) rather than a URL",
-                context: ["store": name, "url": location.url])
+                context: ["store": name, "url": location.description])
         }
     }
 
@@ -291,7 +291,13 @@ struct AttachedStores: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         let temporary = file.appendingPathExtension("new")
-        try encoder.encode(urls).write(to: temporary, options: .atomic)
+        // Readable by the daemon's user only: a URL may hold a password.
+        guard
+            FileManager.default.createFile(
+                atPath: temporary.path, contents: try encoder.encode(urls), attributes: [.posixPermissions: 0o600])
+        else {
+            throw ModelError(.storageFailure, "cannot write \(temporary.path): \(String(cString: strerror(errno)))")
+        }
         guard rename(temporary.path, file.path) == 0 else {
             throw ModelError(.storageFailure, "cannot write \(file.path): \(String(cString: strerror(errno)))")
         }

@@ -48,7 +48,7 @@ extension ModelError {
         ModelError(
             .unavailable,
             "the store \(location) is in a staged migration; try again once it has committed or rolled back",
-            context: ["store": location.url])
+            context: ["store": location.description])
     }
 
 }

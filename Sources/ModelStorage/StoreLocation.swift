@@ -52,7 +52,23 @@ public struct StoreLocation: Hashable, Sendable, CustomStringConvertible {
         return scheme
     }
 
-    public var description: String { url }
+    /// The URL without a password: what messages, logs and store listings show.
+    public var description: String { Self.redacted(url) }
+
+    /// `url` with a password replaced by `***`, whether given before the host
+    /// (`postgres://user:secret@host/db`) or as a `password` query parameter.
+    public static func redacted(_ url: String) -> String {
+        guard var components = URLComponents(string: url) else { return url }
+        let inQuery = components.queryItems?.contains { $0.name.lowercased() == "password" } ?? false
+        guard components.password != nil || inQuery else { return url }
+        if components.password != nil { components.password = "***" }
+        if inQuery {
+            components.queryItems = components.queryItems?.map {
+                $0.name.lowercased() == "password" ? URLQueryItem(name: $0.name, value: "***") : $0
+            }
+        }
+        return components.string ?? url
+    }
 
     /// Two locations are the same store when their scheme and path are: `sqlite:/a.sqlite` and
     /// `sqlite:///a.sqlite` name one file.

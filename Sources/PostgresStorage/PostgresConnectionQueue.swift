@@ -29,22 +29,34 @@ final class PostgresConnectionQueue: @unchecked Sendable {
         self.queue = DispatchQueue(label: "modeld.postgres.\(label)")
     }
 
-    /// Runs `body` with the connection on the queue.
+    /// Runs `body` with the connection on the queue. When a connection opened for an earlier job
+    /// turns out to be cut (the server restarted since) before `body` sent it anything but
+    /// `BEGIN` or `SET`, `body` runs again on a new one: nothing reached the server, and the
+    /// caller need not hear of a restart that is over.
     func run<T: Sendable>(_ body: @escaping @Sendable (PostgresSession) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                let result = Result { try body(try self.session()) }
-                // A connection the server cut (a restart, say) may not know it yet: the next job
-                // opens a new one rather than write into it.
-                if case .failure(let error as ModelError) = result, error.code == .unavailable,
-                    let connection = self.connection
-                {
-                    self.connection = nil
-                    Self.close(connection)
-                }
-                continuation.resume(with: result)
+                var attempt = self.attempt(body)
+                if attempt.mayRetry { attempt = self.attempt(body) }
+                continuation.resume(with: attempt.result)
             }
         }
+    }
+
+    /// One run of `body`; `mayRetry` when it failed on a cut connection opened earlier, having
+    /// sent no work. On the queue only.
+    private func attempt<T>(_ body: (PostgresSession) throws -> T) -> (result: Result<T, any Error>, mayRetry: Bool) {
+        let reused = connection.map { !$0.isClosed } ?? false
+        let work = SessionWork()
+        let result = Result { try body(try self.session(work)) }
+        guard case .failure(let error as ModelError) = result, error.code == .unavailable, let connection else {
+            return (result, false)
+        }
+        // A connection the server cut (a restart, say) may not know it yet: the next job
+        // opens a new one rather than write into it.
+        self.connection = nil
+        Self.close(connection)
+        return (result, reused && !work.sent.load(ordering: .relaxed))
     }
 
     /// A queue dropped without ``close()`` (its store never closed) closes its connection.
@@ -70,8 +82,10 @@ final class PostgresConnectionQueue: @unchecked Sendable {
     }
 
     /// The open connection; a closed one is replaced. On the queue only.
-    private func session() throws -> PostgresSession {
-        if let connection, !connection.isClosed { return PostgresSession(connection: connection, endpoint: endpoint) }
+    private func session(_ work: SessionWork) throws -> PostgresSession {
+        if let connection, !connection.isClosed {
+            return PostgresSession(connection: connection, endpoint: endpoint, work: work)
+        }
         connection = nil
         do {
             let connecting = Self.connect(endpoint)
@@ -84,7 +98,7 @@ final class PostgresConnectionQueue: @unchecked Sendable {
                 throw error
             }
             connection = opened
-            let session = PostgresSession(connection: opened, endpoint: endpoint)
+            let session = PostgresSession(connection: opened, endpoint: endpoint, work: work)
             // Compiled queries name the store's tables and functions without their namespace.
             try session.query("SET search_path TO \(SQL.quote(searchPath))")
             return session
@@ -95,7 +109,7 @@ final class PostgresConnectionQueue: @unchecked Sendable {
 
     /// Opens a connection to `endpoint`'s server.
     static func connect(_ endpoint: PostgresEndpoint) -> EventLoopFuture<PostgresConnection> {
-        let configuration: PostgresConnection.Configuration
+        var configuration: PostgresConnection.Configuration
         if let host = endpoint.host {
             configuration = .init(
                 host: host, port: endpoint.port, username: endpoint.user, password: endpoint.password,
@@ -105,6 +119,8 @@ final class PostgresConnectionQueue: @unchecked Sendable {
                 unixSocketPath: "\(endpoint.socketDirectory ?? "/run/postgresql")/.s.PGSQL.\(endpoint.port)",
                 username: endpoint.user, password: endpoint.password, database: endpoint.database)
         }
+        // What pg_stat_activity shows of the connection: the store it serves.
+        configuration.options.additionalStartupParameters = [("application_name", endpoint.applicationName)]
         let id = ids.withLock { id in
             id += 1
             return id
@@ -125,6 +141,8 @@ final class PostgresConnectionQueue: @unchecked Sendable {
 struct PostgresSession {
     let connection: PostgresConnection
     let endpoint: PostgresEndpoint
+    /// Records whether the session sent work (see ``PostgresConnectionQueue/run(_:)``).
+    var work = SessionWork()
     private static let logger = Logger(label: "modeld.postgres")
 
     /// Runs `sql` with `binds` ($1, $2, …) and returns its rows; `keys`, when given, is bound
@@ -134,6 +152,14 @@ struct PostgresSession {
         var bindings = PostgresBindings(capacity: binds.count + 1)
         if let keys { bindings.append(keys) }
         for value in binds { try PostgresValues.bind(value, into: &bindings) }
+        if !sql.hasPrefix("BEGIN"), !sql.hasPrefix("SET ") { work.sent.store(true, ordering: .relaxed) }
+        // PostgresNIO never answers a statement written to a closed connection.
+        guard !connection.isClosed else {
+            throw ModelError(
+                .unavailable,
+                "the connection to the PostgreSQL server of \(endpoint) closed (did the server restart?); try again",
+                context: ["store": endpoint.description])
+        }
         do {
             return try connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: Self.logger)
                 .waitBounded(by: Self.statementLimit, what: "a statement", closing: connection).rows
@@ -213,7 +239,9 @@ struct PostgresSession {
 
 extension EventLoopFuture where Value: Sendable {
     /// The future's value, waited for at most `limit`: past it the connection (if given) is
-    /// closed, which fails what it still has under way, and the wait fails `unavailable`.
+    /// closed, which fails what it still has under way, and the wait fails `unavailable`. It
+    /// fails `unavailable` sooner when the connection closes and the future stays pending:
+    /// PostgresNIO never completes a statement written to a connection that has just closed.
     func waitBounded(by limit: Duration, what: String, closing connection: PostgresConnection? = nil) throws -> Value {
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<Value, any Error>?>(nil)
@@ -222,13 +250,31 @@ extension EventLoopFuture where Value: Sendable {
             done.signal()
         }
         let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
-        if done.wait(timeout: .now() + seconds) == .timedOut {
-            if let connection { PostgresConnectionQueue.close(connection) }
-            throw ModelError(
-                .unavailable, "the PostgreSQL server did not answer \(what) within \(limit); the connection is given up"
-            )
+        let deadline = DispatchTime.now() + seconds
+        var closedAt: DispatchTime?
+        while done.wait(timeout: min(deadline, .now() + 0.25)) == .timedOut {
+            if DispatchTime.now() >= deadline {
+                if let connection { PostgresConnectionQueue.close(connection) }
+                throw ModelError(
+                    .unavailable,
+                    "the PostgreSQL server did not answer \(what) within \(limit); the connection is given up")
+            }
+            // A statement whose connection closed fails within moments, or never.
+            if let connection, connection.isClosed {
+                if let closedAt, DispatchTime.now() >= closedAt + 0.5 {
+                    throw ModelError(
+                        .unavailable, "the connection to the PostgreSQL server closed before it answered \(what)")
+                }
+                closedAt = closedAt ?? .now()
+            }
         }
         // Completed: the result is set before the signal.
         return try outcome.withLock { $0! }.get()
     }
+}
+
+/// Whether a session sent a statement other than `BEGIN…` or `SET …`: one that may have changed
+/// something, so that a job failing after it is not run again.
+final class SessionWork: Sendable {
+    let sent = Atomic<Bool>(false)
 }

@@ -10,7 +10,10 @@ import ModelStorage
 /// - `postgres:///db?host=/run/postgresql&user=modeld&schema=trips` (a Unix socket: `host` is a
 ///   directory, as libpq's)
 ///
-/// `schema` defaults to `modeld`; `user` to the process's user name; the port to 5432.
+/// Without a password in the URL, `PGPASSWORD` gives it, as libpq's.
+/// `schema` defaults to `modeld`; `user` to the process's user name; the port to 5432;
+/// `pool_size`, the most connections the store reads through, to 4 (beside one for its saves and,
+/// in the daemon, one that listens for other daemons' saves).
 public struct PostgresEndpoint: Hashable, Sendable, CustomStringConvertible {
     /// The store's URL, as given.
     public let url: String
@@ -24,6 +27,11 @@ public struct PostgresEndpoint: Hashable, Sendable, CustomStringConvertible {
     public var database: String
     /// The PostgreSQL schema holding the store.
     public var namespace: String
+    /// The most connections the store reads through (`pool_size`).
+    public var poolSize: Int
+
+    /// The most `pool_size` allows.
+    static let maximumPoolSize = 64
 
     /// The longest PostgreSQL identifier (`NAMEDATALEN` − 1).
     static let maximumIdentifierLength = 63
@@ -46,8 +54,9 @@ public struct PostgresEndpoint: Hashable, Sendable, CustomStringConvertible {
         var query: [String: String] = [:]
         for item in components.queryItems ?? [] {
             guard let value = item.value, !value.isEmpty else { throw refuse("'\(item.name)' has no value") }
-            guard ["schema", "host", "user", "port", "password"].contains(item.name) else {
-                throw refuse("'\(item.name)' is not a parameter it takes (schema, host, port, user, password)")
+            guard Self.parameters.contains(item.name) else {
+                throw refuse(
+                    "'\(item.name)' is not a parameter it takes (\(Self.parameters.joined(separator: ", ")))")
             }
             query[item.name] = value
         }
@@ -72,19 +81,33 @@ public struct PostgresEndpoint: Hashable, Sendable, CustomStringConvertible {
         user =
             components.user.flatMap { $0.isEmpty ? nil : $0 } ?? query["user"]
             ?? ProcessInfo.processInfo.environment["USER"] ?? "postgres"
-        password = components.password ?? query["password"]
+        // As libpq: without a password in the URL, PGPASSWORD's.
+        password =
+            components.password.map { $0.removingPercentEncoding ?? $0 } ?? query["password"]
+            ?? ProcessInfo.processInfo.environment["PGPASSWORD"]
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         guard !path.isEmpty, !path.contains("/") else {
             throw refuse("it names no database (postgres://host/database)")
         }
         database = path
         namespace = query["schema"] ?? "modeld"
+        if let text = query["pool_size"] {
+            guard let size = Int(text), (1...Self.maximumPoolSize).contains(size) else {
+                throw refuse("pool_size '\(text)' is not a number from 1 to \(Self.maximumPoolSize)")
+            }
+            poolSize = size
+        } else {
+            poolSize = 4
+        }
         guard Self.isIdentifier(namespace) else {
             throw refuse(
                 "the schema '\(namespace)' is not a name modeld uses for a store: 1 to 63 characters of a-z, 0-9 and _, starting with a letter"
             )
         }
     }
+
+    /// The query parameters a URL may give.
+    static let parameters = ["schema", "host", "port", "user", "password", "pool_size"]
 
     /// A lowercase PostgreSQL identifier that needs no quoting and no case folding.
     static func isIdentifier(_ name: String) -> Bool {
@@ -94,12 +117,15 @@ public struct PostgresEndpoint: Hashable, Sendable, CustomStringConvertible {
         return name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
     }
 
-    /// The URL without its password.
-    static func redacted(_ url: String) -> String {
-        guard var components = URLComponents(string: url), components.password != nil else { return url }
-        components.password = "…"
-        return components.string ?? url
-    }
+    /// The URL without its password (see ``StoreLocation/redacted(_:)``).
+    static func redacted(_ url: String) -> String { StoreLocation.redacted(url) }
+
+    /// ``url`` without its password: what messages, logs and store listings show.
+    public var redactedURL: String { Self.redacted(url) }
+
+    /// The `application_name` of the store's connections: `modeld <schema>`, as
+    /// `pg_stat_activity` shows them.
+    public var applicationName: String { "modeld \(namespace)" }
 
     /// What the store is, for messages: `postgres://host:port/db (schema trips)`, no password.
     public var description: String {

@@ -44,8 +44,9 @@ struct PostgresMetadata {
     /// modeld store is refused.
     func prepare(_ session: PostgresSession) throws -> UUID {
         try lock(session)
+        // pg_class rather than information_schema, whose views cost seconds on a busy catalog.
         let tables = try session.query(
-            "SELECT count(*), count(*) FILTER (WHERE table_name = '_modeld_meta') FROM information_schema.tables WHERE table_schema = $1",
+            "SELECT count(*), count(*) FILTER (WHERE c.relname = '_modeld_meta') FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm', 'f')",
             [.string(namespace)])
         let cells = tables.first.map { Array($0) } ?? []
         let all = try cells.first.flatMap(PostgresValues.int) ?? 0
@@ -56,7 +57,8 @@ struct PostgresMetadata {
                 "the PostgreSQL schema '\(namespace)' holds tables but no modeld store; choose another (?schema=…)",
                 context: ["schema": namespace])
         }
-        try createTables(session)
+        // A store is made whole in one transaction: one with its metadata table has the rest.
+        if meta == 0 { try createTables(session) }
         try session.query(
             "INSERT INTO \(metaTable) VALUES ('storeIdentifier', $1) ON CONFLICT DO NOTHING",
             [.string(UUID().uuidString.lowercased())])

@@ -26,7 +26,7 @@ extension PostgresStore {
         _ layout: PostgresLayout, overlay changes: ChangeSet?, _ body: @escaping @Sendable (PostgresRead) throws -> T
     ) async throws -> T {
         let storeIdentifier = storeIdentifier, metadata = metadata
-        return try await writer.run { session in
+        return try await readers.run { session in
             let plain = PostgresRead(
                 objects: PostgresObjects(session: session, layout: layout, storeIdentifier: storeIdentifier))
             guard let changes, !changes.isEmpty else {

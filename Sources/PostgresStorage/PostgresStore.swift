@@ -12,7 +12,10 @@ public final class PostgresStore: StorageBackend {
     public let endpoint: PostgresEndpoint
     /// The store's UUID, kept in its namespace.
     public let storeIdentifier: UUID
+    /// The connection saves, migrations and schema changes run on, one at a time.
     let writer: PostgresConnectionQueue
+    /// The connections reads run on.
+    let readers: PostgresConnectionPool
     let metadata: PostgresMetadata
     private let layout: Mutex<PostgresLayout>
     private let isClosed = Mutex(false)
@@ -47,6 +50,7 @@ public final class PostgresStore: StorageBackend {
         self.endpoint = endpoint
         self.storeIdentifier = storeIdentifier
         self.writer = writer
+        self.readers = PostgresConnectionPool(endpoint: endpoint, size: endpoint.poolSize)
         self.metadata = metadata
         self.layout = Mutex(layout)
     }
@@ -125,7 +129,7 @@ public final class PostgresStore: StorageBackend {
         let keys = try ObjectLookup.keysByRoot(ids, schema: layout.schema, storeIdentifier: storeIdentifier)
         guard !keys.isEmpty else { return [] }
         let storeIdentifier = storeIdentifier
-        let found = try await writer.run { [keys] session in
+        let found = try await readers.run { [keys] session in
             let objects = PostgresObjects(session: session, layout: layout, storeIdentifier: storeIdentifier)
             var found: [String: [Int64: ObjectSnapshot]] = [:]
             for (root, rootKeys) in keys {
@@ -142,7 +146,7 @@ public final class PostgresStore: StorageBackend {
     public func history(after token: HistoryToken?, limit: Int?) async throws -> [HistoryTransaction] {
         try checkOpen()
         let metadata = metadata, storeIdentifier = storeIdentifier
-        return try await writer.run { session in
+        return try await readers.run { session in
             try Self.history(session, after: token, limit: limit, metadata: metadata, storeIdentifier: storeIdentifier)
         }
     }
@@ -189,7 +193,7 @@ public final class PostgresStore: StorageBackend {
     public func currentHistoryToken() async throws -> HistoryToken? {
         try checkOpen()
         let metadata = metadata
-        let value = try await writer.run { session in
+        let value = try await readers.run { session in
             try session.query("SELECT \"value\" FROM \(metadata.sequenceTable) WHERE \"name\" = '_history'")
                 .first.flatMap { try $0.first.flatMap(PostgresValues.int) } ?? 0
         }
@@ -201,7 +205,7 @@ public final class PostgresStore: StorageBackend {
         let namespace = endpoint.namespace
         return try await writer.run { session in
             try session.query(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name NOT LIKE '\\_modeld\\_%' ORDER BY table_name",
+                "SELECT c.relname::text FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r' AND c.relname NOT LIKE '\\_modeld\\_%' ORDER BY c.relname",
                 [.string(namespace)]
             ).compactMap { row in try row.first.flatMap(PostgresValues.text) }
         }
@@ -210,6 +214,7 @@ public final class PostgresStore: StorageBackend {
     /// Closes the store's connection; later calls fail with `closed`.
     public func close() async {
         isClosed.withLock { $0 = true }
+        await readers.close()
         await writer.close()
     }
 

@@ -20,6 +20,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Rounds of each alternated comparison.") var rounds = 3
     @Option(help: "Isolated stores made for the harness workload.") var stores = 1_000
     @Option(help: "Databases PostgreSQL creates from a template for the harness workload.") var databases = 100
+    @Option(help: "Rows the PostgreSQL store of workload 12 holds (at most --rows).") var postgresStoreRows = 100_000
     @Option(help: "Where to write the JSON figures.") var output = "bench.json"
     @Option(help: "The modeld executable (default: .build/release/modeld).") var modeld: String?
     @Flag(help: "Keep the other core busy for the whole run (the loaded run).") var load = false
@@ -141,5 +142,6 @@ struct BenchCommand: AsyncParsableCommand {
         if runs(8) { try await harnessWorkload(workloads, postgres: postgres, schema: schema, report: &report) }
         if runs(10) { try await stallWorkload(workloads, daemon: daemon, report: &report) }
         if runs(11) { try await migrationWorkload(workloads, sqlite: sqlite, daemon: daemon, report: &report) }
+        if runs(12) { try await postgresStoreWorkload(postgres: postgres, daemon: daemon, report: &report) }
     }
 }

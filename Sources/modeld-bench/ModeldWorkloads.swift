@@ -6,8 +6,9 @@ import Synchronization
 /// The workloads, through modeld's Swift client (`ModelRemote`, over the daemon's socket).
 struct ModeldWorkloads {
     let socketPath: String
-    let store = "items"
     let storeIdentifier: UUID
+    /// The store the reads and queries use.
+    var store = "items"
 
     /// The identifier of row `row`, made from its key as pgbench makes a random key (a client
     /// holds the identifiers of objects it has read; it does not parse URIs to read them again).

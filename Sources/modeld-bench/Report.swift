@@ -10,19 +10,19 @@ struct Report {
         /// modeld against the baseline, as the target states it (higher is better unless noted).
         let ratio: Double
         let target: String
-        let met: Bool
+        /// Nil for a figure without a target.
+        let met: Bool?
     }
 
     var conditions: [String: String] = [:]
     var lines: [Line] = []
     var details: [String: [String: Double]] = [:]
 
-    mutating func add(_ workload: String, modeld: String, baseline: String, ratio: Double, target: String, met: Bool) {
+    mutating func add(_ workload: String, modeld: String, baseline: String, ratio: Double, target: String, met: Bool?) {
         lines.append(
             Line(workload: workload, modeld: modeld, baseline: baseline, ratio: ratio, target: target, met: met))
-        say(
-            "  -> \(workload): \(modeld) vs \(baseline): \(format(ratio))x (target \(target): \(met ? "met" : "missed"))"
-        )
+        let verdict = met.map { "target \(target): \($0 ? "met" : "missed")" } ?? "no target"
+        say("  -> \(workload): \(modeld) vs \(baseline): \(format(ratio))x (\(verdict))")
     }
 
     mutating func detail(_ name: String, _ figures: [String: Double]) {
@@ -32,7 +32,10 @@ struct Report {
     func table() -> String {
         let headers = ["workload", "modeld", "baseline", "ratio", "target", ""]
         let rows = lines.map {
-            [$0.workload, $0.modeld, $0.baseline, format($0.ratio) + "x", $0.target, $0.met ? "met" : "MISSED"]
+            [
+                $0.workload, $0.modeld, $0.baseline, format($0.ratio) + "x", $0.target,
+                $0.met.map { $0 ? "met" : "MISSED" } ?? "",
+            ]
         }
         let widths = headers.indices.map { column in ([headers] + rows).map { $0[column].count }.max() ?? 0 }
         func render(_ row: [String]) -> String {

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import Foundation
 
 /// The PostgreSQL server the tests use: `MODELD_TEST_POSTGRES_URL`, which `scripts/test` sets
@@ -22,36 +19,18 @@ public enum PostgresServer {
         return base + (base.contains("?") ? "&" : "?") + "schema=\(name)"
     }
 
-    /// Restarts the suite's server (`scripts/postgres-cluster restart`): every session is cut,
-    /// and it answers again once this returns.
-    public static func restart() async throws {
-        guard let components = URLComponents(string: try url()),
-            let directory = components.queryItems?.first(where: { $0.name == "host" })?.value
-        else {
-            throw ServerMissing()
-        }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        // posix_spawn and a polled waitpid: Foundation's Process did not report this child's
-        // exit to a test that also runs modeld processes.
-        let script = root.appendingPathComponent("scripts/postgres-cluster").path
-        var pid: pid_t = 0
-        let arguments = [script, "restart", directory]
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        let spawned = posix_spawn(&pid, script, nil, nil, &argv, environ)
-        guard spawned == 0 else { throw RestartFailed(status: spawned) }
-        var raw: Int32 = 0
-        while waitpid(pid, &raw, WNOHANG) == 0 {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        let status = (raw >> 8) & 0xff
-        guard status == 0 else { throw RestartFailed(status: status) }
+    /// The repository's `scripts/postgres-cluster`.
+    static var clusterScript: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/postgres-cluster").path
     }
 
-    struct RestartFailed: Error, CustomStringConvertible {
+    struct ScriptFailed: Error, CustomStringConvertible {
+        let arguments: [String]
         let status: Int32
-        var description: String { "scripts/postgres-cluster restart failed (exit status \(status))" }
+        var description: String {
+            "scripts/postgres-cluster \(arguments.joined(separator: " ")) failed (exit status \(status)); its errors are in the test's output"
+        }
     }
 
     struct ServerMissing: Error, CustomStringConvertible {

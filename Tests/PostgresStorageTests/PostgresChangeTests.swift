@@ -7,8 +7,20 @@ import Testing
 /// Saves through one opener (one daemon) are heard by another as they commit, through the
 /// store's notification channel: every token, in order, promptly.
 @Suite struct PostgresChangeTests {
-    @Test(.timeLimit(.minutes(1))) func anotherOpenerHearsEverySave() async throws {
+    // The limit guards against a hang: under the whole suite, a save on the shared test cluster can take a second.
+    @Test(.timeLimit(.minutes(3))) func anotherOpenerHearsEverySave() async throws {
+        // What the test was doing and when (seconds from its start), so a failure under load says where time went.
+        let started = ContinuousClock.now
+        let progress = Shared<[String]>([])
+        @Sendable func step(_ what: String) {
+            let elapsed = ContinuousClock.now - started
+            progress.update {
+                $0.append("\(elapsed.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 2)))) \(what)")
+            }
+        }
+        step("opening the store")
         try await PostgresSaveTests.withStore { store in
+            step("opening another")
             let other = try await PostgresStore.open(url: store.endpoint.url)
             let (heard, continuation) = AsyncStream<(token: Int64, at: ContinuousClock.Instant)>.makeStream()
             let listening = TestEvent()
@@ -16,6 +28,7 @@ import Testing
             let follower = Task {
                 do {
                     try await other.followChanges(listening: { listening.signal() }) { token in
+                        step("heard \(token.rawValue)")
                         continuation.yield((token.rawValue, .now))
                         return true
                     }
@@ -27,6 +40,7 @@ import Testing
                 }
             }
             #expect(await listening.wait(), "the follower never listened")
+            step("listening")
             var tokens = heard.makeAsyncIterator()
             func save(_ name: String) async throws -> (token: Int64, at: ContinuousClock.Instant) {
                 let result = try await store.save(
@@ -40,7 +54,11 @@ import Testing
             var delays: [Duration] = []
             for index in 0..<20 {
                 let saved = try await save("trip \(index)")
-                let arrived = try #require(await tokens.next(), "the follower stopped: \(failure.value ?? "-")")
+                step("saved \(saved.token)")
+                let arrived = try #require(
+                    await tokens.next(),
+                    "the follower stopped: \(failure.value ?? "-"); \(progress.value.suffix(12).joined(separator: ", "))"
+                )
                 #expect(arrived.token == saved.token, "tokens arrive once each, in order")
                 delays.append(arrived.at - saved.at)
             }
@@ -48,6 +66,7 @@ import Testing
             continuation.finish()
             await other.close()
             let sorted = delays.sorted()
+            print("PostgresChangeTests steps: \(progress.value.joined(separator: ", "))")
             print(
                 "PostgreSQL notification to another opener, from the saver's answer to the follower's hearing (negative: heard first), 20 saves: median \(sorted[10]), max \(sorted[19])"
             )

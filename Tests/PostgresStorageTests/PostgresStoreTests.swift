@@ -1,6 +1,7 @@
 import Foundation
 import ModelCore
 import ModelFixtures
+import ModelStorage
 import PostgresStorage
 import Testing
 
@@ -14,7 +15,12 @@ import Testing
         #expect(!tcp.description.contains("secret"))
         let socket = try PostgresEndpoint(url: "postgres:///shop?host=/run/postgresql&user=modeld")
         #expect(socket.host == nil && socket.socketDirectory == "/run/postgresql" && socket.port == 5432)
-        #expect(socket.namespace == "modeld" && socket.user == "modeld")
+        #expect(socket.namespace == "modeld" && socket.user == "modeld" && socket.poolSize == 4)
+        let pooled = try PostgresEndpoint(url: "postgres:///shop?host=/run/postgresql&pool_size=12&password=hush")
+        #expect(pooled.poolSize == 12 && pooled.password == "hush")
+        #expect(!pooled.redactedURL.contains("hush") && pooled.redactedURL.contains("pool_size=12"))
+        #expect(
+            !StoreLocation.redacted(tcp.url).contains("secret") && StoreLocation.redacted(tcp.url).contains("ann:***@"))
         for (bad, why) in [
             ("postgres://db.example/shop?schema=Trips", "is not a name modeld uses"),
             ("postgres://db.example/", "names no database"),
@@ -22,6 +28,9 @@ import Testing
             ("postgres://db.example/shop?colour=blue", "'colour' is not a parameter"),
             ("postgres://ann:secret@db.example:99999/shop", "out of range"),
             ("mysql://db.example/shop", "does not start with postgres://"),
+            ("postgres://db.example/shop?pool_size=0", "pool_size '0' is not a number from 1 to 64"),
+            ("postgres://db.example/shop?pool_size=65", "pool_size '65' is not a number from 1 to 64"),
+            ("postgres://db.example/shop?pool_size=many&password=secret", "pool_size 'many'"),
         ] {
             let error = #expect(throws: ModelError.self) { try PostgresEndpoint(url: bad) }
             #expect(

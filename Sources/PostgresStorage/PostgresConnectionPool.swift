@@ -1,0 +1,54 @@
+import Synchronization
+
+/// The connections a store reads through: up to `size` ``PostgresConnectionQueue``s, each
+/// opening its connection with its first job. A read takes an idle one (the one freed last, so
+/// light load stays on few connections) or waits, first come first served, for whichever frees
+/// first: a slow read holds its own connection only. Saves keep a connection of their own (the
+/// store's writer), so one daemon's saves run one at a time, as on SQLite, and never wait for
+/// reads.
+final class PostgresConnectionPool: Sendable {
+    private struct State {
+        var idle: [PostgresConnectionQueue]
+        var waiting: [CheckedContinuation<PostgresConnectionQueue, Never>] = []
+    }
+    private let queues: [PostgresConnectionQueue]
+    private let state: Mutex<State>
+
+    init(endpoint: PostgresEndpoint, size: Int) {
+        queues = (0..<max(size, 1)).map { PostgresConnectionQueue(endpoint: endpoint, label: "reader\($0)") }
+        // Reversed, so that the first queue is taken first.
+        state = Mutex(State(idle: queues.reversed()))
+    }
+
+    /// Runs `body` on a connection of its own.
+    func run<T: Sendable>(_ body: @escaping @Sendable (PostgresSession) throws -> T) async throws -> T {
+        let queue = await acquire()
+        defer { release(queue) }
+        return try await queue.run(body)
+    }
+
+    private func acquire() async -> PostgresConnectionQueue {
+        await withCheckedContinuation { continuation in
+            let idle = state.withLock { state -> PostgresConnectionQueue? in
+                if let queue = state.idle.popLast() { return queue }
+                state.waiting.append(continuation)
+                return nil
+            }
+            if let idle { continuation.resume(returning: idle) }
+        }
+    }
+
+    private func release(_ queue: PostgresConnectionQueue) {
+        let waiter = state.withLock { state -> CheckedContinuation<PostgresConnectionQueue, Never>? in
+            if !state.waiting.isEmpty { return state.waiting.removeFirst() }
+            state.idle.append(queue)
+            return nil
+        }
+        waiter?.resume(returning: queue)
+    }
+
+    /// Closes every connection once its queued jobs have run.
+    func close() async {
+        for queue in queues { await queue.close() }
+    }
+}
