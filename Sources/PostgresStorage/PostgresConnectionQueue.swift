@@ -195,7 +195,7 @@ struct PostgresSession {
         case "23505":
             return ModelError(
                 .uniqueConstraint, "a unique constraint would be violated (PostgreSQL: \(text))",
-                context: ["store": endpoint.description])
+                context: ["store": endpoint.description, "sqlstate": "23505"])
         case "55P03":
             return ModelError(
                 .unavailable,

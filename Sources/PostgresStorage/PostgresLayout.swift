@@ -28,12 +28,14 @@ struct PostgresLayout: SQLTableLayout {
         var statements: [String] = []
         var indexCount = 0
         // Index names are the namespace's and at most 63 bytes: numbered, with the table's name
-        // after, cut to fit.
+        // after, cut to fit. Columns NULLS FIRST, the order sorts ask for (nil first ascending,
+        // as on SQLite), so an index serves `ORDER BY … ASC NULLS FIRST` forwards and
+        // `DESC NULLS LAST` backwards rather than leave every matching row to be sorted.
         func index(_ table: String, _ columns: [String], unique: Bool = false, where scope: String? = nil) {
             indexCount += 1
             let name = String("_i\(indexCount)_\(table)".utf8.prefix(PostgresEndpoint.maximumIdentifierLength))!
             statements.append(
-                "CREATE \(unique ? "UNIQUE " : "")INDEX \(SQL.quote(name)) ON \(qualified(table)) (\(columns.map(SQL.quote).joined(separator: ", ")))"
+                "CREATE \(unique ? "UNIQUE " : "")INDEX \(SQL.quote(name)) ON \(qualified(table)) (\(columns.map { SQL.quote($0) + " NULLS FIRST" }.joined(separator: ", ")))"
                     + (scope.map { " WHERE \($0)" } ?? ""))
         }
         for table in tables {

@@ -34,8 +34,9 @@ struct PostgresMetadata {
     /// save never writes rows of a schema another daemon has just changed. A save that waits
     /// longer than `lock_timeout` (10 s: a staged migration elsewhere) fails `unavailable`.
     func sharedLock(_ session: PostgresSession) throws {
-        try session.query("SET LOCAL lock_timeout = '10s'")
-        try session.query("SELECT pg_advisory_xact_lock_shared(hashtext($1))", [lockKey])
+        // One round trip: the timeout is set (for this transaction) before the lock is waited for.
+        try session.query(
+            "SELECT set_config('lock_timeout', '10s', true), pg_advisory_xact_lock_shared(hashtext($1))", [lockKey])
     }
 
     /// Makes the namespace and the metadata tables when missing and returns the store's UUID,

@@ -108,24 +108,37 @@ struct PostgresSave {
         }
     }
 
-    /// One history transaction with the next token (``PostgresMetadata/nextHistoryToken(_:)``),
-    /// its changes, and a notification on the store's channel carrying the token.
+    /// One history transaction with the next token, its changes, and a notification on the
+    /// store's channel carrying the token, in one statement (one round trip). The token comes
+    /// from the history sequence's row, locked until this transaction commits: tokens commit in
+    /// their order, so a follower reading after token N never misses one that commits later.
     private func recordHistory(_ history: [HistoryChange]) throws -> HistoryToken {
-        let token = try metadata.nextHistoryToken(session)
-        try session.query(
-            "INSERT INTO \(metadata.transactionTable) VALUES ($1, $2, $3)",
-            [.int(token), .int(Timestamp(Date()).microsecondsSince1970), changes.author.map(Value.string) ?? .null])
+        var rows: [String] = []
         for (offset, change) in history.enumerated() {
             let (changed, tombstone) = try StoredHistory.columns(of: change)
-            try session.query(
-                "INSERT INTO \(metadata.changeTable) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                [
-                    .int(token), .int(Int64(offset + 1)), .string(change.kind.rawValue), .string(change.id.entityName),
-                    .int(change.id.primaryKey ?? 0), changed.map(Value.string) ?? .null,
-                    tombstone.map(Value.string) ?? .null,
-                ])
+            rows.append(
+                "{\"position\":\(offset + 1),\"kind\":\(JSONText.string(change.kind.rawValue)),\"entity\":\(JSONText.string(change.id.entityName)),\"pk\":\(change.id.primaryKey ?? 0),\"changed\":\(changed.map(JSONText.string) ?? "null"),\"tombstone\":\(tombstone.map(JSONText.string) ?? "null")}"
+            )
         }
-        try session.query("SELECT pg_notify($1, $2)", [.string(metadata.channel), .string(String(token))])
+        let sequence = metadata.sequenceTable
+        let answer = try session.query(
+            """
+            WITH token AS (INSERT INTO \(sequence) VALUES ('_history', 1) ON CONFLICT ("name") \
+            DO UPDATE SET "value" = \(sequence)."value" + 1 RETURNING "value"), \
+            recorded AS (INSERT INTO \(metadata.transactionTable) SELECT "value", $1, $2 FROM token), \
+            changed AS (INSERT INTO \(metadata.changeTable) SELECT token."value", c."position", c."kind", c."entity", \
+            c."pk", c."changed", c."tombstone" FROM token, json_to_recordset($3::json) AS c("position" bigint, \
+            "kind" text, "entity" text, "pk" bigint, "changed" text, "tombstone" text)) \
+            SELECT "value", pg_notify($4, "value"::text) FROM token
+            """,
+            [
+                .int(Timestamp(Date()).microsecondsSince1970), changes.author.map(Value.string) ?? .null,
+                .string("[" + rows.joined(separator: ",") + "]"), .string(metadata.channel),
+            ])
+        guard let token = try answer.first.flatMap({ try $0.first.flatMap(PostgresValues.int) }) else {
+            throw ModelError(
+                .storageFailure, "the history sequence of the PostgreSQL schema '\(metadata.namespace)' is unreadable")
+        }
         return HistoryToken(token)
     }
 }

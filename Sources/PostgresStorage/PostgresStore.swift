@@ -114,11 +114,22 @@ public final class PostgresStore: StorageBackend {
         try ChangeSetPlan.checkIdentifiers(changes, schema: layout.schema, storeIdentifier: storeIdentifier)
         let metadata = metadata, storeIdentifier = storeIdentifier
         return try await writer.run { session in
-            try session.transaction {
-                try PostgresSave(
-                    session: session, layout: layout, metadata: metadata, storeIdentifier: storeIdentifier,
-                    changes: changes
-                ).run()
+            // An upsert that raced another daemon's insert of the same unique values (both found
+            // none, the other committed first) runs again, and now finds it to update.
+            var attempt = 1
+            while true {
+                do {
+                    return try session.transaction {
+                        try PostgresSave(
+                            session: session, layout: layout, metadata: metadata, storeIdentifier: storeIdentifier,
+                            changes: changes
+                        ).run()
+                    }
+                } catch let error as ModelError
+                    where error.context["sqlstate"] == "23505" && changes.uniquenessPolicy == .upsert && attempt < 5
+                {
+                    attempt += 1
+                }
             }
         }
     }
