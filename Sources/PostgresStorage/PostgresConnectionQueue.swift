@@ -5,6 +5,7 @@ import ModelCore
 import ModelStorage
 import NIOCore
 import NIOPosix
+import NIOSSL
 import PostgresNIO
 import Synchronization
 
@@ -111,9 +112,15 @@ final class PostgresConnectionQueue: @unchecked Sendable {
     static func connect(_ endpoint: PostgresEndpoint) -> EventLoopFuture<PostgresConnection> {
         var configuration: PostgresConnection.Configuration
         if let host = endpoint.host {
+            let tls: PostgresConnection.Configuration.TLS
+            do {
+                tls = try Self.tls(endpoint)
+            } catch {
+                return MultiThreadedEventLoopGroup.singleton.next().makeFailedFuture(error)
+            }
             configuration = .init(
                 host: host, port: endpoint.port, username: endpoint.user, password: endpoint.password,
-                database: endpoint.database, tls: .disable)
+                database: endpoint.database, tls: tls)
         } else {
             configuration = .init(
                 unixSocketPath: "\(endpoint.socketDirectory ?? "/run/postgresql")/.s.PGSQL.\(endpoint.port)",
@@ -127,6 +134,20 @@ final class PostgresConnectionQueue: @unchecked Sendable {
         }
         return PostgresConnection.connect(
             on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: id, logger: logger)
+    }
+
+    /// The TLS of a connection over TCP, as `sslmode` and `sslrootcert` say.
+    static func tls(_ endpoint: PostgresEndpoint) throws -> PostgresConnection.Configuration.TLS {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        switch endpoint.tlsMode {
+        case .disable: return .disable
+        case .prefer, .require: configuration.certificateVerification = .none
+        case .verifyCA: configuration.certificateVerification = .noHostnameVerification
+        case .verifyFull: configuration.certificateVerification = .fullVerification
+        }
+        if let roots = endpoint.rootCertificates { configuration.trustRoots = .file(roots) }
+        let context = try NIOSSLContext(configuration: configuration)
+        return endpoint.tlsMode == .prefer ? .prefer(context) : .require(context)
     }
 
     /// The error of a connection that could not be opened.
@@ -231,7 +252,8 @@ struct PostgresSession {
                 let state = psql.serverInfo?[.sqlState].map { " (\($0))" } ?? ""
                 return message + state
             }
-            return "\(psql.code)"
+            // A connection that failed below PostgreSQL (refused, TLS) says why in its underlying error.
+            return psql.underlying.map { "\(psql.code): \($0)" } ?? "\(psql.code)"
         }
         return "\(error)"
     }

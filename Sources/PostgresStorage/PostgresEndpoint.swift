@@ -10,7 +10,9 @@ import ModelStorage
 /// - `postgres:///db?host=/run/postgresql&user=modeld&schema=trips` (a Unix socket: `host` is a
 ///   directory, as libpq's)
 ///
-/// Without a password in the URL, `PGPASSWORD` gives it, as libpq's.
+/// Without a password in the URL, `PGPASSWORD` gives it, as libpq's. `sslmode` (`disable`, `prefer`
+/// — the default over TCP —, `require`, `verify-ca`, `verify-full`) and `sslrootcert` say how
+/// connections over TCP use TLS, as libpq's do.
 /// `schema` defaults to `modeld`; `user` to the process's user name; the port to 5432;
 /// `pool_size`, the most connections the store reads through, to 4 (beside one for its saves and,
 /// in the daemon, one that listens for other daemons' saves).
@@ -29,6 +31,25 @@ public struct PostgresEndpoint: Hashable, Sendable, CustomStringConvertible {
     public var namespace: String
     /// The most connections the store reads through (`pool_size`).
     public var poolSize: Int
+    /// Whether and how connections use TLS (`sslmode`, as libpq's).
+    public var tlsMode: TLSMode
+    /// The certificates a server's is checked against under `verify-ca` and `verify-full`
+    /// (`sslrootcert`, a PEM file); the system's when not given.
+    public var rootCertificates: String?
+
+    /// libpq's `sslmode` values modeld takes (`allow` is left out: it tries without TLS first).
+    public enum TLSMode: String, Sendable, Hashable, CaseIterable {
+        /// Never TLS.
+        case disable
+        /// TLS when the server offers it, its certificate not checked (libpq's default over TCP).
+        case prefer
+        /// TLS or no connection; the certificate not checked.
+        case require
+        /// TLS, the certificate signed by `sslrootcert` (or the system's roots).
+        case verifyCA = "verify-ca"
+        /// As `verify-ca`, and the certificate names the host connected to.
+        case verifyFull = "verify-full"
+    }
 
     /// The most `pool_size` allows.
     static let maximumPoolSize = 64
@@ -91,6 +112,23 @@ public struct PostgresEndpoint: Hashable, Sendable, CustomStringConvertible {
         }
         database = path
         namespace = query["schema"] ?? "modeld"
+        if let text = query["sslmode"] {
+            guard let mode = TLSMode(rawValue: text) else {
+                throw refuse(
+                    "sslmode '\(text)' is not one of \(TLSMode.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            guard self.host != nil || mode == .disable else {
+                throw refuse("sslmode '\(text)' needs a TCP host: a Unix socket is never encrypted")
+            }
+            tlsMode = mode
+        } else {
+            // As libpq: TLS when offered over TCP; never over a Unix socket.
+            tlsMode = self.host == nil ? .disable : .prefer
+        }
+        rootCertificates = query["sslrootcert"]
+        if rootCertificates != nil, tlsMode != .verifyCA, tlsMode != .verifyFull {
+            throw refuse("sslrootcert is for sslmode verify-ca or verify-full")
+        }
         if let text = query["pool_size"] {
             guard let size = Int(text), (1...Self.maximumPoolSize).contains(size) else {
                 throw refuse("pool_size '\(text)' is not a number from 1 to \(Self.maximumPoolSize)")
@@ -107,7 +145,7 @@ public struct PostgresEndpoint: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The query parameters a URL may give.
-    static let parameters = ["schema", "host", "port", "user", "password", "pool_size"]
+    static let parameters = ["schema", "host", "port", "user", "password", "pool_size", "sslmode", "sslrootcert"]
 
     /// A lowercase PostgreSQL identifier that needs no quoting and no case folding.
     static func isIdentifier(_ name: String) -> Bool {

@@ -7,18 +7,37 @@ import Foundation
 /// or restart the server, which would cut every other test's sessions on the suite's server.
 /// ``stop()`` removes it.
 public final class PostgresCluster: Sendable {
-    /// The cluster's directory (its Unix socket is inside).
+    /// The cluster's directory (its Unix socket is inside; for a TLS cluster, `ca.crt` too).
     public let directory: String
+    /// The TCP port on 127.0.0.1 of a TLS cluster (``startTLS()``).
+    public let port: Int?
 
-    private init(directory: String) {
-        self.directory = directory
+    private init(output: String) {
+        let words = output.split(separator: " ").map(String.init)
+        directory = words.first ?? ""
+        port = words.dropFirst().first.flatMap { Int($0) }
     }
 
     /// Starts a new cluster; answers once it accepts connections.
     public static func start() async throws -> PostgresCluster {
-        let output = try await run(["start"])
-        return PostgresCluster(directory: output.trimmingCharacters(in: .whitespacesAndNewlines))
+        PostgresCluster(output: try await run(["start"]).trimmingCharacters(in: .whitespacesAndNewlines))
     }
+
+    /// Starts a new cluster that also listens on 127.0.0.1 (``port``), taking TLS connections
+    /// only there, with a certificate for `localhost` and `127.0.0.1` signed by `ca.crt`.
+    public static func startTLS() async throws -> PostgresCluster {
+        PostgresCluster(output: try await run(["start-tls"]).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// A URL of a new namespace over TCP to `host` (a TLS cluster's), with `parameters`.
+    public func freshTCPStoreURL(host: String = "127.0.0.1", _ parameters: String...) -> String {
+        let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+        return (["postgres://modeld@\(host):\(port ?? 5432)/postgres?schema=\(name)"] + parameters)
+            .joined(separator: "&")
+    }
+
+    /// The CA that signed a TLS cluster's certificate.
+    public var certificateAuthority: String { directory + "/ca.crt" }
 
     /// A URL of a new namespace of its own on this cluster, with `parameters` (`pool_size=2`, …).
     public func freshStoreURL(_ parameters: String...) -> String {
