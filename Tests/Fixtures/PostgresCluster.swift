@@ -42,7 +42,9 @@ public final class PostgresCluster: Sendable {
     /// A URL of a new namespace of its own on this cluster, with `parameters` (`pool_size=2`, …).
     public func freshStoreURL(_ parameters: String...) -> String {
         let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
-        return (["postgres:///postgres?host=\(directory)&user=modeld&schema=\(name)"] + parameters)
+        // A TLS cluster's socket is named for its TCP port.
+        let port = port.map { ["port=\($0)"] } ?? []
+        return (["postgres:///postgres?host=\(directory)&user=modeld&schema=\(name)"] + port + parameters)
             .joined(separator: "&")
     }
 
