@@ -11,6 +11,8 @@ public final class FramedServerTransport: ServerTransport, Sendable {
     public typealias Bytes = [UInt8]
 
     public let path: String
+    /// A socket systemd bound and passed, served instead of binding `path`.
+    public let boundDescriptor: Int32?
     let limits: ConnectionLimits
     let directMethods: DirectMethods
     private let newStreams: AsyncStream<AcceptedStream>
@@ -29,8 +31,15 @@ public final class FramedServerTransport: ServerTransport, Sendable {
     /// A transport that will listen on `path` (replacing a file there) under `limits`: messages
     /// over their size are refused with `resourceExhausted`, and so on (``ConnectionLimits``).
     /// Calls to `directMethods` are run by the transport itself (``DirectMethods``).
-    public init(path: String, limits: ConnectionLimits, directMethods: DirectMethods = DirectMethods()) {
+    ///
+    /// With `boundDescriptor` (a listening socket at `path` that systemd made, under socket
+    /// activation), it serves that socket instead of binding one.
+    public init(
+        path: String, limits: ConnectionLimits, directMethods: DirectMethods = DirectMethods(),
+        boundDescriptor: Int32? = nil
+    ) {
         self.path = path
+        self.boundDescriptor = boundDescriptor
         self.limits = limits
         self.directMethods = directMethods
         (newStreams, newStreamsContinuation) = AsyncStream.makeStream()
@@ -78,7 +87,7 @@ public final class FramedServerTransport: ServerTransport, Sendable {
                         try channel.pipeline.syncOperations.addHandler(ServerConnectionHandler(transport: self))
                     }
                 }
-                .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
+                .bindOrAdopt(path: path, descriptor: boundDescriptor).get()
         } catch {
             finishListening(.failure(error))
             throw error
@@ -193,5 +202,14 @@ final class ServerStreamRecord: Sendable {
             return state.handle
         }
         handle?.cancel()
+    }
+}
+
+extension ServerBootstrap {
+    /// Binds `path` (replacing a socket file there), or serves `descriptor`, a socket already
+    /// bound and listening there.
+    fileprivate func bindOrAdopt(path: String, descriptor: Int32?) -> EventLoopFuture<any Channel> {
+        if let descriptor { return withBoundSocket(descriptor) }
+        return bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true)
     }
 }

@@ -101,15 +101,21 @@ public final class ModelDaemon: Service, Sendable {
             ]
         }
         let server = GRPCServer(transport: transport, services: services())
-        // The same services in modeld's framing, on a socket of their own beside the gRPC one
-        // (not under socket activation, where systemd hands over only the gRPC socket).
-        let framed =
-            bindsPath
-            ? DefaultLocations.framedSocketPath(for: configuration.socketPath).map {
-                FramedServerTransport(path: $0, limits: core.limits, directMethods: .modeld(core: core))
-            } : nil
+        // The same services in modeld's framing, on a socket of their own beside the gRPC one:
+        // bound here, or under socket activation the one systemd passed beside the gRPC socket
+        // (a socket unit that passes only the gRPC one gets gRPC only).
+        let framedPath = DefaultLocations.framedSocketPath(for: configuration.socketPath)
+        let framed: FramedServerTransport? =
+            if let framedPath, bindsPath || configuration.framedSocketDescriptor != nil {
+                FramedServerTransport(
+                    path: framedPath, limits: core.limits, directMethods: .modeld(core: core),
+                    boundDescriptor: bindsPath ? nil : configuration.framedSocketDescriptor)
+            } else {
+                nil
+            }
         let framedServer = framed.map { GRPCServer(transport: $0, services: services()) }
-        defer { if let framed { unlink(framed.path) } }
+        // systemd's socket files are systemd's to remove.
+        defer { if let framed, bindsPath { unlink(framed.path) } }
         let (graceStarts, startGrace) = AsyncStream<Void>.makeStream()
         let (listeningEnds, endListening) = AsyncStream<Void>.makeStream()
         let stop: @Sendable () -> Void = { [weak self] in
@@ -221,6 +227,7 @@ public final class ModelDaemon: Service, Sendable {
         } catch {
             throw DaemonStartError("cannot listen on \(framed.path): \(error)")
         }
+        guard bindsPath else { return }
         guard chmod(framed.path, mode_t(configuration.socketMode)) == 0 else {
             throw DaemonStartError("cannot set the permissions of \(framed.path): \(String(cString: strerror(errno)))")
         }

@@ -52,6 +52,9 @@ public struct ServerConfiguration: Sendable {
     /// A socket already bound and listening (systemd socket activation), used instead of binding
     /// `socketPath`.
     public var listeningSocketDescriptor: Int32?
+    /// The framed socket (`<socketPath>.frames`), when systemd bound and passed it too; without
+    /// it, a socket-activated daemon serves gRPC only.
+    public var framedSocketDescriptor: Int32?
     /// Reported by the Status call.
     public var version: String = ModelDaemon.version
     /// The backends the daemon can open stores with, by URL scheme. The executable chooses them

@@ -24,8 +24,8 @@ enum DaemonManual {
                 (
                     "SYSTEMD",
                     """
-                    Under systemd modeld takes its listening socket from socket activation \
-                    (LISTEN_FDS), reports READY=1, STATUS= and STOPPING=1 on NOTIFY_SOCKET, pings the \
+                    Under systemd modeld takes its listening sockets from socket activation \
+                    (LISTEN_FDS: the gRPC socket, and the framed one at its path plus .frames when passed), reports READY=1, STATUS= and STOPPING=1 on NOTIFY_SOCKET, pings the \
                     watchdog at half of WATCHDOG_USEC, and logs with syslog priority prefixes when \
                     standard error is the journal.
                     """

@@ -130,10 +130,12 @@ struct Modeld: AsyncParsableCommand {
         let systemd = SystemdEnvironment(environment: environment)
         SystemdEnvironment.clearInherited()
         var settings = try DaemonSettings(flags: self, environment: environment, userID: geteuid())
-        if let descriptor = systemd.listeningDescriptor {
-            // Socket activation: systemd bound the socket (and set its mode and group).
-            settings.server.listeningSocketDescriptor = descriptor
-            if let path = SystemdEnvironment.socketPath(of: descriptor) { settings.server.socketPath = path }
+        if let sockets = systemd.activatedSockets {
+            // Socket activation: systemd bound the sockets (and set their mode and group): the
+            // gRPC one, and the framed one at `<path>.frames` when the socket unit lists it.
+            settings.server.listeningSocketDescriptor = sockets.grpc
+            settings.server.framedSocketDescriptor = sockets.framed
+            if let path = SystemdEnvironment.socketPath(of: sockets.grpc) { settings.server.socketPath = path }
         }
         let level = settings.logLevel
         LoggingSystem.bootstrap { label in

@@ -4,13 +4,14 @@
 import Foundation
 import Synchronization
 import Logging
+import ModelWire
 import ServiceLifecycle
 
 /// What systemd passes a service: sockets (socket activation), where to send notifications,
 /// the watchdog interval, and whether standard error goes to the journal.
 struct SystemdEnvironment {
-    /// The first socket passed (`LISTEN_FDS`, for this process by `LISTEN_PID`): descriptor 3.
-    var listeningDescriptor: Int32?
+    /// The sockets passed (`LISTEN_FDS`, for this process by `LISTEN_PID`): descriptors 3, 4, …
+    var listeningDescriptors: [Int32] = []
     /// `NOTIFY_SOCKET`: a path, or an abstract socket name starting with `@`.
     var notifySocket: String?
     /// Half of `WATCHDOG_USEC`, when the watchdog is on for this process.
@@ -24,7 +25,7 @@ struct SystemdEnvironment {
         if let pid = environment["LISTEN_PID"].flatMap(Int32.init), pid == processIdentifier,
             let count = environment["LISTEN_FDS"].flatMap(Int.init), count >= 1
         {
-            listeningDescriptor = Self.firstDescriptor
+            listeningDescriptors = (0..<Int32(min(count, 16))).map { Self.firstDescriptor + $0 }
         }
         notifySocket = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
         if let micros = environment["WATCHDOG_USEC"].flatMap(Int64.init), micros > 0,
@@ -33,6 +34,17 @@ struct SystemdEnvironment {
             watchdogInterval = .microseconds(micros / 2)
         }
         logsToJournal = Self.isJournal(environment["JOURNAL_STREAM"])
+    }
+
+    /// The gRPC socket and the framed one among the sockets passed: the framed one is the one
+    /// at `<gRPC socket's path>.frames`; the gRPC one is the first other.
+    var activatedSockets: (grpc: Int32, framed: Int32?)? {
+        let paths = listeningDescriptors.map { ($0, Self.socketPath(of: $0)) }
+        guard
+            let grpc = paths.first(where: { !($0.1?.hasSuffix(".frames") ?? false) }) ?? paths.first
+        else { return nil }
+        let framedPath = grpc.1.flatMap(DefaultLocations.framedSocketPath(for:))
+        return (grpc.0, paths.first { $0.1 != nil && $0.1 == framedPath }?.0)
     }
 
     /// Forgets the variables a child process must not inherit.

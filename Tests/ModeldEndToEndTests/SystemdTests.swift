@@ -154,6 +154,57 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: socket), "the socket is systemd's to remove")
     }
 
+    /// Handed the framed socket too (`<path>.frames`, passed first here: modeld tells the two
+    /// apart by their paths, not their order), modeld serves both transports on systemd's sockets
+    /// and leaves both files in place when it stops.
+    @Test func socketActivationHandsOverBothTransports() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "sb")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.appendingPathComponent("activated.sock").path
+        let frames = socket + ".frames"
+        let log = directory.appendingPathComponent("log")
+        let process = try SpawnedProcess(
+            "/usr/bin/systemd-socket-activate",
+            [
+                "--listen=\(frames)", "--listen=\(socket)", try modeldExecutable().path, "--data-dir",
+                directory.appendingPathComponent("data").path, "--default-store", "activated",
+            ], environment: ["PATH": "/usr/bin:/bin"], output: log.path)
+        defer { if process.isRunning { process.signal(SIGKILL) } }
+
+        var answers: [DaemonTransport: [String]] = [:]
+        var attempts: [String] = []
+        // Under the whole suite, starting modeld can take most of a minute: the limit only
+        // guards against a daemon that never serves.
+        let deadline = ContinuousClock.now + .seconds(180)
+        while ContinuousClock.now < deadline,
+            !FileManager.default.fileExists(atPath: socket) || !FileManager.default.fileExists(atPath: frames)
+        {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        while ContinuousClock.now < deadline, answers.count < 2 {
+            for transport in DaemonTransport.allCases where answers[transport] == nil {
+                let started = ContinuousClock.now
+                do {
+                    answers[transport] = try await DaemonClient.withClient(socketPath: socket, transport: transport) {
+                        client in
+                        #expect(client.transport == transport)
+                        return try await client.stores().map(\.name)
+                    }
+                    attempts.append("\(transport) ok after \(ContinuousClock.now - started)")
+                } catch {
+                    attempts.append("\(transport) failed after \(ContinuousClock.now - started): \(error)")
+                }
+            }
+            if answers.count < 2 { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        #expect(answers[.framed] == ["activated"], "the framed socket serves: \(output) \(attempts.suffix(8))")
+        #expect(answers[.http2] == ["activated"], "the gRPC socket serves: \(output)")
+        process.signal(SIGTERM)
+        #expect(try await process.wait() == 0)
+        #expect(FileManager.default.fileExists(atPath: socket) && FileManager.default.fileExists(atPath: frames))
+    }
+
     /// READY=1 once serving, watchdog pings at half of WATCHDOG_USEC, STOPPING=1 at shutdown, in
     /// that order; log lines carry journald priorities when standard error is the journal.
     @Test func notificationsArriveInOrder() async throws {
