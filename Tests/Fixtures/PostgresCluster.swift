@@ -39,6 +39,19 @@ public final class PostgresCluster: Sendable {
     /// The CA that signed a TLS cluster's certificate.
     public var certificateAuthority: String { directory + "/ca.crt" }
 
+    /// Runs `body` with a new cluster (a TLS one when `tls`), stopped and removed after,
+    /// whether `body` returns or throws.
+    public static func with(tls: Bool = false, _ body: (PostgresCluster) async throws -> Void) async throws {
+        let cluster = try await tls ? startTLS() : start()
+        do {
+            try await body(cluster)
+        } catch {
+            try? await cluster.stop()
+            throw error
+        }
+        try await cluster.stop()
+    }
+
     /// A URL of a new namespace of its own on this cluster, with `parameters` (`pool_size=2`, …).
     public func freshStoreURL(_ parameters: String...) -> String {
         let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)

@@ -44,76 +44,36 @@ import Testing
         )
     }
 
-    @Test func theUnitsVerifyAndTheServiceIsSafe() async throws {
-        let directory = try TemporaryDirectory.make(prefix: "su")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let units = try await Self.renderUnits(in: directory)
+    /// What `systemd-analyze security --offline=true` says of the rendered service (with any
+    /// drop-ins beside it), after checking that `systemd-analyze verify` passes both units.
+    static func verifyAndRate(_ units: (service: String, socket: String, manpath: String), in directory: URL)
+        async throws -> (output: String, line: String, score: Double?)
+    {
         var environment = ProcessInfo.processInfo.environment
         environment["MANPATH"] = units.manpath
         let verify = try await run(
-            Self.analyze, ["verify", units.service, units.socket], environment: environment, in: directory)
+            analyze, ["verify", units.service, units.socket], environment: environment, in: directory)
         #expect(verify.status == 0 && verify.error.isEmpty, "\(verify)")
-
         let security = try await run(
-            Self.analyze, ["security", "--offline=true", units.service], environment: environment, in: directory)
-        let line =
+            analyze, ["security", "--offline=true", units.service], environment: environment, in: directory)
+        let line = String(
             security.output.split(separator: "\n").first { $0.contains("Overall exposure level for modeld.service") }
-            ?? ""
+                ?? "")
         let score = line.split(separator: ":").last.flatMap { Double($0.split(separator: " ").first ?? "") }
         #expect(score != nil && score! <= 2.5, "\(security.output.suffix(400))")
+        return (security.output, line, score)
+    }
+
+    @Test func theUnitsVerifyAndTheServiceIsSafe() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "su")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (_, line, score) = try await Self.verifyAndRate(try await Self.renderUnits(in: directory), in: directory)
         // The score is recorded in docs/systemd.md; keep the two in step.
         let documented = try String(
             contentsOf: Self.repository.appendingPathComponent("docs/systemd.md"), encoding: .utf8)
         #expect(
             documented.contains("exposure level \(score.map { String(format: "%.1f", $0) } ?? "?")"),
             "update docs/systemd.md: \(line)")
-    }
-
-    /// The drop-ins for PostgreSQL stores, in a `modeld.service.d` beside the unit as an operator
-    /// installs them: both verify; the TCP one gives the service the host's network and Internet
-    /// sockets and nothing else (its score stays at 2.5 or lower), the local one keeps the unit's
-    /// sandbox whole. Their scores are recorded in docs/postgres.md.
-    @Test(arguments: [("postgres-tcp.conf", true), ("postgres-local.conf", false)])
-    func theDropInsForPostgreSQLOpenOnlyWhatTheyMust(dropIn: String, opensTheNetwork: Bool) async throws {
-        let directory = try TemporaryDirectory.make(prefix: "sd")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let units = try await Self.renderUnits(in: directory)
-        let dropIns = directory.appendingPathComponent("modeld.service.d")
-        try FileManager.default.createDirectory(at: dropIns, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(
-            at: Self.repository.appendingPathComponent("systemd/\(dropIn)"), to: dropIns.appendingPathComponent(dropIn))
-        var environment = ProcessInfo.processInfo.environment
-        environment["MANPATH"] = units.manpath
-        let verify = try await run(
-            Self.analyze, ["verify", units.service, units.socket], environment: environment, in: directory)
-        #expect(verify.status == 0 && verify.error.isEmpty, "\(verify)")
-
-        let security = try await run(
-            Self.analyze, ["security", "--offline=true", units.service], environment: environment, in: directory)
-        let output = security.output
-        if opensTheNetwork {
-            #expect(output.contains("Service may allocate Internet sockets"), "\(output)")
-            #expect(output.contains("Service has access to the host's network"), "\(output)")
-        } else {
-            #expect(output.contains("Service cannot allocate Internet sockets"), "\(output)")
-            #expect(output.contains("Service has no access to the host's network"), "\(output)")
-        }
-        // What the TCP drop-in leaves closed.
-        for closed in [
-            "Service cannot allocate packet sockets", "Service cannot allocate netlink sockets",
-            "Service cannot modify the control group file system",
-        ] {
-            #expect(output.contains(closed), "\(closed)")
-        }
-        let line =
-            output.split(separator: "\n").first { $0.contains("Overall exposure level for modeld.service") } ?? ""
-        let score = line.split(separator: ":").last.flatMap { Double($0.split(separator: " ").first ?? "") }
-        #expect(score != nil && score! <= 2.5, "\(output.suffix(400))")
-        let documented = try String(
-            contentsOf: Self.repository.appendingPathComponent("docs/postgres.md"), encoding: .utf8)
-        #expect(
-            documented.contains("`\(dropIn)`: exposure level \(score.map { String(format: "%.1f", $0) } ?? "?")"),
-            "update docs/postgres.md: \(line)")
     }
 
     /// Under `systemd-socket-activate`, modeld serves on the socket it is handed, and leaves the

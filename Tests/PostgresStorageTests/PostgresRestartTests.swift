@@ -17,14 +17,7 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(5))) func aRestartUnderLoadLosesNoAcknowledgedSave() async throws {
-        let cluster = try await PostgresCluster.start()
-        do {
-            try await restartUnderLoad(cluster)
-        } catch {
-            try? await cluster.stop()
-            throw error
-        }
-        try await cluster.stop()
+        try await PostgresCluster.with(restartUnderLoad)
     }
 
     private func restartUnderLoad(_ cluster: PostgresCluster) async throws {

@@ -19,14 +19,7 @@ import Testing
     }
 
     @Test func sslModesConnectOrRefuseAsLibpqDoes() async throws {
-        let cluster = try await PostgresCluster.startTLS()
-        do {
-            try await check(cluster)
-        } catch {
-            try? await cluster.stop()
-            throw error
-        }
-        try await cluster.stop()
+        try await PostgresCluster.with(tls: true, check)
     }
 
     private func check(_ cluster: PostgresCluster) async throws {

@@ -238,14 +238,7 @@ import Testing
     /// calls in the gap fail UNAVAILABLE naming PostgreSQL, the clients' connections to the daemons
     /// stay up, saves go on through both daemons by themselves, and every acknowledged one is stored.
     @Test func restartingPostgreSQLUnderLoadLosesNoAcknowledgedSave() async throws {
-        let cluster = try await PostgresCluster.start()
-        do {
-            try await restartUnderLoad(cluster)
-        } catch {
-            try? await cluster.stop()
-            throw error
-        }
-        try await cluster.stop()
+        try await PostgresCluster.with(restartUnderLoad)
     }
 
     private func restartUnderLoad(_ cluster: PostgresCluster) async throws {

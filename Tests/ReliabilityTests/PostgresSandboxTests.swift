@@ -12,14 +12,7 @@ import Testing
 /// which is what `systemd/postgres-tcp.conf`'s `PrivateNetwork=no` is for.
 @Suite struct PostgresSandboxTests {
     @Test func aPrivateNetworkKeepsUnixSocketURLsAndStopsTCPOnes() async throws {
-        let cluster = try await PostgresCluster.startTLS()
-        do {
-            try await check(cluster)
-        } catch {
-            try? await cluster.stop()
-            throw error
-        }
-        try await cluster.stop()
+        try await PostgresCluster.with(tls: true, check)
     }
 
     private func check(_ cluster: PostgresCluster) async throws {
