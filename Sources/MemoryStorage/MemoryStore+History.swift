@@ -22,3 +22,15 @@ extension MemoryStore {
         state.history.removeAll { $0.token < token }
     }
 }
+
+extension MemoryStore {
+    /// A fetch and the history token, in one turn of the actor.
+    public func fetchWithToken(_ descriptor: FetchDescriptor) throws -> (FetchResult, HistoryToken?) {
+        (try fetch(descriptor, overlay: nil), try currentHistoryToken())
+    }
+
+    /// Grouped aggregates and the history token, in one turn of the actor.
+    public func aggregateWithToken(_ descriptor: AggregateDescriptor) throws -> ([AggregateRow], HistoryToken?) {
+        (try aggregate(descriptor, overlay: nil), try currentHistoryToken())
+    }
+}

@@ -48,6 +48,7 @@ protocol ServerStreamingMethod: ModeldMethod {}
 
 extension Modeld_V1_QueryService.Method.Fetch: ServerStreamingMethod {}
 extension Modeld_V1_QueryService.Method.History: ServerStreamingMethod {}
+extension Modeld_V1_QueryService.Method.Watch: ServerStreamingMethod {}
 extension Modeld_V1_SessionService.Method.Fetch: ServerStreamingMethod {}
 
 /// How a client makes its calls: straight through the framed transport, or through GRPCCore.

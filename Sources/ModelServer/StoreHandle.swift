@@ -5,11 +5,13 @@ import ModelStorage
 import Synchronization
 
 /// One store the daemon serves: its name, where it lives (its backend's URL), its schema (a
-/// container), and the signal that wakes history followers.
+/// container), the signal that wakes history followers, and its watches.
 final class StoreHandle: Sendable {
     let name: String
     let location: StoreLocation
     let history = HistorySignal()
+    /// The store's watches (live queries), told of saves by one task for them all.
+    let watches: WatchHub
     private let current: Mutex<ModelContainer>
     private let migration = Mutex<StagedMigrationMark?>(nil)
     /// The task that wakes history followers on saves other processes make, for a backend that
@@ -27,6 +29,9 @@ final class StoreHandle: Sendable {
         self.name = name
         self.location = location
         self.current = Mutex(container)
+        let backend = container.backend
+        self.watches = WatchHub(signal: history) { after, limit in try await backend.history(after: after, limit: limit)
+        }
         if let changes = container.backend as? any StorageChangeFeed {
             feed.withLock { $0 = Self.follow(changes, signal: history) }
         }
@@ -52,6 +57,12 @@ final class StoreHandle: Sendable {
             task?.cancel()
             task = nil
         }
+        watches.close(
+            with: forRemoval
+                ? ModelError(.notFound, "store '\(name)' was dropped", context: ["store": name])
+                : ModelError(
+                    .unavailable, "store '\(name)' was closed: watch it again once it is served",
+                    context: ["store": name]))
         if forRemoval {
             await container.closeForRemoval()
         } else {
@@ -105,9 +116,19 @@ final class StoreHandle: Sendable {
     /// The store's UUID.
     var storeIdentifier: UUID { container.storeIdentifier }
 
-    /// Swaps in a container with a new schema (same backend).
+    /// Swaps in a container with a new schema (same backend); the watches of the old schema end.
     func replace(_ container: ModelContainer) {
-        current.withLock { $0 = container }
+        let old = current.withLock { current in
+            defer { current = container }
+            return current.schema.versionHash
+        }
+        if old != container.schema.versionHash {
+            watches.endWatches(
+                with: ModelError(
+                    .schemaMismatch,
+                    "the schema of store '\(name)' changed (version \(old.prefix(12)) to \(container.schema.versionHash.prefix(12))): open the watch again",
+                    context: ["store": name]))
+        }
     }
 }
 

@@ -19,6 +19,8 @@ final class StreamRegistry: Sendable {
         case fetch
         /// A history: ended only at shutdown (it holds nothing while it waits).
         case history
+        /// A watch: ended when its client stalls (it holds its last result), and at shutdown.
+        case watch
     }
 
     let maximumStreamingFetches: Int

@@ -53,6 +53,14 @@ public protocol StorageBackend: Sendable {
     /// Grouped aggregates, computed by the store, as if `overlay` had been saved.
     func aggregate(_ descriptor: AggregateDescriptor, overlay: ChangeSet?) async throws -> [AggregateRow]
 
+    /// ``fetch(_:overlay:)`` without pending changes, and the token of the latest transaction
+    /// read in the same snapshot of the store: the result is true at that token (nil: nothing was
+    /// ever saved). What a watch reports (``TokenedReads``).
+    func fetchWithToken(_ descriptor: FetchDescriptor) async throws -> (FetchResult, HistoryToken?)
+
+    /// ``aggregate(_:overlay:)`` without pending changes, with the token it is true at.
+    func aggregateWithToken(_ descriptor: AggregateDescriptor) async throws -> ([AggregateRow], HistoryToken?)
+
     /// The objects with these identifiers, with all their values; identifiers of objects that
     /// don't exist are left out. The order follows `ids`.
     func snapshots(for ids: [PersistentIdentifier]) async throws -> [ObjectSnapshot]

@@ -20,6 +20,27 @@ extension PostgresStore {
         return try await read(layout, overlay: overlay) { try $0.aggregate(validated) }
     }
 
+    /// A fetch and the history token read in the same snapshot (one REPEATABLE READ transaction;
+    /// the token's row commits with the save that takes it).
+    public func fetchWithToken(_ descriptor: FetchDescriptor) async throws -> (FetchResult, HistoryToken?) {
+        let layout = try await currentLayout()
+        let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
+        let metadata = metadata
+        return try await read(layout, overlay: nil) { read in
+            (try read.fetch(validated), try Self.historyToken(read.objects.session, metadata: metadata))
+        }
+    }
+
+    /// Grouped aggregates and the history token read in the same snapshot.
+    public func aggregateWithToken(_ descriptor: AggregateDescriptor) async throws -> ([AggregateRow], HistoryToken?) {
+        let layout = try await currentLayout()
+        let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
+        let metadata = metadata
+        return try await read(layout, overlay: nil) { read in
+            (try read.aggregate(validated), try Self.historyToken(read.objects.session, metadata: metadata))
+        }
+    }
+
     /// Runs `body` in a transaction that sees one snapshot of the store, with `overlay`
     /// installed when it changes anything (then rolled back, so nothing is written).
     private func read<T: Sendable>(

@@ -204,10 +204,14 @@ public final class PostgresStore: StorageBackend {
     public func currentHistoryToken() async throws -> HistoryToken? {
         try checkOpen()
         let metadata = metadata
-        let value = try await readers.run { session in
+        return try await readers.run { session in try Self.historyToken(session, metadata: metadata) }
+    }
+
+    /// The latest token, read on `session` (inside the caller's transaction, if any).
+    static func historyToken(_ session: PostgresSession, metadata: PostgresMetadata) throws -> HistoryToken? {
+        let value =
             try session.query("SELECT \"value\" FROM \(metadata.sequenceTable) WHERE \"name\" = '_history'")
-                .first.flatMap { try $0.first.flatMap(PostgresValues.int) } ?? 0
-        }
+            .first.flatMap { try $0.first.flatMap(PostgresValues.int) } ?? 0
         return value > 0 ? HistoryToken(value) : nil
     }
 

@@ -146,3 +146,37 @@ extension ReadContext {
         return found
     }
 }
+
+extension SQLiteStore {
+    /// A fetch and the history token in one read transaction (one WAL snapshot).
+    public func fetchWithToken(_ descriptor: FetchDescriptor) async throws -> (FetchResult, HistoryToken?) {
+        let layout = try await layout()
+        let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
+        let storeIdentifier = storeIdentifier
+        return try await readers.run(.queue) { connection in
+            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier) { context in
+                let result = try context.fetch(validated)
+                return (result, try Self.historyToken(connection))
+            }
+        }
+    }
+
+    /// Grouped aggregates and the history token in one read transaction.
+    public func aggregateWithToken(_ descriptor: AggregateDescriptor) async throws -> ([AggregateRow], HistoryToken?) {
+        let layout = try await layout()
+        let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
+        let storeIdentifier = storeIdentifier
+        return try await readers.run(.queue) { connection in
+            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier) { context in
+                let rows = try context.aggregate(validated).rows
+                return (rows, try Self.historyToken(connection))
+            }
+        }
+    }
+
+    /// The latest token, read on `connection` (inside the caller's transaction).
+    static func historyToken(_ connection: SQLiteConnection) throws -> HistoryToken? {
+        let value = try StoreMetadata.sequence(StoreMetadata.historySequence, connection)
+        return value > 0 ? HistoryToken(value) : nil
+    }
+}

@@ -38,5 +38,8 @@ protocol StoreConnection: Sendable {
     func aggregateSaved(_ descriptor: ModelCore.AggregateDescriptor) async throws -> [AggregateRow]
     func history(after token: HistoryToken?, author: String?, limit: Int?) async throws -> [HistoryTransaction]
     func currentHistoryToken() async throws -> HistoryToken?
+    /// Watches `query` (a live query): `body` gets the first result, then each result a save
+    /// changed, until the task is cancelled or the store ends the watch.
+    func watch(_ query: WatchedQuery, _ body: @Sendable @escaping (WatchUpdate) async throws -> Void) async throws
     func close() async
 }

@@ -80,6 +80,10 @@ final class DaemonStore: StoreConnection {
         try await client.store(store).historyToken
     }
 
+    func watch(_ query: WatchedQuery, _ body: @Sendable @escaping (WatchUpdate) async throws -> Void) async throws {
+        try await client.watch(query, in: store, storeIdentifier: storeIdentifier, body)
+    }
+
     /// Ends the contexts' sessions (so the daemon is done with them when this returns, not
     /// when it notices the connection has gone), then the connection.
     func close() async {

@@ -7,9 +7,15 @@ import StandardBackends
 /// engine the daemon runs, so a file can be shared with a daemon, or with another process.
 final class EmbeddedStore: StoreConnection {
     let container: ModelEngine.ModelContainer
+    /// Woken by this container's saves; the hub also polls for other processes' saves.
+    let saves = HistorySignal()
+    /// The watches of this container (live queries).
+    let watches: WatchHub
 
     private init(container: ModelEngine.ModelContainer) {
         self.container = container
+        let backend = container.backend
+        watches = WatchHub(signal: saves) { after, limit in try await backend.history(after: after, limit: limit) }
     }
 
     /// Opens the store at `url` for `models`: a new store takes their schema; one of another
@@ -49,7 +55,9 @@ final class EmbeddedStore: StoreConnection {
     var storeIdentifier: UUID { container.storeIdentifier }
 
     func openContext(author: String?, mergePolicy: MergePolicy) async throws -> any ContextConnection {
-        EngineContext(context: container.makeContext(author: author, mergePolicy: mergePolicy), container: container)
+        EngineContext(
+            context: container.makeContext(author: author, mergePolicy: mergePolicy), container: container, saves: saves
+        )
     }
 
     func fetchSaved(_ descriptor: ModelCore.FetchDescriptor) async throws -> FetchResult {
@@ -78,7 +86,13 @@ final class EmbeddedStore: StoreConnection {
         try await container.currentHistoryToken()
     }
 
+    func watch(_ query: WatchedQuery, _ body: @Sendable @escaping (WatchUpdate) async throws -> Void) async throws {
+        let watch = try QueryWatch(query, on: container, hub: watches)
+        while true { try await body(try await watch.next()) }
+    }
+
     func close() async {
+        watches.close(with: ModelError(.closed, "the container was closed"))
         await container.close()
     }
 }
@@ -87,10 +101,12 @@ final class EmbeddedStore: StoreConnection {
 final class EngineContext: ContextConnection {
     let context: ModelEngine.ModelContext
     let container: ModelEngine.ModelContainer
+    let saves: HistorySignal
 
-    init(context: ModelEngine.ModelContext, container: ModelEngine.ModelContainer) {
+    init(context: ModelEngine.ModelContext, container: ModelEngine.ModelContainer, saves: HistorySignal) {
         self.context = context
         self.container = container
+        self.saves = saves
     }
 
     func stage(_ edits: [ObjectEdit]) async throws {
@@ -99,6 +115,7 @@ final class EngineContext: ContextConnection {
 
     func save(applying edits: [ObjectEdit]) async throws -> SaveReport {
         let result = try await context.save(applying: edits)
+        if result.token != nil { saves.notify() }
         var transaction: HistoryTransaction?
         if let token = result.token {
             transaction = try await container.history(after: HistoryToken(token.rawValue - 1), limit: 1).first

@@ -122,6 +122,10 @@ final class StageStore: StoreConnection {
 
     func currentHistoryToken() async throws -> HistoryToken? { nil }
 
+    func watch(_ query: WatchedQuery, _ body: @Sendable @escaping (WatchUpdate) async throws -> Void) async throws {
+        throw ModelError(.invalidArgument, "a migration stage cannot watch queries; watch once the container is open")
+    }
+
     func close() async {}
 }
 

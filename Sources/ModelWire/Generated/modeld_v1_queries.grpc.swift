@@ -126,6 +126,19 @@ public enum Modeld_V1_QueryService: Sendable {
                 type: .unary
             )
         }
+        /// Namespace for "Watch" metadata.
+        public enum Watch: Sendable {
+            /// Request type for "Watch".
+            public typealias Input = Modeld_V1_WatchRequest
+            /// Response type for "Watch".
+            public typealias Output = Modeld_V1_WatchResponse
+            /// Descriptor for "Watch".
+            public static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "modeld.v1.QueryService"),
+                method: "Watch",
+                type: .serverStreaming
+            )
+        }
         /// Descriptors for all methods in the "modeld.v1.QueryService" service.
         public static let descriptors: [GRPCCore.MethodDescriptor] = [
             Fetch.descriptor,
@@ -135,7 +148,8 @@ public enum Modeld_V1_QueryService: Sendable {
             History.descriptor,
             Apply.descriptor,
             BatchDelete.descriptor,
-            BatchUpdate.descriptor
+            BatchUpdate.descriptor,
+            Watch.descriptor
         ]
     }
 }
@@ -290,6 +304,28 @@ extension Modeld_V1_QueryService {
             request: GRPCCore.StreamingServerRequest<Modeld_V1_BatchUpdateRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_BatchResult>
+
+        /// Handle the "Watch" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > A query kept true (a live query): the first response is its current result; each later one
+        /// > follows a save that changed the result, and says how. A save that leaves the result as it
+        /// > was sends nothing. Ends NOT_FOUND when the store is dropped, FAILED_PRECONDITION when its
+        /// > schema changes, UNAVAILABLE when modeld stops, RESOURCE_EXHAUSTED when a watched fetch
+        /// > matches more than 10,000 objects or the client takes no response for the stall timeout.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Modeld_V1_WatchRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Modeld_V1_WatchResponse` messages.
+        func watch(
+            request: GRPCCore.StreamingServerRequest<Modeld_V1_WatchRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_WatchResponse>
     }
 
     /// Service protocol for the "modeld.v1.QueryService" service.
@@ -428,6 +464,28 @@ extension Modeld_V1_QueryService {
             request: GRPCCore.ServerRequest<Modeld_V1_BatchUpdateRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.ServerResponse<Modeld_V1_BatchResult>
+
+        /// Handle the "Watch" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > A query kept true (a live query): the first response is its current result; each later one
+        /// > follows a save that changed the result, and says how. A save that leaves the result as it
+        /// > was sends nothing. Ends NOT_FOUND when the store is dropped, FAILED_PRECONDITION when its
+        /// > schema changes, UNAVAILABLE when modeld stops, RESOURCE_EXHAUSTED when a watched fetch
+        /// > matches more than 10,000 objects or the client takes no response for the stall timeout.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_WatchRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Modeld_V1_WatchResponse` messages.
+        func watch(
+            request: GRPCCore.ServerRequest<Modeld_V1_WatchRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_WatchResponse>
     }
 
     /// Simple service protocol for the "modeld.v1.QueryService" service.
@@ -566,6 +624,29 @@ extension Modeld_V1_QueryService {
             request: Modeld_V1_BatchUpdateRequest,
             context: GRPCCore.ServerContext
         ) async throws -> Modeld_V1_BatchResult
+
+        /// Handle the "Watch" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > A query kept true (a live query): the first response is its current result; each later one
+        /// > follows a save that changed the result, and says how. A save that leaves the result as it
+        /// > was sends nothing. Ends NOT_FOUND when the store is dropped, FAILED_PRECONDITION when its
+        /// > schema changes, UNAVAILABLE when modeld stops, RESOURCE_EXHAUSTED when a watched fetch
+        /// > matches more than 10,000 objects or the client takes no response for the stall timeout.
+        ///
+        /// - Parameters:
+        ///   - request: A `Modeld_V1_WatchRequest` message.
+        ///   - response: A response stream of `Modeld_V1_WatchResponse` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        func watch(
+            request: Modeld_V1_WatchRequest,
+            response: GRPCCore.RPCWriter<Modeld_V1_WatchResponse>,
+            context: GRPCCore.ServerContext
+        ) async throws
     }
 }
 
@@ -656,6 +737,17 @@ extension Modeld_V1_QueryService.StreamingServiceProtocol {
             serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_BatchResult>(),
             handler: { request, context in
                 try await self.batchUpdate(
+                    request: request,
+                    context: context
+                )
+            }
+        )
+        router.registerHandler(
+            forMethod: Modeld_V1_QueryService.Method.Watch.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_WatchRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_WatchResponse>(),
+            handler: { request, context in
+                try await self.watch(
                     request: request,
                     context: context
                 )
@@ -753,6 +845,17 @@ extension Modeld_V1_QueryService.ServiceProtocol {
             context: context
         )
         return GRPCCore.StreamingServerResponse(single: response)
+    }
+
+    public func watch(
+        request: GRPCCore.StreamingServerRequest<Modeld_V1_WatchRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_WatchResponse> {
+        let response = try await self.watch(
+            request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return response
     }
 }
 
@@ -868,6 +971,23 @@ extension Modeld_V1_QueryService.SimpleServiceProtocol {
                 context: context
             ),
             metadata: [:]
+        )
+    }
+
+    public func watch(
+        request: GRPCCore.ServerRequest<Modeld_V1_WatchRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_WatchResponse> {
+        return GRPCCore.StreamingServerResponse<Modeld_V1_WatchResponse>(
+            metadata: [:],
+            producer: { writer in
+                try await self.watch(
+                    request: request.message,
+                    response: writer,
+                    context: context
+                )
+                return [:]
+            }
         )
     }
 }
@@ -1048,6 +1168,33 @@ extension Modeld_V1_QueryService {
             deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_BatchResult>,
             options: GRPCCore.CallOptions,
             onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_BatchResult>) async throws -> Result
+        ) async throws -> Result where Result: Sendable
+
+        /// Call the "Watch" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > A query kept true (a live query): the first response is its current result; each later one
+        /// > follows a save that changed the result, and says how. A save that leaves the result as it
+        /// > was sends nothing. Ends NOT_FOUND when the store is dropped, FAILED_PRECONDITION when its
+        /// > schema changes, UNAVAILABLE when modeld stops, RESOURCE_EXHAUSTED when a watched fetch
+        /// > matches more than 10,000 objects or the client takes no response for the stall timeout.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_WatchRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_WatchRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_WatchResponse` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        func watch<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_WatchRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_WatchRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_WatchResponse>,
+            options: GRPCCore.CallOptions,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.StreamingClientResponse<Modeld_V1_WatchResponse>) async throws -> Result
         ) async throws -> Result where Result: Sendable
     }
 
@@ -1319,6 +1466,42 @@ extension Modeld_V1_QueryService {
                 onResponse: handleResponse
             )
         }
+
+        /// Call the "Watch" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > A query kept true (a live query): the first response is its current result; each later one
+        /// > follows a save that changed the result, and says how. A save that leaves the result as it
+        /// > was sends nothing. Ends NOT_FOUND when the store is dropped, FAILED_PRECONDITION when its
+        /// > schema changes, UNAVAILABLE when modeld stops, RESOURCE_EXHAUSTED when a watched fetch
+        /// > matches more than 10,000 objects or the client takes no response for the stall timeout.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_WatchRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_WatchRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_WatchResponse` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        public func watch<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_WatchRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_WatchRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_WatchResponse>,
+            options: GRPCCore.CallOptions = .defaults,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.StreamingClientResponse<Modeld_V1_WatchResponse>) async throws -> Result
+        ) async throws -> Result where Result: Sendable {
+            try await self.client.serverStreaming(
+                request: request,
+                descriptor: Modeld_V1_QueryService.Method.Watch.descriptor,
+                serializer: serializer,
+                deserializer: deserializer,
+                options: options,
+                onResponse: handleResponse
+            )
+        }
     }
 }
 
@@ -1533,6 +1716,37 @@ extension Modeld_V1_QueryService.ClientProtocol {
             request: request,
             serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_BatchUpdateRequest>(),
             deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_BatchResult>(),
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "Watch" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > A query kept true (a live query): the first response is its current result; each later one
+    /// > follows a save that changed the result, and says how. A save that leaves the result as it
+    /// > was sends nothing. Ends NOT_FOUND when the store is dropped, FAILED_PRECONDITION when its
+    /// > schema changes, UNAVAILABLE when modeld stops, RESOURCE_EXHAUSTED when a watched fetch
+    /// > matches more than 10,000 objects or the client takes no response for the stall timeout.
+    ///
+    /// - Parameters:
+    ///   - request: A request containing a single `Modeld_V1_WatchRequest` message.
+    ///   - options: Options to apply to this RPC.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func watch<Result>(
+        request: GRPCCore.ClientRequest<Modeld_V1_WatchRequest>,
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.StreamingClientResponse<Modeld_V1_WatchResponse>) async throws -> Result
+    ) async throws -> Result where Result: Sendable {
+        try await self.watch(
+            request: request,
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_WatchRequest>(),
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_WatchResponse>(),
             options: options,
             onResponse: handleResponse
         )
@@ -1781,6 +1995,41 @@ extension Modeld_V1_QueryService.ClientProtocol {
             metadata: metadata
         )
         return try await self.batchUpdate(
+            request: request,
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "Watch" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > A query kept true (a live query): the first response is its current result; each later one
+    /// > follows a save that changed the result, and says how. A save that leaves the result as it
+    /// > was sends nothing. Ends NOT_FOUND when the store is dropped, FAILED_PRECONDITION when its
+    /// > schema changes, UNAVAILABLE when modeld stops, RESOURCE_EXHAUSTED when a watched fetch
+    /// > matches more than 10,000 objects or the client takes no response for the stall timeout.
+    ///
+    /// - Parameters:
+    ///   - message: request message to send.
+    ///   - metadata: Additional metadata to send, defaults to empty.
+    ///   - options: Options to apply to this RPC, defaults to `.defaults`.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func watch<Result>(
+        _ message: Modeld_V1_WatchRequest,
+        metadata: GRPCCore.Metadata = [:],
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.StreamingClientResponse<Modeld_V1_WatchResponse>) async throws -> Result
+    ) async throws -> Result where Result: Sendable {
+        let request = GRPCCore.ClientRequest<Modeld_V1_WatchRequest>(
+            message: message,
+            metadata: metadata
+        )
+        return try await self.watch(
             request: request,
             options: options,
             onResponse: handleResponse

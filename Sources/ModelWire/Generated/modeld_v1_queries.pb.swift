@@ -234,6 +234,193 @@ public nonisolated struct Modeld_V1_BatchResult: Sendable {
   fileprivate var _token: Int64? = nil
 }
 
+public nonisolated struct Modeld_V1_WatchRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var store: String = String()
+
+  public var query: Modeld_V1_WatchRequest.OneOf_Query? = nil
+
+  /// Objects (prefetch is refused): the first response carries them, later ones the differences.
+  public var fetch: Modeld_V1_FetchRequest {
+    get {
+      if case .fetch(let v)? = query {return v}
+      return Modeld_V1_FetchRequest()
+    }
+    set {query = .fetch(newValue)}
+  }
+
+  /// The number of objects this fetch matches.
+  public var count: Modeld_V1_FetchRequest {
+    get {
+      if case .count(let v)? = query {return v}
+      return Modeld_V1_FetchRequest()
+    }
+    set {query = .count(newValue)}
+  }
+
+  /// Grouped aggregates: every response carries all the rows.
+  public var aggregate: Modeld_V1_AggregateRequest {
+    get {
+      if case .aggregate(let v)? = query {return v}
+      return Modeld_V1_AggregateRequest()
+    }
+    set {query = .aggregate(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Query: Equatable, Sendable {
+    /// Objects (prefetch is refused): the first response carries them, later ones the differences.
+    case fetch(Modeld_V1_FetchRequest)
+    /// The number of objects this fetch matches.
+    case count(Modeld_V1_FetchRequest)
+    /// Grouped aggregates: every response carries all the rows.
+    case aggregate(Modeld_V1_AggregateRequest)
+
+  }
+
+  public init() {}
+}
+
+/// An object now in a watched fetch's result, at `offset` of the new result.
+public nonisolated struct Modeld_V1_WatchInsertion: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var offset: Int64 = 0
+
+  public var object: Modeld_V1_ObjectSnapshot {
+    get {_object ?? Modeld_V1_ObjectSnapshot()}
+    set {_object = newValue}
+  }
+  /// Returns true if `object` has been explicitly set.
+  public var hasObject: Bool {self._object != nil}
+  /// Clears the value of `object`. Subsequent reads from it will return its default value.
+  public mutating func clearObject() {self._object = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _object: Modeld_V1_ObjectSnapshot? = nil
+}
+
+/// An object no longer in the result; `offset` is where it was in the previous result.
+public nonisolated struct Modeld_V1_WatchDeletion: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var offset: Int64 = 0
+
+  public var uri: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// An object still in the result whose values changed: at `offset` of the new result, with
+/// the names of the attributes and relationships that changed.
+public nonisolated struct Modeld_V1_WatchObjectUpdate: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var offset: Int64 = 0
+
+  public var object: Modeld_V1_ObjectSnapshot {
+    get {_object ?? Modeld_V1_ObjectSnapshot()}
+    set {_object = newValue}
+  }
+  /// Returns true if `object` has been explicitly set.
+  public var hasObject: Bool {self._object != nil}
+  /// Clears the value of `object`. Subsequent reads from it will return its default value.
+  public mutating func clearObject() {self._object = nil}
+
+  public var changedProperties: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _object: Modeld_V1_ObjectSnapshot? = nil
+}
+
+/// An object still in the result at another place among the others: `from` in the previous
+/// result, `to` in the new one.
+public nonisolated struct Modeld_V1_WatchMove: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var uri: String = String()
+
+  public var from: Int64 = 0
+
+  public var to: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One result of a watch. For a fetch, the first response (initial) carries the objects in
+/// order; a later one carries the difference from the previous result, applied as Swift's
+/// CollectionDifference is: remove the deleted objects and the moved ones at their old offsets
+/// (highest first), insert the inserted objects and the moved ones at their new offsets (lowest
+/// first), then replace each updated object at its offset. A result or difference too big for
+/// one message comes in several responses with the same token; all but the last have
+/// `continues` set: gather their lists, then apply.
+public nonisolated struct Modeld_V1_WatchResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The history token the result is true at; unset when nothing was ever saved.
+  public var token: Int64 {
+    get {_token ?? 0}
+    set {_token = newValue}
+  }
+  /// Returns true if `token` has been explicitly set.
+  public var hasToken: Bool {self._token != nil}
+  /// Clears the value of `token`. Subsequent reads from it will return its default value.
+  public mutating func clearToken() {self._token = nil}
+
+  /// The first result of the watch.
+  public var initial: Bool = false
+
+  /// A fetch's first result: its objects, in order.
+  public var objects: [Modeld_V1_ObjectSnapshot] = []
+
+  public var inserted: [Modeld_V1_WatchInsertion] = []
+
+  public var deleted: [Modeld_V1_WatchDeletion] = []
+
+  public var updated: [Modeld_V1_WatchObjectUpdate] = []
+
+  public var moved: [Modeld_V1_WatchMove] = []
+
+  /// A count watch: the count.
+  public var count: Int64 = 0
+
+  /// An aggregate watch: every row of the result.
+  public var rows: [Modeld_V1_AggregateRow] = []
+
+  /// More of this result follows in the next response.
+  public var continues: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _token: Int64? = nil
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "modeld.v1"
@@ -632,6 +819,332 @@ nonisolated extension Modeld_V1_BatchResult: SwiftProtobuf.Message, SwiftProtobu
     if lhs.matched != rhs.matched {return false}
     if lhs._token != rhs._token {return false}
     if lhs.deleted != rhs.deleted {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Modeld_V1_WatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WatchRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}store\0\u{1}fetch\0\u{1}count\0\u{1}aggregate\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.store) }()
+      case 2: try {
+        var v: Modeld_V1_FetchRequest?
+        var hadOneofValue = false
+        if let current = self.query {
+          hadOneofValue = true
+          if case .fetch(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.query = .fetch(v)
+        }
+      }()
+      case 3: try {
+        var v: Modeld_V1_FetchRequest?
+        var hadOneofValue = false
+        if let current = self.query {
+          hadOneofValue = true
+          if case .count(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.query = .count(v)
+        }
+      }()
+      case 4: try {
+        var v: Modeld_V1_AggregateRequest?
+        var hadOneofValue = false
+        if let current = self.query {
+          hadOneofValue = true
+          if case .aggregate(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.query = .aggregate(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.store.isEmpty {
+      try visitor.visitSingularStringField(value: self.store, fieldNumber: 1)
+    }
+    switch self.query {
+    case .fetch?: try {
+      guard case .fetch(let v)? = self.query else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    }()
+    case .count?: try {
+      guard case .count(let v)? = self.query else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    }()
+    case .aggregate?: try {
+      guard case .aggregate(let v)? = self.query else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Modeld_V1_WatchRequest, rhs: Modeld_V1_WatchRequest) -> Bool {
+    if lhs.store != rhs.store {return false}
+    if lhs.query != rhs.query {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Modeld_V1_WatchInsertion: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WatchInsertion"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}offset\0\u{1}object\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt64Field(value: &self.offset) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._object) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.offset != 0 {
+      try visitor.visitSingularInt64Field(value: self.offset, fieldNumber: 1)
+    }
+    try { if let v = self._object {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Modeld_V1_WatchInsertion, rhs: Modeld_V1_WatchInsertion) -> Bool {
+    if lhs.offset != rhs.offset {return false}
+    if lhs._object != rhs._object {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Modeld_V1_WatchDeletion: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WatchDeletion"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}offset\0\u{1}uri\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt64Field(value: &self.offset) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.uri) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.offset != 0 {
+      try visitor.visitSingularInt64Field(value: self.offset, fieldNumber: 1)
+    }
+    if !self.uri.isEmpty {
+      try visitor.visitSingularStringField(value: self.uri, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Modeld_V1_WatchDeletion, rhs: Modeld_V1_WatchDeletion) -> Bool {
+    if lhs.offset != rhs.offset {return false}
+    if lhs.uri != rhs.uri {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Modeld_V1_WatchObjectUpdate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WatchObjectUpdate"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}offset\0\u{1}object\0\u{3}changed_properties\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt64Field(value: &self.offset) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._object) }()
+      case 3: try { try decoder.decodeRepeatedStringField(value: &self.changedProperties) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.offset != 0 {
+      try visitor.visitSingularInt64Field(value: self.offset, fieldNumber: 1)
+    }
+    try { if let v = self._object {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    if !self.changedProperties.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.changedProperties, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Modeld_V1_WatchObjectUpdate, rhs: Modeld_V1_WatchObjectUpdate) -> Bool {
+    if lhs.offset != rhs.offset {return false}
+    if lhs._object != rhs._object {return false}
+    if lhs.changedProperties != rhs.changedProperties {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Modeld_V1_WatchMove: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WatchMove"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uri\0\u{1}from\0\u{1}to\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.uri) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.from) }()
+      case 3: try { try decoder.decodeSingularInt64Field(value: &self.to) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.uri.isEmpty {
+      try visitor.visitSingularStringField(value: self.uri, fieldNumber: 1)
+    }
+    if self.from != 0 {
+      try visitor.visitSingularInt64Field(value: self.from, fieldNumber: 2)
+    }
+    if self.to != 0 {
+      try visitor.visitSingularInt64Field(value: self.to, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Modeld_V1_WatchMove, rhs: Modeld_V1_WatchMove) -> Bool {
+    if lhs.uri != rhs.uri {return false}
+    if lhs.from != rhs.from {return false}
+    if lhs.to != rhs.to {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Modeld_V1_WatchResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WatchResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}token\0\u{1}initial\0\u{1}objects\0\u{1}inserted\0\u{1}deleted\0\u{1}updated\0\u{1}moved\0\u{1}count\0\u{1}rows\0\u{1}continues\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt64Field(value: &self._token) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.initial) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.objects) }()
+      case 4: try { try decoder.decodeRepeatedMessageField(value: &self.inserted) }()
+      case 5: try { try decoder.decodeRepeatedMessageField(value: &self.deleted) }()
+      case 6: try { try decoder.decodeRepeatedMessageField(value: &self.updated) }()
+      case 7: try { try decoder.decodeRepeatedMessageField(value: &self.moved) }()
+      case 8: try { try decoder.decodeSingularInt64Field(value: &self.count) }()
+      case 9: try { try decoder.decodeRepeatedMessageField(value: &self.rows) }()
+      case 10: try { try decoder.decodeSingularBoolField(value: &self.continues) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._token {
+      try visitor.visitSingularInt64Field(value: v, fieldNumber: 1)
+    } }()
+    if self.initial != false {
+      try visitor.visitSingularBoolField(value: self.initial, fieldNumber: 2)
+    }
+    if !self.objects.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.objects, fieldNumber: 3)
+    }
+    if !self.inserted.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.inserted, fieldNumber: 4)
+    }
+    if !self.deleted.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.deleted, fieldNumber: 5)
+    }
+    if !self.updated.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.updated, fieldNumber: 6)
+    }
+    if !self.moved.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.moved, fieldNumber: 7)
+    }
+    if self.count != 0 {
+      try visitor.visitSingularInt64Field(value: self.count, fieldNumber: 8)
+    }
+    if !self.rows.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.rows, fieldNumber: 9)
+    }
+    if self.continues != false {
+      try visitor.visitSingularBoolField(value: self.continues, fieldNumber: 10)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Modeld_V1_WatchResponse, rhs: Modeld_V1_WatchResponse) -> Bool {
+    if lhs._token != rhs._token {return false}
+    if lhs.initial != rhs.initial {return false}
+    if lhs.objects != rhs.objects {return false}
+    if lhs.inserted != rhs.inserted {return false}
+    if lhs.deleted != rhs.deleted {return false}
+    if lhs.updated != rhs.updated {return false}
+    if lhs.moved != rhs.moved {return false}
+    if lhs.count != rhs.count {return false}
+    if lhs.rows != rhs.rows {return false}
+    if lhs.continues != rhs.continues {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,21 +1,24 @@
 import Foundation
 import Synchronization
 
-/// Wakes history followers when a store's history grows. Saves made through the daemon call
-/// ``notify()``; followers also poll, to see saves made by other processes on the same file.
-final class HistorySignal: Sendable {
+/// Wakes history followers and watches when a store's history grows. Saves made through this
+/// process call ``notify()``; followers also poll, to see saves made by other processes on the
+/// same file.
+public final class HistorySignal: Sendable {
     private struct State {
-        var generation: UInt64 = 0
+        public var generation: UInt64 = 0
         var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
     }
 
     private let state = Mutex(State())
 
+    public init() {}
+
     /// A number that grows with every ``notify()``.
-    var generation: UInt64 { state.withLock { $0.generation } }
+    public var generation: UInt64 { state.withLock { $0.generation } }
 
     /// Wakes every waiter.
-    func notify() {
+    public func notify() {
         let waiters = state.withLock { state in
             state.generation &+= 1
             defer { state.waiters = [:] }
@@ -25,7 +28,7 @@ final class HistorySignal: Sendable {
     }
 
     /// Returns once the generation differs from `generation`, or when the task is cancelled.
-    func waitForChange(after generation: UInt64) async {
+    public func waitForChange(after generation: UInt64) async {
         let id = UUID()
         await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in

@@ -1,0 +1,41 @@
+import GRPCCore
+import ModelCore
+import ModelEngine
+import ModelWire
+
+extension QueryServiceHandler {
+    /// Watch: a query kept true. The first response is the result; each later one follows a
+    /// save that changed it (``QueryWatch``). The watch reads again only when the stream can
+    /// take a response, so a slow client gets one difference covering every save since its last,
+    /// and the daemon holds the last result and one token for it, whatever the rate of saves. A
+    /// client that takes no response for the stall timeout is ended, as a fetch's is.
+    func watch(
+        request: Modeld_V1_WatchRequest, response: RPCWriter<Modeld_V1_WatchResponse>, context: ServerContext
+    ) async throws {
+        try await core.rpc.handle("Watch") {
+            let store = try core.store(request.store)
+            let watch = try QueryWatch(try WatchedQuery(wire: request), on: store.container, hub: store.watches)
+            let budget = FetchStreaming.budget(maximumMessageSize: core.configuration.maximumMessageSize)
+            try await core.rpc.cancellable {
+                try await core.streams.run(.watch, store: store.name) { progress in
+                    try await FetchStreaming.offEventLoop {
+                        var initial = true
+                        while true {
+                            let update: WatchUpdate
+                            do {
+                                update = try await watch.next()
+                            } catch let error as ModelError where error.code == .closed {
+                                throw ModelError(
+                                    .notFound, "store '\(store.name)' was dropped", context: ["store": store.name])
+                            }
+                            for part in update.wireResponses(initial: initial, budget: budget) {
+                                try await progress.writing { try await response.write(part) }
+                            }
+                            initial = false
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
