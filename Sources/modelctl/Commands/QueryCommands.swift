@@ -33,6 +33,10 @@ func sortKeys(_ text: String?) throws -> [ModelCore.SortDescriptor] {
     }
 }
 
+let watchHelp = ArgumentHelp(
+    "Keep the query open: redraw the table on each change on a terminal; otherwise print the result, then each change, as one JSON line (Ctrl-C stops)."
+)
+
 /// `modelctl fetch ENTITY`.
 struct Fetch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -49,6 +53,7 @@ struct Fetch: AsyncParsableCommand {
     @Option(help: "At most this many objects.") var limit: Int?
     @Option(help: "Skip this many objects first.") var offset: Int = 0
     @Option(help: ArgumentHelp("Only these properties: name,startDate.", valueName: "names")) var fields: String?
+    @Flag(help: watchHelp) var watch = false
 
     func run() async throws {
         try await global.withClient { client in
@@ -58,6 +63,15 @@ struct Fetch: AsyncParsableCommand {
                 entityName: entity.name, predicate: try query.parsedPredicate(), sortBy: try sortKeys(sort),
                 offset: offset, limit: limit, includesSubentities: !query.excludeSubentities,
                 propertiesToFetch: fields)
+            if watch {
+                let order = entity.propertyOrder
+                let record: @Sendable (ObjectSnapshot) -> Record = { $0.record(fields: fields, order: order) }
+                let output = WatchOutput(
+                    format: global.outputFormat,
+                    rows: { result in if case .objects(let objects) = result { objects.map(record) } else { [] } },
+                    object: record)
+                return try await output.follow(.fetch(descriptor), store: global.storeName, client: client)
+            }
             let writer = RecordWriter(format: global.outputFormat)
             let order = entity.propertyOrder
             try await client.fetch(descriptor, in: global.storeName) { batch in
@@ -74,13 +88,25 @@ struct Count: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var query: QueryOptions
+    @Flag(help: watchHelp) var watch = false
 
     func run() async throws {
+        let descriptor = FetchDescriptor(
+            entityName: query.entity, predicate: try query.parsedPredicate(),
+            includesSubentities: !query.excludeSubentities)
+        if watch {
+            let output = WatchOutput(
+                format: global.outputFormat,
+                rows: { result in
+                    if case .count(let count) = result { [[("count", .number(Int64(count)))]] } else { [] }
+                },
+                object: { $0.record() })
+            return try await global.withClient { client in
+                try await output.follow(.count(descriptor), store: global.storeName, client: client)
+            }
+        }
         let count = try await global.withClient { client in
-            try await client.count(
-                FetchDescriptor(
-                    entityName: query.entity, predicate: try query.parsedPredicate(),
-                    includesSubentities: !query.excludeSubentities), in: global.storeName)
+            try await client.count(descriptor, in: global.storeName)
         }
         switch global.outputFormat {
         case .json, .jsonl: Terminal.write("{\"count\":\(count)}\n")
@@ -111,9 +137,10 @@ struct Aggregate: AsyncParsableCommand {
         parsing: .unconditional,
         help: ArgumentHelp("Sort by group keys or result names: -count,year.", valueName: "keys")) var sort: String?
     @Option(help: "At most this many rows.") var limit: Int?
+    @Flag(help: watchHelp) var watch = false
 
     func run() async throws {
-        let rows = try await global.withClient { client in
+        let rows = try await global.withClient { client -> [Record]? in
             var aggregations: [Aggregation] = count ? [Aggregation("count", .count)] : []
             for (function, paths) in [(Aggregation.Function.sum, sum), (.avg, avg), (.min, min), (.max, max)] {
                 for path in paths {
@@ -132,10 +159,21 @@ struct Aggregate: AsyncParsableCommand {
                 entityName: query.entity, predicate: try query.parsedPredicate(), groupBy: groups,
                 aggregations: aggregations, sortBy: sorts, limit: limit,
                 includesSubentities: !query.excludeSubentities)
-            let rows = try await client.aggregate(descriptor, in: global.storeName)
             let columns = groups.map(\.description) + aggregations.map(\.name)
-            return rows.map { row in columns.map { ($0, Cell.value(row[$0] ?? .null)) } }
+            let records: @Sendable ([AggregateRow]) -> [Record] = { rows in
+                rows.map { row in columns.map { ($0, Cell.value(row[$0] ?? .null)) } }
+            }
+            if watch {
+                let output = WatchOutput(
+                    format: global.outputFormat,
+                    rows: { result in if case .groups(let rows) = result { records(rows) } else { [] } },
+                    object: { $0.record() })
+                try await output.follow(.aggregate(descriptor), store: global.storeName, client: client)
+                return nil
+            }
+            return records(try await client.aggregate(descriptor, in: global.storeName))
         }
+        guard let rows else { return }
         let writer = RecordWriter(format: global.outputFormat)
         writer.write(rows)
         writer.finish()
