@@ -53,6 +53,9 @@ from modeld.v1 import sessions_pb2, sessions_pb2_grpc  # noqa: E402
 from modeld.v1 import stores_pb2, stores_pb2_grpc  # noqa: E402
 from modeld.v1 import values_pb2 as values  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from watch_checks import run_watches  # noqa: E402
+
 RPC_TIMEOUT = 15.0
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 30.0
@@ -787,6 +790,10 @@ def run(daemon):
     check("staged migration: a closed one leaves the store as it was", committed.schema_version_hash,
           stores.GetStore(stores_pb2.GetStoreRequest(name=store), timeout=t).schema_version_hash)
     still_answers("a staged migration")
+
+    # Live queries (QueryService.Watch), on a store of their own.
+    run_watches(ch, sample_trips_schema(), t, check, check_true, check_error, rpc_error)
+    still_answers("watches")
 
 
 def main():
