@@ -57,6 +57,8 @@ public struct DaemonStatus: Hashable, Sendable {
     public var idleTimeoutSeconds: Int
     public var dataDirectory: String
     public var processIdentifier: Int
+    /// Watches open on all stores.
+    public var openWatches: Int = 0
 }
 
 /// The result of a save: the temporary → permanent identifier remap, the history token, and,

@@ -53,6 +53,9 @@ public nonisolated struct Modeld_V1_StatusResponse: Sendable {
 
   public var pid: Int64 = 0
 
+  /// Watches (QueryService.Watch) open on all stores.
+  public var openWatches: Int64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -83,7 +86,7 @@ nonisolated extension Modeld_V1_StatusRequest: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Modeld_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{3}uptime_seconds\0\u{1}stores\0\u{3}open_sessions\0\u{3}max_sessions\0\u{3}idle_timeout_seconds\0\u{3}data_directory\0\u{1}pid\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{3}uptime_seconds\0\u{1}stores\0\u{3}open_sessions\0\u{3}max_sessions\0\u{3}idle_timeout_seconds\0\u{3}data_directory\0\u{1}pid\0\u{3}open_watches\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -99,6 +102,7 @@ nonisolated extension Modeld_V1_StatusResponse: SwiftProtobuf.Message, SwiftProt
       case 6: try { try decoder.decodeSingularInt64Field(value: &self.idleTimeoutSeconds) }()
       case 7: try { try decoder.decodeSingularStringField(value: &self.dataDirectory) }()
       case 8: try { try decoder.decodeSingularInt64Field(value: &self.pid) }()
+      case 9: try { try decoder.decodeSingularInt64Field(value: &self.openWatches) }()
       default: break
       }
     }
@@ -129,6 +133,9 @@ nonisolated extension Modeld_V1_StatusResponse: SwiftProtobuf.Message, SwiftProt
     if self.pid != 0 {
       try visitor.visitSingularInt64Field(value: self.pid, fieldNumber: 8)
     }
+    if self.openWatches != 0 {
+      try visitor.visitSingularInt64Field(value: self.openWatches, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -141,6 +148,7 @@ nonisolated extension Modeld_V1_StatusResponse: SwiftProtobuf.Message, SwiftProt
     if lhs.idleTimeoutSeconds != rhs.idleTimeoutSeconds {return false}
     if lhs.dataDirectory != rhs.dataDirectory {return false}
     if lhs.pid != rhs.pid {return false}
+    if lhs.openWatches != rhs.openWatches {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

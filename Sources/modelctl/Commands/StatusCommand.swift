@@ -21,6 +21,7 @@ struct Status: AsyncParsableCommand {
                 ("open_sessions", .number(Int64(status.openSessions))),
                 ("max_sessions", .number(Int64(status.maximumSessions))),
                 ("idle_timeout_seconds", .number(Int64(status.idleTimeoutSeconds))),
+                ("open_watches", .number(Int64(status.openWatches))),
             ]
         ])
         writer.finish()
