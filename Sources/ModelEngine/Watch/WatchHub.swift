@@ -20,6 +20,9 @@ public final class WatchHub: Sendable {
 
     private struct State {
         var subscribers: [UInt64: Subscriber] = [:]
+        /// The subscribers of each entity: a transaction wakes those of the entities it touched,
+        /// at a cost that does not grow with the watches it does not touch.
+        var byEntity: [String: Set<UInt64>] = [:]
         var nextID: UInt64 = 0
         var task: Task<Void, Never>?
         /// Every transaction up to this one has been told to the subscribers.
@@ -56,6 +59,7 @@ public final class WatchHub: Sendable {
             let id = state.nextID
             state.nextID += 1
             state.subscribers[id] = Subscriber(entities: entities, mailbox: mailbox)
+            for entity in entities { state.byEntity[entity, default: []].insert(id) }
             if state.task == nil {
                 state.lastToken = token
                 state.task = Task { [weak self] in await self?.run() }
@@ -70,7 +74,11 @@ public final class WatchHub: Sendable {
 
     func unsubscribe(_ id: UInt64) {
         state.withLock { state in
-            state.subscribers[id] = nil
+            guard let subscriber = state.subscribers.removeValue(forKey: id) else { return }
+            for entity in subscriber.entities {
+                state.byEntity[entity]?.remove(id)
+                if state.byEntity[entity]?.isEmpty == true { state.byEntity[entity] = nil }
+            }
             if state.subscribers.isEmpty {
                 state.task?.cancel()
                 state.task = nil
@@ -84,6 +92,7 @@ public final class WatchHub: Sendable {
         let ended = state.withLock { state in
             defer {
                 state.subscribers = [:]
+                state.byEntity = [:]
                 state.task?.cancel()
                 state.task = nil
                 state.lastToken = nil
@@ -130,10 +139,15 @@ public final class WatchHub: Sendable {
                     return true
                 }
                 // A gap: history was deleted, so what changed is not known; every watch looks again.
-                let gap = transaction.token.rawValue != expected
-                let touched = Set(transaction.changes.map(\.id.entityName))
-                for subscriber in state.subscribers.values where gap || !subscriber.entities.isDisjoint(with: touched) {
-                    subscriber.mailbox.post(transaction.token)
+                if transaction.token.rawValue != expected {
+                    for subscriber in state.subscribers.values { subscriber.mailbox.post(transaction.token) }
+                } else {
+                    var touched = Set<String>()
+                    for change in transaction.changes where touched.insert(change.id.entityName).inserted {
+                        for id in state.byEntity[change.id.entityName] ?? [] {
+                            state.subscribers[id]?.mailbox.post(transaction.token)
+                        }
+                    }
                 }
                 expected = transaction.token.rawValue + 1
                 state.lastToken = transaction.token
