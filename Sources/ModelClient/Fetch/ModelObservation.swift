@@ -94,7 +94,10 @@ extension ModelContext {
                 let models = try await core.perform {
                     var models: [T] = []
                     models.reserveCapacity(snapshots.count)
-                    for snapshot in snapshots { models.append(core.object(for: try core.merge(snapshot)) as! T) } // the record's entity is T's or a subclass's
+                    for snapshot in snapshots {
+                        // `as!`: the fetch was of T, so each record's entity is T's or a subclass's.
+                        models.append(core.object(for: try core.merge(snapshot)) as! T)
+                    }
                     return models
                 }
                 var difference: CollectionDifference<T>?
