@@ -66,4 +66,40 @@ import Testing
             for process in [fetch, count, groups] { #expect(process.isRunning, "a watch runs until stopped") }
         }
     }
+
+    /// On a terminal (a pseudo-terminal made by util-linux's `script`), the table is redrawn in
+    /// place: the screen cleared and the whole table drawn again for each change.
+    @Test func onATerminalTheTableIsRedrawn() async throws {
+        try await CLITestbed.with { bed in
+            #expect(
+                try await bed.run(["schema", "apply", try bed.file("catalog.json", Catalog.schema.canonicalJSON())])
+                    .status == 0)
+            #expect(try await bed.run(["insert", "Library", "name=Kyoto"]).status == 0)
+            let output = bed.directory.appendingPathComponent("terminal.out")
+            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+            let command = [
+                bed.modelctl.path, "--socket", bed.daemon.socketPath, "--store", "default", "fetch",
+                "Library", "--sort", "name", "--watch",
+            ].joined(separator: " ")
+            let terminal = Process()
+            terminal.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            terminal.arguments = ["-qfc", command, output.path]
+            terminal.standardInput = FileHandle.nullDevice
+            terminal.standardOutput = FileHandle.nullDevice
+            terminal.standardError = FileHandle.nullDevice
+            try terminal.run()
+            defer { if terminal.isRunning { terminal.terminate() } }
+            _ = try await ModelctlTests.waitForOutput(output, containing: "Kyoto")
+            #expect(try await bed.run(["insert", "Library", "name=Bologna"]).status == 0)
+            let seen = try await ModelctlTests.waitForOutput(output, containing: "Bologna")
+            let clear = "\u{1B}[H\u{1B}[2J"
+            #expect(seen.components(separatedBy: clear).count - 1 == 2, "\(seen.debugDescription)")
+            let lastDrawing = try #require(seen.components(separatedBy: clear).last)
+            #expect(lastDrawing.contains("token 2"))
+            // The new table has both rows, in the fetch's order.
+            let bologna = try #require(lastDrawing.range(of: "Bologna")),
+                kyoto = try #require(lastDrawing.range(of: "Kyoto"))
+            #expect(bologna.lowerBound < kyoto.lowerBound)
+        }
+    }
 }

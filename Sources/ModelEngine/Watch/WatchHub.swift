@@ -224,31 +224,42 @@ final class WatchMailbox: Sendable {
     /// Waits for a token after `token`, and returns it; throws why the watch ended, or
     /// `CancellationError`.
     func wait(after token: HistoryToken?) async throws -> HistoryToken {
-        while true {
+        try Task.checkCancellation()
+        var found = try ready(after: token)
+        while found == nil {
+            await suspend(after: token)
             try Task.checkCancellation()
-            let ready = state.withLock { state -> Result<HistoryToken, ModelError>? in
-                if let ended = state.ended { return .failure(ended) }
-                if let latest = state.latest, latest > token ?? HistoryToken(0) { return .success(latest) }
-                return nil
-            }
-            if let ready { return try ready.get() }
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                    let resumeNow = state.withLock { state -> Bool in
-                        let ready =
-                            state.ended != nil || (state.latest.map { $0 > token ?? HistoryToken(0) } ?? false)
-                        if ready || Task.isCancelled { return true }
-                        state.waiter = waiter
-                        return false
-                    }
-                    if resumeNow { waiter.resume() }
+            found = try ready(after: token)
+        }
+        return found ?? HistoryToken(0) // not nil: the loop ended
+    }
+
+    /// The newest token if it is after `token`; throws why the watch ended.
+    private func ready(after token: HistoryToken?) throws -> HistoryToken? {
+        let (ended, latest) = state.withLock { ($0.ended, $0.latest) }
+        if let ended { throw ended }
+        if let latest, latest > token ?? HistoryToken(0) { return latest }
+        return nil
+    }
+
+    /// Returns once a token after `token` is posted, the watch ends, or the task is cancelled.
+    private func suspend(after token: HistoryToken?) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    let ready = state.ended != nil || (state.latest.map { $0 > token ?? HistoryToken(0) } ?? false)
+                    if ready || Task.isCancelled { return true }
+                    state.waiter = waiter
+                    return false
                 }
-            } onCancel: {
-                state.withLock { state -> CheckedContinuation<Void, Never>? in
-                    defer { state.waiter = nil }
-                    return state.waiter
-                }?.resume()
+                if resumeNow { waiter.resume() }
             }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume()
         }
     }
 }
