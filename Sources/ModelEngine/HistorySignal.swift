@@ -43,4 +43,15 @@ public final class HistorySignal: Sendable {
             state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
         }
     }
+
+    /// Returns once the generation differs from `generation`, `interval` has passed (a poll, for
+    /// saves made by other processes), or the task is cancelled.
+    public func waitForChange(after generation: UInt64, orFor interval: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.waitForChange(after: generation) }
+            group.addTask { try? await Task.sleep(for: interval) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
 }

@@ -31,21 +31,10 @@ struct HistoryStreaming: Sendable {
             if page.count == Self.pageSize { continue }
             try await batch.flush(to: writer, force: !request.follow)
             guard request.follow else { return }
-            await waitForSaves(after: generation)
+            await store.history.waitForChange(after: generation, orFor: Self.pollInterval)
             try Task.checkCancellation()
         }
         try await batch.flush(to: writer, force: true)
-    }
-
-    /// Returns when this daemon saved to the store, the poll interval passed, or the task was cancelled.
-    private func waitForSaves(after generation: UInt64) async {
-        let signal = store.history
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await signal.waitForChange(after: generation) }
-            group.addTask { try? await Task.sleep(for: Self.pollInterval) }
-            await group.next()
-            group.cancelAll()
-        }
     }
 
     /// Responses being filled.

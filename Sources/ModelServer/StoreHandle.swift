@@ -29,9 +29,7 @@ final class StoreHandle: Sendable {
         self.name = name
         self.location = location
         self.current = Mutex(container)
-        let backend = container.backend
-        self.watches = WatchHub(signal: history) { after, limit in try await backend.history(after: after, limit: limit)
-        }
+        self.watches = WatchHub(signal: history, backend: container.backend)
         if let changes = container.backend as? any StorageChangeFeed {
             feed.withLock { $0 = Self.follow(changes, signal: history) }
         }

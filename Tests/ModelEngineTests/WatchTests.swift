@@ -34,8 +34,7 @@ struct WatchedStore: Sendable {
         }
         let container = try await ModelContainer.open(url: url, schema: schema, registry: .standard)
         let signal = HistorySignal()
-        let backend = container.backend
-        let hub = WatchHub(signal: signal) { after, limit in try await backend.history(after: after, limit: limit) }
+        let hub = WatchHub(signal: signal, backend: container.backend)
         return WatchedStore(container: container, signal: signal, hub: hub, directory: directory)
     }
 

@@ -14,8 +14,7 @@ final class EmbeddedStore: StoreConnection {
 
     private init(container: ModelEngine.ModelContainer) {
         self.container = container
-        let backend = container.backend
-        watches = WatchHub(signal: saves) { after, limit in try await backend.history(after: after, limit: limit) }
+        watches = WatchHub(signal: saves, backend: container.backend)
     }
 
     /// Opens the store at `url` for `models`: a new store takes their schema; one of another

@@ -1,5 +1,6 @@
 import Foundation
 import ModelCore
+import ModelStorage
 import Synchronization
 
 /// The watches of one store, and the one task that tells them of saves: it reads each new
@@ -45,6 +46,11 @@ public final class WatchHub: Sendable {
         self.signal = signal
         self.pollInterval = pollInterval
         self.history = history
+    }
+
+    /// A hub for `backend`'s store, reading its history.
+    public convenience init(signal: HistorySignal, backend: any StorageBackend) {
+        self.init(signal: signal) { after, limit in try await backend.history(after: after, limit: limit) }
     }
 
     /// Watches open on the store.
@@ -122,7 +128,7 @@ public final class WatchHub: Sendable {
             } catch {
                 // The store's server cannot be reached: the next poll tries again.
             }
-            await waitForSaves(after: generation)
+            await signal.waitForChange(after: generation, orFor: pollInterval)
         }
     }
 
@@ -164,16 +170,6 @@ public final class WatchHub: Sendable {
         return told
     }
 
-    /// Returns when this process saved to the store, the poll interval passed, or the task was cancelled.
-    private func waitForSaves(after generation: UInt64) async {
-        let signal = signal, interval = pollInterval
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await signal.waitForChange(after: generation) }
-            group.addTask { try? await Task.sleep(for: interval) }
-            await group.next()
-            group.cancelAll()
-        }
-    }
 }
 
 /// A watch's place in a hub: unsubscribed when released.
