@@ -86,10 +86,11 @@ final class DaemonCore: Sendable {
             to: try await context.save(applying: edits), store: store, returnTransaction: returnTransaction)
     }
 
-    /// The answer to a save that gave `result`: it wakes the store's history followers, and
+    /// The answer to a save that gave `result`: it tells the store's watches and wakes its history followers, and
     /// carries the saved transaction when `returnTransaction`.
     func response(to result: SaveResult, store: StoreHandle, returnTransaction: Bool) async throws -> SaveResponse {
         guard let token = result.token else { return SaveResponse(result) }
+        store.watches.saved(token, touching: result.touchedEntities)
         store.history.notify()
         var transaction: HistoryTransaction?
         if returnTransaction {

@@ -29,18 +29,21 @@ final class StoreHandle: Sendable {
         self.name = name
         self.location = location
         self.current = Mutex(container)
-        self.watches = WatchHub(signal: history, backend: container.backend)
+        self.watches = WatchHub(backend: container.backend)
         if let changes = container.backend as? any StorageChangeFeed {
-            feed.withLock { $0 = Self.follow(changes, signal: history) }
+            feed.withLock { $0 = Self.follow(changes, signal: history, watches: watches) }
         }
     }
 
-    /// Wakes `signal` on every save `changes` hears, listening again a second after the
-    /// server was lost (followers poll meanwhile), until cancelled.
-    private static func follow(_ changes: any StorageChangeFeed, signal: HistorySignal) -> Task<Void, Never> {
+    /// Wakes `signal` and tells `watches` on every save `changes` hears, listening again a
+    /// second after the server was lost (followers and watches poll meanwhile), until cancelled.
+    private static func follow(
+        _ changes: any StorageChangeFeed, signal: HistorySignal, watches: WatchHub
+    ) -> Task<Void, Never> {
         Task {
             while !Task.isCancelled {
-                try? await changes.followChanges(listening: { signal.notify() }) { _ in
+                try? await changes.followChanges(listening: { signal.notify() }) { token in
+                    watches.heard(token)
                     signal.notify()
                     return !Task.isCancelled
                 }

@@ -15,10 +15,9 @@ enum WatchBackend: String, CaseIterable, CustomStringConvertible, Sendable {
     var description: String { rawValue }
 }
 
-/// A store with the signal and hub a daemon gives each store.
+/// A store with the hub a daemon gives each store.
 struct WatchedStore: Sendable {
     let container: ModelContainer
-    let signal: HistorySignal
     let hub: WatchHub
     let directory: URL?
 
@@ -33,17 +32,15 @@ struct WatchedStore: Sendable {
         case .postgres: url = try PostgresServer.freshStoreURL()
         }
         let container = try await ModelContainer.open(url: url, schema: schema, registry: .standard)
-        let signal = HistorySignal()
-        let hub = WatchHub(signal: signal, backend: container.backend)
-        return WatchedStore(container: container, signal: signal, hub: hub, directory: directory)
+        return WatchedStore(container: container, hub: WatchHub(backend: container.backend), directory: directory)
     }
 
-    /// Saves `context` and wakes the hub, as the daemon does after a save.
+    /// Saves `context` and tells the hub, as the daemon does after a save.
     @discardableResult
     func save(_ context: ModelContext) async throws -> HistoryToken? {
-        let token = try await context.save().token
-        signal.notify()
-        return token
+        let result = try await context.save()
+        hub.saved(result.token, touching: result.touchedEntities)
+        return result.token
     }
 
     func close() async {

@@ -7,14 +7,13 @@ import StandardBackends
 /// engine the daemon runs, so a file can be shared with a daemon, or with another process.
 final class EmbeddedStore: StoreConnection {
     let container: ModelEngine.ModelContainer
-    /// Woken by this container's saves; the hub also polls for other processes' saves.
-    let saves = HistorySignal()
-    /// The watches of this container (live queries).
+    /// The watches of this container (live queries): told of its saves, and polling for other
+    /// processes'.
     let watches: WatchHub
 
     private init(container: ModelEngine.ModelContainer) {
         self.container = container
-        watches = WatchHub(signal: saves, backend: container.backend)
+        watches = WatchHub(backend: container.backend)
     }
 
     /// Opens the store at `url` for `models`: a new store takes their schema; one of another
@@ -55,7 +54,8 @@ final class EmbeddedStore: StoreConnection {
 
     func openContext(author: String?, mergePolicy: MergePolicy) async throws -> any ContextConnection {
         EngineContext(
-            context: container.makeContext(author: author, mergePolicy: mergePolicy), container: container, saves: saves
+            context: container.makeContext(author: author, mergePolicy: mergePolicy), container: container,
+            watches: watches
         )
     }
 
@@ -100,12 +100,13 @@ final class EmbeddedStore: StoreConnection {
 final class EngineContext: ContextConnection {
     let context: ModelEngine.ModelContext
     let container: ModelEngine.ModelContainer
-    let saves: HistorySignal
+    /// The watches told of this context's saves (none for a migration's context).
+    let watches: WatchHub?
 
-    init(context: ModelEngine.ModelContext, container: ModelEngine.ModelContainer, saves: HistorySignal) {
+    init(context: ModelEngine.ModelContext, container: ModelEngine.ModelContainer, watches: WatchHub?) {
         self.context = context
         self.container = container
-        self.saves = saves
+        self.watches = watches
     }
 
     func stage(_ edits: [ObjectEdit]) async throws {
@@ -114,7 +115,7 @@ final class EngineContext: ContextConnection {
 
     func save(applying edits: [ObjectEdit]) async throws -> SaveReport {
         let result = try await context.save(applying: edits)
-        if result.token != nil { saves.notify() }
+        watches?.saved(result.token, touching: result.touchedEntities)
         var transaction: HistoryTransaction?
         if let token = result.token {
             transaction = try await container.history(after: HistoryToken(token.rawValue - 1), limit: 1).first

@@ -104,6 +104,9 @@ public struct SaveResult: Hashable, Sendable {
     public var versions: [PersistentIdentifier: Int64]
     /// The history transaction the save wrote; nil if the change set was empty.
     public var token: HistoryToken?
+    /// The entities of the objects that transaction records (what live queries look at again);
+    /// empty when not known.
+    public var touchedEntities: Set<String> = []
 
     public init(
         remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] = [:],

@@ -3,18 +3,20 @@ import ModelCore
 import ModelStorage
 import Synchronization
 
-/// The watches of one store, and the one task that tells them of saves: it reads each new
-/// history transaction once (woken by ``HistorySignal`` on this process's saves, and by a poll
-/// for other processes'), and wakes only the watches whose entities the transaction touched. A
-/// woken watch is marked with the newest token, however many saves woke it: what a watch waits
-/// on is one token, never a queue.
+/// The watches of one store, and what tells them of saves. A save made through this process
+/// is told with the entities it touched (``saved(_:touching:)``), at no cost to the watches it
+/// does not touch and with no read of history; saves made elsewhere (another process on the
+/// same file, another daemon on the same PostgreSQL store) are read from history, on a poll and
+/// when a change feed hears them (``heard(_:)``). A woken watch is marked with the newest token,
+/// however many saves woke it: what a watch waits on is one token, never a queue.
 public final class WatchHub: Sendable {
     /// How often the hub looks for saves made by other processes on the same store.
     public static let defaultPollInterval = Duration.milliseconds(100)
     /// History transactions read at a time.
     static let pageSize = 256
+    /// Saves told ahead of one not yet told, kept until it is (beyond this, history is read).
+    static let pendingLimit = 256
 
-    let signal: HistorySignal
     let pollInterval: Duration
     private let history: @Sendable (HistoryToken?, Int) async throws -> [HistoryTransaction]
     private let state = Mutex(State())
@@ -25,11 +27,57 @@ public final class WatchHub: Sendable {
         /// at a cost that does not grow with the watches it does not touch.
         var byEntity: [String: Set<UInt64>] = [:]
         var nextID: UInt64 = 0
-        var task: Task<Void, Never>?
+        /// Grows each time the last watch leaves: a reader of an earlier epoch tells nothing.
+        var epoch: UInt64 = 0
+        /// Asks for a read of history every poll interval while watches are open.
+        var poller: Task<Void, Never>?
+        /// Reads history until it has told all of it, then ends.
+        var reader: Task<Void, Never>?
+        /// A read was asked for while one ran: it reads again.
+        var readAgain = false
         /// Every transaction up to this one has been told to the subscribers.
         var lastToken: HistoryToken?
+        /// Saves of this process told before an earlier transaction was: their entities, by token.
+        var pending: [HistoryToken: Set<String>] = [:]
         /// Why the hub's store is gone, once it is.
         var ended: ModelError?
+        /// Pages of history read so far.
+        var historyReads = 0
+
+        var isOpen: Bool { poller != nil }
+
+        /// Tells the transaction `token`, which touched `entities`, to their subscribers.
+        mutating func tell(_ token: HistoryToken, touching entities: some Sequence<String>) {
+            var touched = Set<String>()
+            for entity in entities where touched.insert(entity).inserted {
+                for id in byEntity[entity] ?? [] { subscribers[id]?.mailbox.post(token) }
+            }
+            lastToken = token
+        }
+
+        /// Tells the pending saves that now follow on from the last token told.
+        mutating func tellPending() {
+            guard !pending.isEmpty else { return }
+            while let next = lastToken.map({ HistoryToken($0.rawValue + 1) }),
+                let entities = pending.removeValue(forKey: next)
+            {
+                tell(next, touching: entities)
+            }
+            let told = lastToken ?? HistoryToken(0)
+            pending = pending.filter { $0.key > told }
+        }
+
+        /// Leaves the hub idle: no task, nothing told, nothing pending.
+        mutating func stop() {
+            poller?.cancel()
+            reader?.cancel()
+            poller = nil
+            reader = nil
+            readAgain = false
+            lastToken = nil
+            pending = [:]
+            epoch &+= 1
+        }
     }
 
     private struct Subscriber {
@@ -38,43 +86,55 @@ public final class WatchHub: Sendable {
     }
 
     /// A hub reading its store's history with `history` (transactions after a token, at most a
-    /// number of them), woken by `signal`.
+    /// number of them) for saves it is not told of.
     public init(
-        signal: HistorySignal, pollInterval: Duration = defaultPollInterval,
+        pollInterval: Duration = defaultPollInterval,
         history: @escaping @Sendable (HistoryToken?, Int) async throws -> [HistoryTransaction]
     ) {
-        self.signal = signal
         self.pollInterval = pollInterval
         self.history = history
     }
 
     /// A hub for `backend`'s store, reading its history.
-    public convenience init(signal: HistorySignal, backend: any StorageBackend) {
-        self.init(signal: signal) { after, limit in try await backend.history(after: after, limit: limit) }
+    public convenience init(backend: any StorageBackend) {
+        self.init { after, limit in try await backend.history(after: after, limit: limit) }
     }
 
     /// Watches open on the store.
     public var watchCount: Int { state.withLock { $0.subscribers.count } }
 
+    /// Pages of history the hub has read (saves it was told of need none).
+    public var historyReadCount: Int { state.withLock { $0.historyReads } }
+
     /// Subscribes a watch of `entities` whose result is true at `token`: its mailbox gets every
     /// later transaction that touches them.
     func subscribe(entities: Set<String>, after token: HistoryToken?) throws(ModelError) -> WatchSubscription {
         let mailbox = WatchMailbox()
+        var opened = false
         let id = try state.withLock { state throws(ModelError) -> UInt64 in
             if let ended = state.ended { throw ended }
             let id = state.nextID
             state.nextID += 1
             state.subscribers[id] = Subscriber(entities: entities, mailbox: mailbox)
             for entity in entities { state.byEntity[entity, default: []].insert(id) }
-            if state.task == nil {
+            if !state.isOpen {
                 state.lastToken = token
-                state.task = Task { [weak self] in await self?.run() }
+                opened = true
+                let interval = pollInterval
+                state.poller = Task { [weak self] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: interval)
+                        self?.readHistory()
+                    }
+                }
             } else if let told = state.lastToken, told > token ?? HistoryToken(0) {
                 // Transactions after the watch's result were told before it subscribed.
                 mailbox.post(told)
             }
             return id
         }
+        // Saves between the watch's read and now were told to no one: history says.
+        if opened { readHistory() }
         return WatchSubscription(hub: self, id: id, mailbox: mailbox)
     }
 
@@ -85,12 +145,36 @@ public final class WatchHub: Sendable {
                 state.byEntity[entity]?.remove(id)
                 if state.byEntity[entity]?.isEmpty == true { state.byEntity[entity] = nil }
             }
-            if state.subscribers.isEmpty {
-                state.task?.cancel()
-                state.task = nil
-                state.lastToken = nil
-            }
+            if state.subscribers.isEmpty { state.stop() }
         }
+    }
+
+    /// Tells the watches of a save made through this process: its token, and the entities of
+    /// the objects its history transaction records (``SaveResult/touchedEntities``). Saves told
+    /// out of order wait for the ones before them; one after a save this process did not make is
+    /// told once history is read.
+    public func saved(_ token: HistoryToken?, touching entities: Set<String>) {
+        guard let token else { return }
+        let mustRead = state.withLock { state -> Bool in
+            guard state.isOpen, token > state.lastToken ?? HistoryToken(0) else { return false }
+            // Entities not known: history says.
+            if entities.isEmpty { return true }
+            if token.rawValue == (state.lastToken?.rawValue ?? 0) + 1 {
+                state.tell(token, touching: entities)
+                state.tellPending()
+                return false
+            }
+            if state.pending.count < Self.pendingLimit { state.pending[token] = entities }
+            return true
+        }
+        if mustRead { readHistory() }
+    }
+
+    /// Tells the watches that the store's history reached `token`, through any process (a change
+    /// feed heard it): history is read unless it was told already.
+    public func heard(_ token: HistoryToken) {
+        let mustRead = state.withLock { $0.isOpen && token > $0.lastToken ?? HistoryToken(0) }
+        if mustRead { readHistory() }
     }
 
     /// Ends every watch with `error` (the store's schema changed), leaving the hub open for new ones.
@@ -99,9 +183,7 @@ public final class WatchHub: Sendable {
             defer {
                 state.subscribers = [:]
                 state.byEntity = [:]
-                state.task?.cancel()
-                state.task = nil
-                state.lastToken = nil
+                state.stop()
             }
             return Array(state.subscribers.values)
         }
@@ -114,50 +196,68 @@ public final class WatchHub: Sendable {
         endWatches(with: error)
     }
 
-    /// Reads new transactions and tells them, until cancelled.
-    private func run() async {
+    /// Starts a read of history, or asks the running one to read again.
+    private func readHistory() {
+        state.withLock { state in
+            guard state.isOpen else { return }
+            guard state.reader == nil else {
+                state.readAgain = true
+                return
+            }
+            let epoch = state.epoch
+            state.reader = Task { [weak self] in await self?.read(epoch: epoch) }
+        }
+    }
+
+    /// Reads new transactions and tells them, until it has told all of history.
+    private func read(epoch: UInt64) async {
         while !Task.isCancelled {
-            let generation = signal.generation
-            let after = state.withLock { $0.lastToken }
+            let after = state.withLock { state -> HistoryToken?? in
+                guard state.epoch == epoch else { return .none }
+                state.readAgain = false
+                return .some(state.lastToken)
+            }
+            guard case .some(let after) = after else { return }
+            state.withLock { $0.historyReads += 1 }
             do {
                 let page = try await history(after, Self.pageSize)
-                if tell(page, after: after), page.count == Self.pageSize { continue }
+                if tell(page, epoch: epoch), page.count == Self.pageSize { continue }
             } catch let error as ModelError where error.code == .closed {
                 close(with: ModelError(.notFound, "the store was closed: \(error.message)"))
                 return
             } catch {
                 // The store's server cannot be reached: the next poll tries again.
             }
-            await signal.waitForChange(after: generation, orFor: pollInterval)
+            let done = state.withLock { state -> Bool in
+                guard state.epoch == epoch else { return true }
+                if state.readAgain { return false }
+                state.reader = nil
+                return true
+            }
+            if done { return }
         }
     }
 
-    /// Tells each subscriber of the transactions that touch its entities; false when the hub
-    /// moved on meanwhile (a subscriber came first, or all left).
-    private func tell(_ page: [HistoryTransaction], after: HistoryToken?) -> Bool {
+    /// Tells each subscriber of the transactions that touch its entities, skipping those told
+    /// already; false when the hub went idle meanwhile.
+    private func tell(_ page: [HistoryTransaction], epoch: UInt64) -> Bool {
         var schemaChange: SchemaVersionChange?
         let told = state.withLock { state -> Bool in
-            guard state.lastToken == after, state.task != nil else { return false }
-            var expected = (after?.rawValue ?? 0) + 1
-            for transaction in page {
+            guard state.epoch == epoch else { return false }
+            for transaction in page where transaction.token > state.lastToken ?? HistoryToken(0) {
                 if let change = transaction.schemaChange {
                     schemaChange = change
                     return true
                 }
-                // A gap: history was deleted, so what changed is not known; every watch looks again.
-                if transaction.token.rawValue != expected {
-                    for subscriber in state.subscribers.values { subscriber.mailbox.post(transaction.token) }
+                if transaction.token.rawValue == (state.lastToken?.rawValue ?? 0) + 1 {
+                    state.tell(transaction.token, touching: transaction.changes.lazy.map(\.id.entityName))
                 } else {
-                    var touched = Set<String>()
-                    for change in transaction.changes where touched.insert(change.id.entityName).inserted {
-                        for id in state.byEntity[change.id.entityName] ?? [] {
-                            state.subscribers[id]?.mailbox.post(transaction.token)
-                        }
-                    }
+                    // A gap: history was deleted, so what changed is not known; every watch looks again.
+                    for subscriber in state.subscribers.values { subscriber.mailbox.post(transaction.token) }
+                    state.lastToken = transaction.token
                 }
-                expected = transaction.token.rawValue + 1
-                state.lastToken = transaction.token
             }
+            state.tellPending()
             return true
         }
         if let schemaChange {
@@ -169,7 +269,6 @@ public final class WatchHub: Sendable {
         }
         return told
     }
-
 }
 
 /// A watch's place in a hub: unsubscribed when released.

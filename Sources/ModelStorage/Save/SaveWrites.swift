@@ -198,5 +198,10 @@ extension SaveWrites {
             let tombstone = preserved.isEmpty ? [:] : try reads.values(of: ref, preserved)
             history.append(HistoryChange(kind: .delete, id: reads.permanent(entityName, ref.key), tombstone: tombstone))
         }
+        var last: String?
+        for change in history where change.id.entityName != last {
+            last = change.id.entityName
+            result.touchedEntities.insert(change.id.entityName)
+        }
     }
 }
