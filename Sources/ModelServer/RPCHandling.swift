@@ -2,6 +2,7 @@ import Foundation
 import GRPCCore
 import Logging
 import ModelCore
+import NIOCore
 import ModelWire
 import Synchronization
 
@@ -31,6 +32,10 @@ struct RPCHandling: Sendable {
                 code: .cancelled,
                 message: "the call was cancelled (the client went away, its deadline passed, or the daemon is stopping)"
             )
+        } catch let error as ChannelError where error == .ioOnClosedChannel || error == .alreadyClosed {
+            // A stream written to after its client left: nothing is wrong with the daemon.
+            logger.debug("\(method): the client left before its answer was written (\(error))")
+            throw RPCError(code: .cancelled, message: "the client left before the answer was written")
         } catch {
             logger.error("\(method): unexpected error: \(error)")
             throw RPCError(code: .internalError, message: "modeld failed unexpectedly: \(error); see the daemon's log")

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import ModelCore
@@ -33,6 +34,8 @@ enum StalledClients {
             await daemon.remove()
             return result
         } catch {
+            // What the daemon said last, for a failure's reader (a crash's message, say).
+            print("modeld's log, at the failure (its last 4,000 characters):\n\(daemon.log.suffix(4_000))")
             await daemon.remove()
             throw error
         }
@@ -88,6 +91,7 @@ enum StalledClients {
     ) async throws -> StalledHTTP2Fetch? {
         let first = AsyncStream<Void>.makeStream()
         let release = AsyncStream<Void>.makeStream()
+        let received = ObjectTally()
         let task = Task<(any Error)?, Never> {
             do {
                 let transport = try HTTP2ClientTransport.Posix(
@@ -101,7 +105,9 @@ enum StalledClients {
                         }
                     ) { response in
                         var isFirst = true
-                        for try await _ in response.messages where isFirst {
+                        for try await message in response.messages {
+                            received.add(message.objects.count)
+                            guard isFirst else { continue }
                             isFirst = false
                             first.continuation.yield()
                             // Reads nothing more until released.
@@ -116,7 +122,7 @@ enum StalledClients {
                 return error
             }
         }
-        let stalled = StalledHTTP2Fetch(task: task, release: release.continuation)
+        let stalled = StalledHTTP2Fetch(task: task, received: received, release: release.continuation)
         let arrived = await withTaskGroup(of: Bool.self) { group in
             group.addTask { await first.stream.first(where: { true }) != nil }
             group.addTask {
@@ -157,6 +163,8 @@ enum StalledClients {
 struct StalledHTTP2Fetch: Sendable {
     /// Ends with the error that ended the call (nil if it ended with OK).
     let task: Task<(any Error)?, Never>
+    /// The objects the client has read so far.
+    let received: ObjectTally
     fileprivate let release: AsyncStream<Void>.Continuation
 
     /// Lets the client read the rest of the stream (and hear how it ends).
@@ -168,4 +176,11 @@ struct StalledHTTP2Fetch: Sendable {
         task.cancel()
         release.finish()
     }
+}
+
+/// A count of objects, added to by one task and read by another.
+final class ObjectTally: Sendable {
+    private let count = Atomic(0)
+    func add(_ objects: Int) { count.add(objects, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
 }
