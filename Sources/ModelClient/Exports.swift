@@ -17,3 +17,5 @@ public typealias ModelError = ModelCore.ModelError
 public typealias DeleteRule = ModelCore.DeleteRule
 /// How a save resolves conflicts with changes saved since the context read the objects.
 public typealias MergePolicy = ModelCore.MergePolicy
+/// What a save does with an insert that repeats a stored object's `#Unique` values.
+public typealias UniquenessPolicy = ModelCore.UniquenessPolicy

@@ -127,10 +127,56 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.allCases)
+    /// SwiftData's `#Unique`: an insert that repeats a stored object's unique values updates it,
+    /// and the inserted object becomes it.
+    @Test(arguments: Backend.everyKind)
+    func anInsertThatRepeatsUniqueValuesUpdatesTheStoredTrip(backend: Backend) async throws {
+        try await backend.withContainer(for: sampleTripsModels) { container in
+            let context = ModelContext(container)
+            #expect(context.uniquenessPolicy == .upsert)
+            let rome = Trip(
+                name: "Rome", destination: "Italy", startDate: day("2026-08-01"), endDate: day("2026-08-05"))
+            rome.bucketList.append(
+                BucketListItem(title: "Forum", details: "", hasReservation: false, isInPlan: true))
+            context.insert(rome)
+            try await context.save()
+            let token = try #require(try await context.fetchHistory(HistoryDescriptor()).last?.token)
+
+            // Inserted beside the object it repeats, in the same context.
+            let twin = Trip(
+                name: "Rome", destination: "Italia", startDate: day("2026-08-01"), endDate: day("2026-08-05"))
+            context.insert(twin)
+            try await context.save()
+            #expect(twin.persistentModelID == rome.persistentModelID)
+            #expect(rome.destination == "Italia" && twin.destination == "Italia")
+            // Its to-many relationships add to the stored object's: the item is still there.
+            #expect(twin.bucketList.map(\.title) == ["Forum"])
+            let upsert = try #require(try await context.fetchHistory(HistoryDescriptor(after: token)).first)
+            #expect(upsert.changes.count == 1)
+            if case .update(let update) = upsert.changes.first {
+                #expect(update.changedPersistentIdentifier == rome.persistentModelID)
+            } else {
+                Issue.record("the upsert is recorded as \(String(describing: upsert.changes.first))")
+            }
+
+            // Inserted in a context that never saw it.
+            let other = ModelContext(container)
+            let third = Trip(
+                name: "Rome", destination: "Roma", startDate: day("2026-08-01"), endDate: day("2026-08-05"))
+            other.insert(third)
+            try await other.save()
+            #expect(third.persistentModelID == rome.persistentModelID)
+            #expect(third.destination == "Roma" && third.bucketList.count == 1)
+            let trips = try await ModelContext(container).fetch(FetchDescriptor<Trip>())
+            #expect(trips.map(\.destination) == ["Roma"])
+        }
+    }
+
+    @Test(arguments: Backend.everyKind)
     func uniqueConstraintRefusesTheSaveAndKeepsTheChanges(backend: Backend) async throws {
         try await backend.withContainer(for: sampleTripsModels) { container in
             let context = ModelContext(container)
+            context.uniquenessPolicy = .error
             context.insert(
                 Trip(name: "Rome", destination: "Italy", startDate: day("2026-08-01"), endDate: day("2026-08-05")))
             try await context.save()

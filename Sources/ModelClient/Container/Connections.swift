@@ -6,13 +6,31 @@ struct SaveReport: Sendable {
     var token: HistoryToken?
     /// Every object the save deleted: those the context deleted, and those delete rules did.
     var deleted: [PersistentIdentifier] = []
+    /// Existing objects that inserts were merged into (an upsert on a unique constraint).
+    var merged: [PersistentIdentifier] = []
 
     init(remapped: [PersistentIdentifier: PersistentIdentifier], token: HistoryToken?, transaction: HistoryTransaction?)
     {
         self.remapped = remapped
         self.token = token
         deleted = transaction?.changes.filter { $0.kind == .delete }.map(\.id) ?? []
+        // An insert merged into an existing object is that object's update in history; two
+        // inserts merged into one new object map to one identifier.
+        if !remapped.isEmpty {
+            let updated = Set(transaction?.changes.lazy.filter { $0.kind == .update }.map(\.id) ?? [])
+            var seen = Set<PersistentIdentifier>(), repeated = Set<PersistentIdentifier>()
+            for id in remapped.values where !seen.insert(id).inserted { repeated.insert(id) }
+            merged = Array(Set(remapped.values.filter { updated.contains($0) }).union(repeated))
+        }
     }
+}
+
+/// What a context's unit of work is opened with; a change to any of them while nothing was sent
+/// opens a new one.
+struct ContextSettings: Hashable, Sendable {
+    var author: String?
+    var mergePolicy: MergePolicy
+    var uniquenessPolicy: UniquenessPolicy
 }
 
 /// A context's unit of work: a session of the daemon, or an engine context in-process. The
@@ -32,7 +50,7 @@ protocol ContextConnection: Sendable {
 /// A container's store: a daemon's store over its socket, or a store opened in-process.
 protocol StoreConnection: Sendable {
     var storeIdentifier: UUID { get }
-    func openContext(author: String?, mergePolicy: MergePolicy) async throws -> any ContextConnection
+    func openContext(_ settings: ContextSettings) async throws -> any ContextConnection
     /// A fetch of what is saved, without any context's changes.
     func fetchSaved(_ descriptor: ModelCore.FetchDescriptor) async throws -> FetchResult
     func aggregateSaved(_ descriptor: ModelCore.AggregateDescriptor) async throws -> [AggregateRow]

@@ -54,8 +54,10 @@ final class DaemonStore: StoreConnection {
         }
     }
 
-    func openContext(author: String?, mergePolicy: MergePolicy) async throws -> any ContextConnection {
-        let session = try await client.openSession(on: store, author: author, mergePolicy: mergePolicy)
+    func openContext(_ settings: ContextSettings) async throws -> any ContextConnection {
+        let session = try await client.openSession(
+            on: store, author: settings.author, mergePolicy: settings.mergePolicy,
+            uniquenessPolicy: settings.uniquenessPolicy)
         sessions.withLock { $0[session.id] = session }
         return DaemonSession(session: session, client: client, store: store, owner: self)
     }

@@ -52,9 +52,12 @@ final class EmbeddedStore: StoreConnection {
 
     var storeIdentifier: UUID { container.storeIdentifier }
 
-    func openContext(author: String?, mergePolicy: MergePolicy) async throws -> any ContextConnection {
+    func openContext(_ settings: ContextSettings) async throws -> any ContextConnection {
         EngineContext(
-            context: container.makeContext(author: author, mergePolicy: mergePolicy), container: container,
+            context: container.makeContext(
+                author: settings.author, mergePolicy: settings.mergePolicy,
+                uniquenessPolicy: settings.uniquenessPolicy),
+            container: container,
             watches: watches
         )
     }

@@ -106,11 +106,17 @@ extension ContextCore {
         }
     }
 
-    /// Renames temporary identifiers to permanent ones everywhere (after a save).
+    /// Renames temporary identifiers to permanent ones everywhere (after a save). An insert
+    /// merged into an object the context already has (an upsert) becomes that object: its model
+    /// reads the object's record from then on, so the context still has one record per object.
     func remap(_ remapped: [PersistentIdentifier: PersistentIdentifier]) {
         guard !remapped.isEmpty else { return }
         for (temporary, permanent) in remapped {
             guard let record = records.removeValue(forKey: temporary) else { continue }
+            if let existing = records[permanent], existing !== record, !existing.isDetached {
+                join(record, into: existing)
+                continue
+            }
             record.id = permanent
             records[permanent] = record
         }
@@ -120,5 +126,18 @@ extension ContextCore {
                 record.relationships[name] = renamed(ids)
             }
         }
+    }
+
+    /// Makes the model of `inserted`, a saved insert merged into `existing`'s object, read
+    /// `existing`'s record; `inserted` leaves the context.
+    private func join(_ inserted: ObjectRecord, into existing: ObjectRecord) {
+        inserted.id = existing.id
+        inserted.isDetached = true
+        inserted.pinned = nil
+        guard let object = inserted.object as? any PersistentModel else { return }
+        object._$modelState.record = existing
+        // Its attributes are read again, from the record (which the save's caller reloads).
+        for property in inserted.info.attributes { property.metadata.writeSlot(object, nil) }
+        if existing.object == nil { existing.object = object }
     }
 }

@@ -9,6 +9,8 @@ final class ContextCore {
     var types: ModelTypes { container.types }
     var author: String?
     var mergePolicy: MergePolicy = .error
+    /// SwiftData's: an insert that repeats an object's unique values updates that object.
+    var uniquenessPolicy: UniquenessPolicy = .upsert
     var records: [PersistentIdentifier: ObjectRecord] = [:]
     /// Records with unsaved changes, in the order they first changed.
     var pending: [ObjectRecord] = []
@@ -20,7 +22,7 @@ final class ContextCore {
     /// operation while the first waits for the store, and the second waits its turn.
     let gate = AsyncSemaphore(permits: 1)
     private var connection: (any ContextConnection)?
-    private var connectionSettings: (author: String?, mergePolicy: MergePolicy)?
+    private var connectionSettings: ContextSettings?
 
     init(container: ModelContainer, author: String?) {
         self.container = container
@@ -34,21 +36,25 @@ final class ContextCore {
 
     // MARK: The unit of work
 
-    /// The connection, opened on first use; opened again if the author or merge policy changed
+    /// The settings the unit of work is to have.
+    var settings: ContextSettings {
+        ContextSettings(author: author, mergePolicy: mergePolicy, uniquenessPolicy: uniquenessPolicy)
+    }
+
+    /// The connection, opened on first use; opened again if the author or a policy changed
     /// while nothing was sent to it.
     func unitOfWork() async throws -> any ContextConnection {
-        if let connection, let settings = connectionSettings,
-            (settings.author == author && settings.mergePolicy == mergePolicy) || flushedChanges
-        {
+        let settings = settings
+        if let connection, connectionSettings == settings || flushedChanges {
             return connection
         }
         if let old = connection {
             connection = nil
             await old.close()
         }
-        let opened = try await container.store.openContext(author: author, mergePolicy: mergePolicy)
+        let opened = try await container.store.openContext(settings)
         connection = opened
-        connectionSettings = (author, mergePolicy)
+        connectionSettings = settings
         return opened
     }
 

@@ -35,6 +35,15 @@ public final class ModelContext {
         set { core.mergePolicy = newValue }
     }
 
+    /// What a save does with an inserted object whose `#Unique` values repeat a stored object's:
+    /// `.upsert` (the default, as SwiftData) updates the stored object with the inserted one's
+    /// values, and the inserted object becomes it (its `persistentModelID` is the stored
+    /// object's); `.error` refuses the save with `uniqueConstraint`, naming the constraint.
+    public var uniquenessPolicy: UniquenessPolicy {
+        get { core.uniquenessPolicy }
+        set { core.uniquenessPolicy = newValue }
+    }
+
     /// Whether there are unsaved changes.
     public var hasChanges: Bool { core.flushedChanges || core.pending.contains { $0.hasChanges } }
 
@@ -100,6 +109,9 @@ public final class ModelContext {
             let report = try await core.unitOfWork().save(applying: outgoing.edits)
             core.didSend(outgoing)
             core.finishSave(report)
+            // Objects inserts were merged into hold the merged values: read them back. The save
+            // is done whatever happens here; unread, they keep the values the context sent.
+            if !report.merged.isEmpty { try? await core.load(report.merged) }
         }
     }
 

@@ -103,7 +103,9 @@ final class StageStore: StoreConnection {
         self.storeIdentifier = storeIdentifier
     }
 
-    func openContext(author: String?, mergePolicy: MergePolicy) async throws -> any ContextConnection {
+    /// The migration's one unit of work, whatever the stage's context asks (it was opened with
+    /// the migration's author and policies).
+    func openContext(_ settings: ContextSettings) async throws -> any ContextConnection {
         StageConnection(inner: connection)
     }
 

@@ -34,8 +34,9 @@ public macro Relationship(
 public macro Transient() = #externalMacro(module: "ModelMacros", type: "MarkerMacro")
 
 /// Unique constraints of a model: each argument is one constraint, over one or more properties.
-/// Saving an object that repeats another's values fails, or updates the other when the context's
-/// uniqueness policy says upsert.
+/// Saving an inserted object that repeats a stored object's values updates the stored object
+/// (SwiftData's upsert), or fails with `uniqueConstraint` when the context's
+/// ``ModelContext/uniquenessPolicy`` is `.error`.
 @freestanding(declaration)
 public macro Unique<T>(_ constraints: [PartialKeyPath<T>]...) =
     #externalMacro(module: "ModelMacros", type: "ConstraintMacro")

@@ -3,13 +3,21 @@ import ModelClient
 import ModelTesting
 import Testing
 
-/// Where a test's container keeps its store. Tests take every backend as an argument, so the
-/// same test body runs against the daemon and against an embedded SQLite file.
+/// Where a test's container keeps its store. Tests take backends as an argument, so the same
+/// test body runs against the daemon, an embedded SQLite file and (``everyKind``) memory.
 enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// A store of its own on the test daemon, over its Unix socket.
     case daemon
     /// A SQLite file of its own, opened in-process.
     case embedded
+    /// A store in this process's memory (`ModelConfiguration(isStoredInMemoryOnly: true)`).
+    case memory
+
+    /// The stores a second container can open as well (the tests written before memory stores
+    /// could be tested share their store between containers).
+    static var allCases: [Backend] { [.daemon, .embedded] }
+    /// Every kind of container.
+    static let everyKind: [Backend] = [.daemon, .embedded, .memory]
 
     var testDescription: String { rawValue }
 
@@ -34,6 +42,16 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
             defer { try? FileManager.default.removeItem(at: directory) }
             let url = URL(string: "sqlite://" + directory.appendingPathComponent("store.sqlite").path)!
             let container = try await ModelContainer(for: types, configuration: ModelConfiguration(url: url))
+            do {
+                try await body(container)
+            } catch {
+                await container.close()
+                throw error
+            }
+            await container.close()
+        case .memory:
+            let container = try await ModelContainer(
+                for: types, configuration: ModelConfiguration(isStoredInMemoryOnly: true))
             do {
                 try await body(container)
             } catch {
