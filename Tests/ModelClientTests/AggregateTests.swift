@@ -122,6 +122,8 @@ import Testing
             let error = await modelError { _ = try StorePredicate("name == = 'x'") }
             #expect(error?.code == .invalidPredicate)
             #expect(error?.message.contains("column") == true)
+            // Arguments are bound: a quote in one is part of the value compared, nothing more.
+            #expect(try await names(StorePredicate("name == %@", "x' OR name != 'x")).isEmpty)
             let missing = await modelError { _ = try StorePredicate("name == %@ AND count > %@", "x") }
             #expect(missing?.message.contains("more %@ than the 1 argument") == true)
             let unknown = await modelError { _ = try await names(StorePredicate("colour == 'red'")) }

@@ -22,6 +22,8 @@ struct PredicateToken: Sendable {
         case number(String, isDouble: Bool)
         /// `==`, `=`, `!=`, `<>`, `<`, `<=`, `=<`, `>`, `>=`, `=>`.
         case comparison(ComparisonOperator)
+        /// `%@`: the next of the arguments given with the text, bound as a value.
+        case argument
         case leftParen, rightParen, leftBrace, rightBrace, leftBracket, rightBracket, comma, dot
         case plus, minus, star, slash
         case end
@@ -107,6 +109,8 @@ struct PredicateLexer: Sendable {
             return try string(from: start)
         case UInt8(ascii: "$"):
             return try variable(from: start)
+        case UInt8(ascii: "%") where second == UInt8(ascii: "@"):
+            return single(.argument, length: 2)
         case UInt8(ascii: "@"):
             offset += 1
             let name = wordText()

@@ -126,7 +126,7 @@ extension PredicateTextParser {
             let (collection, variable) = try readSubqueryHead()
             try push(.subquery(start: start, collection: collection, variable: variable), at: start)
             return true
-        case .minus, .number, .string, .keyword(.nil), .keyword(.null), .keyword(.true), .keyword(.yes),
+        case .minus, .number, .string, .argument, .keyword(.nil), .keyword(.null), .keyword(.true), .keyword(.yes),
             .keyword(.false), .keyword(.no), .keyword(.cast), .keyword(.self), .variable, .identifier, .function:
             let value = try readValue()
             try pushOperand(.expression(value, height: 0), start: start)

@@ -127,6 +127,15 @@ extension PredicateTextParser {
         case .string(let text):
             try advance()
             return .literal(.string(text))
+        case .argument:
+            guard argumentsUsed < arguments.count else {
+                throw source.error(
+                    "the predicate has more %@ than the \(arguments.count) argument(s) given", at: start,
+                    hint: "each %@ takes the next argument; write a literal value in the text instead")
+            }
+            argumentsUsed += 1
+            try advance()
+            return arguments[argumentsUsed - 1]
         case .keyword(.nil), .keyword(.null):
             try advance()
             return .literal(.null)

@@ -22,9 +22,20 @@ public enum PredicateParser {
 
     /// Parses a whole predicate: `name CONTAINS[c] "par" AND startDate > "2026-01-01"`.
     public static func parse(_ text: String) throws(ModelError) -> Predicate {
-        var parser = try PredicateTextParser(text, wantsExpression: false)
+        try parse(text, arguments: [])
+    }
+
+    /// Parses a whole predicate in which each `%@` stands for the next of `arguments`, put in the
+    /// tree as it is: a value is bound, never written into the text and read again.
+    public static func parse(_ text: String, arguments: [Expression]) throws(ModelError) -> Predicate {
+        var parser = try PredicateTextParser(text, wantsExpression: false, arguments: arguments)
         guard case .predicate(let predicate, _) = try parser.run() else {
             throw ModelError(.invalidPredicate, "expected a predicate") // run() guarantees a predicate here
+        }
+        guard parser.argumentsUsed == arguments.count else {
+            throw ModelError(
+                .invalidPredicate,
+                "the predicate has \(parser.argumentsUsed) %@ but \(arguments.count) argument(s) were given")
         }
         return predicate
     }
@@ -123,8 +134,11 @@ struct PredicateTextParser {
     var lastKind: PredicateToken.Kind?
     /// The open frames; the last is the innermost.
     var frames: [Frame]
+    /// The values `%@` stands for, in order, and how many were taken.
+    let arguments: [Expression]
+    var argumentsUsed = 0
 
-    init(_ text: String, wantsExpression: Bool) throws(ModelError) {
+    init(_ text: String, wantsExpression: Bool, arguments: [Expression] = []) throws(ModelError) {
         let length = text.utf8.count
         guard length <= PredicateParser.maximumLength else {
             throw ModelError(
@@ -133,6 +147,7 @@ struct PredicateTextParser {
                 context: ["length": String(length)])
         }
         source = PredicateSource(text)
+        self.arguments = arguments
         lexer = PredicateLexer(source)
         frames = [Frame(kind: .top(wantsExpression: wantsExpression))]
         token = try lexer.next()
