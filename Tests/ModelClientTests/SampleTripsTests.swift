@@ -172,6 +172,38 @@ import Testing
         }
     }
 
+    /// SwiftData's `transaction { }`: the block's changes are saved when it returns, and rolled
+    /// back when it throws.
+    @Test(arguments: Backend.everyKind)
+    func aTransactionSavesItsBlockOrNothing(backend: Backend) async throws {
+        struct Cancelled: Error {}
+        try await backend.withContainer(for: sampleTripsModels) { container in
+            let context = ModelContext(container)
+            try await context.transaction {
+                context.insert(
+                    Trip(name: "Oslo", destination: "Norway", startDate: day("2026-05-01"), endDate: day("2026-05-02")))
+                // Fetches inside the block see its changes.
+                let seen = try await context.fetchCount(FetchDescriptor<Trip>())
+                #expect(seen == 1)
+            }
+            #expect(!context.hasChanges)
+            #expect(try await ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 1)
+
+            let bergen = Trip(
+                name: "Bergen", destination: "Norway", startDate: day("2026-05-03"), endDate: day("2026-05-04"))
+            await #expect(throws: Cancelled.self) {
+                try await context.transaction {
+                    context.insert(bergen)
+                    _ = try await context.fetchCount(FetchDescriptor<Trip>()) // sent to the unit of work
+                    throw Cancelled()
+                }
+            }
+            #expect(!context.hasChanges && bergen.modelContext == nil)
+            #expect(try await context.fetchCount(FetchDescriptor<Trip>()) == 1)
+            #expect(try await ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 1)
+        }
+    }
+
     @Test(arguments: Backend.everyKind)
     func uniqueConstraintRefusesTheSaveAndKeepsTheChanges(backend: Backend) async throws {
         try await backend.withContainer(for: sampleTripsModels) { container in

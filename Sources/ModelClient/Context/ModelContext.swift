@@ -115,6 +115,20 @@ public final class ModelContext {
         }
     }
 
+    /// Runs `block`, then saves, as SwiftData's `transaction(block:)`: what the block changes is
+    /// saved at once with any change made before it, or, if the block throws, every unsaved
+    /// change is rolled back and the error rethrown. A save that fails throws and keeps the
+    /// changes, as ``save()`` does.
+    public func transaction(block: () async throws -> Void) async throws {
+        do {
+            try await block()
+        } catch {
+            await rollback()
+            throw error
+        }
+        try await save()
+    }
+
     /// Discards every unsaved change: inserted objects leave the context, changed ones read
     /// their saved values again, deleted ones are no longer deleted.
     public func rollback() async {
