@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "ModelClient", targets: ["ModelClient"]),
         .library(name: "ModelRemote", targets: ["ModelRemote"]),
         .library(name: "ModelTesting", targets: ["ModelTesting"]),
+        .library(name: "ModelClientTesting", targets: ["ModelClientTesting"]),
         .library(name: "ModelCore", targets: ["ModelCore"]),
         .library(name: "ModelStorage", targets: ["ModelStorage"]),
         .library(name: "SQLiteStorage", targets: ["SQLiteStorage"]),
@@ -169,6 +170,13 @@ let package = Package(
             ],
             swiftSettings: sharedSettings
         ),
+        // A ModelContainer of its own for each test (daemon, embedded file or memory): ModelClient's
+        // side of ModelTesting, apart so that ModelTesting's users need not build the macros.
+        .target(
+            name: "ModelClientTesting",
+            dependencies: ["ModelClient", "ModelTesting"],
+            swiftSettings: sharedSettings
+        ),
         .executableTarget(
             name: "modeld",
             dependencies: [
@@ -294,7 +302,7 @@ let package = Package(
         // SwiftData's shape, on the daemon and embedded: models, contexts, predicates, history.
         .testTarget(
             name: "ModelClientTests",
-            dependencies: ["ModelClient", "ModelTesting"],
+            dependencies: ["ModelClient", "ModelTesting", "ModelClientTesting"],
             swiftSettings: sharedSettings
         ),
         .testTarget(

@@ -21,6 +21,7 @@ import Testing
         "ModelRemote": ["ModelCore", "ModelWire", "FramedTransport"],
         "ModelClient": ["ModelCore", "ModelStorage", "ModelEngine", "ModelWire", "ModelRemote", "StandardBackends"],
         "ModelTesting": ["ModelCore", "ModelStorage", "ModelServer", "ModelRemote", "StandardBackends"],
+        "ModelClientTesting": ["ModelClient", "ModelTesting"],
         "ManualPages": [],
         "ModelMacros": [],
         "modeld": ["ModelServer", "ModelWire", "ManualPages", "StandardBackends"],

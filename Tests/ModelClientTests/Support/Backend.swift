@@ -1,5 +1,6 @@
 import Foundation
 import ModelClient
+import ModelClientTesting
 import ModelTesting
 import Testing
 
@@ -21,45 +22,18 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     var testDescription: String { rawValue }
 
-    /// Runs `body` with a container for `types` on a new, empty store of this backend.
+    /// Runs `body` with a container for `types` on a new, empty store of this backend
+    /// (ModelClientTesting's ``withTestContainer(for:kind:_:)``).
     func withContainer(for types: [any PersistentModel.Type], _ body: (ModelContainer) async throws -> Void)
         async throws
     {
-        switch self {
-        case .daemon:
-            try await withTestStore { store in
-                let container = try await ModelContainer(for: types, configuration: ModelConfiguration(url: store.url))
-                do {
-                    try await body(container)
-                } catch {
-                    await container.close()
-                    throw error
-                }
-                await container.close()
+        let kind: TestContainerKind =
+            switch self {
+            case .daemon: .daemon
+            case .embedded: .embedded
+            case .memory: .memory
             }
-        case .embedded:
-            let directory = try TemporaryDirectory.make(prefix: "modelclient")
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let url = URL(string: "sqlite://" + directory.appendingPathComponent("store.sqlite").path)!
-            let container = try await ModelContainer(for: types, configuration: ModelConfiguration(url: url))
-            do {
-                try await body(container)
-            } catch {
-                await container.close()
-                throw error
-            }
-            await container.close()
-        case .memory:
-            let container = try await ModelContainer(
-                for: types, configuration: ModelConfiguration(isStoredInMemoryOnly: true))
-            do {
-                try await body(container)
-            } catch {
-                await container.close()
-                throw error
-            }
-            await container.close()
-        }
+        try await withTestContainer(for: types, kind: kind, body)
     }
 }
 
