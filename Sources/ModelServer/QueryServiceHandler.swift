@@ -164,21 +164,13 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     {
         try await core.rpc.handleCancellable("BatchUpdate") {
             let store = try core.store(request.store)
-            let attributes = try [String: Value](wire: request.attributes)
-            guard !attributes.isEmpty else {
-                throw ModelError(.invalidArgument, "a batch update needs at least one attribute to set")
-            }
-            let unit = store.container.makeContext(
-                author: request.author.isEmpty ? nil : request.author, retainsSavedObjects: false)
-            let ids = try await unit.fetch(
-                FetchDescriptor(
-                    entityName: request.entity, predicate: try request.predicate.model(),
-                    resultType: .identifiers)
-            ).identifiers
-            _ = try await unit.apply(ids.map { .update($0, attributes: attributes, relationships: [:]) })
-            let token = try await core.save(unit, store: store, returnTransaction: false).result.token
+            let (matched, result) = try await store.container.batchUpdate(
+                request.entity, where: try request.predicate.model(),
+                set: try [String: Value](wire: request.attributes),
+                author: request.author.isEmpty ? nil : request.author)
+            let token = try await core.response(to: result, store: store, returnTransaction: false).result.token
             return Modeld_V1_BatchResult.with {
-                $0.matched = Int64(ids.count)
+                $0.matched = Int64(matched)
                 if let token { $0.token = token.rawValue }
             }
         }

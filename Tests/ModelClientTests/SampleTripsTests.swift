@@ -204,6 +204,46 @@ import Testing
         }
     }
 
+    /// Core Data's batch update: values set in the store at once, without loading the objects.
+    @Test(arguments: Backend.everyKind)
+    func aBatchUpdateSetsValuesInTheStore(backend: Backend) async throws {
+        try await backend.withContainer(for: sampleTripsModels) { container in
+            let context = ModelContext(container)
+            let oslo = Trip(
+                name: "Oslo", destination: "Norway", startDate: day("2026-05-01"), endDate: day("2026-05-02"))
+            context.insert(oslo)
+            context.insert(
+                BusinessTrip(
+                    name: "Bergen", destination: "Norway", startDate: day("2026-05-03"), endDate: day("2026-05-04"),
+                    perdiem: 90))
+            context.insert(
+                Trip(name: "Lund", destination: "Sweden", startDate: day("2026-05-05"), endDate: day("2026-05-06")))
+            try await context.save()
+            let before = try await context.fetchHistory(HistoryDescriptor()).last?.token
+
+            let matched = try await context.update(
+                model: Trip.self, where: #Predicate { $0.destination == "Norway" }, set: [\.destination: "Norge"])
+            #expect(matched == 2)
+            // The object the context holds reads the stored value, with nothing left to save.
+            #expect(oslo.destination == "Norge" && !context.hasChanges)
+            let stored = try await ModelContext(container).fetch(
+                FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)]))
+            #expect(stored.map(\.destination) == ["Norge", "Sweden", "Norge"])
+            let batch = try #require(try await context.fetchHistory(HistoryDescriptor(after: before)).first)
+            #expect(batch.changes.count == 2)
+
+            let relationship = await modelError {
+                try await context.update(model: Trip.self, set: [\.bucketList: 1])
+            }
+            #expect(relationship?.code == .invalidArgument)
+            let mistyped = await modelError { try await context.update(model: Trip.self, set: [\.name: 42]) }
+            #expect(mistyped?.code == .typeMismatch, "\(String(describing: mistyped))")
+            #expect(
+                try await ModelContext(container).fetchCount(
+                    FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Oslo" })) == 1)
+        }
+    }
+
     @Test(arguments: Backend.everyKind)
     func uniqueConstraintRefusesTheSaveAndKeepsTheChanges(backend: Backend) async throws {
         try await backend.withContainer(for: sampleTripsModels) { container in

@@ -56,6 +56,11 @@ protocol StoreConnection: Sendable {
     func aggregateSaved(_ descriptor: ModelCore.AggregateDescriptor) async throws -> [AggregateRow]
     func history(after token: HistoryToken?, author: String?, limit: Int?) async throws -> [HistoryTransaction]
     func currentHistoryToken() async throws -> HistoryToken?
+    /// Sets `attributes` on every object of `entity` matching `predicate`, in a save of its own;
+    /// returns how many matched.
+    func batchUpdate(
+        _ entity: String, where predicate: ModelCore.Predicate?, set attributes: [String: Value], author: String?
+    ) async throws -> Int
     /// Watches `query` (a live query): `body` gets the first result, then each result a save
     /// changed, until the task is cancelled or the store ends the watch.
     func watch(_ query: WatchedQuery, _ body: @Sendable @escaping (WatchUpdate) async throws -> Void) async throws

@@ -66,6 +66,12 @@ final class DaemonStore: StoreConnection {
         _ = sessions.withLock { $0.removeValue(forKey: id) }
     }
 
+    func batchUpdate(
+        _ entity: String, where predicate: ModelCore.Predicate?, set attributes: [String: Value], author: String?
+    ) async throws -> Int {
+        try await client.batchUpdate(entity, where: predicate, set: attributes, in: store, author: author).matched
+    }
+
     func fetchSaved(_ descriptor: ModelCore.FetchDescriptor) async throws -> FetchResult {
         try await client.fetch(descriptor, in: store)
     }

@@ -62,6 +62,15 @@ final class EmbeddedStore: StoreConnection {
         )
     }
 
+    func batchUpdate(
+        _ entity: String, where predicate: ModelCore.Predicate?, set attributes: [String: Value], author: String?
+    ) async throws -> Int {
+        let (matched, result) = try await container.batchUpdate(
+            entity, where: predicate, set: attributes, author: author)
+        watches.saved(result.token, touching: result.touchedEntities)
+        return matched
+    }
+
     func fetchSaved(_ descriptor: ModelCore.FetchDescriptor) async throws -> FetchResult {
         try await container.backend.fetch(descriptor, overlay: nil)
     }

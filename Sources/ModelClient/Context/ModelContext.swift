@@ -96,6 +96,42 @@ public final class ModelContext {
         }
     }
 
+    /// Sets `values` on every object of `model` (and its subclasses) that matches `predicate`,
+    /// as Core Data's batch update: in the store at once, in a save of its own, without loading
+    /// the objects (history records each as updated). Objects this context holds read the new
+    /// values, except properties they have unsaved changes to. Returns how many objects matched.
+    @discardableResult
+    public func update<T: PersistentModel>(
+        model: T.Type, where predicate: Foundation.Predicate<T>? = nil, set values: [PartialKeyPath<T>: any Sendable]
+    ) async throws -> Int {
+        try await core.perform {
+            let info = try ModelTypeInfo.of(T.self)
+            var attributes: [String: Value] = [:]
+            for (keyPath, value) in values {
+                guard let property = info.property(for: keyPath), let codec = property.codec else {
+                    throw ModelError(
+                        .invalidArgument,
+                        "a batch update of \(info.entityName) sets stored attributes; \(keyPath) is a relationship or not stored"
+                    )
+                }
+                do {
+                    attributes[property.name] = try codec.encode(value)
+                } catch let error as ModelError {
+                    throw ModelError(
+                        error.code, "\(info.entityName).\(property.name): \(error.message)", context: error.context)
+                }
+            }
+            let request = try FetchDescriptor<T>(predicate: predicate).storeDescriptor(in: core.types)
+            let matched = try await core.container.store.batchUpdate(
+                request.entityName, where: request.predicate, set: attributes, author: core.author)
+            let held = core.records.values.filter {
+                $0.isLoaded && $0.lifecycle == .persisted && !$0.isDetached && $0.info.isKind(of: info)
+            }
+            try await core.load(held.map(\.id))
+            return matched
+        }
+    }
+
     /// Saves every change at once, atomically and durably, in one round trip to the store
     /// (changes already sent for a fetch are saved with it). Only changed properties are sent.
     /// If the save fails, nothing is written and the changes stay, to fix and save again.

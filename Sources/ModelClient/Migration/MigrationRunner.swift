@@ -109,6 +109,15 @@ final class StageStore: StoreConnection {
         StageConnection(inner: connection)
     }
 
+    func batchUpdate(
+        _ entity: String, where predicate: ModelCore.Predicate?, set attributes: [String: Value], author: String?
+    ) async throws -> Int {
+        throw ModelError(
+            .invalidArgument,
+            "a batch update cannot run inside a migration stage, which saves once at its end: change the objects through the stage's context"
+        )
+    }
+
     func fetchSaved(_ descriptor: ModelCore.FetchDescriptor) async throws -> FetchResult {
         try await connection.fetch(descriptor)
     }
