@@ -45,8 +45,8 @@ import Testing
             var changedTrips: [Trip] = []
             for transaction in transactions {
                 for change in transaction.changes {
-                    guard case .update(let update) = change, change.isChange(of: LivingAccommodation.self),
-                        update.updated(\LivingAccommodation.isConfirmed),
+                    guard case .update(let update as DefaultHistoryUpdate<LivingAccommodation>) = change,
+                        update.updatedAttributes.contains(\.isConfirmed),
                         let changed = try await app.model(
                             for: update.changedPersistentIdentifier, as: LivingAccommodation.self),
                         let owner = changed.trip

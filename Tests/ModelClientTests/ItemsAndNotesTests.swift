@@ -80,12 +80,12 @@ import Testing
             #expect(!item.hasChanges)
             let history = try await context.fetchHistory(after: token)
             #expect(history.count == 1)
-            guard case .update(let update)? = history.first?.changes.first else {
-                Issue.record("expected one update, got \(history)")
+            guard case .update(let update as DefaultHistoryUpdate<Item>)? = history.first?.changes.first else {
+                Issue.record("expected one update of an Item, got \(history)")
                 return
             }
             #expect(update.updatedPropertyNames == ["height"])
-            #expect(update.updated(\Item.height) && !update.updated(\Item.name))
+            #expect(update.updatedAttributes == [\Item.height])
             // Nothing changed: nothing saved.
             try await context.save()
             #expect(try await context.fetchHistory(after: token).count == 1)

@@ -114,15 +114,20 @@ import Testing
             #expect(try await context.fetchCount(FetchDescriptor<LivingAccommodation>()) == 0)
 
             let history = try await context.fetchHistory(after: token)
-            let deletes = history.flatMap(\.changes).compactMap { change -> HistoryDelete? in
-                if case .delete(let delete) = change { return delete }
-                return nil
+            let deletes = history.flatMap(\.changes).filter {
+                if case .delete = $0 { return true }
+                return false
             }
             #expect(deletes.count == 3)
-            let tripDelete = try #require(deletes.first { $0.changedPersistentIdentifier.entityName == "Trip" })
-            #expect(tripDelete.tombstone[\Trip.name] == "Oslo")
-            #expect(tripDelete.tombstone[\Trip.startDate] == day("2026-07-01"))
-            #expect(tripDelete.tombstone[\Trip.destination] == nil)
+            let tripDeletes = deletes.compactMap { change -> DefaultHistoryDelete<Trip>? in
+                if case .delete(let delete as DefaultHistoryDelete<Trip>) = change { return delete }
+                return nil
+            }
+            let tripDelete = try #require(tripDeletes.first)
+            #expect(tripDeletes.count == 1 && tripDelete.changedPersistentIdentifier.entityName == "Trip")
+            #expect(tripDelete.tombstone[\.name] == "Oslo")
+            #expect(tripDelete.tombstone[\.startDate] == day("2026-07-01"))
+            #expect(tripDelete.tombstone[\.destination] == nil)
             #expect(HistoryChange.delete(tripDelete).isChange(of: Trip.self))
         }
     }

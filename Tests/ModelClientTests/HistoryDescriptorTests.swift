@@ -1,0 +1,57 @@
+import Foundation
+import ModelClient
+import Testing
+
+/// SwiftData's `HistoryDescriptor<DefaultHistoryTransaction>`: a `#Predicate` over the
+/// transactions, a sort and a limit, on every container kind.
+@Suite struct HistoryDescriptorTests {
+    @Test(arguments: Backend.everyKind)
+    func aPredicateOverTokenAndAuthorPicksTransactions(backend: Backend) async throws {
+        try await backend.withContainer(for: sampleTripsModels) { container in
+            let app = ModelContext(container)
+            app.author = "app"
+            let widget = ModelContext(container)
+            widget.author = "widget"
+            func trip(_ name: String) -> Trip {
+                Trip(name: name, destination: "X", startDate: day("2026-06-01"), endDate: day("2026-06-02"))
+            }
+            app.insert(trip("first"))
+            try await app.save()
+            let historyToken = try #require(try await app.fetchHistory(HistoryDescriptor()).last?.token)
+            let fromWidget = trip("from the widget")
+            widget.insert(fromWidget)
+            try await widget.save()
+            app.insert(trip("from the app"))
+            try await app.save()
+            fromWidget.destination = "Y"
+            try await widget.save()
+
+            // The sample's findTransactions(after:author:).
+            let author = "widget"
+            var historyDescriptor = HistoryDescriptor<DefaultHistoryTransaction>()
+            historyDescriptor.predicate = #Predicate { transaction in
+                (transaction.token > historyToken) && (transaction.author == author)
+            }
+            let transactions = try await app.fetchHistory(historyDescriptor)
+            #expect(transactions.count == 2)
+            #expect(transactions.allSatisfy { $0.author == "widget" && $0.token > historyToken })
+            #expect(transactions.map(\.token) == transactions.map(\.token).sorted())
+            if case .update(let update as DefaultHistoryUpdate<Trip>) = transactions.last?.changes.first {
+                #expect(update.updatedAttributes == [\Trip.destination])
+            } else {
+                Issue.record("the widget's second save is not an update of a Trip: \(transactions)")
+            }
+
+            // A sort and a limit: the newest two, newest first.
+            let all = try await app.fetchHistory(HistoryDescriptor())
+            var newest = HistoryDescriptor<DefaultHistoryTransaction>(sortBy: [SortDescriptor(\.token, order: .reverse)]
+            )
+            newest.fetchLimit = 2
+            #expect(try await app.fetchHistory(newest).map(\.token) == all.suffix(2).reversed().map(\.token))
+            // A limit alone: the oldest.
+            var oldest = HistoryDescriptor<DefaultHistoryTransaction>()
+            oldest.fetchLimit = 1
+            #expect(try await app.fetchHistory(oldest).map(\.token) == [all[0].token])
+        }
+    }
+}
