@@ -78,6 +78,22 @@ public final class ModelContainer: Sendable {
         try await backend.currentHistoryToken()
     }
 
+    /// Deletes the history transactions up to and including `token`, oldest first; refuses a
+    /// token past the latest (a mistake that would otherwise delete nothing, silently).
+    public func deleteHistory(through token: HistoryToken) async throws {
+        guard token.rawValue > 0 else {
+            throw ModelError(.invalidArgument, "history tokens start at 1; \(token.rawValue) names no transaction")
+        }
+        let latest = try await backend.currentHistoryToken()
+        guard token <= latest ?? HistoryToken(0) else {
+            throw ModelError(
+                .invalidArgument,
+                "history token \(token.rawValue) is past the store's latest (\(latest.map { String($0.rawValue) } ?? "none yet")): delete through a token the store has written",
+                context: ["token": String(token.rawValue)])
+        }
+        try await backend.deleteHistory(before: HistoryToken(token.rawValue + 1))
+    }
+
     /// Closes the store.
     public func close() async {
         await backend.close()

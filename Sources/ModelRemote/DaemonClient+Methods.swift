@@ -30,6 +30,7 @@ extension Modeld_V1_QueryService.Method.GetObjects: UnaryMethod {}
 extension Modeld_V1_QueryService.Method.Apply: UnaryMethod {}
 extension Modeld_V1_QueryService.Method.BatchDelete: UnaryMethod {}
 extension Modeld_V1_QueryService.Method.BatchUpdate: UnaryMethod {}
+extension Modeld_V1_QueryService.Method.DeleteHistory: UnaryMethod {}
 extension Modeld_V1_SessionService.Method.OpenSession: UnaryMethod {}
 extension Modeld_V1_SessionService.Method.CloseSession: UnaryMethod {}
 extension Modeld_V1_SessionService.Method.Stage: UnaryMethod {}

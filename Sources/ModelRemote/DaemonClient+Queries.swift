@@ -92,6 +92,18 @@ extension DaemonClient {
         return collected.withLock { $0 }
     }
 
+    /// Deletes the history transactions of `store` up to and including `token`.
+    public func deleteHistory(through token: HistoryToken, in store: String) async throws {
+        try await call(small: true) {
+            _ = try await unary(
+                Modeld_V1_QueryService.Method.DeleteHistory.self,
+                Modeld_V1_DeleteHistoryRequest.with {
+                    $0.store = store
+                    $0.through = token.rawValue
+                })
+        }
+    }
+
     /// History after `token`; with `follow`, also each transaction saved from now on, until the
     /// calling task is cancelled. `body` sees each transaction whole, in token order.
     public func followHistory(

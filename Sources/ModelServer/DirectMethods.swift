@@ -29,6 +29,7 @@ extension DirectMethods {
         methods.addApply(Modeld_V1_QueryService.Method.Apply.descriptor, queries)
         methods.add(Modeld_V1_QueryService.Method.BatchDelete.descriptor, queries.batchDelete)
         methods.add(Modeld_V1_QueryService.Method.BatchUpdate.descriptor, queries.batchUpdate)
+        methods.add(Modeld_V1_QueryService.Method.DeleteHistory.descriptor, queries.deleteHistory)
 
         methods.add(Modeld_V1_SessionService.Method.OpenSession.descriptor, sessions.openSession)
         methods.add(Modeld_V1_SessionService.Method.CloseSession.descriptor, sessions.closeSession)

@@ -159,6 +159,15 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         }
     }
 
+    func deleteHistory(request: Modeld_V1_DeleteHistoryRequest, context: ServerContext) async throws
+        -> Modeld_V1_DeleteHistoryResponse
+    {
+        try await core.rpc.handleCancellable("DeleteHistory") {
+            try await core.store(request.store).container.deleteHistory(through: HistoryToken(request.through))
+            return Modeld_V1_DeleteHistoryResponse()
+        }
+    }
+
     func batchUpdate(request: Modeld_V1_BatchUpdateRequest, context: ServerContext) async throws
         -> Modeld_V1_BatchResult
     {

@@ -54,4 +54,33 @@ import Testing
             #expect(try await app.fetchHistory(oldest).map(\.token) == [all[0].token])
         }
     }
+
+    /// SwiftData's `deleteHistory(_:)`: the transactions up to a token go; a descriptor that
+    /// would leave older ones behind is refused, deleting nothing.
+    @Test(arguments: Backend.everyKind)
+    func deleteHistoryDropsTheOldestTransactions(backend: Backend) async throws {
+        try await backend.withContainer(for: sampleTripsModels) { container in
+            let context = ModelContext(container)
+            for n in 1...4 {
+                context.insert(
+                    Trip(name: "trip \(n)", destination: "X", startDate: day("2026-06-01"), endDate: day("2026-06-02")))
+                try await context.save()
+            }
+            let tokens = try await context.fetchHistory(HistoryDescriptor()).map(\.token)
+            #expect(tokens.count == 4)
+            let second = tokens[1], newest = tokens[3]
+
+            let gap = await modelError {
+                try await context.deleteHistory(
+                    HistoryDescriptor<DefaultHistoryTransaction>(predicate: #Predicate { $0.token == newest }))
+            }
+            #expect(gap?.code == .invalidArgument)
+            #expect(try await context.fetchHistory(HistoryDescriptor()).map(\.token) == tokens)
+
+            try await context.deleteHistory(
+                HistoryDescriptor<DefaultHistoryTransaction>(predicate: #Predicate { $0.token <= second }))
+            #expect(try await context.fetchHistory(HistoryDescriptor()).map(\.token) == Array(tokens.suffix(2)))
+            #expect(try await context.fetchCount(FetchDescriptor<Trip>()) == 4)
+        }
+    }
 }

@@ -187,6 +187,12 @@ import Testing
             #expect(
                 byAnn.lines.count == 3 && byAnn.lines[0].hasPrefix("token,timestamp,author,kind,uri"), "\(byAnn.output)"
             )
+            // A token past the latest is refused, and deletes nothing.
+            let past = try await bed.run(["history", "--delete-through", "9"])
+            #expect(past.status != 0 && past.error.contains("past the store's latest"), "\(past.error)")
+            // The oldest transaction deleted: what is left is printed.
+            let pruned = try await bed.run(["history", "--delete-through", "1", "--format", "jsonl"])
+            #expect(pruned.objects.map { $0["token"] as? Int } == [2, 3], "\(pruned.output)\(pruned.error)")
 
             // --follow prints saves as they happen, until stopped.
             let output = bed.directory.appendingPathComponent("follow.out")

@@ -58,6 +58,8 @@ protocol StoreConnection: Sendable {
     func currentHistoryToken() async throws -> HistoryToken?
     /// Sets `attributes` on every object of `entity` matching `predicate`, in a save of its own;
     /// returns how many matched.
+    /// Deletes the history transactions up to and including `token`.
+    func deleteHistory(through token: HistoryToken) async throws
     func batchUpdate(
         _ entity: String, where predicate: ModelCore.Predicate?, set attributes: [String: Value], author: String?
     ) async throws -> Int

@@ -66,6 +66,10 @@ final class DaemonStore: StoreConnection {
         _ = sessions.withLock { $0.removeValue(forKey: id) }
     }
 
+    func deleteHistory(through token: HistoryToken) async throws {
+        try await client.deleteHistory(through: token, in: store)
+    }
+
     func batchUpdate(
         _ entity: String, where predicate: ModelCore.Predicate?, set attributes: [String: Value], author: String?
     ) async throws -> Int {

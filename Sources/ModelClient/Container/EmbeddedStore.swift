@@ -62,6 +62,10 @@ final class EmbeddedStore: StoreConnection {
         )
     }
 
+    func deleteHistory(through token: HistoryToken) async throws {
+        try await container.deleteHistory(through: token)
+    }
+
     func batchUpdate(
         _ entity: String, where predicate: ModelCore.Predicate?, set attributes: [String: Value], author: String?
     ) async throws -> Int {

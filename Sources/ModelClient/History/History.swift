@@ -86,6 +86,25 @@ extension ModelContext {
         return selected
     }
 
+    /// Deletes the history transactions `descriptor` selects, as SwiftData's `deleteHistory(_:)`.
+    /// History is deleted from its oldest transaction on, so the descriptor must select every
+    /// transaction up to its newest one (`#Predicate { $0.token <= token }`); one that leaves
+    /// older transactions out is refused with `invalidArgument`, deleting nothing.
+    public func deleteHistory(_ descriptor: HistoryDescriptor<DefaultHistoryTransaction>) async throws {
+        let selected = try await fetchHistory(descriptor).map(\.token).sorted()
+        guard let newest = selected.last else { return }
+        let oldest = try await container.store.history(after: nil, author: nil, limit: selected.count + 1)
+            .map(\.token).filter { $0 <= newest }
+        guard oldest == selected else {
+            let left = Set(oldest).subtracting(selected).sorted().prefix(3).map { String($0.rawValue) }
+            throw ModelError(
+                .invalidArgument,
+                "history is deleted from its oldest transaction on, but the descriptor leaves out transaction(s) \(left.joined(separator: ", ")) before \(newest.rawValue): select every transaction up to a token, as #Predicate { $0.token <= token }"
+            )
+        }
+        try await container.store.deleteHistory(through: newest)
+    }
+
     /// The history transactions after `token` (all of them when nil).
     public func fetchHistory(after token: DefaultHistoryToken?) async throws -> [DefaultHistoryTransaction] {
         try await fetchHistory(HistoryDescriptor(after: token))

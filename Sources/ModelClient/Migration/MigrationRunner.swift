@@ -109,6 +109,10 @@ final class StageStore: StoreConnection {
         StageConnection(inner: connection)
     }
 
+    func deleteHistory(through token: HistoryToken) async throws {
+        throw ModelError(.invalidArgument, "history cannot be deleted inside a migration stage")
+    }
+
     func batchUpdate(
         _ entity: String, where predicate: ModelCore.Predicate?, set attributes: [String: Value], author: String?
     ) async throws -> Int {

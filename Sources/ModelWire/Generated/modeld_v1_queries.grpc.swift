@@ -139,6 +139,19 @@ public enum Modeld_V1_QueryService: Sendable {
                 type: .serverStreaming
             )
         }
+        /// Namespace for "DeleteHistory" metadata.
+        public enum DeleteHistory: Sendable {
+            /// Request type for "DeleteHistory".
+            public typealias Input = Modeld_V1_DeleteHistoryRequest
+            /// Response type for "DeleteHistory".
+            public typealias Output = Modeld_V1_DeleteHistoryResponse
+            /// Descriptor for "DeleteHistory".
+            public static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "modeld.v1.QueryService"),
+                method: "DeleteHistory",
+                type: .unary
+            )
+        }
         /// Descriptors for all methods in the "modeld.v1.QueryService" service.
         public static let descriptors: [GRPCCore.MethodDescriptor] = [
             Fetch.descriptor,
@@ -149,7 +162,8 @@ public enum Modeld_V1_QueryService: Sendable {
             Apply.descriptor,
             BatchDelete.descriptor,
             BatchUpdate.descriptor,
-            Watch.descriptor
+            Watch.descriptor,
+            DeleteHistory.descriptor
         ]
     }
 }
@@ -326,6 +340,26 @@ extension Modeld_V1_QueryService {
             request: GRPCCore.StreamingServerRequest<Modeld_V1_WatchRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_WatchResponse>
+
+        /// Handle the "DeleteHistory" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Deletes the oldest history transactions, up to and including a token, so that history does
+        /// > not grow without end. A follower or watch that had not read them yet sees a gap after its
+        /// > token. INVALID_ARGUMENT for a token past the store's latest.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Modeld_V1_DeleteHistoryRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Modeld_V1_DeleteHistoryResponse` messages.
+        func deleteHistory(
+            request: GRPCCore.StreamingServerRequest<Modeld_V1_DeleteHistoryRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_DeleteHistoryResponse>
     }
 
     /// Service protocol for the "modeld.v1.QueryService" service.
@@ -486,6 +520,26 @@ extension Modeld_V1_QueryService {
             request: GRPCCore.ServerRequest<Modeld_V1_WatchRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_WatchResponse>
+
+        /// Handle the "DeleteHistory" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Deletes the oldest history transactions, up to and including a token, so that history does
+        /// > not grow without end. A follower or watch that had not read them yet sees a gap after its
+        /// > token. INVALID_ARGUMENT for a token past the store's latest.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_DeleteHistoryRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A response containing a single `Modeld_V1_DeleteHistoryResponse` message.
+        func deleteHistory(
+            request: GRPCCore.ServerRequest<Modeld_V1_DeleteHistoryRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.ServerResponse<Modeld_V1_DeleteHistoryResponse>
     }
 
     /// Simple service protocol for the "modeld.v1.QueryService" service.
@@ -647,6 +701,26 @@ extension Modeld_V1_QueryService {
             response: GRPCCore.RPCWriter<Modeld_V1_WatchResponse>,
             context: GRPCCore.ServerContext
         ) async throws
+
+        /// Handle the "DeleteHistory" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Deletes the oldest history transactions, up to and including a token, so that history does
+        /// > not grow without end. A follower or watch that had not read them yet sees a gap after its
+        /// > token. INVALID_ARGUMENT for a token past the store's latest.
+        ///
+        /// - Parameters:
+        ///   - request: A `Modeld_V1_DeleteHistoryRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A `Modeld_V1_DeleteHistoryResponse` to respond with.
+        func deleteHistory(
+            request: Modeld_V1_DeleteHistoryRequest,
+            context: GRPCCore.ServerContext
+        ) async throws -> Modeld_V1_DeleteHistoryResponse
     }
 }
 
@@ -748,6 +822,17 @@ extension Modeld_V1_QueryService.StreamingServiceProtocol {
             serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_WatchResponse>(),
             handler: { request, context in
                 try await self.watch(
+                    request: request,
+                    context: context
+                )
+            }
+        )
+        router.registerHandler(
+            forMethod: Modeld_V1_QueryService.Method.DeleteHistory.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_DeleteHistoryRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_DeleteHistoryResponse>(),
+            handler: { request, context in
+                try await self.deleteHistory(
                     request: request,
                     context: context
                 )
@@ -856,6 +941,17 @@ extension Modeld_V1_QueryService.ServiceProtocol {
             context: context
         )
         return response
+    }
+
+    public func deleteHistory(
+        request: GRPCCore.StreamingServerRequest<Modeld_V1_DeleteHistoryRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_DeleteHistoryResponse> {
+        let response = try await self.deleteHistory(
+            request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return GRPCCore.StreamingServerResponse(single: response)
     }
 }
 
@@ -988,6 +1084,19 @@ extension Modeld_V1_QueryService.SimpleServiceProtocol {
                 )
                 return [:]
             }
+        )
+    }
+
+    public func deleteHistory(
+        request: GRPCCore.ServerRequest<Modeld_V1_DeleteHistoryRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.ServerResponse<Modeld_V1_DeleteHistoryResponse> {
+        return GRPCCore.ServerResponse<Modeld_V1_DeleteHistoryResponse>(
+            message: try await self.deleteHistory(
+                request: request.message,
+                context: context
+            ),
+            metadata: [:]
         )
     }
 }
@@ -1195,6 +1304,31 @@ extension Modeld_V1_QueryService {
             deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_WatchResponse>,
             options: GRPCCore.CallOptions,
             onResponse handleResponse: @Sendable @escaping (GRPCCore.StreamingClientResponse<Modeld_V1_WatchResponse>) async throws -> Result
+        ) async throws -> Result where Result: Sendable
+
+        /// Call the "DeleteHistory" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Deletes the oldest history transactions, up to and including a token, so that history does
+        /// > not grow without end. A follower or watch that had not read them yet sees a gap after its
+        /// > token. INVALID_ARGUMENT for a token past the store's latest.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_DeleteHistoryRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_DeleteHistoryRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_DeleteHistoryResponse` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        func deleteHistory<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_DeleteHistoryRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_DeleteHistoryRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_DeleteHistoryResponse>,
+            options: GRPCCore.CallOptions,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_DeleteHistoryResponse>) async throws -> Result
         ) async throws -> Result where Result: Sendable
     }
 
@@ -1502,6 +1636,42 @@ extension Modeld_V1_QueryService {
                 onResponse: handleResponse
             )
         }
+
+        /// Call the "DeleteHistory" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Deletes the oldest history transactions, up to and including a token, so that history does
+        /// > not grow without end. A follower or watch that had not read them yet sees a gap after its
+        /// > token. INVALID_ARGUMENT for a token past the store's latest.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_DeleteHistoryRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_DeleteHistoryRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_DeleteHistoryResponse` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        public func deleteHistory<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_DeleteHistoryRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_DeleteHistoryRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_DeleteHistoryResponse>,
+            options: GRPCCore.CallOptions = .defaults,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_DeleteHistoryResponse>) async throws -> Result = { response in
+                try response.message
+            }
+        ) async throws -> Result where Result: Sendable {
+            try await self.client.unary(
+                request: request,
+                descriptor: Modeld_V1_QueryService.Method.DeleteHistory.descriptor,
+                serializer: serializer,
+                deserializer: deserializer,
+                options: options,
+                onResponse: handleResponse
+            )
+        }
     }
 }
 
@@ -1747,6 +1917,37 @@ extension Modeld_V1_QueryService.ClientProtocol {
             request: request,
             serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_WatchRequest>(),
             deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_WatchResponse>(),
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "DeleteHistory" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Deletes the oldest history transactions, up to and including a token, so that history does
+    /// > not grow without end. A follower or watch that had not read them yet sees a gap after its
+    /// > token. INVALID_ARGUMENT for a token past the store's latest.
+    ///
+    /// - Parameters:
+    ///   - request: A request containing a single `Modeld_V1_DeleteHistoryRequest` message.
+    ///   - options: Options to apply to this RPC.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func deleteHistory<Result>(
+        request: GRPCCore.ClientRequest<Modeld_V1_DeleteHistoryRequest>,
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_DeleteHistoryResponse>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        try await self.deleteHistory(
+            request: request,
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_DeleteHistoryRequest>(),
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_DeleteHistoryResponse>(),
             options: options,
             onResponse: handleResponse
         )
@@ -2030,6 +2231,41 @@ extension Modeld_V1_QueryService.ClientProtocol {
             metadata: metadata
         )
         return try await self.watch(
+            request: request,
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "DeleteHistory" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Deletes the oldest history transactions, up to and including a token, so that history does
+    /// > not grow without end. A follower or watch that had not read them yet sees a gap after its
+    /// > token. INVALID_ARGUMENT for a token past the store's latest.
+    ///
+    /// - Parameters:
+    ///   - message: request message to send.
+    ///   - metadata: Additional metadata to send, defaults to empty.
+    ///   - options: Options to apply to this RPC, defaults to `.defaults`.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func deleteHistory<Result>(
+        _ message: Modeld_V1_DeleteHistoryRequest,
+        metadata: GRPCCore.Metadata = [:],
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_DeleteHistoryResponse>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        let request = GRPCCore.ClientRequest<Modeld_V1_DeleteHistoryRequest>(
+            message: message,
+            metadata: metadata
+        )
+        return try await self.deleteHistory(
             request: request,
             options: options,
             onResponse: handleResponse

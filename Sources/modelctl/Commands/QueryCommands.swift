@@ -184,18 +184,26 @@ struct Aggregate: AsyncParsableCommand {
 struct History: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the store's history: every save, with its author and changes.",
-        discussion: "With --follow, keep printing saves as they happen (Ctrl-C stops).")
+        discussion: """
+            With --follow, keep printing saves as they happen (Ctrl-C stops). With --delete-through, \
+            first delete the transactions up to and including that token (the oldest ones), so that \
+            history does not grow without end; what is left is printed.
+            """)
 
     @OptionGroup var global: GlobalOptions
     @Option(help: "Only transactions after this token.") var after: Int64?
     @Option(help: "Only transactions by this author.") var author: String?
     @Option(help: "At most this many transactions.") var limit: Int = 0
     @Flag(help: "Keep the stream open, printing new transactions as they are saved.") var follow = false
+    @Option(help: "First delete the transactions up to and including this token.") var deleteThrough: Int64?
 
     func run() async throws {
         let format = global.outputFormat == .json && follow ? OutputFormat.jsonl : global.outputFormat
         let writer = RecordWriter(format: format)
         try await global.withClient { client in
+            if let deleteThrough {
+                try await client.deleteHistory(through: HistoryToken(deleteThrough), in: global.storeName)
+            }
             try await client.followHistory(
                 after: after.map(HistoryToken.init), in: global.storeName, author: author, limit: limit, follow: follow
             ) { transaction in

@@ -1,0 +1,38 @@
+import Foundation
+import ModelCore
+import ModelFixtures
+import ModelRemote
+import ModelTesting
+import Testing
+
+/// `QueryService.DeleteHistory`: the oldest transactions go, up to a token; a bad token is
+/// refused with INVALID_ARGUMENT and deletes nothing.
+@Suite(.isolatedStore(schema: Catalog.schema))
+struct DeleteHistoryTests {
+    var store: TestStore {
+        get throws { try #require(TestStore.current) }
+    }
+
+    @Test func theOldestTransactionsGoUpToAToken() async throws {
+        let store = try store
+        for name in ["a", "b", "c", "d"] {
+            try await store.client.apply(
+                [.insert(entity: "Library", attributes: ["name": .string(name)], relationships: [:], id: nil)],
+                in: store.name)
+        }
+        try await store.client.deleteHistory(through: HistoryToken(2), in: store.name)
+        #expect(try await store.client.history(after: nil, in: store.name).map(\.token.rawValue) == [3, 4])
+        // The objects are untouched; new saves go on after the latest token.
+        #expect(try await store.client.count(FetchDescriptor(entityName: "Library"), in: store.name) == 4)
+
+        for bad in [Int64(0), -1, 5, 1_000] {
+            await expectError(.invalidArgument) {
+                try await store.client.deleteHistory(through: HistoryToken(bad), in: store.name)
+            }
+        }
+        #expect(try await store.client.history(after: nil, in: store.name).map(\.token.rawValue) == [3, 4])
+        await expectError(.notFound) {
+            try await store.client.deleteHistory(through: HistoryToken(1), in: "no-such-store")
+        }
+    }
+}
