@@ -83,4 +83,38 @@ import Testing
             #expect(try await context.fetchCount(FetchDescriptor<Trip>()) == 4)
         }
     }
+
+    /// Following history: what was saved after the token, then each save as it happens, by any
+    /// context; a consumer that falls behind misses nothing.
+    @Test(.timeLimit(.minutes(2)), arguments: Backend.everyKind)
+    func followHistoryBringsEverySaveAsItHappens(backend: Backend) async throws {
+        try await backend.withContainer(for: sampleTripsModels) { container in
+            let context = ModelContext(container)
+            func insertTrip(_ context: ModelContext, _ name: String) async throws {
+                context.insert(
+                    Trip(name: name, destination: "X", startDate: day("2026-06-01"), endDate: day("2026-06-02")))
+                try await context.save()
+            }
+            try await insertTrip(context, "before")
+            var following = context.followHistory(after: nil).makeAsyncIterator()
+            let first = try #require(try await following.next())
+            #expect(first.changes.count == 1 && first.changes.first?.isChange(of: Trip.self) == true)
+
+            let other = ModelContext(container)
+            other.author = "other"
+            try await insertTrip(other, "while following")
+            let second = try #require(try await following.next())
+            #expect(second.author == "other" && second.token > first.token)
+
+            // More saves than the feed holds, while nothing reads: each arrives, in order.
+            for n in 0..<300 { try await insertTrip(context, "burst \(n)") }
+            var tokens: [Int64] = []
+            while tokens.count < 300 { tokens.append(try #require(try await following.next()).token.rawValue) }
+            #expect(tokens == Array(tokens[0]..<(tokens[0] + 300)) && tokens[0] == second.token.rawValue + 1)
+
+            // By author: only the other context's saves.
+            var byOther = context.followHistory(after: nil, author: "other").makeAsyncIterator()
+            #expect(try await byOther.next()?.token == second.token)
+        }
+    }
 }

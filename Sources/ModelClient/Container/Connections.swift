@@ -60,6 +60,13 @@ protocol StoreConnection: Sendable {
     /// returns how many matched.
     /// Deletes the history transactions up to and including `token`.
     func deleteHistory(through token: HistoryToken) async throws
+    /// Calls `body` with each history transaction after `token` (of `author` only, when given),
+    /// oldest first, then with each one saved from now on, until the task is cancelled; `body`
+    /// is awaited before the next transaction is read.
+    func followHistory(
+        after token: HistoryToken?, author: String?,
+        _ body: @Sendable @escaping (HistoryTransaction) async throws -> Void
+    ) async throws
     func batchUpdate(
         _ entity: String, where predicate: ModelCore.Predicate?, set attributes: [String: Value], author: String?
     ) async throws -> Int

@@ -70,6 +70,13 @@ final class DaemonStore: StoreConnection {
         try await client.deleteHistory(through: token, in: store)
     }
 
+    func followHistory(
+        after token: HistoryToken?, author: String?,
+        _ body: @Sendable @escaping (HistoryTransaction) async throws -> Void
+    ) async throws {
+        try await client.followHistory(after: token, in: store, author: author, follow: true, body)
+    }
+
     func batchUpdate(
         _ entity: String, where predicate: ModelCore.Predicate?, set attributes: [String: Value], author: String?
     ) async throws -> Int {

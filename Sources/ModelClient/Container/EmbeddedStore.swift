@@ -10,6 +10,8 @@ final class EmbeddedStore: StoreConnection {
     /// The watches of this container (live queries): told of its saves, and polling for other
     /// processes'.
     let watches: WatchHub
+    /// Woken by this container's saves, for history followers.
+    let saves = HistorySignal()
 
     private init(container: ModelEngine.ModelContainer) {
         self.container = container
@@ -58,12 +60,29 @@ final class EmbeddedStore: StoreConnection {
                 author: settings.author, mergePolicy: settings.mergePolicy,
                 uniquenessPolicy: settings.uniquenessPolicy),
             container: container,
-            watches: watches
+            watches: watches, saves: saves
         )
     }
 
     func deleteHistory(through token: HistoryToken) async throws {
         try await container.deleteHistory(through: token)
+    }
+
+    /// Reads history page by page; when it has read all of it, waits for a save through this
+    /// container or for the next poll (saves by other processes on the file), every 100 ms.
+    func followHistory(
+        after token: HistoryToken?, author: String?,
+        _ body: @Sendable @escaping (HistoryTransaction) async throws -> Void
+    ) async throws {
+        var cursor = token
+        while true {
+            try Task.checkCancellation()
+            let generation = saves.generation
+            let page = try await container.history(after: cursor, limit: 256)
+            for transaction in page where author == nil || transaction.author == author { try await body(transaction) }
+            cursor = page.last?.token ?? cursor
+            if page.count < 256 { await saves.waitForChange(after: generation, orFor: .milliseconds(100)) }
+        }
     }
 
     func batchUpdate(
@@ -72,6 +91,7 @@ final class EmbeddedStore: StoreConnection {
         let (matched, result) = try await container.batchUpdate(
             entity, where: predicate, set: attributes, author: author)
         watches.saved(result.token, touching: result.touchedEntities)
+        if result.token != nil { saves.notify() }
         return matched
     }
 
@@ -116,13 +136,18 @@ final class EmbeddedStore: StoreConnection {
 final class EngineContext: ContextConnection {
     let context: ModelEngine.ModelContext
     let container: ModelEngine.ModelContainer
-    /// The watches told of this context's saves (none for a migration's context).
+    /// The watches and history followers told of this context's saves (none for a migration's context).
     let watches: WatchHub?
+    let saves: HistorySignal?
 
-    init(context: ModelEngine.ModelContext, container: ModelEngine.ModelContainer, watches: WatchHub?) {
+    init(
+        context: ModelEngine.ModelContext, container: ModelEngine.ModelContainer, watches: WatchHub?,
+        saves: HistorySignal?
+    ) {
         self.context = context
         self.container = container
         self.watches = watches
+        self.saves = saves
     }
 
     func stage(_ edits: [ObjectEdit]) async throws {
@@ -132,6 +157,7 @@ final class EngineContext: ContextConnection {
     func save(applying edits: [ObjectEdit]) async throws -> SaveReport {
         let result = try await context.save(applying: edits)
         watches?.saved(result.token, touching: result.touchedEntities)
+        if result.token != nil { saves?.notify() }
         var transaction: HistoryTransaction?
         if let token = result.token {
             transaction = try await container.history(after: HistoryToken(token.rawValue - 1), limit: 1).first

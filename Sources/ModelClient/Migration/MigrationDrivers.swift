@@ -49,7 +49,7 @@ final class EmbeddedMigrationDriver: MigrationDriver {
 
     func contextConnection() async throws -> any ContextConnection {
         let container = try await ModelEngine.ModelContainer.open(backend: migration)
-        return EngineContext(context: container.makeContext(), container: container, watches: nil)
+        return EngineContext(context: container.makeContext(), container: container, watches: nil, saves: nil)
     }
 
     func step(to schema: ModelCore.Schema, allowDataLoss: Bool) async throws {

@@ -113,6 +113,13 @@ final class StageStore: StoreConnection {
         throw ModelError(.invalidArgument, "history cannot be deleted inside a migration stage")
     }
 
+    func followHistory(
+        after token: HistoryToken?, author: String?,
+        _ body: @Sendable @escaping (HistoryTransaction) async throws -> Void
+    ) async throws {
+        throw ModelError(.invalidArgument, "history cannot be followed inside a migration stage")
+    }
+
     func batchUpdate(
         _ entity: String, where predicate: ModelCore.Predicate?, set attributes: [String: Value], author: String?
     ) async throws -> Int {
