@@ -92,7 +92,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
     static func metadata(for property: ModelClassAnalysis.Property, in className: String) -> String {
         var arguments = [
             "\(className).self", "\"\(property.name)\"", "\\\(className).\(property.name)",
-            "\\\(className)._\(property.name)",
+            "\\\(className)._\(property.name)", "\\\(className)?.?.\(property.name)",
         ]
         if let literal = property.literalDefault {
             arguments.append("default: \(literal.trimmedDescription)")

@@ -62,8 +62,8 @@ import Testing
 
                     class var schemaMetadata: [_PropertyMetadata] {
                         [
-                            _PropertyMetadata(Note.self, "title", \Note.title, \Note._title),
-                            _PropertyMetadata(Note.self, "stars", \Note.stars, \Note._stars, default: 3)
+                            _PropertyMetadata(Note.self, "title", \Note.title, \Note._title, \Note?.?.title),
+                            _PropertyMetadata(Note.self, "stars", \Note.stars, \Note._stars, \Note?.?.stars, default: 3)
                         ]
                     }
 
@@ -139,16 +139,16 @@ import Testing
         }
         // Literal defaults are kept in the schema; anything else (.now, interpolation) is not.
         let metadata = [
-            #"_PropertyMetadata(Everything.self, "text", \Everything.text, \Everything._text, default: "hi"),"#,
-            #"_PropertyMetadata(Everything.self, "count", \Everything.count, \Everything._count, default: -2),"#,
-            #"_PropertyMetadata(Everything.self, "ratio", \Everything.ratio, \Everything._ratio, default: 0.5),"#,
-            #"_PropertyMetadata(Everything.self, "flag", \Everything.flag, \Everything._flag, default: true),"#,
-            #"_PropertyMetadata(Everything.self, "when", \Everything.when, \Everything._when),"#,
-            #"_PropertyMetadata(Everything.self, "mood", \Everything.mood, \Everything._mood, default: .happy),"#,
-            #"_PropertyMetadata(Everything.self, "greeting", \Everything.greeting, \Everything._greeting),"#,
-            #"_PropertyMetadata(Everything.self, "code", \Everything.code, \Everything._code, default: "", attribute: _AttributeMetadata(.unique, .preserveValueOnDeletion, originalName: "serial")),"#,
-            #"_PropertyMetadata(Everything.self, "items", \Everything.items, \Everything._items, relationship: _RelationshipMetadata(deleteRule: .cascade, inverse: \Item.box, minimumModelCount: 1, maximumModelCount: 5)),"#,
-            #"_PropertyMetadata(Everything.self, "friends", \Everything.friends, \Everything._friends)"#,
+            #"_PropertyMetadata(Everything.self, "text", \Everything.text, \Everything._text, \Everything?.?.text, default: "hi"),"#,
+            #"_PropertyMetadata(Everything.self, "count", \Everything.count, \Everything._count, \Everything?.?.count, default: -2),"#,
+            #"_PropertyMetadata(Everything.self, "ratio", \Everything.ratio, \Everything._ratio, \Everything?.?.ratio, default: 0.5),"#,
+            #"_PropertyMetadata(Everything.self, "flag", \Everything.flag, \Everything._flag, \Everything?.?.flag, default: true),"#,
+            #"_PropertyMetadata(Everything.self, "when", \Everything.when, \Everything._when, \Everything?.?.when),"#,
+            #"_PropertyMetadata(Everything.self, "mood", \Everything.mood, \Everything._mood, \Everything?.?.mood, default: .happy),"#,
+            #"_PropertyMetadata(Everything.self, "greeting", \Everything.greeting, \Everything._greeting, \Everything?.?.greeting),"#,
+            #"_PropertyMetadata(Everything.self, "code", \Everything.code, \Everything._code, \Everything?.?.code, default: "", attribute: _AttributeMetadata(.unique, .preserveValueOnDeletion, originalName: "serial")),"#,
+            #"_PropertyMetadata(Everything.self, "items", \Everything.items, \Everything._items, \Everything?.?.items, relationship: _RelationshipMetadata(deleteRule: .cascade, inverse: \Item.box, minimumModelCount: 1, maximumModelCount: 5)),"#,
+            #"_PropertyMetadata(Everything.self, "friends", \Everything.friends, \Everything._friends, \Everything?.?.friends)"#,
         ]
         for line in metadata {
             #expect(expansion.contains(line: line), "\(line)")

@@ -144,6 +144,7 @@ final class ContextCore {
         guard record.lifecycle == .persisted, !record.isMarkedDeleted else { return record }
         let wasLoaded = record.isLoaded
         record.isLoaded = true
+        if !record.unfetched.isEmpty { record.unfetched.subtract(snapshot.attributes.keys) }
         let object = record.object
         for (name, value) in snapshot.attributes where !record.changed.contains(name) {
             let old = record.attributes[name]

@@ -210,7 +210,9 @@ public final class ModelContext {
     public func load(_ models: [any PersistentModel]) async throws {
         try await core.perform {
             let ids = models.compactMap { model -> PersistentIdentifier? in
-                guard let record = model._$modelState.record, model._$modelState.core === core, !record.isLoaded else {
+                guard let record = model._$modelState.record, model._$modelState.core === core,
+                    !record.isLoaded || !record.unfetched.isEmpty
+                else {
                     return nil
                 }
                 return record.id

@@ -21,6 +21,8 @@ final class ObjectRecord {
     var isLoaded: Bool
     /// Attribute values as last saved or fetched.
     var attributes: [String: Value]
+    /// Attributes a fetch with `propertiesToFetch` left out, not read since.
+    var unfetched: Set<String> = []
     /// Relationship targets as they are now, to-one ones as zero or one identifier.
     var relationships: [String: [PersistentIdentifier]]
     /// Relationships as they were before the unsaved changes (for rollback).
@@ -56,6 +58,12 @@ final class ObjectRecord {
 
     var hasChanges: Bool {
         !isDetached && (lifecycle == .inserted || isMarkedDeleted || !changed.isEmpty || !derived.isEmpty)
+    }
+
+    /// The message for reading an attribute a fetch with `propertiesToFetch` left out.
+    func unfetchedMessage(reading name: String) -> String {
+        "\(info.entityName).\(name) of \(id) was not fetched: the fetch that brought the object named propertiesToFetch without it. "
+            + "Call `try await context.load(_:)` on the object (or fetch it without propertiesToFetch) before reading it"
     }
 
     /// The message for reading a property of an object whose values this context never loaded.

@@ -15,6 +15,10 @@ public struct FetchDescriptor<T: PersistentModel> {
     /// The relationships whose objects come with the results. Empty (the default) means every
     /// relationship of `T`, so related objects can be read at once; name some to fetch fewer.
     public var relationshipKeyPathsForPrefetching: [PartialKeyPath<T>] = []
+    /// The attributes to read (empty, the default, reads them all). An object fetched so reads
+    /// only these; reading another stops the program with a message naming it, until
+    /// `context.load(_:)` loads the object whole (reads are never hidden round trips).
+    public var propertiesToFetch: [PartialKeyPath<T>] = []
     /// A predicate in NSPredicate's syntax, for what `#Predicate` can't say (`SUBQUERY(…)`,
     /// `@sum`, `ANY … BETWEEN`…), combined with ``predicate`` by AND.
     public var storePredicate: StorePredicate?
@@ -45,13 +49,26 @@ public struct FetchDescriptor<T: PersistentModel> {
                 prefetch.append(PropertyPath([property.name]))
             }
         }
+        var fetched: [String]?
+        if !propertiesToFetch.isEmpty {
+            fetched = []
+            for keyPath in propertiesToFetch {
+                guard let property = info.property(for: keyPath), !property.isRelationship else {
+                    throw ModelError(
+                        .invalidArgument,
+                        "\(keyPath.readableName) is not a stored attribute of \(info.entityName): propertiesToFetch names attributes (relationships come with relationshipKeyPathsForPrefetching)",
+                        context: ["entity": info.entityName])
+                }
+                fetched?.append(property.name)
+            }
+        }
         guard (fetchLimit ?? 0) >= 0, (fetchOffset ?? 0) >= 0 else {
             throw ModelError(.invalidArgument, "fetchLimit and fetchOffset can't be negative")
         }
         return ModelCore.FetchDescriptor(
             entityName: info.entityName, predicate: predicates.isEmpty ? nil : .all(predicates), sortBy: sorts,
             offset: fetchOffset ?? 0, limit: fetchLimit, includesSubentities: includeSubentities,
-            relationshipKeyPathsForPrefetching: prefetch
+            propertiesToFetch: fetched, relationshipKeyPathsForPrefetching: prefetch
         )
     }
 }
@@ -67,10 +84,13 @@ enum SortTranslation {
                 "a SortDescriptor without a key path (\(sort)) can't be sorted by the store: sort by a property of \(root.entityName)"
             )
         }
+        if let path = try throughToOne(keyPath, root: root) {
+            return ModelCore.SortDescriptor(path, ascending: sort.order == .forward)
+        }
         guard let property = root.property(for: keyPath) else {
             throw ModelError(
                 .invalidArgument,
-                "the store can sort by \(root.entityName)'s own stored properties only; \(keyPath.readableName) is not one (a computed property, or a path through a relationship)",
+                "the store can sort by \(root.entityName)'s stored properties and those of its to-one relationships' objects; \(keyPath.readableName) is neither (a computed property, or a path through a to-many relationship)",
                 context: ["entity": root.entityName])
         }
         if let comparator = sort.stringComparator, comparator != .lexical {
@@ -86,5 +106,31 @@ enum SortTranslation {
                 context: ["entity": root.entityName])
         }
         return ModelCore.SortDescriptor(PropertyPath([property.name]), ascending: sort.order == .forward)
+    }
+
+    /// `relationship.attribute` when `keyPath` reads an attribute of a to-one relationship's
+    /// object (`\Item.trip?.name`, `\Item.owner.name`), nil when it is not such a path.
+    static func throughToOne(_ keyPath: AnyKeyPath, root: ModelTypeInfo) throws(ModelError) -> PropertyPath? {
+        guard root.property(for: keyPath) == nil else { return nil }
+        for relationship in root.relationships where !relationship.isToMany {
+            guard let destination = relationship.destination else { continue }
+            let target = try ModelTypeInfo.of(destination)
+            for attribute in target.attributes {
+                let candidates = [
+                    attribute.metadata.optionalChainKeyPath.flatMap {
+                        relationship.metadata.keyPath.appending(path: $0)
+                    },
+                    relationship.metadata.keyPath.appending(path: attribute.metadata.keyPath),
+                ]
+                // A key path built by appending is not == to the literal that reads the same
+                // way (their buffers differ), but it describes itself the same way: components
+                // named by their accessors' addresses, unique in the process.
+                let written = String(describing: keyPath)
+                if candidates.contains(where: { $0 == keyPath || $0.map { String(describing: $0) } == written }) {
+                    return PropertyPath([relationship.name, attribute.name])
+                }
+            }
+        }
+        return nil
     }
 }

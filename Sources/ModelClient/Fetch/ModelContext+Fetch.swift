@@ -11,7 +11,15 @@ extension ModelContext {
             guard case .objects(let objects, let prefetched) = result else { return [] }
             var records: [ObjectRecord] = []
             records.reserveCapacity(objects.count)
-            for snapshot in objects { records.append(try core.merge(snapshot)) }
+            for snapshot in objects {
+                let isNew = core.records[snapshot.id] == nil
+                let record = try core.merge(snapshot)
+                // A record first made from some attributes only knows which it lacks.
+                if isNew, let fetched = request.propertiesToFetch {
+                    record.unfetched = Set(record.info.attributes.map(\.name)).subtracting(fetched)
+                }
+                records.append(record)
+            }
             for snapshot in prefetched { try core.merge(snapshot) }
             return records.map { core.object(for: $0) as! T }
         }

@@ -63,6 +63,10 @@ public struct _PropertyMetadata: @unchecked Sendable { // Immutable; holds key p
     /// The class that declares the property.
     let owner: any PersistentModel.Type
     let keyPath: AnyKeyPath
+    /// `\Root?.?.name`: the property reached through an optional, so that a key path through a
+    /// to-one relationship (`\Item.trip?.name`) can be recognised as the relationship's key path
+    /// with this one appended.
+    let optionalChainKeyPath: AnyKeyPath?
     let valueType: Any.Type
     /// The declaration's default value, when it is a literal.
     let defaultValue: Any?
@@ -76,12 +80,13 @@ public struct _PropertyMetadata: @unchecked Sendable { // Immutable; holds key p
 
     public init<Root: PersistentModel, V>(
         _ owner: Root.Type, _ name: String, _ keyPath: KeyPath<Root, V>,
-        _ slot: ReferenceWritableKeyPath<Root, _ModelSlot<V>>,
+        _ slot: ReferenceWritableKeyPath<Root, _ModelSlot<V>>, _ optionalChainKeyPath: AnyKeyPath? = nil,
         default defaultValue: V? = nil, attribute: _AttributeMetadata? = nil, relationship: _RelationshipMetadata? = nil
     ) {
         self.name = name
         self.owner = owner
         self.keyPath = keyPath
+        self.optionalChainKeyPath = optionalChainKeyPath
         self.valueType = V.self
         self.defaultValue = defaultValue.map { $0 as Any }
         self.attribute = attribute

@@ -47,7 +47,9 @@ public final class _ModelState {
         switch property.kind {
         case .attribute(let codec):
             guard record.isLoaded, let stored = record.attributes[name] else {
-                preconditionFailure(record.faultMessage(reading: name))
+                preconditionFailure(
+                    record.unfetched.contains(name)
+                        ? record.unfetchedMessage(reading: name) : record.faultMessage(reading: name))
             }
             do {
                 let value = try codec.decode(stored)
