@@ -2,9 +2,10 @@ import Foundation
 import ModelClient
 import Testing
 
+/// Fetches of part of each object, and of many objects a batch at a time.
 /// `FetchDescriptor.propertiesToFetch`: objects come with those attributes only; `load(_:)`
 /// brings the rest, and reading one left out before that stops with a message naming it.
-@Suite struct PropertiesToFetchTests {
+@Suite struct FetchOptionsTests {
     @Test(arguments: Backend.everyKind)
     func aFetchReadsTheNamedAttributesAndLoadBringsTheRest(backend: Backend) async throws {
         try await backend.withContainer(for: sampleTripsModels) { container in
@@ -47,5 +48,47 @@ import Testing
         let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(message.contains("Trip.destination of"), "\(message)")
         #expect(message.contains("was not fetched"), "\(message)")
+    }
+
+    /// SwiftData's `enumerate(_:batchSize:)`: every object, in order, a batch at a time, the
+    /// context keeping none of them afterwards; changes left unsaved only when allowed.
+    @Test(arguments: Backend.everyKind)
+    func enumerateWalksEveryObjectABatchAtATime(backend: Backend) async throws {
+        try await backend.withContainer(for: sampleTripsModels) { container in
+            let writer = ModelContext(container)
+            for n in 0..<25 {
+                writer.insert(
+                    Trip(
+                        name: String(format: "trip %02d", n), destination: "X", startDate: day("2026-05-01"),
+                        endDate: day("2026-05-02")))
+            }
+            try await writer.save()
+
+            let context = ModelContext(container)
+            var names: [String] = [], ids: [PersistentIdentifier] = []
+            try await context.enumerate(
+                FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name, order: .reverse)]), batchSize: 10
+            ) { trip in
+                names.append(trip.name)
+                ids.append(trip.persistentModelID)
+            }
+            #expect(names == (0..<25).reversed().map { String(format: "trip %02d", $0) })
+            // Nothing of the walk is kept.
+            #expect(ids.allSatisfy { (context.registeredModel(for: $0) as Trip?) == nil })
+
+            let refused = await modelError {
+                try await context.enumerate(FetchDescriptor<Trip>(), batchSize: 10) { $0.destination = "Z" }
+            }
+            #expect(refused?.code == .invalidArgument)
+            await context.rollback()
+            try await context.enumerate(FetchDescriptor<Trip>(), batchSize: 10, allowEscapingMutations: true) {
+                $0.destination = "Z"
+            }
+            #expect(context.changedModelsArray.count == 25)
+            try await context.save()
+            #expect(
+                try await ModelContext(container).fetchCount(
+                    FetchDescriptor<Trip>(predicate: #Predicate { $0.destination == "Z" })) == 25)
+        }
     }
 }
