@@ -14,11 +14,10 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// A store in this process's memory (`ModelConfiguration(isStoredInMemoryOnly: true)`).
     case memory
 
-    /// The stores a second container can open as well (the tests written before memory stores
-    /// could be tested share their store between containers).
-    static var allCases: [Backend] { [.daemon, .embedded] }
-    /// Every kind of container.
-    static let everyKind: [Backend] = [.daemon, .embedded, .memory]
+    /// Every kind of container (`allCases`).
+    static let everyKind: [Backend] = allCases
+    /// The stores a second container can open as well, for tests that open one store twice.
+    static let shared: [Backend] = [.daemon, .embedded]
 
     var testDescription: String { rawValue }
 
