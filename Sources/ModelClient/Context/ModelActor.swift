@@ -10,4 +10,10 @@ extension ModelActor {
     public func model<T: PersistentModel>(for id: PersistentIdentifier, as type: T.Type) async throws -> T? {
         try await modelContext.model(for: id, as: type)
     }
+
+    /// SwiftData's `self[id, as: T.self]` in a model actor: the object with `id`, loaded if need
+    /// be; nil if there is none, or it is not a `T`.
+    public subscript<T: PersistentModel>(_ id: PersistentIdentifier, as type: T.Type) -> T? {
+        get async throws { try await modelContext.model(for: id, as: type) }
+    }
 }
