@@ -69,8 +69,25 @@ public final class ModelContainer: Sendable {
     }
 
     /// History transactions after `token` (from the start when nil), oldest first.
+    /// Throws `historyTokenExpired` when transactions right after `token` were deleted: history
+    /// is one run of tokens, so a first transaction past `token + 1` (or none, with later ones
+    /// saved) means some were deleted, and reading on would leave a silent gap.
     public func history(after token: HistoryToken?, limit: Int? = nil) async throws -> [HistoryTransaction] {
-        try await backend.history(after: token, limit: limit)
+        var page = try await backend.history(after: token, limit: limit)
+        guard let token, limit != 0 else { return page }
+        if page.isEmpty {
+            guard let latest = try await backend.currentHistoryToken(), latest > token else { return page }
+            // Saved since the read, or deleted: read again, now that a later token is known to exist.
+            page = try await backend.history(after: token, limit: limit)
+        }
+        guard let first = page.first?.token, first.rawValue == token.rawValue + 1 else {
+            let kept = page.first.map { "it is kept from token \($0.token.rawValue) on" } ?? "none after it is kept"
+            throw ModelError(
+                .historyTokenExpired,
+                "history after token \(token.rawValue) was deleted (\(kept)): fetch what you need again, then read history after the store's current token",
+                context: ["token": String(token.rawValue)])
+        }
+        return page
     }
 
     /// The token of the latest saved transaction.
@@ -92,6 +109,25 @@ public final class ModelContainer: Sendable {
                 context: ["token": String(token.rawValue)])
         }
         try await backend.deleteHistory(before: HistoryToken(token.rawValue + 1))
+    }
+
+    /// Deletes the history transactions saved before `date`, from the oldest up to the first
+    /// saved at or after it; returns the newest token deleted (nil when none was).
+    @discardableResult
+    public func deleteHistory(savedBefore date: Timestamp) async throws -> HistoryToken? {
+        var newest: HistoryToken?
+        var after: HistoryToken?
+        scan: while true {
+            let page = try await backend.history(after: after, limit: 1_000)
+            for transaction in page {
+                guard transaction.timestamp < date else { break scan }
+                newest = transaction.token
+            }
+            guard page.count == 1_000, let last = page.last else { break }
+            after = last.token
+        }
+        if let newest { try await backend.deleteHistory(before: HistoryToken(newest.rawValue + 1)) }
+        return newest
     }
 
     /// Closes the store.

@@ -104,6 +104,21 @@ extension DaemonClient {
         }
     }
 
+    /// Deletes the history transactions of `store` saved before `date`; returns the newest
+    /// token deleted (nil when none was).
+    @discardableResult
+    public func deleteHistory(savedBefore date: Date, in store: String) async throws -> HistoryToken? {
+        try await call(small: true) {
+            let response = try await unary(
+                Modeld_V1_QueryService.Method.DeleteHistory.self,
+                Modeld_V1_DeleteHistoryRequest.with {
+                    $0.store = store
+                    $0.savedBeforeMicros = Timestamp(date).microsecondsSince1970
+                })
+            return response.hasThrough ? HistoryToken(response.through) : nil
+        }
+    }
+
     /// History after `token`; with `follow`, also each transaction saved from now on, until the
     /// calling task is cancelled. `body` sees each transaction whole, in token order.
     public func followHistory(

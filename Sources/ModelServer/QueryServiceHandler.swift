@@ -163,8 +163,18 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         -> Modeld_V1_DeleteHistoryResponse
     {
         try await core.rpc.handleCancellable("DeleteHistory") {
-            try await core.store(request.store).container.deleteHistory(through: HistoryToken(request.through))
-            return Modeld_V1_DeleteHistoryResponse()
+            let container = try core.store(request.store).container
+            if request.through != 0 {
+                try await container.deleteHistory(through: HistoryToken(request.through))
+                return Modeld_V1_DeleteHistoryResponse.with { $0.through = request.through }
+            }
+            guard request.savedBeforeMicros != 0 else {
+                throw ModelError(
+                    .invalidArgument, "say which history to delete: a token (through) or a time (saved_before_micros)")
+            }
+            let newest = try await container.deleteHistory(
+                savedBefore: Timestamp(microsecondsSince1970: request.savedBeforeMicros))
+            return Modeld_V1_DeleteHistoryResponse.with { if let newest { $0.through = newest.rawValue } }
         }
     }
 

@@ -20,7 +20,7 @@ extension ModelError: RPCErrorConvertible {
             .invalidArgument
         case .notFound: .notFound
         case .uniqueConstraint: .alreadyExists
-        case .deleteDenied, .schemaMismatch, .closed, .inUse: .failedPrecondition
+        case .deleteDenied, .schemaMismatch, .closed, .inUse, .historyTokenExpired: .failedPrecondition
         case .conflict: .aborted
         case .resourceExhausted: .resourceExhausted
         case .storageFailure: .internalError

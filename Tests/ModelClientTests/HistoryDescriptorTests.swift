@@ -81,6 +81,10 @@ import Testing
                 HistoryDescriptor<DefaultHistoryTransaction>(predicate: #Predicate { $0.token <= second }))
             #expect(try await context.fetchHistory(HistoryDescriptor()).map(\.token) == Array(tokens.suffix(2)))
             #expect(try await context.fetchCount(FetchDescriptor<Trip>()) == 4)
+            // SwiftData's expired token: history after a deleted one is an error, not a gap.
+            let expired = await modelError { _ = try await context.fetchHistory(after: tokens[0]) }
+            #expect(expired?.code == .historyTokenExpired, "\(String(describing: expired))")
+            #expect(try await context.fetchHistory(after: second).map(\.token) == Array(tokens.suffix(2)))
         }
     }
 

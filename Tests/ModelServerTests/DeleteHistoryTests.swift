@@ -34,5 +34,32 @@ struct DeleteHistoryTests {
         await expectError(.notFound) {
             try await store.client.deleteHistory(through: HistoryToken(1), in: "no-such-store")
         }
+
+        // After a deleted token: an error that says so (FAILED_PRECONDITION), not a gap.
+        await expectError(.historyTokenExpired) {
+            _ = try await store.client.history(after: HistoryToken(1), in: store.name)
+        }
+        #expect(try await store.client.history(after: HistoryToken(2), in: store.name).map(\.token.rawValue) == [3, 4])
+        // A follower caught up goes on hearing saves after history before it is deleted.
+        let heard = AsyncStream<Int64>.makeStream()
+        let follower = Task {
+            try await store.client.followHistory(after: HistoryToken(4), in: store.name) { transaction in
+                heard.continuation.yield(transaction.token.rawValue)
+            }
+        }
+        defer { follower.cancel() }
+        #expect(try await store.client.deleteHistory(savedBefore: Date(), in: store.name) == HistoryToken(4))
+        try await store.client.apply(
+            [.insert(entity: "Library", attributes: ["name": .string("e")], relationships: [:], id: nil)],
+            in: store.name)
+        var tokens = heard.stream.makeAsyncIterator()
+        #expect(await tokens.next() == 5)
+        #expect(try await store.client.history(after: nil, in: store.name).map(\.token.rawValue) == [5])
+        await expectError(.historyTokenExpired) {
+            _ = try await store.client.history(after: HistoryToken(3), in: store.name)
+        }
+        #expect(
+            try await store.client.deleteHistory(savedBefore: Date(timeIntervalSince1970: 946_684_800), in: store.name)
+                == nil)
     }
 }

@@ -187,12 +187,24 @@ import Testing
             #expect(
                 byAnn.lines.count == 3 && byAnn.lines[0].hasPrefix("token,timestamp,author,kind,uri"), "\(byAnn.output)"
             )
-            // A token past the latest is refused, and deletes nothing.
-            let past = try await bed.run(["history", "--delete-through", "9"])
+            // Pruning: a token past the latest is refused, and deletes nothing; so are no bound and a bad date.
+            let past = try await bed.run(["history", "prune", "--through", "9"])
             #expect(past.status != 0 && past.error.contains("past the store's latest"), "\(past.error)")
-            // The oldest transaction deleted: what is left is printed.
-            let pruned = try await bed.run(["history", "--delete-through", "1", "--format", "jsonl"])
-            #expect(pruned.objects.map { $0["token"] as? Int } == [2, 3], "\(pruned.output)\(pruned.error)")
+            #expect(try await bed.run(["history", "prune"]).status != 0)
+            let badDate = try await bed.run(["history", "prune", "--before", "yesterday"])
+            #expect(badDate.status != 0 && badDate.error.contains("is not a date"), "\(badDate.error)")
+            #expect(try await bed.run(["history", "--format", "jsonl"]).objects.count == 3)
+            let pruned = try await bed.run(["history", "prune", "--through", "1"])
+            #expect(pruned.status == 0 && pruned.output.contains("through token 1"), "\(pruned.output)\(pruned.error)")
+            #expect(try await bed.run(["history", "--format", "jsonl"]).objects.map { $0["token"] as? Int } == [2, 3])
+            // Reading after a deleted token is an error that says so, not a gap.
+            let expired = try await bed.run(["history", "--after", "0"])
+            #expect(expired.status != 0 && expired.error.contains("was deleted"), "\(expired.error)")
+            let nothingOld = try await bed.run(["history", "prune", "--before", "2000-01-01"])
+            #expect(nothingOld.output.contains("no history was saved before 2000-01-01"), "\(nothingOld.output)")
+            let all = try await bed.run(["history", "prune", "--before", "2999-01-01T00:00:00Z"])
+            #expect(all.output.contains("through token 3"), "\(all.output)\(all.error)")
+            #expect(try await bed.run(["history", "--format", "jsonl"]).objects.isEmpty)
 
             // --follow prints saves as they happen, until stopped.
             let output = bed.directory.appendingPathComponent("follow.out")

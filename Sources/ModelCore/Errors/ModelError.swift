@@ -35,6 +35,10 @@ public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The store has open sessions that the request would pull the rug from under (dropping
         /// it, changing its schema). FAILED_PRECONDITION.
         case inUse
+        /// History after the token asked for was deleted (SwiftData's expired history token):
+        /// fetch what is needed again, then read history from the store's current token.
+        /// FAILED_PRECONDITION.
+        case historyTokenExpired
         /// An optimistic-concurrency conflict: what was read changed before the save. ABORTED.
         case conflict
         /// A limit was hit: disk full, too many sessions, too large a request. RESOURCE_EXHAUSTED.

@@ -345,9 +345,10 @@ extension Modeld_V1_QueryService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Deletes the oldest history transactions, up to and including a token, so that history does
-        /// > not grow without end. A follower or watch that had not read them yet sees a gap after its
-        /// > token. INVALID_ARGUMENT for a token past the store's latest.
+        /// > Deletes the oldest history transactions, up to and including a token or those saved before
+        /// > a time, so that history does not grow without end. Reading history after a deleted token
+        /// > then fails with FAILED_PRECONDITION (`historyTokenExpired`), never a silent gap.
+        /// > INVALID_ARGUMENT for a token past the store's latest, or neither a token nor a time.
         ///
         /// - Parameters:
         ///   - request: A streaming request of `Modeld_V1_DeleteHistoryRequest` messages.
@@ -525,9 +526,10 @@ extension Modeld_V1_QueryService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Deletes the oldest history transactions, up to and including a token, so that history does
-        /// > not grow without end. A follower or watch that had not read them yet sees a gap after its
-        /// > token. INVALID_ARGUMENT for a token past the store's latest.
+        /// > Deletes the oldest history transactions, up to and including a token or those saved before
+        /// > a time, so that history does not grow without end. Reading history after a deleted token
+        /// > then fails with FAILED_PRECONDITION (`historyTokenExpired`), never a silent gap.
+        /// > INVALID_ARGUMENT for a token past the store's latest, or neither a token nor a time.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_DeleteHistoryRequest` message.
@@ -706,9 +708,10 @@ extension Modeld_V1_QueryService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Deletes the oldest history transactions, up to and including a token, so that history does
-        /// > not grow without end. A follower or watch that had not read them yet sees a gap after its
-        /// > token. INVALID_ARGUMENT for a token past the store's latest.
+        /// > Deletes the oldest history transactions, up to and including a token or those saved before
+        /// > a time, so that history does not grow without end. Reading history after a deleted token
+        /// > then fails with FAILED_PRECONDITION (`historyTokenExpired`), never a silent gap.
+        /// > INVALID_ARGUMENT for a token past the store's latest, or neither a token nor a time.
         ///
         /// - Parameters:
         ///   - request: A `Modeld_V1_DeleteHistoryRequest` message.
@@ -1310,9 +1313,10 @@ extension Modeld_V1_QueryService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Deletes the oldest history transactions, up to and including a token, so that history does
-        /// > not grow without end. A follower or watch that had not read them yet sees a gap after its
-        /// > token. INVALID_ARGUMENT for a token past the store's latest.
+        /// > Deletes the oldest history transactions, up to and including a token or those saved before
+        /// > a time, so that history does not grow without end. Reading history after a deleted token
+        /// > then fails with FAILED_PRECONDITION (`historyTokenExpired`), never a silent gap.
+        /// > INVALID_ARGUMENT for a token past the store's latest, or neither a token nor a time.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_DeleteHistoryRequest` message.
@@ -1641,9 +1645,10 @@ extension Modeld_V1_QueryService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Deletes the oldest history transactions, up to and including a token, so that history does
-        /// > not grow without end. A follower or watch that had not read them yet sees a gap after its
-        /// > token. INVALID_ARGUMENT for a token past the store's latest.
+        /// > Deletes the oldest history transactions, up to and including a token or those saved before
+        /// > a time, so that history does not grow without end. Reading history after a deleted token
+        /// > then fails with FAILED_PRECONDITION (`historyTokenExpired`), never a silent gap.
+        /// > INVALID_ARGUMENT for a token past the store's latest, or neither a token nor a time.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_DeleteHistoryRequest` message.
@@ -1926,9 +1931,10 @@ extension Modeld_V1_QueryService.ClientProtocol {
     ///
     /// > Source IDL Documentation:
     /// >
-    /// > Deletes the oldest history transactions, up to and including a token, so that history does
-    /// > not grow without end. A follower or watch that had not read them yet sees a gap after its
-    /// > token. INVALID_ARGUMENT for a token past the store's latest.
+    /// > Deletes the oldest history transactions, up to and including a token or those saved before
+    /// > a time, so that history does not grow without end. Reading history after a deleted token
+    /// > then fails with FAILED_PRECONDITION (`historyTokenExpired`), never a silent gap.
+    /// > INVALID_ARGUMENT for a token past the store's latest, or neither a token nor a time.
     ///
     /// - Parameters:
     ///   - request: A request containing a single `Modeld_V1_DeleteHistoryRequest` message.
@@ -2241,9 +2247,10 @@ extension Modeld_V1_QueryService.ClientProtocol {
     ///
     /// > Source IDL Documentation:
     /// >
-    /// > Deletes the oldest history transactions, up to and including a token, so that history does
-    /// > not grow without end. A follower or watch that had not read them yet sees a gap after its
-    /// > token. INVALID_ARGUMENT for a token past the store's latest.
+    /// > Deletes the oldest history transactions, up to and including a token or those saved before
+    /// > a time, so that history does not grow without end. Reading history after a deleted token
+    /// > then fails with FAILED_PRECONDITION (`historyTokenExpired`), never a silent gap.
+    /// > INVALID_ARGUMENT for a token past the store's latest, or neither a token nor a time.
     ///
     /// - Parameters:
     ///   - message: request message to send.

@@ -431,6 +431,10 @@ public nonisolated struct Modeld_V1_DeleteHistoryRequest: Sendable {
   /// Transactions with this token and every earlier one are deleted.
   public var through: Int64 = 0
 
+  /// Or, when `through` is 0: the transactions saved before this time (microseconds since
+  /// 1970-01-01T00:00:00Z), from the oldest up to the first saved at or after it.
+  public var savedBeforeMicros: Int64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -441,9 +445,21 @@ public nonisolated struct Modeld_V1_DeleteHistoryResponse: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// The newest token deleted; unset when nothing was.
+  public var through: Int64 {
+    get {_through ?? 0}
+    set {_through = newValue}
+  }
+  /// Returns true if `through` has been explicitly set.
+  public var hasThrough: Bool {self._through != nil}
+  /// Clears the value of `through`. Subsequent reads from it will return its default value.
+  public mutating func clearThrough() {self._through = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _through: Int64? = nil
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -1177,7 +1193,7 @@ nonisolated extension Modeld_V1_WatchResponse: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Modeld_V1_DeleteHistoryRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".DeleteHistoryRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}store\0\u{1}through\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}store\0\u{1}through\0\u{3}saved_before_micros\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1187,6 +1203,7 @@ nonisolated extension Modeld_V1_DeleteHistoryRequest: SwiftProtobuf.Message, Swi
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.store) }()
       case 2: try { try decoder.decodeSingularInt64Field(value: &self.through) }()
+      case 3: try { try decoder.decodeSingularSInt64Field(value: &self.savedBeforeMicros) }()
       default: break
       }
     }
@@ -1199,12 +1216,16 @@ nonisolated extension Modeld_V1_DeleteHistoryRequest: SwiftProtobuf.Message, Swi
     if self.through != 0 {
       try visitor.visitSingularInt64Field(value: self.through, fieldNumber: 2)
     }
+    if self.savedBeforeMicros != 0 {
+      try visitor.visitSingularSInt64Field(value: self.savedBeforeMicros, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Modeld_V1_DeleteHistoryRequest, rhs: Modeld_V1_DeleteHistoryRequest) -> Bool {
     if lhs.store != rhs.store {return false}
     if lhs.through != rhs.through {return false}
+    if lhs.savedBeforeMicros != rhs.savedBeforeMicros {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1212,18 +1233,33 @@ nonisolated extension Modeld_V1_DeleteHistoryRequest: SwiftProtobuf.Message, Swi
 
 nonisolated extension Modeld_V1_DeleteHistoryResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".DeleteHistoryResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}through\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    // Load everything into unknown fields
-    while try decoder.nextFieldNumber() != nil {}
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt64Field(value: &self._through) }()
+      default: break
+      }
+    }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._through {
+      try visitor.visitSingularInt64Field(value: v, fieldNumber: 1)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Modeld_V1_DeleteHistoryResponse, rhs: Modeld_V1_DeleteHistoryResponse) -> Bool {
+    if lhs._through != rhs._through {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
