@@ -115,19 +115,25 @@ public final class ModelContainer: Sendable {
     /// saved at or after it; returns the newest token deleted (nil when none was).
     @discardableResult
     public func deleteHistory(savedBefore date: Timestamp) async throws -> HistoryToken? {
-        var newest: HistoryToken?
-        var after: HistoryToken?
-        scan: while true {
-            let page = try await backend.history(after: after, limit: 1_000)
-            for transaction in page {
-                guard transaction.timestamp < date else { break scan }
-                newest = transaction.token
-            }
-            guard page.count == 1_000, let last = page.last else { break }
-            after = last.token
-        }
+        let newest = try await newestHistoryToken(savedBefore: date)
         if let newest { try await backend.deleteHistory(before: HistoryToken(newest.rawValue + 1)) }
         return newest
+    }
+
+    /// The token of the last of the oldest transactions saved before `date` (the run of them up
+    /// to the first saved at or after it); nil when the oldest kept was saved at or after it.
+    public func newestHistoryToken(savedBefore date: Timestamp) async throws -> HistoryToken? {
+        var newest: HistoryToken?
+        var after: HistoryToken?
+        while true {
+            let page = try await backend.history(after: after, limit: 1_000)
+            for transaction in page {
+                guard transaction.timestamp < date else { return newest }
+                newest = transaction.token
+            }
+            guard page.count == 1_000, let last = page.last else { return newest }
+            after = last.token
+        }
     }
 
     /// Closes the store.

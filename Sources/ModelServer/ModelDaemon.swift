@@ -153,6 +153,9 @@ public final class ModelDaemon: Service, Sendable {
                 group.addTask {
                     try await self.core.streams.endStalledStreams(); return .housekeeping
                 }
+                group.addTask { [retention = HistoryRetention(configuration, logger: logger)] in
+                    try await retention.run(self.core.catalog); return .housekeeping
+                }
                 group.addTask { [grace = configuration.shutdownGracePeriod] in
                     for await _ in graceStarts {}
                     do { try await Task.sleep(for: grace) } catch { return .housekeeping }

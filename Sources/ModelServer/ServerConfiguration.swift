@@ -38,6 +38,14 @@ public struct ServerConfiguration: Sendable {
     /// A streamed response that waits this long for its client to read ends the stream with
     /// RESOURCE_EXHAUSTED, freeing what it held.
     public var streamStallTimeout: Duration = .seconds(20)
+    /// How long history transactions are kept: older ones are deleted in the background (nil,
+    /// the default: kept until a client deletes them).
+    public var historyRetentionAge: Duration?
+    /// The most history transactions a store keeps: older ones are deleted in the background
+    /// (nil, the default: no limit).
+    public var historyRetentionCount: Int?
+    /// How often the history retention is applied to every store.
+    public var historyPruneInterval: Duration = .seconds(60)
     /// At shutdown, how long calls under way may take to finish before their connections are
     /// closed (streams are ended at once).
     public var shutdownGracePeriod: Duration = .seconds(5)

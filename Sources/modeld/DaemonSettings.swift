@@ -84,6 +84,24 @@ struct DaemonSettings {
             }
             server.maximumStoreSize = Int64(bytes)
         }
+        if let text = value(flags.historyRetentionAge, "MODELD_HISTORY_RETENTION_AGE") {
+            guard let age = Self.age(text) else {
+                throw ValidationError(
+                    "history retention age '\(text)' is not a duration: a positive number with s, m, h or d (30d, 12h)")
+            }
+            server.historyRetentionAge = age
+        }
+        if let count = try Self.count(
+            flags.historyRetentionTransactions, value(nil, "MODELD_HISTORY_RETENTION_TRANSACTIONS"),
+            "history retention transactions")
+        {
+            server.historyRetentionCount = count
+        }
+        if let seconds = try Self.seconds(
+            flags.historyPruneInterval, value(nil, "MODELD_HISTORY_PRUNE_INTERVAL"), "history prune interval")
+        {
+            server.historyPruneInterval = seconds
+        }
         if let store = flags.defaultStore ?? environment["MODELD_DEFAULT_STORE"] {
             server.defaultStore = store.isEmpty ? nil : store
         }
@@ -93,6 +111,18 @@ struct DaemonSettings {
                 "log level '\(level)' is not one of trace, debug, info, notice, warning, error, critical")
         }
         logLevel = parsed
+    }
+
+    /// `30d`, `12h`, `90m`, `45s` (or plain seconds): a positive duration.
+    static func age(_ text: String) -> Duration? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
+        var number = Substring(text), unit = 1.0
+        if let last = text.last, let factor = units[last] {
+            number = number.dropLast()
+            unit = factor
+        }
+        guard let value = Double(number), value > 0, value.isFinite else { return nil }
+        return .milliseconds(Int64(value * unit * 1_000))
     }
 
     /// A positive number of seconds, from a flag or else a variable's text.

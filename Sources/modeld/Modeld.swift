@@ -107,6 +107,26 @@ struct Modeld: AsyncParsableCommand {
     var streamStallTimeout: Double?
 
     @Option(
+        name: .long,
+        help:
+            "Delete history transactions older than this, in the background: 30d, 12h, 90m, 45s (default: keep them). [MODELD_HISTORY_RETENTION_AGE]"
+    )
+    var historyRetentionAge: String?
+
+    @Option(
+        name: .long,
+        help:
+            "Keep at most this many history transactions per store, deleting the oldest in the background (default: no limit). [MODELD_HISTORY_RETENTION_TRANSACTIONS]"
+    )
+    var historyRetentionTransactions: Int?
+
+    @Option(
+        name: .long,
+        help:
+            "Seconds between two applications of the history retention (default 60). [MODELD_HISTORY_PRUNE_INTERVAL]")
+    var historyPruneInterval: Double?
+
+    @Option(
         name: .long, help: "trace, debug, info, notice, warning, error or critical (default info). [MODELD_LOG_LEVEL]")
     var logLevel: String?
 
