@@ -127,7 +127,18 @@ extension SaveWrites {
                     inserted[row].values[name] = value
                 }
             } else {
-                try update(ref, insert.given, insert.changedProperties)
+                // History names the properties the upsert changed: a given value equal to the
+                // stored one changed nothing.
+                var unchanged = Set<String>()
+                let object = try stored[ref] ?? reads.storedObject(ref)
+                if let object, let entity = schema[object.entity] {
+                    let attributes = insert.given.keys.compactMap { entity.attribute($0) }
+                    let current = try reads.values(of: ref, attributes)
+                    for (name, value) in insert.given {
+                        if let old = current[name], old == value, !value.isChanged(from: old) { unchanged.insert(name) }
+                    }
+                }
+                try update(ref, insert.given, insert.changedProperties.filter { !unchanged.contains($0) })
             }
         }
         for change in plan.updates { try update(change.ref, change.attributes, change.changedProperties) }
