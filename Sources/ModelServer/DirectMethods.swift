@@ -35,7 +35,7 @@ extension DirectMethods {
         methods.add(Modeld_V1_SessionService.Method.CloseSession.descriptor, sessions.closeSession)
         methods.add(Modeld_V1_SessionService.Method.Stage.descriptor, sessions.stage)
         methods.register(Modeld_V1_SessionService.Method.Save.descriptor) { bytes, _ in
-            try await sessions.saveResponse(try ProtobufDeserializer<Modeld_V1_SaveRequest>().deserialize(bytes))
+            try await sessions.saveResponse(try ErrorMetadata.request(Modeld_V1_SaveRequest.self, from: bytes))
                 .serializedBytes()
         }
         methods.add(Modeld_V1_SessionService.Method.Rollback.descriptor, sessions.rollback)
@@ -53,7 +53,7 @@ extension DirectMethods {
         _ method: MethodDescriptor, _ handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
     ) {
         register(method) { bytes, context in
-            let request = try ProtobufDeserializer<Request>().deserialize(bytes)
+            let request = try ErrorMetadata.request(Request.self, from: bytes)
             return try ProtobufSerializer<Response>().serialize(try await handler(request, context))
         }
     }
@@ -65,7 +65,7 @@ extension DirectMethods {
         _ handler: @escaping @Sendable (Request, RPCWriter<Response>, ServerContext) async throws -> Void
     ) {
         registerServerStreaming(method) { bytes, context, responses in
-            let request = try ProtobufDeserializer<Request>().deserialize(bytes)
+            let request = try ErrorMetadata.request(Request.self, from: bytes)
             try await handler(request, RPCWriter(wrapping: SerializingWriter<Response>(responses: responses)), context)
         }
     }
@@ -78,7 +78,7 @@ extension DirectMethods {
         _ method: MethodDescriptor, _ handler: @escaping @Sendable (Request, FetchResponseSink) async throws -> Void
     ) {
         registerServerStreaming(method) { bytes, _, responses in
-            try await handler(try ProtobufDeserializer<Request>().deserialize(bytes), .direct(responses))
+            try await handler(try ErrorMetadata.request(Request.self, from: bytes), .direct(responses))
         }
     }
 }
@@ -91,7 +91,7 @@ extension DirectMethods {
         _ handler: @escaping @Sendable (Request, ServerContext) async throws -> [ObjectSnapshot]
     ) {
         register(method) { bytes, context in
-            let objects = try await handler(try ProtobufDeserializer<Request>().deserialize(bytes), context)
+            let objects = try await handler(try ErrorMetadata.request(Request.self, from: bytes), context)
             var encoder = FetchResponseEncoder()
             for object in objects { encoder.append(object) }
             return encoder.finish()
@@ -109,7 +109,7 @@ extension DirectMethods {
                     try await queries.apply(request)
                 } else {
                     try await queries.applyResponse(
-                        try ProtobufDeserializer<Modeld_V1_ApplyRequest>().deserialize(bytes))
+                        try ErrorMetadata.request(Modeld_V1_ApplyRequest.self, from: bytes))
                 }
             return try response.serializedBytes()
         }

@@ -100,7 +100,7 @@ public final class ModelDaemon: Service, Sendable {
                 HealthServiceHandler(isServing: { [weak self] in self?.isServing ?? false }),
             ]
         }
-        let server = GRPCServer(transport: transport, services: services())
+        let server = GRPCServer(transport: transport, services: services(), interceptors: [ErrorMetadataInterceptor()])
         // The same services in modeld's framing, on a socket of their own beside the gRPC one:
         // bound here, or under socket activation the one systemd passed beside the gRPC socket
         // (a socket unit that passes only the gRPC one gets gRPC only).
@@ -113,7 +113,9 @@ public final class ModelDaemon: Service, Sendable {
             } else {
                 nil
             }
-        let framedServer = framed.map { GRPCServer(transport: $0, services: services()) }
+        let framedServer = framed.map {
+            GRPCServer(transport: $0, services: services(), interceptors: [ErrorMetadataInterceptor()])
+        }
         // systemd's socket files are systemd's to remove.
         defer { if let framed, bindsPath { unlink(framed.path) } }
         let (graceStarts, startGrace) = AsyncStream<Void>.makeStream()

@@ -1,0 +1,44 @@
+import GRPCCore
+import GRPCProtobuf
+import ModelCore
+import ModelWire
+import SwiftProtobuf
+
+/// Every error a client can cause carries modeld's error metadata (`modeld-error-code`, and
+/// the context), also those gRPC raises itself: a request that is not valid protobuf, or that
+/// fails in gRPC's machinery before a handler runs.
+enum ErrorMetadata {
+    /// `error` with modeld's metadata, as a `ModelError` of the code its status maps to, when it
+    /// has none.
+    static func completed(_ error: RPCError) -> RPCError {
+        guard error.metadata[stringValues: ModelError.codeMetadataKey].first(where: { _ in true }) == nil else {
+            return error
+        }
+        return RPCError(ModelError(ModelError(error).code, error.message))
+    }
+
+    /// Decodes a request message, refusing bytes that are not one with `invalidArgument` and
+    /// the metadata (on the framed socket's direct methods, which decode without GRPCCore).
+    static func request<Request: SwiftProtobuf.Message>(_ type: Request.Type, from bytes: [UInt8]) throws -> Request {
+        do {
+            return try ProtobufDeserializer<Request>().deserialize(bytes)
+        } catch let error as RPCError {
+            throw completed(error)
+        }
+    }
+}
+
+/// Completes the errors of GRPCCore's servers (``ErrorMetadata/completed(_:)``).
+struct ErrorMetadataInterceptor: ServerInterceptor {
+    func intercept<Input: Sendable, Output: Sendable>(
+        request: StreamingServerRequest<Input>,
+        context: ServerContext,
+        next: @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
+    ) async throws -> StreamingServerResponse<Output> {
+        do {
+            return try await next(request, context)
+        } catch let error as RPCError {
+            throw ErrorMetadata.completed(error)
+        }
+    }
+}
