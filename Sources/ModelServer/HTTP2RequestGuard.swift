@@ -113,11 +113,16 @@ final class HTTP2RequestGuard: ChannelInboundHandler {
             case .binary(let bytes): headers.add(name: key, value: Data(bytes).base64EncodedString())
             }
         }
-        // Closed once the trailers are out: closing at once could drop them (the stream is then
-        // reset without a status).
+        // Once the trailers are out (sooner could drop them), the client is asked to stop sending
+        // the rest with RST_STREAM NO_ERROR, as HTTP/2 (RFC 9113, 8.1) says for a response that
+        // ends before its request: a reset with CANCEL, which closing the stream sends, makes a
+        // client that is still sending report CANCELLED instead of the status.
         let written = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(.headers(.init(headers: headers, endStream: true))), promise: written)
-        written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        written.futureResult.assumeIsolated().whenComplete { _ in
+            context.writeAndFlush(self.wrapOutboundOut(.rstStream(.noError)), promise: nil)
+            context.close(promise: nil)
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -345,6 +345,18 @@ def run(daemon):
           (created.path, os.path.isfile(created.path)))
     check_error("CreateStore with a taken name", rpc_error(stores.CreateStore, stores_pb2.CreateStoreRequest(name=store)),
                 grpc.StatusCode.ALREADY_EXISTS)
+    # A request over --max-message-size (16 MiB by default) is refused by status, naming the
+    # limit, while grpcio is still sending it: not a reset stream (CANCELLED).
+    oversized = rpc_error(stores.CreateStore, stores_pb2.CreateStoreRequest(name="x" * (17 * 1024 * 1024)))
+    check_error("a request over the maximum message size: RESOURCE_EXHAUSTED", oversized,
+                grpc.StatusCode.RESOURCE_EXHAUSTED, "resourceExhausted")
+    check_true("a request over the maximum message size: the message names the limit",
+               "maximum message size" in (oversized.details() or ""), oversized.details())
+    # Bytes that are not the request message: INVALID_ARGUMENT with modeld's error code.
+    not_protobuf = grpc.insecure_channel(f"unix://{daemon.socket}").unary_unary(
+        "/modeld.v1.StoreService/CreateStore", request_serializer=None, response_deserializer=None)
+    check_error("a request that is not protobuf: INVALID_ARGUMENT with modeld-error-code",
+                rpc_error(not_protobuf, b"\xff" * 64), grpc.StatusCode.INVALID_ARGUMENT, "invalidArgument")
 
     sent_schema = sample_trips_schema()
     applied = stores.ApplySchema(stores_pb2.ApplySchemaRequest(store=store, schema=sent_schema), timeout=t)
