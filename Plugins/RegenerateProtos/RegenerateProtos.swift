@@ -50,6 +50,20 @@ struct RegenerateProtos: CommandPlugin {
                 try manager.removeItem(at: file)
             }
         }
+        // Every file's descriptor, for gRPC server reflection: a FileDescriptorSet, base64 in Swift.
+        let set = context.pluginWorkDirectoryURL.appending(path: "modeld.protoset")
+        try run(protoc, ["--include_imports", "--descriptor_set_out=\(set.path)"] + common)
+        let encoded = try Data(contentsOf: set).base64EncodedString()
+        try """
+        // DO NOT EDIT. Written by `swift package regenerate-protos` from Protos/: every file's
+        // FileDescriptorProto, as a serialized FileDescriptorSet, for gRPC server reflection.
+
+        public enum ProtoDescriptors {
+            /// A FileDescriptorSet of every file under Protos/, base64-encoded.
+            public static let fileDescriptorSetBase64 = "\(encoded)"
+        }
+
+        """.write(to: output.appending(path: "ProtoDescriptors.swift"), atomically: true, encoding: .utf8)
         let written = try manager.contentsOfDirectory(atPath: output.path).filter { $0.hasSuffix(".swift") }.sorted()
         print(
             "regenerate-protos: wrote \(written.count) files to Sources/ModelWire/Generated: \(written.joined(separator: ", "))"

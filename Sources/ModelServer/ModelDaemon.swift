@@ -98,6 +98,8 @@ public final class ModelDaemon: Service, Sendable {
                 StoreServiceHandler(core: core), SessionServiceHandler(core: core), QueryServiceHandler(core: core),
                 DaemonServiceHandler(core: core),
                 HealthServiceHandler(isServing: { [weak self] in self?.isServing ?? false }),
+                ReflectionService(index: .shared),
+                ReflectionService.V1Alpha(service: ReflectionService(index: .shared)),
             ]
         }
         let server = GRPCServer(transport: transport, services: services(), interceptors: [ErrorMetadataInterceptor()])

@@ -43,6 +43,9 @@ import grpc  # noqa: E402
 # folder), since a generated grpc/ package would be shadowed by grpcio's own `grpc` package.
 import health_pb2  # noqa: E402
 import health_pb2_grpc  # noqa: E402
+from google.protobuf.descriptor_pool import DescriptorPool  # noqa: E402
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (  # noqa: E402
+    ProtoReflectionDescriptorDatabase)
 from modeld.v1 import changes_pb2 as changes  # noqa: E402
 from modeld.v1 import daemon_pb2, daemon_pb2_grpc  # noqa: E402
 from modeld.v1 import predicate_pb2 as predicate  # noqa: E402
@@ -328,6 +331,25 @@ def run(daemon):
           [health.Check(health_pb2.HealthCheckRequest(service=s), timeout=t).status for s in services])
     check_error("health: an unknown service", rpc_error(health.Check, health_pb2.HealthCheckRequest(service="nope")),
                 grpc.StatusCode.NOT_FOUND)
+
+    # Server reflection, as generic tools use it: grpcio-reflection's own client, without our protos.
+    reflection = ProtoReflectionDescriptorDatabase(ch)
+    check("reflection: lists every service",
+          sorted(services + ["grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"]),
+          sorted(reflection.get_services()))
+    pool = DescriptorPool(reflection)
+    fetch = pool.FindMethodByName("modeld.v1.QueryService.Fetch")
+    check("reflection: resolves a method's request and response types",
+          ("modeld.v1.StoreFetchRequest", "modeld.v1.FetchResponse", True),
+          (fetch.input_type.full_name, fetch.output_type.full_name, fetch.server_streaming))
+    check("reflection: and the fields of a type another file defines",
+          ["entity", "predicate"], [f.name for f in pool.FindMessageTypeByName("modeld.v1.FetchRequest").fields][:2])
+    missing = None
+    try:
+        pool.FindMessageTypeByName("modeld.v1.NoSuchMessage")
+    except KeyError as error:
+        missing = error
+    check_true("reflection: an unknown symbol is not found", missing is not None)
     info = status.Status(daemon_pb2.StatusRequest(), timeout=t)
     check("status: pid is the process started", daemon.process.pid, info.pid)
     check("status: no stores yet (--default-store '')", 0, info.stores)
