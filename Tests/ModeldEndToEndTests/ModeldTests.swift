@@ -25,7 +25,15 @@ import Testing
             // see a user's defaults, with a copy of the executable nobody can surely reach.
             try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
             let copy = directory.appendingPathComponent("modeld")
-            try FileManager.default.copyItem(at: executable, to: copy)
+            // Copied by cp, in a process of its own: a copy written here would leave its write
+            // descriptor open in any child another test forks meanwhile, and executing the copy
+            // would then fail with ETXTBSY ("Text file busy").
+            let cp = Process()
+            cp.executableURL = URL(fileURLWithPath: "/bin/cp")
+            cp.arguments = [executable.path, copy.path]
+            try cp.run()
+            cp.waitUntilExit()
+            try #require(cp.terminationStatus == 0, "cp \(executable.path) failed")
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: copy.path)
             command = ["--reuid=65534", "--regid=65534", "--clear-groups", copy.path]
             executable = URL(fileURLWithPath: "/usr/bin/setpriv")
