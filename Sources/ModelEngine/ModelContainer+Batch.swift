@@ -11,11 +11,28 @@ extension ModelContainer {
         guard !attributes.isEmpty else {
             throw ModelError(.invalidArgument, "a batch update needs at least one attribute to set")
         }
+        return try await batch(entity, where: predicate, author: author) {
+            .update($0, attributes: attributes, relationships: [:])
+        }
+    }
+
+    /// Deletes every object of `entity` (and its subentities) that matches `predicate`, delete
+    /// rules included, in a save of its own. Returns how many objects matched and what the save did.
+    public func batchDelete(_ entity: String, where predicate: Predicate?, author: String?) async throws
+        -> (matched: Int, result: SaveResult)
+    {
+        try await batch(entity, where: predicate, author: author) { .delete($0) }
+    }
+
+    /// Applies `edit` to every object `predicate` selects, in a context made for that one save.
+    private func batch(
+        _ entity: String, where predicate: Predicate?, author: String?,
+        _ edit: (PersistentIdentifier) -> ObjectEdit
+    ) async throws -> (matched: Int, result: SaveResult) {
         let unit = makeContext(author: author, retainsSavedObjects: false)
         let ids = try await unit.fetch(
             FetchDescriptor(entityName: entity, predicate: predicate, resultType: .identifiers)
         ).identifiers
-        let result = try await unit.save(applying: ids.map { .update($0, attributes: attributes, relationships: [:]) })
-        return (ids.count, result)
+        return (ids.count, try await unit.save(applying: ids.map(edit)))
     }
 }

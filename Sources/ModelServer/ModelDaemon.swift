@@ -98,8 +98,7 @@ public final class ModelDaemon: Service, Sendable {
                 StoreServiceHandler(core: core), SessionServiceHandler(core: core), QueryServiceHandler(core: core),
                 DaemonServiceHandler(core: core),
                 HealthServiceHandler(isServing: { [weak self] in self?.isServing ?? false }),
-                ReflectionService(index: .shared),
-                ReflectionService.V1Alpha(service: ReflectionService(index: .shared)),
+                ReflectionService(), ReflectionService.V1Alpha(),
             ]
         }
         let server = GRPCServer(transport: transport, services: services(), interceptors: [ErrorMetadataInterceptor()])

@@ -135,15 +135,10 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     {
         try await core.rpc.handleCancellable("BatchDelete") {
             let store = try core.store(request.store)
-            let unit = store.container.makeContext(
-                author: request.author.isEmpty ? nil : request.author, retainsSavedObjects: false)
-            let ids = try await unit.fetch(
-                FetchDescriptor(
-                    entityName: request.entity, predicate: try request.predicate.model(),
-                    resultType: .identifiers)
-            ).identifiers
-            _ = try await unit.apply(ids.map { .delete($0) })
-            let token = try await core.save(unit, store: store, returnTransaction: false).result.token
+            let (matched, result) = try await store.container.batchDelete(
+                request.entity, where: try request.predicate.model(),
+                author: request.author.isEmpty ? nil : request.author)
+            let token = try await core.response(to: result, store: store, returnTransaction: false).result.token
             var deleted = 0
             if let token,
                 let transaction = try await store.container.history(after: HistoryToken(token.rawValue - 1), limit: 1)
@@ -152,7 +147,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
                 deleted = transaction.changes.filter { $0.kind == .delete }.count
             }
             return Modeld_V1_BatchResult.with {
-                $0.matched = Int64(ids.count)
+                $0.matched = Int64(matched)
                 if let token { $0.token = token.rawValue }
                 $0.deleted = Int64(deleted)
             }

@@ -9,19 +9,18 @@ import SwiftProtobuf
 /// services and read their messages without our protos. It answers from every `.proto` file's
 /// descriptor, compiled in (``ProtoDescriptors``).
 struct ReflectionService: Grpc_Reflection_V1_ServerReflection.SimpleServiceProtocol {
-    let index: ReflectionIndex
-
     func serverReflectionInfo(
         request: RPCAsyncSequence<Grpc_Reflection_V1_ServerReflectionRequest, any Error>,
         response: RPCWriter<Grpc_Reflection_V1_ServerReflectionResponse>, context: ServerContext
     ) async throws {
-        for try await question in request { try await response.write(index.answer(question)) }
+        // The index is made on the first question, not at start-up.
+        for try await question in request { try await response.write(ReflectionIndex.shared.answer(question)) }
     }
 
     /// The same service under `grpc.reflection.v1alpha.ServerReflection`, whose messages are
     /// v1's on the wire.
     struct V1Alpha: RegistrableRPCService {
-        let service: ReflectionService
+        let service = ReflectionService()
 
         func registerMethods<Transport: ServerTransport>(with router: inout RPCRouter<Transport>) {
             router.registerHandler(

@@ -91,7 +91,7 @@ enum StalledClients {
     ) async throws -> StalledHTTP2Fetch? {
         let first = AsyncStream<Void>.makeStream()
         let release = AsyncStream<Void>.makeStream()
-        let received = ObjectTally()
+        let received = Tally()
         let task = Task<(any Error)?, Never> {
             do {
                 let transport = try HTTP2ClientTransport.Posix(
@@ -164,7 +164,7 @@ struct StalledHTTP2Fetch: Sendable {
     /// Ends with the error that ended the call (nil if it ended with OK).
     let task: Task<(any Error)?, Never>
     /// The objects the client has read so far.
-    let received: ObjectTally
+    let received: Tally
     fileprivate let release: AsyncStream<Void>.Continuation
 
     /// Lets the client read the rest of the stream (and hear how it ends).
@@ -178,9 +178,9 @@ struct StalledHTTP2Fetch: Sendable {
     }
 }
 
-/// A count of objects, added to by one task and read by another.
-final class ObjectTally: Sendable {
+/// A count shared by tasks: added to by some, read by others.
+final class Tally: Sendable {
     private let count = Atomic(0)
-    func add(_ objects: Int) { count.add(objects, ordering: .relaxed) }
+    func add(_ amount: Int = 1) { count.add(amount, ordering: .relaxed) }
     var value: Int { count.load(ordering: .relaxed) }
 }

@@ -116,13 +116,6 @@ extension OneAtATime {
             if counter.value > 0 { answered.add() }
         }
 
-        /// A count shared by tasks.
-        final class Tally: Sendable {
-            private let count = Atomic(0)
-            func add() { count.add(1, ordering: .relaxed) }
-            var value: Int { count.load(ordering: .relaxed) }
-        }
-
         @Test(.timeLimit(.minutes(10)))
         func tenThousandAbandonedWatchesLeaveNothingBehind() async throws {
             try await StalledClients.withDaemon { daemon in

@@ -17,11 +17,15 @@ public struct ModelObservation<Element>: AsyncSequence {
     let makeTransform: () -> (WatchUpdate) async throws -> Element
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(feed: UpdateFeed(store: store, query: query), transform: makeTransform())
+        // The newest update kept when the consumer is behind: each carries its whole result, so
+        // one skipped loses nothing.
+        Iterator(
+            feed: StoreFeed(.newest) { [store, query] body in try await store.watch(query, body) },
+            transform: makeTransform())
     }
 
     public struct Iterator: AsyncIteratorProtocol {
-        let feed: UpdateFeed
+        let feed: StoreFeed<WatchUpdate>
         let transform: (WatchUpdate) async throws -> Element
 
         public mutating func next() async throws -> Element? {
@@ -33,33 +37,6 @@ public struct ModelObservation<Element>: AsyncSequence {
             return try await transform(update)
         }
     }
-}
-
-/// The watch's updates, the newest kept when the consumer is behind (each carries its whole
-/// result, so one skipped loses nothing); the watch is cancelled when the feed goes.
-final class UpdateFeed {
-    private var iterator: AsyncThrowingStream<WatchUpdate, any Error>.AsyncIterator
-    private let task: Task<Void, Never>
-
-    init(store: any StoreConnection, query: WatchedQuery) {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(
-            of: WatchUpdate.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(1))
-        task = Task {
-            do {
-                try await store.watch(query) { update in continuation.yield(update) }
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
-        }
-        iterator = stream.makeAsyncIterator()
-    }
-
-    func next(isolation actor: isolated (any Actor)? = #isolation) async throws -> WatchUpdate? {
-        try await iterator.next(isolation: actor)
-    }
-
-    deinit { task.cancel() }
 }
 
 /// One result of an observed fetch.

@@ -17,11 +17,16 @@ public struct HistoryTransactions: AsyncSequence {
     let author: String?
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(feed: HistoryFeed(store: store, after: token, author: author), types: types, store: storeIdentifier)
+        // Every transaction kept, at most 256 read ahead of the consumer.
+        Iterator(
+            feed: StoreFeed(.all(ahead: 256)) { [store, token, author] body in
+                try await store.followHistory(after: token, author: author, body)
+            },
+            types: types, store: storeIdentifier)
     }
 
     public struct Iterator: AsyncIteratorProtocol {
-        let feed: HistoryFeed
+        let feed: StoreFeed<HistoryTransaction>
         let types: ModelTypes
         let store: UUID
 
@@ -36,41 +41,6 @@ public struct HistoryTransactions: AsyncSequence {
             return DefaultHistoryTransaction(transaction, types: types, store: store)
         }
     }
-}
-
-/// The transactions a follower has read and the consumer has not: at most ``capacity``, the
-/// reader waiting for room; the follower is cancelled when the feed goes.
-final class HistoryFeed {
-    static let capacity = 256
-    private var iterator: AsyncThrowingStream<HistoryTransaction, any Error>.AsyncIterator
-    private let room = AsyncSemaphore(permits: HistoryFeed.capacity)
-    private let task: Task<Void, Never>
-
-    init(store: any StoreConnection, after token: HistoryToken?, author: String?) {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(
-            of: HistoryTransaction.self, throwing: (any Error).self)
-        let room = room
-        task = Task {
-            do {
-                try await store.followHistory(after: token, author: author) { transaction in
-                    try await room.acquire()
-                    continuation.yield(transaction)
-                }
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
-        }
-        iterator = stream.makeAsyncIterator()
-    }
-
-    func next(isolation actor: isolated (any Actor)? = #isolation) async throws -> HistoryTransaction? {
-        let transaction = try await iterator.next(isolation: actor)
-        if transaction != nil { room.release() }
-        return transaction
-    }
-
-    deinit { task.cancel() }
 }
 
 extension ModelContext {

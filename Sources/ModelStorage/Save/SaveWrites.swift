@@ -98,13 +98,18 @@ extension SaveWrites {
         var changedProperties: [ObjectRef: Set<String>] = [:]
         var stored: [ObjectRef: StoredObject] = [:]
         if indexesInserts { insertedIndex.reserveCapacity(plan.inserts.count) }
+        /// The updated row of `ref`, made (with its stored object read once) on first use; nil for
+        /// an object no longer stored.
+        func updatedRow(_ ref: ObjectRef) throws -> Int? {
+            if let index = updatedIndex[ref] { return index }
+            guard let object = try reads.storedObject(ref), let entity = schema[object.entity] else { return nil }
+            stored[ref] = object
+            updatedIndex[ref] = updated.count
+            updated.append(Updated(ref: ref, entity: entity, values: [:]))
+            return updated.count - 1
+        }
         func update(_ ref: ObjectRef, _ values: [String: Value], _ properties: [String]) throws {
-            if updatedIndex[ref] == nil, let object = try reads.storedObject(ref), let entity = schema[object.entity] {
-                stored[ref] = object
-                updatedIndex[ref] = updated.count
-                updated.append(Updated(ref: ref, entity: entity, values: [:]))
-            }
-            guard let index = updatedIndex[ref] else { return }
+            guard let index = try updatedRow(ref) else { return }
             let entity = updated[index].entity
             for (name, value) in values where entity.attribute(name) != nil { updated[index].values[name] = value }
             changedProperties[ref, default: []].formUnion(properties)
@@ -126,19 +131,15 @@ extension SaveWrites {
                 for (name, value) in insert.given where entity?.attribute(name) != nil {
                     inserted[row].values[name] = value
                 }
-            } else {
+            } else if let row = try updatedRow(ref) {
                 // History names the properties the upsert changed: a given value equal to the
                 // stored one changed nothing.
-                var unchanged = Set<String>()
-                let object = try stored[ref] ?? reads.storedObject(ref)
-                if let object, let entity = schema[object.entity] {
-                    let attributes = insert.given.keys.compactMap { entity.attribute($0) }
-                    let current = try reads.values(of: ref, attributes)
-                    for (name, value) in insert.given {
-                        if let old = current[name], old == value, !value.isChanged(from: old) { unchanged.insert(name) }
-                    }
+                let current = try reads.values(
+                    of: ref, insert.given.keys.compactMap { updated[row].entity.attribute($0) })
+                let unchanged = insert.given.filter { name, value in
+                    current[name].map { $0 == value && !value.isChanged(from: $0) } ?? false
                 }
-                try update(ref, insert.given, insert.changedProperties.filter { !unchanged.contains($0) })
+                try update(ref, insert.given, insert.changedProperties.filter { unchanged[$0] == nil })
             }
         }
         for change in plan.updates { try update(change.ref, change.attributes, change.changedProperties) }

@@ -4,35 +4,21 @@ import ModelClientTesting
 import ModelTesting
 import Testing
 
-/// Where a test's container keeps its store. Tests take backends as an argument, so the same
-/// test body runs against the daemon, an embedded SQLite file and (``everyKind``) memory.
-enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    /// A store of its own on the test daemon, over its Unix socket.
-    case daemon
-    /// A SQLite file of its own, opened in-process.
-    case embedded
-    /// A store in this process's memory (`ModelConfiguration(isStoredInMemoryOnly: true)`).
-    case memory
+/// Where a test's container keeps its store: ModelClientTesting's kinds (the daemon, an embedded
+/// SQLite file, memory). Tests take them as an argument, so the same body runs on each.
+typealias Backend = TestContainerKind
 
+extension TestContainerKind {
     /// Every kind of container (`allCases`).
     static let everyKind: [Backend] = allCases
     /// The stores a second container can open as well, for tests that open one store twice.
     static let shared: [Backend] = [.daemon, .embedded]
 
-    var testDescription: String { rawValue }
-
-    /// Runs `body` with a container for `types` on a new, empty store of this backend
-    /// (ModelClientTesting's ``withTestContainer(for:kind:_:)``).
+    /// Runs `body` with a container for `types` on a new, empty store of this kind.
     func withContainer(for types: [any PersistentModel.Type], _ body: (ModelContainer) async throws -> Void)
         async throws
     {
-        let kind: TestContainerKind =
-            switch self {
-            case .daemon: .daemon
-            case .embedded: .embedded
-            case .memory: .memory
-            }
-        try await withTestContainer(for: types, kind: kind, body)
+        try await withTestContainer(for: types, kind: self, body)
     }
 }
 
