@@ -34,6 +34,9 @@ public final class FramedServerTransport: ServerTransport, Sendable {
     ///
     /// With `boundDescriptor` (a listening socket at `path` that systemd made, under socket
     /// activation), it serves that socket instead of binding one.
+    /// How often connections stopped reading while their calls caught up (``InboundFlow``).
+    public let inboundFlow = InboundFlowStatistics()
+
     public init(
         path: String, limits: ConnectionLimits, directMethods: DirectMethods = DirectMethods(),
         boundDescriptor: Int32? = nil
@@ -182,6 +185,8 @@ struct AcceptedStream: Sendable {
 /// collects its request itself) and its cancellation handle.
 final class ServerStreamRecord: Sendable {
     let requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation?
+    /// Its messages' bytes not yet taken by its handler (see ``InboundFlow``).
+    let unread = UnreadBytes()
     private let handle = Mutex<(handle: ServerContext.RPCCancellationHandle?, cancelled: Bool)>((nil, false))
 
     init(requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation?) {

@@ -25,6 +25,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private let outbound = OutboundQueue()
     /// Closes the connection when it has been idle for the idle timeout; nil while calls are under way.
     private var idleTimer: Scheduled<Void>?
+    /// Stops reading while calls have not taken the messages sent to them (set when added).
+    private var flow: InboundFlow?
 
     init(transport: FramedServerTransport) {
         self.transport = transport
@@ -32,6 +34,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         loopExecutor = EventLoopTaskExecutor(eventLoop: context.eventLoop)
+        flow = InboundFlow(channel: context.channel, statistics: transport.inboundFlow)
         armIdleTimer(context: context)
     }
 
@@ -56,8 +59,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .refused(let stream, let status):
-            streams.removeValue(forKey: stream)?.fail(
-                RPCError(code: RPCError.Code(status.code) ?? .unknown, message: status.message))
+            if let record = streams.removeValue(forKey: stream) {
+                record.fail(RPCError(code: RPCError.Code(status.code) ?? .unknown, message: status.message))
+                flow?.released(record.unread.takeAll())
+            }
             if let call = pendingDirect.removeValue(forKey: stream) { call.record.cancel() }
             context.writeAndFlush(
                 wrapOutboundOut(
@@ -73,8 +78,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 let bytes = frame.payload.readBytes(length: frame.payload.readableBytes) ?? []
                 if pendingDirect[frame.stream] != nil {
                     pendingDirect[frame.stream]?.received(bytes)
-                } else {
-                    streams[frame.stream]?.requests?.yield(.message(bytes))
+                } else if let record = streams[frame.stream], let requests = record.requests {
+                    record.unread.add(bytes.count)
+                    flow?.received(bytes.count)
+                    requests.yield(.message(bytes))
                 }
             case .end:
                 if let call = pendingDirect.removeValue(forKey: frame.stream) {
@@ -88,6 +95,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             case .cancel:
                 pendingDirect.removeValue(forKey: frame.stream)
                 if let record = streams.removeValue(forKey: frame.stream) {
+                    flow?.released(record.unread.takeAll())
                     record.cancel()
                     record.fail(RPCError(code: .cancelled, message: "the client cancelled the call"))
                 }
@@ -137,8 +145,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         continuation.yield(.metadata(metadata))
         let record = ServerStreamRecord(requests: continuation)
         let writer = ServerFrameWriter(channel: context.channel, stream: frame.stream, outbound: outbound)
+        let inbound = FlowControlledRequests(base: requests, unread: record.unread, flow: flow!) // ! set when added
         let stream = RPCStream(
-            descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: requests),
+            descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: inbound),
             outbound: RPCWriter.Closable(wrapping: writer))
         if transport.accept(stream, record: record) {
             streams[frame.stream] = record
@@ -161,7 +170,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let outbound = unwrapOutboundIn(data)
         if let ended = outbound.ends {
-            streams.removeValue(forKey: ended)?.requests?.finish()
+            if let record = streams.removeValue(forKey: ended) {
+                record.requests?.finish()
+                flow?.released(record.unread.takeAll())
+            }
             armIdleTimer(context: context)
         }
         context.write(wrapOutboundOut(outbound.bytes), promise: promise)
@@ -172,6 +184,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         streams = [:]
         pendingDirect = [:]
         for record in open.values {
+            flow?.released(record.unread.takeAll())
             record.cancel()
             record.fail(RPCError(code: .unavailable, message: "the client's connection closed"))
         }

@@ -83,6 +83,11 @@ protocol MethodCaller: Sendable {
 
     /// Calls `Apply`.
     func apply(_ call: ApplyCall) async throws -> SaveOutcome
+
+    /// Makes the client-streaming call `method`, its requests written by `produce`.
+    func clientStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ produce: @Sendable @escaping (RPCWriter<Request>) async throws -> Void
+    ) async throws -> Response
 }
 
 extension MethodCaller {
@@ -141,6 +146,16 @@ struct GRPCMethodCaller<Transport: ClientTransport>: MethodCaller {
             deserializer: ProtobufDeserializer<Response>(), options: .defaults
         ) { try await body($0.messages) }
     }
+
+    func clientStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ produce: @Sendable @escaping (RPCWriter<Request>) async throws -> Void
+    ) async throws -> Response {
+        try await client.clientStreaming(
+            request: StreamingClientRequest(producer: produce), descriptor: method,
+            serializer: ProtobufSerializer<Request>(), deserializer: ProtobufDeserializer<Response>(),
+            options: .defaults
+        ) { try $0.message }
+    }
 }
 
 /// Calls straight through the framed transport (``FramedClientTransport/unary(_:request:)`` and
@@ -148,6 +163,14 @@ struct GRPCMethodCaller<Transport: ClientTransport>: MethodCaller {
 /// errors) for the messages.
 struct FramedMethodCaller: MethodCaller {
     let transport: FramedClientTransport
+    /// GRPCCore's client on the same transport, for the calls that are not direct (client streaming).
+    let general: any MethodCaller
+
+    func clientStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ produce: @Sendable @escaping (RPCWriter<Request>) async throws -> Void
+    ) async throws -> Response {
+        try await general.clientStreaming(method, produce)
+    }
 
     func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
         _ method: MethodDescriptor, _ request: Request

@@ -36,7 +36,8 @@ public final class DaemonClient: Sendable {
         self.socketPath = socketPath
         self.transport = transport
         let framed = made as? FramedClientTransport
-        caller = framed.map(FramedMethodCaller.init) ?? GRPCMethodCaller(client: grpc)
+        let general = GRPCMethodCaller(client: grpc)
+        caller = framed.map { FramedMethodCaller(transport: $0, general: general) } ?? general
         preferredExecutor = framed?.executor
         shutdown = {
             grpc.beginGracefulShutdown()
@@ -172,7 +173,7 @@ public final class DaemonClient: Sendable {
                 || error.message.contains("the call was not sent"))
     }
 
-    private func translateAny(_ error: any Error, small: Bool) -> any Error {
+    func translateAny(_ error: any Error, small: Bool) -> any Error {
         do {
             throw error
         } catch let error as RPCError {

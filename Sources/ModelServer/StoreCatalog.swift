@@ -12,10 +12,11 @@ import Synchronization
 final class StoreCatalog: Sendable {
     /// `<data directory>/stores`.
     let directory: URL
-    private let registry: StorageRegistry
-    private let stores = Mutex<[String: StoreHandle]>([:])
-    private let changes = AsyncSemaphore(permits: 1)
-    private let attached: AttachedStores
+    let registry: StorageRegistry
+    let stores = Mutex<[String: StoreHandle]>([:])
+    /// Creating, dropping, restoring and migrating stores take turns.
+    let changes = AsyncSemaphore(permits: 1)
+    let attached: AttachedStores
 
     /// The size limit of stores whose backend can keep one (``StorageSizeLimiting``).
     let maximumStoreSize: Int64?
@@ -37,6 +38,7 @@ final class StoreCatalog: Sendable {
         try FileManager.default.createDirectory(
             at: directory, withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
+        try prepareTransfers()
         var found: [(name: String, location: StoreLocation)] = []
         for scheme in registry.schemes { found += try registry.factory(for: scheme).storesPlaced(in: directory) }
         var failures: [(String, any Error)] = []
@@ -239,7 +241,7 @@ final class StoreCatalog: Sendable {
         for handle in all { await handle.close() }
     }
 
-    private func open(name: String, at location: StoreLocation, schema: Schema?) async throws -> StoreHandle {
+    func open(name: String, at location: StoreLocation, schema: Schema?) async throws -> StoreHandle {
         let backend = try await registry.open(location, applying: schema)
         let container: ModelContainer
         do {

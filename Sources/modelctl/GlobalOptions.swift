@@ -86,6 +86,9 @@ enum CLI {
         } catch let error as InputError {
             Terminal.error("modelctl: \(error.message)\n")
             throw ExitCode(usage)
+        } catch let error as FileError {
+            Terminal.error("modelctl: \(error.message)\n")
+            throw ExitCode(failure)
         }
     }
 }
@@ -93,6 +96,12 @@ enum CLI {
 /// A mistake in what the user gave: a bad `key=value`, a line of an import file that is not
 /// valid JSON…
 struct InputError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// A file modelctl could not read or write on its side (a full disk, a missing directory).
+struct FileError: Error {
     let message: String
     init(_ message: String) { self.message = message }
 }

@@ -829,6 +829,33 @@ def run(daemon):
     run_watches(ch, sample_trips_schema(), t, check, check_true, check_error, rpc_error)
     still_answers("watches")
 
+    # Backup (server streaming) and restore (client streaming), as any gRPC client makes them.
+    source = stores.GetStore(stores_pb2.GetStoreRequest(name=store), timeout=t)
+    parts = list(stores.BackupStore(stores_pb2.BackupStoreRequest(name=store), timeout=t))
+    info = parts[0].info
+    backup = b"".join(part.data for part in parts)
+    check("BackupStore: the store's UUID, token and size", (source.uuid, source.history_token, len(backup)),
+          (info.uuid, info.history_token, info.size))
+    check("BackupStore: an SQLite file", b"SQLite format 3\0", backup[:16])
+
+    def chunks(name, data, **first):
+        yield stores_pb2.RestoreStoreRequest(name=name, data=data[:100_000], **first)
+        for start in range(100_000, len(data), 100_000):
+            yield stores_pb2.RestoreStoreRequest(data=data[start:start + 100_000])
+
+    restored = stores.RestoreStore(chunks("py-restored", backup, new_identity=True), timeout=t)
+    check("RestoreStore: the backup's token and schema, a new UUID",
+          (source.history_token, source.schema_version_hash, True),
+          (restored.history_token, restored.schema_version_hash, restored.uuid != source.uuid))
+    corrupt = backup[:8192] + b"\x5a" * 4096 + backup[12288:]
+    check_error("RestoreStore of a corrupt file", rpc_error(stores.RestoreStore, chunks("py-corrupt", corrupt)),
+                grpc.StatusCode.INVALID_ARGUMENT, "invalidArgument")
+    check_error("RestoreStore over a taken name", rpc_error(stores.RestoreStore, chunks(store, backup)),
+                grpc.StatusCode.ALREADY_EXISTS)
+    check("RestoreStore: nothing made of refused files", ["py-restored"],
+          [s.name for s in stores.ListStores(stores_pb2.ListStoresRequest(), timeout=t).stores if s.name.startswith("py-")])
+    still_answers("backup and restore")
+
 
 def main():
     binary = os.path.abspath(ARGS.modeld)

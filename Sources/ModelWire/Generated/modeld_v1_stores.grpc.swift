@@ -100,6 +100,32 @@ public enum Modeld_V1_StoreService: Sendable {
                 type: .unary
             )
         }
+        /// Namespace for "BackupStore" metadata.
+        public enum BackupStore: Sendable {
+            /// Request type for "BackupStore".
+            public typealias Input = Modeld_V1_BackupStoreRequest
+            /// Response type for "BackupStore".
+            public typealias Output = Modeld_V1_BackupStoreResponse
+            /// Descriptor for "BackupStore".
+            public static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "modeld.v1.StoreService"),
+                method: "BackupStore",
+                type: .serverStreaming
+            )
+        }
+        /// Namespace for "RestoreStore" metadata.
+        public enum RestoreStore: Sendable {
+            /// Request type for "RestoreStore".
+            public typealias Input = Modeld_V1_RestoreStoreRequest
+            /// Response type for "RestoreStore".
+            public typealias Output = Modeld_V1_StoreInfo
+            /// Descriptor for "RestoreStore".
+            public static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "modeld.v1.StoreService"),
+                method: "RestoreStore",
+                type: .clientStreaming
+            )
+        }
         /// Descriptors for all methods in the "modeld.v1.StoreService" service.
         public static let descriptors: [GRPCCore.MethodDescriptor] = [
             CreateStore.descriptor,
@@ -107,7 +133,9 @@ public enum Modeld_V1_StoreService: Sendable {
             GetStore.descriptor,
             DropStore.descriptor,
             GetSchema.descriptor,
-            ApplySchema.descriptor
+            ApplySchema.descriptor,
+            BackupStore.descriptor,
+            RestoreStore.descriptor
         ]
     }
 }
@@ -231,6 +259,49 @@ extension Modeld_V1_StoreService {
             request: GRPCCore.StreamingServerRequest<Modeld_V1_ApplySchemaRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_StoreInfo>
+
+        /// Handle the "BackupStore" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Streams a consistent copy of a store while it serves: every transaction up to one history
+        /// > token, none after. The first message carries `info` (the token it is true at), then `data`
+        /// > follows in order until the stream ends. INVALID_ARGUMENT for a store whose backend modeld
+        /// > does not copy (memory stores; PostgreSQL stores are backed up with pg_dump, see
+        /// > docs/postgres.md).
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Modeld_V1_BackupStoreRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Modeld_V1_BackupStoreResponse` messages.
+        func backupStore(
+            request: GRPCCore.StreamingServerRequest<Modeld_V1_BackupStoreRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_BackupStoreResponse>
+
+        /// Handle the "RestoreStore" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Makes a store from a backup's bytes (what BackupStore sent): the first message names the
+        /// > store, every message may carry data. The file is checked (SQLite's integrity check, modeld's
+        /// > metadata) before the store is served; INVALID_ARGUMENT, and nothing made, when it is not a
+        /// > sound backup. ALREADY_EXISTS if the name is taken, unless `replace`.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Modeld_V1_RestoreStoreRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Modeld_V1_StoreInfo` messages.
+        func restoreStore(
+            request: GRPCCore.StreamingServerRequest<Modeld_V1_RestoreStoreRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_StoreInfo>
     }
 
     /// Service protocol for the "modeld.v1.StoreService" service.
@@ -338,6 +409,49 @@ extension Modeld_V1_StoreService {
             request: GRPCCore.ServerRequest<Modeld_V1_ApplySchemaRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.ServerResponse<Modeld_V1_StoreInfo>
+
+        /// Handle the "BackupStore" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Streams a consistent copy of a store while it serves: every transaction up to one history
+        /// > token, none after. The first message carries `info` (the token it is true at), then `data`
+        /// > follows in order until the stream ends. INVALID_ARGUMENT for a store whose backend modeld
+        /// > does not copy (memory stores; PostgreSQL stores are backed up with pg_dump, see
+        /// > docs/postgres.md).
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_BackupStoreRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Modeld_V1_BackupStoreResponse` messages.
+        func backupStore(
+            request: GRPCCore.ServerRequest<Modeld_V1_BackupStoreRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_BackupStoreResponse>
+
+        /// Handle the "RestoreStore" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Makes a store from a backup's bytes (what BackupStore sent): the first message names the
+        /// > store, every message may carry data. The file is checked (SQLite's integrity check, modeld's
+        /// > metadata) before the store is served; INVALID_ARGUMENT, and nothing made, when it is not a
+        /// > sound backup. ALREADY_EXISTS if the name is taken, unless `replace`.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Modeld_V1_RestoreStoreRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A response containing a single `Modeld_V1_StoreInfo` message.
+        func restoreStore(
+            request: GRPCCore.StreamingServerRequest<Modeld_V1_RestoreStoreRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.ServerResponse<Modeld_V1_StoreInfo>
     }
 
     /// Simple service protocol for the "modeld.v1.StoreService" service.
@@ -443,6 +557,50 @@ extension Modeld_V1_StoreService {
             request: Modeld_V1_ApplySchemaRequest,
             context: GRPCCore.ServerContext
         ) async throws -> Modeld_V1_StoreInfo
+
+        /// Handle the "BackupStore" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Streams a consistent copy of a store while it serves: every transaction up to one history
+        /// > token, none after. The first message carries `info` (the token it is true at), then `data`
+        /// > follows in order until the stream ends. INVALID_ARGUMENT for a store whose backend modeld
+        /// > does not copy (memory stores; PostgreSQL stores are backed up with pg_dump, see
+        /// > docs/postgres.md).
+        ///
+        /// - Parameters:
+        ///   - request: A `Modeld_V1_BackupStoreRequest` message.
+        ///   - response: A response stream of `Modeld_V1_BackupStoreResponse` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        func backupStore(
+            request: Modeld_V1_BackupStoreRequest,
+            response: GRPCCore.RPCWriter<Modeld_V1_BackupStoreResponse>,
+            context: GRPCCore.ServerContext
+        ) async throws
+
+        /// Handle the "RestoreStore" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Makes a store from a backup's bytes (what BackupStore sent): the first message names the
+        /// > store, every message may carry data. The file is checked (SQLite's integrity check, modeld's
+        /// > metadata) before the store is served; INVALID_ARGUMENT, and nothing made, when it is not a
+        /// > sound backup. ALREADY_EXISTS if the name is taken, unless `replace`.
+        ///
+        /// - Parameters:
+        ///   - request: A stream of `Modeld_V1_RestoreStoreRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A `Modeld_V1_StoreInfo` to respond with.
+        func restoreStore(
+            request: GRPCCore.RPCAsyncSequence<Modeld_V1_RestoreStoreRequest, any Swift.Error>,
+            context: GRPCCore.ServerContext
+        ) async throws -> Modeld_V1_StoreInfo
     }
 }
 
@@ -516,6 +674,28 @@ extension Modeld_V1_StoreService.StreamingServiceProtocol {
                 )
             }
         )
+        router.registerHandler(
+            forMethod: Modeld_V1_StoreService.Method.BackupStore.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_BackupStoreRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_BackupStoreResponse>(),
+            handler: { request, context in
+                try await self.backupStore(
+                    request: request,
+                    context: context
+                )
+            }
+        )
+        router.registerHandler(
+            forMethod: Modeld_V1_StoreService.Method.RestoreStore.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_RestoreStoreRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_StoreInfo>(),
+            handler: { request, context in
+                try await self.restoreStore(
+                    request: request,
+                    context: context
+                )
+            }
+        )
     }
 }
 
@@ -583,6 +763,28 @@ extension Modeld_V1_StoreService.ServiceProtocol {
     ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_StoreInfo> {
         let response = try await self.applySchema(
             request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return GRPCCore.StreamingServerResponse(single: response)
+    }
+
+    public func backupStore(
+        request: GRPCCore.StreamingServerRequest<Modeld_V1_BackupStoreRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_BackupStoreResponse> {
+        let response = try await self.backupStore(
+            request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return response
+    }
+
+    public func restoreStore(
+        request: GRPCCore.StreamingServerRequest<Modeld_V1_RestoreStoreRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_StoreInfo> {
+        let response = try await self.restoreStore(
+            request: request,
             context: context
         )
         return GRPCCore.StreamingServerResponse(single: response)
@@ -664,6 +866,36 @@ extension Modeld_V1_StoreService.SimpleServiceProtocol {
         return GRPCCore.ServerResponse<Modeld_V1_StoreInfo>(
             message: try await self.applySchema(
                 request: request.message,
+                context: context
+            ),
+            metadata: [:]
+        )
+    }
+
+    public func backupStore(
+        request: GRPCCore.ServerRequest<Modeld_V1_BackupStoreRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_BackupStoreResponse> {
+        return GRPCCore.StreamingServerResponse<Modeld_V1_BackupStoreResponse>(
+            metadata: [:],
+            producer: { writer in
+                try await self.backupStore(
+                    request: request.message,
+                    response: writer,
+                    context: context
+                )
+                return [:]
+            }
+        )
+    }
+
+    public func restoreStore(
+        request: GRPCCore.StreamingServerRequest<Modeld_V1_RestoreStoreRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.ServerResponse<Modeld_V1_StoreInfo> {
+        return GRPCCore.ServerResponse<Modeld_V1_StoreInfo>(
+            message: try await self.restoreStore(
+                request: request.messages,
                 context: context
             ),
             metadata: [:]
@@ -803,6 +1035,59 @@ extension Modeld_V1_StoreService {
         func applySchema<Result>(
             request: GRPCCore.ClientRequest<Modeld_V1_ApplySchemaRequest>,
             serializer: some GRPCCore.MessageSerializer<Modeld_V1_ApplySchemaRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_StoreInfo>,
+            options: GRPCCore.CallOptions,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result
+        ) async throws -> Result where Result: Sendable
+
+        /// Call the "BackupStore" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Streams a consistent copy of a store while it serves: every transaction up to one history
+        /// > token, none after. The first message carries `info` (the token it is true at), then `data`
+        /// > follows in order until the stream ends. INVALID_ARGUMENT for a store whose backend modeld
+        /// > does not copy (memory stores; PostgreSQL stores are backed up with pg_dump, see
+        /// > docs/postgres.md).
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_BackupStoreRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_BackupStoreRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_BackupStoreResponse` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        func backupStore<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_BackupStoreRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_BackupStoreRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_BackupStoreResponse>,
+            options: GRPCCore.CallOptions,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.StreamingClientResponse<Modeld_V1_BackupStoreResponse>) async throws -> Result
+        ) async throws -> Result where Result: Sendable
+
+        /// Call the "RestoreStore" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Makes a store from a backup's bytes (what BackupStore sent): the first message names the
+        /// > store, every message may carry data. The file is checked (SQLite's integrity check, modeld's
+        /// > metadata) before the store is served; INVALID_ARGUMENT, and nothing made, when it is not a
+        /// > sound backup. ALREADY_EXISTS if the name is taken, unless `replace`.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request producing `Modeld_V1_RestoreStoreRequest` messages.
+        ///   - serializer: A serializer for `Modeld_V1_RestoreStoreRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_StoreInfo` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        func restoreStore<Result>(
+            request: GRPCCore.StreamingClientRequest<Modeld_V1_RestoreStoreRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_RestoreStoreRequest>,
             deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_StoreInfo>,
             options: GRPCCore.CallOptions,
             onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result
@@ -1018,6 +1303,79 @@ extension Modeld_V1_StoreService {
                 onResponse: handleResponse
             )
         }
+
+        /// Call the "BackupStore" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Streams a consistent copy of a store while it serves: every transaction up to one history
+        /// > token, none after. The first message carries `info` (the token it is true at), then `data`
+        /// > follows in order until the stream ends. INVALID_ARGUMENT for a store whose backend modeld
+        /// > does not copy (memory stores; PostgreSQL stores are backed up with pg_dump, see
+        /// > docs/postgres.md).
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_BackupStoreRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_BackupStoreRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_BackupStoreResponse` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        public func backupStore<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_BackupStoreRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_BackupStoreRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_BackupStoreResponse>,
+            options: GRPCCore.CallOptions = .defaults,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.StreamingClientResponse<Modeld_V1_BackupStoreResponse>) async throws -> Result
+        ) async throws -> Result where Result: Sendable {
+            try await self.client.serverStreaming(
+                request: request,
+                descriptor: Modeld_V1_StoreService.Method.BackupStore.descriptor,
+                serializer: serializer,
+                deserializer: deserializer,
+                options: options,
+                onResponse: handleResponse
+            )
+        }
+
+        /// Call the "RestoreStore" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Makes a store from a backup's bytes (what BackupStore sent): the first message names the
+        /// > store, every message may carry data. The file is checked (SQLite's integrity check, modeld's
+        /// > metadata) before the store is served; INVALID_ARGUMENT, and nothing made, when it is not a
+        /// > sound backup. ALREADY_EXISTS if the name is taken, unless `replace`.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request producing `Modeld_V1_RestoreStoreRequest` messages.
+        ///   - serializer: A serializer for `Modeld_V1_RestoreStoreRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_StoreInfo` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        public func restoreStore<Result>(
+            request: GRPCCore.StreamingClientRequest<Modeld_V1_RestoreStoreRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_RestoreStoreRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_StoreInfo>,
+            options: GRPCCore.CallOptions = .defaults,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result = { response in
+                try response.message
+            }
+        ) async throws -> Result where Result: Sendable {
+            try await self.client.clientStreaming(
+                request: request,
+                descriptor: Modeld_V1_StoreService.Method.RestoreStore.descriptor,
+                serializer: serializer,
+                deserializer: deserializer,
+                options: options,
+                onResponse: handleResponse
+            )
+        }
     }
 }
 
@@ -1182,6 +1540,69 @@ extension Modeld_V1_StoreService.ClientProtocol {
         try await self.applySchema(
             request: request,
             serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_ApplySchemaRequest>(),
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_StoreInfo>(),
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "BackupStore" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Streams a consistent copy of a store while it serves: every transaction up to one history
+    /// > token, none after. The first message carries `info` (the token it is true at), then `data`
+    /// > follows in order until the stream ends. INVALID_ARGUMENT for a store whose backend modeld
+    /// > does not copy (memory stores; PostgreSQL stores are backed up with pg_dump, see
+    /// > docs/postgres.md).
+    ///
+    /// - Parameters:
+    ///   - request: A request containing a single `Modeld_V1_BackupStoreRequest` message.
+    ///   - options: Options to apply to this RPC.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func backupStore<Result>(
+        request: GRPCCore.ClientRequest<Modeld_V1_BackupStoreRequest>,
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.StreamingClientResponse<Modeld_V1_BackupStoreResponse>) async throws -> Result
+    ) async throws -> Result where Result: Sendable {
+        try await self.backupStore(
+            request: request,
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_BackupStoreRequest>(),
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_BackupStoreResponse>(),
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "RestoreStore" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Makes a store from a backup's bytes (what BackupStore sent): the first message names the
+    /// > store, every message may carry data. The file is checked (SQLite's integrity check, modeld's
+    /// > metadata) before the store is served; INVALID_ARGUMENT, and nothing made, when it is not a
+    /// > sound backup. ALREADY_EXISTS if the name is taken, unless `replace`.
+    ///
+    /// - Parameters:
+    ///   - request: A streaming request producing `Modeld_V1_RestoreStoreRequest` messages.
+    ///   - options: Options to apply to this RPC.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func restoreStore<Result>(
+        request: GRPCCore.StreamingClientRequest<Modeld_V1_RestoreStoreRequest>,
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        try await self.restoreStore(
+            request: request,
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_RestoreStoreRequest>(),
             deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_StoreInfo>(),
             options: options,
             onResponse: handleResponse
@@ -1374,6 +1795,78 @@ extension Modeld_V1_StoreService.ClientProtocol {
             metadata: metadata
         )
         return try await self.applySchema(
+            request: request,
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "BackupStore" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Streams a consistent copy of a store while it serves: every transaction up to one history
+    /// > token, none after. The first message carries `info` (the token it is true at), then `data`
+    /// > follows in order until the stream ends. INVALID_ARGUMENT for a store whose backend modeld
+    /// > does not copy (memory stores; PostgreSQL stores are backed up with pg_dump, see
+    /// > docs/postgres.md).
+    ///
+    /// - Parameters:
+    ///   - message: request message to send.
+    ///   - metadata: Additional metadata to send, defaults to empty.
+    ///   - options: Options to apply to this RPC, defaults to `.defaults`.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func backupStore<Result>(
+        _ message: Modeld_V1_BackupStoreRequest,
+        metadata: GRPCCore.Metadata = [:],
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.StreamingClientResponse<Modeld_V1_BackupStoreResponse>) async throws -> Result
+    ) async throws -> Result where Result: Sendable {
+        let request = GRPCCore.ClientRequest<Modeld_V1_BackupStoreRequest>(
+            message: message,
+            metadata: metadata
+        )
+        return try await self.backupStore(
+            request: request,
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "RestoreStore" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Makes a store from a backup's bytes (what BackupStore sent): the first message names the
+    /// > store, every message may carry data. The file is checked (SQLite's integrity check, modeld's
+    /// > metadata) before the store is served; INVALID_ARGUMENT, and nothing made, when it is not a
+    /// > sound backup. ALREADY_EXISTS if the name is taken, unless `replace`.
+    ///
+    /// - Parameters:
+    ///   - metadata: Additional metadata to send, defaults to empty.
+    ///   - options: Options to apply to this RPC, defaults to `.defaults`.
+    ///   - producer: A closure producing request messages to send to the server. Returning
+    ///       from the closure closes the request stream.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func restoreStore<Result>(
+        metadata: GRPCCore.Metadata = [:],
+        options: GRPCCore.CallOptions = .defaults,
+        requestProducer producer: @Sendable @escaping (GRPCCore.RPCWriter<Modeld_V1_RestoreStoreRequest>) async throws -> Void,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        let request = GRPCCore.StreamingClientRequest<Modeld_V1_RestoreStoreRequest>(
+            metadata: metadata,
+            producer: producer
+        )
+        return try await self.restoreStore(
             request: request,
             options: options,
             onResponse: handleResponse

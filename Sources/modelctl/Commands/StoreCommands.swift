@@ -3,11 +3,11 @@ import Foundation
 import ModelRemote
 import ModelCore
 
-/// `modelctl store list|create|drop|info`.
+/// `modelctl store list|create|drop|info|backup|restore`.
 struct StoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "store", abstract: "List, create, drop and describe stores.",
-        subcommands: [List.self, Create.self, Drop.self, Info.self])
+        commandName: "store", abstract: "List, create, drop, describe, back up and restore stores.",
+        subcommands: [List.self, Create.self, Drop.self, Info.self, Backup.self, Restore.self])
 
     static func record(_ store: StoreInfo) -> Record {
         [

@@ -1,0 +1,109 @@
+import Foundation
+import ModelCore
+import ModelEngine
+import ModelStorage
+
+/// Backups and restores. Both go through files of `<stores>/.transfers`, on the stores' own file
+/// system (a restored file is renamed into place), removed when the call ends and emptied when
+/// the daemon starts (what a crash left).
+extension StoreCatalog {
+    /// `<stores>/.transfers`.
+    var transfers: URL { directory.appendingPathComponent(".transfers") }
+
+    /// Empties the transfers directory (creating it).
+    func prepareTransfers() throws {
+        try? FileManager.default.removeItem(at: transfers)
+        try FileManager.default.createDirectory(
+            at: transfers, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+
+    /// A path for a new transfer file.
+    func newTransferPath(_ kind: String) -> String {
+        transfers.appendingPathComponent("\(kind)-\(UUID().uuidString.lowercased())").path
+    }
+
+    /// Writes a consistent copy of the store `name` to a new transfer file (the caller removes
+    /// it) and says what it holds.
+    func backup(_ name: String) async throws -> (path: String, summary: BackupSummary) {
+        let handle = try handle(named: name)
+        guard let backend = handle.container.backend as? any StorageBackupWriting else {
+            throw ModelError(
+                .invalidArgument,
+                handle.backend == "memory"
+                    ? "the store '\(name)' is kept in memory: it has no file to back up (export its objects with 'modelctl export' instead)"
+                    : "the store '\(name)' is on the \(handle.backend) backend, whose data modeld does not copy: back it up with that server's own tools (for PostgreSQL, pg_dump of the store's schema: see docs/postgres.md)",
+                context: ["store": name, "backend": handle.backend])
+        }
+        let path = newTransferPath("backup")
+        do {
+            return (path, try await backend.writeBackup(to: path))
+        } catch let error as ModelError where error.code == .closed {
+            unlink(path)
+            throw ModelError(
+                .notFound, "no store named '\(name)': it was dropped during the backup", context: ["store": name])
+        }
+    }
+
+    /// Makes the store `name` from the backup file at `path` (a transfer file, checked here
+    /// first, then moved into place). With `replace`, a store of that name is dropped first
+    /// (`beforeReplacing` ends its sessions); with `newIdentity`, the restored store gets a new UUID.
+    func restore(
+        from path: String, as name: String, replace: Bool, newIdentity: Bool,
+        beforeReplacing: (StoreHandle) async -> Void
+    ) async throws -> (StoreHandle, BackupSummary) {
+        try StoreName.validate(name)
+        guard let factory = try registry.factory(for: "sqlite") as? any StorageBackupRestoring,
+            let location = factory.location(forStoreNamed: name, in: directory)
+        else {
+            throw ModelError(.invalidArgument, "this daemon has no backend that restores SQLite backups")
+        }
+        let summary = try await factory.checkBackup(at: path, newIdentity: newIdentity)
+        return try await changes.withPermit {
+            let existing = stores.withLock { $0[name] }
+            if existing != nil, !replace {
+                throw ModelError(
+                    .uniqueConstraint,
+                    "a store named '\(name)' already exists; restore with replace to drop it and serve the backup in its place, or choose another name",
+                    context: ["store": name])
+            }
+            if let twin = stores.withLock({
+                $0.values.first { $0.storeIdentifier == summary.storeIdentifier && $0.name != name }
+            }) {
+                throw ModelError(
+                    .uniqueConstraint,
+                    "the store '\(twin.name)' is served with this backup's UUID (\(summary.storeIdentifier.uuidString.lowercased())): restore over it with replace, or restore a copy with a new identity (new UUID, so new URIs)",
+                    context: ["store": name, "uuid": summary.storeIdentifier.uuidString.lowercased()])
+            }
+            if let existing {
+                try existing.checkAvailable()
+                await beforeReplacing(existing)
+                stores.withLock { $0[name] = nil }
+                try attached.remove(name)
+                await existing.close(forRemoval: true)
+                try await registry.destroy(existing.location)
+            } else {
+                guard count < maximumStores else {
+                    throw ModelError(
+                        .resourceExhausted,
+                        "modeld serves \(count) stores, the most its file-descriptor limit allows beside its connections: drop a store first",
+                        context: ["store": name])
+                }
+                if factory.hasData(at: location) {
+                    throw ModelError(
+                        .uniqueConstraint,
+                        "the data of a store named '\(name)' exists at \(location) but the daemon could not open it at start-up (see its log); move it away or choose another name",
+                        context: ["store": name])
+                }
+            }
+            try await factory.installBackup(at: path, to: location)
+            do {
+                let handle = try await open(name: name, at: location, schema: nil)
+                stores.withLock { $0[name] = handle }
+                return (handle, summary)
+            } catch {
+                try? await registry.destroy(location)
+                throw error
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import FramedTransport
+import Foundation
+import GRPCCore
+import ModelTesting
+import Synchronization
+import Testing
+
+/// A client-streaming call on the framed socket whose handler does not keep up (a restore onto a
+/// slow disk) must not pile the client's messages up in the server's memory: the connection stops
+/// reading past a few MiB held, the client's writes wait, and all of it arrives, in order, once
+/// the handler takes it.
+@Suite struct ClientStreamingFlowTests {
+    static let method = MethodDescriptor(fullyQualifiedService: "test.Flow", method: "Upload")
+    static let messages = 32
+    static let messageSize = 1024 * 1024
+
+    /// Counts the bytes of an upload once `gate` opens; answers their total and whether they
+    /// came in order (each message is filled with its index).
+    struct UploadService: RegistrableRPCService {
+        let gate: AsyncStream<Void>
+
+        func registerMethods<Transport: ServerTransport>(with router: inout RPCRouter<Transport>) {
+            router.registerHandler(
+                forMethod: ClientStreamingFlowTests.method, deserializer: RawBytes(), serializer: RawBytes()
+            ) { request, _ in
+                for await _ in gate { break }
+                var total = 0
+                var inOrder = true
+                var index = 0
+                for try await message in request.messages {
+                    inOrder = inOrder && message.allSatisfy { $0 == UInt8(index % 256) }
+                    total += message.count
+                    index += 1
+                }
+                return StreamingServerResponse(single: ServerResponse(message: Array("\(total) \(inOrder)".utf8)))
+            }
+        }
+    }
+
+    final class SentCount: Sendable {
+        let count = Atomic(0)
+    }
+
+    @Test func aSlowHandlerPausesTheClientInsteadOfBufferingItsMessages() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "flow")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("framed").path
+        let transport = FramedServerTransport(
+            path: path, limits: ConnectionLimits(maximumMessageSize: 2 * Self.messageSize))
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let server = GRPCServer(transport: transport, services: [UploadService(gate: gate)])
+        let sent = SentCount()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.serve() }
+            try await transport.waitUntilListening()
+            try await withGRPCClient(transport: FramedClientTransport(path: path)) { client in
+                let upload = Task {
+                    try await client.clientStreaming(
+                        request: StreamingClientRequest(producer: { writer in
+                            for index in 0..<Self.messages {
+                                try await writer.write([UInt8](repeating: UInt8(index % 256), count: Self.messageSize))
+                                sent.count.add(1, ordering: .relaxed)
+                            }
+                        }), descriptor: Self.method, serializer: RawBytes(), deserializer: RawBytes(),
+                        options: .defaults
+                    ) { String(decoding: try $0.message, as: UTF8.self) }
+                }
+                // The server stops reading once it holds a few MiB the handler has not taken...
+                while transport.inboundFlow.pausedConnections == 0, sent.count.load(ordering: .relaxed) < Self.messages
+                {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                #expect(transport.inboundFlow.pausedConnections == 1)
+                // ...and the client, its socket full, cannot send the rest meanwhile.
+                try await Task.sleep(for: .milliseconds(300))
+                let sentWhilePaused = sent.count.load(ordering: .relaxed)
+                #expect(sentWhilePaused < Self.messages / 2, "\(sentWhilePaused) MiB sent to a handler that took none")
+                open.yield()
+                open.finish()
+                #expect(try await upload.value == "\(Self.messages * Self.messageSize) true")
+                #expect(sent.count.load(ordering: .relaxed) == Self.messages)
+                #expect(transport.inboundFlow.pausedConnections == 0)
+                #expect(transport.inboundFlow.pauses >= 1)
+            }
+            server.beginGracefulShutdown()
+            try await group.waitForAll()
+        }
+    }
+}
