@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 
 extension MemoryStore {
     /// History transactions after `token` (from the start when nil), oldest first, at most `limit`.
@@ -32,5 +33,12 @@ extension MemoryStore {
     /// Grouped aggregates and the history token, in one turn of the actor.
     public func aggregateWithToken(_ descriptor: AggregateDescriptor) throws -> ([AggregateRow], HistoryToken?) {
         (try aggregate(descriptor, overlay: nil), try currentHistoryToken())
+    }
+}
+
+extension MemoryStore: StorageHistoryExtent {
+    public func oldestHistoryToken() throws -> HistoryToken? {
+        try checkOpen()
+        return state.history.first?.token
     }
 }

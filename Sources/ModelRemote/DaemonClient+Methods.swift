@@ -18,6 +18,7 @@ protocol ModeldMethod {
 protocol UnaryMethod: ModeldMethod {}
 
 extension Modeld_V1_DaemonService.Method.Status: UnaryMethod {}
+extension Modeld_V1_DaemonService.Method.Metrics: UnaryMethod {}
 extension Modeld_V1_StoreService.Method.CreateStore: UnaryMethod {}
 extension Modeld_V1_StoreService.Method.ListStores: UnaryMethod {}
 extension Modeld_V1_StoreService.Method.GetStore: UnaryMethod {}

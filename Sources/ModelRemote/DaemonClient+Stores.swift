@@ -119,4 +119,11 @@ extension DaemonClient {
             return result
         }
     }
+
+    /// The daemon's metrics, in Prometheus's text exposition format.
+    public func metrics() async throws -> String {
+        try await call(small: true) {
+            try await unary(Modeld_V1_DaemonService.Method.Metrics.self, Modeld_V1_MetricsRequest()).text
+        }
+    }
 }

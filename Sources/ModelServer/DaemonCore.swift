@@ -5,6 +5,7 @@ import Logging
 import ModelCore
 import ModelEngine
 import ModelWire
+import Prometheus
 
 /// What every service of a daemon shares: its configuration, stores, sessions, streams, the
 /// limits on its connections, and its logger.
@@ -19,6 +20,9 @@ final class DaemonCore: Sendable {
     let logger: Logger
     let rpc: RPCHandling
     let startedAt = ContinuousClock.now
+
+    /// The daemon's metrics (``DaemonMetrics``).
+    var metrics: DaemonMetrics { rpc.metrics }
 
     init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -43,7 +47,9 @@ final class DaemonCore: Sendable {
             requestBudget: RequestBudget(capacity: configuration.maximumPendingRequestBytes),
             connections: ConnectionLimit(maximum: descriptors.maximumConnections, onRefusal: refusals.refused))
         self.logger = logger
-        self.rpc = RPCHandling(logger: logger)
+        self.rpc = RPCHandling(
+            logger: logger,
+            metrics: DaemonMetrics(registry: configuration.metricsRegistry ?? PrometheusCollectorRegistry()))
     }
 
     /// A store's description, as StoreInfo carries it. One just created (`isNew`) has no
@@ -90,6 +96,7 @@ final class DaemonCore: Sendable {
     /// carries the saved transaction when `returnTransaction`.
     func response(to result: SaveResult, store: StoreHandle, returnTransaction: Bool) async throws -> SaveResponse {
         guard let token = result.token else { return SaveResponse(result) }
+        metrics.saved(in: store.name)
         store.watches.saved(token, touching: result.touchedEntities)
         store.history.notify()
         var transaction: HistoryTransaction?

@@ -7,6 +7,17 @@ struct DaemonServiceHandler: Modeld_V1_DaemonService.SimpleServiceProtocol {
     let core: DaemonCore
 
     func status(request: Modeld_V1_StatusRequest, context: ServerContext) async throws -> Modeld_V1_StatusResponse {
+        try await core.rpc.handle("Status") { status() }
+    }
+
+    func metrics(request: Modeld_V1_MetricsRequest, context: ServerContext) async throws -> Modeld_V1_MetricsResponse {
+        try await core.rpc.handle("Metrics") {
+            let text = await core.metrics.exposition(core)
+            return Modeld_V1_MetricsResponse.with { $0.text = text }
+        }
+    }
+
+    private func status() -> Modeld_V1_StatusResponse {
         Modeld_V1_StatusResponse.with {
             $0.version = core.configuration.version
             $0.uptimeSeconds = (ContinuousClock.now - core.startedAt).components.seconds

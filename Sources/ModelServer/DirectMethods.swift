@@ -13,6 +13,7 @@ extension DirectMethods {
         let queries = QueryServiceHandler(core: core), daemon = DaemonServiceHandler(core: core)
         var methods = DirectMethods()
         methods.add(Modeld_V1_DaemonService.Method.Status.descriptor, daemon.status)
+        methods.add(Modeld_V1_DaemonService.Method.Metrics.descriptor, daemon.metrics)
 
         methods.add(Modeld_V1_StoreService.Method.CreateStore.descriptor, stores.createStore)
         methods.add(Modeld_V1_StoreService.Method.ListStores.descriptor, stores.listStores)

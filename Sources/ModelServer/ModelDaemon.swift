@@ -175,6 +175,14 @@ public final class ModelDaemon: Service, Sendable {
                     framedServer?.beginGracefulShutdown()
                     throw error
                 }
+                let metricsServer: MetricsHTTPServer?
+                do {
+                    metricsServer = listened ? try await startMetricsServer() : nil
+                } catch {
+                    server.beginGracefulShutdown()
+                    framedServer?.beginGracefulShutdown()
+                    throw error
+                }
                 // A stop asked for during start-up keeps the daemon from ever reporting ready.
                 if listened, let waiters = try lifecycle.withLock({ try $0.listening() }) {
                     for waiter in waiters { waiter.resume() }
@@ -195,6 +203,9 @@ public final class ModelDaemon: Service, Sendable {
                     } catch  where core.rpc.stopping.isSet {
                         // A server stopped before it began serving says so; it has stopped all the same.
                         ended = .server
+                    } catch {
+                        await metricsServer?.close()
+                        throw error
                     }
                     switch ended {
                     case .server: serving -= 1
@@ -207,12 +218,28 @@ public final class ModelDaemon: Service, Sendable {
                     case nil: serving = 0
                     }
                 }
+                await metricsServer?.close()
                 group.cancelAll()
             }
         } onGracefulShutdown: { [weak self] in
             self?.shutdown()
         }
         await closeEverything()
+    }
+
+    /// Serves the metrics over HTTP when the configuration asks for it (`--metrics-address`).
+    private func startMetricsServer() async throws -> MetricsHTTPServer? {
+        guard let address = configuration.metricsAddress else { return nil }
+        do {
+            let server = try await MetricsHTTPServer.start(address: address) { [core] in
+                await core.metrics.exposition(core)
+            }
+            logger.info(
+                "serving metrics at http://\(server.address.ipAddress ?? address):\(server.address.port ?? 0)/metrics")
+            return server
+        } catch {
+            throw DaemonStartError("cannot serve the metrics on \(address): \(error)")
+        }
     }
 
     /// Waits for both sockets to listen and gives them their mode.

@@ -10,12 +10,27 @@ import Synchronization
 /// mapping in `ModelError+RPC`), and long calls stop when the RPC is cancelled.
 struct RPCHandling: Sendable {
     let logger: Logger
+    /// Counts every call by method and status, and times it.
+    let metrics: DaemonMetrics
     /// Set when the daemon begins to stop: calls cancelled from then on end with UNAVAILABLE.
     let stopping = StopFlag()
 
     /// Runs a handler's body; any error it throws leaves as an `RPCError` with modeld's status
     /// code and a message a person can act on.
     func handle<T>(_ method: String, _ body: () async throws -> T) async throws -> T {
+        let start = ContinuousClock.now
+        do {
+            let result = try await mapped(method, body)
+            metrics.called(method, code: nil, since: start)
+            return result
+        } catch let error as RPCError {
+            metrics.called(method, code: error.code, since: start)
+            throw error
+        }
+    }
+
+    /// Runs `body`, turning what it throws into an `RPCError`.
+    private func mapped<T>(_ method: String, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let error as ModelError {

@@ -1,4 +1,5 @@
 import Foundation
+import Prometheus
 import ModelStorage
 
 /// How a daemon runs: where it listens and keeps its data, and its limits. The `modeld`
@@ -65,6 +66,13 @@ public struct ServerConfiguration: Sendable {
     public var framedSocketDescriptor: Int32?
     /// Reported by the Status call.
     public var version: String = ModelDaemon.version
+    /// Where the daemon records its metrics; a registry of its own when nil. The executable
+    /// passes the one it bootstrapped swift-metrics with, so that the storage layer's metrics
+    /// land beside the daemon's.
+    public var metricsRegistry: PrometheusCollectorRegistry?
+    /// A loopback address (`127.0.0.1:9464`, `[::1]:9464`) to serve the metrics on over HTTP
+    /// (`GET /metrics`), for Prometheus to scrape; off when nil.
+    public var metricsAddress: String?
     /// The backends the daemon can open stores with, by URL scheme. The executable chooses them
     /// (StandardBackends' `.daemon`: SQLite and memory); the daemon knows none by itself.
     public var registry: StorageRegistry

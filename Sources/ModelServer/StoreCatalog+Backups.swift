@@ -4,22 +4,23 @@ import ModelEngine
 import ModelStorage
 
 /// Backups and restores. Both go through files of `<stores>/.transfers`, on the stores' own file
-/// system (a restored file is renamed into place), removed when the call ends and emptied when
-/// the daemon starts (what a crash left).
+/// system (a restored file is renamed into place), removed when the call ends; the directory is
+/// made by the first of them and removed when the daemon starts (with what a crash left).
 extension StoreCatalog {
     /// `<stores>/.transfers`.
     var transfers: URL { directory.appendingPathComponent(".transfers") }
 
-    /// Empties the transfers directory (creating it).
+    /// Removes what a crash left in the transfers directory, and the directory: it is made again
+    /// by the first backup or restore.
     func prepareTransfers() throws {
         try? FileManager.default.removeItem(at: transfers)
-        try FileManager.default.createDirectory(
-            at: transfers, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
-    /// A path for a new transfer file.
-    func newTransferPath(_ kind: String) -> String {
-        transfers.appendingPathComponent("\(kind)-\(UUID().uuidString.lowercased())").path
+    /// A path for a new transfer file (the directory made if missing).
+    func newTransferPath(_ kind: String) throws -> String {
+        try FileManager.default.createDirectory(
+            at: transfers, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return transfers.appendingPathComponent("\(kind)-\(UUID().uuidString.lowercased())").path
     }
 
     /// Writes a consistent copy of the store `name` to a new transfer file (the caller removes
@@ -34,7 +35,7 @@ extension StoreCatalog {
                     : "the store '\(name)' is on the \(handle.backend) backend, whose data modeld does not copy: back it up with that server's own tools (for PostgreSQL, pg_dump of the store's schema: see docs/postgres.md)",
                 context: ["store": name, "backend": handle.backend])
         }
-        let path = newTransferPath("backup")
+        let path = try newTransferPath("backup")
         do {
             return (path, try await backend.writeBackup(to: path))
         } catch let error as ModelError where error.code == .closed {

@@ -48,7 +48,7 @@ extension StoreServiceHandler {
         request: RPCAsyncSequence<Modeld_V1_RestoreStoreRequest, any Error>, context: ServerContext
     ) async throws -> Modeld_V1_StoreInfo {
         try await core.rpc.handle("RestoreStore") {
-            let path = core.catalog.newTransferPath("restore")
+            let path = try core.catalog.newTransferPath("restore")
             defer { unlink(path) }
             let first = try await receive(request, into: path)
             let (store, summary) = try await core.catalog.restore(

@@ -11,7 +11,7 @@ import Synchronization
 /// - at shutdown every stream is ended (UNAVAILABLE), so that clients that stopped reading do
 ///   not hold the daemon up.
 final class StreamRegistry: Sendable {
-    enum Kind {
+    enum Kind: Sendable {
         /// A fetch read from the store as it is sent: holds a streaming slot, and is ended when
         /// its client stalls.
         case streamedFetch
@@ -39,6 +39,11 @@ final class StreamRegistry: Sendable {
     /// Streamed fetches under way.
     var streamingFetches: Int { inUse.load(ordering: .relaxed) }
 
+    /// Streams of `kind` being sent now.
+    func count(of kind: Kind) -> Int {
+        streams.withLock { $0.values.reduce(0) { $0 + ($1.kind == kind ? 1 : 0) } }
+    }
+
     /// Runs `body`, which sends a stream of `kind` on store `store`, under the limits. A stream
     /// the registry ends throws the reason, whatever `body` threw.
     func run<T>(_ kind: Kind, store: String, _ body: (StreamProgress) async throws -> T) async throws -> T {
@@ -49,7 +54,7 @@ final class StreamRegistry: Sendable {
                 slots.release()
             }
         }
-        let stream = SentStream(watched: kind != .history)
+        let stream = SentStream(kind: kind)
         let key = ObjectIdentifier(stream)
         withUnsafeCurrentTask { stream.attach($0) }
         let isStopping = streams.withLock { streams in
@@ -165,14 +170,16 @@ private final class SentStream: Sendable {
         var task: UnsafeCurrentTask?
     }
 
-    let watched: Bool
+    let kind: StreamRegistry.Kind
+    /// Whether it is ended when its client stalls (every kind but a history).
+    var watched: Bool { kind != .history }
     private let running = Mutex(Running())
     private let reason = Mutex<EndReason?>(nil)
     /// When the stream began to wait for its client (ContinuousClock), or nil.
     private let waitingSince = Mutex<ContinuousClock.Instant?>(nil)
 
-    init(watched: Bool) {
-        self.watched = watched
+    init(kind: StreamRegistry.Kind) {
+        self.kind = kind
     }
 
     func attach(_ task: UnsafeCurrentTask?) { running.withLock { $0.task = task } }

@@ -60,3 +60,10 @@ public enum StoredHistory {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 }
+
+/// A backend that can say cheaply how much history it keeps (for the daemon's metrics): the
+/// oldest transaction's token, without reading the transaction.
+public protocol StorageHistoryExtent: StorageBackend {
+    /// The token of the oldest history transaction kept, or nil when none is.
+    func oldestHistoryToken() async throws -> HistoryToken?
+}

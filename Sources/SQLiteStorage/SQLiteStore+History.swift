@@ -76,3 +76,13 @@ extension SQLiteStore {
         }
     }
 }
+
+extension SQLiteStore: StorageHistoryExtent {
+    public func oldestHistoryToken() async throws -> HistoryToken? {
+        _ = try cachedLayout()
+        let value = try await readers.run { connection in
+            try connection.scalarInt("SELECT min(\"token\") FROM \(StoreMetadata.transactionTable)")
+        }
+        return value.map(HistoryToken.init)
+    }
+}

@@ -1,4 +1,5 @@
 import CSQLite
+import CoreMetrics
 import ModelCore
 import Synchronization
 
@@ -42,6 +43,9 @@ final class SaveBatcher: Sendable {
 
     private let writer: ConnectionQueue
     private let state = Mutex(State())
+    /// The saves of each group committed, through swift-metrics (the daemon bootstraps it with
+    /// its Prometheus registry; elsewhere it records nowhere).
+    private let groupSizes = Recorder(label: "modeld_group_commit_saves")
 
     init(writer: ConnectionQueue) {
         self.writer = writer
@@ -165,6 +169,7 @@ final class SaveBatcher: Sendable {
             do {
                 try connection.run("COMMIT")
                 state.withLock { $0.committedGroups += 1 }
+                groupSizes.record(done.count)
             } catch {
                 if connection.isInTransaction { _ = try? connection.run("ROLLBACK") }
                 outcome = .failure(error)

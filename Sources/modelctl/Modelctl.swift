@@ -22,7 +22,7 @@ struct Modelctl: AsyncParsableCommand {
             """,
         version: ModeldVersion.current,
         subcommands: [
-            Status.self, StoreCommand.self, SchemaCommand.self,
+            Status.self, Metrics.self, StoreCommand.self, SchemaCommand.self,
             Insert.self, Get.self, Update.self, Delete.self,
             Fetch.self, Count.self, Aggregate.self, History.self,
             Import.self, Export.self, Shell.self, Manual.self,

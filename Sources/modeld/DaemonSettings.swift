@@ -102,6 +102,14 @@ struct DaemonSettings {
         {
             server.historyPruneInterval = seconds
         }
+        if let address = value(flags.metricsAddress, "MODELD_METRICS_ADDRESS"), !address.isEmpty {
+            do {
+                try ServerConfiguration.checkMetricsAddress(address)
+            } catch {
+                throw ValidationError(error.message)
+            }
+            server.metricsAddress = address
+        }
         if let store = flags.defaultStore ?? environment["MODELD_DEFAULT_STORE"] {
             server.defaultStore = store.isEmpty ? nil : store
         }

@@ -3,6 +3,8 @@
 #endif
 import ArgumentParser
 import Foundation
+import Metrics
+import Prometheus
 import Logging
 import ModelServer
 import ModelWire
@@ -127,6 +129,13 @@ struct Modeld: AsyncParsableCommand {
     var historyPruneInterval: Double?
 
     @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Serve the metrics over HTTP at http://ADDRESS/metrics for Prometheus to scrape, on a loopback address only: 127.0.0.1:9464, [::1]:9464 (default: off; 'modelctl metrics' prints them anyway). [MODELD_METRICS_ADDRESS]",
+            valueName: "address"))
+    var metricsAddress: String?
+
+    @Option(
         name: .long, help: "trace, debug, info, notice, warning, error or critical (default info). [MODELD_LOG_LEVEL]")
     var logLevel: String?
 
@@ -169,6 +178,11 @@ struct Modeld: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "modeld")
+        // One registry for the daemon's metrics and the process's swift-metrics backend (the
+        // storage layer's group-commit sizes record through it).
+        let metrics = PrometheusCollectorRegistry()
+        settings.server.metricsRegistry = metrics
+        MetricsSystem.bootstrap(ModeldMetricsFactory(registry: metrics))
         // Files and directories are the daemon's alone; the socket's mode is set after binding.
         umask(0o077)
         let notifier = systemd.notifySocket.map(SystemdNotifier.init)

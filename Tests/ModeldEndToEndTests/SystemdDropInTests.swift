@@ -7,15 +7,19 @@ import ModelCore
 import ModelTesting
 import Testing
 
-/// The drop-ins that fit the installed unit to PostgreSQL stores (systemd/postgres-*.conf), rated
-/// with `systemd-analyze` as the unit is (SystemdTests).
+/// The drop-ins that fit the installed unit to PostgreSQL stores (systemd/postgres-*.conf) and to
+/// serving the metrics over HTTP (systemd/metrics-http.conf), rated with `systemd-analyze` as the
+/// unit is (SystemdTests).
 @Suite struct SystemdDropInTests {
     /// The drop-ins for PostgreSQL stores, in a `modeld.service.d` beside the unit as an operator
     /// installs them: both verify; the TCP one gives the service the host's network and Internet
     /// sockets and nothing else (its score stays at 2.5 or lower), the local one keeps the unit's
     /// sandbox whole. Their scores are recorded in docs/postgres.md.
-    @Test(arguments: [("postgres-tcp.conf", true), ("postgres-local.conf", false)])
-    func theDropInsForPostgreSQLOpenOnlyWhatTheyMust(dropIn: String, opensTheNetwork: Bool) async throws {
+    @Test(arguments: [
+        ("postgres-tcp.conf", true, "postgres.md"), ("postgres-local.conf", false, "postgres.md"),
+        ("metrics-http.conf", true, "operations.md"),
+    ])
+    func theDropInsOpenOnlyWhatTheyMust(dropIn: String, opensTheNetwork: Bool, document: String) async throws {
         let directory = try TemporaryDirectory.make(prefix: "sd")
         defer { try? FileManager.default.removeItem(at: directory) }
         let units = try await SystemdTests.renderUnits(in: directory)
@@ -40,10 +44,10 @@ import Testing
             #expect(output.contains(closed), "\(closed)")
         }
         let documented = try String(
-            contentsOf: SystemdTests.repository.appendingPathComponent("docs/postgres.md"), encoding: .utf8)
+            contentsOf: SystemdTests.repository.appendingPathComponent("docs/\(document)"), encoding: .utf8)
         #expect(
             documented.contains("`\(dropIn)`: exposure level \(score.map { String(format: "%.1f", $0) } ?? "?")"),
-            "update docs/postgres.md: \(line)")
+            "update docs/\(document): \(line)")
     }
 
 }

@@ -35,9 +35,23 @@ public enum Modeld_V1_DaemonService: Sendable {
                 type: .unary
             )
         }
+        /// Namespace for "Metrics" metadata.
+        public enum Metrics: Sendable {
+            /// Request type for "Metrics".
+            public typealias Input = Modeld_V1_MetricsRequest
+            /// Response type for "Metrics".
+            public typealias Output = Modeld_V1_MetricsResponse
+            /// Descriptor for "Metrics".
+            public static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "modeld.v1.DaemonService"),
+                method: "Metrics",
+                type: .unary
+            )
+        }
         /// Descriptors for all methods in the "modeld.v1.DaemonService" service.
         public static let descriptors: [GRPCCore.MethodDescriptor] = [
-            Status.descriptor
+            Status.descriptor,
+            Metrics.descriptor
         ]
     }
 }
@@ -77,6 +91,26 @@ extension Modeld_V1_DaemonService {
             request: GRPCCore.StreamingServerRequest<Modeld_V1_StatusRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_StatusResponse>
+
+        /// Handle the "Metrics" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > The daemon's metrics in Prometheus's text exposition format (version 0.0.4): calls by
+        /// > method and status with their latency, sessions, stores, watches, history followers, saves
+        /// > and group-commit sizes, each store's history and bytes on disk. See docs/operations.md.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Modeld_V1_MetricsRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Modeld_V1_MetricsResponse` messages.
+        func metrics(
+            request: GRPCCore.StreamingServerRequest<Modeld_V1_MetricsRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_MetricsResponse>
     }
 
     /// Service protocol for the "modeld.v1.DaemonService" service.
@@ -100,6 +134,26 @@ extension Modeld_V1_DaemonService {
             request: GRPCCore.ServerRequest<Modeld_V1_StatusRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.ServerResponse<Modeld_V1_StatusResponse>
+
+        /// Handle the "Metrics" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > The daemon's metrics in Prometheus's text exposition format (version 0.0.4): calls by
+        /// > method and status with their latency, sessions, stores, watches, history followers, saves
+        /// > and group-commit sizes, each store's history and bytes on disk. See docs/operations.md.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_MetricsRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A response containing a single `Modeld_V1_MetricsResponse` message.
+        func metrics(
+            request: GRPCCore.ServerRequest<Modeld_V1_MetricsRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.ServerResponse<Modeld_V1_MetricsResponse>
     }
 
     /// Simple service protocol for the "modeld.v1.DaemonService" service.
@@ -121,6 +175,26 @@ extension Modeld_V1_DaemonService {
             request: Modeld_V1_StatusRequest,
             context: GRPCCore.ServerContext
         ) async throws -> Modeld_V1_StatusResponse
+
+        /// Handle the "Metrics" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > The daemon's metrics in Prometheus's text exposition format (version 0.0.4): calls by
+        /// > method and status with their latency, sessions, stores, watches, history followers, saves
+        /// > and group-commit sizes, each store's history and bytes on disk. See docs/operations.md.
+        ///
+        /// - Parameters:
+        ///   - request: A `Modeld_V1_MetricsRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A `Modeld_V1_MetricsResponse` to respond with.
+        func metrics(
+            request: Modeld_V1_MetricsRequest,
+            context: GRPCCore.ServerContext
+        ) async throws -> Modeld_V1_MetricsResponse
     }
 }
 
@@ -134,6 +208,17 @@ extension Modeld_V1_DaemonService.StreamingServiceProtocol {
             serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_StatusResponse>(),
             handler: { request, context in
                 try await self.status(
+                    request: request,
+                    context: context
+                )
+            }
+        )
+        router.registerHandler(
+            forMethod: Modeld_V1_DaemonService.Method.Metrics.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_MetricsRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_MetricsResponse>(),
+            handler: { request, context in
+                try await self.metrics(
                     request: request,
                     context: context
                 )
@@ -155,6 +240,17 @@ extension Modeld_V1_DaemonService.ServiceProtocol {
         )
         return GRPCCore.StreamingServerResponse(single: response)
     }
+
+    public func metrics(
+        request: GRPCCore.StreamingServerRequest<Modeld_V1_MetricsRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_MetricsResponse> {
+        let response = try await self.metrics(
+            request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return GRPCCore.StreamingServerResponse(single: response)
+    }
 }
 
 // Default implementation of methods from 'ServiceProtocol'.
@@ -166,6 +262,19 @@ extension Modeld_V1_DaemonService.SimpleServiceProtocol {
     ) async throws -> GRPCCore.ServerResponse<Modeld_V1_StatusResponse> {
         return GRPCCore.ServerResponse<Modeld_V1_StatusResponse>(
             message: try await self.status(
+                request: request.message,
+                context: context
+            ),
+            metadata: [:]
+        )
+    }
+
+    public func metrics(
+        request: GRPCCore.ServerRequest<Modeld_V1_MetricsRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.ServerResponse<Modeld_V1_MetricsResponse> {
+        return GRPCCore.ServerResponse<Modeld_V1_MetricsResponse>(
+            message: try await self.metrics(
                 request: request.message,
                 context: context
             ),
@@ -200,6 +309,31 @@ extension Modeld_V1_DaemonService {
             deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_StatusResponse>,
             options: GRPCCore.CallOptions,
             onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StatusResponse>) async throws -> Result
+        ) async throws -> Result where Result: Sendable
+
+        /// Call the "Metrics" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > The daemon's metrics in Prometheus's text exposition format (version 0.0.4): calls by
+        /// > method and status with their latency, sessions, stores, watches, history followers, saves
+        /// > and group-commit sizes, each store's history and bytes on disk. See docs/operations.md.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_MetricsRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_MetricsRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_MetricsResponse` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        func metrics<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_MetricsRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_MetricsRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_MetricsResponse>,
+            options: GRPCCore.CallOptions,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_MetricsResponse>) async throws -> Result
         ) async throws -> Result where Result: Sendable
     }
 
@@ -248,6 +382,42 @@ extension Modeld_V1_DaemonService {
                 onResponse: handleResponse
             )
         }
+
+        /// Call the "Metrics" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > The daemon's metrics in Prometheus's text exposition format (version 0.0.4): calls by
+        /// > method and status with their latency, sessions, stores, watches, history followers, saves
+        /// > and group-commit sizes, each store's history and bytes on disk. See docs/operations.md.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_MetricsRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_MetricsRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_MetricsResponse` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        public func metrics<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_MetricsRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_MetricsRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_MetricsResponse>,
+            options: GRPCCore.CallOptions = .defaults,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_MetricsResponse>) async throws -> Result = { response in
+                try response.message
+            }
+        ) async throws -> Result where Result: Sendable {
+            try await self.client.unary(
+                request: request,
+                descriptor: Modeld_V1_DaemonService.Method.Metrics.descriptor,
+                serializer: serializer,
+                deserializer: deserializer,
+                options: options,
+                onResponse: handleResponse
+            )
+        }
     }
 }
 
@@ -274,6 +444,37 @@ extension Modeld_V1_DaemonService.ClientProtocol {
             request: request,
             serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_StatusRequest>(),
             deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_StatusResponse>(),
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "Metrics" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > The daemon's metrics in Prometheus's text exposition format (version 0.0.4): calls by
+    /// > method and status with their latency, sessions, stores, watches, history followers, saves
+    /// > and group-commit sizes, each store's history and bytes on disk. See docs/operations.md.
+    ///
+    /// - Parameters:
+    ///   - request: A request containing a single `Modeld_V1_MetricsRequest` message.
+    ///   - options: Options to apply to this RPC.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func metrics<Result>(
+        request: GRPCCore.ClientRequest<Modeld_V1_MetricsRequest>,
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_MetricsResponse>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        try await self.metrics(
+            request: request,
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_MetricsRequest>(),
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_MetricsResponse>(),
             options: options,
             onResponse: handleResponse
         )
@@ -306,6 +507,41 @@ extension Modeld_V1_DaemonService.ClientProtocol {
             metadata: metadata
         )
         return try await self.status(
+            request: request,
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "Metrics" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > The daemon's metrics in Prometheus's text exposition format (version 0.0.4): calls by
+    /// > method and status with their latency, sessions, stores, watches, history followers, saves
+    /// > and group-commit sizes, each store's history and bytes on disk. See docs/operations.md.
+    ///
+    /// - Parameters:
+    ///   - message: request message to send.
+    ///   - metadata: Additional metadata to send, defaults to empty.
+    ///   - options: Options to apply to this RPC, defaults to `.defaults`.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func metrics<Result>(
+        _ message: Modeld_V1_MetricsRequest,
+        metadata: GRPCCore.Metadata = [:],
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_MetricsResponse>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        let request = GRPCCore.ClientRequest<Modeld_V1_MetricsRequest>(
+            message: message,
+            metadata: metadata
+        )
+        return try await self.metrics(
             request: request,
             options: options,
             onResponse: handleResponse

@@ -27,3 +27,22 @@ struct Status: AsyncParsableCommand {
         writer.finish()
     }
 }
+
+/// `modelctl metrics`: the daemon's metrics, as Prometheus scrapes them.
+struct Metrics: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the daemon's metrics in Prometheus's text format.",
+        discussion: """
+            Calls by method and status with their latency, sessions, stores, watches, history \
+            followers, saves and group-commit sizes, and each store's history and bytes on disk. \
+            The same text is served over HTTP for scraping with modeld --metrics-address; \
+            'promtool check metrics' reads it from standard input.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let text = try await global.withClient { try await $0.metrics() }
+        print(text, terminator: "")
+    }
+}
