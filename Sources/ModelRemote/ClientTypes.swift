@@ -24,6 +24,37 @@ public struct StoreInfo: Hashable, Sendable {
     public var backend: String
     /// Where the store lives: its backend's URL.
     public var url: String
+    /// How much history the store keeps.
+    public var historyRetention: HistoryRetention
+
+    /// How much history a store keeps: its own limits where it has them, else the daemon's.
+    public struct HistoryRetention: Hashable, Sendable {
+        /// Transactions older than this are deleted (nil: no age limit).
+        public var age: Duration?
+        /// At most this many transactions are kept (nil: no count limit).
+        public var transactions: Int?
+        /// Whether each limit is the store's own setting (else the daemon's).
+        public var ageIsTheStores: Bool
+        public var transactionsIsTheStores: Bool
+    }
+
+    /// A store's own setting of one retention limit (``DaemonClient/setHistoryRetention(of:age:transactions:)``).
+    public enum RetentionLimit: Hashable, Sendable {
+        /// This limit for the store.
+        case limit(Int64)
+        /// No limit of this kind for the store, whatever the daemon's.
+        case unlimited
+        /// The daemon's limit (the store's own setting removed).
+        case daemons
+
+        var wire: Int64 {
+            switch self {
+            case .limit(let value): value
+            case .unlimited: 0
+            case .daemons: -1
+            }
+        }
+    }
 
     init(wire: Modeld_V1_StoreInfo) throws(ModelError) {
         guard let uuid = UUID(uuidString: wire.uuid) else {
@@ -44,6 +75,11 @@ public struct StoreInfo: Hashable, Sendable {
         path = wire.path.isEmpty ? nil : wire.path
         backend = wire.backend.isEmpty ? kind.rawValue : wire.backend
         url = wire.url
+        let retention = wire.historyRetention
+        historyRetention = HistoryRetention(
+            age: retention.hasAgeSeconds ? .seconds(retention.ageSeconds) : nil,
+            transactions: retention.hasTransactions ? Int(retention.transactions) : nil,
+            ageIsTheStores: retention.ageIsTheStores, transactionsIsTheStores: retention.transactionsIsTheStores)
     }
 }
 

@@ -126,4 +126,21 @@ extension DaemonClient {
             try await unary(Modeld_V1_DaemonService.Method.Metrics.self, Modeld_V1_MetricsRequest()).text
         }
     }
+
+    /// Sets how much history `store` keeps, over the daemon's retention: each limit given
+    /// replaces the store's setting of it (nil leaves it as it is). Returns the store as it is now.
+    @discardableResult
+    public func setHistoryRetention(
+        of store: String, age: StoreInfo.RetentionLimit? = nil, transactions: StoreInfo.RetentionLimit? = nil
+    ) async throws -> StoreInfo {
+        try await call(small: true) {
+            let request = Modeld_V1_SetHistoryRetentionRequest.with {
+                $0.store = store
+                if let age { $0.ageSeconds = age.wire }
+                if let transactions { $0.transactions = transactions.wire }
+            }
+            return try StoreInfo(
+                wire: try await unary(Modeld_V1_StoreService.Method.SetHistoryRetention.self, request))
+        }
+    }
 }

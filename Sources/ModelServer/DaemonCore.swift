@@ -77,6 +77,15 @@ final class DaemonCore: Sendable {
                 .notFound, "no store named '\(store.name)': it was just dropped", context: ["store": store.name])
         }
         info.openSessions = Int64(sessions.count(on: store.name))
+        let retention = catalog.retention.effective(
+            for: store.name, daemonAge: configuration.historyRetentionAge,
+            daemonTransactions: configuration.historyRetentionCount)
+        info.historyRetention = .with {
+            if let age = retention.age { $0.ageSeconds = age.components.seconds }
+            if let count = retention.transactions { $0.transactions = Int64(count) }
+            $0.ageIsTheStores = retention.ageIsTheStores
+            $0.transactionsIsTheStores = retention.transactionsIsTheStores
+        }
         // A store kept in a file (an SQLite store) names it.
         if store.location.path.hasPrefix("/") { info.path = store.location.path }
         return info

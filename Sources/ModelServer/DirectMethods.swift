@@ -21,6 +21,7 @@ extension DirectMethods {
         methods.add(Modeld_V1_StoreService.Method.DropStore.descriptor, stores.dropStore)
         methods.add(Modeld_V1_StoreService.Method.GetSchema.descriptor, stores.getSchema)
         methods.add(Modeld_V1_StoreService.Method.ApplySchema.descriptor, stores.applySchema)
+        methods.add(Modeld_V1_StoreService.Method.SetHistoryRetention.descriptor, stores.setHistoryRetention)
 
         methods.addFetch(Modeld_V1_QueryService.Method.Fetch.descriptor, queries.fetch)
         methods.addServerStreaming(Modeld_V1_QueryService.Method.History.descriptor, queries.history)

@@ -2,11 +2,12 @@ import Foundation
 import Logging
 import ModelCore
 import ModelEngine
+import ModelStorage
 
-/// Keeps every store's history within the daemon's retention (`--history-retention-age`,
-/// `--history-retention-transactions`): at each interval, deletes the transactions older than
-/// the age and those beyond the count, oldest first, a few thousand per write so that saves
-/// wait for none of it long.
+/// Keeps every store's history within its retention: the store's own (`SetHistoryRetention`),
+/// else the daemon's (`--history-retention-age`, `--history-retention-transactions`). At each
+/// interval, deletes the transactions older than the age and those beyond the count, oldest
+/// first, a few thousand per write so that saves wait for none of it long.
 struct HistoryRetention: Sendable {
     let age: Duration?
     let count: Int?
@@ -22,15 +23,21 @@ struct HistoryRetention: Sendable {
         self.logger = logger
     }
 
-    /// Applies the retention to the catalog's stores at each interval, until cancelled; returns
-    /// at once when no retention is set.
+    /// The retention of the store `name`.
+    func effective(for name: String, in catalog: StoreCatalog) -> EffectiveRetention {
+        catalog.retention.effective(for: name, daemonAge: age, daemonTransactions: count)
+    }
+
+    /// Applies the retention to the catalog's stores at each interval, until cancelled.
     func run(_ catalog: StoreCatalog) async throws {
-        guard age != nil || count != nil else { return }
         while true {
             try await Task.sleep(for: interval)
+            guard age != nil || count != nil || !catalog.retention.isEmpty else { continue }
             for store in catalog.all() {
+                let retention = effective(for: store.name, in: catalog)
+                guard retention.limitsAnything else { continue }
                 do {
-                    let deleted = try await prune(store.container)
+                    let deleted = try await Self.prune(store.container, retention)
                     if deleted > 0 { logger.debug("history of '\(store.name)': deleted \(deleted) transaction(s)") }
                 } catch let error as ModelError where error.code == .closed {
                     // Dropped or closed meanwhile.
@@ -41,15 +48,14 @@ struct HistoryRetention: Sendable {
         }
     }
 
-    /// Deletes what the retention no longer keeps of `container`'s history; returns how many
+    /// Deletes what `retention` no longer keeps of `container`'s history; returns how many
     /// transactions went.
-    func prune(_ container: ModelContainer) async throws -> Int64 {
-        guard let latest = try await container.currentHistoryToken(),
-            let oldest = try await container.history(after: nil, limit: 1).first?.token
+    static func prune(_ container: ModelContainer, _ retention: EffectiveRetention) async throws -> Int64 {
+        guard let latest = try await container.currentHistoryToken(), let oldest = try await oldest(container)
         else { return 0 }
         var target: Int64 = 0
-        if let count { target = latest.rawValue - Int64(count) }
-        if let age {
+        if let count = retention.transactions { target = latest.rawValue - Int64(count) }
+        if let age = retention.age {
             let cutoff = Timestamp(Date().addingTimeInterval(-Double(age.components.seconds)))
             if let old = try await container.newestHistoryToken(savedBefore: cutoff) {
                 target = max(target, old.rawValue)
@@ -63,5 +69,11 @@ struct HistoryRetention: Sendable {
             await Task.yield()
         }
         return max(0, target - oldest.rawValue + 1)
+    }
+
+    /// The oldest transaction kept: asked of the backend when it can say without reading it.
+    private static func oldest(_ container: ModelContainer) async throws -> HistoryToken? {
+        if let extent = container.backend as? any StorageHistoryExtent { return try await extent.oldestHistoryToken() }
+        return try await container.history(after: nil, limit: 1).first?.token
     }
 }

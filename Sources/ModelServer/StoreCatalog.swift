@@ -17,6 +17,8 @@ final class StoreCatalog: Sendable {
     /// Creating, dropping, restoring and migrating stores take turns.
     let changes = AsyncSemaphore(permits: 1)
     let attached: AttachedStores
+    /// The stores' own history retention.
+    let retention: StoreRetentionSettings
 
     /// The size limit of stores whose backend can keep one (``StorageSizeLimiting``).
     let maximumStoreSize: Int64?
@@ -29,6 +31,7 @@ final class StoreCatalog: Sendable {
         self.maximumStoreSize = maximumStoreSize
         self.maximumStores = maximumStores
         attached = AttachedStores(file: directory.appendingPathComponent("attached.json"))
+        retention = StoreRetentionSettings(file: directory.appendingPathComponent("retention.json"))
     }
 
     /// Opens every store the backends placed in the stores directory before, and every attached
@@ -39,6 +42,7 @@ final class StoreCatalog: Sendable {
             at: directory, withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
         try prepareTransfers()
+        try retention.load()
         var found: [(name: String, location: StoreLocation)] = []
         for scheme in registry.schemes { found += try registry.factory(for: scheme).storesPlaced(in: directory) }
         var failures: [(String, any Error)] = []
@@ -157,8 +161,23 @@ final class StoreCatalog: Sendable {
             try handle.checkAvailable()
             stores.withLock { $0[name] = nil }
             try attached.remove(name)
+            if retention.setting(for: name) != nil { try retention.set(nil, for: name) }
             await handle.close(forRemoval: true)
             try await registry.destroy(handle.location)
+        }
+    }
+
+    /// Changes the store `name`'s own history retention with `change`, and returns it; taking
+    /// turns with drops, so that a dropped store leaves no setting behind.
+    func changeRetention(of name: String, _ change: (inout RetentionSetting) -> Void) async throws
+        -> RetentionSetting
+    {
+        try await changes.withPermit {
+            _ = try handle(named: name)
+            var setting = retention.setting(for: name) ?? RetentionSetting()
+            change(&setting)
+            try retention.set(setting, for: name)
+            return setting
         }
     }
 

@@ -125,4 +125,32 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
             return info
         }
     }
+
+    func setHistoryRetention(request: Modeld_V1_SetHistoryRetentionRequest, context: ServerContext) async throws
+        -> Modeld_V1_StoreInfo
+    {
+        try await core.rpc.handle("SetHistoryRetention") {
+            let store = try core.store(request.store, whileMigrating: true)
+            var setting = RetentionSetting()
+            func apply(_ value: Int64, _ what: String) throws(ModelError) -> Int64? {
+                guard value >= -1 else {
+                    throw ModelError(
+                        .invalidArgument,
+                        "\(what) \(value) is not a retention: a positive limit, 0 to keep everything, or -1 to follow the daemon's",
+                        context: ["store": store.name])
+                }
+                return value == -1 ? nil : value
+            }
+            let age = request.hasAgeSeconds ? try apply(request.ageSeconds, "age_seconds") : nil
+            let transactions = request.hasTransactions ? try apply(request.transactions, "transactions") : nil
+            setting = try await core.catalog.changeRetention(of: store.name) { setting in
+                if request.hasAgeSeconds { setting.ageSeconds = age }
+                if request.hasTransactions { setting.transactions = transactions }
+            }
+            core.logger.info(
+                "history retention of '\(store.name)': age \(setting.ageSeconds.map { "\($0) s" } ?? "the daemon's"), transactions \(setting.transactions.map(String.init) ?? "the daemon's")"
+            )
+            return try await core.info(store)
+        }
+    }
 }

@@ -64,4 +64,56 @@ import Testing
             }
         }
     }
+
+    /// A store's own retention replaces the daemon's for it alone: a store set to keep 3 is
+    /// pruned to 3, one set to keep everything keeps everything, one without a setting follows
+    /// the daemon's 10. The settings outlive a restart; bad values are refused and change nothing.
+    @Test func aStoresOwnRetentionReplacesTheDaemons() async throws {
+        try await StalledClients.withDaemon(
+            arguments: ["--history-retention-transactions", "10", "--history-prune-interval", "0.1"]
+        ) { daemon in
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                for store in ["short", "forever", "default"] {
+                    _ = try await client.createStore(store, schema: Catalog.schema)
+                }
+                let short = try await client.setHistoryRetention(of: "short", transactions: .limit(3))
+                #expect(short.historyRetention.transactions == 3 && short.historyRetention.transactionsIsTheStores)
+                let forever = try await client.setHistoryRetention(of: "forever", transactions: .unlimited)
+                #expect(
+                    forever.historyRetention.transactions == nil && forever.historyRetention.transactionsIsTheStores)
+                let inherited = try await client.store("default").historyRetention
+                #expect(inherited.transactions == 10 && !inherited.transactionsIsTheStores && inherited.age == nil)
+                for store in ["short", "forever", "default"] {
+                    for n in 0..<20 { try await Self.insert(client, store, "library \(n)") }
+                }
+                #expect(try await Self.waitForHistory(client, "short") { $0.count <= 3 } == Array(18...20))
+                #expect(try await Self.waitForHistory(client, "default") { $0.count <= 10 } == Array(11...20))
+                #expect(try await client.history(after: nil, in: "forever").count == 20)
+
+                for bad in [Int64(-2), -100] {
+                    let refused = await #expect(throws: ModelError.self) {
+                        try await client.setHistoryRetention(of: "forever", transactions: .limit(bad))
+                    }
+                    #expect(refused?.code == .invalidArgument, "\(String(describing: refused))")
+                }
+                let unknown = await #expect(throws: ModelError.self) {
+                    try await client.setHistoryRetention(of: "nowhere", transactions: .limit(3))
+                }
+                #expect(unknown?.code == .notFound)
+            }
+            // Remembered across a restart; 'default' removes the store's own setting.
+            try await daemon.restart()
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                #expect(try await client.store("short").historyRetention.transactions == 3)
+                #expect(try await client.store("forever").historyRetention.transactionsIsTheStores)
+                let back = try await client.setHistoryRetention(of: "forever", transactions: .daemons)
+                #expect(back.historyRetention.transactions == 10 && !back.historyRetention.transactionsIsTheStores)
+                #expect(try await Self.waitForHistory(client, "forever") { $0.count <= 10 } == Array(11...20))
+                // A dropped store's setting goes with it.
+                try await client.dropStore("short")
+                _ = try await client.createStore("short", schema: Catalog.schema)
+                #expect(try await client.store("short").historyRetention.transactions == 10)
+            }
+        }
+    }
 }

@@ -126,6 +126,19 @@ public enum Modeld_V1_StoreService: Sendable {
                 type: .clientStreaming
             )
         }
+        /// Namespace for "SetHistoryRetention" metadata.
+        public enum SetHistoryRetention: Sendable {
+            /// Request type for "SetHistoryRetention".
+            public typealias Input = Modeld_V1_SetHistoryRetentionRequest
+            /// Response type for "SetHistoryRetention".
+            public typealias Output = Modeld_V1_StoreInfo
+            /// Descriptor for "SetHistoryRetention".
+            public static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "modeld.v1.StoreService"),
+                method: "SetHistoryRetention",
+                type: .unary
+            )
+        }
         /// Descriptors for all methods in the "modeld.v1.StoreService" service.
         public static let descriptors: [GRPCCore.MethodDescriptor] = [
             CreateStore.descriptor,
@@ -135,7 +148,8 @@ public enum Modeld_V1_StoreService: Sendable {
             GetSchema.descriptor,
             ApplySchema.descriptor,
             BackupStore.descriptor,
-            RestoreStore.descriptor
+            RestoreStore.descriptor,
+            SetHistoryRetention.descriptor
         ]
     }
 }
@@ -302,6 +316,26 @@ extension Modeld_V1_StoreService {
             request: GRPCCore.StreamingServerRequest<Modeld_V1_RestoreStoreRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_StoreInfo>
+
+        /// Handle the "SetHistoryRetention" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Sets how much history one store keeps, over the daemon's retention
+        /// > (--history-retention-age, --history-retention-transactions). The daemon remembers it across
+        /// > restarts and applies it in the background at each prune interval. See docs/operations.md.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Modeld_V1_SetHistoryRetentionRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Modeld_V1_StoreInfo` messages.
+        func setHistoryRetention(
+            request: GRPCCore.StreamingServerRequest<Modeld_V1_SetHistoryRetentionRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_StoreInfo>
     }
 
     /// Service protocol for the "modeld.v1.StoreService" service.
@@ -450,6 +484,26 @@ extension Modeld_V1_StoreService {
         /// - Returns: A response containing a single `Modeld_V1_StoreInfo` message.
         func restoreStore(
             request: GRPCCore.StreamingServerRequest<Modeld_V1_RestoreStoreRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.ServerResponse<Modeld_V1_StoreInfo>
+
+        /// Handle the "SetHistoryRetention" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Sets how much history one store keeps, over the daemon's retention
+        /// > (--history-retention-age, --history-retention-transactions). The daemon remembers it across
+        /// > restarts and applies it in the background at each prune interval. See docs/operations.md.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_SetHistoryRetentionRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A response containing a single `Modeld_V1_StoreInfo` message.
+        func setHistoryRetention(
+            request: GRPCCore.ServerRequest<Modeld_V1_SetHistoryRetentionRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.ServerResponse<Modeld_V1_StoreInfo>
     }
@@ -601,6 +655,26 @@ extension Modeld_V1_StoreService {
             request: GRPCCore.RPCAsyncSequence<Modeld_V1_RestoreStoreRequest, any Swift.Error>,
             context: GRPCCore.ServerContext
         ) async throws -> Modeld_V1_StoreInfo
+
+        /// Handle the "SetHistoryRetention" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Sets how much history one store keeps, over the daemon's retention
+        /// > (--history-retention-age, --history-retention-transactions). The daemon remembers it across
+        /// > restarts and applies it in the background at each prune interval. See docs/operations.md.
+        ///
+        /// - Parameters:
+        ///   - request: A `Modeld_V1_SetHistoryRetentionRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A `Modeld_V1_StoreInfo` to respond with.
+        func setHistoryRetention(
+            request: Modeld_V1_SetHistoryRetentionRequest,
+            context: GRPCCore.ServerContext
+        ) async throws -> Modeld_V1_StoreInfo
     }
 }
 
@@ -696,6 +770,17 @@ extension Modeld_V1_StoreService.StreamingServiceProtocol {
                 )
             }
         )
+        router.registerHandler(
+            forMethod: Modeld_V1_StoreService.Method.SetHistoryRetention.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_SetHistoryRetentionRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_StoreInfo>(),
+            handler: { request, context in
+                try await self.setHistoryRetention(
+                    request: request,
+                    context: context
+                )
+            }
+        )
     }
 }
 
@@ -785,6 +870,17 @@ extension Modeld_V1_StoreService.ServiceProtocol {
     ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_StoreInfo> {
         let response = try await self.restoreStore(
             request: request,
+            context: context
+        )
+        return GRPCCore.StreamingServerResponse(single: response)
+    }
+
+    public func setHistoryRetention(
+        request: GRPCCore.StreamingServerRequest<Modeld_V1_SetHistoryRetentionRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_StoreInfo> {
+        let response = try await self.setHistoryRetention(
+            request: GRPCCore.ServerRequest(stream: request),
             context: context
         )
         return GRPCCore.StreamingServerResponse(single: response)
@@ -896,6 +992,19 @@ extension Modeld_V1_StoreService.SimpleServiceProtocol {
         return GRPCCore.ServerResponse<Modeld_V1_StoreInfo>(
             message: try await self.restoreStore(
                 request: request.messages,
+                context: context
+            ),
+            metadata: [:]
+        )
+    }
+
+    public func setHistoryRetention(
+        request: GRPCCore.ServerRequest<Modeld_V1_SetHistoryRetentionRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.ServerResponse<Modeld_V1_StoreInfo> {
+        return GRPCCore.ServerResponse<Modeld_V1_StoreInfo>(
+            message: try await self.setHistoryRetention(
+                request: request.message,
                 context: context
             ),
             metadata: [:]
@@ -1088,6 +1197,31 @@ extension Modeld_V1_StoreService {
         func restoreStore<Result>(
             request: GRPCCore.StreamingClientRequest<Modeld_V1_RestoreStoreRequest>,
             serializer: some GRPCCore.MessageSerializer<Modeld_V1_RestoreStoreRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_StoreInfo>,
+            options: GRPCCore.CallOptions,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result
+        ) async throws -> Result where Result: Sendable
+
+        /// Call the "SetHistoryRetention" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Sets how much history one store keeps, over the daemon's retention
+        /// > (--history-retention-age, --history-retention-transactions). The daemon remembers it across
+        /// > restarts and applies it in the background at each prune interval. See docs/operations.md.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_SetHistoryRetentionRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_SetHistoryRetentionRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_StoreInfo` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        func setHistoryRetention<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_SetHistoryRetentionRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_SetHistoryRetentionRequest>,
             deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_StoreInfo>,
             options: GRPCCore.CallOptions,
             onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result
@@ -1376,6 +1510,42 @@ extension Modeld_V1_StoreService {
                 onResponse: handleResponse
             )
         }
+
+        /// Call the "SetHistoryRetention" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Sets how much history one store keeps, over the daemon's retention
+        /// > (--history-retention-age, --history-retention-transactions). The daemon remembers it across
+        /// > restarts and applies it in the background at each prune interval. See docs/operations.md.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_SetHistoryRetentionRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_SetHistoryRetentionRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_StoreInfo` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        public func setHistoryRetention<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_SetHistoryRetentionRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_SetHistoryRetentionRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_StoreInfo>,
+            options: GRPCCore.CallOptions = .defaults,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result = { response in
+                try response.message
+            }
+        ) async throws -> Result where Result: Sendable {
+            try await self.client.unary(
+                request: request,
+                descriptor: Modeld_V1_StoreService.Method.SetHistoryRetention.descriptor,
+                serializer: serializer,
+                deserializer: deserializer,
+                options: options,
+                onResponse: handleResponse
+            )
+        }
     }
 }
 
@@ -1603,6 +1773,37 @@ extension Modeld_V1_StoreService.ClientProtocol {
         try await self.restoreStore(
             request: request,
             serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_RestoreStoreRequest>(),
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_StoreInfo>(),
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "SetHistoryRetention" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Sets how much history one store keeps, over the daemon's retention
+    /// > (--history-retention-age, --history-retention-transactions). The daemon remembers it across
+    /// > restarts and applies it in the background at each prune interval. See docs/operations.md.
+    ///
+    /// - Parameters:
+    ///   - request: A request containing a single `Modeld_V1_SetHistoryRetentionRequest` message.
+    ///   - options: Options to apply to this RPC.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func setHistoryRetention<Result>(
+        request: GRPCCore.ClientRequest<Modeld_V1_SetHistoryRetentionRequest>,
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        try await self.setHistoryRetention(
+            request: request,
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_SetHistoryRetentionRequest>(),
             deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_StoreInfo>(),
             options: options,
             onResponse: handleResponse
@@ -1867,6 +2068,41 @@ extension Modeld_V1_StoreService.ClientProtocol {
             producer: producer
         )
         return try await self.restoreStore(
+            request: request,
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "SetHistoryRetention" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Sets how much history one store keeps, over the daemon's retention
+    /// > (--history-retention-age, --history-retention-transactions). The daemon remembers it across
+    /// > restarts and applies it in the background at each prune interval. See docs/operations.md.
+    ///
+    /// - Parameters:
+    ///   - message: request message to send.
+    ///   - metadata: Additional metadata to send, defaults to empty.
+    ///   - options: Options to apply to this RPC, defaults to `.defaults`.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func setHistoryRetention<Result>(
+        _ message: Modeld_V1_SetHistoryRetentionRequest,
+        metadata: GRPCCore.Metadata = [:],
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        let request = GRPCCore.ClientRequest<Modeld_V1_SetHistoryRetentionRequest>(
+            message: message,
+            metadata: metadata
+        )
+        return try await self.setHistoryRetention(
             request: request,
             options: options,
             onResponse: handleResponse

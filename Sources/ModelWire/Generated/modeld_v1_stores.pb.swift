@@ -110,60 +110,171 @@ public nonisolated struct Modeld_V1_CreateStoreRequest: Sendable {
   fileprivate var _schema: Modeld_V1_Schema? = nil
 }
 
-public nonisolated struct Modeld_V1_StoreInfo: Sendable {
+public nonisolated struct Modeld_V1_StoreInfo: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var name: String = String()
+  public var name: String {
+    get {_storage._name}
+    set {_uniqueStorage()._name = newValue}
+  }
 
   /// The store's UUID: the host part of its objects' URIs.
-  public var uuid: String = String()
+  public var uuid: String {
+    get {_storage._uuid}
+    set {_uniqueStorage()._uuid = newValue}
+  }
 
-  public var kind: Modeld_V1_StoreKind = .sqlite
+  public var kind: Modeld_V1_StoreKind {
+    get {_storage._kind}
+    set {_uniqueStorage()._kind = newValue}
+  }
 
   /// The hex SHA-256 of the schema's canonical form; "" while the store has no schema.
-  public var schemaVersionHash: String = String()
+  public var schemaVersionHash: String {
+    get {_storage._schemaVersionHash}
+    set {_uniqueStorage()._schemaVersionHash = newValue}
+  }
 
-  public var entities: [String] = []
+  public var entities: [String] {
+    get {_storage._entities}
+    set {_uniqueStorage()._entities = newValue}
+  }
 
   /// The latest history token; unset if nothing was ever saved.
   public var historyToken: Int64 {
-    get {_historyToken ?? 0}
-    set {_historyToken = newValue}
+    get {_storage._historyToken ?? 0}
+    set {_uniqueStorage()._historyToken = newValue}
   }
   /// Returns true if `historyToken` has been explicitly set.
-  public var hasHistoryToken: Bool {self._historyToken != nil}
+  public var hasHistoryToken: Bool {_storage._historyToken != nil}
   /// Clears the value of `historyToken`. Subsequent reads from it will return its default value.
-  public mutating func clearHistoryToken() {self._historyToken = nil}
+  public mutating func clearHistoryToken() {_uniqueStorage()._historyToken = nil}
 
-  public var openSessions: Int64 = 0
+  public var openSessions: Int64 {
+    get {_storage._openSessions}
+    set {_uniqueStorage()._openSessions = newValue}
+  }
 
   /// The store's file, for SQLite stores.
-  public var path: String = String()
+  public var path: String {
+    get {_storage._path}
+    set {_uniqueStorage()._path = newValue}
+  }
 
   /// The backend's URL scheme ("sqlite", "memory", …).
-  public var backend: String = String()
+  public var backend: String {
+    get {_storage._backend}
+    set {_uniqueStorage()._backend = newValue}
+  }
 
   /// Where the store lives (its backend URL).
-  public var url: String = String()
+  public var url: String {
+    get {_storage._url}
+    set {_uniqueStorage()._url = newValue}
+  }
 
   /// In ApplySchema's answer: the migration it made (or planned, for a dry run).
   public var migration: Modeld_V1_MigrationPlan {
-    get {_migration ?? Modeld_V1_MigrationPlan()}
-    set {_migration = newValue}
+    get {_storage._migration ?? Modeld_V1_MigrationPlan()}
+    set {_uniqueStorage()._migration = newValue}
   }
   /// Returns true if `migration` has been explicitly set.
-  public var hasMigration: Bool {self._migration != nil}
+  public var hasMigration: Bool {_storage._migration != nil}
   /// Clears the value of `migration`. Subsequent reads from it will return its default value.
-  public mutating func clearMigration() {self._migration = nil}
+  public mutating func clearMigration() {_uniqueStorage()._migration = nil}
+
+  /// How much history the store keeps: its own setting where it has one, else the daemon's.
+  public var historyRetention: Modeld_V1_HistoryRetention {
+    get {_storage._historyRetention ?? Modeld_V1_HistoryRetention()}
+    set {_uniqueStorage()._historyRetention = newValue}
+  }
+  /// Returns true if `historyRetention` has been explicitly set.
+  public var hasHistoryRetention: Bool {_storage._historyRetention != nil}
+  /// Clears the value of `historyRetention`. Subsequent reads from it will return its default value.
+  public mutating func clearHistoryRetention() {_uniqueStorage()._historyRetention = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _historyToken: Int64? = nil
-  fileprivate var _migration: Modeld_V1_MigrationPlan? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// How much history a store keeps. Unset: no limit of that kind.
+public nonisolated struct Modeld_V1_HistoryRetention: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Transactions older than this many seconds are deleted.
+  public var ageSeconds: Int64 {
+    get {_ageSeconds ?? 0}
+    set {_ageSeconds = newValue}
+  }
+  /// Returns true if `ageSeconds` has been explicitly set.
+  public var hasAgeSeconds: Bool {self._ageSeconds != nil}
+  /// Clears the value of `ageSeconds`. Subsequent reads from it will return its default value.
+  public mutating func clearAgeSeconds() {self._ageSeconds = nil}
+
+  /// At most this many transactions are kept, the oldest deleted first.
+  public var transactions: Int64 {
+    get {_transactions ?? 0}
+    set {_transactions = newValue}
+  }
+  /// Returns true if `transactions` has been explicitly set.
+  public var hasTransactions: Bool {self._transactions != nil}
+  /// Clears the value of `transactions`. Subsequent reads from it will return its default value.
+  public mutating func clearTransactions() {self._transactions = nil}
+
+  /// Whether each comes from the store's own setting (else from the daemon's).
+  public var ageIsTheStores: Bool = false
+
+  public var transactionsIsTheStores: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _ageSeconds: Int64? = nil
+  fileprivate var _transactions: Int64? = nil
+}
+
+public nonisolated struct Modeld_V1_SetHistoryRetentionRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var store: String = String()
+
+  /// For each: unset leaves the store's setting as it is; 0 means no limit for this store (keep
+  /// everything, whatever the daemon's retention); -1 removes the store's setting, so that the
+  /// daemon's applies; a positive number is the store's limit.
+  public var ageSeconds: Int64 {
+    get {_ageSeconds ?? 0}
+    set {_ageSeconds = newValue}
+  }
+  /// Returns true if `ageSeconds` has been explicitly set.
+  public var hasAgeSeconds: Bool {self._ageSeconds != nil}
+  /// Clears the value of `ageSeconds`. Subsequent reads from it will return its default value.
+  public mutating func clearAgeSeconds() {self._ageSeconds = nil}
+
+  public var transactions: Int64 {
+    get {_transactions ?? 0}
+    set {_transactions = newValue}
+  }
+  /// Returns true if `transactions` has been explicitly set.
+  public var hasTransactions: Bool {self._transactions != nil}
+  /// Clears the value of `transactions`. Subsequent reads from it will return its default value.
+  public mutating func clearTransactions() {self._transactions = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _ageSeconds: Int64? = nil
+  fileprivate var _transactions: Int64? = nil
 }
 
 public nonisolated struct Modeld_V1_ListStoresRequest: Sendable {
@@ -510,7 +621,154 @@ nonisolated extension Modeld_V1_CreateStoreRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StoreInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}uuid\0\u{1}kind\0\u{3}schema_version_hash\0\u{1}entities\0\u{3}history_token\0\u{3}open_sessions\0\u{1}path\0\u{1}backend\0\u{1}url\0\u{1}migration\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}uuid\0\u{1}kind\0\u{3}schema_version_hash\0\u{1}entities\0\u{3}history_token\0\u{3}open_sessions\0\u{1}path\0\u{1}backend\0\u{1}url\0\u{1}migration\0\u{3}history_retention\0")
+
+  fileprivate class _StorageClass {
+    var _name: String = String()
+    var _uuid: String = String()
+    var _kind: Modeld_V1_StoreKind = .sqlite
+    var _schemaVersionHash: String = String()
+    var _entities: [String] = []
+    var _historyToken: Int64? = nil
+    var _openSessions: Int64 = 0
+    var _path: String = String()
+    var _backend: String = String()
+    var _url: String = String()
+    var _migration: Modeld_V1_MigrationPlan? = nil
+    var _historyRetention: Modeld_V1_HistoryRetention? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _name = source._name
+      _uuid = source._uuid
+      _kind = source._kind
+      _schemaVersionHash = source._schemaVersionHash
+      _entities = source._entities
+      _historyToken = source._historyToken
+      _openSessions = source._openSessions
+      _path = source._path
+      _backend = source._backend
+      _url = source._url
+      _migration = source._migration
+      _historyRetention = source._historyRetention
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._name) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._uuid) }()
+        case 3: try { try decoder.decodeSingularEnumField(value: &_storage._kind) }()
+        case 4: try { try decoder.decodeSingularStringField(value: &_storage._schemaVersionHash) }()
+        case 5: try { try decoder.decodeRepeatedStringField(value: &_storage._entities) }()
+        case 6: try { try decoder.decodeSingularInt64Field(value: &_storage._historyToken) }()
+        case 7: try { try decoder.decodeSingularInt64Field(value: &_storage._openSessions) }()
+        case 8: try { try decoder.decodeSingularStringField(value: &_storage._path) }()
+        case 9: try { try decoder.decodeSingularStringField(value: &_storage._backend) }()
+        case 10: try { try decoder.decodeSingularStringField(value: &_storage._url) }()
+        case 11: try { try decoder.decodeSingularMessageField(value: &_storage._migration) }()
+        case 12: try { try decoder.decodeSingularMessageField(value: &_storage._historyRetention) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._name.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._name, fieldNumber: 1)
+      }
+      if !_storage._uuid.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._uuid, fieldNumber: 2)
+      }
+      if _storage._kind != .sqlite {
+        try visitor.visitSingularEnumField(value: _storage._kind, fieldNumber: 3)
+      }
+      if !_storage._schemaVersionHash.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._schemaVersionHash, fieldNumber: 4)
+      }
+      if !_storage._entities.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._entities, fieldNumber: 5)
+      }
+      try { if let v = _storage._historyToken {
+        try visitor.visitSingularInt64Field(value: v, fieldNumber: 6)
+      } }()
+      if _storage._openSessions != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._openSessions, fieldNumber: 7)
+      }
+      if !_storage._path.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._path, fieldNumber: 8)
+      }
+      if !_storage._backend.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._backend, fieldNumber: 9)
+      }
+      if !_storage._url.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._url, fieldNumber: 10)
+      }
+      try { if let v = _storage._migration {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+      } }()
+      try { if let v = _storage._historyRetention {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+      } }()
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Modeld_V1_StoreInfo, rhs: Modeld_V1_StoreInfo) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._name != rhs_storage._name {return false}
+        if _storage._uuid != rhs_storage._uuid {return false}
+        if _storage._kind != rhs_storage._kind {return false}
+        if _storage._schemaVersionHash != rhs_storage._schemaVersionHash {return false}
+        if _storage._entities != rhs_storage._entities {return false}
+        if _storage._historyToken != rhs_storage._historyToken {return false}
+        if _storage._openSessions != rhs_storage._openSessions {return false}
+        if _storage._path != rhs_storage._path {return false}
+        if _storage._backend != rhs_storage._backend {return false}
+        if _storage._url != rhs_storage._url {return false}
+        if _storage._migration != rhs_storage._migration {return false}
+        if _storage._historyRetention != rhs_storage._historyRetention {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Modeld_V1_HistoryRetention: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HistoryRetention"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}age_seconds\0\u{1}transactions\0\u{3}age_is_the_stores\0\u{3}transactions_is_the_stores\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -518,17 +776,10 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.uuid) }()
-      case 3: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
-      case 4: try { try decoder.decodeSingularStringField(value: &self.schemaVersionHash) }()
-      case 5: try { try decoder.decodeRepeatedStringField(value: &self.entities) }()
-      case 6: try { try decoder.decodeSingularInt64Field(value: &self._historyToken) }()
-      case 7: try { try decoder.decodeSingularInt64Field(value: &self.openSessions) }()
-      case 8: try { try decoder.decodeSingularStringField(value: &self.path) }()
-      case 9: try { try decoder.decodeSingularStringField(value: &self.backend) }()
-      case 10: try { try decoder.decodeSingularStringField(value: &self.url) }()
-      case 11: try { try decoder.decodeSingularMessageField(value: &self._migration) }()
+      case 1: try { try decoder.decodeSingularInt64Field(value: &self._ageSeconds) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self._transactions) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.ageIsTheStores) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.transactionsIsTheStores) }()
       default: break
       }
     }
@@ -539,54 +790,70 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
     // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.name.isEmpty {
-      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
-    }
-    if !self.uuid.isEmpty {
-      try visitor.visitSingularStringField(value: self.uuid, fieldNumber: 2)
-    }
-    if self.kind != .sqlite {
-      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 3)
-    }
-    if !self.schemaVersionHash.isEmpty {
-      try visitor.visitSingularStringField(value: self.schemaVersionHash, fieldNumber: 4)
-    }
-    if !self.entities.isEmpty {
-      try visitor.visitRepeatedStringField(value: self.entities, fieldNumber: 5)
-    }
-    try { if let v = self._historyToken {
-      try visitor.visitSingularInt64Field(value: v, fieldNumber: 6)
+    try { if let v = self._ageSeconds {
+      try visitor.visitSingularInt64Field(value: v, fieldNumber: 1)
     } }()
-    if self.openSessions != 0 {
-      try visitor.visitSingularInt64Field(value: self.openSessions, fieldNumber: 7)
+    try { if let v = self._transactions {
+      try visitor.visitSingularInt64Field(value: v, fieldNumber: 2)
+    } }()
+    if self.ageIsTheStores != false {
+      try visitor.visitSingularBoolField(value: self.ageIsTheStores, fieldNumber: 3)
     }
-    if !self.path.isEmpty {
-      try visitor.visitSingularStringField(value: self.path, fieldNumber: 8)
+    if self.transactionsIsTheStores != false {
+      try visitor.visitSingularBoolField(value: self.transactionsIsTheStores, fieldNumber: 4)
     }
-    if !self.backend.isEmpty {
-      try visitor.visitSingularStringField(value: self.backend, fieldNumber: 9)
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Modeld_V1_HistoryRetention, rhs: Modeld_V1_HistoryRetention) -> Bool {
+    if lhs._ageSeconds != rhs._ageSeconds {return false}
+    if lhs._transactions != rhs._transactions {return false}
+    if lhs.ageIsTheStores != rhs.ageIsTheStores {return false}
+    if lhs.transactionsIsTheStores != rhs.transactionsIsTheStores {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Modeld_V1_SetHistoryRetentionRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SetHistoryRetentionRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}store\0\u{3}age_seconds\0\u{1}transactions\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.store) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self._ageSeconds) }()
+      case 3: try { try decoder.decodeSingularInt64Field(value: &self._transactions) }()
+      default: break
+      }
     }
-    if !self.url.isEmpty {
-      try visitor.visitSingularStringField(value: self.url, fieldNumber: 10)
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.store.isEmpty {
+      try visitor.visitSingularStringField(value: self.store, fieldNumber: 1)
     }
-    try { if let v = self._migration {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    try { if let v = self._ageSeconds {
+      try visitor.visitSingularInt64Field(value: v, fieldNumber: 2)
+    } }()
+    try { if let v = self._transactions {
+      try visitor.visitSingularInt64Field(value: v, fieldNumber: 3)
     } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Modeld_V1_StoreInfo, rhs: Modeld_V1_StoreInfo) -> Bool {
-    if lhs.name != rhs.name {return false}
-    if lhs.uuid != rhs.uuid {return false}
-    if lhs.kind != rhs.kind {return false}
-    if lhs.schemaVersionHash != rhs.schemaVersionHash {return false}
-    if lhs.entities != rhs.entities {return false}
-    if lhs._historyToken != rhs._historyToken {return false}
-    if lhs.openSessions != rhs.openSessions {return false}
-    if lhs.path != rhs.path {return false}
-    if lhs.backend != rhs.backend {return false}
-    if lhs.url != rhs.url {return false}
-    if lhs._migration != rhs._migration {return false}
+  public static func ==(lhs: Modeld_V1_SetHistoryRetentionRequest, rhs: Modeld_V1_SetHistoryRetentionRequest) -> Bool {
+    if lhs.store != rhs.store {return false}
+    if lhs._ageSeconds != rhs._ageSeconds {return false}
+    if lhs._transactions != rhs._transactions {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

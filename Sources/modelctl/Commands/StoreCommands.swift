@@ -3,11 +3,11 @@ import Foundation
 import ModelRemote
 import ModelCore
 
-/// `modelctl store list|create|drop|info|backup|restore`.
+/// `modelctl store list|create|drop|info|backup|restore|retention`.
 struct StoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "store", abstract: "List, create, drop, describe, back up and restore stores.",
-        subcommands: [List.self, Create.self, Drop.self, Info.self, Backup.self, Restore.self])
+        subcommands: [List.self, Create.self, Drop.self, Info.self, Backup.self, Restore.self, Retention.self])
 
     static func record(_ store: StoreInfo) -> Record {
         [
@@ -19,6 +19,8 @@ struct StoreCommand: AsyncParsableCommand {
             ("history_token", .text(store.historyToken.map { String($0.rawValue) })),
             ("open_sessions", .number(Int64(store.openSessions))),
             ("path", .text(store.path)),
+            ("history_retention_age_seconds", .text(store.historyRetention.age.map { String($0.components.seconds) })),
+            ("history_retention_transactions", .text(store.historyRetention.transactions.map(String.init))),
         ]
     }
 

@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+import ModelCore
+import ModelRemote
+
+extension StoreCommand {
+    /// `modelctl store retention NAME [--age 7d|none|default] [--transactions N|none|default]`.
+    struct Retention: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show or set how much history a store keeps.",
+            discussion: """
+                Without options, shows the store's retention. Each option sets the store's own limit, \
+                which replaces the daemon's (--history-retention-age, --history-retention-transactions) \
+                for this store: a value, 'none' to keep everything of that kind, or 'default' to follow \
+                the daemon's again. The daemon prunes in the background, at each prune interval.
+                """)
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The store (default: --store).") var name: String?
+        @Option(
+            help: ArgumentHelp(
+                "Delete transactions older than this: 30d, 12h, 90m, 45s; none; default.", valueName: "age"))
+        var age: String?
+        @Option(help: ArgumentHelp("Keep at most this many transactions; none; default.", valueName: "count"))
+        var transactions: String?
+
+        func validate() throws {
+            _ = try limit(age, parse: Self.seconds, what: "--age")
+            _ = try limit(transactions, parse: { Int64($0).flatMap { $0 > 0 ? $0 : nil } }, what: "--transactions")
+        }
+
+        func run() async throws {
+            let ageLimit = try limit(age, parse: Self.seconds, what: "--age")
+            let countLimit = try limit(
+                transactions, parse: { Int64($0).flatMap { $0 > 0 ? $0 : nil } }, what: "--transactions")
+            let store = try await global.withClient { client in
+                let store = name ?? global.storeName
+                if ageLimit == nil, countLimit == nil { return try await client.store(store) }
+                return try await client.setHistoryRetention(of: store, age: ageLimit, transactions: countLimit)
+            }
+            let writer = RecordWriter(format: global.outputFormat, single: true)
+            writer.write([StoreCommand.retentionRecord(store)])
+            writer.finish()
+        }
+
+        private func limit(_ text: String?, parse: (String) -> Int64?, what: String) throws -> StoreInfo.RetentionLimit?
+        {
+            guard let text else { return nil }
+            switch text.lowercased() {
+            case "none": return .unlimited
+            case "default": return .daemons
+            default:
+                guard let value = parse(text) else {
+                    throw ValidationError("\(what) '\(text)' is not a positive limit, 'none' or 'default'")
+                }
+                return .limit(value)
+            }
+        }
+
+        /// `30d`, `12h`, `90m`, `45s` or plain seconds.
+        static func seconds(_ text: String) -> Int64? {
+            let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
+            var number = Substring(text), unit: Int64 = 1
+            if let last = text.last, let factor = units[last] {
+                number = number.dropLast()
+                unit = factor
+            }
+            guard let value = Int64(number), value > 0, value <= Int64.max / unit else { return nil }
+            return value * unit
+        }
+    }
+
+    static func retentionRecord(_ store: StoreInfo) -> Record {
+        let retention = store.historyRetention
+        func source(_ own: Bool) -> String { own ? "store" : "daemon" }
+        return [
+            ("store", .text(store.name)),
+            ("history_retention_age_seconds", .text(retention.age.map { String($0.components.seconds) })),
+            ("history_retention_age_from", .text(source(retention.ageIsTheStores))),
+            ("history_retention_transactions", .text(retention.transactions.map(String.init))),
+            ("history_retention_transactions_from", .text(source(retention.transactionsIsTheStores))),
+        ]
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+
+/// `modelctl store retention`: shows a store's history retention and sets its own limits.
+@Suite struct RetentionCommandTests {
+    @Test func aStoresRetentionIsShownSetAndReset() async throws {
+        try await CLITestbed.with(["--history-retention-age", "30d"]) { bed in
+            let shown = try await bed.run(["store", "retention", "--format", "json"])
+            let initial = try #require(shown.json as? [String: Any], "\(shown)")
+            #expect(initial["history_retention_age_seconds"] as? String == "2592000")
+            #expect(initial["history_retention_age_from"] as? String == "daemon")
+            #expect(initial["history_retention_transactions"] is NSNull)
+
+            let set = try await bed.run([
+                "store", "retention", "default", "--age", "7d", "--transactions", "1000", "--format", "json",
+            ])
+            let own = try #require(set.json as? [String: Any], "\(set)")
+            #expect(own["history_retention_age_seconds"] as? String == "604800")
+            #expect(own["history_retention_age_from"] as? String == "store")
+            #expect(own["history_retention_transactions"] as? String == "1000")
+            let info = try await bed.run(["store", "info", "--format", "json"])
+            #expect((info.json as? [String: Any])?["history_retention_transactions"] as? String == "1000")
+
+            let unlimited = try await bed.run(["store", "retention", "--age", "none", "--format", "json"])
+            #expect((unlimited.json as? [String: Any])?["history_retention_age_seconds"] is NSNull, "\(unlimited)")
+            let reset = try await bed.run(["store", "retention", "--age", "default", "--format", "json"])
+            let back = try #require(reset.json as? [String: Any])
+            #expect(back["history_retention_age_seconds"] as? String == "2592000")
+            #expect(back["history_retention_age_from"] as? String == "daemon")
+
+            for bad in [["--age", "soon"], ["--transactions=-5"], ["--transactions", "0"]] {
+                let refused = try await bed.run(["store", "retention"] + bad)
+                #expect(refused.status == 64 && refused.error.contains("is not a positive limit"), "\(bad): \(refused)")
+            }
+        }
+    }
+}
