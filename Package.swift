@@ -54,6 +54,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // The system's libedit (Debian: libedit-dev): line editing and history for modelctl shell.
+        .systemLibrary(
+            name: "CEditLine",
+            pkgConfig: "libedit",
+            providers: [.apt(["libedit-dev"])]
+        ),
         .target(
             name: "SQLiteStorage",
             dependencies: [
@@ -216,7 +222,7 @@ let package = Package(
         .executableTarget(
             name: "modelctl",
             dependencies: [
-                "ModelRemote", "ModelCore", "ModelWire", "ManualPages",
+                "ModelRemote", "ModelCore", "ModelWire", "ManualPages", "CEditLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: sharedSettings

@@ -158,7 +158,7 @@ extension FramedServerTransport {
     /// Runs a direct call whose request is complete and writes its answer on `channel`.
     func run(
         _ call: PendingDirectCall, stream: UInt32, channel: any Channel, loopExecutor: EventLoopTaskExecutor,
-        outbound: OutboundQueue
+        outbound: OutboundQueue, peer caller: PeerCredentials?
     ) {
         guard admitDirectCall(call.record) else {
             channel.writeAndFlush(
@@ -172,8 +172,9 @@ extension FramedServerTransport {
                 call.record.attach(handle)
                 let context = ServerContext(
                     descriptor: call.descriptor, remotePeer: peer, localPeer: peer, cancellation: handle)
-                let answer = await Self.answer(
-                    call, context: context, stream: stream, channel: channel, outbound: outbound)
+                let answer = await PeerCredentials.$current.withValue(caller ?? .unknown) {
+                    await Self.answer(call, context: context, stream: stream, channel: channel, outbound: outbound)
+                }
                 channel.writeAndFlush(answer, promise: nil)
             }
             self.directCallEnded(call.record)

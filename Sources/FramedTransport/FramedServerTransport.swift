@@ -82,12 +82,13 @@ public final class FramedServerTransport: ServerTransport, Sendable {
                     }
                 }
                 .childChannelInitializer { [self] channel in
-                    channel.eventLoop.makeCompletedFuture {
+                    PeerCredentials.of(channel).flatMapThrowing { [self] peer in
                         guard limits.connections.admit(channel) else { return }
                         // A client that does not read its answers stops being read.
                         try channel.pipeline.syncOperations.addHandler(BackPressureHandler())
                         try channel.pipeline.syncOperations.addHandler(FrameReader(limits: limits))
-                        try channel.pipeline.syncOperations.addHandler(ServerConnectionHandler(transport: self))
+                        try channel.pipeline.syncOperations.addHandler(
+                            ServerConnectionHandler(transport: self, peer: peer))
                     }
                 }
                 .bindOrAdopt(path: path, descriptor: boundDescriptor).get()
@@ -117,7 +118,9 @@ public final class FramedServerTransport: ServerTransport, Sendable {
                         let context = ServerContext(
                             descriptor: accepted.stream.descriptor, remotePeer: peer, localPeer: peer,
                             cancellation: handle)
-                        await streamHandler(accepted.stream, context)
+                        await PeerCredentials.$current.withValue(accepted.peer ?? .unknown) {
+                            await streamHandler(accepted.stream, context)
+                        }
                     }
                 }
             }
@@ -169,8 +172,9 @@ public final class FramedServerTransport: ServerTransport, Sendable {
     var isShutdown: Bool { state.withLock { $0.isShutdown } }
 
     /// Hands a new call to ``listen(streamHandler:)``; false once the transport is shutting down.
-    func accept(_ stream: RPCStream<Inbound, Outbound>, record: ServerStreamRecord) -> Bool {
-        guard !isShutdown, case .enqueued = newStreamsContinuation.yield(AcceptedStream(stream: stream, record: record))
+    func accept(_ stream: RPCStream<Inbound, Outbound>, record: ServerStreamRecord, peer: PeerCredentials?) -> Bool {
+        guard !isShutdown,
+            case .enqueued = newStreamsContinuation.yield(AcceptedStream(stream: stream, record: record, peer: peer))
         else { return false }
         return true
     }
@@ -179,6 +183,8 @@ public final class FramedServerTransport: ServerTransport, Sendable {
 struct AcceptedStream: Sendable {
     let stream: RPCStream<FramedServerTransport.Inbound, FramedServerTransport.Outbound>
     let record: ServerStreamRecord
+    /// The caller: its connection's peer credentials.
+    let peer: PeerCredentials?
 }
 
 /// One call on the server: its request parts' continuation (none for a direct call, which

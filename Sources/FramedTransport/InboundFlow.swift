@@ -28,6 +28,7 @@ final class InboundFlow: Sendable {
     func received(_ bytes: Int) {
         let pause = state.withLock { state in
             state.held += bytes
+            statistics.held(state.held)
             guard state.held > Self.pauseAbove, !state.paused else { return false }
             state.paused = true
             return true
@@ -68,12 +69,18 @@ final class InboundFlow: Sendable {
 
 /// How often a transport's connections stopped reading for their calls to catch up.
 public final class InboundFlowStatistics: Sendable {
-    private let counts = Mutex<(now: Int, ever: Int)>((0, 0))
+    private let counts = Mutex<(now: Int, ever: Int, peak: Int)>((0, 0, 0))
 
     /// Connections not reading now.
     public var pausedConnections: Int { counts.withLock { $0.now } }
     /// Times any connection stopped reading.
     public var pauses: Int { counts.withLock { $0.ever } }
+    /// The most bytes one connection's calls ever held untaken.
+    public var peakHeld: Int { counts.withLock { $0.peak } }
+
+    func held(_ bytes: Int) {
+        counts.withLock { $0.peak = max($0.peak, bytes) }
+    }
 
     func paused() {
         counts.withLock {

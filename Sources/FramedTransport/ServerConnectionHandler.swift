@@ -28,8 +28,12 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// Stops reading while calls have not taken the messages sent to them (set when added).
     private var flow: InboundFlow?
 
-    init(transport: FramedServerTransport) {
+    /// Who connected (`SO_PEERCRED`), given to every call of the connection.
+    private let peer: PeerCredentials?
+
+    init(transport: FramedServerTransport, peer: PeerCredentials?) {
         self.transport = transport
+        self.peer = peer
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -88,7 +92,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                     // `loopExecutor` is set when the handler is added.
                     transport.run(
                         call, stream: frame.stream, channel: context.channel, loopExecutor: loopExecutor!,
-                        outbound: outbound)
+                        outbound: outbound, peer: peer)
                 } else {
                     streams[frame.stream]?.requests?.finish()
                 }
@@ -149,7 +153,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         let stream = RPCStream(
             descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: inbound),
             outbound: RPCWriter.Closable(wrapping: writer))
-        if transport.accept(stream, record: record) {
+        if transport.accept(stream, record: record, peer: peer) {
             streams[frame.stream] = record
         } else {
             continuation.finish()

@@ -128,7 +128,9 @@ public actor MemoryStore: StorageBackend {
         state.lastToken += 1
         let token = HistoryToken(state.lastToken)
         state.history.append(
-            HistoryTransaction(token: token, timestamp: clock(), author: changes.author, changes: writes.history))
+            HistoryTransaction(
+                token: token, timestamp: clock(), author: changes.author, changes: writes.history,
+                user: changes.user))
         var result = writes.result
         result.token = token
         return result

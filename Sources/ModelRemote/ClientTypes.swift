@@ -26,6 +26,21 @@ public struct StoreInfo: Hashable, Sendable {
     public var url: String
     /// How much history the store keeps.
     public var historyRetention: HistoryRetention
+    /// The user who owns the store (by name, or `uid N`); nil for a store open to every caller.
+    public var owner: String?
+    /// What others were granted.
+    public var grants: [AccessGrant]
+
+    /// Access to a store granted to a user or group of the daemon's host.
+    public struct AccessGrant: Hashable, Sendable {
+        public enum Principal: Hashable, Sendable {
+            case user(String)
+            case group(String)
+        }
+        public var principal: Principal
+        /// Whether it may write too (else read only).
+        public var mayWrite: Bool
+    }
 
     /// How much history a store keeps: its own limits where it has them, else the daemon's.
     public struct HistoryRetention: Hashable, Sendable {
@@ -75,6 +90,14 @@ public struct StoreInfo: Hashable, Sendable {
         path = wire.path.isEmpty ? nil : wire.path
         backend = wire.backend.isEmpty ? kind.rawValue : wire.backend
         url = wire.url
+        owner = wire.owner.isEmpty ? nil : wire.owner
+        grants = wire.grants.compactMap { grant in
+            switch grant.principal.kind {
+            case .user(let name): AccessGrant(principal: .user(name), mayWrite: grant.level == .write)
+            case .group(let name): AccessGrant(principal: .group(name), mayWrite: grant.level == .write)
+            case nil: nil
+            }
+        }
         let retention = wire.historyRetention
         historyRetention = HistoryRetention(
             age: retention.hasAgeSeconds ? .seconds(retention.ageSeconds) : nil,

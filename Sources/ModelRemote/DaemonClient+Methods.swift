@@ -26,6 +26,8 @@ extension Modeld_V1_StoreService.Method.DropStore: UnaryMethod {}
 extension Modeld_V1_StoreService.Method.GetSchema: UnaryMethod {}
 extension Modeld_V1_StoreService.Method.ApplySchema: UnaryMethod {}
 extension Modeld_V1_StoreService.Method.SetHistoryRetention: UnaryMethod {}
+extension Modeld_V1_StoreService.Method.GrantAccess: UnaryMethod {}
+extension Modeld_V1_StoreService.Method.RevokeAccess: UnaryMethod {}
 extension Modeld_V1_QueryService.Method.Count: UnaryMethod {}
 extension Modeld_V1_QueryService.Method.Aggregate: UnaryMethod {}
 extension Modeld_V1_QueryService.Method.GetObjects: UnaryMethod {}

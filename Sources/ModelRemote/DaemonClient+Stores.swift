@@ -143,4 +143,43 @@ extension DaemonClient {
                 wire: try await unary(Modeld_V1_StoreService.Method.SetHistoryRetention.self, request))
         }
     }
+
+    /// Grants `principal` read access to `store`, or read and write with `write`; the store's
+    /// owner or an administrator may. Returns the store as it is now.
+    @discardableResult
+    public func grantAccess(to principal: StoreInfo.AccessGrant.Principal, on store: String, write: Bool) async throws
+        -> StoreInfo
+    {
+        try await call(small: true) {
+            let request = Modeld_V1_GrantAccessRequest.with {
+                $0.store = store
+                $0.grant.principal = principal.wire
+                $0.grant.level = write ? .write : .read
+            }
+            return try StoreInfo(wire: try await unary(Modeld_V1_StoreService.Method.GrantAccess.self, request))
+        }
+    }
+
+    /// Takes back what `principal` was granted on `store`.
+    @discardableResult
+    public func revokeAccess(from principal: StoreInfo.AccessGrant.Principal, on store: String) async throws
+        -> StoreInfo
+    {
+        try await call(small: true) {
+            let request = Modeld_V1_RevokeAccessRequest.with {
+                $0.store = store
+                $0.principal = principal.wire
+            }
+            return try StoreInfo(wire: try await unary(Modeld_V1_StoreService.Method.RevokeAccess.self, request))
+        }
+    }
+}
+
+extension StoreInfo.AccessGrant.Principal {
+    var wire: Modeld_V1_AccessPrincipal {
+        switch self {
+        case .user(let name): .with { $0.user = name }
+        case .group(let name): .with { $0.group = name }
+        }
+    }
 }

@@ -19,6 +19,8 @@ final class DaemonCore: Sendable {
     let descriptors: DescriptorBudget
     let logger: Logger
     let rpc: RPCHandling
+    /// Who may do what to which store.
+    let access: AccessPolicy
     let startedAt = ContinuousClock.now
 
     /// The daemon's metrics (``DaemonMetrics``).
@@ -47,6 +49,7 @@ final class DaemonCore: Sendable {
             requestBudget: RequestBudget(capacity: configuration.maximumPendingRequestBytes),
             connections: ConnectionLimit(maximum: descriptors.maximumConnections, onRefusal: refusals.refused))
         self.logger = logger
+        self.access = AccessPolicy(daemonUID: getuid(), administrators: configuration.administratorsGroup)
         self.rpc = RPCHandling(
             logger: logger,
             metrics: DaemonMetrics(registry: configuration.metricsRegistry ?? PrometheusCollectorRegistry()))
@@ -80,6 +83,15 @@ final class DaemonCore: Sendable {
         let retention = catalog.retention.effective(
             for: store.name, daemonAge: configuration.historyRetentionAge,
             daemonTransactions: configuration.historyRetentionCount)
+        if let record = catalog.access.record(for: store.name) {
+            info.owner = UnixAccounts.user(uid: record.owner)?.name ?? "uid \(record.owner)"
+            info.grants = record.grants.map { grant in
+                .with {
+                    $0.principal = grant.principal.wire
+                    $0.level = grant.level == .write ? .write : .read
+                }
+            }
+        }
         info.historyRetention = .with {
             if let age = retention.age { $0.ageSeconds = age.components.seconds }
             if let count = retention.transactions { $0.transactions = Int64(count) }
@@ -117,16 +129,38 @@ final class DaemonCore: Sendable {
 
     /// The store a request names; UNAVAILABLE while a staged migration holds it, unless
     /// `whileMigrating` (a description of the store as it was).
-    func store(_ name: String, whileMigrating: Bool = false) throws(ModelError) -> StoreHandle {
+    func store(_ name: String, whileMigrating: Bool = false, for need: AccessNeed) throws(ModelError) -> StoreHandle {
         let handle = try catalog.handle(named: name)
+        try checkAccess(need, to: handle.name)
         if !whileMigrating { try handle.checkAvailable() }
         return handle
+    }
+
+    /// PERMISSION_DENIED unless the current call's caller may do what `need` says to the store.
+    func checkAccess(_ need: AccessNeed, to store: String) throws(ModelError) {
+        let record = catalog.access.record(for: store)
+        let caller = Caller.current
+        guard access.allows(caller, need, record) else {
+            throw access.refusal(caller, need, store: store, record: record)
+        }
+    }
+
+    /// Whether the current call's caller may read the store (what ListStores shows).
+    func mayRead(_ store: String) -> Bool {
+        access.allows(Caller.current, .read, catalog.access.record(for: store))
     }
 
     /// The session a request names; UNAVAILABLE while a staged migration holds its store,
     /// unless it is that migration's session.
     func session(_ id: String) throws(ModelError) -> Session {
         let session = try sessions.session(id)
+        let caller = Caller.current
+        guard caller.uid == session.owner || access.isAdministrator(caller) else {
+            throw ModelError(
+                .permissionDenied,
+                "session \(id) belongs to another user (uid \(session.owner)); user \(caller.description) may use only its own",
+                context: ["session": id, "uid": String(caller.uid)])
+        }
         try session.store.checkAvailable(forSession: id)
         return session
     }

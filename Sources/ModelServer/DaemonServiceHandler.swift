@@ -1,5 +1,6 @@
 import Foundation
 import GRPCCore
+import ModelCore
 import ModelWire
 
 /// modeld.v1.DaemonService: what the daemon is and how busy.
@@ -12,6 +13,13 @@ struct DaemonServiceHandler: Modeld_V1_DaemonService.SimpleServiceProtocol {
 
     func metrics(request: Modeld_V1_MetricsRequest, context: ServerContext) async throws -> Modeld_V1_MetricsResponse {
         try await core.rpc.handle("Metrics") {
+            let caller = Caller.current
+            guard core.access.isAdministrator(caller) else {
+                throw ModelError(
+                    .permissionDenied,
+                    "user \(caller.description) may not read the daemon's metrics, which name every store: administrators may (root, the daemon's user, modeld --admin-group)",
+                    context: ["uid": String(caller.uid)])
+            }
             let text = await core.metrics.exposition(core)
             return Modeld_V1_MetricsResponse.with { $0.text = text }
         }

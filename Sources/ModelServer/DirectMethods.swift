@@ -22,6 +22,8 @@ extension DirectMethods {
         methods.add(Modeld_V1_StoreService.Method.GetSchema.descriptor, stores.getSchema)
         methods.add(Modeld_V1_StoreService.Method.ApplySchema.descriptor, stores.applySchema)
         methods.add(Modeld_V1_StoreService.Method.SetHistoryRetention.descriptor, stores.setHistoryRetention)
+        methods.add(Modeld_V1_StoreService.Method.GrantAccess.descriptor, stores.grantAccess)
+        methods.add(Modeld_V1_StoreService.Method.RevokeAccess.descriptor, stores.revokeAccess)
 
         methods.addFetch(Modeld_V1_QueryService.Method.Fetch.descriptor, queries.fetch)
         methods.addServerStreaming(Modeld_V1_QueryService.Method.History.descriptor, queries.history)

@@ -101,7 +101,8 @@ public final class ModelDaemon: Service, Sendable {
                 ReflectionService(), ReflectionService.V1Alpha(),
             ]
         }
-        let server = GRPCServer(transport: transport, services: services(), interceptors: [ErrorMetadataInterceptor()])
+        let server = GRPCServer(
+            transport: transport, services: services(), interceptors: [CallerInterceptor(), ErrorMetadataInterceptor()])
         // The same services in modeld's framing, on a socket of their own beside the gRPC one:
         // bound here, or under socket activation the one systemd passed beside the gRPC socket
         // (a socket unit that passes only the gRPC one gets gRPC only).
@@ -115,7 +116,8 @@ public final class ModelDaemon: Service, Sendable {
                 nil
             }
         let framedServer = framed.map {
-            GRPCServer(transport: $0, services: services(), interceptors: [ErrorMetadataInterceptor()])
+            GRPCServer(
+                transport: $0, services: services(), interceptors: [CallerInterceptor(), ErrorMetadataInterceptor()])
         }
         // systemd's socket files are systemd's to remove.
         defer { if let framed, bindsPath { unlink(framed.path) } }
@@ -320,16 +322,18 @@ public final class ModelDaemon: Service, Sendable {
             config.connection.maxGraceTime = configuration.shutdownGracePeriod
             let closesIdleAfter = configuration.connectionIdleTimeout + configuration.shutdownGracePeriod
             config.channelDebuggingCallbacks.onAcceptTCPConnection = { channel in
-                channel.eventLoop.makeCompletedFuture {
+                PeerCredentials.of(channel).flatMapThrowing { peer in
                     guard limits.connections.admit(channel) else { return }
                     try channel.pipeline.syncOperations.addHandler(
                         HTTP2IdleCloser(after: closesIdleAfter), position: .first)
+                    try channel.pipeline.syncOperations.addHandler(PeerCredentialsHolder(peer))
                 }
             }
             config.channelDebuggingCallbacks.onAcceptHTTP2Stream = { channel in
                 channel.eventLoop.makeCompletedFuture {
                     HTTP2IdleCloser.streamOpened(on: channel)
                     try channel.pipeline.syncOperations.addHandler(HTTP2RequestGuard(limits: limits), position: .first)
+                    try PeerCredentialsHeaders.add(to: channel)
                 }
             }
         }

@@ -13,7 +13,7 @@ extension QueryServiceHandler {
         request: Modeld_V1_WatchRequest, response: RPCWriter<Modeld_V1_WatchResponse>, context: ServerContext
     ) async throws {
         try await core.rpc.handle("Watch") {
-            let store = try core.store(request.store)
+            let store = try core.store(request.store, for: .read)
             let watch = try QueryWatch(try WatchedQuery(wire: request), on: store.container, hub: store.watches)
             let budget = FetchStreaming.budget(maximumMessageSize: core.configuration.maximumMessageSize)
             try await core.rpc.cancellable {

@@ -17,7 +17,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     /// Fetch, its responses sent to `response` (messages for GRPCCore, bytes for a direct call).
     func fetch(_ request: Modeld_V1_StoreFetchRequest, to response: FetchResponseSink) async throws {
         try await core.rpc.handle("Fetch") {
-            let store = try core.store(request.store)
+            let store = try core.store(request.store, for: .read)
             let descriptor = try FetchDescriptor(wire: request.fetch)
             let streaming = try FetchStreaming(
                 requested: request.fetch.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
@@ -42,7 +42,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         try await core.rpc.handleCancellable("Count") {
             var descriptor = try FetchDescriptor(wire: request.fetch)
             descriptor.resultType = .count
-            let count = try await core.store(request.store).container.backend.fetch(descriptor).count
+            let count = try await core.store(request.store, for: .read).container.backend.fetch(descriptor).count
             return Modeld_V1_CountResponse.with { $0.count = Int64(count) }
         }
     }
@@ -53,7 +53,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         try await core.rpc.handleCancellable("Aggregate") {
             let descriptor = try AggregateDescriptor(wire: request.aggregate)
             return Modeld_V1_AggregateResponse(
-                try await core.store(request.store).container.backend.aggregate(descriptor))
+                try await core.store(request.store, for: .read).container.backend.aggregate(descriptor))
         }
     }
 
@@ -67,7 +67,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     /// What `GetObjects` answers, before it is a message (a direct call writes the bytes itself).
     func objects(request: Modeld_V1_GetObjectsRequest, context: ServerContext) async throws -> [ObjectSnapshot] {
         try await core.rpc.handleCancellable("GetObjects") {
-            let store = try core.store(request.store)
+            let store = try core.store(request.store, for: .read)
             var ids: [PersistentIdentifier] = []
             for uri in request.uris { ids.append(try PersistentIdentifier(wire: uri, in: store.storeIdentifier)) }
             return try await store.container.backend.snapshots(for: ids)
@@ -78,7 +78,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         request: Modeld_V1_HistoryRequest, response: RPCWriter<Modeld_V1_HistoryResponse>, context: ServerContext
     ) async throws {
         try await core.rpc.handle("History") {
-            let store = try core.store(request.store)
+            let store = try core.store(request.store, for: .read)
             guard request.limit >= 0 else { throw ModelError(.invalidArgument, "limit \(request.limit) is negative") }
             let streaming = HistoryStreaming(
                 store: store, request: request,
@@ -118,7 +118,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         edits: @Sendable (UUID) throws(ModelError) -> [ObjectEdit]
     ) async throws -> SaveResponse {
         try await core.rpc.handleCancellable("Apply") {
-            let store = try core.store(name)
+            let store = try core.store(name, for: .write)
             let edits = try edits(store.storeIdentifier)
             let author = author.isEmpty ? nil : author, policy = try UniquenessPolicy(wire: uniquenessPolicy)
             // Inserts alone are saved without a context (and its actor); other edits through one.
@@ -134,7 +134,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         -> Modeld_V1_BatchResult
     {
         try await core.rpc.handleCancellable("BatchDelete") {
-            let store = try core.store(request.store)
+            let store = try core.store(request.store, for: .write)
             let (matched, result) = try await store.container.batchDelete(
                 request.entity, where: try request.predicate.model(),
                 author: request.author.isEmpty ? nil : request.author)
@@ -158,7 +158,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         -> Modeld_V1_DeleteHistoryResponse
     {
         try await core.rpc.handleCancellable("DeleteHistory") {
-            let container = try core.store(request.store).container
+            let container = try core.store(request.store, for: .manage).container
             if request.through != 0 {
                 try await container.deleteHistory(through: HistoryToken(request.through))
                 return Modeld_V1_DeleteHistoryResponse.with { $0.through = request.through }
@@ -177,7 +177,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         -> Modeld_V1_BatchResult
     {
         try await core.rpc.handleCancellable("BatchUpdate") {
-            let store = try core.store(request.store)
+            let store = try core.store(request.store, for: .write)
             let (matched, result) = try await store.container.batchUpdate(
                 request.entity, where: try request.predicate.model(),
                 set: try [String: Value](wire: request.attributes),

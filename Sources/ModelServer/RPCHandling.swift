@@ -14,13 +14,21 @@ struct RPCHandling: Sendable {
     let metrics: DaemonMetrics
     /// Set when the daemon begins to stop: calls cancelled from then on end with UNAVAILABLE.
     let stopping = StopFlag()
+    /// The methods whose saves history stamps with the caller's user.
+    static let savingMethods: Set<String> = ["Apply", "Save", "BatchDelete", "BatchUpdate", "StepMigration"]
 
     /// Runs a handler's body; any error it throws leaves as an `RPCError` with modeld's status
     /// code and a message a person can act on.
     func handle<T>(_ method: String, _ body: () async throws -> T) async throws -> T {
         let start = ContinuousClock.now
         do {
-            let result = try await mapped(method, body)
+            // What a call that saves writes is stamped with its caller's user.
+            let result =
+                Self.savingMethods.contains(method)
+                ? try await ChangeSet.$savingUser.withValue(Caller.current.historyName) {
+                    try await mapped(method, body)
+                }
+                : try await mapped(method, body)
             metrics.called(method, code: nil, since: start)
             return result
         } catch let error as RPCError {

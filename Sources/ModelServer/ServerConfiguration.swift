@@ -73,6 +73,9 @@ public struct ServerConfiguration: Sendable {
     /// A loopback address (`127.0.0.1:9464`, `[::1]:9464`) to serve the metrics on over HTTP
     /// (`GET /metrics`), for Prometheus to scrape; off when nil.
     public var metricsAddress: String?
+    /// The group whose members administer every store, as root and the daemon's own user do
+    /// (`--admin-group`); nil for none.
+    public var administratorsGroup: UInt32?
     /// The backends the daemon can open stores with, by URL scheme. The executable chooses them
     /// (StandardBackends' `.daemon`: SQLite and memory); the daemon knows none by itself.
     public var registry: StorageRegistry

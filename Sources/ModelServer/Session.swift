@@ -15,6 +15,8 @@ final class Session: Sendable {
     let migration: (any StagedMigration)?
     /// How long the session may stay idle; nil for the registry's timeout.
     let idleTimeout: Duration?
+    /// The user who opened it (the caller's uid): only it, or an administrator, may use it.
+    let owner: UInt32
 
     private struct State {
         var context: ModelContext
@@ -32,6 +34,7 @@ final class Session: Sendable {
     ) {
         self.id = id
         self.store = store
+        self.owner = Caller.current.uid
         self.migration = migration
         self.idleTimeout = idleTimeout
         self.now = now

@@ -12,7 +12,7 @@ extension SessionServiceHandler {
         -> Modeld_V1_OpenSessionResponse
     {
         try await core.rpc.handle("BeginMigration") {
-            let store = try core.store(request.store)
+            let store = try core.store(request.store, for: .manage)
             let author = request.author.isEmpty ? nil : request.author
             let uniquenessPolicy = try UniquenessPolicy(wire: request.uniquenessPolicy)
             let timeout = core.configuration.migrationIdleTimeout

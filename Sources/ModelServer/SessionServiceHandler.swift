@@ -12,7 +12,7 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
         -> Modeld_V1_OpenSessionResponse
     {
         try await core.rpc.handle("OpenSession") {
-            let store = try core.store(request.store)
+            let store = try core.store(request.store, for: .read)
             let session = try core.sessions.open(
                 on: store, author: request.author.isEmpty ? nil : request.author,
                 mergePolicy: try MergePolicy(wire: request.mergePolicy),
@@ -52,6 +52,7 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
     func saveResponse(_ request: Modeld_V1_SaveRequest) async throws -> SaveResponse {
         try await core.rpc.handleCancellable("Save") {
             let session = try core.session(request.sessionID)
+            try core.checkAccess(.write, to: session.store.name)
             let edits = try ObjectEdit.edits(wire: request.changes, in: session.store.storeIdentifier)
             return try await session.run {
                 try await core.save(

@@ -49,8 +49,8 @@ extension StoreCatalog {
     /// first, then moved into place). With `replace`, a store of that name is dropped first
     /// (`beforeReplacing` ends its sessions); with `newIdentity`, the restored store gets a new UUID.
     func restore(
-        from path: String, as name: String, replace: Bool, newIdentity: Bool,
-        beforeReplacing: (StoreHandle) async -> Void
+        from path: String, as name: String, replace: Bool, newIdentity: Bool, owner: UInt32,
+        beforeReplacing: (StoreHandle) async throws -> Void
     ) async throws -> (StoreHandle, BackupSummary) {
         try StoreName.validate(name)
         guard let factory = try registry.factory(for: "sqlite") as? any StorageBackupRestoring,
@@ -77,7 +77,7 @@ extension StoreCatalog {
             }
             if let existing {
                 try existing.checkAvailable()
-                await beforeReplacing(existing)
+                try await beforeReplacing(existing)
                 stores.withLock { $0[name] = nil }
                 try attached.remove(name)
                 await existing.close(forRemoval: true)
@@ -98,10 +98,13 @@ extension StoreCatalog {
             }
             try await factory.installBackup(at: path, to: location)
             do {
+                // A new store is its restorer's; one restored over keeps its owner and grants.
+                if existing == nil { try access.set(StoreAccessRecord(owner: owner), for: name) }
                 let handle = try await open(name: name, at: location, schema: nil)
                 stores.withLock { $0[name] = handle }
                 return (handle, summary)
             } catch {
+                if existing == nil { try? access.set(nil, for: name) }
                 try? await registry.destroy(location)
                 throw error
             }

@@ -19,6 +19,8 @@ final class StoreCatalog: Sendable {
     let attached: AttachedStores
     /// The stores' own history retention.
     let retention: StoreRetentionSettings
+    /// Who owns each store and what others were granted.
+    let access: StoreAccessList
 
     /// The size limit of stores whose backend can keep one (``StorageSizeLimiting``).
     let maximumStoreSize: Int64?
@@ -32,6 +34,7 @@ final class StoreCatalog: Sendable {
         self.maximumStores = maximumStores
         attached = AttachedStores(file: directory.appendingPathComponent("attached.json"))
         retention = StoreRetentionSettings(file: directory.appendingPathComponent("retention.json"))
+        access = StoreAccessList(file: directory.appendingPathComponent("access.json"))
     }
 
     /// Opens every store the backends placed in the stores directory before, and every attached
@@ -43,6 +46,7 @@ final class StoreCatalog: Sendable {
             attributes: [.posixPermissions: 0o700])
         try prepareTransfers()
         try retention.load()
+        try access.load()
         var found: [(name: String, location: StoreLocation)] = []
         for scheme in registry.schemes { found += try registry.factory(for: scheme).storesPlaced(in: directory) }
         var failures: [(String, any Error)] = []
@@ -87,53 +91,72 @@ final class StoreCatalog: Sendable {
 
     /// Creates a store, applying `schema` when given: placed by the backend of scheme `backend`
     /// in the stores directory, or at `url` (attached when a store is there already).
-    func create(name: String, backend: String, url: String? = nil, schema: Schema?) async throws -> StoreHandle {
+    func create(name: String, backend: String, url: String? = nil, schema: Schema?, owner: UInt32? = nil) async throws
+        -> StoreHandle
+    {
         try StoreName.validate(name)
         return try await changes.withPermit {
-            guard stores.withLock({ $0[name] }) == nil else {
-                throw ModelError(.uniqueConstraint, "a store named '\(name)' already exists", context: ["store": name])
-            }
-            guard count < maximumStores else {
-                throw ModelError(
-                    .resourceExhausted,
-                    "modeld serves \(count) stores, the most its file-descriptor limit allows beside its connections: drop a store, raise the limit (LimitNOFILE= in its unit, ulimit -n), or lower --max-connections",
-                    context: ["store": name])
-            }
-            if let url {
-                let location = try registry.location(parsing: url)
-                try checkAttachable(location, as: name)
-                let handle = try await open(name: name, at: location, schema: schema)
-                do {
-                    if try registry.factory(for: location.scheme).isPersistent { try attached.add(name, location) }
-                } catch {
-                    await handle.close()
-                    throw error
-                }
-                stores.withLock { $0[name] = handle }
-                return handle
-            }
-            let factory = try registry.factory(for: backend)
-            guard let location = factory.location(forStoreNamed: name, in: directory) else {
-                throw ModelError(
-                    .invalidArgument,
-                    "a '\(backend)' store lives at a URL of its own: create it with one (\(backend)://…)",
-                    context: ["store": name, "backend": backend])
-            }
-            if factory.hasData(at: location) {
-                throw ModelError(
-                    .uniqueConstraint,
-                    "the data of a store named '\(name)' exists at \(location) but the daemon could not open it at start-up (see its log); move it away or choose another name",
-                    context: ["store": name])
-            }
+            let handle = try await make(name: name, backend: backend, url: url, schema: schema)
+            guard let owner else { return handle }
             do {
-                let handle = try await open(name: name, at: location, schema: schema)
-                stores.withLock { $0[name] = handle }
-                return handle
+                try access.set(StoreAccessRecord(owner: owner), for: name)
             } catch {
-                // A bad schema leaves no half-made store behind.
-                try? await registry.destroy(location)
+                stores.withLock { $0[name] = nil }
+                try? attached.remove(name)
+                // An attached store's data was there before (another daemon's, say): it stays.
+                await handle.close(forRemoval: url == nil)
+                if url == nil { try? await registry.destroy(handle.location) }
                 throw error
             }
+            return handle
+        }
+    }
+
+    /// ``create(name:backend:url:schema:owner:)``, once it is this call's turn.
+    private func make(name: String, backend: String, url: String?, schema: Schema?) async throws -> StoreHandle {
+        guard stores.withLock({ $0[name] }) == nil else {
+            throw ModelError(.uniqueConstraint, "a store named '\(name)' already exists", context: ["store": name])
+        }
+        guard count < maximumStores else {
+            throw ModelError(
+                .resourceExhausted,
+                "modeld serves \(count) stores, the most its file-descriptor limit allows beside its connections: drop a store, raise the limit (LimitNOFILE= in its unit, ulimit -n), or lower --max-connections",
+                context: ["store": name])
+        }
+        if let url {
+            let location = try registry.location(parsing: url)
+            try checkAttachable(location, as: name)
+            let handle = try await open(name: name, at: location, schema: schema)
+            do {
+                if try registry.factory(for: location.scheme).isPersistent { try attached.add(name, location) }
+            } catch {
+                await handle.close()
+                throw error
+            }
+            stores.withLock { $0[name] = handle }
+            return handle
+        }
+        let factory = try registry.factory(for: backend)
+        guard let location = factory.location(forStoreNamed: name, in: directory) else {
+            throw ModelError(
+                .invalidArgument,
+                "a '\(backend)' store lives at a URL of its own: create it with one (\(backend)://…)",
+                context: ["store": name, "backend": backend])
+        }
+        if factory.hasData(at: location) {
+            throw ModelError(
+                .uniqueConstraint,
+                "the data of a store named '\(name)' exists at \(location) but the daemon could not open it at start-up (see its log); move it away or choose another name",
+                context: ["store": name])
+        }
+        do {
+            let handle = try await open(name: name, at: location, schema: schema)
+            stores.withLock { $0[name] = handle }
+            return handle
+        } catch {
+            // A bad schema leaves no half-made store behind.
+            try? await registry.destroy(location)
+            throw error
         }
     }
 
@@ -162,6 +185,7 @@ final class StoreCatalog: Sendable {
             stores.withLock { $0[name] = nil }
             try attached.remove(name)
             if retention.setting(for: name) != nil { try retention.set(nil, for: name) }
+            if access.record(for: name) != nil { try access.set(nil, for: name) }
             await handle.close(forRemoval: true)
             try await registry.destroy(handle.location)
         }
@@ -178,6 +202,17 @@ final class StoreCatalog: Sendable {
             change(&setting)
             try retention.set(setting, for: name)
             return setting
+        }
+    }
+
+    /// Changes who may use the store `name` (its access record: one made with the daemon's user
+    /// as owner if it had none), taking turns with drops.
+    func changeAccess(of name: String, _ change: (inout StoreAccessRecord) -> Void) async throws {
+        try await changes.withPermit {
+            _ = try handle(named: name)
+            var record = access.record(for: name) ?? StoreAccessRecord(owner: getuid())
+            change(&record)
+            try access.set(record, for: name)
         }
     }
 

@@ -56,16 +56,7 @@ final class StoreRetentionSettings: Sendable {
             settings[store] = setting?.isEmpty == false ? setting : nil
             return settings
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        let temporary = file.appendingPathExtension("new")
-        guard
-            FileManager.default.createFile(
-                atPath: temporary.path, contents: try encoder.encode(all), attributes: [.posixPermissions: 0o600]),
-            rename(temporary.path, file.path) == 0
-        else {
-            throw ModelError(.storageFailure, "cannot write \(file.path): \(String(cString: strerror(errno)))")
-        }
+        if all.isEmpty { try SettingsFile.remove(file) } else { try SettingsFile.write(all, to: file) }
     }
 
     /// The retention of `store`: its own limits where it has them, else the daemon's.

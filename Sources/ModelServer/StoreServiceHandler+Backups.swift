@@ -16,6 +16,7 @@ extension StoreServiceHandler {
         context: ServerContext
     ) async throws {
         try await core.rpc.handle("BackupStore") {
+            _ = try core.store(request.name, whileMigrating: true, for: .read)
             let (path, summary) = try await core.catalog.backup(request.name)
             defer { unlink(path) }
             core.logger.info(
@@ -52,8 +53,10 @@ extension StoreServiceHandler {
             defer { unlink(path) }
             let first = try await receive(request, into: path)
             let (store, summary) = try await core.catalog.restore(
-                from: path, as: first.name, replace: first.replace, newIdentity: first.newIdentity
+                from: path, as: first.name, replace: first.replace, newIdentity: first.newIdentity,
+                owner: Caller.current.uid
             ) { existing in
+                try core.checkAccess(.manage, to: existing.name)
                 let closed = await core.sessions.end(
                     where: { $0.store === existing },
                     reason: "was closed: its store '\(existing.name)' was replaced by a restored backup")
@@ -86,6 +89,9 @@ extension StoreServiceHandler {
                 first = message
                 try StoreName.validate(message.name)
                 // Said before the bytes come, not after.
+                if message.replace, (try? core.catalog.handle(named: message.name)) != nil {
+                    try core.checkAccess(.manage, to: message.name)
+                }
                 if !message.replace, (try? core.catalog.handle(named: message.name)) != nil {
                     throw ModelError(
                         .uniqueConstraint,

@@ -34,7 +34,7 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
             try schema?.validate()
             let store = try await core.catalog.create(
                 name: request.name, backend: backend, url: request.url.isEmpty ? nil : request.url,
-                schema: schema)
+                schema: schema, owner: Caller.current.uid)
             core.logger.info("created \(store.backend) store '\(store.name)' at \(store.location)")
             return try await core.info(store, isNew: true)
         }
@@ -45,7 +45,7 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
     {
         try await core.rpc.handle("ListStores") {
             var response = Modeld_V1_ListStoresResponse()
-            for store in core.catalog.all() {
+            for store in core.catalog.all() where core.mayRead(store.name) {
                 do {
                     response.stores.append(try await core.info(store))
                 } catch let error as ModelError where error.code == .notFound {
@@ -58,7 +58,7 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
 
     func getStore(request: Modeld_V1_GetStoreRequest, context: ServerContext) async throws -> Modeld_V1_StoreInfo {
         try await core.rpc.handle("GetStore") {
-            try await core.info(try core.store(request.name, whileMigrating: true))
+            try await core.info(try core.store(request.name, whileMigrating: true, for: .read))
         }
     }
 
@@ -66,7 +66,7 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
         -> Modeld_V1_DropStoreResponse
     {
         try await core.rpc.handle("DropStore") {
-            let store = try core.store(request.name)
+            let store = try core.store(request.name, for: .manage)
             let open = core.sessions.count(on: store.name)
             if open > 0, !request.force {
                 throw ModelError(
@@ -86,7 +86,7 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
         -> Modeld_V1_GetSchemaResponse
     {
         try await core.rpc.handle("GetSchema") {
-            let schema = try core.store(request.store, whileMigrating: true).container.schema
+            let schema = try core.store(request.store, whileMigrating: true, for: .read).container.schema
             return Modeld_V1_GetSchemaResponse.with {
                 $0.schema = schema.schema.wire
                 $0.versionHash = schema.entityNames.isEmpty ? "" : schema.versionHash
@@ -97,7 +97,7 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
     func applySchema(request: Modeld_V1_ApplySchemaRequest, context: ServerContext) async throws -> Modeld_V1_StoreInfo
     {
         try await core.rpc.handle("ApplySchema") {
-            let store = try core.store(request.store)
+            let store = try core.store(request.store, for: .manage)
             let schema = try Schema(wire: request.schema)
             try schema.validate()
             // A store without a schema takes any (nothing to migrate, nothing to record).
@@ -130,7 +130,7 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
         -> Modeld_V1_StoreInfo
     {
         try await core.rpc.handle("SetHistoryRetention") {
-            let store = try core.store(request.store, whileMigrating: true)
+            let store = try core.store(request.store, whileMigrating: true, for: .manage)
             var setting = RetentionSetting()
             func apply(_ value: Int64, _ what: String) throws(ModelError) -> Int64? {
                 guard value >= -1 else {

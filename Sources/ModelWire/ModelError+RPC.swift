@@ -27,6 +27,7 @@ extension ModelError: RPCErrorConvertible {
         case .unavailable: .unavailable
         case .cancelled: .cancelled
         case .deadlineExceeded: .deadlineExceeded
+        case .permissionDenied: .permissionDenied
         }
     }
 
@@ -71,6 +72,7 @@ extension ModelError: RPCErrorConvertible {
         case .unavailable: .unavailable
         case .cancelled: .cancelled
         case .deadlineExceeded: .deadlineExceeded
+        case .permissionDenied, .unauthenticated: .permissionDenied
         default: .storageFailure
         }
     }

@@ -23,7 +23,8 @@ extension HistoryTransaction {
             token: HistoryToken(wire.token), timestamp: Timestamp(microsecondsSince1970: wire.timestampMicros),
             author: wire.hasAuthor ? wire.author : nil, changes: changes,
             schemaChange: wire.hasSchemaChange
-                ? SchemaVersionChange(from: wire.schemaChange.fromVersion, to: wire.schemaChange.toVersion) : nil)
+                ? SchemaVersionChange(from: wire.schemaChange.fromVersion, to: wire.schemaChange.toVersion) : nil,
+            user: wire.hasUser ? wire.user : nil)
     }
 
     /// The wire form of this transaction.
@@ -32,6 +33,7 @@ extension HistoryTransaction {
         wire.token = token.rawValue
         wire.timestampMicros = timestamp.microsecondsSince1970
         if let author { wire.author = author }
+        if let user { wire.user = user }
         if let schemaChange {
             wire.schemaChange = Modeld_V1_SchemaChange.with {
                 $0.fromVersion = schemaChange.from

@@ -80,8 +80,10 @@ struct PostgresMetadata {
         try session.query(
             "CREATE TABLE IF NOT EXISTS \(sequenceTable) (\"name\" text PRIMARY KEY, \"value\" bigint NOT NULL)")
         try session.query(
-            "CREATE TABLE IF NOT EXISTS \(transactionTable) (\"token\" bigint PRIMARY KEY, \"timestamp\" bigint NOT NULL, \"author\" text)"
+            "CREATE TABLE IF NOT EXISTS \(transactionTable) (\"token\" bigint PRIMARY KEY, \"timestamp\" bigint NOT NULL, \"author\" text, \"user\" text)"
         )
+        // A store made before history recorded the saving user gains the column.
+        try session.query("ALTER TABLE \(transactionTable) ADD COLUMN IF NOT EXISTS \"user\" text")
         try session.query(
             """
             CREATE TABLE IF NOT EXISTS \(changeTable) ("token" bigint NOT NULL, "position" bigint NOT NULL, \

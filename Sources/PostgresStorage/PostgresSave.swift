@@ -125,7 +125,7 @@ struct PostgresSave {
             """
             WITH token AS (INSERT INTO \(sequence) VALUES ('_history', 1) ON CONFLICT ("name") \
             DO UPDATE SET "value" = \(sequence)."value" + 1 RETURNING "value"), \
-            recorded AS (INSERT INTO \(metadata.transactionTable) SELECT "value", $1, $2 FROM token), \
+            recorded AS (INSERT INTO \(metadata.transactionTable) SELECT "value", $1, $2, $5 FROM token), \
             changed AS (INSERT INTO \(metadata.changeTable) SELECT token."value", c."position", c."kind", c."entity", \
             c."pk", c."changed", c."tombstone" FROM token, json_to_recordset($3::json) AS c("position" bigint, \
             "kind" text, "entity" text, "pk" bigint, "changed" text, "tombstone" text)) \
@@ -134,6 +134,7 @@ struct PostgresSave {
             [
                 .int(Timestamp(Date()).microsecondsSince1970), changes.author.map(Value.string) ?? .null,
                 .string("[" + rows.joined(separator: ",") + "]"), .string(metadata.channel),
+                changes.user.map(Value.string) ?? .null,
             ])
         guard let token = try answer.first.flatMap({ try $0.first.flatMap(PostgresValues.int) }) else {
             throw ModelError(

@@ -170,7 +170,7 @@ public final class PostgresStore: StorageBackend {
         if let limit, limit < 0 { throw ModelError(.invalidArgument, "limit \(limit) is negative") }
         var transactions: [HistoryTransaction] = []
         for row in try session.query(
-            "SELECT \"token\", \"timestamp\", \"author\" FROM \(metadata.transactionTable) WHERE \"token\" > $1 ORDER BY \"token\"\(limit.map { " LIMIT \($0)" } ?? "")",
+            "SELECT \"token\", \"timestamp\", \"author\", \"user\" FROM \(metadata.transactionTable) WHERE \"token\" > $1 ORDER BY \"token\"\(limit.map { " LIMIT \($0)" } ?? "")",
             [.int(token?.rawValue ?? 0)])
         {
             let cells = Array(row)
@@ -178,7 +178,7 @@ public final class PostgresStore: StorageBackend {
                 HistoryTransaction(
                     token: HistoryToken(try PostgresValues.int(cells[0]) ?? 0),
                     timestamp: Timestamp(microsecondsSince1970: try PostgresValues.int(cells[1]) ?? 0),
-                    author: try PostgresValues.text(cells[2]), changes: []))
+                    author: try PostgresValues.text(cells[2]), changes: [], user: try PostgresValues.text(cells[3])))
         }
         guard let first = transactions.first?.token, let last = transactions.last?.token else { return [] }
         var positions: [Int64: Int] = [:]

@@ -46,14 +46,15 @@ extension SQLiteStore {
         try connection.transaction(write: false) {
             var transactions: [HistoryTransaction] = []
             try connection.query(
-                "SELECT \"token\", \"timestamp\", \"author\" FROM \(StoreMetadata.transactionTable) WHERE \"token\" > ?1 ORDER BY \"token\" LIMIT ?2",
+                "SELECT \"token\", \"timestamp\", \"author\", \"user\" FROM \(StoreMetadata.transactionTable) WHERE \"token\" > ?1 ORDER BY \"token\" LIMIT ?2",
                 [.int(token?.rawValue ?? 0), .int(Int64(limit ?? -1))]
             ) { row in
                 transactions.append(
                     HistoryTransaction(
                         token: HistoryToken(row.int64(0)),
                         timestamp: Timestamp(microsecondsSince1970: row.int64(1)),
-                        author: row.isNull(2) ? nil : row.text(2), changes: []))
+                        author: row.isNull(2) ? nil : row.text(2), changes: [], user: row.isNull(3) ? nil : row.text(3))
+                )
             }
             guard let first = transactions.first?.token, let last = transactions.last?.token else { return [] }
             var positions: [Int64: Int] = [:]

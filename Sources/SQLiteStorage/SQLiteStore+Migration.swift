@@ -70,7 +70,7 @@ extension SQLiteStore {
         let token = try StoreMetadata.sequence(StoreMetadata.historySequence, connection) + 1
         try StoreMetadata.setSequence(StoreMetadata.historySequence, to: token, connection)
         try connection.run(
-            "INSERT INTO \(StoreMetadata.transactionTable) VALUES (?1, ?2, ?3)",
+            "INSERT INTO \(StoreMetadata.transactionTable) (\"token\", \"timestamp\", \"author\") VALUES (?1, ?2, ?3)",
             [.int(token), .int(Timestamp(Date()).microsecondsSince1970), author.map(Value.string) ?? .null])
         try connection.run(
             "INSERT INTO \(StoreMetadata.changeTable) VALUES (?1, 1, ?2, '', 0, ?3, NULL)",

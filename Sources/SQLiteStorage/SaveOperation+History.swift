@@ -9,10 +9,10 @@ extension SaveOperation {
         let token = try StoreMetadata.sequence(StoreMetadata.historySequence, connection) + 1
         try StoreMetadata.setSequence(StoreMetadata.historySequence, to: token, connection)
         try connection.run(
-            "INSERT INTO \(StoreMetadata.transactionTable) VALUES (?1, ?2, ?3)",
+            "INSERT INTO \(StoreMetadata.transactionTable) (\"token\", \"timestamp\", \"author\", \"user\") VALUES (?1, ?2, ?3, ?4)",
             [
                 .int(token), .int(Timestamp(Date()).microsecondsSince1970),
-                self.changes.author.map(Value.string) ?? .null,
+                self.changes.author.map(Value.string) ?? .null, self.changes.user.map(Value.string) ?? .null,
             ])
         let changeSQL = "INSERT INTO \(StoreMetadata.changeTable) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
         // Inserts come first and record no property names: one statement binds them all.

@@ -15,7 +15,7 @@ enum StoreMetadata {
     static let createStatements = [
         "CREATE TABLE IF NOT EXISTS \(metaTable) (\"key\" TEXT PRIMARY KEY, \"value\" TEXT NOT NULL) WITHOUT ROWID",
         "CREATE TABLE IF NOT EXISTS \(sequenceTable) (\"name\" TEXT PRIMARY KEY, \"value\" INTEGER NOT NULL) WITHOUT ROWID",
-        "CREATE TABLE IF NOT EXISTS \(transactionTable) (\"token\" INTEGER PRIMARY KEY, \"timestamp\" INTEGER NOT NULL, \"author\" TEXT)",
+        "CREATE TABLE IF NOT EXISTS \(transactionTable) (\"token\" INTEGER PRIMARY KEY, \"timestamp\" INTEGER NOT NULL, \"author\" TEXT, \"user\" TEXT)",
         """
         CREATE TABLE IF NOT EXISTS \(changeTable) ("token" INTEGER NOT NULL, "position" INTEGER NOT NULL, \
         "kind" TEXT NOT NULL, "entity" TEXT NOT NULL, "pk" INTEGER NOT NULL, "changed" TEXT, "tombstone" TEXT, \
@@ -34,6 +34,11 @@ enum StoreMetadata {
                 context: ["path": connection.path])
         }
         for statement in createStatements { try connection.execute(statement) }
+        // A store made before history recorded the saving user gains the column.
+        let hasUser =
+            try connection.scalarInt(
+                "SELECT count(*) FROM pragma_table_info('_modeld_transaction') WHERE name = 'user'") ?? 0
+        if hasUser == 0 { try connection.execute("ALTER TABLE \(transactionTable) ADD COLUMN \"user\" TEXT") }
         try connection.run(
             "INSERT OR IGNORE INTO \(metaTable) VALUES ('storeIdentifier', ?1)",
             [.string(UUID().uuidString.lowercased())])

@@ -52,13 +52,15 @@ enum CLI {
     static let notFound: Int32 = 66
     static let unavailable: Int32 = 69
     static let conflict: Int32 = 75
+    static let permissionDenied: Int32 = 77
     static let failure: Int32 = 1
 
     static let exitCodes = """
         Exit codes: 0 success; 1 failure (daemon or storage error); 64 usage (a bad command \
         line, or input the daemon refused as invalid); 66 not found (store, session or object); \
         69 unavailable (modeld is not running or not at the socket); 75 conflict (a unique \
-        constraint, a concurrent change, a deny rule, a schema difference: resolve and retry).
+        constraint, a concurrent change, a deny rule, a schema difference: resolve and retry); \
+        77 permission denied (the store's owner or an administrator grants access).
         """
 
     static func exitCode(for error: ModelError) -> Int32 {
@@ -67,6 +69,7 @@ enum CLI {
         case .notFound: notFound
         case .unavailable: unavailable
         case .alreadyExists, .aborted, .failedPrecondition: conflict
+        case .permissionDenied: permissionDenied
         default: failure
         }
     }

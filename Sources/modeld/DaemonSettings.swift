@@ -110,6 +110,12 @@ struct DaemonSettings {
             }
             server.metricsAddress = address
         }
+        if let name = value(flags.adminGroup, "MODELD_ADMIN_GROUP"), !name.isEmpty {
+            guard let gid = ServerConfiguration.groupID(named: name) else {
+                throw ValidationError("admin group '\(name)' is not a group of this host")
+            }
+            server.administratorsGroup = gid
+        }
         if let store = flags.defaultStore ?? environment["MODELD_DEFAULT_STORE"] {
             server.defaultStore = store.isEmpty ? nil : store
         }

@@ -136,6 +136,13 @@ struct Modeld: AsyncParsableCommand {
     var metricsAddress: String?
 
     @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A group whose members administer every store, as root and the daemon's own user do (default: none). [MODELD_ADMIN_GROUP]",
+            valueName: "group"))
+    var adminGroup: String?
+
+    @Option(
         name: .long, help: "trace, debug, info, notice, warning, error or critical (default info). [MODELD_LOG_LEVEL]")
     var logLevel: String?
 

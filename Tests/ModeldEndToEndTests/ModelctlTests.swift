@@ -185,7 +185,8 @@ import Testing
             #expect(after.objects.map { $0["author"] as? String } == ["bob", "ann"])
             let byAnn = try await bed.run(["history", "--author", "ann", "--format", "csv"])
             #expect(
-                byAnn.lines.count == 3 && byAnn.lines[0].hasPrefix("token,timestamp,author,kind,uri"), "\(byAnn.output)"
+                byAnn.lines.count == 3 && byAnn.lines[0].hasPrefix("token,timestamp,author,user,kind,uri"),
+                "\(byAnn.output)"
             )
             // Pruning: a token past the latest is refused, and deletes nothing; so are no bound and a bad date.
             let past = try await bed.run(["history", "prune", "--through", "9"])

@@ -74,13 +74,20 @@ import Testing
                 // ...and the client, its socket full, cannot send the rest meanwhile.
                 try await Task.sleep(for: .milliseconds(300))
                 let sentWhilePaused = sent.count.load(ordering: .relaxed)
-                #expect(sentWhilePaused < Self.messages / 2, "\(sentWhilePaused) MiB sent to a handler that took none")
+                #expect(
+                    sentWhilePaused < Self.messages,
+                    "\(sentWhilePaused) MiB sent to a handler that took none (\(transport.inboundFlow.pauses) pauses, peak \(transport.inboundFlow.peakHeld) bytes)"
+                )
+                #expect(transport.inboundFlow.peakHeld <= 4 * 1024 * 1024 + 3 * Self.messageSize)
                 open.yield()
                 open.finish()
                 #expect(try await upload.value == "\(Self.messages * Self.messageSize) true")
                 #expect(sent.count.load(ordering: .relaxed) == Self.messages)
                 #expect(transport.inboundFlow.pausedConnections == 0)
                 #expect(transport.inboundFlow.pauses >= 1)
+                // The server held at most the pause threshold and the messages in flight past it.
+                let peak = transport.inboundFlow.peakHeld
+                #expect(peak <= 4 * 1024 * 1024 + 3 * Self.messageSize, "held \(peak) bytes at most")
             }
             server.beginGracefulShutdown()
             try await group.waitForAll()

@@ -210,3 +210,37 @@ import Testing
         }
     }
 }
+
+/// History records the saving user (``ChangeSet/savingUser``, which the daemon sets to its
+/// caller) beside the author; a store made before it did gains the column when opened.
+@Suite struct HistoryUserTests {
+    static let schema = Schema(entities: [
+        EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)])
+    ])
+
+    @Test func historyRecordsTheSavingUserAndOldStoresGainTheColumn() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("old.sqlite").path
+            let store = try await SQLiteStore.open(path: path, applying: Self.schema)
+            try await store.insert("Note", [["text": .string("before")]], author: "app")
+            await store.close()
+            // As a store of an earlier modeld: no user column.
+            let dropped = Process()
+            dropped.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+            dropped.arguments = [path, "ALTER TABLE _modeld_transaction DROP COLUMN user"]
+            try dropped.run()
+            dropped.waitUntilExit()
+            try #require(dropped.terminationStatus == 0)
+
+            let reopened = try await SQLiteStore.open(path: path)
+            try await ChangeSet.$savingUser.withValue("alice") {
+                try await reopened.insert("Note", [["text": .string("after")]], author: "app")
+            }
+            let history = try await reopened.history(after: nil, limit: nil)
+            #expect(history.map(\.author) == ["app", "app"])
+            #expect(history.map(\.user) == [nil, "alice"])
+            #expect(try await reopened.integrityCheck() == ["ok"])
+            await reopened.close()
+        }
+    }
+}

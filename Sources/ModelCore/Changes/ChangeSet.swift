@@ -79,16 +79,24 @@ public struct ChangeSet: Hashable, Sendable {
     public var deletes: [DeletedObject]
     /// Stamped on the history transaction.
     public var author: String?
+    /// The user who saved, stamped on the history transaction beside the author: the daemon's
+    /// caller, as the kernel reports it (``savingUser``); nil in a process of its own.
+    public var user: String?
     public var uniquenessPolicy: UniquenessPolicy
+
+    /// The user the current task saves for: the daemon sets it around each call (its caller's
+    /// Unix user), and every change set made meanwhile carries it.
+    @TaskLocal public static var savingUser: String?
 
     public init(
         inserts: [InsertedObject] = [], updates: [UpdatedObject] = [], deletes: [DeletedObject] = [],
-        author: String? = nil, uniquenessPolicy: UniquenessPolicy = .error
+        author: String? = nil, uniquenessPolicy: UniquenessPolicy = .error, user: String? = ChangeSet.savingUser
     ) {
         self.inserts = inserts
         self.updates = updates
         self.deletes = deletes
         self.author = author
+        self.user = user
         self.uniquenessPolicy = uniquenessPolicy
     }
 

@@ -26,16 +26,20 @@ public struct HistoryTransaction: Hashable, Sendable {
     public var changes: [HistoryChange]
     /// For a migration: the schema versions before and after (its `changes` are empty).
     public var schemaChange: SchemaVersionChange?
+    /// The Unix user who saved it through the daemon (as the kernel reported the caller), beside
+    /// the author the client chose; nil for a save made in a process of its own.
+    public var user: String?
 
     public init(
         token: HistoryToken, timestamp: Timestamp, author: String?, changes: [HistoryChange],
-        schemaChange: SchemaVersionChange? = nil
+        schemaChange: SchemaVersionChange? = nil, user: String? = nil
     ) {
         self.token = token
         self.timestamp = timestamp
         self.author = author
         self.changes = changes
         self.schemaChange = schemaChange
+        self.user = user
     }
 }
 

@@ -51,6 +51,9 @@ public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible {
         case cancelled
         /// The call's deadline passed before it finished. DEADLINE_EXCEEDED.
         case deadlineExceeded
+        /// The caller (its Unix user, as the kernel vouches for it) may not do this to the store:
+        /// its owner or an administrator grants access. PERMISSION_DENIED.
+        case permissionDenied
     }
 
     /// What class of failure this is.

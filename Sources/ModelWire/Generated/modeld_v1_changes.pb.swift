@@ -326,12 +326,25 @@ public nonisolated struct Modeld_V1_HistoryTransaction: Sendable {
   /// Clears the value of `schemaChange`. Subsequent reads from it will return its default value.
   public mutating func clearSchemaChange() {self._schemaChange = nil}
 
+  /// The Unix user who saved it through the daemon (its caller, as the kernel reported it), by
+  /// name or "uid N", beside the author the client chose. Unset for migrations, for saves made in
+  /// a process of its own, and for saves made before modeld recorded it.
+  public var user: String {
+    get {_user ?? String()}
+    set {_user = newValue}
+  }
+  /// Returns true if `user` has been explicitly set.
+  public var hasUser: Bool {self._user != nil}
+  /// Clears the value of `user`. Subsequent reads from it will return its default value.
+  public mutating func clearUser() {self._user = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _author: String? = nil
   fileprivate var _schemaChange: Modeld_V1_SchemaChange? = nil
+  fileprivate var _user: String? = nil
 }
 
 /// A store's schema changed: its version hash before and after.
@@ -730,7 +743,7 @@ nonisolated extension Modeld_V1_HistoryChange: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Modeld_V1_HistoryTransaction: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".HistoryTransaction"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}token\0\u{3}timestamp_micros\0\u{1}author\0\u{1}changes\0\u{3}schema_change\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}token\0\u{3}timestamp_micros\0\u{1}author\0\u{1}changes\0\u{3}schema_change\0\u{1}user\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -743,6 +756,7 @@ nonisolated extension Modeld_V1_HistoryTransaction: SwiftProtobuf.Message, Swift
       case 3: try { try decoder.decodeSingularStringField(value: &self._author) }()
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.changes) }()
       case 5: try { try decoder.decodeSingularMessageField(value: &self._schemaChange) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self._user) }()
       default: break
       }
     }
@@ -768,6 +782,9 @@ nonisolated extension Modeld_V1_HistoryTransaction: SwiftProtobuf.Message, Swift
     try { if let v = self._schemaChange {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
     } }()
+    try { if let v = self._user {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 6)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -777,6 +794,7 @@ nonisolated extension Modeld_V1_HistoryTransaction: SwiftProtobuf.Message, Swift
     if lhs._author != rhs._author {return false}
     if lhs.changes != rhs.changes {return false}
     if lhs._schemaChange != rhs._schemaChange {return false}
+    if lhs._user != rhs._user {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -99,6 +99,7 @@ extension Modeld_V1_DaemonService {
         /// > The daemon's metrics in Prometheus's text exposition format (version 0.0.4): calls by
         /// > method and status with their latency, sessions, stores, watches, history followers, saves
         /// > and group-commit sizes, each store's history and bytes on disk. See docs/operations.md.
+        /// > Administrators only (root, the daemon's user, --admin-group): they name every store.
         ///
         /// - Parameters:
         ///   - request: A streaming request of `Modeld_V1_MetricsRequest` messages.
@@ -142,6 +143,7 @@ extension Modeld_V1_DaemonService {
         /// > The daemon's metrics in Prometheus's text exposition format (version 0.0.4): calls by
         /// > method and status with their latency, sessions, stores, watches, history followers, saves
         /// > and group-commit sizes, each store's history and bytes on disk. See docs/operations.md.
+        /// > Administrators only (root, the daemon's user, --admin-group): they name every store.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_MetricsRequest` message.
@@ -183,6 +185,7 @@ extension Modeld_V1_DaemonService {
         /// > The daemon's metrics in Prometheus's text exposition format (version 0.0.4): calls by
         /// > method and status with their latency, sessions, stores, watches, history followers, saves
         /// > and group-commit sizes, each store's history and bytes on disk. See docs/operations.md.
+        /// > Administrators only (root, the daemon's user, --admin-group): they name every store.
         ///
         /// - Parameters:
         ///   - request: A `Modeld_V1_MetricsRequest` message.
@@ -318,6 +321,7 @@ extension Modeld_V1_DaemonService {
         /// > The daemon's metrics in Prometheus's text exposition format (version 0.0.4): calls by
         /// > method and status with their latency, sessions, stores, watches, history followers, saves
         /// > and group-commit sizes, each store's history and bytes on disk. See docs/operations.md.
+        /// > Administrators only (root, the daemon's user, --admin-group): they name every store.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_MetricsRequest` message.
@@ -390,6 +394,7 @@ extension Modeld_V1_DaemonService {
         /// > The daemon's metrics in Prometheus's text exposition format (version 0.0.4): calls by
         /// > method and status with their latency, sessions, stores, watches, history followers, saves
         /// > and group-commit sizes, each store's history and bytes on disk. See docs/operations.md.
+        /// > Administrators only (root, the daemon's user, --admin-group): they name every store.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_MetricsRequest` message.
@@ -456,6 +461,7 @@ extension Modeld_V1_DaemonService.ClientProtocol {
     /// > The daemon's metrics in Prometheus's text exposition format (version 0.0.4): calls by
     /// > method and status with their latency, sessions, stores, watches, history followers, saves
     /// > and group-commit sizes, each store's history and bytes on disk. See docs/operations.md.
+    /// > Administrators only (root, the daemon's user, --admin-group): they name every store.
     ///
     /// - Parameters:
     ///   - request: A request containing a single `Modeld_V1_MetricsRequest` message.
@@ -520,6 +526,7 @@ extension Modeld_V1_DaemonService.ClientProtocol {
     /// > The daemon's metrics in Prometheus's text exposition format (version 0.0.4): calls by
     /// > method and status with their latency, sessions, stores, watches, history followers, saves
     /// > and group-commit sizes, each store's history and bytes on disk. See docs/operations.md.
+    /// > Administrators only (root, the daemon's user, --admin-group): they name every store.
     ///
     /// - Parameters:
     ///   - message: request message to send.

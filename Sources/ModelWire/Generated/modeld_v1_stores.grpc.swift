@@ -139,6 +139,32 @@ public enum Modeld_V1_StoreService: Sendable {
                 type: .unary
             )
         }
+        /// Namespace for "GrantAccess" metadata.
+        public enum GrantAccess: Sendable {
+            /// Request type for "GrantAccess".
+            public typealias Input = Modeld_V1_GrantAccessRequest
+            /// Response type for "GrantAccess".
+            public typealias Output = Modeld_V1_StoreInfo
+            /// Descriptor for "GrantAccess".
+            public static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "modeld.v1.StoreService"),
+                method: "GrantAccess",
+                type: .unary
+            )
+        }
+        /// Namespace for "RevokeAccess" metadata.
+        public enum RevokeAccess: Sendable {
+            /// Request type for "RevokeAccess".
+            public typealias Input = Modeld_V1_RevokeAccessRequest
+            /// Response type for "RevokeAccess".
+            public typealias Output = Modeld_V1_StoreInfo
+            /// Descriptor for "RevokeAccess".
+            public static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "modeld.v1.StoreService"),
+                method: "RevokeAccess",
+                type: .unary
+            )
+        }
         /// Descriptors for all methods in the "modeld.v1.StoreService" service.
         public static let descriptors: [GRPCCore.MethodDescriptor] = [
             CreateStore.descriptor,
@@ -149,7 +175,9 @@ public enum Modeld_V1_StoreService: Sendable {
             ApplySchema.descriptor,
             BackupStore.descriptor,
             RestoreStore.descriptor,
-            SetHistoryRetention.descriptor
+            SetHistoryRetention.descriptor,
+            GrantAccess.descriptor,
+            RevokeAccess.descriptor
         ]
     }
 }
@@ -336,6 +364,44 @@ extension Modeld_V1_StoreService {
             request: GRPCCore.StreamingServerRequest<Modeld_V1_SetHistoryRetentionRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_StoreInfo>
+
+        /// Handle the "GrantAccess" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Grants a user or a group read, or read and write, access to a store; its owner or an
+        /// > administrator may. INVALID_ARGUMENT for a user or group the host does not know. See
+        /// > docs/operations.md, "Who may open which store".
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Modeld_V1_GrantAccessRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Modeld_V1_StoreInfo` messages.
+        func grantAccess(
+            request: GRPCCore.StreamingServerRequest<Modeld_V1_GrantAccessRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_StoreInfo>
+
+        /// Handle the "RevokeAccess" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Takes back what a user or group was granted.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Modeld_V1_RevokeAccessRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Modeld_V1_StoreInfo` messages.
+        func revokeAccess(
+            request: GRPCCore.StreamingServerRequest<Modeld_V1_RevokeAccessRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_StoreInfo>
     }
 
     /// Service protocol for the "modeld.v1.StoreService" service.
@@ -504,6 +570,44 @@ extension Modeld_V1_StoreService {
         /// - Returns: A response containing a single `Modeld_V1_StoreInfo` message.
         func setHistoryRetention(
             request: GRPCCore.ServerRequest<Modeld_V1_SetHistoryRetentionRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.ServerResponse<Modeld_V1_StoreInfo>
+
+        /// Handle the "GrantAccess" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Grants a user or a group read, or read and write, access to a store; its owner or an
+        /// > administrator may. INVALID_ARGUMENT for a user or group the host does not know. See
+        /// > docs/operations.md, "Who may open which store".
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_GrantAccessRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A response containing a single `Modeld_V1_StoreInfo` message.
+        func grantAccess(
+            request: GRPCCore.ServerRequest<Modeld_V1_GrantAccessRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.ServerResponse<Modeld_V1_StoreInfo>
+
+        /// Handle the "RevokeAccess" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Takes back what a user or group was granted.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_RevokeAccessRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A response containing a single `Modeld_V1_StoreInfo` message.
+        func revokeAccess(
+            request: GRPCCore.ServerRequest<Modeld_V1_RevokeAccessRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.ServerResponse<Modeld_V1_StoreInfo>
     }
@@ -675,6 +779,44 @@ extension Modeld_V1_StoreService {
             request: Modeld_V1_SetHistoryRetentionRequest,
             context: GRPCCore.ServerContext
         ) async throws -> Modeld_V1_StoreInfo
+
+        /// Handle the "GrantAccess" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Grants a user or a group read, or read and write, access to a store; its owner or an
+        /// > administrator may. INVALID_ARGUMENT for a user or group the host does not know. See
+        /// > docs/operations.md, "Who may open which store".
+        ///
+        /// - Parameters:
+        ///   - request: A `Modeld_V1_GrantAccessRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A `Modeld_V1_StoreInfo` to respond with.
+        func grantAccess(
+            request: Modeld_V1_GrantAccessRequest,
+            context: GRPCCore.ServerContext
+        ) async throws -> Modeld_V1_StoreInfo
+
+        /// Handle the "RevokeAccess" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Takes back what a user or group was granted.
+        ///
+        /// - Parameters:
+        ///   - request: A `Modeld_V1_RevokeAccessRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A `Modeld_V1_StoreInfo` to respond with.
+        func revokeAccess(
+            request: Modeld_V1_RevokeAccessRequest,
+            context: GRPCCore.ServerContext
+        ) async throws -> Modeld_V1_StoreInfo
     }
 }
 
@@ -781,6 +923,28 @@ extension Modeld_V1_StoreService.StreamingServiceProtocol {
                 )
             }
         )
+        router.registerHandler(
+            forMethod: Modeld_V1_StoreService.Method.GrantAccess.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_GrantAccessRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_StoreInfo>(),
+            handler: { request, context in
+                try await self.grantAccess(
+                    request: request,
+                    context: context
+                )
+            }
+        )
+        router.registerHandler(
+            forMethod: Modeld_V1_StoreService.Method.RevokeAccess.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_RevokeAccessRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_StoreInfo>(),
+            handler: { request, context in
+                try await self.revokeAccess(
+                    request: request,
+                    context: context
+                )
+            }
+        )
     }
 }
 
@@ -880,6 +1044,28 @@ extension Modeld_V1_StoreService.ServiceProtocol {
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_StoreInfo> {
         let response = try await self.setHistoryRetention(
+            request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return GRPCCore.StreamingServerResponse(single: response)
+    }
+
+    public func grantAccess(
+        request: GRPCCore.StreamingServerRequest<Modeld_V1_GrantAccessRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_StoreInfo> {
+        let response = try await self.grantAccess(
+            request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return GRPCCore.StreamingServerResponse(single: response)
+    }
+
+    public func revokeAccess(
+        request: GRPCCore.StreamingServerRequest<Modeld_V1_RevokeAccessRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Modeld_V1_StoreInfo> {
+        let response = try await self.revokeAccess(
             request: GRPCCore.ServerRequest(stream: request),
             context: context
         )
@@ -1004,6 +1190,32 @@ extension Modeld_V1_StoreService.SimpleServiceProtocol {
     ) async throws -> GRPCCore.ServerResponse<Modeld_V1_StoreInfo> {
         return GRPCCore.ServerResponse<Modeld_V1_StoreInfo>(
             message: try await self.setHistoryRetention(
+                request: request.message,
+                context: context
+            ),
+            metadata: [:]
+        )
+    }
+
+    public func grantAccess(
+        request: GRPCCore.ServerRequest<Modeld_V1_GrantAccessRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.ServerResponse<Modeld_V1_StoreInfo> {
+        return GRPCCore.ServerResponse<Modeld_V1_StoreInfo>(
+            message: try await self.grantAccess(
+                request: request.message,
+                context: context
+            ),
+            metadata: [:]
+        )
+    }
+
+    public func revokeAccess(
+        request: GRPCCore.ServerRequest<Modeld_V1_RevokeAccessRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.ServerResponse<Modeld_V1_StoreInfo> {
+        return GRPCCore.ServerResponse<Modeld_V1_StoreInfo>(
+            message: try await self.revokeAccess(
                 request: request.message,
                 context: context
             ),
@@ -1222,6 +1434,54 @@ extension Modeld_V1_StoreService {
         func setHistoryRetention<Result>(
             request: GRPCCore.ClientRequest<Modeld_V1_SetHistoryRetentionRequest>,
             serializer: some GRPCCore.MessageSerializer<Modeld_V1_SetHistoryRetentionRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_StoreInfo>,
+            options: GRPCCore.CallOptions,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result
+        ) async throws -> Result where Result: Sendable
+
+        /// Call the "GrantAccess" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Grants a user or a group read, or read and write, access to a store; its owner or an
+        /// > administrator may. INVALID_ARGUMENT for a user or group the host does not know. See
+        /// > docs/operations.md, "Who may open which store".
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_GrantAccessRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_GrantAccessRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_StoreInfo` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        func grantAccess<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_GrantAccessRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_GrantAccessRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_StoreInfo>,
+            options: GRPCCore.CallOptions,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result
+        ) async throws -> Result where Result: Sendable
+
+        /// Call the "RevokeAccess" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Takes back what a user or group was granted.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_RevokeAccessRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_RevokeAccessRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_StoreInfo` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        func revokeAccess<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_RevokeAccessRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_RevokeAccessRequest>,
             deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_StoreInfo>,
             options: GRPCCore.CallOptions,
             onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result
@@ -1546,6 +1806,76 @@ extension Modeld_V1_StoreService {
                 onResponse: handleResponse
             )
         }
+
+        /// Call the "GrantAccess" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Grants a user or a group read, or read and write, access to a store; its owner or an
+        /// > administrator may. INVALID_ARGUMENT for a user or group the host does not know. See
+        /// > docs/operations.md, "Who may open which store".
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_GrantAccessRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_GrantAccessRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_StoreInfo` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        public func grantAccess<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_GrantAccessRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_GrantAccessRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_StoreInfo>,
+            options: GRPCCore.CallOptions = .defaults,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result = { response in
+                try response.message
+            }
+        ) async throws -> Result where Result: Sendable {
+            try await self.client.unary(
+                request: request,
+                descriptor: Modeld_V1_StoreService.Method.GrantAccess.descriptor,
+                serializer: serializer,
+                deserializer: deserializer,
+                options: options,
+                onResponse: handleResponse
+            )
+        }
+
+        /// Call the "RevokeAccess" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Takes back what a user or group was granted.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Modeld_V1_RevokeAccessRequest` message.
+        ///   - serializer: A serializer for `Modeld_V1_RevokeAccessRequest` messages.
+        ///   - deserializer: A deserializer for `Modeld_V1_StoreInfo` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        public func revokeAccess<Result>(
+            request: GRPCCore.ClientRequest<Modeld_V1_RevokeAccessRequest>,
+            serializer: some GRPCCore.MessageSerializer<Modeld_V1_RevokeAccessRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Modeld_V1_StoreInfo>,
+            options: GRPCCore.CallOptions = .defaults,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result = { response in
+                try response.message
+            }
+        ) async throws -> Result where Result: Sendable {
+            try await self.client.unary(
+                request: request,
+                descriptor: Modeld_V1_StoreService.Method.RevokeAccess.descriptor,
+                serializer: serializer,
+                deserializer: deserializer,
+                options: options,
+                onResponse: handleResponse
+            )
+        }
     }
 }
 
@@ -1804,6 +2134,66 @@ extension Modeld_V1_StoreService.ClientProtocol {
         try await self.setHistoryRetention(
             request: request,
             serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_SetHistoryRetentionRequest>(),
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_StoreInfo>(),
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "GrantAccess" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Grants a user or a group read, or read and write, access to a store; its owner or an
+    /// > administrator may. INVALID_ARGUMENT for a user or group the host does not know. See
+    /// > docs/operations.md, "Who may open which store".
+    ///
+    /// - Parameters:
+    ///   - request: A request containing a single `Modeld_V1_GrantAccessRequest` message.
+    ///   - options: Options to apply to this RPC.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func grantAccess<Result>(
+        request: GRPCCore.ClientRequest<Modeld_V1_GrantAccessRequest>,
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        try await self.grantAccess(
+            request: request,
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_GrantAccessRequest>(),
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_StoreInfo>(),
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "RevokeAccess" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Takes back what a user or group was granted.
+    ///
+    /// - Parameters:
+    ///   - request: A request containing a single `Modeld_V1_RevokeAccessRequest` message.
+    ///   - options: Options to apply to this RPC.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func revokeAccess<Result>(
+        request: GRPCCore.ClientRequest<Modeld_V1_RevokeAccessRequest>,
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        try await self.revokeAccess(
+            request: request,
+            serializer: GRPCProtobuf.ProtobufSerializer<Modeld_V1_RevokeAccessRequest>(),
             deserializer: GRPCProtobuf.ProtobufDeserializer<Modeld_V1_StoreInfo>(),
             options: options,
             onResponse: handleResponse
@@ -2103,6 +2493,74 @@ extension Modeld_V1_StoreService.ClientProtocol {
             metadata: metadata
         )
         return try await self.setHistoryRetention(
+            request: request,
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "GrantAccess" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Grants a user or a group read, or read and write, access to a store; its owner or an
+    /// > administrator may. INVALID_ARGUMENT for a user or group the host does not know. See
+    /// > docs/operations.md, "Who may open which store".
+    ///
+    /// - Parameters:
+    ///   - message: request message to send.
+    ///   - metadata: Additional metadata to send, defaults to empty.
+    ///   - options: Options to apply to this RPC, defaults to `.defaults`.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func grantAccess<Result>(
+        _ message: Modeld_V1_GrantAccessRequest,
+        metadata: GRPCCore.Metadata = [:],
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        let request = GRPCCore.ClientRequest<Modeld_V1_GrantAccessRequest>(
+            message: message,
+            metadata: metadata
+        )
+        return try await self.grantAccess(
+            request: request,
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "RevokeAccess" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Takes back what a user or group was granted.
+    ///
+    /// - Parameters:
+    ///   - message: request message to send.
+    ///   - metadata: Additional metadata to send, defaults to empty.
+    ///   - options: Options to apply to this RPC, defaults to `.defaults`.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func revokeAccess<Result>(
+        _ message: Modeld_V1_RevokeAccessRequest,
+        metadata: GRPCCore.Metadata = [:],
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Modeld_V1_StoreInfo>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        let request = GRPCCore.ClientRequest<Modeld_V1_RevokeAccessRequest>(
+            message: message,
+            metadata: metadata
+        )
+        return try await self.revokeAccess(
             request: request,
             options: options,
             onResponse: handleResponse

@@ -73,6 +73,42 @@ public nonisolated enum Modeld_V1_StoreKind: SwiftProtobuf.Enum, Swift.CaseItera
 
 }
 
+public nonisolated enum Modeld_V1_AccessLevel: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case read // = 0
+
+  /// Read and write.
+  case write // = 1
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .read
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .read
+    case 1: self = .write
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .read: return 0
+    case .write: return 1
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Modeld_V1_AccessLevel] = [
+    .read,
+    .write,
+  ]
+
+}
+
 public nonisolated struct Modeld_V1_CreateStoreRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -195,11 +231,128 @@ public nonisolated struct Modeld_V1_StoreInfo: @unchecked Sendable {
   /// Clears the value of `historyRetention`. Subsequent reads from it will return its default value.
   public mutating func clearHistoryRetention() {_uniqueStorage()._historyRetention = nil}
 
+  /// The user who owns the store (who created it), by name (or "uid N"); "" for a store open to
+  /// every caller (one made before access control, or by the daemon itself).
+  public var owner: String {
+    get {_storage._owner}
+    set {_uniqueStorage()._owner = newValue}
+  }
+
+  /// What others were granted.
+  public var grants: [Modeld_V1_AccessGrant] {
+    get {_storage._grants}
+    set {_uniqueStorage()._grants = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// Who a grant is for: a user or a group of the daemon's host, by name (or number).
+public nonisolated struct Modeld_V1_AccessPrincipal: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var kind: Modeld_V1_AccessPrincipal.OneOf_Kind? = nil
+
+  public var user: String {
+    get {
+      if case .user(let v)? = kind {return v}
+      return String()
+    }
+    set {kind = .user(newValue)}
+  }
+
+  public var group: String {
+    get {
+      if case .group(let v)? = kind {return v}
+      return String()
+    }
+    set {kind = .group(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+    case user(String)
+    case group(String)
+
+  }
+
+  public init() {}
+}
+
+public nonisolated struct Modeld_V1_AccessGrant: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var principal: Modeld_V1_AccessPrincipal {
+    get {_principal ?? Modeld_V1_AccessPrincipal()}
+    set {_principal = newValue}
+  }
+  /// Returns true if `principal` has been explicitly set.
+  public var hasPrincipal: Bool {self._principal != nil}
+  /// Clears the value of `principal`. Subsequent reads from it will return its default value.
+  public mutating func clearPrincipal() {self._principal = nil}
+
+  public var level: Modeld_V1_AccessLevel = .read
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _principal: Modeld_V1_AccessPrincipal? = nil
+}
+
+public nonisolated struct Modeld_V1_GrantAccessRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var store: String = String()
+
+  public var grant: Modeld_V1_AccessGrant {
+    get {_grant ?? Modeld_V1_AccessGrant()}
+    set {_grant = newValue}
+  }
+  /// Returns true if `grant` has been explicitly set.
+  public var hasGrant: Bool {self._grant != nil}
+  /// Clears the value of `grant`. Subsequent reads from it will return its default value.
+  public mutating func clearGrant() {self._grant = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _grant: Modeld_V1_AccessGrant? = nil
+}
+
+public nonisolated struct Modeld_V1_RevokeAccessRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var store: String = String()
+
+  public var principal: Modeld_V1_AccessPrincipal {
+    get {_principal ?? Modeld_V1_AccessPrincipal()}
+    set {_principal = newValue}
+  }
+  /// Returns true if `principal` has been explicitly set.
+  public var hasPrincipal: Bool {self._principal != nil}
+  /// Clears the value of `principal`. Subsequent reads from it will return its default value.
+  public mutating func clearPrincipal() {self._principal = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _principal: Modeld_V1_AccessPrincipal? = nil
 }
 
 /// How much history a store keeps. Unset: no limit of that kind.
@@ -565,6 +718,10 @@ nonisolated extension Modeld_V1_StoreKind: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0STORE_KIND_SQLITE\0\u{1}STORE_KIND_MEMORY\0\u{1}STORE_KIND_OTHER\0")
 }
 
+nonisolated extension Modeld_V1_AccessLevel: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ACCESS_LEVEL_READ\0\u{1}ACCESS_LEVEL_WRITE\0")
+}
+
 nonisolated extension Modeld_V1_CreateStoreRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CreateStoreRequest"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}kind\0\u{1}schema\0\u{1}backend\0\u{1}url\0")
@@ -621,7 +778,7 @@ nonisolated extension Modeld_V1_CreateStoreRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StoreInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}uuid\0\u{1}kind\0\u{3}schema_version_hash\0\u{1}entities\0\u{3}history_token\0\u{3}open_sessions\0\u{1}path\0\u{1}backend\0\u{1}url\0\u{1}migration\0\u{3}history_retention\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}uuid\0\u{1}kind\0\u{3}schema_version_hash\0\u{1}entities\0\u{3}history_token\0\u{3}open_sessions\0\u{1}path\0\u{1}backend\0\u{1}url\0\u{1}migration\0\u{3}history_retention\0\u{1}owner\0\u{1}grants\0")
 
   fileprivate class _StorageClass {
     var _name: String = String()
@@ -636,6 +793,8 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
     var _url: String = String()
     var _migration: Modeld_V1_MigrationPlan? = nil
     var _historyRetention: Modeld_V1_HistoryRetention? = nil
+    var _owner: String = String()
+    var _grants: [Modeld_V1_AccessGrant] = []
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -658,6 +817,8 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
       _url = source._url
       _migration = source._migration
       _historyRetention = source._historyRetention
+      _owner = source._owner
+      _grants = source._grants
     }
   }
 
@@ -688,6 +849,8 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
         case 10: try { try decoder.decodeSingularStringField(value: &_storage._url) }()
         case 11: try { try decoder.decodeSingularMessageField(value: &_storage._migration) }()
         case 12: try { try decoder.decodeSingularMessageField(value: &_storage._historyRetention) }()
+        case 13: try { try decoder.decodeSingularStringField(value: &_storage._owner) }()
+        case 14: try { try decoder.decodeRepeatedMessageField(value: &_storage._grants) }()
         default: break
         }
       }
@@ -736,6 +899,12 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
       try { if let v = _storage._historyRetention {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
       } }()
+      if !_storage._owner.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._owner, fieldNumber: 13)
+      }
+      if !_storage._grants.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._grants, fieldNumber: 14)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -757,10 +926,186 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
         if _storage._url != rhs_storage._url {return false}
         if _storage._migration != rhs_storage._migration {return false}
         if _storage._historyRetention != rhs_storage._historyRetention {return false}
+        if _storage._owner != rhs_storage._owner {return false}
+        if _storage._grants != rhs_storage._grants {return false}
         return true
       }
       if !storagesAreEqual {return false}
     }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Modeld_V1_AccessPrincipal: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AccessPrincipal"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}user\0\u{1}group\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try {
+        var v: String?
+        try decoder.decodeSingularStringField(value: &v)
+        if let v = v {
+          if self.kind != nil {try decoder.handleConflictingOneOf()}
+          self.kind = .user(v)
+        }
+      }()
+      case 2: try {
+        var v: String?
+        try decoder.decodeSingularStringField(value: &v)
+        if let v = v {
+          if self.kind != nil {try decoder.handleConflictingOneOf()}
+          self.kind = .group(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    switch self.kind {
+    case .user?: try {
+      guard case .user(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularStringField(value: v, fieldNumber: 1)
+    }()
+    case .group?: try {
+      guard case .group(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Modeld_V1_AccessPrincipal, rhs: Modeld_V1_AccessPrincipal) -> Bool {
+    if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Modeld_V1_AccessGrant: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AccessGrant"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}principal\0\u{1}level\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._principal) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.level) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._principal {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if self.level != .read {
+      try visitor.visitSingularEnumField(value: self.level, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Modeld_V1_AccessGrant, rhs: Modeld_V1_AccessGrant) -> Bool {
+    if lhs._principal != rhs._principal {return false}
+    if lhs.level != rhs.level {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Modeld_V1_GrantAccessRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".GrantAccessRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}store\0\u{1}grant\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.store) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._grant) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.store.isEmpty {
+      try visitor.visitSingularStringField(value: self.store, fieldNumber: 1)
+    }
+    try { if let v = self._grant {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Modeld_V1_GrantAccessRequest, rhs: Modeld_V1_GrantAccessRequest) -> Bool {
+    if lhs.store != rhs.store {return false}
+    if lhs._grant != rhs._grant {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Modeld_V1_RevokeAccessRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RevokeAccessRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}store\0\u{1}principal\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.store) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._principal) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.store.isEmpty {
+      try visitor.visitSingularStringField(value: self.store, fieldNumber: 1)
+    }
+    try { if let v = self._principal {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Modeld_V1_RevokeAccessRequest, rhs: Modeld_V1_RevokeAccessRequest) -> Bool {
+    if lhs.store != rhs.store {return false}
+    if lhs._principal != rhs._principal {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

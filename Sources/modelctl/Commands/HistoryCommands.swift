@@ -15,7 +15,7 @@ struct History: AsyncParsableCommand {
     static func records(_ transaction: HistoryTransaction, format: OutputFormat) -> [Record] {
         let head: Record = [
             ("token", .number(transaction.token.rawValue)), ("timestamp", .text(transaction.timestamp.iso8601)),
-            ("author", .text(transaction.author)),
+            ("author", .text(transaction.author)), ("user", .text(transaction.user)),
         ]
         func details(_ change: HistoryChange) -> String {
             switch change.kind {

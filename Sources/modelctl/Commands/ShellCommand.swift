@@ -13,6 +13,9 @@ struct Shell: AsyncParsableCommand {
               get URI…                       fetch ENTITY [--sort keys] [--limit N] [where PREDICATE]
               count ENTITY [where PREDICATE] pending      save      rollback      help      quit
             Nothing is visible to others until 'save'. Leaving with unsaved changes discards them.
+            On a terminal, lines are edited as in psql (libedit): arrows and Emacs keys, up and down \
+            through earlier lines, Ctrl-R to search them, Tab to complete commands and entity names; \
+            the history is kept in ~/.modelctl_history (MODELCTL_HISTFILE, '' for none).
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -24,13 +27,16 @@ struct Shell: AsyncParsableCommand {
             let session = try await client.openSession(on: global.storeName, author: author)
             let schema = try ResolvedSchema(try await client.schema(of: global.storeName))
             let interactive = Terminal.inputIsTerminal
+            // On a terminal, lines are read with editing, history and completion (libedit).
+            let editor = interactive ? LineEditor(words: schema.entityNames) : nil
+            defer { editor?.save() }
             if interactive {
                 Terminal.write("session on '\(global.storeName)'; 'help' lists commands, 'quit' leaves\n")
             }
             var lastFailure: Int32?
             while true {
-                if interactive { Terminal.write("modelctl> ") }
-                guard let line = readLine() else { break }
+                let next: String? = if let editor { editor.readLine(prompt: "modelctl> ") } else { readLine() }
+                guard let line = next else { break }
                 let command = line.trimmingCharacters(in: .whitespaces)
                 if command.isEmpty || command.hasPrefix("#") { continue }
                 if command == "quit" || command == "exit" { break }

@@ -3,11 +3,14 @@ import Foundation
 import ModelRemote
 import ModelCore
 
-/// `modelctl store list|create|drop|info|backup|restore|retention`.
+/// `modelctl store list|create|drop|info|backup|restore|retention|grant|revoke`.
 struct StoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "store", abstract: "List, create, drop, describe, back up and restore stores.",
-        subcommands: [List.self, Create.self, Drop.self, Info.self, Backup.self, Restore.self, Retention.self])
+        subcommands: [
+            List.self, Create.self, Drop.self, Info.self, Backup.self, Restore.self, Retention.self, Grant.self,
+            Revoke.self,
+        ])
 
     static func record(_ store: StoreInfo) -> Record {
         [
@@ -19,6 +22,7 @@ struct StoreCommand: AsyncParsableCommand {
             ("history_token", .text(store.historyToken.map { String($0.rawValue) })),
             ("open_sessions", .number(Int64(store.openSessions))),
             ("path", .text(store.path)),
+            ("owner", .text(store.owner)), ("grants", .uris(grantsText(store))),
             ("history_retention_age_seconds", .text(store.historyRetention.age.map { String($0.components.seconds) })),
             ("history_retention_transactions", .text(store.historyRetention.transactions.map(String.init))),
         ]
