@@ -20,6 +20,7 @@ import Testing
         var admins: String { "mdt-s-\(suffix)" }
 
         func create(in directory: URL) async throws {
+            await Self.removeLeftovers(in: directory)
             for group in [team, admins] { try await Self.run("/usr/sbin/groupadd", [group], in: directory) }
             try await Self.run("/usr/sbin/useradd", ["-M", "-s", "/usr/sbin/nologin", alice], in: directory)
             try await Self.run("/usr/sbin/useradd", ["-M", "-s", "/usr/sbin/nologin", "-G", team, bob], in: directory)
@@ -34,6 +35,18 @@ import Testing
             for group in [team, admins] {
                 _ = try? await ModeldEndToEndTests.run(
                     URL(fileURLWithPath: "/usr/sbin/groupdel"), [group], in: directory)
+            }
+        }
+
+        /// Removes the accounts a run that crashed before its clean-up left behind (this suite's
+        /// tests run one at a time, so none of them is in use).
+        static func removeLeftovers(in directory: URL) async {
+            for (file, tool) in [("/etc/passwd", "/usr/sbin/userdel"), ("/etc/group", "/usr/sbin/groupdel")] {
+                let names = ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n")
+                    .compactMap { $0.split(separator: ":").first.map(String.init) }.filter { $0.hasPrefix("mdt-") }
+                for name in names {
+                    _ = try? await ModeldEndToEndTests.run(URL(fileURLWithPath: tool), [name], in: directory)
+                }
             }
         }
 
