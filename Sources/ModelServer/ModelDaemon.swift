@@ -102,7 +102,7 @@ public final class ModelDaemon: Service, Sendable {
             ]
         }
         let server = GRPCServer(
-            transport: transport, services: services(), interceptors: [CallerInterceptor(), ErrorMetadataInterceptor()])
+            transport: transport, services: services(), interceptors: Self.interceptors)
         // The same services in modeld's framing, on a socket of their own beside the gRPC one:
         // bound here, or under socket activation the one systemd passed beside the gRPC socket
         // (a socket unit that passes only the gRPC one gets gRPC only).
@@ -117,7 +117,7 @@ public final class ModelDaemon: Service, Sendable {
             }
         let framedServer = framed.map {
             GRPCServer(
-                transport: $0, services: services(), interceptors: [CallerInterceptor(), ErrorMetadataInterceptor()])
+                transport: $0, services: services(), interceptors: Self.interceptors)
         }
         // systemd's socket files are systemd's to remove.
         defer { if let framed, bindsPath { unlink(framed.path) } }
@@ -228,6 +228,10 @@ public final class ModelDaemon: Service, Sendable {
         }
         await closeEverything()
     }
+
+    /// Every call's interceptors, on both transports. The caller's credentials are set first:
+    /// in the other order, a request that does not decode lost its error metadata on HTTP/2.
+    static let interceptors: [any ServerInterceptor] = [CallerInterceptor(), ErrorMetadataInterceptor()]
 
     /// Serves the metrics over HTTP when the configuration asks for it (`--metrics-address`).
     private func startMetricsServer() async throws -> MetricsHTTPServer? {

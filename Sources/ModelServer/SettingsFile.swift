@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import ModelCore
+import Synchronization
 
 /// A small file of the daemon's settings (JSON), replaced whole: written to `<file>.new`, synced,
 /// and renamed over the file, so that a crash leaves the old file or the new one, never half of
@@ -20,10 +21,7 @@ enum SettingsFile {
         let temporary = file.path + ".new"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw failure(file) }
-        let written = data.withUnsafeBytes { bytes in
-            bytes.isEmpty ? 0 : Glibc.write(descriptor, bytes.baseAddress!, bytes.count) // ! non-empty
-        }
-        let synced = written == data.count && fsync(descriptor) == 0
+        let synced = writeAll(data, to: descriptor) == nil && fsync(descriptor) == 0
         close(descriptor)
         guard synced, rename(temporary, file.path) == 0 else {
             let error = failure(file)
@@ -32,7 +30,64 @@ enum SettingsFile {
         }
     }
 
+    /// Writes all of `data` to `descriptor` (again after a short write or an interruption);
+    /// returns errno if a write fails.
+    static func writeAll(_ data: Data, to descriptor: Int32) -> Int32? {
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset) // ! non-empty
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += written
+            }
+            return nil
+        }
+    }
+
     private static func failure(_ file: URL) -> ModelError {
         ModelError(.storageFailure, "cannot write \(file.path): \(String(cString: strerror(errno)))")
+    }
+}
+
+/// A value per store, kept in a settings file of the stores directory (``SettingsFile``): read
+/// once when the daemon starts, written whole on every change, removed when no store has one.
+final class StoreSettings<Value: Codable & Sendable>: Sendable {
+    let file: URL
+    /// What the file holds, for the message when it cannot be read.
+    private let contents: String
+    private let values = Mutex<[String: Value]>([:])
+
+    init(file: URL, contents: String) {
+        self.file = file
+        self.contents = contents
+    }
+
+    /// Reads the file (none: no store has a value).
+    func load() throws {
+        guard let data = try? Data(contentsOf: file) else { return }
+        guard let loaded = try? JSONDecoder().decode([String: Value].self, from: data) else {
+            throw ModelError(
+                .storageFailure, "\(file.path) is not \(contents) it should be; move it away to start without them")
+        }
+        values.withLock { $0 = loaded }
+    }
+
+    func value(for store: String) -> Value? {
+        values.withLock { $0[store] }
+    }
+
+    /// Whether no store has a value.
+    var isEmpty: Bool { values.withLock { $0.isEmpty } }
+
+    /// Sets (nil: removes) a store's value, and writes the file.
+    func set(value: Value?, for store: String) throws {
+        let all = values.withLock { values in
+            values[store] = value
+            return values
+        }
+        if all.isEmpty { try SettingsFile.remove(file) } else { try SettingsFile.write(all, to: file) }
     }
 }

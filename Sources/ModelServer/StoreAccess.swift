@@ -122,40 +122,23 @@ final class AccountCache: Sendable {
     }
 }
 
-/// The stores' access records, by store name: a JSON file in the stores directory
-/// (`access.json`), rewritten whole on every change. A store without a record (made before
-/// access control, or by the daemon itself: the default store) is open to every caller.
-final class StoreAccessList: Sendable {
-    let file: URL
-    private let records = Mutex<[String: StoreAccessRecord]>([:])
+/// The stores' access records, by store name, in `<stores>/access.json`. A store without a
+/// record (made before access control, or by the daemon itself: the default store) is open to
+/// every caller.
+typealias StoreAccessList = StoreSettings<StoreAccessRecord>
 
-    init(file: URL) {
-        self.file = file
+extension StoreSettings<StoreAccessRecord> {
+    convenience init(file: URL) {
+        self.init(
+            file: file,
+            contents:
+                "the stores' access list (without it every store is open to every caller of the socket; restore it from a backup)"
+        )
     }
 
-    func load() throws {
-        guard let data = try? Data(contentsOf: file) else { return }
-        guard let loaded = try? JSONDecoder().decode([String: StoreAccessRecord].self, from: data) else {
-            throw ModelError(
-                .storageFailure,
-                "\(file.path) is not the stores' access list it should be; restore it from a backup (without it every store is open to every caller of the socket)"
-            )
-        }
-        records.withLock { $0 = loaded }
-    }
+    func record(for store: String) -> StoreAccessRecord? { value(for: store) }
 
-    func record(for store: String) -> StoreAccessRecord? {
-        records.withLock { $0[store] }
-    }
-
-    /// Sets (nil: removes) a store's record, and writes the file.
-    func set(_ record: StoreAccessRecord?, for store: String) throws {
-        let all = records.withLock { records in
-            records[store] = record
-            return records
-        }
-        if all.isEmpty { try SettingsFile.remove(file) } else { try SettingsFile.write(all, to: file) }
-    }
+    func set(_ record: StoreAccessRecord?, for store: String) throws { try set(value: record, for: store) }
 }
 
 /// Who may do what: root, the daemon's own user and the members of the administrators' group

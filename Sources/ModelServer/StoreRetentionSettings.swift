@@ -1,6 +1,5 @@
 import Foundation
 import ModelCore
-import Synchronization
 
 /// A store's own history retention (`SetHistoryRetention`): each limit, when present, replaces
 /// the daemon's for that store; a limit of 0 keeps everything.
@@ -21,42 +20,20 @@ struct EffectiveRetention: Sendable, Equatable {
     var limitsAnything: Bool { age != nil || transactions != nil }
 }
 
-/// The stores' own retention settings, by store name: a JSON object in `<stores>/retention.json`,
-/// rewritten whole (to a temporary file, then renamed) on every change, so that they outlive
-/// restarts.
-final class StoreRetentionSettings: Sendable {
-    let file: URL
-    private let settings = Mutex<[String: RetentionSetting]>([:])
+/// The stores' own retention settings, by store name, in `<stores>/retention.json`, so that
+/// they outlive restarts.
+typealias StoreRetentionSettings = StoreSettings<RetentionSetting>
 
-    init(file: URL) {
-        self.file = file
+extension StoreSettings<RetentionSetting> {
+    convenience init(file: URL) {
+        self.init(file: file, contents: "the stores' retention settings")
     }
 
-    /// Reads the file (none: no settings).
-    func load() throws {
-        guard let data = try? Data(contentsOf: file) else { return }
-        guard let loaded = try? JSONDecoder().decode([String: RetentionSetting].self, from: data) else {
-            throw ModelError(
-                .storageFailure,
-                "\(file.path) is not the stores' retention settings it should be; move it away to start without them")
-        }
-        settings.withLock { $0 = loaded }
-    }
+    func setting(for store: String) -> RetentionSetting? { value(for: store) }
 
-    func setting(for store: String) -> RetentionSetting? {
-        settings.withLock { $0[store] }
-    }
-
-    /// Whether any store has a setting.
-    var isEmpty: Bool { settings.withLock { $0.isEmpty } }
-
-    /// Sets (or, with nil or an empty setting, removes) a store's setting, and writes the file.
+    /// Sets a store's setting; an empty one is removed.
     func set(_ setting: RetentionSetting?, for store: String) throws {
-        let all = settings.withLock { settings in
-            settings[store] = setting?.isEmpty == false ? setting : nil
-            return settings
-        }
-        if all.isEmpty { try SettingsFile.remove(file) } else { try SettingsFile.write(all, to: file) }
+        try set(value: setting?.isEmpty == false ? setting : nil, for: store)
     }
 
     /// The retention of `store`: its own limits where it has them, else the daemon's.

@@ -118,19 +118,7 @@ extension StoreServiceHandler {
     }
 
     private static func write(_ data: Data, to descriptor: Int32, path: String) throws(ModelError) {
-        let failure: Int32? = data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset) // ! non-empty
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += written
-            }
-            return nil
-        }
-        guard let failure else { return }
+        guard let failure = SettingsFile.writeAll(data, to: descriptor) else { return }
         if failure == ENOSPC || failure == EDQUOT {
             throw ModelError(
                 .resourceExhausted,

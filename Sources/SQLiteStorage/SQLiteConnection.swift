@@ -160,7 +160,7 @@ final class SQLiteConnection {
     }
 
     /// Up to `count` bytes from the start of the file at `path`; none if it cannot be read.
-    private static func firstBytes(of path: String, count: Int) -> [UInt8] {
+    static func firstBytes(of path: String, count: Int) -> [UInt8] {
         let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return [] }
         defer { Glibc.close(descriptor) }
@@ -170,7 +170,7 @@ final class SQLiteConnection {
     }
 
     /// fsync(2) of the file at `target`.
-    private static func sync(_ target: String) throws(ModelError) {
+    static func sync(_ target: String) throws(ModelError) {
         let descriptor = Glibc.open(target, O_RDONLY | O_CLOEXEC)
         let synced = descriptor >= 0 && fsync(descriptor) == 0
         let error = errno

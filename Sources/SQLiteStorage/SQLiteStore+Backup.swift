@@ -19,12 +19,12 @@ extension SQLiteStore: StorageBackupWriting {
                 try connection.run("VACUUM INTO ?1", [.string(path)], cached: false)
             }
             await queue.close(checkpoint: false)
-            try BackupFiles.sync(path)
-            try BackupFiles.sync((path as NSString).deletingLastPathComponent)
+            try SQLiteConnection.sync(path)
+            try SQLiteConnection.sync((path as NSString).deletingLastPathComponent)
             return try await SQLiteStorageFactory.summary(ofBackupAt: path, newIdentity: false)
         } catch {
             await queue.close(checkpoint: false)
-            BackupFiles.remove(path)
+            unlink(path)
             throw error
         }
     }
@@ -42,13 +42,13 @@ extension SQLiteStorageFactory: StorageBackupRestoring {
         guard !FileManager.default.fileExists(atPath: target) else {
             throw ModelError(.uniqueConstraint, "\(target) exists already", context: ["path": target])
         }
-        for suffix in ["-wal", "-shm", "-journal"] { BackupFiles.remove(target + suffix) }
+        for suffix in ["-wal", "-shm", "-journal"] { unlink(target + suffix) }
         guard rename(path, target) == 0 else {
             throw ModelError(
                 .storageFailure, "cannot move the backup to \(target): \(String(cString: strerror(errno)))",
                 context: ["path": target])
         }
-        try BackupFiles.sync((target as NSString).deletingLastPathComponent)
+        try SQLiteConnection.sync((target as NSString).deletingLastPathComponent)
     }
 
     /// What the backup at `path` holds, once SQLite's integrity check and modeld's metadata say
@@ -56,7 +56,7 @@ extension SQLiteStorageFactory: StorageBackupRestoring {
     /// it a new store UUID. The check runs on a connection of its own, off the caller's thread.
     static func summary(ofBackupAt path: String, newIdentity: Bool) async throws -> BackupSummary {
         let refuse = { (reason: String) in refusal(reason, path: path) }
-        guard BackupFiles.firstBytes(of: path, count: 16) == Array("SQLite format 3\0".utf8) else {
+        guard SQLiteConnection.firstBytes(of: path, count: 16) == Array("SQLite format 3\0".utf8) else {
             throw refuse("it is not an SQLite database (a backup is what 'modelctl store backup' writes)")
         }
         let queue = ConnectionQueue(path: path, role: .reader, label: "backup-check")
@@ -111,34 +111,10 @@ extension SQLiteStorageFactory: StorageBackupRestoring {
     }
 }
 
-/// File chores of backups: syncing, sizes, first bytes, removal.
+/// The size of backup files.
 enum BackupFiles {
-    static func sync(_ path: String) throws(ModelError) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        let synced = descriptor >= 0 && fsync(descriptor) == 0
-        let error = errno
-        if descriptor >= 0 { close(descriptor) }
-        guard synced else {
-            throw ModelError(
-                .storageFailure, "cannot sync \(path): \(String(cString: strerror(error)))", context: ["path": path])
-        }
-    }
-
     static func size(of path: String) -> Int64 {
         var info = stat()
         return stat(path, &info) == 0 ? Int64(info.st_size) : 0
-    }
-
-    static func firstBytes(of path: String, count: Int) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return [] }
-        defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: count)
-        let read = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, count) }
-        return read == count ? bytes : []
-    }
-
-    static func remove(_ path: String) {
-        unlink(path)
     }
 }
