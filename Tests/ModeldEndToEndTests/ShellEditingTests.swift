@@ -8,10 +8,12 @@ import Testing
 /// entity names, Ctrl-R finds an earlier line, and the lines are kept in the history file for the
 /// next session.
 @Suite struct ShellEditingTests {
-    /// Types each step's keys once the prompt has appeared that many times, then prints all the
-    /// terminal showed. Exits 3 if a prompt never comes.
+    /// Types each step's keys once the prompt has appeared that many times and the line editor has
+    /// taken the terminal out of canonical mode (libedit writes the prompt a moment before it does
+    /// that, and keys typed in between are the kernel's to edit: a Ctrl-R there reprints the line
+    /// rather than searching), then prints all the terminal showed. Exits 3 if a prompt never comes.
     static let driver = #"""
-        import os, pty, select, sys, time
+        import os, pty, select, sys, termios, time
         keys = [bytes(k, "utf-8").decode("unicode_escape").encode("latin-1") for k in sys.argv[1].split("|")]
         pid, fd = pty.fork()
         if pid == 0:
@@ -31,6 +33,10 @@ import Testing
                 if not chunk:
                     return
                 out += chunk
+            while termios.tcgetattr(fd)[3] & termios.ICANON:
+                if time.time() > deadline:
+                    sys.stdout.write(out.decode("utf-8", "replace")); sys.exit(3)
+                time.sleep(0.001)
         for n, step in enumerate(keys, start=1):
             read(n)
             os.write(fd, step)
