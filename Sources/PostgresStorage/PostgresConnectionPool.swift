@@ -27,6 +27,14 @@ final class PostgresConnectionPool: Sendable {
         return try await queue.run(body)
     }
 
+    /// Runs `body` on a connection of its own, from the calling task (reads only: see
+    /// ``PostgresConnectionQueue/runAsync(_:)``).
+    func runAsync<T: Sendable>(_ body: (PostgresAsyncSession) async throws -> T) async throws -> T {
+        let queue = await acquire()
+        defer { release(queue) }
+        return try await queue.runAsync(body)
+    }
+
     private func acquire() async -> PostgresConnectionQueue {
         await withCheckedContinuation { continuation in
             let idle = state.withLock { state -> PostgresConnectionQueue? in

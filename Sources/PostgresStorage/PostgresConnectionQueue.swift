@@ -12,12 +12,18 @@ import Synchronization
 /// A connection to the server and the serial queue its work runs on. The work blocks on the
 /// connection's futures, as the SQLite backend's work blocks on SQLite: so the save algorithm,
 /// whose reads are synchronous, can run inside one transaction. The connection opens with the
-/// first job; one that broke (the server restarted, say) is opened again by the next job.
-// `connection` is touched only on `queue`.
-final class PostgresConnectionQueue: @unchecked Sendable {
+/// first job; one that broke (the server restarted, say) is opened again by the next job. Reads
+/// of a statement or a few may instead be sent from the calling task (``runAsync(_:)``).
+final class PostgresConnectionQueue: Sendable {
     private let queue: DispatchQueue
     private let endpoint: PostgresEndpoint
-    private var connection: PostgresConnection?
+    /// The open connection: replaced on `queue`, read there and by ``runAsync(_:)``, whose caller
+    /// has the queue to itself (the pool hands it out to one job at a time).
+    private let current = Mutex<PostgresConnection?>(nil)
+    private var connection: PostgresConnection? {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
+    }
     private static let logger = Logger(label: "modeld.postgres")
     private static let ids = Mutex<Int>(0)
 
@@ -42,6 +48,32 @@ final class PostgresConnectionQueue: @unchecked Sendable {
                 continuation.resume(with: attempt.result)
             }
         }
+    }
+
+    /// Runs `body` with the connection from the calling task: its statements are sent and
+    /// awaited on the connection's event loop, with no thread of the queue's woken (two thread
+    /// hand-offs a statement fewer; see docs/performance.md). For reads only, whose caller has
+    /// the queue to itself: a read that failed `unavailable` on a connection opened for an
+    /// earlier job runs again once on a new one (a read changes nothing, so it may).
+    func runAsync<T: Sendable>(_ body: (PostgresAsyncSession) async throws -> T) async throws -> T {
+        let (session, reused) = try await asyncSession()
+        do {
+            return try await body(session)
+        } catch let error as ModelError where error.code == .unavailable {
+            current.withLock { if $0 === session.connection { $0 = nil } }
+            Self.close(session.connection)
+            guard reused else { throw error }
+            return try await body(try await asyncSession().session)
+        }
+    }
+
+    /// The open connection, opened on the queue when there is none; and whether it was open.
+    private func asyncSession() async throws -> (session: PostgresAsyncSession, reused: Bool) {
+        if let open = connection, !open.isClosed {
+            return (PostgresAsyncSession(connection: open, endpoint: endpoint), true)
+        }
+        let opened = try await run { $0.connection }
+        return (PostgresAsyncSession(connection: opened, endpoint: endpoint), false)
     }
 
     /// One run of `body`; `mayRetry` when it failed on a cut connection opened earlier, having
@@ -164,29 +196,38 @@ struct PostgresSession {
     let endpoint: PostgresEndpoint
     /// Records whether the session sent work (see ``PostgresConnectionQueue/run(_:)``).
     var work = SessionWork()
-    private static let logger = Logger(label: "modeld.postgres")
+    static let logger = Logger(label: "modeld.postgres")
 
     /// Runs `sql` with `binds` ($1, $2, …) and returns its rows; `keys`, when given, is bound
     /// first, as a `bigint[]` ($1, for `= ANY($1)`).
     @discardableResult
     func query(_ sql: String, keys: [Int64]? = nil, _ binds: [Value] = []) throws -> [PostgresRow] {
-        var bindings = PostgresBindings(capacity: binds.count + 1)
-        if let keys { bindings.append(keys) }
-        for value in binds { try PostgresValues.bind(value, into: &bindings) }
+        let statement = try Self.statement(sql, keys: keys, binds)
         if !sql.hasPrefix("BEGIN"), !sql.hasPrefix("SET ") { work.sent.store(true, ordering: .relaxed) }
         // PostgresNIO never answers a statement written to a closed connection.
-        guard !connection.isClosed else {
-            throw ModelError(
-                .unavailable,
-                "the connection to the PostgreSQL server of \(endpoint) closed (did the server restart?); try again",
-                context: ["store": endpoint.description])
-        }
+        guard !connection.isClosed else { throw Self.closed(endpoint) }
         do {
-            return try connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: Self.logger)
+            return try connection.query(statement, logger: Self.logger)
                 .waitBounded(by: Self.statementLimit, what: "a statement", closing: connection).rows
         } catch {
             throw PostgresSession.error(error, endpoint: endpoint)
         }
+    }
+
+    /// `sql` with its binds: `keys` first (as `bigint[]`), then `binds`.
+    static func statement(_ sql: String, keys: [Int64]?, _ binds: [Value]) throws -> PostgresQuery {
+        var bindings = PostgresBindings(capacity: binds.count + 1)
+        if let keys { bindings.append(keys) }
+        for value in binds { try PostgresValues.bind(value, into: &bindings) }
+        return PostgresQuery(unsafeSQL: sql, binds: bindings)
+    }
+
+    /// The error of a statement about to go to a connection that closed.
+    static func closed(_ endpoint: PostgresEndpoint) -> ModelError {
+        ModelError(
+            .unavailable,
+            "the connection to the PostgreSQL server of \(endpoint) closed (did the server restart?); try again",
+            context: ["store": endpoint.description])
     }
 
     /// How long a statement may take before its connection is given up as lost: a server that

@@ -30,18 +30,25 @@ struct PostgresObjects {
 
     /// The objects of the hierarchy `root` with these keys, in key order.
     func objects(root: String, keys: [Int64]) throws -> [ObjectSnapshot] {
+        guard !keys.isEmpty, let (sql, columns) = objectsStatement(root: root) else { return [] }
+        var snapshots = try decode(try query(sql, keys: keys), columns: columns, properties: nil)
+        try loadRelationships(&snapshots, properties: nil)
+        return snapshots
+    }
+
+    /// The statement reading the objects of the hierarchy `root` whose keys are bound as $1, in
+    /// key order, and the columns it selects; nil for a hierarchy the schema lacks.
+    func objectsStatement(root: String) -> (sql: String, columns: [SelectedColumn])? {
+        guard let rootEntity = schema[root] else { return nil }
         let table = layout.table(root: root)
-        guard !keys.isEmpty, let rootEntity = schema[root] else { return [] }
         var compiler = SQLCompiler(
             layout: layout, dialect: PostgresDialect.shared, entity: rootEntity, temporaryKeys: overlay.temporaryKeys)
         let columns = layout.selectedColumns(table, entities: table.entities, properties: nil)
         let select = compiler.objectSelect(columns)
-        let rows = try query(
+        return (
             "SELECT \(select) FROM \(SQL.quote(root)) AS t0\(compiler.root.joinClause) WHERE t0.\"_pk\" = ANY($1) ORDER BY t0.\"_pk\"",
-            keys: keys)
-        var snapshots = try decode(rows, columns: columns, properties: nil)
-        try loadRelationships(&snapshots, properties: nil)
-        return snapshots
+            columns
+        )
     }
 
     /// Objects from rows selected as `_pk`, `_entity`, `_version`, then `columns` (a foreign
@@ -93,52 +100,75 @@ struct PostgresObjects {
     /// Fills the relationships that are not foreign keys (to-many, and to-one whose key the other
     /// side holds), one query per relationship.
     func loadRelationships(_ snapshots: inout [ObjectSnapshot], properties: Set<String>?) throws {
-        var owners: [String: (relationship: ResolvedRelationship, rows: [Int])] = [:]
-        var order: [String] = []
+        for load in relationshipLoads(snapshots, properties: properties) {
+            let owners = load.rows.compactMap { snapshots[$0].id.primaryKey }
+            guard !owners.isEmpty, let sql = relatedStatement(load.relationship) else { continue }
+            fill(&snapshots, load, related: try related(try query(sql, keys: owners), load.relationship))
+        }
+    }
+
+    /// A relationship to fill and the positions of the snapshots that have it.
+    struct RelationshipLoad {
+        let relationship: ResolvedRelationship
+        var rows: [Int]
+    }
+
+    /// The relationships of `snapshots` that are not foreign keys, in the order first met.
+    func relationshipLoads(_ snapshots: [ObjectSnapshot], properties: Set<String>?) -> [RelationshipLoad] {
+        var loads: [RelationshipLoad] = []
+        var positions: [String: Int] = [:]
         for (index, snapshot) in snapshots.enumerated() {
             for relationship in schema[snapshot.id.entityName]?.relationships ?? []
             where relationship.storage != .foreignKey && (properties?.contains(relationship.name) ?? true) {
                 let name = "\(relationship.declaringEntity).\(relationship.name)"
-                if owners[name] == nil { order.append(name) }
-                owners[name, default: (relationship, [])].rows.append(index)
+                if let position = positions[name] {
+                    loads[position].rows.append(index)
+                } else {
+                    positions[name] = loads.count
+                    loads.append(RelationshipLoad(relationship: relationship, rows: [index]))
+                }
             }
         }
-        for name in order {
-            guard let (relationship, rows) = owners[name] else { continue }
-            let related = try relatedObjects(relationship, of: rows.compactMap { snapshots[$0].id.primaryKey })
-            for row in rows {
-                let targets = snapshots[row].id.primaryKey.flatMap { related[$0] } ?? []
-                snapshots[row].relationships[relationship.name] =
-                    relationship.isToMany ? .toMany(targets) : .toOne(targets.first)
-            }
+        return loads
+    }
+
+    /// Sets `load`'s relationship of its snapshots to their `related` objects.
+    func fill(_ snapshots: inout [ObjectSnapshot], _ load: RelationshipLoad, related: [Int64: [PersistentIdentifier]]) {
+        for row in load.rows {
+            let targets = snapshots[row].id.primaryKey.flatMap { related[$0] } ?? []
+            snapshots[row].relationships[load.relationship.name] =
+                load.relationship.isToMany ? .toMany(targets) : .toOne(targets.first)
         }
     }
 
-    /// The objects related to each of `owners` through `relationship`, in key order.
-    func relatedObjects(_ relationship: ResolvedRelationship, of owners: [Int64]) throws -> [Int64:
-        [PersistentIdentifier]]
-    {
-        guard !owners.isEmpty else { return [:] }
+    /// The statement reading the objects related through `relationship` to owners whose keys
+    /// are bound as $1: owner, key and entity, in key order.
+    func relatedStatement(_ relationship: ResolvedRelationship) -> String? {
         let targetRoot = schema[relationship.destination]?.root ?? relationship.destination
         let target = SQL.quote(targetRoot)
-        let sql: String
         switch relationship.storage {
         case .inverseForeignKey(_, let name):
-            sql = """
+            return """
                 SELECT h.\(SQL.quote(name)), h."_pk", h."_entity" FROM \(target) AS h \
                 WHERE h.\(SQL.quote(name)) = ANY($1) ORDER BY h."_pk"
                 """
         case .joinTable(let join, let isOwner):
             let (mine, theirs) = isOwner ? ("source", "target") : ("target", "source")
-            sql = """
+            return """
                 SELECT j."\(mine)", j."\(theirs)", o."_entity" FROM \(SQL.quote(join.name)) AS j \
                 JOIN \(target) AS o ON o."_pk" = j."\(theirs)" WHERE j."\(mine)" = ANY($1) ORDER BY j."\(theirs)"
                 """
         case .foreignKey:
-            return [:]
+            return nil
         }
+    }
+
+    /// The objects related to each owner, from the rows of ``relatedStatement(_:)``.
+    func related(_ rows: [PostgresRow], _ relationship: ResolvedRelationship) throws -> [Int64: [PersistentIdentifier]]
+    {
+        let targetRoot = schema[relationship.destination]?.root ?? relationship.destination
         var related: [Int64: [PersistentIdentifier]] = [:]
-        for row in try query(sql, keys: owners) {
+        for row in rows {
             let cells = Array(row)
             guard let owner = try PostgresValues.int(cells[0]), let key = try PostgresValues.int(cells[1]) else {
                 continue

@@ -10,6 +10,18 @@ extension PostgresStore {
     public func fetch(_ descriptor: FetchDescriptor, overlay: ChangeSet?) async throws -> FetchResult {
         let layout = try await currentLayout()
         let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
+        if overlay?.isEmpty ?? true {
+            // A fetch of one statement is a snapshot of its own: no transaction, and the
+            // statement is sent from this task.
+            let storeIdentifier = storeIdentifier
+            let answered = try await readers.runAsync { session -> FetchResult? in
+                let objects = PostgresObjects(session, layout: layout, storeIdentifier: storeIdentifier)
+                let plan = try PostgresRead(objects: objects).plan(validated)
+                guard !plan.readsMore else { return nil }
+                return try plan.finish(try await session.query(plan.sql, plan.parameters), objects)
+            }
+            if let answered { return answered }
+        }
         return try await read(layout, overlay: overlay) { try $0.fetch(validated) }
     }
 
@@ -81,33 +93,65 @@ struct PostgresRead {
 
     /// Runs a validated fetch.
     func fetch(_ descriptor: FetchDescriptor) throws -> FetchResult {
+        let plan = try plan(descriptor)
+        let result = try plan.finish(try objects.query(plan.sql, plan.parameters), objects)
+        guard case .objects(var results, _) = result, plan.readsMore else { return result }
+        let entity = try schema.entity(descriptor.entityName)
+        try objects.loadRelationships(&results, properties: plan.properties)
+        let prefetched = try prefetch(descriptor.relationshipKeyPathsForPrefetching, from: results, entity: entity)
+        return .objects(results, prefetched: prefetched)
+    }
+
+    /// A fetch's compiled statement and how its rows become the result.
+    struct FetchPlan {
+        let sql: String
+        let parameters: [Value]
+        /// The properties objects are read with (nil: all).
+        let properties: Set<String>?
+        /// Whether the objects' relationships or prefetched objects take more statements.
+        let readsMore: Bool
+        let finish: ([PostgresRow], PostgresObjects) throws -> FetchResult
+    }
+
+    /// Compiles a validated fetch.
+    func plan(_ descriptor: FetchDescriptor) throws -> FetchPlan {
         let entity = try schema.entity(descriptor.entityName)
         var compiler = compiler(for: entity)
         switch descriptor.resultType {
         case .count:
             let sql = try compiler.fetch(descriptor, columns: [])
-            let rows = try objects.query(sql, compiler.parameters)
-            return .count(Int(try rows.first.flatMap { try $0.first.flatMap(PostgresValues.int) } ?? 0))
+            return FetchPlan(sql: sql, parameters: compiler.parameters, properties: nil, readsMore: false) { rows, _ in
+                .count(Int(try rows.first.flatMap { try $0.first.flatMap(PostgresValues.int) } ?? 0))
+            }
         case .identifiers:
             let sql = try compiler.fetch(descriptor, columns: [])
-            return .identifiers(
-                try objects.query(sql, compiler.parameters).compactMap { row in
-                    let cells = Array(row)
-                    guard let key = try PostgresValues.int(cells[0]), let name = try PostgresValues.text(cells[1])
-                    else { return nil }
-                    return objects.identifier(root: entity.root, entity: name, key: key)
-                })
+            return FetchPlan(sql: sql, parameters: compiler.parameters, properties: nil, readsMore: false) {
+                rows, objects in
+                .identifiers(
+                    try rows.compactMap { row in
+                        let cells = Array(row)
+                        guard let key = try PostgresValues.int(cells[0]), let name = try PostgresValues.text(cells[1])
+                        else { return nil }
+                        return objects.identifier(root: entity.root, entity: name, key: key)
+                    })
+            }
         case .objects:
             let table = layout.table(for: entity)
             let properties = descriptor.propertiesToFetch.map(Set.init)
             let entities = descriptor.includesSubentities ? entity.descendants : [entity.name]
             let columns = layout.selectedColumns(table, entities: entities, properties: properties)
             let sql = try compiler.fetch(descriptor, columns: columns)
-            var results = try objects.decode(
-                try objects.query(sql, compiler.parameters), columns: columns, properties: properties)
-            try objects.loadRelationships(&results, properties: properties)
-            let prefetched = try prefetch(descriptor.relationshipKeyPathsForPrefetching, from: results, entity: entity)
-            return .objects(results, prefetched: prefetched)
+            let readsMore =
+                !descriptor.relationshipKeyPathsForPrefetching.isEmpty
+                || entities.contains { name in
+                    schema[name]?.relationships.contains {
+                        $0.storage != .foreignKey && (properties?.contains($0.name) ?? true)
+                    } ?? false
+                }
+            return FetchPlan(sql: sql, parameters: compiler.parameters, properties: properties, readsMore: readsMore) {
+                rows, objects in
+                .objects(try objects.decode(rows, columns: columns, properties: properties), prefetched: [])
+            }
         }
     }
 

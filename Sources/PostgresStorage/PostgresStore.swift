@@ -140,11 +140,11 @@ public final class PostgresStore: StorageBackend {
         let keys = try ObjectLookup.keysByRoot(ids, schema: layout.schema, storeIdentifier: storeIdentifier)
         guard !keys.isEmpty else { return [] }
         let storeIdentifier = storeIdentifier
-        let found = try await readers.run { [keys] session in
-            let objects = PostgresObjects(session: session, layout: layout, storeIdentifier: storeIdentifier)
+        let found = try await readers.runAsync { [keys] session in
+            let objects = PostgresObjects(session, layout: layout, storeIdentifier: storeIdentifier)
             var found: [String: [Int64: ObjectSnapshot]] = [:]
             for (root, rootKeys) in keys {
-                for snapshot in try objects.objects(root: root, keys: rootKeys.sorted()) {
+                for snapshot in try await objects.objects(root: root, keys: rootKeys.sorted(), on: session) {
                     if let key = snapshot.id.primaryKey { found[root, default: [:]][key] = snapshot }
                 }
             }
