@@ -206,12 +206,22 @@ struct PostgresSession {
         if !sql.hasPrefix("BEGIN"), !sql.hasPrefix("SET ") { work.sent.store(true, ordering: .relaxed) }
         // PostgresNIO never answers a statement written to a closed connection.
         guard !connection.isClosed else { throw Self.closed(endpoint) }
-        do {
-            return try connection.query(statement, logger: Self.logger)
-                .waitBounded(by: Self.statementLimit, what: "a statement", closing: connection).rows
-        } catch {
-            throw PostgresSession.error(error, endpoint: endpoint)
-        }
+        return try PendingStatement(future: connection.query(statement, logger: Self.logger), session: self).rows()
+    }
+
+    /// Sends `sql` without waiting for its answer (a round trip of the server's, but no thread
+    /// woken for it): the connection answers statements in order, so the next one waited for
+    /// waits for this one too, and throws this one's error if it failed (the first such error:
+    /// after it, the server refuses the transaction's statements).
+    @discardableResult
+    func send(_ sql: String, keys: [Int64]? = nil, _ binds: [Value] = []) throws -> PendingStatement {
+        let statement = try Self.statement(sql, keys: keys, binds)
+        work.sent.store(true, ordering: .relaxed)
+        guard !connection.isClosed else { throw Self.closed(endpoint) }
+        let future = connection.query(statement, logger: Self.logger)
+        let work = work
+        future.whenFailure { error in work.unthrown.withLock { $0 = $0 ?? error } }
+        return PendingStatement(future: future, session: self)
     }
 
     /// `sql` with its binds: `keys` first (as `bigint[]`), then `binds`.
@@ -337,7 +347,33 @@ extension EventLoopFuture where Value: Sendable {
 }
 
 /// Whether a session sent a statement other than `BEGIN…` or `SET …`: one that may have changed
-/// something, so that a job failing after it is not run again.
+/// something, so that a job failing after it is not run again. And the first error of a
+/// statement sent without waiting (``PostgresSession/send(_:keys:_:)``) not thrown yet.
 final class SessionWork: Sendable {
     let sent = Atomic<Bool>(false)
+    let unthrown = Mutex<(any Error)?>(nil)
+}
+
+/// A statement sent, answered or to be.
+struct PendingStatement {
+    let future: EventLoopFuture<PostgresQueryResult>
+    let session: PostgresSession
+
+    /// Its rows, waited for if need be (bounded as ``PostgresSession/query(_:keys:_:)``); the
+    /// error of an earlier statement sent without waiting comes first.
+    func rows() throws -> [PostgresRow] {
+        let outcome = Result {
+            try future.waitBounded(
+                by: PostgresSession.statementLimit, what: "a statement", closing: session.connection
+            ).rows
+        }
+        // Answered in order: an earlier statement's failure was noted before this one's answer.
+        if let earlier = session.work.unthrown.withLock({ error in
+            defer { error = nil }
+            return error
+        }) {
+            throw PostgresSession.error(earlier, endpoint: session.endpoint)
+        }
+        return try outcome.mapError { PostgresSession.error($0, endpoint: session.endpoint) }.get()
+    }
 }

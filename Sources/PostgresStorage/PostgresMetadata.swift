@@ -35,7 +35,8 @@ struct PostgresMetadata {
     /// longer than `lock_timeout` (10 s: a staged migration elsewhere) fails `unavailable`.
     func sharedLock(_ session: PostgresSession) throws {
         // One round trip: the timeout is set (for this transaction) before the lock is waited for.
-        try session.query(
+        // Sent without waiting: the save's next statement waits, and fails if this did.
+        try session.send(
             "SELECT set_config('lock_timeout', '10s', true), pg_advisory_xact_lock_shared(hashtext($1))", [lockKey])
     }
 

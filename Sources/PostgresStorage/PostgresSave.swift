@@ -16,14 +16,34 @@ struct PostgresSave {
 
     var schema: ResolvedSchema { layout.schema }
 
+    /// The statements whose answers the save does not need are sent without waiting
+    /// (``PostgresSession/send(_:keys:_:)``): the lock, the schema's version (checked once a later
+    /// answer came), the writes and the key sequences. It waits for its reads, the history
+    /// record and the commit.
     func run() throws -> SaveResult {
         try metadata.sharedLock(session)
-        if let stored = try metadata.value(for: "schemaHash", session), stored != schema.versionHash {
-            throw ModelError(
-                .schemaMismatch,
-                "the store was migrated to schema version \(stored.prefix(12)) after this process read its schema (version \(schema.versionHash.prefix(12))); nothing was saved: open the store again with the new schema",
-                context: ["storeVersion": stored, "requestedVersion": schema.versionHash])
+        let storedHash = try session.send("SELECT \"value\" FROM \(metadata.metaTable) WHERE \"key\" = 'schemaHash'")
+        do {
+            return try save(checking: storedHash)
+        } catch {
+            // A statement that failed because another process changed the schema is the mismatch.
+            if let mismatch = try? mismatch(storedHash) { throw mismatch }
+            throw error
         }
+    }
+
+    /// The `schemaMismatch` error when the store's schema is not the one this save was planned on.
+    private func mismatch(_ storedHash: PendingStatement) throws -> ModelError? {
+        guard let stored = try storedHash.rows().first.flatMap({ try $0.first.flatMap(PostgresValues.text) }),
+            stored != schema.versionHash
+        else { return nil }
+        return ModelError(
+            .schemaMismatch,
+            "the store was migrated to schema version \(stored.prefix(12)) after this process read its schema (version \(schema.versionHash.prefix(12))); nothing was saved: open the store again with the new schema",
+            context: ["storeVersion": stored, "requestedVersion": schema.versionHash])
+    }
+
+    private func save(checking storedHash: PendingStatement) throws -> SaveResult {
         let reads = try PostgresStoredRows(
             for: changes, layout: layout, session: session, metadata: metadata, storeIdentifier: storeIdentifier)
         let conflicts = try ExpectedVersions.conflicts(in: changes, reads: reads)
@@ -47,6 +67,7 @@ struct PostgresSave {
         let merges = try resolver.resolve(policy: changes.uniquenessPolicy)
         let writes = try SaveWrites(plan, merges: merges, reads: reads)
         guard !writes.history.isEmpty else { return SaveResult() }
+        if let mismatch = try mismatch(storedHash) { throw mismatch }
         for (root, key) in writes.lastKeys { try metadata.setSequence(root, to: key, session) }
         try apply(writes)
         var result = writes.result
@@ -55,17 +76,17 @@ struct PostgresSave {
     }
 
     /// Deletes (with their join rows), updates (unique columns they change cleared first),
-    /// inserts, then join rows.
+    /// inserts, then join rows; sent without waiting (the history record waits for them).
     private func apply(_ writes: SaveWrites) throws {
         for (ref, _) in writes.deletes {
-            try session.query("DELETE FROM \(layout.qualified(ref.root)) WHERE \"_pk\" = $1", [.int(ref.key)])
+            try session.send("DELETE FROM \(layout.qualified(ref.root)) WHERE \"_pk\" = $1", [.int(ref.key)])
             for join in schema.joinTables {
                 if join.sourceRoot == ref.root {
-                    try session.query(
+                    try session.send(
                         "DELETE FROM \(layout.qualified(join.name)) WHERE \"source\" = $1", [.int(ref.key)])
                 }
                 if join.targetRoot == ref.root {
-                    try session.query(
+                    try session.send(
                         "DELETE FROM \(layout.qualified(join.name)) WHERE \"target\" = $1", [.int(ref.key)])
                 }
             }
@@ -74,7 +95,7 @@ struct PostgresSave {
             let unique = Set(update.entity.uniqueConstraints.flatMap { $0 })
             let clearing = update.values.keys.filter(unique.contains).sorted()
             guard !clearing.isEmpty else { continue }
-            try session.query(
+            try session.send(
                 "UPDATE \(layout.qualified(update.ref.root)) SET \(clearing.map { "\(SQL.quote($0)) = NULL" }.joined(separator: ", ")) WHERE \"_pk\" = $1",
                 [.int(update.ref.key)])
         }
@@ -84,7 +105,7 @@ struct PostgresSave {
             let sets =
                 columns.enumerated().map { "\(SQL.quote($1.0)) = $\($0 + 2)" }
                 + ["\"_version\" = \"_version\" + 1"]
-            try session.query(
+            try session.send(
                 "UPDATE \(layout.qualified(update.ref.root)) SET \(sets.joined(separator: ", ")) WHERE \"_pk\" = $1",
                 [.int(update.ref.key)] + columns.map(\.1))
         }
@@ -94,7 +115,7 @@ struct PostgresSave {
                 entity.attributes.map(\.name) + entity.relationships.filter { $0.storage == .foreignKey }.map(\.name)
             let columns = PostgresLayout.withFoldedForms(names.map { ($0, insert.values[$0] ?? .null) }, of: entity)
             let all = ["_pk", "_entity", "_version"] + columns.map(\.0)
-            try session.query(
+            try session.send(
                 "INSERT INTO \(layout.qualified(entity.root)) (\(all.map(SQL.quote).joined(separator: ", "))) VALUES (\((1...all.count).map { "$\($0)" }.joined(separator: ", ")))",
                 [.int(insert.ref.key), .string(insert.entity), .int(1)] + columns.map(\.1))
         }
@@ -104,7 +125,7 @@ struct PostgresSave {
                 join.present
                 ? "INSERT INTO \(layout.qualified(join.table)) VALUES ($1, $2) ON CONFLICT DO NOTHING"
                 : "DELETE FROM \(layout.qualified(join.table)) WHERE \"source\" = $1 AND \"target\" = $2"
-            try session.query(sql, [.int(join.source.key), .int(join.target.key)])
+            try session.send(sql, [.int(join.source.key), .int(join.target.key)])
         }
     }
 

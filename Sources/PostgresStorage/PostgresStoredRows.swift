@@ -94,16 +94,16 @@ extension PostgresMetadata {
     /// The last value the sequence `name` handed out (0 when none), its row locked until the
     /// transaction ends.
     func lockedSequence(_ name: String, _ session: PostgresSession) throws -> Int64 {
-        try session.query(
-            "INSERT INTO \(sequenceTable) VALUES ($1, 0) ON CONFLICT DO NOTHING", [.string(name)])
+        try session.send("INSERT INTO \(sequenceTable) VALUES ($1, 0) ON CONFLICT DO NOTHING", [.string(name)])
         let rows = try session.query(
             "SELECT \"value\" FROM \(sequenceTable) WHERE \"name\" = $1 FOR UPDATE", [.string(name)])
         return try rows.first.flatMap { try $0.first.flatMap(PostgresValues.int) } ?? 0
     }
 
-    /// Records that the sequence `name` handed out every value up to `value`.
+    /// Records that the sequence `name` handed out every value up to `value` (sent without
+    /// waiting: the transaction's next statement waited for fails if this did).
     func setSequence(_ name: String, to value: Int64, _ session: PostgresSession) throws {
-        try session.query(
+        try session.send(
             "INSERT INTO \(sequenceTable) VALUES ($1, $2) ON CONFLICT (\"name\") DO UPDATE SET \"value\" = excluded.\"value\"",
             [.string(name), .int(value)])
     }
