@@ -1,6 +1,7 @@
 import Foundation
 import ModelCore
 import ModelStorage
+import PostgresNIO
 import Synchronization
 
 /// A store in a PostgreSQL schema (namespace) of its own. It makes or joins the store — one
@@ -204,14 +205,25 @@ public final class PostgresStore: StorageBackend {
     public func currentHistoryToken() async throws -> HistoryToken? {
         try checkOpen()
         let metadata = metadata
-        return try await readers.run { session in try Self.historyToken(session, metadata: metadata) }
+        // One statement, sent from this task: followers ask for it on every idle poll.
+        return try await readers.runAsync { session in
+            try Self.historyToken(try await session.query(Self.historyTokenQuery(metadata)))
+        }
     }
 
     /// The latest token, read on `session` (inside the caller's transaction, if any).
     static func historyToken(_ session: PostgresSession, metadata: PostgresMetadata) throws -> HistoryToken? {
-        let value =
-            try session.query("SELECT \"value\" FROM \(metadata.sequenceTable) WHERE \"name\" = '_history'")
-            .first.flatMap { try $0.first.flatMap(PostgresValues.int) } ?? 0
+        try historyToken(try session.query(historyTokenQuery(metadata)))
+    }
+
+    /// The statement reading the latest token.
+    private static func historyTokenQuery(_ metadata: PostgresMetadata) -> String {
+        "SELECT \"value\" FROM \(metadata.sequenceTable) WHERE \"name\" = '_history'"
+    }
+
+    /// The latest token from the rows of ``historyTokenQuery(_:)``; nil before the first save.
+    private static func historyToken(_ rows: [PostgresRow]) throws -> HistoryToken? {
+        let value = try rows.first.flatMap { try $0.first.flatMap(PostgresValues.int) } ?? 0
         return value > 0 ? HistoryToken(value) : nil
     }
 
