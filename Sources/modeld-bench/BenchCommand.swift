@@ -144,5 +144,6 @@ struct BenchCommand: AsyncParsableCommand {
         if runs(11) { try await migrationWorkload(workloads, sqlite: sqlite, daemon: daemon, report: &report) }
         if runs(12) { try await postgresStoreWorkload(postgres: postgres, daemon: daemon, report: &report) }
         if runs(13) { try await watchWorkload(daemon: daemon, report: &report) }
+        if runs(14) { try await grpcioWorkload(workloads, report: &report) }
     }
 }
