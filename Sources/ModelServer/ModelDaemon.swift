@@ -145,7 +145,9 @@ public final class ModelDaemon: Service, Sendable {
         try await withGracefulShutdownHandler {
             try await withThrowingTaskGroup(of: ServeTask.self) { group in
                 group.addTask {
-                    try await server.serve(); return .server
+                    // Each call's handler starts on the event loop that read it (LoopLocalExecutor).
+                    try await withTaskExecutorPreference(LoopLocalExecutor.shared) { try await server.serve() }
+                    return .server
                 }
                 if let framedServer {
                     group.addTask {

@@ -93,8 +93,20 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     }
 
     func apply(request: Modeld_V1_ApplyRequest, context: ServerContext) async throws -> Modeld_V1_SaveResult {
-        try await applyResponse(request).wire
+        // gRPC handlers run on the event loop that read their call (LoopLocalExecutor): a large
+        // save (a bulk load, say) runs on Swift's shared threads instead, so that it does not
+        // hold up the loop's other connections, as the framed transport does with requests
+        // over 16 KiB.
+        guard request.changes.count <= Self.editsOnEventLoop else {
+            return try await withTaskExecutorPreference(globalConcurrentExecutor) {
+                try await applyResponse(request).wire
+            }
+        }
+        return try await applyResponse(request).wire
     }
+
+    /// The most edits a save over gRPC makes on the event loop.
+    static let editsOnEventLoop = 64
 
     /// ``apply(request:context:)``'s answer before it becomes a message.
     func applyResponse(_ request: Modeld_V1_ApplyRequest) async throws -> SaveResponse {
