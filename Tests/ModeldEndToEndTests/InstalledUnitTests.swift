@@ -70,7 +70,8 @@ import Testing
         #expect(shown.output.contains("ActiveState=active"), "\(shown)")
         let mainPID =
             shown.output.split(separator: "\n").first { $0.hasPrefix("MainPID=") }.map { $0.dropFirst(8) } ?? ""
-        let user = try await systemd.run(["ps", "-o", "user=", "-p", String(mainPID)])
+        // The owner of its /proc directory is the user it runs as (coreutils' stat; procps may be missing).
+        let user = try await systemd.run(["stat", "-c", "%U", "/proc/\(mainPID)"])
         #expect(user.output.trimmingCharacters(in: .whitespacesAndNewlines) == "modeld", "\(user)")
 
         // The TCP drop-in as shipped opens Internet sockets to its example address only: the

@@ -76,9 +76,10 @@ final class NestedSystemd: @unchecked Sendable { // `process` is polled by one t
             systemd-sysusers '\(directory.path)'/sysusers/*
             mount -t tmpfs -o mode=0755 tmpfs /run
             mount -t tmpfs -o mode=0755 tmpfs /var/lib
-            mount -t tmpfs -o mode=0755 tmpfs /usr/lib/systemd/system
-            mount -t tmpfs -o mode=0755 tmpfs /usr/lib/systemd/system-generators
-            if [ -d /usr/local/lib/systemd/system ]; then mount -t tmpfs tmpfs /usr/local/lib/systemd/system; fi
+            for hidden in /usr/lib/systemd/system /usr/lib/systemd/system-generators /usr/local/lib/systemd/system \\
+                /lib/systemd/system /lib/systemd/system-generators; do
+                if [ -d "$hidden" ]; then mount -t tmpfs -o mode=0755 tmpfs "$hidden"; fi
+            done
             mkdir -p /run/systemd/system && cp '\(directory.path)'/units/* /run/systemd/system/
             for target in \(targets.joined(separator: " ")); do
                 printf '[Unit]\\nDescription=%s (empty)\\nDefaultDependencies=no\\n' $target > /run/systemd/system/$target.target
