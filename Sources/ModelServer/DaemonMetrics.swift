@@ -35,36 +35,34 @@ final class DaemonMetrics: Sendable {
     func called(_ method: String, code: RPCError.Code?, since start: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - start
         let key = CallKey(method: method, code: code.map { "\($0)" } ?? "ok")
-        let counter = calls.withLock { calls in
-            if let counter = calls[key] { return counter }
-            let counter = CoreMetrics.Counter(
+        Self.metric(key, in: calls) {
+            CoreMetrics.Counter(
                 label: "modeld_rpc_calls_total", dimensions: [("method", key.method), ("code", key.code)],
                 factory: factory)
-            calls[key] = counter
-            return counter
-        }
-        counter.increment()
-        let timer = latencies.withLock { timers in
-            if let timer = timers[method] { return timer }
-            let timer = CoreMetrics.Timer(
-                label: "modeld_rpc_duration_seconds", dimensions: [("method", method)], factory: factory)
-            timers[method] = timer
-            return timer
-        }
-        timer.recordNanoseconds(
+        }.increment()
+        Self.metric(method, in: latencies) {
+            CoreMetrics.Timer(label: "modeld_rpc_duration_seconds", dimensions: [("method", method)], factory: factory)
+        }.recordNanoseconds(
             Int64(elapsed.components.seconds) * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
     }
 
     /// Counts a save to `store` that committed.
     func saved(in store: String) {
-        let counter = saves.withLock { saves in
-            if let counter = saves[store] { return counter }
-            let counter = CoreMetrics.Counter(
-                label: "modeld_saves_total", dimensions: [("store", store)], factory: factory)
-            saves[store] = counter
-            return counter
+        Self.metric(store, in: saves) {
+            CoreMetrics.Counter(label: "modeld_saves_total", dimensions: [("store", store)], factory: factory)
+        }.increment()
+    }
+
+    /// The metric kept for `key` in `metrics`, made by `make` the first time.
+    private static func metric<Key: Hashable & Sendable, Metric: Sendable>(
+        _ key: Key, in metrics: borrowing Mutex<[Key: Metric]>, make: () -> Metric
+    ) -> Metric {
+        metrics.withLock { metrics in
+            if let metric = metrics[key] { return metric }
+            let metric = make()
+            metrics[key] = metric
+            return metric
         }
-        counter.increment()
     }
 
     /// What the daemon looks like now, as gauges, then everything in the text format.

@@ -21,29 +21,12 @@ enum SettingsFile {
         let temporary = file.path + ".new"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw failure(file) }
-        let synced = writeAll(data, to: descriptor) == nil && fsync(descriptor) == 0
+        let synced = FileDescriptorWrites.writeAll(data, to: descriptor) == nil && fsync(descriptor) == 0
         close(descriptor)
         guard synced, rename(temporary, file.path) == 0 else {
             let error = failure(file)
             unlink(temporary)
             throw error
-        }
-    }
-
-    /// Writes all of `data` to `descriptor` (again after a short write or an interruption);
-    /// returns errno if a write fails.
-    static func writeAll(_ data: Data, to descriptor: Int32) -> Int32? {
-        data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset) // ! non-empty
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += written
-            }
-            return nil
         }
     }
 

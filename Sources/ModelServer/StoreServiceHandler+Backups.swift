@@ -118,7 +118,7 @@ extension StoreServiceHandler {
     }
 
     private static func write(_ data: Data, to descriptor: Int32, path: String) throws(ModelError) {
-        guard let failure = SettingsFile.writeAll(data, to: descriptor) else { return }
+        guard let failure = FileDescriptorWrites.writeAll(data, to: descriptor) else { return }
         if failure == ENOSPC || failure == EDQUOT {
             throw ModelError(
                 .resourceExhausted,

@@ -124,7 +124,7 @@ final class PostgresConnectionQueue: Sendable {
             let connecting = Self.connect(endpoint)
             let opened: PostgresConnection
             do {
-                opened = try connecting.waitBounded(by: .seconds(10), what: "connecting")
+                opened = try connecting.bounded(by: .seconds(10), what: "connecting").wait()
             } catch {
                 // Should it connect after all, it is closed rather than dropped open.
                 connecting.whenSuccess { Self.close($0) }
@@ -204,9 +204,8 @@ struct PostgresSession {
     func query(_ sql: String, keys: [Int64]? = nil, _ binds: [Value] = []) throws -> [PostgresRow] {
         let statement = try Self.statement(sql, keys: keys, binds)
         if !sql.hasPrefix("BEGIN"), !sql.hasPrefix("SET ") { work.sent.store(true, ordering: .relaxed) }
-        // PostgresNIO never answers a statement written to a closed connection.
-        guard !connection.isClosed else { throw Self.closed(endpoint) }
-        return try PendingStatement(future: connection.query(statement, logger: Self.logger), session: self).rows()
+        return try PendingStatement(future: Self.submit(statement, on: connection, endpoint: endpoint), session: self)
+            .rows()
     }
 
     /// Sends `sql` without waiting for its answer (a round trip of the server's, but no thread
@@ -217,11 +216,27 @@ struct PostgresSession {
     func send(_ sql: String, keys: [Int64]? = nil, _ binds: [Value] = []) throws -> PendingStatement {
         let statement = try Self.statement(sql, keys: keys, binds)
         work.sent.store(true, ordering: .relaxed)
-        guard !connection.isClosed else { throw Self.closed(endpoint) }
-        let future = connection.query(statement, logger: Self.logger)
         let work = work
-        future.whenFailure { error in work.unthrown.withLock { $0 = $0 ?? error } }
+        let future = Self.submit(statement, on: connection, endpoint: endpoint) { sent in
+            sent.whenFailure { error in work.unthrown.withLock { $0 = $0 ?? error } }
+        }
         return PendingStatement(future: future, session: self)
+    }
+
+    /// `statement`, sent from `connection`'s event loop (the one hand-off there is the one the
+    /// write needs anyway, and the bound's timer is set without waking the loop again) and
+    /// bounded (``statementLimit``); `sent` sees it as sent, before it is bounded. PostgresNIO never
+    /// answers a statement written to a closed connection: one is refused at once.
+    static func submit(
+        _ statement: PostgresQuery, on connection: PostgresConnection, endpoint: PostgresEndpoint,
+        sent: @escaping @Sendable (EventLoopFuture<PostgresQueryResult>) -> Void = { _ in }
+    ) -> EventLoopFuture<PostgresQueryResult> {
+        connection.eventLoop.flatSubmit {
+            guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(closed(endpoint)) }
+            let query = connection.query(statement, logger: logger)
+            sent(query)
+            return query.bounded(by: statementLimit, what: "a statement", closing: connection)
+        }
     }
 
     /// `sql` with its binds: `keys` first (as `bigint[]`), then `binds`.
@@ -310,42 +325,6 @@ struct PostgresSession {
     }
 }
 
-extension EventLoopFuture where Value: Sendable {
-    /// The future's value, waited for at most `limit`: past it the connection (if given) is
-    /// closed, which fails what it still has under way, and the wait fails `unavailable`. It
-    /// fails `unavailable` sooner when the connection closes and the future stays pending:
-    /// PostgresNIO never completes a statement written to a connection that has just closed.
-    func waitBounded(by limit: Duration, what: String, closing connection: PostgresConnection? = nil) throws -> Value {
-        let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<Result<Value, any Error>?>(nil)
-        whenComplete { result in
-            outcome.withLock { $0 = result.mapError { $0 } }
-            done.signal()
-        }
-        let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
-        let deadline = DispatchTime.now() + seconds
-        var closedAt: DispatchTime?
-        while done.wait(timeout: min(deadline, .now() + 0.25)) == .timedOut {
-            if DispatchTime.now() >= deadline {
-                if let connection { PostgresConnectionQueue.close(connection) }
-                throw ModelError(
-                    .unavailable,
-                    "the PostgreSQL server did not answer \(what) within \(limit); the connection is given up")
-            }
-            // A statement whose connection closed fails within moments, or never.
-            if let connection, connection.isClosed {
-                if let closedAt, DispatchTime.now() >= closedAt + 0.5 {
-                    throw ModelError(
-                        .unavailable, "the connection to the PostgreSQL server closed before it answered \(what)")
-                }
-                closedAt = closedAt ?? .now()
-            }
-        }
-        // Completed: the result is set before the signal.
-        return try outcome.withLock { $0! }.get()
-    }
-}
-
 /// Whether a session sent a statement other than `BEGIN…` or `SET …`: one that may have changed
 /// something, so that a job failing after it is not run again. And the first error of a
 /// statement sent without waiting (``PostgresSession/send(_:keys:_:)``) not thrown yet.
@@ -359,14 +338,10 @@ struct PendingStatement {
     let future: EventLoopFuture<PostgresQueryResult>
     let session: PostgresSession
 
-    /// Its rows, waited for if need be (bounded as ``PostgresSession/query(_:keys:_:)``); the
-    /// error of an earlier statement sent without waiting comes first.
+    /// Its rows, waited for if need be (the future is bounded); the error of an earlier
+    /// statement sent without waiting comes first.
     func rows() throws -> [PostgresRow] {
-        let outcome = Result {
-            try future.waitBounded(
-                by: PostgresSession.statementLimit, what: "a statement", closing: session.connection
-            ).rows
-        }
+        let outcome = Result { try future.wait().rows }
         // Answered in order: an earlier statement's failure was noted before this one's answer.
         if let earlier = session.work.unthrown.withLock({ error in
             defer { error = nil }

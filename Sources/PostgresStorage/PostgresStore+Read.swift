@@ -10,19 +10,17 @@ extension PostgresStore {
     public func fetch(_ descriptor: FetchDescriptor, overlay: ChangeSet?) async throws -> FetchResult {
         let layout = try await currentLayout()
         let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
-        if overlay?.isEmpty ?? true {
-            // A fetch of one statement is a snapshot of its own: no transaction, and the
-            // statement is sent from this task.
-            let storeIdentifier = storeIdentifier
-            let answered = try await readers.runAsync { session -> FetchResult? in
-                let objects = PostgresObjects(session, layout: layout, storeIdentifier: storeIdentifier)
-                let plan = try PostgresRead(objects: objects).plan(validated)
-                guard !plan.readsMore else { return nil }
-                return try plan.finish(try await session.query(plan.sql, plan.parameters), objects)
-            }
-            if let answered { return answered }
+        guard overlay?.isEmpty ?? true, !PostgresRead.readsMore(validated, in: layout.schema) else {
+            return try await read(layout, overlay: overlay) { try $0.fetch(validated) }
         }
-        return try await read(layout, overlay: overlay) { try $0.fetch(validated) }
+        // A fetch of one statement is a snapshot of its own: no transaction, and the statement
+        // is sent from this task.
+        let storeIdentifier = storeIdentifier
+        return try await readers.runAsync { session in
+            let objects = PostgresObjects(session, layout: layout, storeIdentifier: storeIdentifier)
+            let plan = try PostgresRead(objects: objects).plan(validated)
+            return try plan.finish(try await session.query(plan.sql, plan.parameters), objects)
+        }
     }
 
     /// Grouped aggregates computed by PostgreSQL, with `overlay` shadowing the tables it changes.
@@ -95,7 +93,7 @@ struct PostgresRead {
     func fetch(_ descriptor: FetchDescriptor) throws -> FetchResult {
         let plan = try plan(descriptor)
         let result = try plan.finish(try objects.query(plan.sql, plan.parameters), objects)
-        guard case .objects(var results, _) = result, plan.readsMore else { return result }
+        guard case .objects(var results, _) = result, Self.readsMore(descriptor, in: schema) else { return result }
         let entity = try schema.entity(descriptor.entityName)
         try objects.loadRelationships(&results, properties: plan.properties)
         let prefetched = try prefetch(descriptor.relationshipKeyPathsForPrefetching, from: results, entity: entity)
@@ -108,9 +106,21 @@ struct PostgresRead {
         let parameters: [Value]
         /// The properties objects are read with (nil: all).
         let properties: Set<String>?
-        /// Whether the objects' relationships or prefetched objects take more statements.
-        let readsMore: Bool
         let finish: ([PostgresRow], PostgresObjects) throws -> FetchResult
+    }
+
+    /// Whether a validated fetch takes more than its one statement: objects with relationships
+    /// the rows do not hold (to-many, or a key the other side keeps), or objects to prefetch.
+    static func readsMore(_ descriptor: FetchDescriptor, in schema: ResolvedSchema) -> Bool {
+        guard descriptor.resultType == .objects, let entity = schema[descriptor.entityName] else { return false }
+        let properties = descriptor.propertiesToFetch.map(Set.init)
+        let entities = descriptor.includesSubentities ? entity.descendants : [entity.name]
+        return !descriptor.relationshipKeyPathsForPrefetching.isEmpty
+            || entities.contains { name in
+                schema[name]?.relationships.contains {
+                    $0.storage != .foreignKey && (properties?.contains($0.name) ?? true)
+                } ?? false
+            }
     }
 
     /// Compiles a validated fetch.
@@ -120,12 +130,12 @@ struct PostgresRead {
         switch descriptor.resultType {
         case .count:
             let sql = try compiler.fetch(descriptor, columns: [])
-            return FetchPlan(sql: sql, parameters: compiler.parameters, properties: nil, readsMore: false) { rows, _ in
+            return FetchPlan(sql: sql, parameters: compiler.parameters, properties: nil) { rows, _ in
                 .count(Int(try rows.first.flatMap { try $0.first.flatMap(PostgresValues.int) } ?? 0))
             }
         case .identifiers:
             let sql = try compiler.fetch(descriptor, columns: [])
-            return FetchPlan(sql: sql, parameters: compiler.parameters, properties: nil, readsMore: false) {
+            return FetchPlan(sql: sql, parameters: compiler.parameters, properties: nil) {
                 rows, objects in
                 .identifiers(
                     try rows.compactMap { row in
@@ -141,14 +151,7 @@ struct PostgresRead {
             let entities = descriptor.includesSubentities ? entity.descendants : [entity.name]
             let columns = layout.selectedColumns(table, entities: entities, properties: properties)
             let sql = try compiler.fetch(descriptor, columns: columns)
-            let readsMore =
-                !descriptor.relationshipKeyPathsForPrefetching.isEmpty
-                || entities.contains { name in
-                    schema[name]?.relationships.contains {
-                        $0.storage != .foreignKey && (properties?.contains($0.name) ?? true)
-                    } ?? false
-                }
-            return FetchPlan(sql: sql, parameters: compiler.parameters, properties: properties, readsMore: readsMore) {
+            return FetchPlan(sql: sql, parameters: compiler.parameters, properties: properties) {
                 rows, objects in
                 .objects(try objects.decode(rows, columns: columns, properties: properties), prefetched: [])
             }

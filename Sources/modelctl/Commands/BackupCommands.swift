@@ -104,18 +104,7 @@ final class BackupOutput: Sendable {
     }
 
     func write(_ data: Data) throws {
-        let failure: Int32? = data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset) // ! non-empty
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += written
-            }
-            return nil
-        }
+        let failure = FileDescriptorWrites.writeAll(data, to: descriptor)
         if let failure {
             throw FileError(
                 "cannot write \(path): \(String(cString: strerror(failure)))\(failure == ENOSPC ? " (the disk is full; nothing of the backup is kept)" : "")"
