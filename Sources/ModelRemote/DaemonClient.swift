@@ -136,6 +136,9 @@ public final class DaemonClient: Sendable {
             return .http2(
                 try HTTP2ClientTransport.Posix(
                     target: .unixDomainSocket(path: socketPath), transportSecurity: .plaintext,
+                    // No flush held back for company (100 µs by default): the daemon answers
+                    // sooner than that.
+                    config: .defaults { $0.connection.flushCoalescing = nil },
                     serviceConfig: ServiceConfig(methodConfig: [everything])))
         } catch {
             throw ModelError(.invalidArgument, "cannot use the socket \(socketPath): \(error)")
