@@ -1,11 +1,15 @@
+import NIOCore
+import NIOPosix
 import Synchronization
 
 /// The connections a store reads through: up to `size` ``PostgresConnectionQueue``s, each
-/// opening its connection with its first job. A read takes an idle one (the one freed last, so
-/// light load stays on few connections) or waits, first come first served, for whichever frees
-/// first: a slow read holds its own connection only. Saves keep a connection of their own (the
-/// store's writer), so one daemon's saves run one at a time, as on SQLite, and never wait for
-/// reads.
+/// opening its connection with its first job, spread over the event loops. A read takes an idle
+/// one (the one freed last, so light load stays on few connections), preferring one on the event
+/// loop it is called from: the statement is then written, and its answer read, by the thread
+/// that serves the caller's own connection, with no other thread woken. With none idle it waits,
+/// first come first served, for whichever frees first: a slow read holds its own connection
+/// only. Saves keep a connection of their own (the store's writer), so one daemon's saves run
+/// one at a time, as on SQLite, and never wait for reads.
 final class PostgresConnectionPool: Sendable {
     private struct State {
         var idle: [PostgresConnectionQueue]
@@ -15,7 +19,10 @@ final class PostgresConnectionPool: Sendable {
     private let state: Mutex<State>
 
     init(endpoint: PostgresEndpoint, size: Int) {
-        queues = (0..<max(size, 1)).map { PostgresConnectionQueue(endpoint: endpoint, label: "reader\($0)") }
+        let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
+        queues = (0..<max(size, 1)).map {
+            PostgresConnectionQueue(endpoint: endpoint, label: "reader\($0)", eventLoop: loops[$0 % loops.count])
+        }
         // Reversed, so that the first queue is taken first.
         state = Mutex(State(idle: queues.reversed()))
     }
@@ -36,8 +43,12 @@ final class PostgresConnectionPool: Sendable {
     }
 
     private func acquire() async -> PostgresConnectionQueue {
-        await withCheckedContinuation { continuation in
+        let here = MultiThreadedEventLoopGroup.currentEventLoop
+        return await withCheckedContinuation { continuation in
             let idle = state.withLock { state -> PostgresConnectionQueue? in
+                if let here, let index = state.idle.lastIndex(where: { $0.eventLoop === here }) {
+                    return state.idle.remove(at: index)
+                }
                 if let queue = state.idle.popLast() { return queue }
                 state.waiting.append(continuation)
                 return nil

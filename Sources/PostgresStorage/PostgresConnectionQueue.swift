@@ -17,6 +17,8 @@ import Synchronization
 final class PostgresConnectionQueue: Sendable {
     private let queue: DispatchQueue
     private let endpoint: PostgresEndpoint
+    /// The event loop the connection is opened on (and so reads and writes on).
+    let eventLoop: any EventLoop
     /// The open connection: replaced on `queue`, read there and by ``runAsync(_:)``, whose caller
     /// has the queue to itself (the pool hands it out to one job at a time).
     private let current = Mutex<PostgresConnection?>(nil)
@@ -30,8 +32,12 @@ final class PostgresConnectionQueue: Sendable {
     /// The namespace compiled queries name tables in (the store's, unless a staged migration's).
     private let searchPath: String
 
-    init(endpoint: PostgresEndpoint, label: String, searchPath: String? = nil) {
+    init(
+        endpoint: PostgresEndpoint, label: String, searchPath: String? = nil,
+        eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next()
+    ) {
         self.endpoint = endpoint
+        self.eventLoop = eventLoop
         self.searchPath = searchPath ?? endpoint.namespace
         self.queue = DispatchQueue(label: "modeld.postgres.\(label)")
     }
@@ -121,7 +127,7 @@ final class PostgresConnectionQueue: Sendable {
         }
         connection = nil
         do {
-            let connecting = Self.connect(endpoint)
+            let connecting = Self.connect(endpoint, on: eventLoop)
             let opened: PostgresConnection
             do {
                 opened = try connecting.bounded(by: .seconds(10), what: "connecting").wait()
@@ -140,15 +146,17 @@ final class PostgresConnectionQueue: Sendable {
         }
     }
 
-    /// Opens a connection to `endpoint`'s server.
-    static func connect(_ endpoint: PostgresEndpoint) -> EventLoopFuture<PostgresConnection> {
+    /// Opens a connection to `endpoint`'s server, on `eventLoop`.
+    static func connect(
+        _ endpoint: PostgresEndpoint, on eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next()
+    ) -> EventLoopFuture<PostgresConnection> {
         var configuration: PostgresConnection.Configuration
         if let host = endpoint.host {
             let tls: PostgresConnection.Configuration.TLS
             do {
                 tls = try Self.tls(endpoint)
             } catch {
-                return MultiThreadedEventLoopGroup.singleton.next().makeFailedFuture(error)
+                return eventLoop.makeFailedFuture(error)
             }
             configuration = .init(
                 host: host, port: endpoint.port, username: endpoint.user, password: endpoint.password,
@@ -164,8 +172,7 @@ final class PostgresConnectionQueue: Sendable {
             id += 1
             return id
         }
-        return PostgresConnection.connect(
-            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: id, logger: logger)
+        return PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger)
     }
 
     /// The TLS of a connection over TCP, as `sslmode` and `sslrootcert` say.
@@ -231,12 +238,14 @@ struct PostgresSession {
         _ statement: PostgresQuery, on connection: PostgresConnection, endpoint: PostgresEndpoint,
         sent: @escaping @Sendable (EventLoopFuture<PostgresQueryResult>) -> Void = { _ in }
     ) -> EventLoopFuture<PostgresQueryResult> {
-        connection.eventLoop.flatSubmit {
+        let send: @Sendable () -> EventLoopFuture<PostgresQueryResult> = {
             guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(closed(endpoint)) }
             let query = connection.query(statement, logger: logger)
             sent(query)
             return query.bounded(by: statementLimit, what: "a statement", closing: connection)
         }
+        // On the connection's own loop (a read from a caller served there), at once.
+        return connection.eventLoop.inEventLoop ? send() : connection.eventLoop.flatSubmit(send)
     }
 
     /// `sql` with its binds: `keys` first (as `bigint[]`), then `binds`.
