@@ -184,6 +184,9 @@ let package = Package(
             ],
             swiftSettings: sharedSettings
         ),
+        // Child processes, and a real systemd in namespaces of its own, for the end-to-end tests and
+        // the bench's installed daemon (not a product).
+        .target(name: "SystemdHarness", swiftSettings: sharedSettings),
         // A ModelContainer of its own for each test (daemon, embedded file or memory): ModelClient's
         // side of ModelTesting, apart so that ModelTesting's users need not build the macros.
         .target(
@@ -213,6 +216,7 @@ let package = Package(
             name: "modeld-bench",
             dependencies: [
                 "ModelRemote", "ModelCore", "ModelTesting", "SQLiteStorage", "CSQLite", "ModelFixtures", "ModelWire",
+                "SystemdHarness",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
@@ -296,7 +300,7 @@ let package = Package(
         // The built modeld executable, spawned as a child process.
         .testTarget(
             name: "ModeldEndToEndTests",
-            dependencies: ["ModelRemote", "ModelTesting", "ModelCore", "ModelFixtures", "modeld"],
+            dependencies: ["ModelRemote", "ModelTesting", "ModelCore", "ModelFixtures", "SystemdHarness", "modeld"],
             swiftSettings: sharedSettings
         ),
         // Crashes, full disks, hostile input, limits, access, conflicts (issue: reliability).

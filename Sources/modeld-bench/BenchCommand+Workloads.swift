@@ -11,7 +11,7 @@ extension BenchCommand {
 
     /// 2 and 3: point reads, alternating modeld and PostgreSQL round by round.
     func pointReadWorkloads(
-        _ workloads: ModeldWorkloads, postgres: PostgresCluster, sqlite: SQLiteBaseline, daemon: ModeldProcess,
+        _ workloads: ModeldWorkloads, postgres: PostgresCluster, sqlite: SQLiteBaseline, daemon: any BenchDaemon,
         report: inout Report
     ) async throws {
         say(
@@ -88,7 +88,7 @@ extension BenchCommand {
 
     /// 4, 5 and 7: the indexed query, the grouped count, the streaming fetch.
     func queryWorkloads(
-        _ workloads: ModeldWorkloads, sqlite: SQLiteBaseline, daemon: ModeldProcess, report: inout Report
+        _ workloads: ModeldWorkloads, sqlite: SQLiteBaseline, daemon: any BenchDaemon, report: inout Report
     ) async throws {
         say("4. indexed predicate + sort + limit 50 over \(rows) rows")
         var costs = CallCosts(), emptyCosts = CallCosts()
@@ -123,7 +123,7 @@ extension BenchCommand {
 
         // A fresh daemon process, so its peak memory is the streaming fetch's.
         say("7. streaming fetch of \(rows) objects (modeld restarted first)")
-        try await daemon.restart()
+        try await daemon.restartDaemon()
         let before = ProcessStats.of(daemon.processIdentifier)
         let (objects, groups, streamed) = try await DaemonClient.withClient(socketPath: workloads.socketPath) {
             try await workloads.fetchEverythingAndCount(client: $0)
@@ -170,7 +170,7 @@ extension BenchCommand {
 
     /// 6: durable saves of one object each.
     func saveWorkloads(
-        _ workloads: ModeldWorkloads, postgres: PostgresCluster, daemon: ModeldProcess, report: inout Report
+        _ workloads: ModeldWorkloads, postgres: PostgresCluster, daemon: any BenchDaemon, report: inout Report
     ) async throws {
         say("6. durable small saves, 1 and 32 clients (\(max(1, rounds - 1)) alternated rounds)")
         let schema = try Dataset.schema()
@@ -225,7 +225,7 @@ extension BenchCommand {
     /// summaries go into the details under `label`. Returns both rates.
     private func concurrentRound(
         _ label: String, clients: Int, script: String, postgres: PostgresCluster, costs: inout CallCosts,
-        postgresCosts: inout PostgresCosts, daemon: ModeldProcess, report: inout Report,
+        postgresCosts: inout PostgresCosts, daemon: any BenchDaemon, report: inout Report,
         modeld: () async throws -> (rate: Double, Latencies)
     ) async throws -> (modeld: Double, postgres: Double) {
         let (rate, latencies) = try await costs.measure(daemon: daemon, calls: { $0.1.count }, modeld)

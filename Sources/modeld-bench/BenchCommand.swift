@@ -24,6 +24,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Where to write the JSON figures.") var output = "bench.json"
     @Option(help: "The modeld executable (default: .build/release/modeld).") var modeld: String?
     @Flag(help: "Keep the other core busy for the whole run (the loaded run).") var load = false
+    @Flag(
+        help:
+            "Measure modeld as installed: the units in systemd/ under a real systemd in namespaces of its own, socket-activated (needs root; --modeld outside /tmp and /home)."
+    ) var installed = false
     @Option(
         help: ArgumentHelp(
             "Run only these workloads (comma-separated numbers, e.g. 2,4); the bulk load always runs, as it loads the rows.",
@@ -46,19 +50,39 @@ struct BenchCommand: AsyncParsableCommand {
         var report = Report()
         report.conditions = [
             "rows": "\(rows)", "bulk": "\(bulk)", "load": load ? "busy loop on the other core" : "idle",
+            "daemon": installed ? "installed: the systemd units, socket-activated" : "spawned by the bench",
             "cores": "\(ProcessInfo.processInfo.activeProcessorCount)",
             "date": ISO8601DateFormatter().string(from: Date()),
         ]
-        say("modeld-bench: \(rows) rows, \(load ? "loaded (a busy loop on the other core)" : "idle machine")")
+        say(
+            "modeld-bench: \(rows) rows, \(load ? "loaded (a busy loop on the other core)" : "idle machine"), "
+                + (installed ? "modeld installed (systemd units, socket-activated)" : "modeld spawned"))
 
+        // The cluster's directory, outside the private one above (the server may run as another
+        // user), made before the daemon: an installed daemon sees it at /run/postgresql.
+        let postgresDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "modeld-bench-pg-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(
+            at: postgresDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        defer { try? FileManager.default.removeItem(at: postgresDirectory) }
         let executable = URL(fileURLWithPath: modeld ?? ".build/release/modeld")
-        let daemon = try await ModeldProcess.launch(
-            arguments: ["--max-message-size", "256M", "--log-level", "warning"],
-            executable: executable)
+        let daemon: any BenchDaemon
+        if installed {
+            let data = directory.appendingPathComponent("installed-data")
+            try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+            daemon = try await InstalledDaemon.boot(
+                executable: executable, units: URL(fileURLWithPath: "systemd"), dataDirectory: data,
+                postgresDirectory: postgresDirectory)
+        } else {
+            daemon = try await ModeldProcess.launch(
+                arguments: ["--max-message-size", "256M", "--log-level", "warning"],
+                executable: executable)
+        }
         // Removed before returning, not in a `defer` Task that the process's exit would cut short
         // (that left each run's daemon directory, stores and all, in the temporary directory).
         do {
-            try await measure(daemon: daemon, directory: directory, report: &report)
+            try await measure(
+                daemon: daemon, directory: directory, postgresDirectory: postgresDirectory, report: &report)
         } catch {
             await daemon.remove()
             throw error
@@ -70,7 +94,9 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     /// Every workload asked for, against `daemon` and the baselines (kept in `directory`).
-    private func measure(daemon: ModeldProcess, directory: URL, report: inout Report) async throws {
+    private func measure(daemon: any BenchDaemon, directory: URL, postgresDirectory: URL, report: inout Report)
+        async throws
+    {
         let schema = try Dataset.schema()
         let info = try await DaemonClient.withClient(socketPath: daemon.socketPath) {
             try await $0.createStore("items", schema: schema)
@@ -78,12 +104,6 @@ struct BenchCommand: AsyncParsableCommand {
         let workloads = ModeldWorkloads(socketPath: daemon.socketPath, storeIdentifier: info.storeIdentifier)
         let sqlite = try SQLiteBaseline(path: directory.appendingPathComponent("baseline.sqlite").path)
         say("PostgreSQL: starting a cluster and loading \(rows) rows…")
-        // A directory of its own, outside the private one above: the server may run as another user.
-        let postgresDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "modeld-bench-pg-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(
-            at: postgresDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-        defer { try? FileManager.default.removeItem(at: postgresDirectory) }
         let postgres = try PostgresCluster(directory: postgresDirectory)
         defer { postgres.stop() }
         try postgres.load(rows: rows)

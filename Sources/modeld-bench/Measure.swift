@@ -145,12 +145,12 @@ struct CallCosts {
     var daemonCPU = 0.0, clientCPU = 0.0
 
     /// Runs `body`, which makes `count` calls, and adds what they cost.
-    mutating func measure<T>(_ count: Int, daemon: ModeldProcess, _ body: () async throws -> T) async rethrows -> T {
+    mutating func measure<T>(_ count: Int, daemon: any BenchDaemon, _ body: () async throws -> T) async rethrows -> T {
         try await measure(daemon: daemon, calls: { _ in count }, body)
     }
 
     /// Runs `body` and adds what its calls cost; `calls` says from its result how many it made.
-    mutating func measure<T>(daemon: ModeldProcess, calls count: (T) -> Int, _ body: () async throws -> T)
+    mutating func measure<T>(daemon: any BenchDaemon, calls count: (T) -> Int, _ body: () async throws -> T)
         async rethrows -> T
     {
         let daemonBefore = ProcessStats.of(daemon.processIdentifier), clientBefore = ProcessStats.ofSelf()

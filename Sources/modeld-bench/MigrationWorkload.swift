@@ -10,7 +10,7 @@ extension BenchCommand {
     /// each round ends by taking the change back, untimed. The target: at least 0.5x SQLite's
     /// speed. Runs last: it changes the items store's schema while it runs.
     func migrationWorkload(
-        _ workloads: ModeldWorkloads, sqlite: SQLiteBaseline, daemon: ModeldProcess, report: inout Report
+        _ workloads: ModeldWorkloads, sqlite: SQLiteBaseline, daemon: any BenchDaemon, report: inout Report
     )
         async throws
     {

@@ -8,9 +8,11 @@ extension BenchCommand {
     /// and the very table the store keeps (so both read the same rows through the same index):
     /// point reads at 1 and 16 clients, durable saves at 32 clients, the indexed query (pgbench's
     /// spelled as modeld's store compiles it: nil first ascending, which its index is declared for).
-    func postgresStoreWorkload(postgres: PostgresCluster, daemon: ModeldProcess, report: inout Report) async throws {
+    func postgresStoreWorkload(postgres: PostgresCluster, daemon: any BenchDaemon, report: inout Report) async throws {
         let count = min(rows, postgresStoreRows)
-        let server = "postgres:///postgres?host=\(postgres.socketDirectory)&user=postgres"
+        // The cluster's socket directory as the daemon sees it (BenchDaemon.swift).
+        let host = installed ? "/run/postgresql" : postgres.socketDirectory
+        let server = "postgres:///postgres?host=\(host)&user=postgres"
         let schema = try Dataset.schema()
         let info = try await DaemonClient.withClient(socketPath: daemon.socketPath) {
             try await $0.createStore(

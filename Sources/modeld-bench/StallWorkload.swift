@@ -10,7 +10,7 @@ extension BenchCommand {
     /// 10: point reads, counts and saves from one client beside 20 clients that each ask for a
     /// fetch of every row and stop reading (10 on each socket), against the same calls with none,
     /// alternated round by round. The target: each kind's p99 within 2x of the unloaded daemon's.
-    func stallWorkload(_ workloads: ModeldWorkloads, daemon: ModeldProcess, report: inout Report) async throws {
+    func stallWorkload(_ workloads: ModeldWorkloads, daemon: any BenchDaemon, report: inout Report) async throws {
         say(
             "10. reads, counts and saves beside 20 stalled fetches of every row (10 per socket), against none (\(rounds) alternated rounds)"
         )

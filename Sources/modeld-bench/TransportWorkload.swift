@@ -6,7 +6,7 @@ extension BenchCommand {
     /// 0: what one call costs on each transport — empty calls (Status) over gRPC/HTTP/2 and over
     /// the framed socket, alternated round by round on the same daemon, with the wake-ups per
     /// call on each side.
-    func transportWorkload(_ workloads: ModeldWorkloads, daemon: ModeldProcess, report: inout Report) async throws {
+    func transportWorkload(_ workloads: ModeldWorkloads, daemon: any BenchDaemon, report: inout Report) async throws {
         say("0. empty calls over each transport (\(rounds) alternated rounds)")
         var results: [DaemonTransport: (latencies: Latencies, daemon: Double, client: Double)] = [:]
         for round in 0..<rounds {

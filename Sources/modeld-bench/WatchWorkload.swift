@@ -50,7 +50,7 @@ extension BenchCommand {
     /// 13: live queries. The latency from a save's answer to a watcher's message; the daemon's
     /// CPU per save with 1,000 watches open that the saves do not match, against none (rounds
     /// alternated; target at most 1.2x), and with 100 that they do; memory per idle watch.
-    func watchWorkload(daemon: ModeldProcess, report: inout Report) async throws {
+    func watchWorkload(daemon: any BenchDaemon, report: inout Report) async throws {
         say("13. live queries: save-to-watcher latency, CPU per save beside 1,000 unmatched and 100 matched watches")
         let store = "watch-bench", socketPath = daemon.socketPath, pid = daemon.processIdentifier
         _ = try await DaemonClient.withClient(socketPath: socketPath) {

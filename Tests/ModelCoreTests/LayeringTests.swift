@@ -28,7 +28,9 @@ import Testing
         "modelctl": ["ModelCore", "ModelRemote", "ModelWire", "ManualPages", "CEditLine"],
         "modeld-bench": [
             "ModelCore", "ModelRemote", "ModelTesting", "ModelWire", "ModelFixtures", "SQLiteStorage", "CSQLite",
+            "SystemdHarness",
         ],
+        "SystemdHarness": [],
     ]
 
     static var sources: URL {

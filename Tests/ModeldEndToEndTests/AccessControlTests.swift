@@ -2,6 +2,7 @@ import Foundation
 import ModelCore
 import ModelRemote
 import ModelTesting
+import SystemdHarness
 import Testing
 
 /// Who may open which store, against the spawned modeld with real Unix users made by the test:
@@ -30,10 +31,10 @@ import Testing
 
         func remove(in directory: URL) async {
             for user in [alice, bob, carol] {
-                _ = try? await ModeldEndToEndTests.run(URL(fileURLWithPath: "/usr/sbin/userdel"), [user], in: directory)
+                _ = try? await SystemdHarness.run(URL(fileURLWithPath: "/usr/sbin/userdel"), [user], in: directory)
             }
             for group in [team, admins] {
-                _ = try? await ModeldEndToEndTests.run(
+                _ = try? await SystemdHarness.run(
                     URL(fileURLWithPath: "/usr/sbin/groupdel"), [group], in: directory)
             }
         }
@@ -45,13 +46,13 @@ import Testing
                 let names = ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n")
                     .compactMap { $0.split(separator: ":").first.map(String.init) }.filter { $0.hasPrefix("mdt-") }
                 for name in names {
-                    _ = try? await ModeldEndToEndTests.run(URL(fileURLWithPath: tool), [name], in: directory)
+                    _ = try? await SystemdHarness.run(URL(fileURLWithPath: tool), [name], in: directory)
                 }
             }
         }
 
         static func run(_ tool: String, _ arguments: [String], in directory: URL) async throws {
-            let result = try await ModeldEndToEndTests.run(URL(fileURLWithPath: tool), arguments, in: directory)
+            let result = try await SystemdHarness.run(URL(fileURLWithPath: tool), arguments, in: directory)
             try #require(result.status == 0, "\(tool) \(arguments): \(result)")
         }
     }
@@ -70,7 +71,7 @@ import Testing
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
             let modelctl = try await Self.copyModelctl(to: directory)
             func run(_ user: String, _ arguments: [String]) async throws -> CommandResult {
-                try await ModeldEndToEndTests.run(
+                try await SystemdHarness.run(
                     URL(fileURLWithPath: "/usr/sbin/runuser"),
                     [
                         "-u", user, "--", "/usr/bin/env", "MODELD_TRANSPORT=\(transport)", modelctl.path,
@@ -155,7 +156,7 @@ import Testing
     static func copyModelctl(to directory: URL) async throws -> URL {
         let source = try modeldExecutable().deletingLastPathComponent().appendingPathComponent("modelctl")
         let copy = directory.appendingPathComponent("modelctl")
-        let cp = try await ModeldEndToEndTests.run(
+        let cp = try await SystemdHarness.run(
             URL(fileURLWithPath: "/bin/cp"), [source.path, copy.path], in: directory)
         try #require(cp.status == 0, "\(cp)")
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: copy.path)

@@ -1,6 +1,7 @@
 import Foundation
 import ModelCore
 import ModelFixtures
+import SystemdHarness
 import Testing
 
 /// `modelctl store backup` and `store restore` against the spawned modeld: the file written is

@@ -1,82 +1,8 @@
 import Foundation
 import ModelTesting
 
-/// What a finished command printed and how it ended.
-struct CommandResult {
-    var status: Int32
-    var output: String
-    var error: String
-}
-
-/// Runs `executable` with `arguments` to completion, its output going to files (so that a full
-/// pipe never blocks it), and returns what it printed.
-func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil, in directory: URL) async throws
-    -> CommandResult
-{
-    let id = UUID().uuidString.prefix(8)
-    let out = directory.appendingPathComponent("out-\(id)"), err = directory.appendingPathComponent("err-\(id)")
-    _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    process.standardOutput = try FileHandle(forWritingTo: out)
-    process.standardError = try FileHandle(forWritingTo: err)
-    try process.run()
-    // Polled, not waitUntilExit(): a test must not block one of the few threads tasks run on.
-    while process.isRunning { try await Task.sleep(for: .milliseconds(5)) }
-    defer {
-        try? FileManager.default.removeItem(at: out)
-        try? FileManager.default.removeItem(at: err)
-    }
-    return CommandResult(
-        status: process.terminationStatus, output: try String(contentsOf: out, encoding: .utf8),
-        error: try String(contentsOf: err, encoding: .utf8))
-}
-
 /// The built modeld.
 func modeldExecutable() throws -> URL {
     guard let url = ModeldProcess.locateExecutable() else { throw CocoaError(.fileNoSuchFile) }
     return url
-}
-
-/// A child process started with posix_spawn, for programs that close the descriptors they
-/// inherit (systemd-socket-activate does): Foundation's Process watches a descriptor it passes to
-/// the child, takes its closing for the child's exit, and then blocks in waitpid for good.
-final class SpawnedProcess: @unchecked Sendable { // `status` is set by the one task that polls the process.
-    let processIdentifier: pid_t
-    private(set) var status: Int32?
-
-    init(_ executable: String, _ arguments: [String], environment: [String: String], output: String) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        var pid = pid_t()
-        let result = posix_spawn(&pid, executable, &actions, nil, argv, envp)
-        guard result == 0 else { throw CocoaError(.executableLoad) }
-        processIdentifier = pid
-    }
-
-    /// Whether it still runs (reaping it if it has exited).
-    var isRunning: Bool {
-        if status != nil { return false }
-        var raw: Int32 = 0
-        guard waitpid(processIdentifier, &raw, WNOHANG) == processIdentifier else { return true }
-        status = (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
-        return false
-    }
-
-    /// Waits for the exit; returns the exit status (128 + the signal for a signal).
-    func wait() async throws -> Int32 {
-        while isRunning { try await Task.sleep(for: .milliseconds(10)) }
-        return status ?? -1
-    }
-
-    func signal(_ signal: Int32) { kill(processIdentifier, signal) }
 }

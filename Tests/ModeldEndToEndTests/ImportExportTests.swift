@@ -2,6 +2,7 @@ import Foundation
 import ModelCore
 import ModelFixtures
 import ModelTesting
+import SystemdHarness
 import Testing
 
 /// `modelctl import` and `export`: streamed, batched, and a faithful round trip.

@@ -5,6 +5,7 @@ import Foundation
 import ModelCore
 import ModelFixtures
 import ModelRemote
+import SystemdHarness
 import Testing
 
 /// The installed units run by a real systemd (``NestedSystemd``): `modeld.socket` starts

@@ -2,6 +2,7 @@ import Foundation
 import ModelCore
 import ModelRemote
 import ModelTesting
+import SystemdHarness
 import Testing
 
 /// The daemon's metrics against the spawned modeld: what `DaemonService.Metrics` (and

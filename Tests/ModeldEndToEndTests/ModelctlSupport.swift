@@ -1,6 +1,7 @@
 import Foundation
 import ModelCore
 import ModelTesting
+import SystemdHarness
 
 /// A modeld for one test, and the built modelctl pointed at it.
 struct CLITestbed {
@@ -31,12 +32,12 @@ struct CLITestbed {
         env["MODELD_SOCKET"] = daemon.socketPath
         env["MODELD_STORE"] = env["MODELD_STORE"] ?? "default"
         guard let input else {
-            return try await ModeldEndToEndTests.run(modelctl, arguments, environment: env, in: directory)
+            return try await SystemdHarness.run(modelctl, arguments, environment: env, in: directory)
         }
         let file = directory.appendingPathComponent("stdin-\(UUID().uuidString.prefix(8))")
         try input.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        return try await ModeldEndToEndTests.run(
+        return try await SystemdHarness.run(
             URL(fileURLWithPath: "/bin/sh"),
             ["-c", "exec \"$0\" \"$@\" < \"\(file.path)\"", modelctl.path] + arguments,
             environment: env, in: directory)

@@ -5,6 +5,7 @@ import Foundation
 import ModelCore
 import ModelFixtures
 import ModelTesting
+import SystemdHarness
 import Testing
 
 /// The built modelctl against a real modeld: every subcommand, its output and exit code.

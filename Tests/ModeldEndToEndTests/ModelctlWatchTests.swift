@@ -2,6 +2,7 @@ import Foundation
 import ModelCore
 import ModelFixtures
 import ModelTesting
+import SystemdHarness
 import Testing
 
 /// `modelctl fetch|count|aggregate --watch`, piped: the result, then one JSON line per change.

@@ -2,10 +2,11 @@
     import Glibc
 #endif
 import Foundation
-import ModelRemote
 import ModelCore
 import ModelFixtures
+import ModelRemote
 import ModelTesting
+import SystemdHarness
 import Testing
 
 /// The real `modeld` executable, spawned as a child process.

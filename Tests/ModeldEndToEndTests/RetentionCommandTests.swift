@@ -1,4 +1,5 @@
 import Foundation
+import SystemdHarness
 import Testing
 
 /// `modelctl store retention`: shows a store's history retention and sets its own limits.

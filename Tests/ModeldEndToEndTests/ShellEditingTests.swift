@@ -1,6 +1,7 @@
 import Foundation
 import ModelCore
 import ModelFixtures
+import SystemdHarness
 import Testing
 
 /// `modelctl shell` on a terminal (a pseudo-terminal driven by Python's `pty`, which waits for
@@ -60,7 +61,7 @@ import Testing
             let driver = try bed.file("drive.py", Self.driver)
             let history = bed.directory.appendingPathComponent("history").path
             func shell(_ keys: [String]) async throws -> CommandResult {
-                try await ModeldEndToEndTests.run(
+                try await SystemdHarness.run(
                     URL(fileURLWithPath: "/usr/bin/env"),
                     [
                         "MODELCTL_HISTFILE=\(history)", "TERM=xterm", "python3", driver, keys.joined(separator: "|"),

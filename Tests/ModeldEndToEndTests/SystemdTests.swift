@@ -2,9 +2,10 @@
     import Glibc
 #endif
 import Foundation
-import ModelRemote
 import ModelCore
+import ModelRemote
 import ModelTesting
+import SystemdHarness
 import Testing
 
 /// modeld under systemd, tested here where systemd is not PID 1: the units pass

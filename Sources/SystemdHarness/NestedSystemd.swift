@@ -18,16 +18,16 @@ import Synchronization
 /// nested systemds at once would put their services in the same cgroups, and stopping one's
 /// would kill the other's. So one runs at a time: ``boot(units:sysusers:binds:)`` refuses a
 /// second (the suites that use it are serialized).
-final class NestedSystemd: @unchecked Sendable { // `process` is polled by one task at a time.
-    let directory: URL
+package final class NestedSystemd: @unchecked Sendable { // `process` is polled by one task at a time.
+    package let directory: URL
     private let process: SpawnedProcess
     /// The namespace's init (systemd), as this machine numbers it.
-    let pid: pid_t
+    package let pid: pid_t
 
     /// Boots systemd with `units` (file name → text) in `/run/systemd/system`, `sysusers` (file
     /// name → text) applied with systemd-sysusers, and `binds` (host path → path inside) mounted;
     /// answers once `systemctl is-system-running` says it runs.
-    static func boot(units: [String: String], sysusers: [String: String], binds: [String: String] = [:])
+    package static func boot(units: [String: String], sysusers: [String: String], binds: [String: String] = [:])
         async throws -> NestedSystemd
     {
         guard
@@ -134,22 +134,22 @@ final class NestedSystemd: @unchecked Sendable { // `process` is polled by one t
     }
 
     /// Runs `systemctl` with `arguments` in the namespace.
-    func systemctl(_ arguments: [String]) async throws -> CommandResult {
+    package func systemctl(_ arguments: [String]) async throws -> CommandResult {
         try await run(["systemctl", "--no-pager"] + arguments)
     }
 
     /// Runs a command in the namespace (its mounts and processes), as root.
-    func run(_ command: [String]) async throws -> CommandResult {
-        try await ModeldEndToEndTests.run(
+    package func run(_ command: [String]) async throws -> CommandResult {
+        try await SystemdHarness.run(
             URL(fileURLWithPath: "/usr/bin/nsenter"), ["-t", "\(pid)", "-m", "-p"] + command, in: directory)
     }
 
     /// A path as the namespace sees it, reached from this machine (through /proc).
-    func path(_ inside: String) -> String { "/proc/\(pid)/root" + inside }
+    package func path(_ inside: String) -> String { "/proc/\(pid)/root" + inside }
 
     /// Stops `units`, then asks systemd to exit (which ends the namespace), or kills it if that
     /// takes more than a minute; removes the directory.
-    func shutDown(stopping units: [String]) async {
+    package func shutDown(stopping units: [String]) async {
         if process.isRunning {
             _ = try? await systemctl(["stop"] + units)
             _ = try? await systemctl(["--force", "exit"])
@@ -165,12 +165,12 @@ final class NestedSystemd: @unchecked Sendable { // `process` is polled by one t
     }
 
     /// What systemd and the services printed.
-    var log: String {
+    package var log: String {
         (try? String(contentsOf: directory.appendingPathComponent("log"), encoding: .utf8)) ?? ""
     }
 }
 
-struct NestedSystemdError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+package struct NestedSystemdError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
