@@ -71,6 +71,31 @@ final class StoreSettings<Value: Codable & Sendable>: Sendable {
             values[store] = value
             return values
         }
+        try write(all)
+    }
+
+    /// Drops a dropped store's value from what the daemon goes by, without writing the file: the
+    /// next write leaves it out, and the daemon's next start drops a value the file still has for
+    /// a store that is gone (``keepOnly(_:)``). That saves a synced write per dropped store (a
+    /// test's store is made and dropped per test). Were a store's drop cut short by a crash
+    /// before its data went, the store and its value both stay.
+    func forget(_ store: String) {
+        values.withLock { _ = $0.removeValue(forKey: store) }
+    }
+
+    /// Drops the values of stores not in `stores` (dropped, or gone, before the daemon started);
+    /// writes the file if there were any.
+    func keepOnly(_ stores: Set<String>) throws {
+        let kept = values.withLock { values -> [String: Value]? in
+            let all = values.filter { stores.contains($0.key) }
+            guard all.count < values.count else { return nil }
+            values = all
+            return all
+        }
+        if let kept { try write(kept) }
+    }
+
+    private func write(_ all: [String: Value]) throws {
         if all.isEmpty { try SettingsFile.remove(file) } else { try SettingsFile.write(all, to: file) }
     }
 }

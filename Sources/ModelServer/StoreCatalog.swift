@@ -50,7 +50,12 @@ final class StoreCatalog: Sendable {
         var found: [(name: String, location: StoreLocation)] = []
         for scheme in registry.schemes { found += try registry.factory(for: scheme).storesPlaced(in: directory) }
         var failures: [(String, any Error)] = []
-        for (name, url) in try attached.all() {
+        let attachedStores = try attached.all()
+        // Settings of stores that are gone (dropped before a crash cut short the settings' write).
+        let known = Set(found.map { $0.name }).union(attachedStores.map { $0.name })
+        try retention.keepOnly(known)
+        try access.keepOnly(known)
+        for (name, url) in attachedStores {
             do {
                 found.append((name, try registry.location(parsing: url)))
             } catch {
@@ -96,10 +101,29 @@ final class StoreCatalog: Sendable {
     {
         try StoreName.validate(name)
         return try await changes.withPermit {
-            let handle = try await make(name: name, backend: backend, url: url, schema: schema)
-            guard let owner else { return handle }
+            guard let owner else { return try await make(name: name, backend: backend, url: url, schema: schema) }
+            try checkNameFree(name)
+            // The owner's record is written (and synced) while the store is made, on a Dispatch
+            // thread (a synced write would hold one of the few threads tasks run on), and both are
+            // done before the answer. A record that a crash leaves without
+            // its store is dropped when the daemon starts (StoreSettings.keepOnly).
+            let recording = Task { [access] in
+                try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+                    DispatchQueue.global().async {
+                        done.resume(with: Result { try access.set(StoreAccessRecord(owner: owner), for: name) })
+                    }
+                }
+            }
+            let handle: StoreHandle
             do {
-                try access.set(StoreAccessRecord(owner: owner), for: name)
+                handle = try await make(name: name, backend: backend, url: url, schema: schema)
+            } catch {
+                _ = await recording.result
+                access.forget(name)
+                throw error
+            }
+            do {
+                try await recording.value
             } catch {
                 stores.withLock { $0[name] = nil }
                 try? attached.remove(name)
@@ -112,11 +136,15 @@ final class StoreCatalog: Sendable {
         }
     }
 
-    /// ``create(name:backend:url:schema:owner:)``, once it is this call's turn.
-    private func make(name: String, backend: String, url: String?, schema: Schema?) async throws -> StoreHandle {
+    private func checkNameFree(_ name: String) throws {
         guard stores.withLock({ $0[name] }) == nil else {
             throw ModelError(.uniqueConstraint, "a store named '\(name)' already exists", context: ["store": name])
         }
+    }
+
+    /// ``create(name:backend:url:schema:owner:)``, once it is this call's turn.
+    private func make(name: String, backend: String, url: String?, schema: Schema?) async throws -> StoreHandle {
+        try checkNameFree(name)
         guard count < maximumStores else {
             throw ModelError(
                 .resourceExhausted,
@@ -184,8 +212,8 @@ final class StoreCatalog: Sendable {
             try handle.checkAvailable()
             stores.withLock { $0[name] = nil }
             try attached.remove(name)
-            if retention.setting(for: name) != nil { try retention.set(nil, for: name) }
-            if access.record(for: name) != nil { try access.set(nil, for: name) }
+            retention.forget(name)
+            access.forget(name)
             await handle.close(forRemoval: true)
             try await registry.destroy(handle.location)
         }

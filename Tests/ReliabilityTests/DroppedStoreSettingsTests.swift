@@ -1,0 +1,59 @@
+import Foundation
+import ModelRemote
+import ModelTesting
+import Testing
+
+/// A dropped store's settings (its owner and grants, its history retention) are forgotten
+/// without a synced write of the daemon's settings files; the next write leaves them out. A
+/// crash before that write leaves them in the files, and the next start drops them: the store
+/// the daemon makes under that name (its default store, which has no owner) is open to every
+/// caller and keeps the daemon's retention, not its predecessor's.
+@Suite struct DroppedStoreSettingsTests {
+    @Test func aDroppedStoresSettingsDoNotOutliveACrash() async throws {
+        let daemon = try await ModeldProcess.launch()
+        do {
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                let made = try await client.store("default")
+                #expect(made.owner == nil, "the daemon's own default store has no owner")
+                #expect(!made.historyRetention.transactionsIsTheStores)
+                _ = try await client.dropStore("default", force: true)
+                // Made again by a caller: it owns it, and gives it a retention of its own.
+                #expect(try await client.createStore("default").owner != nil)
+                let kept = try await client.setHistoryRetention(of: "default", transactions: .limit(7))
+                #expect(kept.historyRetention.transactions == 7 && kept.historyRetention.transactionsIsTheStores)
+                _ = try await client.dropStore("default", force: true)
+            }
+            try await daemon.kill()
+            // The start makes the default store again, as the daemon's own.
+            try await daemon.restart()
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                let remade = try await client.store("default")
+                #expect(remade.owner == nil, "the dropped store's owner was kept for the new one")
+                #expect(!remade.historyRetention.transactionsIsTheStores, "the dropped store's retention was kept")
+            }
+        } catch {
+            await daemon.remove()
+            throw error
+        }
+        await daemon.remove()
+    }
+
+    @Test func aStoreMadeAfterADropWritesTheSettingsWithoutIt() async throws {
+        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
+        do {
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                _ = try await client.createStore("first")
+                _ = try await client.dropStore("first", force: true)
+                _ = try await client.createStore("second")
+            }
+            // What the daemon's next start reads: the record of the store that is there only.
+            let access = URL(fileURLWithPath: daemon.dataDirectory).appendingPathComponent("stores/access.json")
+            let records = try JSONSerialization.jsonObject(with: Data(contentsOf: access)) as? [String: Any]
+            #expect(records.map { Set($0.keys) } == ["second"])
+        } catch {
+            await daemon.remove()
+            throw error
+        }
+        await daemon.remove()
+    }
+}
