@@ -9,7 +9,7 @@ extension UUID {
     }
 
     /// Writes ``lowercasedText``'s 36 bytes at the start of `text`; returns 36.
-    func writeLowercased(into text: UnsafeMutableBufferPointer<UInt8>) -> Int {
+    package func writeLowercased(into text: UnsafeMutableBufferPointer<UInt8>) -> Int {
         withUnsafeBytes(of: uuid) { bytes in
             var position = 0
             for (index, byte) in bytes.enumerated() {
