@@ -105,8 +105,8 @@ final class StoreCatalog: Sendable {
             try checkNameFree(name)
             // The owner's record is written (and synced) while the store is made, on a Dispatch
             // thread (a synced write would hold one of the few threads tasks run on), and both are
-            // done before the answer. A record that a crash leaves without
-            // its store is dropped when the daemon starts (StoreSettings.keepOnly).
+            // done before the answer. A record that a crash leaves without its store is dropped
+            // when the daemon starts (StoreSettings.keepOnly).
             let recording = Task { [access] in
                 try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
                     DispatchQueue.global().async {
