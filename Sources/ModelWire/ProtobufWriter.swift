@@ -78,8 +78,8 @@ struct ProtobufWriter: Sendable {
     }
 
     /// A `map<string, Value>` field: an entry message per value. The entries are sized first and
-    /// then written through a pointer into room made at once: appended byte by byte, a fetch's
-    /// entries took most of the daemon's time of a 50-object query (docs/performance.md). Values
+    /// then written through a pointer into room made at once, rather than appended byte by byte
+    /// with a check of the array's uniqueness and capacity each (docs/performance.md). Values
     /// whose text would have to be made first (URLs, decimals) take the appending path.
     mutating func attributes(_ field: Int, _ values: [String: Value]) {
         guard field < 16 else { return appendAttributes(field, values) }
@@ -96,12 +96,9 @@ struct ProtobufWriter: Sendable {
             for (name, value) in values {
                 var name = name
                 name.withUTF8 { name in
-                    let valueLength = Self.length(of: value)!
-                    let entry =
-                        1 + Self.varintLength(UInt64(name.count)) + name.count + 1
-                        + Self.varintLength(UInt64(valueLength)) + valueLength
+                    let valueLength = Self.length(of: value)! // ! sized above: every value has a length
                     out.byte(tag)
-                    out.varint(UInt64(entry))
+                    out.varint(UInt64(Self.entryContentLength(name: name.count, value: valueLength)))
                     out.byte(0x0A)
                     out.varint(UInt64(name.count))
                     out.bytes(name)
@@ -139,9 +136,15 @@ struct ProtobufWriter: Sendable {
         }
     }
 
+    /// A map entry's bytes: its tag, its length, then its contents (``entryContentLength``).
     private static func entryLength(name: Int, value: Int) -> Int {
-        let entry = 1 + varintLength(UInt64(name)) + name + 1 + varintLength(UInt64(value)) + value
+        let entry = entryContentLength(name: name, value: value)
         return 1 + varintLength(UInt64(entry)) + entry
+    }
+
+    /// A map entry's contents: the name's tag, length and bytes, the value's tag, length and bytes.
+    private static func entryContentLength(name: Int, value: Int) -> Int {
+        1 + varintLength(UInt64(name)) + name + 1 + varintLength(UInt64(value)) + value
     }
 
     static func varintLength(_ value: UInt64) -> Int {
@@ -205,6 +208,7 @@ private struct RawOutput {
     mutating func bytes(_ source: UnsafeBufferPointer<UInt8>) {
         guard let base = source.baseAddress, !source.isEmpty else { return }
         precondition(position + source.count <= buffer.count)
+        // ! the room is non-empty: `source` fits in it.
         (buffer.baseAddress! + position).update(from: base, count: source.count)
         position += source.count
     }

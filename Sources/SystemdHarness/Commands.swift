@@ -5,12 +5,6 @@ package struct CommandResult {
     package var status: Int32
     package var output: String
     package var error: String
-
-    package init(status: Int32, output: String, error: String) {
-        self.status = status
-        self.output = output
-        self.error = error
-    }
 }
 
 /// Runs `executable` with `arguments` to completion, its output going to files (so that a full

@@ -56,15 +56,8 @@ import Testing
 
         // The first connection starts the service; systemd holds it until the service serves.
         try await DaemonClient.withClient(socketPath: socket) { client in
-            let made = try await client.createStore("local", backend: nil, url: local, schema: SampleTrips.schema)
-            #expect(made.backend == "postgres")
-            try await Self.insertTrip("Lisbon", into: "local", client)
-            #expect(
-                try await client.fetch(FetchDescriptor(entityName: "Trip", resultType: .count), in: "local")
-                    == .count(1))
-            let error = await modelError {
-                _ = try await client.createStore("remote", backend: nil, url: tcp, schema: SampleTrips.schema)
-            }
+            try await Self.makeStoreWithATrip("local", url: local, trip: "Lisbon", client)
+            let error = await Self.refusal(creating: "remote", url: tcp, client)
             #expect(error?.code == .unavailable, "TCP under the unit as shipped: \(String(describing: error))")
         }
         let shown = try await systemd.systemctl(["show", "modeld.service", "-p", "ActiveState", "-p", "MainPID"])
@@ -87,25 +80,33 @@ import Testing
         }
         try await install(try Self.shipped("postgres-tcp.conf"))
         try await DaemonClient.withClient(socketPath: socket) { client in
-            let error = await modelError {
-                _ = try await client.createStore("remote", backend: nil, url: tcp, schema: SampleTrips.schema)
-            }
+            let error = await Self.refusal(creating: "remote", url: tcp, client)
             #expect(error?.code == .unavailable, "TCP to an address not allowed: \(String(describing: error))")
         }
         // With the server's address where the shipped file has an example, the store is served.
         try await install(
             try Self.shipped("postgres-tcp.conf").replacingOccurrences(of: "192.0.2.10", with: "127.0.0.1"))
         try await DaemonClient.withClient(socketPath: socket) { client in
-            let made = try await client.createStore("remote", backend: nil, url: tcp, schema: SampleTrips.schema)
-            #expect(made.backend == "postgres")
-            try await Self.insertTrip("Porto", into: "remote", client)
-            #expect(
-                try await client.fetch(FetchDescriptor(entityName: "Trip", resultType: .count), in: "remote")
-                    == .count(1))
+            try await Self.makeStoreWithATrip("remote", url: tcp, trip: "Porto", client)
             #expect(
                 try await client.fetch(FetchDescriptor(entityName: "Trip", resultType: .count), in: "local")
                     == .count(1))
         }
+    }
+
+    /// Makes the PostgreSQL store `name` at `url`, saves one trip in it, and checks it holds one.
+    private static func makeStoreWithATrip(_ name: String, url: String, trip: String, _ client: DaemonClient)
+        async throws
+    {
+        let made = try await client.createStore(name, backend: nil, url: url, schema: SampleTrips.schema)
+        #expect(made.backend == "postgres")
+        try await insertTrip(trip, into: name, client)
+        #expect(try await client.fetch(FetchDescriptor(entityName: "Trip", resultType: .count), in: name) == .count(1))
+    }
+
+    /// The error of making the store `name` at `url` (nil if it was made).
+    private static func refusal(creating name: String, url: String, _ client: DaemonClient) async -> ModelError? {
+        await modelError { _ = try await client.createStore(name, backend: nil, url: url, schema: SampleTrips.schema) }
     }
 
     /// Under the unit as installed (no user namespace of its own), callers are still told apart

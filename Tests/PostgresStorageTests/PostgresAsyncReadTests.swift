@@ -31,11 +31,7 @@ import Testing
                 try await session.query("SELECT pg_advisory_lock_shared(7, 7)").count
             }
         }
-        var waiting = 0
-        for _ in 0..<1500 where waiting == 0 {
-            waiting = try await PostgresPoolTests.connections(of: store, through: holder, waitingOnALock: true)
-            if waiting == 0 { try await Task.sleep(for: .milliseconds(20)) }
-        }
+        let waiting = try await PostgresPoolTests.connectionsWaitingOnALock(of: store, through: holder)
         #expect(waiting == 1, "the stuck read never reached its lock")
         #expect(try await Self.terminate(store, state: "active", through: holder) == 1)
 

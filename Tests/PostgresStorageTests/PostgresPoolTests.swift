@@ -21,6 +21,19 @@ import Testing
         }
     }
 
+    /// The connections of `store` waiting on a lock, once there is one (or after 30 s): a
+    /// statement's waiting shows only in the server's `pg_stat_activity`, so it is polled.
+    static func connectionsWaitingOnALock(of store: PostgresStore, through observer: PostgresStore)
+        async throws -> Int
+    {
+        var waiting = 0
+        for _ in 0..<1500 where waiting == 0 {
+            waiting = try await connections(of: store, through: observer, waitingOnALock: true)
+            if waiting == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        return waiting
+    }
+
     @Test(.timeLimit(.minutes(3))) func aStuckReadHoldsUpNeitherSavesNorOtherReads() async throws {
         let store = try await PostgresStore.open(
             url: try PostgresServer.freshStoreURL() + "&pool_size=2", applying: SampleTrips.schema)
@@ -38,11 +51,7 @@ import Testing
             finished.update { $0 = true }
             return answer
         }
-        var waiting = 0
-        for _ in 0..<1500 where waiting == 0 {
-            waiting = try await Self.connections(of: store, through: holder, waitingOnALock: true)
-            if waiting == 0 { try await Task.sleep(for: .milliseconds(20)) }
-        }
+        let waiting = try await Self.connectionsWaitingOnALock(of: store, through: holder)
         #expect(waiting == 1, "the stuck read never reached its lock")
 
         let saved = try await store.save(
