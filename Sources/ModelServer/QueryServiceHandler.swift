@@ -122,17 +122,26 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     func apply(_ request: ApplyRequestFields) async throws -> SaveResponse {
         try await apply(
             store: request.store, author: request.author, uniquenessPolicy: request.uniquenessPolicy,
-            returnTransaction: request.returnTransaction, edits: request.edits(in:))
+            returnTransaction: request.returnTransaction, insertRuns: request.insertRuns, edits: request.edits(in:))
     }
 
     private func apply(
         store name: String, author: String, uniquenessPolicy: Modeld_V1_UniquenessPolicy, returnTransaction: Bool,
-        edits: @Sendable (UUID) throws(ModelError) -> [ObjectEdit]
+        insertRuns: [InsertRun]? = nil, edits: @Sendable (UUID) throws(ModelError) -> [ObjectEdit]
     ) async throws -> SaveResponse {
         try await core.rpc.handleCancellable("Apply") {
             let store = try core.store(name, for: .write)
+            let author = author.isEmpty ? nil : author
+            // Plain inserts alone are saved from their runs, without an edit per object (runs name
+            // no URIs, so their edits could not have failed before the policy is read).
+            if let insertRuns,
+                let result = try await store.container.saveInsertRuns(
+                    insertRuns, author: author, uniquenessPolicy: try UniquenessPolicy(wire: uniquenessPolicy))
+            {
+                return try await core.response(to: result, store: store, returnTransaction: returnTransaction)
+            }
             let edits = try edits(store.storeIdentifier)
-            let author = author.isEmpty ? nil : author, policy = try UniquenessPolicy(wire: uniquenessPolicy)
+            let policy = try UniquenessPolicy(wire: uniquenessPolicy)
             // Inserts alone are saved without a context (and its actor); other edits through one.
             if let result = try await store.container.saveInserts(edits, author: author, uniquenessPolicy: policy) {
                 return try await core.response(to: result, store: store, returnTransaction: returnTransaction)

@@ -70,6 +70,14 @@ public protocol StorageBackend: Sendable {
     /// (`uniqueConstraint`, or an upsert when the change set asks for one).
     func save(_ changes: ChangeSet) async throws -> SaveResult
 
+    /// Saves `runs` as ``save(_:)`` would save their objects as inserts, if the backend has a
+    /// way of its own to write them straight from the runs; nil, having done nothing, if not (by
+    /// default), and the caller saves them as inserts. The runs come complete: a column per
+    /// attribute of a concrete entity, values of their types, required ones set, and no
+    /// relationship needed. A backend may still decline a save it would have to check further
+    /// (unique constraints). The objects come back as ``SaveResult/insertedRuns``.
+    func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws -> SaveResult?
+
     /// History transactions after `token` (from the start when nil), oldest first.
     func history(after token: HistoryToken?, limit: Int?) async throws -> [HistoryTransaction]
 
@@ -90,6 +98,10 @@ public protocol StorageBackend: Sendable {
 extension StorageBackend {
     public func closeForRemoval() async {
         await close()
+    }
+
+    public func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws -> SaveResult? {
+        nil
     }
 
     /// Fetches without pending changes.

@@ -22,13 +22,15 @@ public struct ApplyRequestFields: Sendable {
         case insert(entity: String, attributes: [String: Value], temporaryURI: String)
         case update(uri: String, attributes: [String: Value])
         case delete(uri: String)
+        /// Consecutive inserts of one entity, without temporary URIs, naming the same attributes.
+        case inserts(InsertRun)
     }
 
     /// Reads a request in the plain form; nil for any other (see the type's description).
     public init?(serialized bytes: [UInt8]) {
         let plain = try? ProtobufReader.reading(bytes) { (reader) throws(ModelError) -> ApplyRequestFields? in
             var fields = ApplyRequestFields(bytes: bytes)
-            var changeReader = ChangeReader()
+            var changeReader = ApplyChangeReader()
             while let (field, type) = try reader.tag() {
                 switch (field, type) {
                 case (1, 2): fields.store = try reader.string()
@@ -36,13 +38,12 @@ public struct ApplyRequestFields: Sendable {
                 case (3, 0):
                     let number = Int(Int32(truncatingIfNeeded: try reader.varint()))
                     fields.uniquenessPolicy = Modeld_V1_UniquenessPolicy(rawValue: number) ?? .UNRECOGNIZED(number)
-                case (4, 2):
-                    guard let change = try changeReader.change(reader.message()) else { return nil }
-                    fields.changes.append(change)
+                case (4, 2): guard try changeReader.read(reader.message()) else { return nil }
                 case (5, 0): fields.returnTransaction = try reader.varint() != 0
                 default: return nil
                 }
             }
+            fields.changes = changeReader.finish()
             return fields
         }
         guard let plain else { return nil }
@@ -53,6 +54,18 @@ public struct ApplyRequestFields: Sendable {
         self.bytes = bytes
     }
 
+    /// The changes as runs of inserts, when they are plain inserts alone (without temporary URIs):
+    /// what ``ModelContainer/saveInsertRuns`` saves without a table of values per object. Nil
+    /// for no changes or any other.
+    public var insertRuns: [InsertRun]? {
+        var runs: [InsertRun] = []
+        for change in changes {
+            guard case .inserts(let run) = change else { return nil }
+            runs.append(run)
+        }
+        return runs.isEmpty ? nil : runs
+    }
+
     /// The changes as edits, their URIs checked against `storeIdentifier`. Errors are
     /// `ObjectEdit.edits(wire:in:)`'s: when a URI does not read, the request's message reads
     /// them, and says which change is wrong and why.
@@ -60,6 +73,15 @@ public struct ApplyRequestFields: Sendable {
         var edits: [ObjectEdit] = []
         edits.reserveCapacity(changes.count)
         for change in changes {
+            if case .inserts(let run) = change {
+                for index in 0..<run.count {
+                    edits.append(
+                        .insert(
+                            entity: run.entityName, attributes: run.attributes(ofRow: index), relationships: [:],
+                            id: nil))
+                }
+                continue
+            }
             guard let edit = Self.edit(change, in: storeIdentifier) else {
                 return try editsOfMessage(in: storeIdentifier)
             }
@@ -78,6 +100,7 @@ public struct ApplyRequestFields: Sendable {
         case .update(let uri, let attributes):
             return id(uri).map { .update($0, attributes: attributes, relationships: [:]) }
         case .delete(let uri): return id(uri).map(ObjectEdit.delete)
+        case .inserts: return nil
         }
     }
 
@@ -89,89 +112,5 @@ public struct ApplyRequestFields: Sendable {
             throw ModelError(.invalidArgument, "the request does not decode: \(error)")
         }
         return try ObjectEdit.edits(wire: message.changes, in: storeIdentifier)
-    }
-}
-
-/// Reads the changes of a request (``ApplyRequestFields``). The changes of a request are
-/// usually of one entity, so each one's attributes are read into a copy of the previous one's
-/// table (``MapTemplate``, as a response's objects are).
-private struct ChangeReader {
-    private var attributes = MapTemplate<Value>()
-
-    /// A `Change` holding one insert, update or delete; nil for anything else.
-    mutating func change(_ reader: ProtobufReader) throws(ModelError) -> ApplyRequestFields.Change? {
-        var reader = reader
-        guard let (field, type) = try reader.tag(), type == 2 else { return nil }
-        let body = try reader.message()
-        guard try reader.tag() == nil else { return nil }
-        switch field {
-        case 1: return try insert(body)
-        case 2: return try update(body)
-        case 3: return try Self.delete(body)
-        default: return nil
-        }
-    }
-
-    private mutating func insert(_ reader: ProtobufReader) throws(ModelError) -> ApplyRequestFields.Change? {
-        var reader = reader
-        var entity = "", map = attributes.start(), uri = ""
-        while let (field, type) = try reader.tag() {
-            switch (field, type) {
-            case (1, 2): entity = try reader.string()
-            case (2, 2): guard try attribute(reader.message(), into: &map) else { return nil }
-            case (4, 2): uri = try reader.string()
-            default: return nil
-            }
-        }
-        return .insert(entity: entity, attributes: attributes.finish(map), temporaryURI: uri)
-    }
-
-    private mutating func update(_ reader: ProtobufReader) throws(ModelError) -> ApplyRequestFields.Change? {
-        var reader = reader
-        var uri = "", map = attributes.start()
-        while let (field, type) = try reader.tag() {
-            switch (field, type) {
-            case (1, 2): uri = try reader.string()
-            case (2, 2): guard try attribute(reader.message(), into: &map) else { return nil }
-            default: return nil
-            }
-        }
-        return .update(uri: uri, attributes: attributes.finish(map))
-    }
-
-    private static func delete(_ reader: ProtobufReader) throws(ModelError) -> ApplyRequestFields.Change? {
-        var reader = reader
-        var uri = ""
-        while let (field, type) = try reader.tag() {
-            guard (field, type) == (1, 2) else { return nil }
-            uri = try reader.string()
-        }
-        return .delete(uri: uri)
-    }
-
-    /// Reads a map entry of attributes into `map`; false when it is not plain: a key or value
-    /// twice, another field, a value with another field or two kinds, or one that does not
-    /// parse (a UUID that is not one…). A name is checked as UTF-8 when it is not the
-    /// template's (whose names were).
-    private func attribute(_ entry: ProtobufReader, into map: inout MapTemplate<Value>.Map) throws(ModelError) -> Bool {
-        var entry = entry
-        var name: Range<Int>?, value: Value?
-        while let (field, type) = try entry.tag() {
-            switch (field, type) {
-            case (1, 2) where name == nil: name = try entry.stringRange()
-            case (2, 2) where value == nil:
-                var message = try entry.message()
-                value = .null
-                while let (field, type) = try message.tag() {
-                    guard value == .null, let kind = try? message.valueKind(field, type), kind != .null else {
-                        return false
-                    }
-                    value = kind
-                }
-            default: return false
-            }
-        }
-        try attributes.set(value ?? .null, nameAt: name ?? 0..<0, of: entry, in: &map)
-        return true
     }
 }

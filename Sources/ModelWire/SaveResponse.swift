@@ -28,6 +28,14 @@ public struct SaveResponse: Sendable, Equatable {
                 entry.uri(2, permanent)
             }
         }
+        for run in result.insertedRuns {
+            run.identifiers { temporary, permanent in
+                writer.message(1) { entry in
+                    entry.uri(1, temporary)
+                    entry.uri(2, permanent)
+                }
+            }
+        }
         if let token = result.token {
             writer.tag(2, 0)
             writer.varint(UInt64(bitPattern: token.rawValue))

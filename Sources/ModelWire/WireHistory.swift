@@ -65,6 +65,9 @@ extension Modeld_V1_SaveResult {
             uniqueKeysWithValues: result.remappedIdentifiers.map {
                 ($0.key.uriRepresentation, $0.value.uriRepresentation)
             })
+        for run in result.insertedRuns {
+            run.identifiers { remapped[$0.uriRepresentation] = $1.uriRepresentation }
+        }
         if let token = result.token { self.token = token.rawValue }
         if var transaction {
             if transaction.changes.count > Self.transactionChangeLimit {

@@ -6,15 +6,8 @@ extension SaveOperation {
     /// Step 7: one transaction with the next token and the author, and its changes as the save
     /// algorithm listed them (``SaveWrites/history``).
     func recordHistory(_ changes: [HistoryChange]) throws -> HistoryToken {
-        let token = try StoreMetadata.sequence(StoreMetadata.historySequence, connection) + 1
-        try StoreMetadata.setSequence(StoreMetadata.historySequence, to: token, connection)
-        try connection.run(
-            "INSERT INTO \(StoreMetadata.transactionTable) (\"token\", \"timestamp\", \"author\", \"user\") VALUES (?1, ?2, ?3, ?4)",
-            [
-                .int(token), .int(Timestamp(Date()).microsecondsSince1970),
-                self.changes.author.map(Value.string) ?? .null, self.changes.user.map(Value.string) ?? .null,
-            ])
-        let changeSQL = "INSERT INTO \(StoreMetadata.changeTable) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+        let token = try Self.recordTransaction(author: self.changes.author, user: self.changes.user, connection)
+        let changeSQL = Self.changeSQL
         // Inserts come first and record no property names: one statement binds them all.
         let inserts = changes.prefix { $0.kind == .insert }
         var position: Int64 = 0
@@ -38,5 +31,20 @@ extension SaveOperation {
                 ])
         }
         return HistoryToken(token)
+    }
+
+    static let changeSQL = "INSERT INTO \(StoreMetadata.changeTable) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+
+    /// Writes a new history transaction, stamped now, by `author` for `user`, and returns its token.
+    static func recordTransaction(author: String?, user: String?, _ connection: SQLiteConnection) throws -> Int64 {
+        let token = try StoreMetadata.sequence(StoreMetadata.historySequence, connection) + 1
+        try StoreMetadata.setSequence(StoreMetadata.historySequence, to: token, connection)
+        try connection.run(
+            "INSERT INTO \(StoreMetadata.transactionTable) (\"token\", \"timestamp\", \"author\", \"user\") VALUES (?1, ?2, ?3, ?4)",
+            [
+                .int(token), .int(Timestamp(Date()).microsecondsSince1970), author.map(Value.string) ?? .null,
+                user.map(Value.string) ?? .null,
+            ])
+        return token
     }
 }

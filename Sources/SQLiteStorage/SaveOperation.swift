@@ -17,7 +17,7 @@ struct SaveOperation {
 
     /// Runs every step (identifiers were checked before the save reached the writer).
     func run() throws -> SaveResult {
-        try checkSchemaVersion()
+        try Self.checkSchemaVersion(schema, connection)
         let reads = try StoredRows(
             for: changes, layout: layout, connection: connection, storeIdentifier: storeIdentifier)
         try checkExpectedVersions(reads)
@@ -36,7 +36,7 @@ struct SaveOperation {
     /// Step 0: the store still has the schema this save was made for. Another process (an
     /// embedded stack, a daemon) may have migrated the file since this one read it: a save of
     /// the old shape is refused rather than written into the new tables.
-    private func checkSchemaVersion() throws {
+    static func checkSchemaVersion(_ schema: ResolvedSchema, _ connection: SQLiteConnection) throws {
         guard let stored = try StoreMetadata.value(for: "schemaHash", connection), stored != schema.versionHash else {
             return
         }

@@ -128,6 +128,41 @@ struct QueryTests {
         #expect(try await store.client.history(after: nil, in: store.name).count == before)
     }
 
+    /// Plain inserts, which the daemon saves from runs of values (no table per object): every
+    /// object comes back remapped from a temporary URI of its own to the permanent one history
+    /// records, with its values; an object that is not fit fails the whole save with the error
+    /// the general way gives, naming its change, and nothing is written.
+    @Test func plainInsertsAreSavedFromRunsAndAnsweredInFull() async throws {
+        let store = try store
+        let names = (1...300).map { "library-\($0)" }
+        let edits: [ObjectEdit] =
+            names.map { .insert(entity: "Library", attributes: ["name": .string($0)], relationships: [:], id: nil) }
+            + [.insert(entity: "Author", attributes: ["name": .string("Ada")], relationships: [:], id: nil)]
+        let outcome = try await store.client.apply(edits, in: store.name, author: "loader", returnTransaction: true)
+        let transaction = try #require(outcome.transaction)
+        #expect(transaction.author == "loader")
+        #expect(transaction.changes.count == 301 && transaction.changes.allSatisfy { $0.kind == .insert })
+        #expect(outcome.remappedIdentifiers.count == 301)
+        #expect(
+            outcome.remappedIdentifiers.keys.allSatisfy {
+                $0.isTemporary && $0.storeIdentifier == store.info.storeIdentifier
+            })
+        #expect(Set(outcome.remappedIdentifiers.values) == Set(transaction.changes.map(\.id)))
+        let saved = try await store.client.objects(transaction.changes.map(\.id), in: store.name)
+        #expect(saved.map { $0.attributes["name"] } == (names + ["Ada"]).map { .string($0) })
+
+        let before = try await store.client.history(after: nil, in: store.name).count
+        var wrong = edits
+        wrong[2] = .insert(entity: "Library", attributes: ["name": .int(3)], relationships: [:], id: nil)
+        let typeError = await expectError(.typeMismatch) { try await store.client.apply(wrong, in: store.name) }
+        #expect(typeError?.message.hasPrefix("change 3") == true, "\(String(describing: typeError))")
+        var missing = edits
+        missing[5] = .insert(entity: "Library", attributes: [:], relationships: [:], id: nil)
+        await expectError(.validationFailed) { try await store.client.apply(missing, in: store.name) }
+        #expect(try await store.client.count(FetchDescriptor(entityName: "Library"), in: store.name) == 300)
+        #expect(try await store.client.history(after: nil, in: store.name).count == before)
+    }
+
     @Test func batchDeleteAndUpdateAreSavesInHistory() async throws {
         let store = try store
         try await items(store, 30)

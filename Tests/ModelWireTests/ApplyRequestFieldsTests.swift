@@ -265,4 +265,70 @@ import Testing
         #expect(error == expected)
         #expect(error.message.hasPrefix("change 2"))
     }
+
+    /// Plain inserts are read into runs: one per stretch of inserts of one entity naming the same
+    /// attributes, in whatever order, each object's values in the run's column order. An insert
+    /// with a temporary URI, or any other change, leaves the request without runs; its edits are
+    /// the same either way.
+    @Test func plainInsertsAreReadIntoRuns() throws {
+        func insert(_ entity: String, _ attributes: [String: Value], id: PersistentIdentifier? = nil) -> ObjectEdit {
+            .insert(entity: entity, attributes: attributes, relationships: [:], id: id)
+        }
+        func fields(_ edits: [ObjectEdit]) throws -> ApplyRequestFields {
+            let call = ApplyCall(
+                store: "s", author: nil, uniquenessPolicy: .error, edits: edits, returnTransaction: false)
+            return try #require(ApplyRequestFields(serialized: try call.serializedBytes()))
+        }
+        // Names written in both orders: a map's order is its own, so the second pair is reversed
+        // by hand after the first wrote them.
+        var edits = [
+            insert("Trip", ["name": .string("a"), "score": .int(1), "é": .null]),
+            insert("Trip", ["score": .int(2), "é": .bool(true), "name": .string("b")]),
+            insert("Trip", ["name": .string("c")]),
+            insert("Stop", [:]),
+            insert("Stop", [:]),
+            insert("Trip", ["name": .string("d")]),
+        ]
+        for _ in 0..<20 { edits.append(insert("Trip", ["name": .string("e"), "score": .int(5), "é": .double(1.5)])) }
+        let plain = try fields(edits)
+        let runs = try #require(plain.insertRuns)
+        #expect(runs.map(\.entityName) == ["Trip", "Trip", "Stop", "Trip", "Trip"])
+        #expect(runs.map(\.count) == [2, 1, 2, 1, 20])
+        #expect(
+            runs.map { Set($0.columns) } == [["name", "score", "é"], ["name"], [], ["name"], ["name", "score", "é"]])
+        var objects: [ObjectEdit] = []
+        for run in runs {
+            for row in 0..<run.count { objects.append(insert(run.entityName, run.attributes(ofRow: row))) }
+        }
+        #expect(objects == edits)
+        #expect(try plain.edits(in: Self.store) == edits)
+
+        let withURI = edits + [insert("Trip", [:], id: .temporary(storeIdentifier: Self.store, entityName: "Trip"))]
+        let update =
+            edits + [
+                ObjectEdit.update(
+                    PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(1)),
+                    attributes: ["name": .string("x")], relationships: [:])
+            ]
+        for other in [withURI, update] {
+            let read = try fields(other)
+            #expect(read.insertRuns == nil)
+            #expect(try read.edits(in: Self.store) == other)
+        }
+        // A name written twice (two map entries, one insert): the last value wins, as in a map,
+        // and the insert is no run.
+        func entry(_ text: String) throws -> [UInt8] {
+            try Modeld_V1_Insert.with {
+                $0.attributes = ["name": Modeld_V1_Value.with { $0.stringValue = text }]
+            }.serializedBytes()
+        }
+        let insertBytes =
+            try Modeld_V1_Insert.with { $0.entity = "Trip" }.serializedBytes() + entry("first") + entry("last")
+        let changeBytes = [0x0A, UInt8(insertBytes.count)] + insertBytes
+        let twice = [0x22, UInt8(changeBytes.count)] + changeBytes
+        let read = try #require(ApplyRequestFields(serialized: twice))
+        #expect(read.insertRuns == nil)
+        #expect(try read.edits(in: Self.store) == [insert("Trip", ["name": .string("last")])])
+        #expect(Self.ours(twice) == Self.theirs(twice))
+    }
 }

@@ -115,6 +115,10 @@ public struct SaveResult: Hashable, Sendable {
     /// The entities of the objects that transaction records (what live queries look at again);
     /// empty when not known.
     public var touchedEntities: Set<String> = []
+    /// Objects inserted from ``InsertRun``s, which had no temporary identifiers: their keys and
+    /// the identifiers an answer maps (``InsertedRun/identifiers(_:)``), rather than entries of
+    /// ``remappedIdentifiers``. Their versions are 1.
+    public var insertedRuns: [InsertedRun] = []
 
     public init(
         remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] = [:],

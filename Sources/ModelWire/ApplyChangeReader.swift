@@ -1,0 +1,174 @@
+import Foundation
+import ModelCore
+
+/// Reads the changes of a request (``ApplyRequestFields``), one message after another, then
+/// hands them over (``finish()``).
+///
+/// Inserts without a temporary URI that follow one another, of one entity and naming the same
+/// attributes, are read into one ``InsertRun``: each object's values are set by the position of
+/// their names among the run's columns (told apart by their bytes), with no table and no
+/// string per object. Other changes are usually of one entity too, so each one's attributes are
+/// read into a copy of the previous one's table (``MapTemplate``, as a response's objects are).
+struct ApplyChangeReader {
+    private var changes: [ApplyRequestFields.Change] = []
+    private var attributes = MapTemplate<Value>()
+    /// The run being read, with its entity's and columns' bytes.
+    private var run: (run: InsertRun, entity: [UInt8], columns: [[UInt8]])?
+    /// One insert's entries as they are read, and its values in column order.
+    private var entries: [(name: Range<Int>, value: Value)] = []
+    private var row: [Value] = []
+
+    /// The most columns a run has: a bit of a `UInt64` says which are set.
+    private static var maximumColumns: Int { 64 }
+
+    /// Reads one `Change` message; false when it is not in the plain form.
+    mutating func read(_ reader: ProtobufReader) throws(ModelError) -> Bool {
+        var reader = reader
+        guard let (field, type) = try reader.tag(), type == 2 else { return false }
+        let body = try reader.message()
+        guard try reader.tag() == nil else { return false }
+        let change: ApplyRequestFields.Change?
+        switch field {
+        case 1: return try insert(body)
+        case 2: change = try update(body)
+        case 3: change = try Self.delete(body)
+        default: return false
+        }
+        guard let change else { return false }
+        endRun()
+        changes.append(change)
+        return true
+    }
+
+    /// The changes read, in order.
+    mutating func finish() -> [ApplyRequestFields.Change] {
+        endRun()
+        return changes
+    }
+
+    private mutating func endRun() {
+        if let run { changes.append(.inserts(run.run)) }
+        run = nil
+    }
+
+    private mutating func insert(_ reader: ProtobufReader) throws(ModelError) -> Bool {
+        var reader = reader
+        var entity = 0..<0, uri = ""
+        entries.removeAll(keepingCapacity: true)
+        while let (field, type) = try reader.tag() {
+            switch (field, type) {
+            case (1, 2): entity = try reader.stringRange()
+            case (2, 2):
+                guard let entry = try Self.entry(reader.message()) else { return false }
+                entries.append(entry)
+            case (4, 2): uri = try reader.string()
+            default: return false
+            }
+        }
+        guard uri.isEmpty else {
+            var map = attributes.start()
+            for (name, value) in entries { try attributes.set(value, nameAt: name, of: reader, in: &map) }
+            endRun()
+            changes.append(
+                .insert(entity: try reader.text(in: entity), attributes: attributes.finish(map), temporaryURI: uri))
+            return true
+        }
+        if appendToRun(entity: entity, of: reader) { return true }
+        endRun()
+        try startRun(entity: entity, of: reader)
+        return true
+    }
+
+    /// Appends the insert just read to the run, when it is of the run's entity and names its
+    /// columns, each once; false otherwise.
+    private mutating func appendToRun(entity: Range<Int>, of reader: ProtobufReader) -> Bool {
+        guard let columns = run?.columns, entries.count == columns.count,
+            let entityBytes = run?.entity, reader.bytes(in: entity, equal: entityBytes)
+        else { return false }
+        row.removeAll(keepingCapacity: true)
+        row.append(contentsOf: repeatElement(.null, count: columns.count))
+        var filled: UInt64 = 0
+        for (position, (name, value)) in entries.enumerated() {
+            // Names usually come in the columns' order: look there first.
+            var column = position
+            if !reader.bytes(in: name, equal: columns[column]) {
+                guard let found = columns.indices.first(where: { reader.bytes(in: name, equal: columns[$0]) }) else {
+                    return false
+                }
+                column = found
+            }
+            guard filled & (1 << UInt64(column)) == 0 else { return false }
+            filled |= 1 << UInt64(column)
+            row[column] = value
+        }
+        run!.run.append(row: row) // `run` was checked above.
+        return true
+    }
+
+    /// Starts a run with the insert just read; one naming an attribute twice (the last value
+    /// wins, as in a map) or too many is an insert of its own.
+    private mutating func startRun(entity: Range<Int>, of reader: ProtobufReader) throws(ModelError) {
+        let entityName = try reader.text(in: entity)
+        var names: [String] = []
+        for (name, _) in entries { names.append(try reader.text(in: name)) }
+        guard Set(names).count == names.count, names.count <= Self.maximumColumns else {
+            var table: [String: Value] = [:]
+            for (name, (_, value)) in zip(names, entries) { table[name] = value }
+            changes.append(.insert(entity: entityName, attributes: table, temporaryURI: ""))
+            return
+        }
+        var newRun = InsertRun(entityName: entityName, columns: names)
+        newRun.append(row: entries.map(\.value))
+        run = (newRun, Array(entityName.utf8), names.map { Array($0.utf8) })
+    }
+
+    private mutating func update(_ reader: ProtobufReader) throws(ModelError) -> ApplyRequestFields.Change? {
+        var reader = reader
+        var uri = "", map = attributes.start()
+        while let (field, type) = try reader.tag() {
+            switch (field, type) {
+            case (1, 2): uri = try reader.string()
+            case (2, 2):
+                guard let (name, value) = try Self.entry(reader.message()) else { return nil }
+                try attributes.set(value, nameAt: name, of: reader, in: &map)
+            default: return nil
+            }
+        }
+        return .update(uri: uri, attributes: attributes.finish(map))
+    }
+
+    private static func delete(_ reader: ProtobufReader) throws(ModelError) -> ApplyRequestFields.Change? {
+        var reader = reader
+        var uri = ""
+        while let (field, type) = try reader.tag() {
+            guard (field, type) == (1, 2) else { return nil }
+            uri = try reader.string()
+        }
+        return .delete(uri: uri)
+    }
+
+    /// A map entry of attributes: where its name's bytes are, and its value; nil when it is not
+    /// plain: a key or value twice, another field, a value with another field or two kinds, or
+    /// one that does not parse (a UUID that is not one…). A name is checked as UTF-8 when it
+    /// becomes a string (a template's or a run's names were).
+    private static func entry(_ entry: ProtobufReader) throws(ModelError) -> (name: Range<Int>, value: Value)? {
+        var entry = entry
+        var name: Range<Int>?, value: Value?
+        while let (field, type) = try entry.tag() {
+            switch (field, type) {
+            case (1, 2) where name == nil: name = try entry.stringRange()
+            case (2, 2) where value == nil:
+                var message = try entry.message()
+                value = .null
+                while let (field, type) = try message.tag() {
+                    guard value == .null, let kind = try? message.valueKind(field, type), kind != .null else {
+                        return nil
+                    }
+                    value = kind
+                }
+            default: return nil
+            }
+        }
+        return (name ?? 0..<0, value ?? .null)
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import ModelCore
+import ModelStorage
+
+extension SQLiteStore {
+    /// Saves `runs` as ``save(_:)`` saves the same objects as inserts: in the writer's
+    /// transaction (grouped with other saves, ``SaveBatcher``), durably, with one history
+    /// transaction listing every object inserted, in order. Each row is bound straight from its
+    /// run. Nil, having done nothing, when an entity has unique constraints (the save algorithm
+    /// resolves those, ``UniquenessResolver``) or is not in the store's schema.
+    public func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws -> SaveResult? {
+        let layout = try await layout()
+        for run in runs {
+            guard let entity = layout.schema[run.entityName], entity.uniqueConstraints.isEmpty, !entity.isAbstract
+            else { return nil }
+        }
+        let storeIdentifier = storeIdentifier
+        return try await saves.save { connection in
+            try InsertRunsOperation(
+                connection: connection, layout: layout, storeIdentifier: storeIdentifier, runs: runs, author: author,
+                user: user
+            ).run()
+        }
+    }
+}
+
+/// One save of ``InsertRun``s on the writer connection, inside its transaction: the steps of
+/// ``SaveOperation`` that apply to plain inserts. Keys come after each hierarchy's last, in
+/// order; every object's row, version 1, is written from its run's values; history records one
+/// transaction with an insert per object, as ``SaveWrites/history`` lists them.
+struct InsertRunsOperation {
+    let connection: SQLiteConnection
+    let layout: SQLiteLayout
+    let storeIdentifier: UUID
+    let runs: [InsertRun]
+    let author: String?
+    let user: String?
+
+    func run() throws -> SaveResult {
+        try SaveOperation.checkSchemaVersion(layout.schema, connection)
+        var result = SaveResult()
+        for run in runs where run.count > 0 {
+            guard let entity = layout.schema[run.entityName] else { throw ModelError.unknownEntity(run.entityName) }
+            let firstKey = try StoreMetadata.sequence(entity.root, connection) + 1
+            try insertRows(of: run, entity: entity, firstKey: firstKey)
+            try StoreMetadata.setSequence(entity.root, to: firstKey + Int64(run.count) - 1, connection)
+            result.insertedRuns.append(
+                InsertedRun(
+                    storeIdentifier: storeIdentifier, entityName: run.entityName, firstKey: firstKey, count: run.count))
+            result.touchedEntities.insert(run.entityName)
+        }
+        guard !result.insertedRuns.isEmpty else { return SaveResult() }
+        result.token = try recordHistory(result.insertedRuns)
+        return result
+    }
+
+    /// Inserts the run's objects with keys from `firstKey` on.
+    private func insertRows(of run: InsertRun, entity: ResolvedEntity, firstKey: Int64) throws {
+        let (sql, columns) = layout.insertStatement(for: entity)
+        // Where each column's value is in a row of the run; nil: a foreign key, null.
+        let sources = columns.map { run.columns.firstIndex(of: $0) }
+        let width = run.columns.count
+        let entityName = Value.string(entity.name), version = Value.int(1)
+        try run.values.withUnsafeBufferPointer { values in
+            try connection.runEach(sql, over: 0..<run.count) { index, statement in
+                try statement.bind(.int(firstKey + Int64(index)), at: 1)
+                try statement.bind(entityName, at: 2)
+                try statement.bind(version, at: 3)
+                let row = index * width
+                for (offset, source) in sources.enumerated() {
+                    try statement.bind(source.map { values[row + $0] } ?? .null, at: Int32(offset + 4))
+                }
+            }
+        }
+    }
+
+    /// The history transaction: an insert per object, in order.
+    private func recordHistory(_ inserted: [InsertedRun]) throws -> HistoryToken {
+        let token = try SaveOperation.recordTransaction(author: author, user: user, connection)
+        let kind = Value.string(HistoryChange.Kind.insert.rawValue)
+        var position: Int64 = 0
+        for run in inserted {
+            let entityName = Value.string(run.entityName)
+            try connection.runEach(SaveOperation.changeSQL, over: 0..<run.count) { index, statement in
+                position += 1
+                try statement.bind(.int(token), at: 1)
+                try statement.bind(.int(position), at: 2)
+                try statement.bind(kind, at: 3)
+                try statement.bind(entityName, at: 4)
+                try statement.bind(.int(run.firstKey + Int64(index)), at: 5)
+            }
+        }
+        return HistoryToken(token)
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import ModelCore
+@testable import ModelEngine
+import ModelFixtures
+import Testing
+
+/// The container's `saveInsertRuns` (what the daemon's `Apply` does with plain inserts): what it
+/// writes and answers. That it stores what recording the same inserts would, and refuses what
+/// they would be refused for, is ``DirectInsertTests``' `.runs` way.
+@Suite struct InsertRunTests {
+    /// Runs saved by the container: on SQLite, written straight and answered as runs (no remap
+    /// entry per object); elsewhere as inserts. Either way one transaction records each object,
+    /// in order, with the keys the answer gives, and the objects hold the runs' values.
+    @Test(arguments: BackendKind.allCases)
+    func runsAreSavedInOrderInOneTransaction(_ kind: BackendKind) async throws {
+        try await withStore(kind, schema: DirectInsertTests.schema) { store in
+            var first = InsertRun(entityName: "Entry", columns: ["title"])
+            for n in 0..<3 { first.append(row: [.string("t\(n)")]) }
+            var second = InsertRun(entityName: "Owner", columns: ["name"])
+            second.append(row: [.string("o")])
+            var third = InsertRun(entityName: "Entry", columns: ["rank", "title"])
+            third.append(row: [.int(9), .string("last")])
+            let result = try #require(
+                try await store.container.saveInsertRuns(
+                    [first, second, third], author: "loader", uniquenessPolicy: .error))
+            #expect(result.touchedEntities == ["Entry", "Owner"])
+            var remapped = result.remappedIdentifiers
+            for run in result.insertedRuns { run.identifiers { remapped[$0] = $1 } }
+            if kind == .sqlite {
+                #expect(result.remappedIdentifiers.isEmpty)
+                #expect(result.insertedRuns.map(\.count) == [3, 1, 1])
+            } else {
+                #expect(result.insertedRuns.isEmpty)
+            }
+            #expect(remapped.count == 5)
+            #expect(
+                remapped.keys.allSatisfy { $0.isTemporary && $0.storeIdentifier == store.container.storeIdentifier })
+
+            let transaction = try #require(try await store.container.history(after: nil).last)
+            #expect(transaction.token == result.token)
+            #expect(transaction.author == "loader")
+            #expect(
+                transaction.changes.map { "\($0.kind) \($0.id.entityName)/\($0.id.primaryKey ?? -1)" } == [
+                    "insert Entry/1", "insert Entry/2", "insert Entry/3", "insert Owner/1", "insert Entry/4",
+                ])
+            #expect(Set(remapped.values) == Set(transaction.changes.map(\.id)))
+
+            let entries = try await store.context().fetch(
+                FetchDescriptor(entityName: "Entry", sortBy: [SortDescriptor("title")])
+            ).objects
+            #expect(
+                entries.map { "\($0.attributes["title"]!) \($0.attributes["rank"]!) v\($0.version)" } == [
+                    "\(Value.string("last")) \(Value.int(9)) v1", "\(Value.string("t0")) \(Value.int(0)) v1",
+                    "\(Value.string("t1")) \(Value.int(0)) v1", "\(Value.string("t2")) \(Value.int(0)) v1",
+                ])
+        }
+    }
+}
