@@ -34,6 +34,11 @@ struct PostgresSave {
 
     /// The `schemaMismatch` error when the store's schema is not the one this save was planned on.
     private func mismatch(_ storedHash: PendingStatement) throws -> ModelError? {
+        try Self.mismatch(storedHash, schema: schema)
+    }
+
+    /// The `schemaMismatch` error when the store's schema, as `storedHash` answers, is not `schema`.
+    static func mismatch(_ storedHash: PendingStatement, schema: ResolvedSchema) throws -> ModelError? {
         guard let stored = try storedHash.rows().first.flatMap({ try $0.first.flatMap(PostgresValues.text) }),
             stored != schema.versionHash
         else { return nil }
@@ -141,6 +146,16 @@ struct PostgresSave {
                 "{\"position\":\(offset + 1),\"kind\":\(JSONText.string(change.kind.rawValue)),\"entity\":\(JSONText.string(change.id.entityName)),\"pk\":\(change.id.primaryKey ?? 0),\"changed\":\(changed.map(JSONText.string) ?? "null"),\"tombstone\":\(tombstone.map(JSONText.string) ?? "null")}"
             )
         }
+        return try Self.recordHistory(
+            changes: "[" + rows.joined(separator: ",") + "]", author: changes.author, user: changes.user,
+            session: session, metadata: metadata)
+    }
+
+    /// ``recordHistory(_:)`` of the changes given as a JSON array of objects with their
+    /// `position`, `kind`, `entity`, `pk`, `changed` and `tombstone`.
+    static func recordHistory(
+        changes: String, author: String?, user: String?, session: PostgresSession, metadata: PostgresMetadata
+    ) throws -> HistoryToken {
         let sequence = metadata.sequenceTable
         let answer = try session.query(
             """
@@ -153,9 +168,8 @@ struct PostgresSave {
             SELECT "value", pg_notify($4, "value"::text) FROM token
             """,
             [
-                .int(Timestamp(Date()).microsecondsSince1970), changes.author.map(Value.string) ?? .null,
-                .string("[" + rows.joined(separator: ",") + "]"), .string(metadata.channel),
-                changes.user.map(Value.string) ?? .null,
+                .int(Timestamp(Date()).microsecondsSince1970), author.map(Value.string) ?? .null, .string(changes),
+                .string(metadata.channel), user.map(Value.string) ?? .null,
             ])
         guard let token = try answer.first.flatMap({ try $0.first.flatMap(PostgresValues.int) }) else {
             throw ModelError(

@@ -24,12 +24,13 @@ extension BenchCommand {
         let workloads = ModeldWorkloads(
             socketPath: daemon.socketPath, storeIdentifier: info.storeIdentifier, store: "pg-items")
         say("12. a PostgreSQL store through modeld: loading \(count) rows…")
-        var loaded = 0
+        var loaded = 0, loading = Duration.zero
         while loaded < count {
             let next = min(count, loaded + 10_000)
-            _ = try await workloads.insert((loaded + 1)...next)
+            loading += try await workloads.insert((loaded + 1)...next)
             loaded = next
         }
+        try postgresBulkLoad(count, modeld: loading, postgres: postgres, report: &report)
         try postgres.psql("ANALYZE bench_items.\"Item\"; CREATE TABLE pg_saves (LIKE item INCLUDING ALL);")
         let table = "bench_items.\"Item\""
         let reads = """
@@ -96,5 +97,29 @@ extension BenchCommand {
         add("12 PostgreSQL store: point reads, 16 clients", read16, target: 0.7)
         add("12 PostgreSQL store: durable saves, 32 clients", save32, target: nil)
         add("12 PostgreSQL store: indexed query, 1 client", queries, target: nil)
+    }
+
+    /// Reports the load just made (`count` objects in saves of 10,000, taking `modeld`) against
+    /// PostgreSQL's own bulk path for the same rows: `COPY` from a CSV file, through `psql`.
+    private func postgresBulkLoad(_ count: Int, modeld: Duration, postgres: PostgresCluster, report: inout Report)
+        throws
+    {
+        let csv = postgres.directory.appendingPathComponent("load.csv")
+        defer { try? FileManager.default.removeItem(at: csv) }
+        let time = ISO8601DateFormatter()
+        try (1...count).map { i in
+            let row = Dataset.row(i)
+            return "\(i),\(row.name),\(row.category),\(row.score),\(row.price),\(time.string(from: row.created))"
+        }.joined(separator: "\n").write(to: csv, atomically: true, encoding: .utf8)
+        _ = try postgres.psql("CREATE TABLE pg_load (LIKE item INCLUDING ALL);")
+        let started = ContinuousClock.now
+        _ = try postgres.psql(
+            "\\copy pg_load(id, name, category, score, price, created) FROM '\(csv.path)' WITH (FORMAT csv)")
+        let copy = ContinuousClock.now - started
+        let modeldRate = Double(count) / modeld.seconds, copyRate = Double(count) / copy.seconds
+        report.detail("12 PostgreSQL store bulk load", ["modeld_per_s": modeldRate, "copy_per_s": copyRate])
+        report.add(
+            "12 PostgreSQL store: bulk load", modeld: perSecond(modeldRate),
+            baseline: perSecond(copyRate) + " COPY", ratio: modeldRate / copyRate, target: "-", met: nil)
     }
 }
