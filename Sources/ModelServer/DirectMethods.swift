@@ -107,16 +107,7 @@ extension DirectMethods {
     /// Runs `Apply`, reading a request in the plain form by hand (``ApplyRequestFields``) and
     /// any other through SwiftProtobuf, and writing its `SaveResult` by hand.
     fileprivate mutating func addApply(_ method: MethodDescriptor, _ queries: QueryServiceHandler) {
-        register(method) { bytes, _ in
-            let response =
-                if let request = ApplyRequestFields(serialized: bytes) {
-                    try await queries.apply(request)
-                } else {
-                    try await queries.applyResponse(
-                        try ErrorMetadata.request(Modeld_V1_ApplyRequest.self, from: bytes))
-                }
-            return try response.serializedBytes()
-        }
+        register(method) { bytes, _ in try await queries.applyResponse(serialized: bytes).serializedBytes() }
     }
 }
 

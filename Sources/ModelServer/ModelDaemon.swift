@@ -95,7 +95,8 @@ public final class ModelDaemon: Service, Sendable {
         let transport = makeTransport()
         let services: () -> [any RegistrableRPCService] = { [core] in
             [
-                StoreServiceHandler(core: core), SessionServiceHandler(core: core), QueryServiceHandler(core: core),
+                StoreServiceHandler(core: core), SessionServiceHandler(core: core),
+                QueryService(handler: QueryServiceHandler(core: core)),
                 DaemonServiceHandler(core: core),
                 HealthServiceHandler(isServing: { [weak self] in self?.isServing ?? false }),
                 ReflectionService(), ReflectionService.V1Alpha(),

@@ -118,6 +118,31 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         }
     }
 
+    /// `Apply` from its request's bytes to its answer's (``QueryService``, over HTTP/2): a large
+    /// request is saved on Swift's shared threads, as ``apply(request:context:)`` does.
+    func apply(serialized bytes: [UInt8]) async throws -> [UInt8] {
+        guard bytes.count <= Self.bytesOnEventLoop else {
+            return try await withTaskExecutorPreference(globalConcurrentExecutor) {
+                try await applyResponse(serialized: bytes).serializedBytes()
+            }
+        }
+        return try await applyResponse(serialized: bytes).serializedBytes()
+    }
+
+    /// The largest `Apply` request, in bytes, saved on the event loop that read it (the framed
+    /// transport's limit for every request).
+    static let bytesOnEventLoop = 16 * 1024
+
+    /// The answer to `Apply` of the request `bytes`: one in the plain form read by hand
+    /// (``ApplyRequestFields``), any other by SwiftProtobuf, with the errors GRPCCore gives for a
+    /// request that does not decode.
+    func applyResponse(serialized bytes: [UInt8]) async throws -> SaveResponse {
+        if let request = ApplyRequestFields(serialized: bytes) {
+            return try await apply(request)
+        }
+        return try await applyResponse(try ErrorMetadata.request(Modeld_V1_ApplyRequest.self, from: bytes))
+    }
+
     /// ``apply(request:context:)`` for a request the framed transport read itself.
     func apply(_ request: ApplyRequestFields) async throws -> SaveResponse {
         try await apply(

@@ -90,6 +90,21 @@ import Testing
                     _ = try await client.apply([.delete(fetched[5].id)], in: "nope")
                 }
                 #expect(nowhere?.message.contains("nope") == true)
+                // Plain inserts in bulk (read into runs of values): every object remapped, in one
+                // transaction; one that is not fit fails the whole apply, its change named.
+                let bulk = (0..<2_000).map {
+                    ObjectEdit.insert(
+                        entity: "Trip", attributes: trip("B\($0)", "2026-05-01", "2026-05-02"), relationships: [:],
+                        id: nil)
+                }
+                let loaded = try await client.apply(bulk, in: "trips", author: "bulk", returnTransaction: true)
+                #expect(loaded.remappedIdentifiers.count == 2_000)
+                #expect(loaded.transaction?.author == "bulk")
+                #expect(Set(loaded.remappedIdentifiers.values) == Set(loaded.transaction?.changes.map(\.id) ?? []))
+                var unfit = bulk
+                unfit[6] = .insert(entity: "Trip", attributes: ["name": .int(6)], relationships: [:], id: nil)
+                let refused = await expectError(.typeMismatch) { _ = try await client.apply(unfit, in: "trips") }
+                #expect(refused?.message.hasPrefix("change 7: ") == true, "\(String(describing: refused))")
                 // Over the size limit: refused, and the connection still serves.
                 let big = await expectError(.resourceExhausted) {
                     try await client.apply(
@@ -101,7 +116,7 @@ import Testing
                         ], in: "trips")
                 }
                 #expect(big?.message.contains("maximum message size") == true, "\(String(describing: big))")
-                #expect(try await client.count(FetchDescriptor(entityName: "Trip"), in: "trips") == 300)
+                #expect(try await client.count(FetchDescriptor(entityName: "Trip"), in: "trips") == 2_300)
             }
         }
     }
