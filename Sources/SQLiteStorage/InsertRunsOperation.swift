@@ -13,6 +13,10 @@ extension SQLiteStore {
         for run in runs {
             guard let entity = layout.schema[run.entityName], entity.uniqueConstraints.isEmpty, !entity.isAbstract
             else { return nil }
+            // Runs come complete from the engine; a column of no attribute would be lost.
+            for name in run.columns where entity.attribute(name) == nil {
+                throw ModelError.unknownProperty(name, entity: entity.name)
+            }
         }
         let storeIdentifier = storeIdentifier
         return try await saves.save { connection in

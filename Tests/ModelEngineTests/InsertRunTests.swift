@@ -55,4 +55,20 @@ import Testing
                 ])
         }
     }
+
+    /// A run naming a column that is no attribute of its entity, handed to SQLite's backend
+    /// directly (the engine never makes one), is refused rather than saved without it.
+    @Test func aColumnOfNoAttributeIsRefusedByTheBackend() async throws {
+        try await withStore(.sqlite, schema: DirectInsertTests.schema) { store in
+            var run = InsertRun(entityName: "Entry", columns: ["title", "colour"])
+            run.append(row: [.string("a"), .string("red")])
+            do {
+                _ = try await store.container.backend.saveInsertRuns([run], author: nil, user: nil)
+                Issue.record("the run was saved")
+            } catch let error as ModelError {
+                #expect(error.code == .unknownProperty && error.message.contains("colour"), "\(error)")
+            }
+            #expect(try await store.container.history(after: nil).isEmpty)
+        }
+    }
 }

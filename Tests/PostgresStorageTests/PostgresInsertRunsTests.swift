@@ -113,13 +113,23 @@ import Testing
         #expect(fromRuns == fromInserts)
     }
 
-    /// An entity with a unique constraint is left to the save algorithm: nil, nothing written.
+    /// An entity with a unique constraint is left to the save algorithm (nil), and a column of no
+    /// attribute is refused: nothing written either way.
     @Test func uniqueConstraintsAreLeftToTheSaveAlgorithm() async throws {
         try await Self.withStore { store in
             var tags = InsertRun(entityName: "Tag", columns: ["name"])
             tags.append(row: [.string("a")])
             let declined = try await store.saveInsertRuns([tags], author: nil, user: nil)
             #expect(declined == nil)
+            // A column of no attribute (the engine never makes one) is refused, not dropped.
+            var odd = InsertRun(entityName: "Owner", columns: ["name", "colour"])
+            odd.append(row: [.string("a"), .string("red")])
+            do {
+                _ = try await store.saveInsertRuns([odd], author: nil, user: nil)
+                Issue.record("the run was saved")
+            } catch let error as ModelError {
+                #expect(error.code == .unknownProperty && error.message.contains("colour"), "\(error)")
+            }
             let history = try await store.history(after: nil, limit: nil)
             #expect(history.isEmpty)
         }
