@@ -132,6 +132,17 @@ extension MethodCaller {
 struct GRPCMethodCaller<Transport: ClientTransport>: MethodCaller {
     let client: GRPCClient<Transport>
 
+    /// Writes the request's bytes straight from `call` (``ApplyCall/serializedBytes()``) and
+    /// reads the answer's by hand, as the framed caller does.
+    func apply(_ call: ApplyCall) async throws -> SaveOutcome {
+        let bytes = try await client.unary(
+            request: ClientRequest(message: try call.serializedBytes()),
+            descriptor: Modeld_V1_QueryService.Method.Apply.descriptor, serializer: MessageBytes(),
+            deserializer: MessageBytes(), options: .defaults
+        ) { try $0.message }
+        return SaveOutcome(try SaveResultFields(serialized: bytes, in: nil))
+    }
+
     func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
         _ method: MethodDescriptor, _ request: Request
     ) async throws -> Response {

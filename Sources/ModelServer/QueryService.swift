@@ -22,14 +22,3 @@ struct QueryService: RegistrableRPCService {
         }
     }
 }
-
-/// A message as its bytes, neither read nor written.
-struct MessageBytes: MessageSerializer, MessageDeserializer {
-    func serialize<Bytes: GRPCContiguousBytes>(_ message: [UInt8]) throws -> Bytes {
-        Bytes(message)
-    }
-
-    func deserialize<Bytes: GRPCContiguousBytes>(_ serializedMessageBytes: Bytes) throws -> [UInt8] {
-        serializedMessageBytes.withUnsafeBytes { Array($0) }
-    }
-}

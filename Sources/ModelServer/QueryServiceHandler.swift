@@ -92,21 +92,12 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         }
     }
 
+    /// The service protocol's `Apply`, for a message already decoded. The daemon serves
+    /// ``QueryService``'s instead, which takes the request's bytes (``apply(serialized:)``);
+    /// this one answers the same.
     func apply(request: Modeld_V1_ApplyRequest, context: ServerContext) async throws -> Modeld_V1_SaveResult {
-        // gRPC handlers run on the event loop that read their call (LoopLocalExecutor): a large
-        // save (a bulk load, say) runs on Swift's shared threads instead, so that it does not
-        // hold up the loop's other connections, as the framed transport does with requests
-        // over 16 KiB.
-        guard request.changes.count <= Self.editsOnEventLoop else {
-            return try await withTaskExecutorPreference(globalConcurrentExecutor) {
-                try await applyResponse(request).wire
-            }
-        }
-        return try await applyResponse(request).wire
+        try Modeld_V1_SaveResult(serializedBytes: try await apply(serialized: try request.serializedBytes()))
     }
-
-    /// The most edits a save over gRPC makes on the event loop.
-    static let editsOnEventLoop = 64
 
     /// ``apply(request:context:)``'s answer before it becomes a message.
     func applyResponse(_ request: Modeld_V1_ApplyRequest) async throws -> SaveResponse {
@@ -118,8 +109,10 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         }
     }
 
-    /// `Apply` from its request's bytes to its answer's (``QueryService``, over HTTP/2): a large
-    /// request is saved on Swift's shared threads, as ``apply(request:context:)`` does.
+    /// `Apply` from its request's bytes to its answer's (``QueryService``, over HTTP/2). gRPC
+    /// handlers run on the event loop that read their call (LoopLocalExecutor): a large request
+    /// (a bulk load, say) is saved on Swift's shared threads instead, so that it does not hold up
+    /// the loop's other connections, as the framed transport does with requests over 16 KiB.
     func apply(serialized bytes: [UInt8]) async throws -> [UInt8] {
         guard bytes.count <= Self.bytesOnEventLoop else {
             return try await withTaskExecutorPreference(globalConcurrentExecutor) {

@@ -71,7 +71,10 @@ public struct ApplyRequestFields: Sendable {
     /// them, and says which change is wrong and why.
     public func edits(in storeIdentifier: UUID) throws(ModelError) -> [ObjectEdit] {
         var edits: [ObjectEdit] = []
-        edits.reserveCapacity(changes.count)
+        edits.reserveCapacity(
+            changes.reduce(0) { count, change in
+                if case .inserts(let run) = change { count + run.count } else { count + 1 }
+            })
         for change in changes {
             if case .inserts(let run) = change {
                 for index in 0..<run.count {
@@ -100,7 +103,7 @@ public struct ApplyRequestFields: Sendable {
         case .update(let uri, let attributes):
             return id(uri).map { .update($0, attributes: attributes, relationships: [:]) }
         case .delete(let uri): return id(uri).map(ObjectEdit.delete)
-        case .inserts: return nil
+        case .inserts: return nil // Runs are expanded by `edits(in:)`, which never asks for them.
         }
     }
 

@@ -9,6 +9,15 @@ extension PostgresStore {
     /// statement per object. Nil, having done nothing, when an entity has unique constraints
     /// (the save algorithm resolves those) or is not in the store's schema.
     public func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws -> SaveResult? {
+        try await saveInsertRuns(
+            runs, author: author, user: user, parametersPerStatement: PostgresInsertRuns.parametersPerStatement)
+    }
+
+    /// ``saveInsertRuns(_:author:user:)`` with statements of at most `parametersPerStatement`
+    /// parameters (tests make them small, to write several statements from few rows).
+    func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?, parametersPerStatement: Int)
+        async throws -> SaveResult?
+    {
         let layout = try await currentLayout()
         try checkWritable()
         for run in runs {
@@ -24,7 +33,7 @@ extension PostgresStore {
             try session.transaction {
                 try PostgresInsertRuns(
                     session: session, layout: layout, metadata: metadata, storeIdentifier: storeIdentifier,
-                    runs: runs, author: author, user: user
+                    runs: runs, author: author, user: user, parametersPerStatement: parametersPerStatement
                 ).run()
             }
         }
@@ -44,8 +53,10 @@ struct PostgresInsertRuns {
     let runs: [InsertRun]
     let author: String?
     let user: String?
+    /// The most parameters a statement binds.
+    let parametersPerStatement: Int
 
-    /// The most parameters a statement binds (PostgreSQL's limit is 65,535).
+    /// The parameters a statement binds at most, outside tests (PostgreSQL allows 65,535).
     static let parametersPerStatement = 60_000
 
     func run() throws -> SaveResult {
@@ -101,7 +112,7 @@ struct PostgresInsertRuns {
             return PostgresLayout.withFoldedForms(columns, of: entity)
         }
         let all = ["_pk", "_entity", "_version"] + values(0).map(\.0)
-        let perStatement = max(1, Self.parametersPerStatement / all.count)
+        let perStatement = max(1, parametersPerStatement / all.count)
         let into =
             "INSERT INTO \(layout.qualified(entity.root)) (\(all.map(SQL.quote).joined(separator: ", "))) VALUES "
         for start in stride(from: 0, to: run.count, by: perStatement) {

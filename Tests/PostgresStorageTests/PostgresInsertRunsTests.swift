@@ -2,7 +2,7 @@ import Foundation
 import ModelCore
 import ModelFixtures
 import ModelStorage
-import PostgresStorage
+@testable import PostgresStorage
 import Testing
 
 /// Runs of plain inserts on PostgreSQL (`saveInsertRuns`, what the daemon's `Apply` does with a
@@ -28,13 +28,16 @@ import Testing
             uniqueConstraints: [["name"]]),
     ])
 
-    /// Enough notes for more than one statement (``PostgresInsertRuns/parametersPerStatement``),
-    /// every column of the entity's given (as the engine completes a run), then owners, then one
-    /// more note.
+    /// Notes enough for several statements of ``parameters`` each, every column of the entity
+    /// given (as the engine completes a run), then owners, then one more note.
+    static let noteCount = 100
+    /// Parameters a statement: 20 rows of a note's 15 columns (3 of the row, 5 attributes, a
+    /// foreign key, three folded forms of each string).
+    static let parameters = 300
     static func runs() -> [InsertRun] {
         let columns = ["title", "body", "rank", "price", "added"]
         var notes = InsertRun(entityName: "Note", columns: columns)
-        for n in 0..<7_000 {
+        for n in 0..<noteCount {
             notes.append(row: [
                 .string(String(format: "Note-%05d", n)), n % 3 == 0 ? .null : .string("Crème \(n)"),
                 .int(Int64(n % 11)),
@@ -81,10 +84,11 @@ import Testing
         var fromRuns: [String] = [], fromInserts: [String] = []
         try await Self.withStore { store in
             let result = try #require(
-                try await store.saveInsertRuns(Self.runs(), author: "loader", user: "someone"))
+                try await store.saveInsertRuns(
+                    Self.runs(), author: "loader", user: "someone", parametersPerStatement: Self.parameters))
             #expect(result.remappedIdentifiers.isEmpty)
-            #expect(result.insertedRuns.map(\.count) == [7_000, 3, 1])
-            #expect(result.insertedRuns.map(\.firstKey) == [1, 1, 7_001])
+            #expect(result.insertedRuns.map(\.count) == [Self.noteCount, 3, 1])
+            #expect(result.insertedRuns.map(\.firstKey) == [1, 1, Int64(Self.noteCount) + 1])
             #expect(result.touchedEntities == ["Note", "Owner"])
             let transaction = try #require(try await store.history(after: nil, limit: nil).last)
             #expect(transaction.token == result.token && transaction.user == "someone")
@@ -109,7 +113,7 @@ import Testing
             _ = try await store.save(changes)
             fromInserts = try await Self.contents(store)
         }
-        #expect(fromRuns.count == 7_005)
+        #expect(fromRuns.count == Self.noteCount + 5)
         #expect(fromRuns == fromInserts)
     }
 
