@@ -265,7 +265,10 @@ let package = Package(
         ),
         .testTarget(
             name: "PostgresStorageTests",
-            dependencies: ["PostgresStorage", "ModelCore", "ModelStorage", "ModelFixtures"],
+            dependencies: [
+                "PostgresStorage", "ModelCore", "ModelStorage", "ModelFixtures",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: sharedSettings
         ),
         .testTarget(

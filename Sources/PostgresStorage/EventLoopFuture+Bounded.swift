@@ -8,16 +8,27 @@ extension EventLoopFuture where Value: Sendable {
     /// `unavailable` sooner when the connection closes and the future stays pending: PostgresNIO
     /// never completes a statement written to a connection that has just closed. The watch runs
     /// on the future's event loop (set up there at once when called there, else handed to it).
-    func bounded(by limit: Duration, what: String, closing connection: PostgresConnection? = nil)
-        -> EventLoopFuture<Value>
-    {
+    ///
+    /// With `previous`, the limit counts from when `previous` completes rather than from now: a
+    /// statement sent behind others waits for them first, and a long pipeline of quick
+    /// statements is not cut for its length.
+    func bounded(
+        by limit: Duration, what: String, closing connection: PostgresConnection? = nil,
+        after previous: EventLoopFuture<Void>? = nil
+    ) -> EventLoopFuture<Value> {
         guard eventLoop.inEventLoop else {
-            return eventLoop.flatSubmit { self.bounded(by: limit, what: what, closing: connection) }
+            return eventLoop.flatSubmit {
+                self.bounded(by: limit, what: what, closing: connection, after: previous)
+            }
         }
         let watch = BoundedWait(
             promise: eventLoop.makePromise(of: Value.self), limit: limit, what: what, connection: connection)
         whenComplete { watch.finish($0) }
-        watch.start()
+        if let previous {
+            previous.hop(to: eventLoop).whenComplete { _ in watch.start() }
+        } else {
+            watch.start()
+        }
         return watch.promise.futureResult
     }
 }

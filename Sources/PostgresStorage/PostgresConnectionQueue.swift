@@ -211,8 +211,9 @@ struct PostgresSession {
     func query(_ sql: String, keys: [Int64]? = nil, _ binds: [Value] = []) throws -> [PostgresRow] {
         let statement = try Self.statement(sql, keys: keys, binds)
         if !sql.hasPrefix("BEGIN"), !sql.hasPrefix("SET ") { work.sent.store(true, ordering: .relaxed) }
-        return try PendingStatement(future: Self.submit(statement, on: connection, endpoint: endpoint), session: self)
-            .rows()
+        return try PendingStatement(
+            future: Self.submit(statement, on: connection, endpoint: endpoint, after: work), session: self
+        ).rows()
     }
 
     /// Sends `sql` without waiting for its answer (a round trip of the server's, but no thread
@@ -224,7 +225,7 @@ struct PostgresSession {
         let statement = try Self.statement(sql, keys: keys, binds)
         work.sent.store(true, ordering: .relaxed)
         let work = work
-        let future = Self.submit(statement, on: connection, endpoint: endpoint) { sent in
+        let future = Self.submit(statement, on: connection, endpoint: endpoint, after: work) { sent in
             sent.whenFailure { error in work.unthrown.withLock { $0 = $0 ?? error } }
         }
         return PendingStatement(future: future, session: self)
@@ -233,16 +234,24 @@ struct PostgresSession {
     /// `statement`, sent from `connection`'s event loop (the one hand-off there is the one the
     /// write needs anyway, and the bound's timer is set without waking the loop again) and
     /// bounded (``statementLimit``); `sent` sees it as sent, before it is bounded. PostgresNIO never
-    /// answers a statement written to a closed connection: one is refused at once.
+    /// answers a statement written to a closed connection: one is refused at once. With `work`
+    /// (a session's), the bound counts from when the session's statement before answered (the
+    /// connection answers in order), so that a save's many pipelined statements are each given
+    /// the limit, not all of them together.
     static func submit(
         _ statement: PostgresQuery, on connection: PostgresConnection, endpoint: PostgresEndpoint,
+        after work: SessionWork? = nil,
         sent: @escaping @Sendable (EventLoopFuture<PostgresQueryResult>) -> Void = { _ in }
     ) -> EventLoopFuture<PostgresQueryResult> {
         let send: @Sendable () -> EventLoopFuture<PostgresQueryResult> = {
             guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(closed(endpoint)) }
             let query = connection.query(statement, logger: logger)
             sent(query)
-            return query.bounded(by: statementLimit, what: "a statement", closing: connection)
+            // On the connection's loop: the session's statements are chained in the order sent.
+            let previous = work?.lastStatement.withLock { $0 }
+            let bounded = query.bounded(by: statementLimit, what: "a statement", closing: connection, after: previous)
+            work?.lastStatement.withLock { $0 = bounded.map { _ in } }
+            return bounded
         }
         // On the connection's own loop (a read from a caller served there), at once.
         return connection.eventLoop.inEventLoop ? send() : connection.eventLoop.flatSubmit(send)
@@ -340,6 +349,8 @@ struct PostgresSession {
 final class SessionWork: Sendable {
     let sent = Atomic<Bool>(false)
     let unthrown = Mutex<(any Error)?>(nil)
+    /// The bounded answer of the last statement sent (``PostgresSession/submit(_:on:endpoint:after:sent:)``).
+    let lastStatement = Mutex<EventLoopFuture<Void>?>(nil)
 }
 
 /// A statement sent, answered or to be.
