@@ -20,14 +20,7 @@ extension PostgresStore {
     {
         let layout = try await currentLayout()
         try checkWritable()
-        for run in runs {
-            guard let entity = layout.schema[run.entityName], entity.uniqueConstraints.isEmpty, !entity.isAbstract
-            else { return nil }
-            // Runs come complete from the engine; a column of no attribute would be lost.
-            for name in run.columns where entity.attribute(name) == nil {
-                throw ModelError.unknownProperty(name, entity: entity.name)
-            }
-        }
+        guard try InsertRun.areWritableStraight(runs, in: layout.schema) else { return nil }
         let metadata = metadata, storeIdentifier = storeIdentifier
         return try await writer.run { session in
             try session.transaction {
@@ -60,14 +53,7 @@ struct PostgresInsertRuns {
     static let parametersPerStatement = 60_000
 
     func run() throws -> SaveResult {
-        try metadata.sharedLock(session)
-        let storedHash = try session.send("SELECT \"value\" FROM \(metadata.metaTable) WHERE \"key\" = 'schemaHash'")
-        do {
-            return try save(checking: storedHash)
-        } catch {
-            if let mismatch = try? PostgresSave.mismatch(storedHash, schema: layout.schema) { throw mismatch }
-            throw error
-        }
+        try PostgresSave.checkingSchema(layout.schema, session: session, metadata: metadata, save(checking:))
     }
 
     private func save(checking storedHash: PendingStatement) throws -> SaveResult {

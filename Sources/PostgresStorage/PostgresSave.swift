@@ -21,13 +21,22 @@ struct PostgresSave {
     /// answer came), the writes and the key sequences. It waits for its reads, the history
     /// record and the commit.
     func run() throws -> SaveResult {
+        try Self.checkingSchema(schema, session: session, metadata: metadata, save(checking:))
+    }
+
+    /// Runs `save` under the store's shared lock, handing it the pending answer of the store's
+    /// schema version (sent without waiting) to check once a later answer came. A statement that
+    /// failed because another process changed the schema throws the mismatch instead.
+    static func checkingSchema<T>(
+        _ schema: ResolvedSchema, session: PostgresSession, metadata: PostgresMetadata,
+        _ save: (PendingStatement) throws -> T
+    ) throws -> T {
         try metadata.sharedLock(session)
         let storedHash = try session.send("SELECT \"value\" FROM \(metadata.metaTable) WHERE \"key\" = 'schemaHash'")
         do {
-            return try save(checking: storedHash)
+            return try save(storedHash)
         } catch {
-            // A statement that failed because another process changed the schema is the mismatch.
-            if let mismatch = try? mismatch(storedHash) { throw mismatch }
+            if let mismatch = try? mismatch(storedHash, schema: schema) { throw mismatch }
             throw error
         }
     }

@@ -10,14 +10,7 @@ extension SQLiteStore {
     /// resolves those, ``UniquenessResolver``) or is not in the store's schema.
     public func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws -> SaveResult? {
         let layout = try await layout()
-        for run in runs {
-            guard let entity = layout.schema[run.entityName], entity.uniqueConstraints.isEmpty, !entity.isAbstract
-            else { return nil }
-            // Runs come complete from the engine; a column of no attribute would be lost.
-            for name in run.columns where entity.attribute(name) == nil {
-                throw ModelError.unknownProperty(name, entity: entity.name)
-            }
-        }
+        guard try InsertRun.areWritableStraight(runs, in: layout.schema) else { return nil }
         let storeIdentifier = storeIdentifier
         return try await saves.save { connection in
             try InsertRunsOperation(

@@ -52,14 +52,7 @@ import Testing
     }
 
     static func withStore(_ body: (PostgresStore) async throws -> Void) async throws {
-        let store = try await PostgresStore.open(url: try PostgresServer.freshStoreURL(), applying: Self.schema)
-        do {
-            try await body(store)
-        } catch {
-            await store.close()
-            throw error
-        }
-        await store.close()
+        try await PostgresSaveTests.withStore(schema: schema, body)
     }
 
     /// What a store holds: each note and owner with its key, version and values, and its history.

@@ -17,8 +17,11 @@ import Testing
         PersistentIdentifier(storeIdentifier: store.storeIdentifier, entityName: entity, key: .temporary(UUID()))
     }
 
-    static func withStore(_ body: (PostgresStore) async throws -> Void) async throws {
-        let store = try await PostgresStore.open(url: try PostgresServer.freshStoreURL(), applying: SampleTrips.schema)
+    /// Runs `body` with a store of its own, of `schema`, closed after.
+    static func withStore(schema: Schema = SampleTrips.schema, _ body: (PostgresStore) async throws -> Void)
+        async throws
+    {
+        let store = try await PostgresStore.open(url: try PostgresServer.freshStoreURL(), applying: schema)
         do {
             try await body(store)
         } catch {
