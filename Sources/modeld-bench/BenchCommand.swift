@@ -32,6 +32,12 @@ struct BenchCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "Run only these workloads (comma-separated numbers, e.g. 2,4); the bulk load always runs, as it loads the rows.",
             valueName: "list")) var only: String?
+    @Option(
+        help: ArgumentHelp(
+            "Only make calls of one kind (setup, empty, read, save, query), --count of them, to the daemon at --socket, untimed: for scripts/callgrind.",
+            valueName: "kind")) var calls: String?
+    @Option(help: "How many calls --calls makes (for setup: objects saved).") var count = 1_000
+    @Option(help: "The socket of the daemon --calls calls.") var socket: String?
 
     /// Whether workload `number` is to run (every one unless `--only` names some).
     func runs(_ numbers: Int...) -> Bool {
@@ -41,6 +47,14 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let calls {
+            guard let kind = CallDriver.Kind(rawValue: calls), let socket else {
+                throw ValidationError(
+                    "--calls takes one of \(CallDriver.Kind.allCases.map(\.rawValue).joined(separator: ", ")), with --socket"
+                )
+            }
+            return try await CallDriver(socketPath: socket).run(kind, count: count)
+        }
         let directory = try TemporaryDirectory.make(prefix: "bench")
         defer { try? FileManager.default.removeItem(at: directory) }
         let busy = BusyLoad()

@@ -1,0 +1,72 @@
+import Foundation
+import ModelCore
+import ModelRemote
+
+/// Calls of one kind, one after another from one connection, against a daemon already running:
+/// what `scripts/callgrind` counts the instructions of, on each side. No timing, no baseline.
+struct CallDriver {
+    /// What the driver does.
+    enum Kind: String, CaseIterable {
+        /// Makes the `items` store and saves `count` objects in it.
+        case setup
+        /// `DaemonService/Status`: a call that does nothing but answer.
+        case empty
+        /// A point read by URI of one of the objects `setup` saved.
+        case read
+        /// A save of one new object.
+        case save
+        /// The indexed query of workload 4: `score >= x ORDER BY score LIMIT 50`.
+        case query
+    }
+
+    let socketPath: String
+    let store = "items"
+
+    func run(_ kind: Kind, count: Int) async throws {
+        try await DaemonClient.withClient(socketPath: socketPath) { client in
+            try await withTaskExecutorPreference(client.preferredExecutor) {
+                try await run(kind, count: count, client: client)
+            }
+        }
+    }
+
+    private func run(_ kind: Kind, count: Int, client: DaemonClient) async throws {
+        switch kind {
+        case .setup:
+            _ = try await client.createStore(store, schema: try Dataset.schema())
+            try await client.apply((1...count).map(Dataset.insert), in: store)
+        case .empty:
+            for _ in 0..<count { _ = try await client.status() }
+        case .read:
+            let storeIdentifier = try await identifier(client)
+            for n in 0..<count {
+                let id = PersistentIdentifier(
+                    storeIdentifier: storeIdentifier, entityName: "Item", key: .permanent(Int64(n % 1_000 + 1)))
+                let objects = try await client.objects([id], in: store)
+                guard objects.count == 1 else { throw BenchError("read of \(id) returned \(objects.count) objects") }
+            }
+        case .save:
+            let first = Int.random(in: 1_000_000..<1_000_000_000)
+            for n in first..<first + count { try await client.apply([Dataset.insert(n)], in: store) }
+        case .query:
+            for n in 0..<count {
+                let bound = Int64((n &* 104_729) % 900_000)
+                var descriptor = FetchDescriptor(
+                    entityName: "Item",
+                    predicate: .comparison(
+                        Comparison(.keyPath(PropertyPath(["score"])), .greaterOrEqual, .literal(.int(bound)))),
+                    sortBy: [SortDescriptor(PropertyPath(["score"]))], limit: 50)
+                descriptor.relationshipKeyPathsForPrefetching = []
+                let result = try await client.fetch(descriptor, in: store)
+                guard result.count == 50 else { throw BenchError("the query returned \(result.count) objects") }
+            }
+        }
+    }
+
+    private func identifier(_ client: DaemonClient) async throws -> UUID {
+        guard let info = try await client.stores().first(where: { $0.name == store }) else {
+            throw BenchError("no store '\(store)': run --calls setup first")
+        }
+        return info.storeIdentifier
+    }
+}
