@@ -20,8 +20,16 @@ public struct DirectMethods: Sendable {
             _ responses: DirectResponseWriter
         ) async throws -> Void
 
+    /// Answers a request at once, on the event loop that read it, with the caller's
+    /// credentials (what ``PeerCredentials/current`` holds for the other handlers), or returns
+    /// nil, having done nothing, when the work would have to wait: the call then runs as usual.
+    /// It must not block. Throws as a unary handler does.
+    public typealias ImmediateHandler = @Sendable (_ request: [UInt8], _ caller: PeerCredentials?) throws -> [UInt8]?
+
     enum Handler: Sendable {
         case unary(UnaryHandler)
+        /// Tried first; the unary handler runs when it returns nil.
+        case immediate(ImmediateHandler, otherwise: UnaryHandler)
         case serverStreaming(ServerStreamingHandler)
     }
 
@@ -32,6 +40,14 @@ public struct DirectMethods: Sendable {
     /// Runs calls to the unary `method` with `handler`.
     public mutating func register(_ method: MethodDescriptor, _ handler: @escaping UnaryHandler) {
         handlers[method.fullyQualifiedMethod] = (method, .unary(handler))
+    }
+
+    /// Answers calls to the unary `method` with `immediately` where their requests are read,
+    /// and with `handler` (as ``register(_:_:)`` does) when it returns nil.
+    public mutating func register(
+        _ method: MethodDescriptor, immediately: @escaping ImmediateHandler, otherwise handler: @escaping UnaryHandler
+    ) {
+        handlers[method.fullyQualifiedMethod] = (method, .immediate(immediately, otherwise: handler))
     }
 
     /// Runs calls to the server-streaming `method` with `handler`.
@@ -166,6 +182,14 @@ extension FramedServerTransport {
             return
         }
         let onLoop = (call.message?.count ?? 0) <= Self.largestRequestOnEventLoop
+        if onLoop, case .immediate(let immediately, _) = call.handler,
+            let answer = Self.answerAtOnce(
+                call, immediately, stream: stream, allocator: channel.allocator, caller: caller)
+        {
+            channel.writeAndFlush(answer, promise: nil)
+            directCallEnded(call.record)
+            return
+        }
         let peer = "unix:" + path
         Task(executorPreference: onLoop ? loopExecutor : globalConcurrentExecutor) {
             await withServerContextRPCCancellationHandle { handle in
@@ -179,6 +203,43 @@ extension FramedServerTransport {
             }
             self.directCallEnded(call.record)
         }
+    }
+
+    /// A unary call's (empty) response metadata and its message, to be followed by its status.
+    private static func unaryResponse(_ response: [UInt8], stream: UInt32, allocator: ByteBufferAllocator)
+        -> ByteBuffer
+    {
+        var frames = allocator.frame(stream: stream, kind: .metadata) { $0.writeMetadata([:]) }
+        var message = ServerFrameWriter.messageFrame(response, stream: stream, allocator: allocator)
+        frames.writeBuffer(&message)
+        return frames
+    }
+
+    /// The frames of a call's whole answer from its immediate handler: its (empty) metadata, the
+    /// message and an OK status, or the status of the error; nil when the handler left the call
+    /// to its unary handler.
+    private static func answerAtOnce(
+        _ call: PendingDirectCall, _ immediately: DirectMethods.ImmediateHandler, stream: UInt32,
+        allocator: ByteBufferAllocator, caller: PeerCredentials?
+    ) -> ServerOutbound? {
+        guard call.messages == 1, let request = call.message else { return nil }
+        let status: Status
+        var trailers: Metadata = [:]
+        do {
+            guard let response = try immediately(request, caller) else { return nil }
+            var frames = unaryResponse(response, stream: stream, allocator: allocator)
+            var end = ServerConnectionHandler.statusFrame(
+                stream: stream, status: Status(code: .ok, message: ""), allocator: allocator)
+            frames.writeBuffer(&end.bytes)
+            return ServerOutbound(bytes: frames, ends: stream)
+        } catch let error as RPCError {
+            status = Status(code: Status.Code(error.code), message: error.message)
+            trailers = error.metadata
+        } catch {
+            status = Status(code: .unknown, message: "Service method threw an unknown error.")
+        }
+        return ServerConnectionHandler.statusFrame(
+            stream: stream, status: status, metadata: trailers, allocator: allocator)
     }
 
     /// The frames that end a call: for a unary call, its (empty) metadata, the message and an
@@ -201,11 +262,8 @@ extension FramedServerTransport {
             }
             var frames: ByteBuffer
             switch call.handler {
-            case .unary(let handler):
-                let response = try await handler(request, context)
-                frames = allocator.frame(stream: stream, kind: .metadata) { $0.writeMetadata([:]) }
-                var message = ServerFrameWriter.messageFrame(response, stream: stream, allocator: allocator)
-                frames.writeBuffer(&message)
+            case .unary(let handler), .immediate(_, otherwise: let handler):
+                frames = unaryResponse(try await handler(request, context), stream: stream, allocator: allocator)
             case .serverStreaming(let handler):
                 do {
                     try await handler(request, context, responses)

@@ -29,7 +29,9 @@ extension DirectMethods {
         methods.addServerStreaming(Modeld_V1_QueryService.Method.History.descriptor, queries.history)
         methods.add(Modeld_V1_QueryService.Method.Count.descriptor, queries.count)
         methods.add(Modeld_V1_QueryService.Method.Aggregate.descriptor, queries.aggregate)
-        methods.addObjects(Modeld_V1_QueryService.Method.GetObjects.descriptor, queries.objects)
+        methods.addObjects(Modeld_V1_QueryService.Method.GetObjects.descriptor, queries.objects) {
+            try queries.objectsAtOnce(serialized: $0, caller: $1)
+        }
         methods.addApply(Modeld_V1_QueryService.Method.Apply.descriptor, queries)
         methods.add(Modeld_V1_QueryService.Method.BatchDelete.descriptor, queries.batchDelete)
         methods.add(Modeld_V1_QueryService.Method.BatchUpdate.descriptor, queries.batchUpdate)
@@ -90,15 +92,20 @@ extension DirectMethods {
 extension DirectMethods {
     /// Runs a `GetObjects` method with `handler`, writing its `GetObjectsResponse` by hand: the
     /// message is a `FetchResponse` with only `objects`, so ``FetchResponseEncoder`` writes it.
+    /// With `immediately`, calls are first offered to it (``DirectMethods/ImmediateHandler``).
     fileprivate mutating func addObjects<Request: SwiftProtobuf.Message>(
         _ method: MethodDescriptor,
-        _ handler: @escaping @Sendable (Request, ServerContext) async throws -> [ObjectSnapshot]
+        _ handler: @escaping @Sendable (Request, ServerContext) async throws -> [ObjectSnapshot],
+        immediately: DirectMethods.ImmediateHandler? = nil
     ) {
-        register(method) { bytes, context in
-            let objects = try await handler(try ErrorMetadata.request(Request.self, from: bytes), context)
-            var encoder = FetchResponseEncoder()
-            for object in objects { encoder.append(object) }
-            return encoder.finish()
+        let unary: UnaryHandler = { bytes, context in
+            FetchResponseEncoder.objects(
+                try await handler(try ErrorMetadata.request(Request.self, from: bytes), context))
+        }
+        if let immediately {
+            register(method, immediately: immediately, otherwise: unary)
+        } else {
+            register(method, unary)
         }
     }
 }

@@ -1,3 +1,4 @@
+import FramedTransport
 import Foundation
 import GRPCCore
 import ModelCore
@@ -71,6 +72,23 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             var ids: [PersistentIdentifier] = []
             for uri in request.uris { ids.append(try PersistentIdentifier(wire: uri, in: store.storeIdentifier)) }
             return try await store.container.backend.snapshots(for: ids)
+        }
+    }
+
+    /// `GetObjects` answered at once on the thread that read it, when the store reads without
+    /// waiting (``StorageBackend/snapshotsWithoutWaiting(for:)``); nil, with nothing done,
+    /// otherwise, and the call runs as ``objects(request:context:)``. The same checks, errors and
+    /// answer.
+    func objectsAtOnce(serialized bytes: [UInt8], caller: PeerCredentials?) throws -> [UInt8]? {
+        try PeerCredentials.$current.withValue(caller ?? .unknown) {
+            try core.rpc.handleAtOnce("GetObjects") { () throws -> [UInt8]? in
+                let request = try ErrorMetadata.request(Modeld_V1_GetObjectsRequest.self, from: bytes)
+                let store = try core.store(request.store, for: .read)
+                var ids: [PersistentIdentifier] = []
+                for uri in request.uris { ids.append(try PersistentIdentifier(wire: uri, in: store.storeIdentifier)) }
+                guard let objects = try store.container.backend.snapshotsWithoutWaiting(for: ids) else { return nil }
+                return FetchResponseEncoder.objects(objects)
+            }
         }
     }
 

@@ -41,27 +41,50 @@ struct RPCHandling: Sendable {
     private func mapped<T>(_ method: String, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let error as ModelError {
+        } catch {
+            throw rpcError(error, method: method)
+        }
+    }
+
+    /// ``handle(_:_:)`` for a body that answers at once on the calling thread, or returns nil
+    /// (nothing done, nothing counted) to leave the call to its usual handler.
+    func handleAtOnce<T>(_ method: String, _ body: () throws -> T?) throws(RPCError) -> T? {
+        let start = ContinuousClock.now
+        do {
+            guard let result = try body() else { return nil }
+            metrics.called(method, code: nil, since: start)
+            return result
+        } catch {
+            let mapped = rpcError(error, method: method)
+            metrics.called(method, code: mapped.code, since: start)
+            throw mapped
+        }
+    }
+
+    /// What `error`, thrown by `method`'s handler, leaves as.
+    private func rpcError(_ error: any Error, method: String) -> RPCError {
+        switch error {
+        case let error as ModelError:
             if error.code == .storageFailure { logger.error("\(method): \(error)") }
-            throw RPCError(error)
-        } catch let error as RPCError {
-            throw error
-        } catch is CancellationError {
+            return RPCError(error)
+        case let error as RPCError:
+            return error
+        case is CancellationError:
             if stopping.isSet {
-                throw RPCError(
+                return RPCError(
                     ModelError(.unavailable, "modeld is stopping: the call was ended; call again once it is back"))
             }
-            throw RPCError(
+            return RPCError(
                 code: .cancelled,
                 message: "the call was cancelled (the client went away, its deadline passed, or the daemon is stopping)"
             )
-        } catch let error as ChannelError where error == .ioOnClosedChannel || error == .alreadyClosed {
+        case let error as ChannelError where error == .ioOnClosedChannel || error == .alreadyClosed:
             // A stream written to after its client left: nothing is wrong with the daemon.
             logger.debug("\(method): the client left before its answer was written (\(error))")
-            throw RPCError(code: .cancelled, message: "the client left before the answer was written")
-        } catch {
+            return RPCError(code: .cancelled, message: "the client left before the answer was written")
+        default:
             logger.error("\(method): unexpected error: \(error)")
-            throw RPCError(code: .internalError, message: "modeld failed unexpectedly: \(error); see the daemon's log")
+            return RPCError(code: .internalError, message: "modeld failed unexpectedly: \(error); see the daemon's log")
         }
     }
 

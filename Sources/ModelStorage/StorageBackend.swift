@@ -65,6 +65,12 @@ public protocol StorageBackend: Sendable {
     /// don't exist are left out. The order follows `ids`.
     func snapshots(for ids: [PersistentIdentifier]) async throws -> [ObjectSnapshot]
 
+    /// ``snapshots(for:)`` on the calling thread, at once, when the backend can read without
+    /// waiting for anything (a connection free, the schema known); nil, having read nothing,
+    /// when it would wait. A server answers a point read where the request was read with it,
+    /// and otherwise calls ``snapshots(for:)``. The default is always nil.
+    func snapshotsWithoutWaiting(for ids: [PersistentIdentifier]) throws -> [ObjectSnapshot]?
+
     /// Saves atomically and durably, writing one history transaction. Checks expected versions
     /// (throwing ``SaveConflicts`` and writing nothing if any differ) and unique constraints
     /// (`uniqueConstraint`, or an upsert when the change set asks for one).
@@ -101,6 +107,10 @@ extension StorageBackend {
     }
 
     public func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws -> SaveResult? {
+        nil
+    }
+
+    public func snapshotsWithoutWaiting(for ids: [PersistentIdentifier]) throws -> [ObjectSnapshot]? {
         nil
     }
 

@@ -75,4 +75,12 @@ public struct FetchResponseEncoder: Sendable {
         defer { writer = ProtobufWriter() }
         return writer.bytes
     }
+
+    /// The bytes of a response of `objects` alone: also a `GetObjectsResponse`, whose one field
+    /// is `FetchResponse`'s `objects`.
+    public static func objects(_ objects: [ObjectSnapshot]) -> [UInt8] {
+        var encoder = FetchResponseEncoder()
+        for object in objects { encoder.append(object) }
+        return encoder.finish()
+    }
 }

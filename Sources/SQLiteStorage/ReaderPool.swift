@@ -54,6 +54,15 @@ final class ReaderPool: Sendable {
         return try await readers[index].run(body)
     }
 
+    /// Runs `body` on the calling thread if the least busy reader is idle; nil, having run
+    /// nothing, if every reader has work.
+    func runIfIdle<T>(_ body: (SQLiteConnection) throws -> T) throws -> T? {
+        let (index, idle) = try reserve()
+        defer { pending.withLock { $0[index] -= 1 } }
+        guard idle else { return nil }
+        return try readers[index].runHere(body)
+    }
+
     /// Runs `short` on the calling thread within ``hereBudget`` when the least busy reader is
     /// idle, as ``Placement/hereWithinBudget`` does; when it runs past the budget, or no reader
     /// is idle, runs `long` on that reader's queue instead, with the other readers as helpers it

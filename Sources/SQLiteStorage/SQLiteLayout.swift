@@ -11,6 +11,9 @@ final class SQLiteLayout: SQLTableLayout {
     /// Hierarchy tables by root entity name, in declaration order of the roots.
     let tables: [TableLayout]
     private let tablesByRoot: [String: TableLayout]
+    /// Roots of the hierarchies whose objects one statement reads whole: every relationship of
+    /// every entity of the hierarchy is a foreign key in its own row.
+    private let rootsReadInOneStatement: Set<String>
     /// ``objectsByKey(root:)``'s statements, made at first use.
     let objectsByKeyStatements = Mutex<[String: ObjectsByKeyStatement]>([:])
     /// ``allColumns(of:includesSubentities:)``'s selections, made at first use.
@@ -23,6 +26,19 @@ final class SQLiteLayout: SQLTableLayout {
         let tables = Self.hierarchyTables(of: schema)
         self.tables = tables
         self.tablesByRoot = Dictionary(uniqueKeysWithValues: tables.map { ($0.name, $0) })
+        self.rootsReadInOneStatement = Set(
+            tables.filter { table in
+                table.entities.allSatisfy { name in
+                    schema[name]?.relationships.allSatisfy { $0.storage == .foreignKey } ?? true
+                }
+            }.map(\.name))
+    }
+
+    /// Whether one statement reads the objects of the hierarchy `root` whole, their
+    /// relationships included (so that it needs no read transaction of its own: a statement is
+    /// one snapshot).
+    func readsObjectsInOneStatement(root: String) -> Bool {
+        rootsReadInOneStatement.contains(root)
     }
 
     /// The table named after the root entity `root`.

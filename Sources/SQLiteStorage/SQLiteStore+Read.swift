@@ -1,3 +1,4 @@
+import Foundation
 import ModelCore
 import ModelStorage
 
@@ -8,8 +9,12 @@ extension SQLiteStore {
         let layout = try await layout()
         let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
         let storeIdentifier = storeIdentifier
-        // Counts and identifiers are one statement; objects also read their relationships.
-        let singleStatement = validated.resultType != .objects
+        // Counts and identifiers are one statement; objects also read their relationships and
+        // what is prefetched, unless their rows hold every relationship.
+        let root = layout.schema[validated.entityName]?.root ?? validated.entityName
+        let singleStatement =
+            validated.resultType != .objects
+            || (validated.relationshipKeyPathsForPrefetching.isEmpty && layout.readsObjectsInOneStatement(root: root))
         return try await readers.run(Self.placement(overlay: overlay)) { connection in
             try ReadContext.read(
                 connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay,
@@ -126,11 +131,39 @@ extension SQLiteStore {
         let storeIdentifier = storeIdentifier
         let found = try await readers.run(ids.count <= Self.shortReadLimit ? .hereIfIdle : .queue) {
             [keys] connection in
-            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier) { context in
-                try context.objectsByRoot(keys)
-            }
+            try Self.objects(keys, connection: connection, layout: layout, storeIdentifier: storeIdentifier)
         }
         return ids.compactMap { id in ObjectLookup.match(id, in: found, schema: layout.schema) }
+    }
+
+    /// A few objects (at most ``shortReadLimit``) read on the calling thread when a reader is
+    /// idle and the schema is known; otherwise nil.
+    public func snapshotsWithoutWaiting(for ids: [PersistentIdentifier]) throws -> [ObjectSnapshot]? {
+        guard ids.count <= Self.shortReadLimit else { return nil }
+        let layout = try cachedLayout()
+        // A store opened without a schema reads the one stored at first use (``layout()``).
+        guard !layout.schema.entityNames.isEmpty else { return nil }
+        let keys = try ObjectLookup.keysByRoot(ids, schema: layout.schema, storeIdentifier: storeIdentifier)
+        guard !keys.isEmpty else { return [] }
+        let storeIdentifier = storeIdentifier
+        let read = try readers.runIfIdle { connection in
+            try Self.objects(keys, connection: connection, layout: layout, storeIdentifier: storeIdentifier)
+        }
+        guard let found = read else { return nil }
+        return ids.compactMap { id in ObjectLookup.match(id, in: found, schema: layout.schema) }
+    }
+
+    /// The objects with `keys`, by hierarchy and key: one statement, without a transaction, for
+    /// objects of one hierarchy whose rows hold every relationship.
+    private static func objects(
+        _ keys: [String: Set<Int64>], connection: SQLiteConnection, layout: SQLiteLayout, storeIdentifier: UUID
+    ) throws -> [String: [Int64: ObjectSnapshot]] {
+        let singleStatement = keys.count == 1 && keys.keys.allSatisfy(layout.readsObjectsInOneStatement(root:))
+        return try ReadContext.read(
+            connection, layout: layout, storeIdentifier: storeIdentifier, singleStatement: singleStatement
+        ) { context in
+            try context.objectsByRoot(keys)
+        }
     }
 }
 

@@ -197,6 +197,69 @@ extension DirectCallTests {
     }
 }
 
+extension DirectCallTests {
+    /// On the framed socket a point read (`GetObjects`) is answered on the event loop that read
+    /// it, without a task; over HTTP/2 it goes through GRPCCore. Both answer the same: the
+    /// objects found in the order asked (a missing one left out), and the same status for an
+    /// unknown store, a URI of another store, a malformed URI and bytes that are not a request;
+    /// and each connection goes on serving after every refusal.
+    @Test func pointReadsAnsweredAtOnceAnswerAsOverHTTP2() async throws {
+        try await withTestStore(schema: Catalog.schema) { store in
+            try await store.client.apply(
+                (0..<5).map {
+                    .insert(entity: "Person", attributes: ["name": .string("p\($0)")], relationships: [:], id: nil)
+                },
+                in: store.name)
+            let ids = try await store.client.fetch(
+                FetchDescriptor(entityName: "Person", resultType: .identifiers), in: store.name
+            ).identifiers
+            let missing = PersistentIdentifier(
+                storeIdentifier: store.info.storeIdentifier, entityName: "Person", key: .permanent(9_999))
+            let other = PersistentIdentifier(storeIdentifier: UUID(), entityName: "Person", key: .permanent(1))
+            let asked = [ids[3], missing, ids[0]].map(\.uriRepresentation)
+            let refusals: [(String, [String], RPCError.Code)] = [
+                ("no-such-store", asked, .notFound),
+                (store.name, [other.uriRepresentation], .invalidArgument),
+                (store.name, ["not a uri"], .invalidArgument),
+            ]
+            for transport in [DaemonTransport.framed, .http2] {
+                try await withQueryClient(store, transport) { queries in
+                    let found = try await queries.getObjects(
+                        .with {
+                            $0.store = store.name; $0.uris = asked
+                        })
+                    #expect(found.objects.map(\.uri) == [ids[3], ids[0]].map(\.uriRepresentation), "\(transport)")
+                    #expect(found.objects.first?.attributes["name"]?.stringValue == "p3", "\(transport)")
+                    for (storeName, uris, code) in refusals {
+                        let error = await #expect(throws: RPCError.self) {
+                            _ = try await queries.getObjects(
+                                .with {
+                                    $0.store = storeName; $0.uris = uris
+                                })
+                        }
+                        #expect(error?.code == code, "\(transport), \(storeName) \(uris): \(String(describing: error))")
+                    }
+                    let again = try await queries.getObjects(
+                        .with {
+                            $0.store = store.name; $0.uris = asked
+                        })
+                    #expect(again.objects.count == 2, "\(transport)")
+                }
+            }
+            try await withFramedGRPCClient(store) { grpc in
+                let error = await #expect(throws: RPCError.self) {
+                    _ = try await grpc.unary(
+                        request: ClientRequest(message: [0xFF, 0xFF, 0xFF]),
+                        descriptor: Modeld_V1_QueryService.Method.GetObjects.descriptor,
+                        serializer: RawBytes(), deserializer: RawBytes(), options: .defaults
+                    ) { try $0.message }
+                }
+                #expect(error?.code == .invalidArgument, "\(String(describing: error))")
+            }
+        }
+    }
+}
+
 /// Counts what `descriptor` matches in a child task cancelled after `delay`: the error it ended
 /// with, or nil if it answered first.
 func countCancelled(after delay: Duration, _ descriptor: FetchDescriptor, client: DaemonClient, store: TestStore) async

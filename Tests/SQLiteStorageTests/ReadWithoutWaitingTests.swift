@@ -1,0 +1,70 @@
+import Dispatch
+import Foundation
+import ModelCore
+import ModelFixtures
+@testable import SQLiteStorage
+import Synchronization
+import Testing
+
+/// A point read the daemon answers where it read the request (`snapshotsWithoutWaiting`): the
+/// same objects as `snapshots(for:)` while a reader is free, and nothing read (nil) when every
+/// reader has work, so that the event loop never waits for one.
+@Suite struct ReadWithoutWaitingTests {
+    /// How many readers the held reads have reached.
+    final class Holding: Sendable {
+        let count = Atomic(0)
+    }
+
+    @Test func answersAsSnapshotsDoWhileAReaderIsFreeAndNilWhenNoneIs() async throws {
+        try await withStore(Catalog.schema) { store, _ in
+            let shelf = store.temporary("Shelf"), item = store.temporary("Item")
+            let saved = try await store.save(
+                ChangeSet(
+                    inserts: [
+                        InsertedObject(id: shelf, attributes: ["name": .string("top")]),
+                        InsertedObject(
+                            id: item, attributes: ["title": .string("lamp"), "rank": .int(3)],
+                            relationships: ["shelf": .toOne(shelf)]),
+                    ]))
+            let shelfID = try #require(saved.remappedIdentifiers[shelf])
+            let itemID = try #require(saved.remappedIdentifiers[item])
+            let missing = PersistentIdentifier(
+                storeIdentifier: store.storeIdentifier, entityName: "Item", key: .permanent(999))
+            // An item (its row holds its one relationship: one statement), a shelf (its to-many
+            // items are read by a second statement, in the same transaction), and one missing.
+            for ids in [[itemID], [shelfID], [itemID, shelfID, missing]] {
+                let atOnce = try #require(try store.snapshotsWithoutWaiting(for: ids))
+                #expect(atOnce == (try await store.snapshots(for: ids)))
+                #expect(atOnce.map(\.id) == ids.filter { $0 != missing })
+            }
+            let shelfRead = try #require(try store.snapshotsWithoutWaiting(for: [shelfID])?.first)
+            #expect(shelfRead.toMany("items") == [itemID])
+            #expect(try store.snapshotsWithoutWaiting(for: [itemID])?.first?["title"] == .string("lamp"))
+
+            // More than a short read's worth of objects is left to snapshots(for:).
+            #expect(try store.snapshotsWithoutWaiting(for: Array(repeating: itemID, count: 9)) == nil)
+
+            // Every reader held: nothing is read.
+            let readers = store.readers.readerCount
+            let gate = DispatchSemaphore(value: 0), holding = Holding()
+            let pool = store.readers
+            let held = (0..<readers).map { _ in
+                Task {
+                    try await pool.run(.queue) { _ in
+                        holding.count.add(1, ordering: .relaxed)
+                        gate.wait()
+                    }
+                }
+            }
+            let clock = ContinuousClock(), deadline = clock.now + .seconds(20)
+            while holding.count.load(ordering: .relaxed) < readers, clock.now < deadline {
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            #expect(holding.count.load(ordering: .relaxed) == readers)
+            #expect(try store.snapshotsWithoutWaiting(for: [itemID]) == nil)
+            for _ in 0..<readers { gate.signal() }
+            for task in held { try await task.value }
+            #expect(try store.snapshotsWithoutWaiting(for: [itemID])?.map(\.id) == [itemID])
+        }
+    }
+}
