@@ -89,7 +89,12 @@ struct ProtobufWriter: Sendable {
             total += Self.entryLength(name: name.utf8.count, value: valueLength)
         }
         let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: total))
+        // Room made by copying zeros: appending a repeated element went byte by byte.
+        if total <= Self.zeros.count {
+            bytes.append(contentsOf: Self.zeros[..<total])
+        } else {
+            bytes.append(contentsOf: repeatElement(0, count: total))
+        }
         bytes.withUnsafeMutableBufferPointer { buffer in
             var out = RawOutput(buffer: buffer, position: start)
             let tag = UInt8(field << 3 | 2)
@@ -120,6 +125,9 @@ struct ProtobufWriter: Sendable {
             }
         }
     }
+
+    /// Zeros to make room from (``attributes(_:_:)``).
+    private static let zeros = [UInt8](repeating: 0, count: 4_096)
 
     /// The bytes of `value`'s `Value` message; nil for the kinds ``attributes(_:_:)`` appends.
     private static func length(of value: Value) -> Int? {
