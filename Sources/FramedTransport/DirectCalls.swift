@@ -21,9 +21,11 @@ public struct DirectMethods: Sendable {
         ) async throws -> Void
 
     /// Answers a request at once, on the event loop that read it, with the caller's
-    /// credentials (what ``PeerCredentials/current`` holds for the other handlers), or returns
-    /// nil, having done nothing, when the work would have to wait: the call then runs as usual.
-    /// It must not block. Throws as a unary handler does.
+    /// credentials (what ``PeerCredentials/current`` holds for the other handlers): the one
+    /// response message, which is the call's whole answer (for a server-streaming method, a
+    /// stream of one). Or returns nil, having changed nothing, when the work would have to wait
+    /// or run long: the call then runs as usual. It must not block. Throws as a unary handler
+    /// does.
     public typealias ImmediateHandler = @Sendable (_ request: [UInt8], _ caller: PeerCredentials?) throws -> [UInt8]?
 
     enum Handler: Sendable {
@@ -31,6 +33,16 @@ public struct DirectMethods: Sendable {
         /// Tried first; the unary handler runs when it returns nil.
         case immediate(ImmediateHandler, otherwise: UnaryHandler)
         case serverStreaming(ServerStreamingHandler)
+        /// Tried first; the server-streaming handler runs when it returns nil.
+        case immediateStreaming(ImmediateHandler, otherwise: ServerStreamingHandler)
+
+        /// The handler to try first, if any.
+        var immediate: ImmediateHandler? {
+            switch self {
+            case .immediate(let handler, _), .immediateStreaming(let handler, _): handler
+            case .unary, .serverStreaming: nil
+            }
+        }
     }
 
     private var handlers: [String: (descriptor: MethodDescriptor, handler: Handler)] = [:]
@@ -43,11 +55,13 @@ public struct DirectMethods: Sendable {
     }
 
     /// Answers calls to the unary `method` with `immediately` where their requests are read,
-    /// and with `handler` (as ``register(_:_:)`` does) when it returns nil.
+    /// and with `handler` (as ``register(_:_:)`` does) when it returns nil, or when there is none.
     public mutating func register(
-        _ method: MethodDescriptor, immediately: @escaping ImmediateHandler, otherwise handler: @escaping UnaryHandler
+        _ method: MethodDescriptor, immediately: ImmediateHandler?, otherwise handler: @escaping UnaryHandler
     ) {
-        handlers[method.fullyQualifiedMethod] = (method, .immediate(immediately, otherwise: handler))
+        handlers[method.fullyQualifiedMethod] = (
+            method, immediately.map { .immediate($0, otherwise: handler) } ?? .unary(handler)
+        )
     }
 
     /// Runs calls to the server-streaming `method` with `handler`.
@@ -55,6 +69,17 @@ public struct DirectMethods: Sendable {
         _ method: MethodDescriptor, _ handler: @escaping ServerStreamingHandler
     ) {
         handlers[method.fullyQualifiedMethod] = (method, .serverStreaming(handler))
+    }
+
+    /// Answers calls to the server-streaming `method` with `immediately` where their requests
+    /// are read, and with `handler` (as ``registerServerStreaming(_:_:)`` does) when it returns
+    /// nil, or when there is none.
+    public mutating func registerServerStreaming(
+        _ method: MethodDescriptor, immediately: ImmediateHandler?, otherwise handler: @escaping ServerStreamingHandler
+    ) {
+        handlers[method.fullyQualifiedMethod] = (
+            method, immediately.map { .immediateStreaming($0, otherwise: handler) } ?? .serverStreaming(handler)
+        )
     }
 
     /// The method and handler for a call's path (`service/method`).
@@ -148,6 +173,21 @@ public final class DirectResponseWriter: Sendable {
             return state.held
         }
     }
+
+    /// What must go out before an OK status: the held message (with the response metadata, if
+    /// it was the first), the metadata alone for a stream of no messages, or nothing when every
+    /// message has gone (the metadata with the first: a second set would be a client's error).
+    func takeLeadingFrames() -> ByteBuffer? {
+        state.withLock { state in
+            defer {
+                state.held = nil
+                state.started = true
+            }
+            if let held = state.held { return held }
+            return state.started
+                ? nil : channel.allocator.frame(stream: stream, kind: .metadata) { $0.writeMetadata([:]) }
+        }
+    }
 }
 
 /// Runs tasks on an event loop's thread: a direct call's handler starts where its request was
@@ -182,7 +222,7 @@ extension FramedServerTransport {
             return
         }
         let onLoop = (call.message?.count ?? 0) <= Self.largestRequestOnEventLoop
-        if onLoop, case .immediate(let immediately, _) = call.handler,
+        if onLoop, let immediately = call.handler.immediate,
             let answer = Self.answerAtOnce(
                 call, immediately, stream: stream, allocator: channel.allocator, caller: caller)
         {
@@ -264,7 +304,7 @@ extension FramedServerTransport {
             switch call.handler {
             case .unary(let handler), .immediate(_, otherwise: let handler):
                 frames = unaryResponse(try await handler(request, context), stream: stream, allocator: allocator)
-            case .serverStreaming(let handler):
+            case .serverStreaming(let handler), .immediateStreaming(_, otherwise: let handler):
                 do {
                     try await handler(request, context, responses)
                 } catch {
@@ -273,8 +313,7 @@ extension FramedServerTransport {
                     throw error
                 }
                 // A stream of no messages still has its metadata before its OK status.
-                frames =
-                    responses.takeUnsent() ?? allocator.frame(stream: stream, kind: .metadata) { $0.writeMetadata([:]) }
+                frames = responses.takeLeadingFrames() ?? allocator.buffer(capacity: 0)
             }
             var end = ServerConnectionHandler.statusFrame(
                 stream: stream, status: Status(code: .ok, message: ""), allocator: allocator)

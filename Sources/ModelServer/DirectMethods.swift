@@ -25,9 +25,13 @@ extension DirectMethods {
         methods.add(Modeld_V1_StoreService.Method.GrantAccess.descriptor, stores.grantAccess)
         methods.add(Modeld_V1_StoreService.Method.RevokeAccess.descriptor, stores.revokeAccess)
 
-        methods.addFetch(Modeld_V1_QueryService.Method.Fetch.descriptor, queries.fetch)
+        methods.addFetch(Modeld_V1_QueryService.Method.Fetch.descriptor, queries.fetch) {
+            try queries.fetchAtOnce(serialized: $0, caller: $1)
+        }
         methods.addServerStreaming(Modeld_V1_QueryService.Method.History.descriptor, queries.history)
-        methods.add(Modeld_V1_QueryService.Method.Count.descriptor, queries.count)
+        methods.add(Modeld_V1_QueryService.Method.Count.descriptor, queries.count) {
+            try queries.countAtOnce(serialized: $0, caller: $1)
+        }
         methods.add(Modeld_V1_QueryService.Method.Aggregate.descriptor, queries.aggregate)
         methods.addObjects(Modeld_V1_QueryService.Method.GetObjects.descriptor, queries.objects) {
             try queries.objectsAtOnce(serialized: $0, caller: $1)
@@ -55,13 +59,16 @@ extension DirectMethods {
 
     /// Runs `method` with `handler`, decoding and encoding messages as GRPCCore's server does
     /// (the same errors for a request that does not decode).
+    /// With `immediately`, calls are first offered to it (``DirectMethods/ImmediateHandler``).
     private mutating func add<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
-        _ method: MethodDescriptor, _ handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
+        _ method: MethodDescriptor, _ handler: @escaping @Sendable (Request, ServerContext) async throws -> Response,
+        immediately: DirectMethods.ImmediateHandler? = nil
     ) {
-        register(method) { bytes, context in
+        let unary: UnaryHandler = { bytes, context in
             let request = try ErrorMetadata.request(Request.self, from: bytes)
             return try ProtobufSerializer<Response>().serialize(try await handler(request, context))
         }
+        register(method, immediately: immediately, otherwise: unary)
     }
 
     /// Runs the server-streaming `method` with `handler`, which writes its responses as GRPCCore's
@@ -80,12 +87,15 @@ extension DirectMethods {
 extension DirectMethods {
     /// Runs a fetch method with `handler`, which writes its responses' bytes itself
     /// (``FetchResponseSink/direct(_:)``).
+    /// With `immediately`, calls are first offered to it (``DirectMethods/ImmediateHandler``).
     fileprivate mutating func addFetch<Request: SwiftProtobuf.Message>(
-        _ method: MethodDescriptor, _ handler: @escaping @Sendable (Request, FetchResponseSink) async throws -> Void
+        _ method: MethodDescriptor, _ handler: @escaping @Sendable (Request, FetchResponseSink) async throws -> Void,
+        immediately: DirectMethods.ImmediateHandler? = nil
     ) {
-        registerServerStreaming(method) { bytes, _, responses in
+        let streaming: ServerStreamingHandler = { bytes, _, responses in
             try await handler(try ErrorMetadata.request(Request.self, from: bytes), .direct(responses))
         }
+        registerServerStreaming(method, immediately: immediately, otherwise: streaming)
     }
 }
 
@@ -102,11 +112,7 @@ extension DirectMethods {
             FetchResponseEncoder.objects(
                 try await handler(try ErrorMetadata.request(Request.self, from: bytes), context))
         }
-        if let immediately {
-            register(method, immediately: immediately, otherwise: unary)
-        } else {
-            register(method, unary)
-        }
+        register(method, immediately: immediately, otherwise: unary)
     }
 }
 

@@ -60,6 +60,27 @@ struct FetchStreaming {
         try await sendHere(result, to: sink, progress: .untracked)
     }
 
+    /// The bytes of the one response a small result is sent in: what ``send(_:to:streams:store:)``
+    /// sends for it on a direct call. Nil for a result it would send in more than one (a batch of
+    /// items or more, or past the byte budget) or with prefetched objects.
+    func oneResponse(_ result: FetchResult) -> [UInt8]? {
+        var encoder = FetchResponseEncoder()
+        switch result {
+        case .count(let count):
+            encoder.setCount(count)
+            return encoder.finish()
+        case .identifiers(let ids):
+            guard ids.count < batchSize else { return nil }
+            for id in ids { encoder.append(identifier: id.uriRepresentation) }
+        case .objects(let objects, let prefetched):
+            guard prefetched.isEmpty, objects.count < batchSize else { return nil }
+            for object in objects { encoder.append(object) }
+        }
+        guard encoder.byteCount < byteBudget else { return nil }
+        encoder.setCount(result.count)
+        return encoder.finish()
+    }
+
     /// Runs `body` on Swift's shared threads: a direct call runs on its connection's event loop,
     /// which must not spend long encoding a big result while its other connections wait.
     static func offEventLoop<T>(_ body: () async throws -> T) async throws -> T {

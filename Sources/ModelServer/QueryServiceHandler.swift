@@ -39,6 +39,43 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         }
     }
 
+    /// Fetch answered at once on the thread that read it, in one response, when the result
+    /// takes one (a count, or at most a batch less one, without prefetching) and the store reads
+    /// it without waiting and within a short budget
+    /// (``StorageBackend/fetchWithoutWaiting(_:)``); nil, with nothing kept, otherwise, and
+    /// the call runs as ``fetch(_:to:)``, with the same checks, errors and answer.
+    func fetchAtOnce(serialized bytes: [UInt8], caller: PeerCredentials?) throws -> [UInt8]? {
+        try PeerCredentials.$current.withValue(caller ?? .unknown) {
+            try core.rpc.handleAtOnce("Fetch") { () throws -> [UInt8]? in
+                let request = try ErrorMetadata.request(Modeld_V1_StoreFetchRequest.self, from: bytes)
+                let store = try core.store(request.store, for: .read)
+                let descriptor = try FetchDescriptor(wire: request.fetch)
+                let streaming = try FetchStreaming(
+                    requested: request.fetch.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
+                guard descriptor.relationshipKeyPathsForPrefetching.isEmpty,
+                    descriptor.resultType == .count || (descriptor.limit ?? .max) < streaming.batchSize,
+                    let result = try store.container.backend.fetchWithoutWaiting(descriptor)
+                else { return nil }
+                return streaming.oneResponse(result)
+            }
+        }
+    }
+
+    /// Count answered at once, as ``fetchAtOnce(serialized:caller:)`` answers a fetch: nil,
+    /// with nothing kept, when the store would wait or the count runs past the short budget.
+    func countAtOnce(serialized bytes: [UInt8], caller: PeerCredentials?) throws -> [UInt8]? {
+        try PeerCredentials.$current.withValue(caller ?? .unknown) {
+            try core.rpc.handleAtOnce("Count") { () throws -> [UInt8]? in
+                let request = try ErrorMetadata.request(Modeld_V1_StoreFetchRequest.self, from: bytes)
+                var descriptor = try FetchDescriptor(wire: request.fetch)
+                descriptor.resultType = .count
+                let backend = try core.store(request.store, for: .read).container.backend
+                guard let result = try backend.fetchWithoutWaiting(descriptor) else { return nil }
+                return try Modeld_V1_CountResponse.with { $0.count = Int64(result.count) }.serializedBytes()
+            }
+        }
+    }
+
     func count(request: Modeld_V1_StoreFetchRequest, context: ServerContext) async throws -> Modeld_V1_CountResponse {
         try await core.rpc.handleCancellable("Count") {
             var descriptor = try FetchDescriptor(wire: request.fetch)

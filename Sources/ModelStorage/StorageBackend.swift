@@ -71,6 +71,12 @@ public protocol StorageBackend: Sendable {
     /// and otherwise calls ``snapshots(for:)``. The default is always nil.
     func snapshotsWithoutWaiting(for ids: [PersistentIdentifier]) throws -> [ObjectSnapshot]?
 
+    /// ``fetch(_:)`` on the calling thread, at once, when the backend can read without waiting
+    /// and the read is short; nil when it would wait, or when the read ran past a short budget
+    /// (what it read is then dropped: it only read, and the caller fetches as usual). The
+    /// default is always nil.
+    func fetchWithoutWaiting(_ descriptor: FetchDescriptor) throws -> FetchResult?
+
     /// Saves atomically and durably, writing one history transaction. Checks expected versions
     /// (throwing ``SaveConflicts`` and writing nothing if any differ) and unique constraints
     /// (`uniqueConstraint`, or an upsert when the change set asks for one).
@@ -111,6 +117,10 @@ extension StorageBackend {
     }
 
     public func snapshotsWithoutWaiting(for ids: [PersistentIdentifier]) throws -> [ObjectSnapshot]? {
+        nil
+    }
+
+    public func fetchWithoutWaiting(_ descriptor: FetchDescriptor) throws -> FetchResult? {
         nil
     }
 

@@ -55,13 +55,21 @@ final class ReaderPool: Sendable {
     }
 
     /// Runs `body` on the calling thread if the least busy reader is idle; nil, having run
-    /// nothing, if every reader has work.
-    func runIfIdle<T>(_ body: (SQLiteConnection) throws -> T) throws -> T? {
+    /// nothing, if every reader has work. With a `budget` (thousands of SQLite steps, as
+    /// ``hereBudget``), a body that runs past it is stopped, and nil is returned too: `body`
+    /// must then only read.
+    func runIfIdle<T>(withinBudget budget: Int? = nil, _ body: (SQLiteConnection) throws -> T) throws -> T? {
         let (index, idle) = try reserve()
         defer { pending.withLock { $0[index] -= 1 } }
         guard idle else { return nil }
-        return try readers[index].runHere(body)
+        guard let budget else { return try readers[index].runHere(body) }
+        return try readers[index].runHere(withinBudget: budget, body)
     }
+
+    /// The budget of a read tried before the usual one (``SQLiteStore/fetchWithoutWaiting(_:)``),
+    /// which runs it again when it runs past: a quarter of ``hereBudget``, so that a long query
+    /// loses little.
+    static let firstTryBudget = hereBudget / 4
 
     /// Runs `short` on the calling thread within ``hereBudget`` when the least busy reader is
     /// idle, as ``Placement/hereWithinBudget`` does; when it runs past the budget, or no reader

@@ -9,12 +9,7 @@ extension SQLiteStore {
         let layout = try await layout()
         let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
         let storeIdentifier = storeIdentifier
-        // Counts and identifiers are one statement; objects also read their relationships and
-        // what is prefetched, unless their rows hold every relationship.
-        let root = layout.schema[validated.entityName]?.root ?? validated.entityName
-        let singleStatement =
-            validated.resultType != .objects
-            || (validated.relationshipKeyPathsForPrefetching.isEmpty && layout.readsObjectsInOneStatement(root: root))
+        let singleStatement = Self.isSingleStatement(validated, layout: layout)
         return try await readers.run(Self.placement(overlay: overlay)) { connection in
             try ReadContext.read(
                 connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay,
@@ -23,6 +18,33 @@ extension SQLiteStore {
                 try $0.fetch(validated)
             }
         }
+    }
+
+    /// A fetch of the stored objects on the calling thread when a reader is idle and the schema
+    /// is known, within ``ReaderPool/firstTryBudget``; otherwise nil, with nothing kept.
+    public func fetchWithoutWaiting(_ descriptor: FetchDescriptor) throws -> FetchResult? {
+        let layout = try cachedLayout()
+        // A store opened without a schema reads the one stored at first use (``layout()``).
+        guard !layout.schema.entityNames.isEmpty else { return nil }
+        let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
+        let storeIdentifier = storeIdentifier
+        let singleStatement = Self.isSingleStatement(validated, layout: layout)
+        return try readers.runIfIdle(withinBudget: ReaderPool.firstTryBudget) { connection in
+            try ReadContext.read(
+                connection, layout: layout, storeIdentifier: storeIdentifier, singleStatement: singleStatement
+            ) {
+                try $0.fetch(validated)
+            }
+        }
+    }
+
+    /// Whether a fetch (without pending changes) is one statement, which needs no read
+    /// transaction of its own: counts and identifiers are; objects are unless they read their
+    /// relationships or prefetch with more.
+    private static func isSingleStatement(_ validated: FetchDescriptor, layout: SQLiteLayout) -> Bool {
+        let root = layout.schema[validated.entityName]?.root ?? validated.entityName
+        return validated.resultType != .objects
+            || (validated.relationshipKeyPathsForPrefetching.isEmpty && layout.readsObjectsInOneStatement(root: root))
     }
 
     /// Fetches objects batch by batch as the statement steps, inside one read transaction on a

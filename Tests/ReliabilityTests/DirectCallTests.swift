@@ -260,6 +260,94 @@ extension DirectCallTests {
     }
 }
 
+extension DirectCallTests {
+    /// A small fetch (a count, or fewer objects or identifiers than a batch) is answered in the
+    /// loop's turn that read it on the framed socket; a larger one is streamed as before. Every
+    /// kind answers as over HTTP/2, refusals included, to GRPCCore's own client on both
+    /// transports, which refuses a stream whose response metadata comes twice (a streamed
+    /// fetch's last response once brought a second set).
+    @Test func smallFetchesAnsweredAtOnceAnswerAsOverHTTP2() async throws {
+        try await withTestStore(schema: Catalog.schema) { store in
+            try await store.client.apply(
+                (0..<40).map {
+                    .insert(
+                        entity: "Person", attributes: ["name": .string(String(format: "p%02d", ($0 * 7) % 40))],
+                        relationships: [:], id: nil)
+                },
+                in: store.name)
+            func request(_ build: (inout Modeld_V1_FetchRequest) -> Void) -> Modeld_V1_StoreFetchRequest {
+                .with {
+                    $0.store = store.name
+                    $0.fetch.entity = "Person"
+                    $0.fetch.sort = [.with { $0.keyPath = "name" }]
+                    build(&$0.fetch)
+                }
+            }
+            let asked: [(String, Modeld_V1_StoreFetchRequest)] = [
+                ("five objects", request { $0.limit = 5 }),
+                ("a batch of ten, all streamed", request { $0.batchSize = 10 }),
+                (
+                    "identifiers",
+                    request {
+                        $0.limit = 3; $0.resultType = .identifiers
+                    }
+                ),
+                ("a count", request { $0.resultType = .count }),
+            ]
+            let refused: [(String, Modeld_V1_StoreFetchRequest, RPCError.Code)] = [
+                ("an unknown entity", request { $0.entity = "Nobody" }, .invalidArgument),
+                ("a batch size out of range", request { $0.batchSize = 20_000 }, .invalidArgument),
+            ]
+            var answers: [DaemonTransport: [String]] = [:]
+            for transport in [DaemonTransport.framed, .http2] {
+                try await withQueryClient(store, transport) { queries in
+                    var seen: [String] = []
+                    for (what, request) in asked {
+                        let responses = try await queries.fetch(request) { response in
+                            var all: [Modeld_V1_FetchResponse] = []
+                            for try await message in response.messages { all.append(message) }
+                            return all
+                        }
+                        let names = responses.flatMap(\.objects).map { $0.attributes["name"]?.stringValue ?? "?" }
+                        seen.append(
+                            "\(what): \(responses.count) responses, \(names), \(responses.flatMap(\.identifiers).count) ids, count \(responses.last?.count ?? -1)"
+                        )
+                    }
+                    for (what, request, code) in refused {
+                        let error = await #expect(throws: RPCError.self) {
+                            try await queries.fetch(request) { response in
+                                for try await _ in response.messages {}
+                            }
+                        }
+                        seen.append("\(what): \(String(describing: error?.code))")
+                        #expect(error?.code == code, "\(transport), \(what): \(String(describing: error))")
+                    }
+                    // Counts are answered at once too.
+                    let counted = try await queries.count(
+                        request { $0.predicate = Modeld_V1_Predicate(try! PredicateParser.parse("name < \"p10\"")) })
+                    seen.append("Count: \(counted.count)")
+                    let error = await #expect(throws: RPCError.self) {
+                        _ = try await queries.count(request { $0.entity = "Nobody" })
+                    }
+                    seen.append("Count of an unknown entity: \(String(describing: error?.code))")
+                    answers[transport] = seen
+                }
+            }
+            #expect(answers[.framed] == answers[.http2])
+            let framed = answers[.framed] ?? []
+            #expect(
+                framed.first
+                    == "five objects: 1 responses, [\"p00\", \"p01\", \"p02\", \"p03\", \"p04\"], 0 ids, count 5")
+            // Four full batches, then the count in a response of its own.
+            #expect(
+                framed.dropFirst().first?.hasPrefix("a batch of ten, all streamed: 5 responses") == true, "\(framed)")
+            #expect(framed.dropFirst(2).first == "identifiers: 1 responses, [], 3 ids, count 3")
+            #expect(framed.dropFirst(3).first == "a count: 1 responses, [], 0 ids, count 40")
+            #expect(framed.suffix(2) == ["Count: 10", "Count of an unknown entity: Optional(invalidArgument)"])
+        }
+    }
+}
+
 /// Counts what `descriptor` matches in a child task cancelled after `delay`: the error it ended
 /// with, or nil if it answered first.
 func countCancelled(after delay: Duration, _ descriptor: FetchDescriptor, client: DaemonClient, store: TestStore) async

@@ -62,9 +62,45 @@ import Testing
             }
             #expect(holding.count.load(ordering: .relaxed) == readers)
             #expect(try store.snapshotsWithoutWaiting(for: [itemID]) == nil)
+            #expect(try store.fetchWithoutWaiting(FetchDescriptor(entityName: "Item")) == nil)
             for _ in 0..<readers { gate.signal() }
             for task in held { try await task.value }
             #expect(try store.snapshotsWithoutWaiting(for: [itemID])?.map(\.id) == [itemID])
+        }
+    }
+
+    /// A fetch tried at once gives what `fetch(_:)` gives (objects, identifiers, counts, and the
+    /// same error for an unknown entity); one that runs past its short budget is dropped (nil),
+    /// and `fetch(_:)` still answers it in full.
+    @Test func fetchesWithoutWaitingAnswerAsFetchesDoOrGiveWayWhenLong() async throws {
+        try await withStore(Catalog.schema) { store, _ in
+            let items = (0..<20_000).map { n in
+                InsertedObject(
+                    id: store.temporary("Item"),
+                    attributes: ["title": .string("item \(n)"), "rank": .int(Int64(n % 97))])
+            }
+            _ = try await store.save(ChangeSet(inserts: items))
+            let sorted = [SortDescriptor(PropertyPath(["rank"])), SortDescriptor(PropertyPath(["title"]))]
+            let small = [
+                FetchDescriptor(entityName: "Item", sortBy: sorted, limit: 5),
+                FetchDescriptor(entityName: "Item", sortBy: sorted, limit: 5, resultType: .identifiers),
+                FetchDescriptor(
+                    entityName: "Item", predicate: try PredicateParser.parse("rank == 3"), resultType: .count),
+            ]
+            for descriptor in small {
+                let atOnce = try #require(try store.fetchWithoutWaiting(descriptor), "\(descriptor)")
+                #expect(atOnce == (try await store.fetch(descriptor)), "\(descriptor)")
+            }
+            #expect(try store.fetchWithoutWaiting(small[2])?.count == (0..<20_000).filter { $0 % 97 == 3 }.count)
+            let unknown = FetchDescriptor(entityName: "Nobody")
+            let error = #expect(throws: ModelError.self) { _ = try store.fetchWithoutWaiting(unknown) }
+            #expect(error?.code == .unknownEntity)
+
+            // Every title compared with a pattern: more steps than the first try's budget.
+            let long = FetchDescriptor(
+                entityName: "Item", predicate: try PredicateParser.parse("title LIKE \"*zz*\""), resultType: .count)
+            #expect(try store.fetchWithoutWaiting(long) == nil)
+            #expect(try await store.fetch(long) == .count(0))
         }
     }
 }
