@@ -17,6 +17,10 @@ struct CallDriver {
         case save
         /// The indexed query of workload 4: `score >= x ORDER BY score LIMIT 50`.
         case query
+        /// ``read`` in a session of its own, as a ModelClient context reads.
+        case sessionRead = "session-read"
+        /// ``query`` in a session of its own, as a ModelClient context fetches.
+        case sessionQuery = "session-query"
     }
 
     let socketPath: String
@@ -37,18 +41,24 @@ struct CallDriver {
             try await client.apply((1...count).map(Dataset.insert), in: store)
         case .empty:
             for _ in 0..<count { _ = try await client.status() }
-        case .read:
+        case .read, .sessionRead:
             let storeIdentifier = try await identifier(client)
+            let session = kind == .sessionRead ? try await client.openSession(on: store) : nil
             for n in 0..<count {
                 let id = PersistentIdentifier(
                     storeIdentifier: storeIdentifier, entityName: "Item", key: .permanent(Int64(n % 1_000 + 1)))
-                let objects = try await client.objects([id], in: store)
+                let objects =
+                    if let session { try await session.objects([id]) } else {
+                        try await client.objects([id], in: store)
+                    }
                 guard objects.count == 1 else { throw BenchError("read of \(id) returned \(objects.count) objects") }
             }
+            _ = try await session?.close()
         case .save:
             let first = Int.random(in: 1_000_000..<1_000_000_000)
             for n in first..<first + count { try await client.apply([Dataset.insert(n)], in: store) }
-        case .query:
+        case .query, .sessionQuery:
+            let session = kind == .sessionQuery ? try await client.openSession(on: store) : nil
             for n in 0..<count {
                 let bound = Int64((n &* 104_729) % 900_000)
                 var descriptor = FetchDescriptor(
@@ -57,9 +67,13 @@ struct CallDriver {
                         Comparison(.keyPath(PropertyPath(["score"])), .greaterOrEqual, .literal(.int(bound)))),
                     sortBy: [SortDescriptor(PropertyPath(["score"]))], limit: 50)
                 descriptor.relationshipKeyPathsForPrefetching = []
-                let result = try await client.fetch(descriptor, in: store)
+                let result =
+                    if let session { try await session.fetch(descriptor) } else {
+                        try await client.fetch(descriptor, in: store)
+                    }
                 guard result.count == 50 else { throw BenchError("the query returned \(result.count) objects") }
             }
+            _ = try await session?.close()
         }
     }
 
