@@ -257,7 +257,7 @@ extension FramedServerTransport {
 
     /// The frames of a call's whole answer from its immediate handler: its (empty) metadata, the
     /// message and an OK status, or the status of the error; nil when the handler left the call
-    /// to its unary handler.
+    /// to its usual handler.
     private static func answerAtOnce(
         _ call: PendingDirectCall, _ immediately: DirectMethods.ImmediateHandler, stream: UInt32,
         allocator: ByteBufferAllocator, caller: PeerCredentials?
