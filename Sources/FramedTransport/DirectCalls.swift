@@ -263,23 +263,35 @@ extension FramedServerTransport {
         allocator: ByteBufferAllocator, caller: PeerCredentials?
     ) -> ServerOutbound? {
         guard call.messages == 1, let request = call.message else { return nil }
-        let status: Status
-        var trailers: Metadata = [:]
         do {
             guard let response = try immediately(request, caller) else { return nil }
-            var frames = unaryResponse(response, stream: stream, allocator: allocator)
-            var end = ServerConnectionHandler.statusFrame(
-                stream: stream, status: Status(code: .ok, message: ""), allocator: allocator)
-            frames.writeBuffer(&end.bytes)
-            return ServerOutbound(bytes: frames, ends: stream)
-        } catch let error as RPCError {
-            status = Status(code: Status.Code(error.code), message: error.message)
-            trailers = error.metadata
+            return endedOK(
+                unaryResponse(response, stream: stream, allocator: allocator), stream: stream, allocator: allocator)
         } catch {
-            status = Status(code: .unknown, message: "Service method threw an unknown error.")
+            let (status, trailers) = Self.status(of: error)
+            return ServerConnectionHandler.statusFrame(
+                stream: stream, status: status, metadata: trailers, allocator: allocator)
         }
-        return ServerConnectionHandler.statusFrame(
-            stream: stream, status: status, metadata: trailers, allocator: allocator)
+    }
+
+    /// `frames` followed by an OK status: the end of a call that succeeded.
+    private static func endedOK(_ frames: ByteBuffer, stream: UInt32, allocator: ByteBufferAllocator)
+        -> ServerOutbound
+    {
+        var frames = frames
+        var end = ServerConnectionHandler.statusFrame(
+            stream: stream, status: Status(code: .ok, message: ""), allocator: allocator)
+        frames.writeBuffer(&end.bytes)
+        return ServerOutbound(bytes: frames, ends: stream)
+    }
+
+    /// The status and trailing metadata a handler's error ends its call with, as GRPCCore's
+    /// server makes them: an `RPCError`'s own, `unknown` for any other error.
+    private static func status(of error: any Error) -> (Status, Metadata) {
+        guard let error = error as? RPCError else {
+            return (Status(code: .unknown, message: "Service method threw an unknown error."), [:])
+        }
+        return (Status(code: Status.Code(error.code), message: error.message), error.metadata)
     }
 
     /// The frames that end a call: for a unary call, its (empty) metadata, the message and an
@@ -292,15 +304,13 @@ extension FramedServerTransport {
         let allocator = channel.allocator
         let responses = DirectResponseWriter(channel: channel, stream: stream, outbound: outbound)
         var leading: ByteBuffer?
-        let status: Status
-        var trailers: Metadata = [:]
         do {
             guard call.messages == 1, let request = call.message else {
                 throw RPCError(
                     code: .internalError,
                     message: "a call of this method needs exactly one request message; \(call.messages) arrived")
             }
-            var frames: ByteBuffer
+            let frames: ByteBuffer
             switch call.handler {
             case .unary(let handler), .immediate(_, otherwise: let handler):
                 frames = unaryResponse(try await handler(request, context), stream: stream, allocator: allocator)
@@ -315,20 +325,14 @@ extension FramedServerTransport {
                 // A stream of no messages still has its metadata before its OK status.
                 frames = responses.takeLeadingFrames() ?? allocator.buffer(capacity: 0)
             }
-            var end = ServerConnectionHandler.statusFrame(
-                stream: stream, status: Status(code: .ok, message: ""), allocator: allocator)
-            frames.writeBuffer(&end.bytes)
-            return ServerOutbound(bytes: frames, ends: stream)
-        } catch let error as RPCError {
-            status = Status(code: Status.Code(error.code), message: error.message)
-            trailers = error.metadata
+            return endedOK(frames, stream: stream, allocator: allocator)
         } catch {
-            status = Status(code: .unknown, message: "Service method threw an unknown error.")
+            let (status, trailers) = Self.status(of: error)
+            var end = ServerConnectionHandler.statusFrame(
+                stream: stream, status: status, metadata: trailers, allocator: allocator)
+            guard var leading else { return end }
+            leading.writeBuffer(&end.bytes)
+            return ServerOutbound(bytes: leading, ends: stream)
         }
-        var end = ServerConnectionHandler.statusFrame(
-            stream: stream, status: status, metadata: trailers, allocator: allocator)
-        guard var leading else { return end }
-        leading.writeBuffer(&end.bytes)
-        return ServerOutbound(bytes: leading, ends: stream)
     }
 }

@@ -45,34 +45,30 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     /// (``StorageBackend/fetchWithoutWaiting(_:)``); nil, with nothing kept, otherwise, and
     /// the call runs as ``fetch(_:to:)``, with the same checks, errors and answer.
     func fetchAtOnce(serialized bytes: [UInt8], caller: PeerCredentials?) throws -> [UInt8]? {
-        try PeerCredentials.$current.withValue(caller ?? .unknown) {
-            try core.rpc.handleAtOnce("Fetch") { () throws -> [UInt8]? in
-                let request = try ErrorMetadata.request(Modeld_V1_StoreFetchRequest.self, from: bytes)
-                let store = try core.store(request.store, for: .read)
-                let descriptor = try FetchDescriptor(wire: request.fetch)
-                let streaming = try FetchStreaming(
-                    requested: request.fetch.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
-                guard descriptor.relationshipKeyPathsForPrefetching.isEmpty,
-                    descriptor.resultType == .count || (descriptor.limit ?? .max) < streaming.batchSize,
-                    let result = try store.container.backend.fetchWithoutWaiting(descriptor)
-                else { return nil }
-                return streaming.oneResponse(result)
-            }
+        try core.rpc.handleAtOnce("Fetch", caller: caller) { () throws -> [UInt8]? in
+            let request = try ErrorMetadata.request(Modeld_V1_StoreFetchRequest.self, from: bytes)
+            let store = try core.store(request.store, for: .read)
+            let descriptor = try FetchDescriptor(wire: request.fetch)
+            let streaming = try FetchStreaming(
+                requested: request.fetch.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
+            guard descriptor.relationshipKeyPathsForPrefetching.isEmpty,
+                descriptor.resultType == .count || (descriptor.limit ?? .max) < streaming.batchSize,
+                let result = try store.container.backend.fetchWithoutWaiting(descriptor)
+            else { return nil }
+            return streaming.oneResponse(result)
         }
     }
 
     /// Count answered at once, as ``fetchAtOnce(serialized:caller:)`` answers a fetch: nil,
     /// with nothing kept, when the store would wait or the count runs past the short budget.
     func countAtOnce(serialized bytes: [UInt8], caller: PeerCredentials?) throws -> [UInt8]? {
-        try PeerCredentials.$current.withValue(caller ?? .unknown) {
-            try core.rpc.handleAtOnce("Count") { () throws -> [UInt8]? in
-                let request = try ErrorMetadata.request(Modeld_V1_StoreFetchRequest.self, from: bytes)
-                var descriptor = try FetchDescriptor(wire: request.fetch)
-                descriptor.resultType = .count
-                let backend = try core.store(request.store, for: .read).container.backend
-                guard let result = try backend.fetchWithoutWaiting(descriptor) else { return nil }
-                return try Modeld_V1_CountResponse.with { $0.count = Int64(result.count) }.serializedBytes()
-            }
+        try core.rpc.handleAtOnce("Count", caller: caller) { () throws -> [UInt8]? in
+            let request = try ErrorMetadata.request(Modeld_V1_StoreFetchRequest.self, from: bytes)
+            var descriptor = try FetchDescriptor(wire: request.fetch)
+            descriptor.resultType = .count
+            let backend = try core.store(request.store, for: .read).container.backend
+            guard let result = try backend.fetchWithoutWaiting(descriptor) else { return nil }
+            return try Modeld_V1_CountResponse.with { $0.count = Int64(result.count) }.serializedBytes()
         }
     }
 
@@ -106,8 +102,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     func objects(request: Modeld_V1_GetObjectsRequest, context: ServerContext) async throws -> [ObjectSnapshot] {
         try await core.rpc.handleCancellable("GetObjects") {
             let store = try core.store(request.store, for: .read)
-            var ids: [PersistentIdentifier] = []
-            for uri in request.uris { ids.append(try PersistentIdentifier(wire: uri, in: store.storeIdentifier)) }
+            let ids = try request.uris.map { try PersistentIdentifier(wire: $0, in: store.storeIdentifier) }
             return try await store.container.backend.snapshots(for: ids)
         }
     }
@@ -117,15 +112,12 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     /// otherwise, and the call runs as ``objects(request:context:)``. The same checks, errors and
     /// answer.
     func objectsAtOnce(serialized bytes: [UInt8], caller: PeerCredentials?) throws -> [UInt8]? {
-        try PeerCredentials.$current.withValue(caller ?? .unknown) {
-            try core.rpc.handleAtOnce("GetObjects") { () throws -> [UInt8]? in
-                let request = try ErrorMetadata.request(Modeld_V1_GetObjectsRequest.self, from: bytes)
-                let store = try core.store(request.store, for: .read)
-                var ids: [PersistentIdentifier] = []
-                for uri in request.uris { ids.append(try PersistentIdentifier(wire: uri, in: store.storeIdentifier)) }
-                guard let objects = try store.container.backend.snapshotsWithoutWaiting(for: ids) else { return nil }
-                return FetchResponseEncoder.objects(objects)
-            }
+        try core.rpc.handleAtOnce("GetObjects", caller: caller) { () throws -> [UInt8]? in
+            let request = try ErrorMetadata.request(Modeld_V1_GetObjectsRequest.self, from: bytes)
+            let store = try core.store(request.store, for: .read)
+            let ids = try request.uris.map { try PersistentIdentifier(wire: $0, in: store.storeIdentifier) }
+            guard let objects = try store.container.backend.snapshotsWithoutWaiting(for: ids) else { return nil }
+            return FetchResponseEncoder.objects(objects)
         }
     }
 

@@ -1,3 +1,4 @@
+import FramedTransport
 import Foundation
 import GRPCCore
 import Logging
@@ -46,12 +47,15 @@ struct RPCHandling: Sendable {
         }
     }
 
-    /// ``handle(_:_:)`` for a body that answers at once on the calling thread, or returns nil
-    /// (nothing done, nothing counted) to leave the call to its usual handler.
-    func handleAtOnce<T>(_ method: String, _ body: () throws -> T?) throws(RPCError) -> T? {
+    /// ``handle(_:_:)`` for a body that answers at once on the calling thread, as `caller`
+    /// (``PeerCredentials/current`` while it runs), or returns nil (nothing done, nothing
+    /// counted) to leave the call to its usual handler.
+    func handleAtOnce<T>(_ method: String, caller: PeerCredentials?, _ body: () throws -> T?) throws -> T? {
         let start = ContinuousClock.now
         do {
-            guard let result = try body() else { return nil }
+            guard let result = try PeerCredentials.$current.withValue(caller ?? .unknown, operation: body) else {
+                return nil
+            }
             metrics.called(method, code: nil, since: start)
             return result
         } catch {

@@ -23,9 +23,7 @@ extension SQLiteStore {
     /// A fetch of the stored objects on the calling thread when a reader is idle and the schema
     /// is known, within ``ReaderPool/firstTryBudget``; otherwise nil, with nothing kept.
     public func fetchWithoutWaiting(_ descriptor: FetchDescriptor) throws -> FetchResult? {
-        let layout = try cachedLayout()
-        // A store opened without a schema reads the one stored at first use (``layout()``).
-        guard !layout.schema.entityNames.isEmpty else { return nil }
+        guard let layout = try knownLayout() else { return nil }
         let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
         let storeIdentifier = storeIdentifier
         let singleStatement = Self.isSingleStatement(validated, layout: layout)
@@ -161,17 +159,15 @@ extension SQLiteStore {
     /// A few objects (at most ``shortReadLimit``) read on the calling thread when a reader is
     /// idle and the schema is known; otherwise nil.
     public func snapshotsWithoutWaiting(for ids: [PersistentIdentifier]) throws -> [ObjectSnapshot]? {
-        guard ids.count <= Self.shortReadLimit else { return nil }
-        let layout = try cachedLayout()
-        // A store opened without a schema reads the one stored at first use (``layout()``).
-        guard !layout.schema.entityNames.isEmpty else { return nil }
+        guard ids.count <= Self.shortReadLimit, let layout = try knownLayout() else { return nil }
         let keys = try ObjectLookup.keysByRoot(ids, schema: layout.schema, storeIdentifier: storeIdentifier)
         guard !keys.isEmpty else { return [] }
         let storeIdentifier = storeIdentifier
-        let read = try readers.runIfIdle { connection in
-            try Self.objects(keys, connection: connection, layout: layout, storeIdentifier: storeIdentifier)
-        }
-        guard let found = read else { return nil }
+        guard
+            let found = try readers.runIfIdle({ connection in
+                try Self.objects(keys, connection: connection, layout: layout, storeIdentifier: storeIdentifier)
+            })
+        else { return nil }
         return ids.compactMap { id in ObjectLookup.match(id, in: found, schema: layout.schema) }
     }
 

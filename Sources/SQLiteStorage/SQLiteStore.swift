@@ -100,13 +100,20 @@ public final class SQLiteStore: StorageBackend {
     /// The layout of the current schema, or `closed`. While the store has no schema, another
     /// process may have given it one since: the file is read again.
     func layout() async throws -> SQLiteLayout {
+        if let known = try knownLayout() { return known }
         let layout = try cachedLayout()
-        guard layout.schema.entityNames.isEmpty else { return layout }
         let stored = try await readers.run { connection in
             try connection.transaction(write: false) { try StoreMetadata.schema(connection) }
         }
         guard stored.versionHash != layout.schema.versionHash else { return layout }
         return setLayout(SQLiteLayout(stored))
+    }
+
+    /// The cached layout when it has the schema, without reading anything; nil for a store
+    /// opened without one, which ``layout()`` reads from the file at first use.
+    func knownLayout() throws(ModelError) -> SQLiteLayout? {
+        let layout = try cachedLayout()
+        return layout.schema.entityNames.isEmpty ? nil : layout
     }
 
     /// The cached layout, or `closed`.

@@ -49,13 +49,7 @@ import Testing
     @Test func aRequestThatDoesNotDecodeIsRefused() async throws {
         try await withTestStore(schema: Catalog.schema) { store in
             try await withFramedGRPCClient(store) { grpc in
-                let error = await #expect(throws: RPCError.self) {
-                    _ = try await grpc.unary(
-                        request: ClientRequest(message: [0xFF, 0xFF, 0xFF]),
-                        descriptor: Modeld_V1_QueryService.Method.Count.descriptor,
-                        serializer: RawBytes(), deserializer: RawBytes(), options: .defaults
-                    ) { try $0.message }
-                }
+                let error = await refusalOfUndecodableRequest(Modeld_V1_QueryService.Method.Count.descriptor, grpc)
                 #expect(error?.code == .invalidArgument, "\(String(describing: error))")
                 let count = try await Modeld_V1_QueryService.Client(wrapping: grpc)
                     .count(
@@ -247,13 +241,7 @@ extension DirectCallTests {
                 }
             }
             try await withFramedGRPCClient(store) { grpc in
-                let error = await #expect(throws: RPCError.self) {
-                    _ = try await grpc.unary(
-                        request: ClientRequest(message: [0xFF, 0xFF, 0xFF]),
-                        descriptor: Modeld_V1_QueryService.Method.GetObjects.descriptor,
-                        serializer: RawBytes(), deserializer: RawBytes(), options: .defaults
-                    ) { try $0.message }
-                }
+                let error = await refusalOfUndecodableRequest(Modeld_V1_QueryService.Method.GetObjects.descriptor, grpc)
                 #expect(error?.code == .invalidArgument, "\(String(describing: error))")
             }
         }
@@ -365,6 +353,19 @@ func countCancelled(after delay: Duration, _ descriptor: FetchDescriptor, client
         try? await Task.sleep(for: delay)
         group.cancelAll()
         return await group.next() ?? nil
+    }
+}
+
+/// The error a unary call of `method` ends with when its request is bytes that are no message
+/// (an issue is recorded if it does not fail).
+func refusalOfUndecodableRequest(_ method: MethodDescriptor, _ grpc: GRPCClient<FramedClientTransport>) async
+    -> RPCError?
+{
+    await #expect(throws: RPCError.self) {
+        _ = try await grpc.unary(
+            request: ClientRequest(message: [0xFF, 0xFF, 0xFF]), descriptor: method,
+            serializer: RawBytes(), deserializer: RawBytes(), options: .defaults
+        ) { try $0.message }
     }
 }
 

@@ -3,17 +3,12 @@ import Foundation
 import ModelCore
 import ModelFixtures
 @testable import SQLiteStorage
-import Synchronization
 import Testing
 
 /// A point read the daemon answers where it read the request (`snapshotsWithoutWaiting`): the
 /// same objects as `snapshots(for:)` while a reader is free, and nothing read (nil) when every
 /// reader has work, so that the event loop never waits for one.
 @Suite struct ReadWithoutWaitingTests {
-    /// How many readers the held reads have reached.
-    final class Holding: Sendable {
-        let count = Atomic(0)
-    }
 
     @Test func answersAsSnapshotsDoWhileAReaderIsFreeAndNilWhenNoneIs() async throws {
         try await withStore(Catalog.schema) { store, _ in
@@ -46,21 +41,24 @@ import Testing
 
             // Every reader held: nothing is read.
             let readers = store.readers.readerCount
-            let gate = DispatchSemaphore(value: 0), holding = Holding()
+            let gate = DispatchSemaphore(value: 0)
+            let (holding, reached) = AsyncStream<Void>.makeStream()
             let pool = store.readers
             let held = (0..<readers).map { _ in
                 Task {
                     try await pool.run(.queue) { _ in
-                        holding.count.add(1, ordering: .relaxed)
+                        reached.yield()
                         gate.wait()
                     }
                 }
             }
-            let clock = ContinuousClock(), deadline = clock.now + .seconds(20)
-            while holding.count.load(ordering: .relaxed) < readers, clock.now < deadline {
-                try await Task.sleep(for: .milliseconds(2))
+            // Each held read says when its reader has it.
+            var holdingReaders = 0
+            for await _ in holding {
+                holdingReaders += 1
+                if holdingReaders == readers { break }
             }
-            #expect(holding.count.load(ordering: .relaxed) == readers)
+            #expect(holdingReaders == readers)
             #expect(try store.snapshotsWithoutWaiting(for: [itemID]) == nil)
             #expect(try store.fetchWithoutWaiting(FetchDescriptor(entityName: "Item")) == nil)
             for _ in 0..<readers { gate.signal() }
