@@ -81,6 +81,13 @@ struct FetchStreaming {
         return encoder.finish()
     }
 
+    /// A sink for the objects of the one response a small objects fetch is sent in, taking no
+    /// more (the read given up) where ``oneResponse(_:)`` would refuse the result: at a batch of
+    /// objects, or past the byte budget.
+    func oneResponseSink() -> OneResponseSink {
+        OneResponseSink(batchSize: batchSize, byteBudget: byteBudget)
+    }
+
     /// Runs `body` on Swift's shared threads: a direct call runs on its connection's event loop,
     /// which must not spend long encoding a big result while its other connections wait.
     static func offEventLoop<T>(_ body: () async throws -> T) async throws -> T {
@@ -184,5 +191,38 @@ struct FetchStreaming {
             items = 0
             estimatedBytes = 0
         }
+    }
+}
+
+/// The objects of one fetch response as a backend reads them (``FetchStreaming/oneResponseSink()``).
+struct OneResponseSink: ObjectRowSink {
+    let batchSize: Int
+    let byteBudget: Int
+    private var encoder = FetchResponseEncoder()
+    private var count = 0
+
+    init(batchSize: Int, byteBudget: Int) {
+        self.batchSize = batchSize
+        self.byteBudget = byteBudget
+    }
+
+    mutating func add(_ row: ObjectRow) -> Bool {
+        encoder.append(row)
+        count += 1
+        return takesMore
+    }
+
+    mutating func add(_ snapshot: ObjectSnapshot) -> Bool {
+        encoder.append(snapshot)
+        count += 1
+        return takesMore
+    }
+
+    private var takesMore: Bool { count < batchSize && encoder.byteCount < byteBudget }
+
+    /// The response's bytes, with the count.
+    mutating func finish() -> [UInt8] {
+        encoder.setCount(count)
+        return encoder.finish()
     }
 }

@@ -52,10 +52,15 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             let streaming = try FetchStreaming(
                 requested: request.fetch.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
             guard descriptor.relationshipKeyPathsForPrefetching.isEmpty,
-                descriptor.resultType == .count || (descriptor.limit ?? .max) < streaming.batchSize,
-                let result = try store.container.backend.fetchWithoutWaiting(descriptor)
+                descriptor.resultType == .count || (descriptor.limit ?? .max) < streaming.batchSize
             else { return nil }
-            return streaming.oneResponse(result)
+            let backend = store.container.backend
+            guard descriptor.resultType == .objects else {
+                return try backend.fetchWithoutWaiting(descriptor).flatMap(streaming.oneResponse)
+            }
+            var sink = streaming.oneResponseSink()
+            guard try backend.fetchWithoutWaiting(descriptor, into: &sink) != nil else { return nil }
+            return sink.finish()
         }
     }
 
@@ -108,7 +113,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     }
 
     /// `GetObjects` answered at once on the thread that read it, when the store reads without
-    /// waiting (``StorageBackend/snapshotsWithoutWaiting(for:)``); nil, with nothing done,
+    /// waiting (``StorageBackend/objectsWithoutWaiting(for:into:)``); nil, with nothing done,
     /// otherwise, and the call runs as ``objects(request:context:)``. The same checks, errors and
     /// answer.
     func objectsAtOnce(serialized bytes: [UInt8], caller: PeerCredentials?) throws -> [UInt8]? {
@@ -116,8 +121,9 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             let request = try ErrorMetadata.request(Modeld_V1_GetObjectsRequest.self, from: bytes)
             let store = try core.store(request.store, for: .read)
             let ids = try request.uris.map { try PersistentIdentifier(wire: $0, in: store.storeIdentifier) }
-            guard let objects = try store.container.backend.snapshotsWithoutWaiting(for: ids) else { return nil }
-            return FetchResponseEncoder.objects(objects)
+            var encoder = FetchResponseEncoder()
+            guard try store.container.backend.objectsWithoutWaiting(for: ids, into: &encoder) else { return nil }
+            return encoder.finish()
         }
     }
 

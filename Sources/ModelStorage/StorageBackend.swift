@@ -77,6 +77,19 @@ public protocol StorageBackend: Sendable {
     /// default is always nil.
     func fetchWithoutWaiting(_ descriptor: FetchDescriptor) throws -> FetchResult?
 
+    /// ``fetchWithoutWaiting(_:)`` of an objects fetch without prefetching, its objects handed
+    /// to `sink` as they are read (as rows, when the backend reads them so, rather than as
+    /// snapshots). Returns how many objects there were; nil when it would wait, ran past its
+    /// budget, or `sink` took no more, and what `sink` took is then to be dropped. The default
+    /// hands over ``fetchWithoutWaiting(_:)``'s snapshots.
+    func fetchWithoutWaiting<Sink: ObjectRowSink>(_ descriptor: FetchDescriptor, into sink: inout Sink) throws -> Int?
+
+    /// ``snapshotsWithoutWaiting(for:)``, the objects handed to `sink` in the order of `ids`;
+    /// false when it would wait (what `sink` took is then to be dropped). The default hands over
+    /// ``snapshotsWithoutWaiting(for:)``'s snapshots.
+    func objectsWithoutWaiting<Sink: ObjectRowSink>(for ids: [PersistentIdentifier], into sink: inout Sink) throws
+        -> Bool
+
     /// Saves atomically and durably, writing one history transaction. Checks expected versions
     /// (throwing ``SaveConflicts`` and writing nothing if any differ) and unique constraints
     /// (`uniqueConstraint`, or an upsert when the change set asks for one).
@@ -122,6 +135,20 @@ extension StorageBackend {
 
     public func fetchWithoutWaiting(_ descriptor: FetchDescriptor) throws -> FetchResult? {
         nil
+    }
+
+    public func fetchWithoutWaiting<Sink: ObjectRowSink>(_ descriptor: FetchDescriptor, into sink: inout Sink) throws
+        -> Int?
+    {
+        guard let objects = try fetchWithoutWaiting(descriptor)?.objects else { return nil }
+        return sink.add(objects) ? objects.count : nil
+    }
+
+    public func objectsWithoutWaiting<Sink: ObjectRowSink>(for ids: [PersistentIdentifier], into sink: inout Sink)
+        throws -> Bool
+    {
+        guard let objects = try snapshotsWithoutWaiting(for: ids) else { return false }
+        return sink.add(objects)
     }
 
     /// Fetches without pending changes.

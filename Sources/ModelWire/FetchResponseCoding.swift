@@ -46,8 +46,10 @@ public struct FetchChunk: Sendable, Equatable {
 /// would write the message built from them (``FetchChunk/init(serialized:)`` reads them back):
 /// building the message first — an `ObjectSnapshot` message per object, a `Value` message per
 /// attribute, maps sized and then written — cost the daemon more than a small query itself.
-public struct FetchResponseEncoder: Sendable {
+public struct FetchResponseEncoder: ObjectRowSink, Sendable {
     private var writer = ProtobufWriter()
+    /// The names of the last shape of rows written.
+    private var names: ShapeNames?
 
     public init() {}
 
@@ -56,7 +58,35 @@ public struct FetchResponseEncoder: Sendable {
 
     /// Adds an object to `objects`, or to `prefetched`.
     public mutating func append(_ object: ObjectSnapshot, prefetched: Bool = false) {
-        writer.message(prefetched ? 2 : 1) { $0.object(object) }
+        let start = writer.beginSizableMessage(prefetched ? 2 : 1)
+        writer.object(object)
+        writer.endSizableMessage(start)
+    }
+
+    /// Adds an object read as a row to `objects`, or to `prefetched`: the same bytes as its
+    /// snapshot's (``ObjectRow/snapshot``), but for the order of its map entries.
+    public mutating func append(_ row: ObjectRow, prefetched: Bool = false) {
+        let names: ShapeNames
+        if let known = self.names, known.shape === row.shape {
+            names = known
+        } else {
+            names = row.shape.derived(ShapeNames.init)
+            self.names = names
+        }
+        let start = writer.beginSizableMessage(prefetched ? 2 : 1)
+        writer.object(row, names: names)
+        writer.endSizableMessage(start)
+    }
+
+    /// A sink of objects (``ObjectRowSink``): each is added to `objects`; it always takes more.
+    public mutating func add(_ row: ObjectRow) -> Bool {
+        append(row)
+        return true
+    }
+
+    public mutating func add(_ snapshot: ObjectSnapshot) -> Bool {
+        append(snapshot)
+        return true
     }
 
     /// Adds an object's URI to `identifiers`.

@@ -42,7 +42,18 @@ struct ProtobufReader {
         Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
     }
 
+    /// A varint; one of a byte (most tags and lengths) is read inline.
+    @inline(__always)
     mutating func varint() throws(ModelError) -> UInt64 {
+        if index < end, bytes[index] < 0x80 {
+            defer { index += 1 }
+            return UInt64(bytes[index])
+        }
+        return try longVarint()
+    }
+
+    /// ``varint()`` of more than a byte, or truncated.
+    private mutating func longVarint() throws(ModelError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while index < end, shift < 64 {
@@ -56,6 +67,7 @@ struct ProtobufReader {
     }
 
     /// The next field's number and wire type; nil at the end.
+    @inline(__always)
     mutating func tag() throws(ModelError) -> (Int, UInt8)? {
         guard index < end else { return nil }
         let key = try varint()
@@ -72,6 +84,7 @@ struct ProtobufReader {
         return value
     }
 
+    @inline(__always)
     private mutating func delimited() throws(ModelError) -> Range<Int> {
         let length = try varint()
         guard length <= UInt64(end - index) else { throw Self.malformed("a length of \(length) past the end") }

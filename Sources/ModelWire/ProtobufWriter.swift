@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import ModelCore
 
 /// Appends protobuf's wire format.
@@ -56,6 +57,49 @@ struct ProtobufWriter: Sendable {
         bytes.replaceSubrange(start..<(start + 1), with: prefix.bytes)
     }
 
+    /// Begins a length-delimited field of about 128 bytes to 16 KiB (an object), whose contents
+    /// are written next and which ``endSizableMessage(_:)`` ends: two bytes are kept for the
+    /// length, so that contents of that size stay where they were written (``message(_:_:)``
+    /// moves every one past 127 bytes), and shorter ones move down by one byte.
+    mutating func beginSizableMessage(_ field: Int) -> Int {
+        tag(field, 2)
+        let start = bytes.count
+        bytes.append(0)
+        bytes.append(0)
+        return start
+    }
+
+    /// Ends the field ``beginSizableMessage(_:)`` began at `start`, writing its length.
+    mutating func endSizableMessage(_ start: Int) {
+        let length = bytes.count - start - 2
+        if length < 0x80 {
+            bytes.withUnsafeMutableBufferPointer { buffer in
+                // ! the buffer holds at least the two bytes kept.
+                let base = buffer.baseAddress!
+                base[start] = UInt8(length)
+                memmove(base + start + 1, base + start + 2, length)
+            }
+            bytes.removeLast()
+        } else if length < 0x4000 {
+            bytes[start] = UInt8(truncatingIfNeeded: length) | 0x80
+            bytes[start + 1] = UInt8(length >> 7)
+        } else {
+            var prefix = ProtobufWriter()
+            prefix.varint(UInt64(length))
+            bytes.replaceSubrange(start..<(start + 2), with: prefix.bytes)
+        }
+    }
+
+    /// `count` zeros appended, to be written over: copied from ``zeros`` (appending a repeated
+    /// element went byte by byte).
+    private mutating func makeRoom(_ count: Int) {
+        if count <= Self.zeros.count {
+            bytes.append(contentsOf: Self.zeros[..<count])
+        } else {
+            bytes.append(contentsOf: repeatElement(0, count: count))
+        }
+    }
+
     mutating func object(_ object: ObjectSnapshot) {
         uri(1, object.id)
         if object.version != 0 {
@@ -89,12 +133,7 @@ struct ProtobufWriter: Sendable {
             total += Self.entryLength(name: name.utf8.count, value: valueLength)
         }
         let start = bytes.count
-        // Room made by copying zeros: appending a repeated element went byte by byte.
-        if total <= Self.zeros.count {
-            bytes.append(contentsOf: Self.zeros[..<total])
-        } else {
-            bytes.append(contentsOf: repeatElement(0, count: total))
-        }
+        makeRoom(total)
         bytes.withUnsafeMutableBufferPointer { buffer in
             var out = RawOutput(buffer: buffer, position: start)
             let tag = UInt8(field << 3 | 2)
@@ -130,7 +169,7 @@ struct ProtobufWriter: Sendable {
     private static let zeros = [UInt8](repeating: 0, count: 4_096)
 
     /// The bytes of `value`'s `Value` message; nil for the kinds ``attributes(_:_:)`` appends.
-    private static func length(of value: Value) -> Int? {
+    static func length(of value: Value) -> Int? {
         switch value {
         case .null: 0
         case .string(let text), .json(let text): 1 + varintLength(UInt64(text.utf8.count)) + text.utf8.count
@@ -195,7 +234,7 @@ struct ProtobufWriter: Sendable {
 }
 
 /// Bytes written at a position of room already made (``ProtobufWriter/attributes(_:_:)``).
-private struct RawOutput {
+struct RawOutput {
     let buffer: UnsafeMutableBufferPointer<UInt8>
     var position: Int
 

@@ -59,7 +59,7 @@ extension ReadContext {
     }
 
     /// The statement of an objects fetch, with the table it reads and the plans for its rows.
-    private struct ObjectsQuery {
+    struct ObjectsQuery {
         let table: TableLayout
         let plans: RowPlans
         let properties: Set<String>?
@@ -67,7 +67,7 @@ extension ReadContext {
         let parameters: [Value]
     }
 
-    private func objectsQuery(_ descriptor: FetchDescriptor) throws -> ObjectsQuery {
+    func objectsQuery(_ descriptor: FetchDescriptor) throws -> ObjectsQuery {
         let entity = try schema.entity(descriptor.entityName)
         let table = layout.table(for: entity)
         var compiler = compiler(for: entity)

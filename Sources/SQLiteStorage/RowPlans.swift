@@ -33,8 +33,9 @@ struct RowPlans: Sendable {
 }
 
 /// What an objects statement reads from the rows of one entity: each attribute and foreign key
-/// it returns, with its column (nil when not selected).
-struct RowPlan: Sendable {
+/// it returns, with its column (nil when not selected). A class: a row's reader holds it, and
+/// copying a structure of six tables cost six retains and releases a row.
+final class RowPlan: Sendable {
     let entityName: String
     /// Every attribute returned, null: each row's attributes are written into a copy of it, at
     /// each attribute's index, which costs one copy of the table rather than a hash and a
@@ -42,6 +43,11 @@ struct RowPlan: Sendable {
     let attributeTable: [String: Value]
     let attributes: [(index: Dictionary<String, Value>.Index, type: AttributeType, position: Int32?)]
     let foreignKeys: [(name: String, destination: String, root: String, position: Int32?)]
+    /// The names of the attributes and foreign keys returned, in the order of ``attributes``
+    /// and ``foreignKeys``: what a row handed to a sink holds (``ReadContext/writeObjects``).
+    let shape: ObjectShape
+    /// The entity's name as UTF-8, to tell a row of it without making a string of the row's.
+    let entityNameBytes: [UInt8]
 
     init(_ entity: ResolvedEntity, positions: [String: Int32], properties: Set<String>?, schema: ResolvedSchema) {
         entityName = entity.name
@@ -54,6 +60,9 @@ struct RowPlan: Sendable {
         }.map {
             ($0.name, $0.destination, schema[$0.destination]?.root ?? $0.destination, positions[$0.name])
         }
+        shape = ObjectShape(
+            entityName: entity.name, attributeNames: returned.map(\.name), toOneNames: foreignKeys.map(\.name))
+        entityNameBytes = Array(entity.name.utf8)
     }
 }
 

@@ -106,6 +106,17 @@ final class SQLiteStatement {
         return try body(UnsafeBufferPointer(start: start.assumingMemoryBound(to: UInt8.self), count: count))
     }
 
+    /// Whether column `index`, read as text, is `expected`'s bytes (without making a string of it).
+    func textEquals(_ index: Int32, _ expected: [UInt8]) -> Bool {
+        withBytes(index, isText: true) { text in
+            // ! both have a base when not empty: their counts are equal.
+            text.count == expected.count
+                && expected.withUnsafeBufferPointer { expected in
+                    text.isEmpty || memcmp(text.baseAddress!, expected.baseAddress!, text.count) == 0
+                }
+        }
+    }
+
     /// Column `index` as bytes.
     func data(_ index: Int32) -> Data {
         withBytes(index, isText: false) { Data($0) }

@@ -36,6 +36,26 @@ extension SQLiteStore {
         }
     }
 
+    /// ``fetchWithoutWaiting(_:)`` handing the objects to `sink` as rows, without a snapshot
+    /// each, for an objects fetch of one statement; any other as snapshots.
+    public func fetchWithoutWaiting<Sink: ObjectRowSink>(_ descriptor: FetchDescriptor, into sink: inout Sink) throws
+        -> Int?
+    {
+        guard let layout = try knownLayout() else { return nil }
+        let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
+        guard validated.resultType == .objects, Self.isSingleStatement(validated, layout: layout) else {
+            guard let objects = try fetchWithoutWaiting(descriptor)?.objects else { return nil }
+            return sink.add(objects) ? objects.count : nil
+        }
+        let storeIdentifier = storeIdentifier
+        let read = try readers.runIfIdle(withinBudget: ReaderPool.firstTryBudget) { connection in
+            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, singleStatement: true) {
+                try $0.writeObjects(validated, into: &sink)
+            }
+        }
+        return read ?? nil
+    }
+
     /// Whether a fetch (without pending changes) is one statement, which needs no read
     /// transaction of its own: counts and identifiers are; objects are unless they read their
     /// relationships or prefetch with more.
@@ -169,6 +189,34 @@ extension SQLiteStore {
             })
         else { return nil }
         return ids.compactMap { id in ObjectLookup.match(id, in: found, schema: layout.schema) }
+    }
+
+    /// ``snapshotsWithoutWaiting(for:)`` handing the object to `sink` as a row, without a
+    /// snapshot, for a read of one object whose row holds every relationship; any other read as
+    /// snapshots.
+    public func objectsWithoutWaiting<Sink: ObjectRowSink>(for ids: [PersistentIdentifier], into sink: inout Sink)
+        throws -> Bool
+    {
+        guard ids.count == 1, let layout = try knownLayout() else {
+            guard let objects = try snapshotsWithoutWaiting(for: ids) else { return false }
+            return sink.add(objects)
+        }
+        let id = ids[0]
+        let keys = try ObjectLookup.keysByRoot(ids, schema: layout.schema, storeIdentifier: storeIdentifier)
+        guard let (root, key) = keys.first.flatMap({ root, keys in keys.first.map { (root, $0) } }) else { return true }
+        guard layout.readsObjectsInOneStatement(root: root), let statement = layout.objectsByKey(root: root) else {
+            guard let objects = try snapshotsWithoutWaiting(for: ids) else { return false }
+            return sink.add(objects)
+        }
+        let storeIdentifier = storeIdentifier
+        let read = try readers.runIfIdle { connection in
+            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, singleStatement: true) {
+                try $0.writeObjects(
+                    statement.selectFrom + " WHERE t0.\"_pk\" = ?1", [.int(key)], table: statement.table,
+                    plans: statement.plans, kindOf: id.entityName, into: &sink)
+            }
+        }
+        return (read ?? nil) != nil
     }
 
     /// The objects with `keys`, by hierarchy and key: one statement, without a transaction, for

@@ -61,6 +61,10 @@ import Testing
             #expect(holdingReaders == readers)
             #expect(try store.snapshotsWithoutWaiting(for: [itemID]) == nil)
             #expect(try store.fetchWithoutWaiting(FetchDescriptor(entityName: "Item")) == nil)
+            var rows = ReadRowsWithoutWaitingTests.Collected()
+            #expect(try store.fetchWithoutWaiting(FetchDescriptor(entityName: "Item"), into: &rows) == nil)
+            #expect(try !store.objectsWithoutWaiting(for: [itemID], into: &rows))
+            #expect(rows.all.isEmpty)
             for _ in 0..<readers { gate.signal() }
             for task in held { try await task.value }
             #expect(try store.snapshotsWithoutWaiting(for: [itemID])?.map(\.id) == [itemID])
