@@ -93,6 +93,20 @@ struct ProtobufReader {
         return range
     }
 
+    /// A map entry as protobuf writers write one, read without a loop over its fields: the key
+    /// (field 1) and then the value (field 2), each a one-byte tag and a one-byte length, and
+    /// nothing else. The key's bytes and a reader of the value; nil for any other entry, read
+    /// nothing (the caller reads it field by field).
+    func plainEntry() -> (key: Range<Int>, value: ProtobufReader)? {
+        guard end - index >= 4, bytes[index] == 0x0A else { return nil }
+        let keyLength = Int(bytes[index + 1])
+        let valueTag = index + 2 + keyLength
+        guard keyLength < 0x80, valueTag + 2 <= end, bytes[valueTag] == 0x12 else { return nil }
+        let valueLength = Int(bytes[valueTag + 1])
+        guard valueLength < 0x80, valueTag + 2 + valueLength == end else { return nil }
+        return ((index + 2)..<valueTag, ProtobufReader(bytes, in: (valueTag + 2)..<end))
+    }
+
     mutating func message() throws(ModelError) -> ProtobufReader {
         ProtobufReader(bytes, in: try delimited())
     }

@@ -50,6 +50,7 @@ struct SnapshotReader {
 
     /// A map entry: where its key's bytes are, and its value message if there is one.
     private static func entry(_ reader: ProtobufReader) throws(ModelError) -> (Range<Int>, ProtobufReader?) {
+        if let (key, value) = reader.plainEntry() { return (key, value) }
         var reader = reader
         var key = 0..<0, value: ProtobufReader?
         while let (field, type) = try reader.tag() {
