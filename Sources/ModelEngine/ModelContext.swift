@@ -181,7 +181,13 @@ public actor ModelContext {
         let wanted = Array(
             Set(ids.filter { !$0.isTemporary && (refresh ? !pending.isTouched($0) : !pending.isKnown($0)) }))
         guard !wanted.isEmpty else { return }
-        let snapshots = try await backend.snapshots(for: wanted)
+        // Read here when the store can without waiting: no hop off the context and back.
+        let snapshots: [ObjectSnapshot]
+        if let read = try backend.snapshotsWithoutWaiting(for: wanted) {
+            snapshots = read
+        } else {
+            snapshots = try await backend.snapshots(for: wanted)
+        }
         register(snapshots)
         if required {
             let found = Set(snapshots.map(\.id))

@@ -110,8 +110,9 @@ struct ApplyChangeReader {
     private mutating func startRun(entity: Range<Int>, of reader: ProtobufReader) throws(ModelError) {
         let entityName = try reader.text(in: entity)
         var names: [String] = []
+        names.reserveCapacity(entries.count)
         for (name, _) in entries { names.append(try reader.text(in: name)) }
-        guard Set(names).count == names.count, names.count <= Self.maximumColumns else {
+        guard names.count <= Self.maximumColumns, !Self.hasRepeats(names) else {
             var table: [String: Value] = [:]
             for (name, (_, value)) in zip(names, entries) { table[name] = value }
             changes.append(.insert(entity: entityName, attributes: table, temporaryURI: ""))
@@ -120,6 +121,14 @@ struct ApplyChangeReader {
         var newRun = InsertRun(entityName: entityName, columns: names)
         newRun.append(row: entries.map(\.value))
         run = (newRun, Array(entityName.utf8), names.map { Array($0.utf8) })
+    }
+
+    /// Whether a name comes twice: up to 16 names, each compared with those before it (a set of
+    /// a one-object save's few names cost it more than the comparisons); more, through a set.
+    private static func hasRepeats(_ names: [String]) -> Bool {
+        guard names.count <= 16 else { return Set(names).count != names.count }
+        for index in names.indices where names[..<index].contains(names[index]) { return true }
+        return false
     }
 
     private mutating func update(_ reader: ProtobufReader) throws(ModelError) -> ApplyRequestFields.Change? {
