@@ -85,8 +85,8 @@ public protocol StorageBackend: Sendable {
     func fetchWithoutWaiting<Sink: ObjectRowSink>(_ descriptor: FetchDescriptor, into sink: inout Sink) throws -> Int?
 
     /// ``snapshotsWithoutWaiting(for:)``, the objects handed to `sink` in the order of `ids`;
-    /// false when it would wait (what `sink` took is then to be dropped). The default hands over
-    /// ``snapshotsWithoutWaiting(for:)``'s snapshots.
+    /// false when it would wait or `sink` took no more (what `sink` took is then to be dropped).
+    /// The default hands over ``snapshotsWithoutWaiting(for:)``'s snapshots.
     func objectsWithoutWaiting<Sink: ObjectRowSink>(for ids: [PersistentIdentifier], into sink: inout Sink) throws
         -> Bool
 
