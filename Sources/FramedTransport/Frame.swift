@@ -85,20 +85,28 @@ extension ByteBufferAllocator {
         -> ByteBuffer
     {
         var buffer = buffer(capacity: Frame.headerSize + capacity)
-        buffer.writeInteger(UInt32(0))
-        buffer.writeInteger(stream)
-        buffer.writeInteger(kind.rawValue)
-        body(&buffer)
-        buffer.setInteger(UInt32(buffer.writerIndex - Frame.headerSize), at: 0)
+        buffer.writeFrame(stream: stream, kind: kind, body)
         return buffer
     }
 }
 
 extension ByteBuffer {
+    /// Appends a frame: its header, then the payload `body` writes (several frames can share
+    /// one buffer, and one write).
+    mutating func writeFrame(stream: UInt32, kind: Frame.Kind, _ body: (inout ByteBuffer) -> Void = { _ in }) {
+        let start = writerIndex
+        writeInteger(UInt32(0))
+        writeInteger(stream)
+        writeInteger(kind.rawValue)
+        body(&self)
+        setInteger(UInt32(writerIndex - start - Frame.headerSize), at: start)
+    }
+}
+
+extension ByteBuffer {
     mutating func writeShortString(_ text: String) {
-        let bytes = Array(text.utf8)
-        writeInteger(UInt32(bytes.count))
-        writeBytes(bytes)
+        writeInteger(UInt32(text.utf8.count))
+        writeString(text)
     }
 
     mutating func readShortString() throws -> String {

@@ -61,16 +61,15 @@ extension FramedClientTransport {
         stream: UInt32, descriptor: MethodDescriptor, request: [UInt8], allocator: ByteBufferAllocator
     ) -> ByteBuffer {
         let method = descriptor.fullyQualifiedMethod
-        var frames = allocator.frame(stream: stream, kind: .open, capacity: method.utf8.count + 8) { buffer in
+        // One buffer, sized for all three: the open frame (the path, and no metadata), the
+        // request's, and the end.
+        var frames = allocator.buffer(capacity: 3 * Frame.headerSize + 4 + method.utf8.count + 4 + request.count)
+        frames.writeFrame(stream: stream, kind: .open) { buffer in
             buffer.writeShortString(method)
             buffer.writeMetadata([:])
         }
-        var message = allocator.frame(stream: stream, kind: .message, capacity: request.count) {
-            $0.writeBytes(request)
-        }
-        frames.writeBuffer(&message)
-        var end = allocator.frame(stream: stream, kind: .end)
-        frames.writeBuffer(&end)
+        frames.writeFrame(stream: stream, kind: .message) { $0.writeBytes(request) }
+        frames.writeFrame(stream: stream, kind: .end)
         return frames
     }
 }

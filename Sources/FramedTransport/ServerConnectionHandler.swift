@@ -116,7 +116,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         let parsed = Result { () throws -> (String, String.Index, Metadata) in
             let path = try payload.readShortString()
             let metadata = try payload.readMetadata()
-            guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else {
+            // Looked for in the UTF-8 bytes: a search by Character walked grapheme clusters.
+            guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), slash != path.startIndex else {
                 throw FramingError("bad method path '\(path)'")
             }
             return (path, slash, metadata)
