@@ -107,6 +107,9 @@ struct MapTemplate<Element> {
     /// The template's names, each with its index; at most ``maximumSlots``, so that a bit of a
     /// `UInt64` can say which are set.
     private var slots: [(name: [UInt8], index: Dictionary<String, Element>.Index)] = []
+    /// Whether ``slots`` are the template's: they are made when the next map starts, not for a
+    /// map that turns out to be the last (a point read's one object).
+    private var slotsMade = true
     private static var maximumSlots: Int { 64 }
 
     /// One object's map as it is read.
@@ -122,8 +125,12 @@ struct MapTemplate<Element> {
 
     /// A map to read an object's entries into: a copy of the template, or a table of its own
     /// when there is no template to follow.
-    func start() -> Map {
-        slots.isEmpty ? Map(table: [:], isOwn: true) : Map(table: template, isOwn: false)
+    mutating func start() -> Map {
+        if !slotsMade {
+            slots = template.indices.map { (Array(template.keys[$0].utf8), $0) }
+            slotsMade = true
+        }
+        return slots.isEmpty ? Map(table: [:], isOwn: true) : Map(table: template, isOwn: false)
     }
 
     /// Sets the entry whose name's bytes are at `name` in `reader`'s buffer.
@@ -137,6 +144,8 @@ struct MapTemplate<Element> {
             return
         }
         leaveTemplate(&map)
+        // Room for a few entries at once: grown from nothing, a table was made again at 1, 2, 4.
+        if map.table.isEmpty { map.table.reserveCapacity(8) }
         map.table[try reader.text(in: name)] = value
     }
 
@@ -149,7 +158,8 @@ struct MapTemplate<Element> {
         }
         // A map with more names than slots is not followed (nor kept).
         template = map.table.count <= Self.maximumSlots ? map.table : [:]
-        slots = template.indices.map { (Array(template.keys[$0].utf8), $0) }
+        slots = []
+        slotsMade = false
         return map.table
     }
 
