@@ -140,13 +140,14 @@ extension ReadContext {
         guard !keys.isEmpty, let statement = layout.objectsByKey(root: root) else { return [] }
         // One key, a point read, is looked up directly: reading a JSON list through json_each
         // cost about as much as the lookup itself.
-        let (condition, parameter) =
+        let (sql, parameter) =
             keys.count == 1
-            ? ("= ?1", Value.int(keys.first!))
-            : ("IN (SELECT value FROM json_each(?1)) ORDER BY t0.\"_pk\"", Self.keyList(keys))
-        var snapshots = try decodeObjects(
-            statement.selectFrom + " WHERE t0.\"_pk\" " + condition, [parameter],
-            table: statement.table, plans: statement.plans)
+            ? (statement.selectOne, Value.int(keys.first!))
+            : (
+                statement.selectFrom + " WHERE t0.\"_pk\" IN (SELECT value FROM json_each(?1)) ORDER BY t0.\"_pk\"",
+                Self.keyList(keys)
+            )
+        var snapshots = try decodeObjects(sql, [parameter], table: statement.table, plans: statement.plans)
         try loadRelationships(&snapshots, table: statement.table, properties: nil)
         return snapshots
     }

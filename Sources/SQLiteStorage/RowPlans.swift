@@ -74,6 +74,9 @@ struct ObjectsByKeyStatement: Sendable {
     /// `SELECT <_pk, _entity, _version, every column> FROM <table> AS t0 <joins>`; the caller
     /// adds the condition on `t0."_pk"`.
     let selectFrom: String
+    /// ``selectFrom`` of the one object whose key is bound as `?1`: a point read's statement,
+    /// made once rather than joined for every read.
+    let selectOne: String
     /// Made for every entity of the hierarchy.
     let plans: RowPlans
 }
@@ -116,8 +119,9 @@ extension SQLiteLayout {
         // The root with its subentities: every entity of the table.
         let selection = allColumns(of: rootEntity, includesSubentities: true)
         let select = compiler.objectSelect(selection.columns)
+        let selectFrom = "SELECT \(select) FROM \(table.quoted) AS t0\(compiler.root.joinClause)"
         let statement = ObjectsByKeyStatement(
-            table: table, selectFrom: "SELECT \(select) FROM \(table.quoted) AS t0\(compiler.root.joinClause)",
+            table: table, selectFrom: selectFrom, selectOne: selectFrom + " WHERE t0.\"_pk\" = ?1",
             plans: selection.plans)
         objectsByKeyStatements.withLock { $0[root] = statement }
         return statement

@@ -212,7 +212,7 @@ extension SQLiteStore {
         let read = try readers.runIfIdle { connection in
             try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, singleStatement: true) {
                 try $0.writeObjects(
-                    statement.selectFrom + " WHERE t0.\"_pk\" = ?1", [.int(key)], table: statement.table,
+                    statement.selectOne, [.int(key)], table: statement.table,
                     plans: statement.plans, kindOf: id.entityName, into: &sink)
             }
         }
