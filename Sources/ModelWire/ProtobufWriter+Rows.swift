@@ -44,9 +44,7 @@ extension ProtobufWriter {
                         out.byte(tag)
                         out.varint(UInt64(entry))
                         out.bytes(name)
-                        out.byte(0x12)
-                        out.varint(UInt64(valueLength))
-                        out.value(values[index])
+                        out.entryValue(values[index], length: valueLength)
                     }
                     bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<out.position]))
                     return true

@@ -146,9 +146,7 @@ struct ProtobufWriter: Sendable {
                     out.byte(0x0A)
                     out.varint(UInt64(name.count))
                     out.bytes(name)
-                    out.byte(0x12)
-                    out.varint(UInt64(valueLength))
-                    out.value(value)
+                    out.entryValue(value, length: valueLength)
                 }
             }
             precondition(out.position == start + total, "an attribute map's size was miscounted")
@@ -267,6 +265,13 @@ struct RawOutput {
             varint(UInt64(utf8.count))
             bytes(utf8)
         }
+    }
+
+    /// A map entry's value field (2): its tag, the length of `value`'s message, and the message.
+    mutating func entryValue(_ value: Value, length: Int) {
+        byte(0x12)
+        varint(UInt64(length))
+        self.value(value)
     }
 
     /// A `Value` message's contents, as ``ProtobufWriter/value(_:)`` writes them.

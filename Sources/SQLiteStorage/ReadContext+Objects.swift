@@ -20,17 +20,9 @@ extension ReadContext {
         _ body: (ObjectSnapshot) throws -> Void
     ) throws {
         var plans = plans
-        // Rows of one entity usually come together.
         var last: RowPlan?
         try query(sql, parameters) { row in
-            let key = row.int64(0), entityName = row.text(1)
-            let plan: RowPlan
-            if let last, last.entityName == entityName {
-                plan = last
-            } else {
-                guard let known = plans.plan(for: entityName, schema: schema) else { return }
-                plan = known
-            }
+            guard let plan = self.plan(of: row, after: last, in: &plans) else { return }
             last = plan
             var attributes = plan.attributeTable
             for attribute in plan.attributes {
@@ -38,21 +30,28 @@ extension ReadContext {
                 attributes.values[attribute.index] = try row.value(position, as: attribute.type)
             }
             var relationships: [String: RelationshipValue] = [:]
-            for foreignKey in plan.foreignKeys {
-                guard let index = foreignKey.position, let target = row.optionalInt64(index) else {
-                    relationships[foreignKey.name] = .toOne(nil)
-                    continue
-                }
-                // A dangling reference has no target row: it keeps the destination's name.
-                let targetEntity = row.isNull(index + 1) ? foreignKey.destination : row.text(index + 1)
-                relationships[foreignKey.name] = .toOne(
-                    identifier(root: foreignKey.root, entity: targetEntity, key: target))
-            }
+            for foreignKey in plan.foreignKeys { relationships[foreignKey.name] = .toOne(target(of: row, foreignKey)) }
             try body(
                 ObjectSnapshot(
-                    id: identifier(root: table.name, entity: entityName, key: key), version: row.int64(2),
+                    id: identifier(root: table.name, entity: plan.entityName, key: row.int64(0)), version: row.int64(2),
                     attributes: attributes, relationships: relationships))
         }
+    }
+
+    /// The plan of `row`'s entity (its column 1): `last` when the row is of its entity (rows of
+    /// one entity usually come together; told by the text's bytes, without making a string of
+    /// it), else looked up; nil for an entity the schema does not have.
+    func plan(of row: SQLiteStatement, after last: RowPlan?, in plans: inout RowPlans) -> RowPlan? {
+        if let last, row.textEquals(1, last.entityNameBytes) { return last }
+        return plans.plan(for: row.text(1), schema: schema)
+    }
+
+    /// The target of `foreignKey` in `row` (its column, then the target's `_entity`); nil when
+    /// not set. A dangling reference has no target row: it keeps the destination's name.
+    func target(of row: SQLiteStatement, _ foreignKey: RowPlan.ForeignKey) -> PersistentIdentifier? {
+        guard let index = foreignKey.position, let target = row.optionalInt64(index) else { return nil }
+        let targetEntity = row.isNull(index + 1) ? foreignKey.destination : row.text(index + 1)
+        return identifier(root: foreignKey.root, entity: targetEntity, key: target)
     }
 
     /// Fills the relationships that are not foreign keys of these objects (to-many, and to-one

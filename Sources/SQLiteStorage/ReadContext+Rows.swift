@@ -21,37 +21,24 @@ extension ReadContext {
         into sink: inout Sink
     ) throws -> Int? {
         var plans = plans
-        // Rows of one entity usually come together: the last plan is tried first.
         var last: RowPlan?, lastIsKind = false
         var attributes: [Value] = [], toOne: [PersistentIdentifier?] = []
         var count = 0
         do {
             try query(sql, parameters) { row in
-                let plan: RowPlan
-                if let last, row.textEquals(1, last.entityNameBytes) {
-                    plan = last
-                } else {
-                    guard let known = plans.plan(for: row.text(1), schema: schema) else { return }
-                    plan = known
-                    last = known
-                    lastIsKind = kindOf.map { schema[known.entityName]?.isKind(of: $0) ?? false } ?? true
+                guard let plan = self.plan(of: row, after: last, in: &plans) else { return }
+                if plan !== last {
+                    last = plan
+                    lastIsKind = kindOf.map { schema[plan.entityName]?.isKind(of: $0) ?? false } ?? true
                     // Sized once per plan, then written in place (emptying them cost more).
-                    attributes = Array(repeating: .null, count: known.attributes.count)
-                    toOne = Array(repeating: nil, count: known.foreignKeys.count)
+                    attributes = Array(repeating: .null, count: plan.attributes.count)
+                    toOne = Array(repeating: nil, count: plan.foreignKeys.count)
                 }
                 guard lastIsKind else { return }
                 for (index, attribute) in plan.attributes.enumerated() {
                     attributes[index] = try attribute.position.map { try row.value($0, as: attribute.type) } ?? .null
                 }
-                for (slot, foreignKey) in plan.foreignKeys.enumerated() {
-                    guard let index = foreignKey.position, let target = row.optionalInt64(index) else {
-                        toOne[slot] = nil
-                        continue
-                    }
-                    // A dangling reference has no target row: it keeps the destination's name.
-                    let targetEntity = row.isNull(index + 1) ? foreignKey.destination : row.text(index + 1)
-                    toOne[slot] = identifier(root: foreignKey.root, entity: targetEntity, key: target)
-                }
+                for (slot, foreignKey) in plan.foreignKeys.enumerated() { toOne[slot] = target(of: row, foreignKey) }
                 let takesMore = sink.add(
                     ObjectRow(
                         id: identifier(root: table.name, entity: plan.entityName, key: row.int64(0)),

@@ -42,7 +42,10 @@ final class RowPlan: Sendable {
     /// growing table per attribute.
     let attributeTable: [String: Value]
     let attributes: [(index: Dictionary<String, Value>.Index, type: AttributeType, position: Int32?)]
-    let foreignKeys: [(name: String, destination: String, root: String, position: Int32?)]
+    /// A foreign key returned: its relationship, its target's entity and hierarchy, and its
+    /// column (followed by the target's `_entity`).
+    typealias ForeignKey = (name: String, destination: String, root: String, position: Int32?)
+    let foreignKeys: [ForeignKey]
     /// The names of the attributes and foreign keys returned, in the order of ``attributes``
     /// and ``foreignKeys``: what a row handed to a sink holds (``ReadContext/writeObjects``).
     let shape: ObjectShape

@@ -24,16 +24,8 @@ extension SQLiteStore {
     /// is known, within ``ReaderPool/firstTryBudget``; otherwise nil, with nothing kept.
     public func fetchWithoutWaiting(_ descriptor: FetchDescriptor) throws -> FetchResult? {
         guard let layout = try knownLayout() else { return nil }
-        let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
-        let storeIdentifier = storeIdentifier
-        let singleStatement = Self.isSingleStatement(validated, layout: layout)
-        return try readers.runIfIdle(withinBudget: ReaderPool.firstTryBudget) { connection in
-            try ReadContext.read(
-                connection, layout: layout, storeIdentifier: storeIdentifier, singleStatement: singleStatement
-            ) {
-                try $0.fetch(validated)
-            }
-        }
+        return try fetchWithoutWaiting(
+            validated: descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier), layout: layout)
     }
 
     /// ``fetchWithoutWaiting(_:)`` handing the objects to `sink` as rows, without a snapshot
@@ -44,7 +36,9 @@ extension SQLiteStore {
         guard let layout = try knownLayout() else { return nil }
         let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
         guard validated.resultType == .objects, Self.isSingleStatement(validated, layout: layout) else {
-            guard let objects = try fetchWithoutWaiting(descriptor)?.objects else { return nil }
+            guard let objects = try fetchWithoutWaiting(validated: validated, layout: layout)?.objects else {
+                return nil
+            }
             return sink.add(objects) ? objects.count : nil
         }
         let storeIdentifier = storeIdentifier
@@ -54,6 +48,19 @@ extension SQLiteStore {
             }
         }
         return read ?? nil
+    }
+
+    /// ``fetchWithoutWaiting(_:)`` of a descriptor already validated.
+    private func fetchWithoutWaiting(validated: FetchDescriptor, layout: SQLiteLayout) throws -> FetchResult? {
+        let storeIdentifier = storeIdentifier
+        let singleStatement = Self.isSingleStatement(validated, layout: layout)
+        return try readers.runIfIdle(withinBudget: ReaderPool.firstTryBudget) { connection in
+            try ReadContext.read(
+                connection, layout: layout, storeIdentifier: storeIdentifier, singleStatement: singleStatement
+            ) {
+                try $0.fetch(validated)
+            }
+        }
     }
 
     /// Whether a fetch (without pending changes) is one statement, which needs no read
@@ -181,14 +188,7 @@ extension SQLiteStore {
     public func snapshotsWithoutWaiting(for ids: [PersistentIdentifier]) throws -> [ObjectSnapshot]? {
         guard ids.count <= Self.shortReadLimit, let layout = try knownLayout() else { return nil }
         let keys = try ObjectLookup.keysByRoot(ids, schema: layout.schema, storeIdentifier: storeIdentifier)
-        guard !keys.isEmpty else { return [] }
-        let storeIdentifier = storeIdentifier
-        guard
-            let found = try readers.runIfIdle({ connection in
-                try Self.objects(keys, connection: connection, layout: layout, storeIdentifier: storeIdentifier)
-            })
-        else { return nil }
-        return ids.compactMap { id in ObjectLookup.match(id, in: found, schema: layout.schema) }
+        return try snapshotsWithoutWaiting(for: ids, keys: keys, layout: layout)
     }
 
     /// ``snapshotsWithoutWaiting(for:)`` handing the object to `sink` as a row, without a
@@ -197,26 +197,39 @@ extension SQLiteStore {
     public func objectsWithoutWaiting<Sink: ObjectRowSink>(for ids: [PersistentIdentifier], into sink: inout Sink)
         throws -> Bool
     {
-        guard ids.count == 1, let layout = try knownLayout() else {
-            guard let objects = try snapshotsWithoutWaiting(for: ids) else { return false }
-            return sink.add(objects)
-        }
-        let id = ids[0]
+        guard ids.count <= Self.shortReadLimit, let layout = try knownLayout() else { return false }
         let keys = try ObjectLookup.keysByRoot(ids, schema: layout.schema, storeIdentifier: storeIdentifier)
-        guard let (root, key) = keys.first.flatMap({ root, keys in keys.first.map { (root, $0) } }) else { return true }
-        guard layout.readsObjectsInOneStatement(root: root), let statement = layout.objectsByKey(root: root) else {
-            guard let objects = try snapshotsWithoutWaiting(for: ids) else { return false }
-            return sink.add(objects)
-        }
-        let storeIdentifier = storeIdentifier
-        let read = try readers.runIfIdle { connection in
-            try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier, singleStatement: true) {
-                try $0.writeObjects(
-                    statement.selectOne, [.int(key)], table: statement.table,
-                    plans: statement.plans, kindOf: id.entityName, into: &sink)
+        if ids.count == 1, let (root, rootKeys) = keys.first, let key = rootKeys.first,
+            layout.readsObjectsInOneStatement(root: root), let statement = layout.objectsByKey(root: root)
+        {
+            let storeIdentifier = storeIdentifier, entity = ids[0].entityName
+            let read = try readers.runIfIdle { connection in
+                try ReadContext.read(
+                    connection, layout: layout, storeIdentifier: storeIdentifier, singleStatement: true
+                ) {
+                    try $0.writeObjects(
+                        statement.selectOne, [.int(key)], table: statement.table, plans: statement.plans,
+                        kindOf: entity, into: &sink)
+                }
             }
+            return (read ?? nil) != nil
         }
-        return (read ?? nil) != nil
+        guard let objects = try snapshotsWithoutWaiting(for: ids, keys: keys, layout: layout) else { return false }
+        return sink.add(objects)
+    }
+
+    /// ``snapshotsWithoutWaiting(for:)`` of identifiers already turned into keys by hierarchy.
+    private func snapshotsWithoutWaiting(
+        for ids: [PersistentIdentifier], keys: [String: Set<Int64>], layout: SQLiteLayout
+    ) throws -> [ObjectSnapshot]? {
+        guard !keys.isEmpty else { return [] }
+        let storeIdentifier = storeIdentifier
+        guard
+            let found = try readers.runIfIdle({ connection in
+                try Self.objects(keys, connection: connection, layout: layout, storeIdentifier: storeIdentifier)
+            })
+        else { return nil }
+        return ids.compactMap { id in ObjectLookup.match(id, in: found, schema: layout.schema) }
     }
 
     /// The objects with `keys`, by hierarchy and key: one statement, without a transaction, for
