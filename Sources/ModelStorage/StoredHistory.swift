@@ -40,18 +40,19 @@ public enum StoredHistory {
     public static func row(
         kind: String, entity: String, key: Int64, changed: String?, tombstone: String?, storeIdentifier: UUID
     ) throws -> Row? {
-        let decoder = JSONDecoder()
         if kind == schemaKind {
             guard let changed else { return nil }
-            return .schema(try decoder.decode(SchemaVersionChange.self, from: Data(changed.utf8)))
+            return .schema(try JSONDecoder().decode(SchemaVersionChange.self, from: Data(changed.utf8)))
         }
         guard let kind = HistoryChange.Kind(rawValue: kind) else { return nil }
         return .change(
             HistoryChange(
                 kind: kind,
                 id: PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entity, key: .permanent(key)),
-                changedProperties: try changed.map { try decoder.decode([String].self, from: Data($0.utf8)) } ?? [],
-                tombstone: try tombstone.map { try decoder.decode([String: Value].self, from: Data($0.utf8)) } ?? [:]))
+                changedProperties: try changed.map { try JSONDecoder().decode([String].self, from: Data($0.utf8)) }
+                    ?? [],
+                tombstone: try tombstone.map { try JSONDecoder().decode([String: Value].self, from: Data($0.utf8)) }
+                    ?? [:]))
     }
 
     private static func json(_ value: some Encodable) throws -> String {

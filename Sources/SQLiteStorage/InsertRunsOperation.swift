@@ -24,7 +24,7 @@ extension SQLiteStore {
 /// One save of ``InsertRun``s on the writer connection, inside its transaction: the steps of
 /// ``SaveOperation`` that apply to plain inserts. Keys come after each hierarchy's last, in
 /// order; every object's row, version 1, is written from its run's values; history records one
-/// transaction with an insert per object, as ``SaveWrites/history`` lists them.
+/// transaction with an insert per object, as ``SaveWrites/history`` lists them (a row per run).
 struct InsertRunsOperation {
     let connection: SQLiteConnection
     let layout: SQLiteLayout
@@ -71,22 +71,15 @@ struct InsertRunsOperation {
         }
     }
 
-    /// The history transaction: an insert per object, in order.
+    /// The history transaction: a row per run, standing for its objects in order.
     private func recordHistory(_ inserted: [InsertedRun]) throws -> HistoryToken {
         let token = try SaveOperation.recordTransaction(author: author, user: user, connection)
-        let kind = Value.string(HistoryChange.Kind.insert.rawValue)
         var position: Int64 = 0
-        for run in inserted {
-            let entityName = Value.string(run.entityName)
-            try connection.runEach(SaveOperation.changeSQL, over: 0..<run.count) { index, statement in
-                position += 1
-                try statement.bind(.int(token), at: 1)
-                try statement.bind(.int(position), at: 2)
-                try statement.bind(kind, at: 3)
-                try statement.bind(entityName, at: 4)
-                try statement.bind(.int(run.firstKey + Int64(index)), at: 5)
-            }
-        }
+        try SaveOperation.recordInserts(
+            inserted.map {
+                SaveOperation.InsertRows(entityName: $0.entityName, firstKey: $0.firstKey, count: $0.count)
+            },
+            token: token, position: &position, connection)
         return HistoryToken(token)
     }
 }

@@ -61,17 +61,23 @@ extension SQLiteStore {
             for (index, transaction) in transactions.enumerated() { positions[transaction.token.rawValue] = index }
             try connection.query(
                 """
-                SELECT "token", "kind", "entity", "pk", "changed", "tombstone" FROM \(StoreMetadata.changeTable) \
+                SELECT "token", "kind", "entity", "pk", "changed", "tombstone", "count" FROM \(StoreMetadata.changeTable) \
                 WHERE "token" BETWEEN ?1 AND ?2 ORDER BY "token", "position"
                 """, [.int(first.rawValue), .int(last.rawValue)]
             ) { row in
-                guard let index = positions[row.int64(0)],
-                    let stored = try StoredHistory.row(
-                        kind: row.text(1), entity: row.text(2), key: row.int64(3),
-                        changed: row.isNull(4) ? nil : row.text(4), tombstone: row.isNull(5) ? nil : row.text(5),
-                        storeIdentifier: storeIdentifier)
-                else { return }
-                StoredHistory.add(stored, to: &transactions[index])
+                guard let index = positions[row.int64(0)] else { return }
+                let kind = row.text(1), entity = row.text(2), key = row.int64(3)
+                // A row of inserts stands for `count` objects with consecutive keys.
+                let count = row.isNull(6) ? 1 : row.int64(6)
+                for offset in 0..<max(count, 1) {
+                    guard
+                        let stored = try StoredHistory.row(
+                            kind: kind, entity: entity, key: key + offset,
+                            changed: row.isNull(4) ? nil : row.text(4), tombstone: row.isNull(5) ? nil : row.text(5),
+                            storeIdentifier: storeIdentifier)
+                    else { return }
+                    StoredHistory.add(stored, to: &transactions[index])
+                }
             }
             return transactions
         }

@@ -73,7 +73,7 @@ extension SQLiteStore {
             "INSERT INTO \(StoreMetadata.transactionTable) (\"token\", \"timestamp\", \"author\") VALUES (?1, ?2, ?3)",
             [.int(token), .int(Timestamp(Date()).microsecondsSince1970), author.map(Value.string) ?? .null])
         try connection.run(
-            "INSERT INTO \(StoreMetadata.changeTable) VALUES (?1, 1, ?2, '', 0, ?3, NULL)",
+            "INSERT INTO \(StoreMetadata.changeTable) (\(StoreMetadata.changeColumns)) VALUES (?1, 1, ?2, '', 0, ?3, NULL, NULL)",
             [.int(token), .string(StoredHistory.schemaKind), .string(try StoredHistory.column(of: change))])
     }
 }

@@ -4,21 +4,15 @@ import ModelStorage
 
 extension SaveOperation {
     /// Step 7: one transaction with the next token and the author, and its changes as the save
-    /// algorithm listed them (``SaveWrites/history``).
+    /// algorithm listed them (``SaveWrites/history``). Inserts of one entity with consecutive
+    /// keys, one after another, are kept as one row (``insertRows(_:)``).
     func recordHistory(_ changes: [HistoryChange]) throws -> HistoryToken {
         let token = try Self.recordTransaction(author: self.changes.author, user: self.changes.user, connection)
         let changeSQL = Self.changeSQL
         // Inserts come first and record no property names: one statement binds them all.
         let inserts = changes.prefix { $0.kind == .insert }
         var position: Int64 = 0
-        try connection.runEach(changeSQL, over: inserts) { change, statement in
-            position += 1
-            try statement.bind(.int(token), at: 1)
-            try statement.bind(.int(position), at: 2)
-            try statement.bind(.string(HistoryChange.Kind.insert.rawValue), at: 3)
-            try statement.bind(.string(change.id.entityName), at: 4)
-            try statement.bind(.int(change.id.primaryKey ?? 0), at: 5)
-        }
+        try Self.recordInserts(Self.insertRows(inserts), token: token, position: &position, connection)
         for change in changes.dropFirst(inserts.count) {
             position += 1
             let (changed, tombstone) = try StoredHistory.columns(of: change)
@@ -27,13 +21,51 @@ extension SaveOperation {
                 [
                     .int(token), .int(position), .string(change.kind.rawValue), .string(change.id.entityName),
                     .int(change.id.primaryKey ?? 0), changed.map(Value.string) ?? .null,
-                    tombstone.map(Value.string) ?? .null,
+                    tombstone.map(Value.string) ?? .null, .null,
                 ])
         }
         return HistoryToken(token)
     }
 
-    static let changeSQL = "INSERT INTO \(StoreMetadata.changeTable) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+    /// Inserts as history rows: one per entity and run of consecutive keys, in their order.
+    static func insertRows(_ inserts: some Collection<HistoryChange>) -> [InsertRows] {
+        var rows: [InsertRows] = []
+        for insert in inserts {
+            let key = insert.id.primaryKey ?? 0
+            if let last = rows.last, last.entityName == insert.id.entityName, last.firstKey + Int64(last.count) == key {
+                rows[rows.count - 1].count += 1
+            } else {
+                rows.append(InsertRows(entityName: insert.id.entityName, firstKey: key, count: 1))
+            }
+        }
+        return rows
+    }
+
+    /// Objects of one entity inserted with consecutive keys: one history row.
+    struct InsertRows {
+        let entityName: String
+        let firstKey: Int64
+        var count: Int
+    }
+
+    /// Writes `rows` as the history rows of transaction `token`, from `position` on.
+    static func recordInserts(
+        _ rows: [InsertRows], token: Int64, position: inout Int64, _ connection: SQLiteConnection
+    ) throws {
+        let kind = Value.string(HistoryChange.Kind.insert.rawValue)
+        try connection.runEach(changeSQL, over: rows) { row, statement in
+            position += 1
+            try statement.bind(.int(token), at: 1)
+            try statement.bind(.int(position), at: 2)
+            try statement.bind(kind, at: 3)
+            try statement.bind(.string(row.entityName), at: 4)
+            try statement.bind(.int(row.firstKey), at: 5)
+            try statement.bind(row.count == 1 ? .null : .int(Int64(row.count)), at: 8)
+        }
+    }
+
+    static let changeSQL =
+        "INSERT INTO \(StoreMetadata.changeTable) (\(StoreMetadata.changeColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
 
     /// Writes a new history transaction, stamped now, by `author` for `user`, and returns its token.
     static func recordTransaction(author: String?, user: String?, _ connection: SQLiteConnection) throws -> Int64 {

@@ -19,9 +19,13 @@ enum StoreMetadata {
         """
         CREATE TABLE IF NOT EXISTS \(changeTable) ("token" INTEGER NOT NULL, "position" INTEGER NOT NULL, \
         "kind" TEXT NOT NULL, "entity" TEXT NOT NULL, "pk" INTEGER NOT NULL, "changed" TEXT, "tombstone" TEXT, \
-        PRIMARY KEY ("token", "position")) WITHOUT ROWID
+        "count" INTEGER, PRIMARY KEY ("token", "position")) WITHOUT ROWID
         """,
     ]
+    /// The change table's columns, in order. An insert row's `count` says how many objects it
+    /// stands for, of consecutive keys from `pk` on (``SaveOperation/insertRows``); null, one.
+    static let changeColumns =
+        "\"token\", \"position\", \"kind\", \"entity\", \"pk\", \"changed\", \"tombstone\", \"count\""
 
     /// Creates the metadata tables if needed and returns the store's UUID, creating it the first
     /// time. Runs inside the writer's transaction, so two processes opening a new file agree.
@@ -39,6 +43,11 @@ enum StoreMetadata {
             try connection.scalarInt(
                 "SELECT count(*) FROM pragma_table_info('_modeld_transaction') WHERE name = 'user'") ?? 0
         if hasUser == 0 { try connection.execute("ALTER TABLE \(transactionTable) ADD COLUMN \"user\" TEXT") }
+        // A store made before one history row could stand for a run of inserts gains the column.
+        let hasCount =
+            try connection.scalarInt("SELECT count(*) FROM pragma_table_info('_modeld_change') WHERE name = 'count'")
+            ?? 0
+        if hasCount == 0 { try connection.execute("ALTER TABLE \(changeTable) ADD COLUMN \"count\" INTEGER") }
         try connection.run(
             "INSERT OR IGNORE INTO \(metaTable) VALUES ('storeIdentifier', ?1)",
             [.string(UUID().uuidString.lowercased())])

@@ -71,4 +71,63 @@ import Testing
             #expect(try await store.container.history(after: nil).isEmpty)
         }
     }
+
+    static let measured = Schema(entities: [
+        EntityDescription(
+            name: "Reading",
+            attributes: [
+                AttributeDescription(name: "station", type: .string),
+                AttributeDescription(name: "count", type: .int, defaultValue: .int(7)),
+                AttributeDescription(name: "level", type: .double, isOptional: true),
+                AttributeDescription(name: "at", type: .date),
+            ])
+    ])
+
+    /// A run naming every attribute, in any order, with values already of their types (what a
+    /// bulk load sends) is saved as it is, not copied; any other is completed value by value
+    /// (converted, given defaults), and one that cannot be is refused, as before.
+    @Test func aRunAlreadyCompleteIsSavedAsItIs() async throws {
+        try await withStore(.sqlite, schema: Self.measured) { store in
+            let at = Value.date(Timestamp(microsecondsSince1970: 1_700_000_000_000_000))
+            var exact = InsertRun(entityName: "Reading", columns: ["level", "at", "station", "count"])
+            exact.append(row: [.double(1.5), at, .string("north"), .int(3)])
+            exact.append(row: [.null, at, .string("south"), .int(4)])
+            #expect(store.container.completed(exact) == exact)
+
+            // Each of these needs completing: a negative zero, an int for a double, a missing
+            // attribute with a default.
+            var negativeZero = InsertRun(entityName: "Reading", columns: ["level", "at", "station", "count"])
+            negativeZero.append(row: [.double(-0.0), at, .string("east"), .int(1)])
+            let zero = try #require(store.container.completed(negativeZero))
+            #expect(zero != negativeZero)
+            #expect(zero.row(0)[zero.row(0).startIndex + zero.columns.firstIndex(of: "level")!] == .double(0))
+            var intForDouble = InsertRun(entityName: "Reading", columns: ["level", "at", "station", "count"])
+            intForDouble.append(row: [.int(2), at, .string("west"), .int(1)])
+            let converted = try #require(store.container.completed(intForDouble))
+            #expect(converted.row(0)[converted.columns.firstIndex(of: "level")!] == .double(2))
+            var missing = InsertRun(entityName: "Reading", columns: ["at", "station"])
+            missing.append(row: [at, .string("up")])
+            let defaulted = try #require(store.container.completed(missing))
+            #expect(defaulted.row(0)[defaulted.columns.firstIndex(of: "count")!] == .int(7))
+
+            // A null for a required attribute, or a string where an int goes that does not
+            // read as one: not fit (the general way refuses it, naming the change).
+            var nullRequired = InsertRun(entityName: "Reading", columns: ["level", "at", "station", "count"])
+            nullRequired.append(row: [.double(1), at, .null, .int(1)])
+            #expect(store.container.completed(nullRequired) == nil)
+            var wrongType = InsertRun(entityName: "Reading", columns: ["level", "at", "station", "count"])
+            wrongType.append(row: [.double(1), at, .string("x"), .string("many")])
+            #expect(store.container.completed(wrongType) == nil)
+
+            _ = try #require(
+                try await store.container.saveInsertRuns([exact], author: nil, uniquenessPolicy: .error))
+            let saved = try await store.context().fetch(
+                FetchDescriptor(entityName: "Reading", sortBy: [SortDescriptor("station")])
+            ).objects
+            #expect(saved.map { $0.attributes["station"] } == [.string("north"), .string("south")])
+            #expect(saved.map { $0.attributes["level"] } == [.double(1.5), .null])
+            #expect(saved.map { $0.attributes["count"] } == [.int(3), .int(4)])
+            #expect(saved.map { $0.attributes["at"] } == [at, at])
+        }
+    }
 }
