@@ -1,5 +1,6 @@
 import Foundation
 import ModelCore
+import Synchronization
 
 /// An `ApplyRequest` read straight from its bytes into ModelCore's types, for the daemon:
 /// SwiftProtobuf builds a message per change and per value, and maps of them, which cost a
@@ -30,7 +31,7 @@ public struct ApplyRequestFields: Sendable {
     public init?(serialized bytes: [UInt8]) {
         let plain = try? ProtobufReader.reading(bytes) { (reader) throws(ModelError) -> ApplyRequestFields? in
             var fields = ApplyRequestFields(bytes: bytes)
-            var changeReader = ApplyChangeReader()
+            var changes: [ProtobufReader] = []
             while let (field, type) = try reader.tag() {
                 switch (field, type) {
                 case (1, 2): fields.store = try reader.string()
@@ -38,16 +39,48 @@ public struct ApplyRequestFields: Sendable {
                 case (3, 0):
                     let number = Int(Int32(truncatingIfNeeded: try reader.varint()))
                     fields.uniquenessPolicy = Modeld_V1_UniquenessPolicy(rawValue: number) ?? .UNRECOGNIZED(number)
-                case (4, 2): guard try changeReader.read(reader.message()) else { return nil }
+                case (4, 2): changes.append(try reader.message())
                 case (5, 0): fields.returnTransaction = try reader.varint() != 0
                 default: return nil
                 }
             }
-            fields.changes = changeReader.finish()
+            guard let read = Self.read(changes[...]) else { return nil }
+            fields.changes = read
             return fields
         }
         guard let plain else { return nil }
         self = plain
+    }
+
+    /// The most changes read on one thread: a request with more (a bulk load) is read in two
+    /// halves at once, each on a core of its own, as long as reading it takes (its inserts into
+    /// runs cost about 8 µs an object). The halves' runs follow one another as read.
+    public static let changesReadOnOneThread = 8_192
+
+    /// `changes` read in order; nil when one is not in the plain form or does not read.
+    private static func read(_ changes: ArraySlice<ProtobufReader>) -> [Change]? {
+        guard changes.count > changesReadOnOneThread else { return readInOrder(changes) }
+        let middle = changes.startIndex + changes.count / 2
+        let halves = [changes[..<middle], changes[middle...]]
+        let read = Mutex<[[Change]?]>([nil, nil])
+        // The readers point into the request's bytes, which outlive both halves:
+        // concurrentPerform returns only when both are read.
+        nonisolated(unsafe) let unsafeHalves = halves
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            let changes = readInOrder(unsafeHalves[index])
+            read.withLock { $0[index] = changes }
+        }
+        let (first, second) = read.withLock { ($0[0], $0[1]) }
+        guard let first, let second else { return nil }
+        return first + second
+    }
+
+    private static func readInOrder(_ changes: ArraySlice<ProtobufReader>) -> [Change]? {
+        var reader = ApplyChangeReader()
+        for change in changes {
+            guard (try? reader.read(change)) == true else { return nil }
+        }
+        return reader.finish()
     }
 
     private init(bytes: [UInt8]) {

@@ -331,4 +331,57 @@ import Testing
         #expect(try read.edits(in: Self.store) == [insert("Trip", ["name": .string("last")])])
         #expect(Self.ours(twice) == Self.theirs(twice))
     }
+
+    /// A request of more changes than one thread reads (a bulk load) is read in two halves at
+    /// once, and read as SwiftProtobuf reads it all the same: runs on either side of the middle,
+    /// an insert with a temporary URI or an update there, a malformed value in either half
+    /// (then SwiftProtobuf reads it, as for any request not in the plain form).
+    @Test func largeRequestsReadInHalvesAsSwiftProtobufReadsThem() throws {
+        let count = ApplyRequestFields.changesReadOnOneThread * 2 + 11
+        let middle = count / 2
+        func insert(_ index: Int) -> ObjectEdit {
+            .insert(
+                entity: index < middle - 3 ? "Trip" : "Stop",
+                attributes: ["name": .string("n\(index)"), "score": .int(Int64(index))], relationships: [:], id: nil)
+        }
+        func bytes(_ edits: [ObjectEdit]) throws -> [UInt8] {
+            try ApplyCall(store: "s", author: "a", uniquenessPolicy: .error, edits: edits, returnTransaction: true)
+                .serializedBytes()
+        }
+        let plain = (0..<count).map(insert)
+        let read = try #require(ApplyRequestFields(serialized: try bytes(plain)))
+        let runs = try #require(read.insertRuns)
+        #expect(runs.reduce(0) { $0 + $1.count } == count)
+        #expect(runs.map { $0.entityName } == ["Trip", "Stop", "Stop"])
+        #expect(try read.edits(in: Self.store) == plain)
+        #expect(Self.ours(try bytes(plain)) == Self.theirs(try bytes(plain)))
+
+        let temporary = PersistentIdentifier.temporary(storeIdentifier: Self.store, entityName: "Stop")
+        var mixed = plain
+        mixed[middle] = ObjectEdit.insert(entity: "Stop", attributes: [:], relationships: [:], id: temporary)
+        mixed[middle + 1] = ObjectEdit.update(
+            PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(1)),
+            attributes: ["name": Value.string("x")], relationships: [:])
+        let mixedRead = try #require(ApplyRequestFields(serialized: try bytes(mixed)))
+        #expect(mixedRead.insertRuns == nil)
+        #expect(try mixedRead.edits(in: Self.store) == mixed)
+
+        // A UUID value that is not one, in the first half and in the second.
+        for index in [10, count - 10] {
+            var request = Modeld_V1_ApplyRequest()
+            request.store = "s"
+            request.changes = plain.map { $0.wire }
+            var change = request.changes[index]
+            guard case .insert(var object)? = change.kind else {
+                Issue.record("change \(index) is not an insert")
+                continue
+            }
+            object.attributes["name"] = Modeld_V1_Value.with { $0.uuidValue = "not a UUID" }
+            change.insert = object
+            request.changes[index] = change
+            let malformed: [UInt8] = try request.serializedBytes()
+            #expect(ApplyRequestFields(serialized: malformed) == nil)
+            #expect(Self.theirs(malformed) != .refused)
+        }
+    }
 }
