@@ -124,7 +124,29 @@ public struct DaemonStatus: Hashable, Sendable {
 /// when asked for, the transaction the save wrote (what it inserted, updated and deleted,
 /// cascades included).
 public struct SaveOutcome: Hashable, Sendable {
-    public var remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier]
+    /// Each inserted object's temporary identifier and its permanent one. An object inserted
+    /// without one (``ObjectEdit/insert(entity:attributes:relationships:id:)`` with `id` nil)
+    /// is under a temporary identifier made up for it; those saved as runs are made up here,
+    /// when this is first read (see ``insertedRuns``).
+    public var remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] {
+        get {
+            guard !insertedRuns.isEmpty else { return namedRemaps }
+            var remap = namedRemaps
+            remap.reserveCapacity(namedRemaps.count + insertedRuns.reduce(0) { $0 + $1.count })
+            for run in insertedRuns { run.identifiers { remap[$0] = $1 } }
+            return remap
+        }
+        set {
+            namedRemaps = newValue
+            insertedRuns = []
+        }
+    }
+    /// The remaps the daemon answered one by one.
+    private var namedRemaps: [PersistentIdentifier: PersistentIdentifier]
+    /// A save of plain inserts alone (none with an identifier, as a bulk load sends) answers
+    /// them as runs: objects of one entity with consecutive keys, in the order of the inserts.
+    /// Their permanent identifiers are `firstIdentifier`'s entity with keys `firstKey` on.
+    public var insertedRuns: [InsertedRun]
     public var token: HistoryToken?
     public var transaction: HistoryTransaction?
     /// The transaction has more changes than the response carried; read the rest from history.
@@ -136,14 +158,26 @@ public struct SaveOutcome: Hashable, Sendable {
             remap[try PersistentIdentifier(wire: temporary, in: store)] = try PersistentIdentifier(
                 wire: permanent, in: store)
         }
-        remappedIdentifiers = remap
+        namedRemaps = remap
+        insertedRuns = try wire.insertedRuns.map { run throws(ModelError) in
+            let first = try PersistentIdentifier(wire: run.firstUri, in: store)
+            guard let key = first.primaryKey, key >= 0, run.count >= 0, run.count <= Int64.max - key else {
+                throw ModelError(
+                    .invalidArgument,
+                    "a malformed response from modeld: a run of \(run.count) objects from \(run.firstUri)")
+            }
+            return InsertedRun(
+                storeIdentifier: first.storeIdentifier, entityName: first.entityName, firstKey: key,
+                count: Int(run.count))
+        }
         token = wire.hasToken ? HistoryToken(wire.token) : nil
         transaction = wire.hasTransaction ? try HistoryTransaction(wire: wire.transaction, in: store) : nil
         transactionIsTruncated = wire.transactionTruncated
     }
 
     init(_ fields: SaveResultFields) {
-        remappedIdentifiers = fields.remappedIdentifiers
+        namedRemaps = fields.remappedIdentifiers
+        insertedRuns = fields.insertedRuns
         token = fields.token
         transaction = fields.transaction
         transactionIsTruncated = fields.transactionIsTruncated

@@ -156,7 +156,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     func applyResponse(_ request: Modeld_V1_ApplyRequest) async throws -> SaveResponse {
         try await apply(
             store: request.store, author: request.author, uniquenessPolicy: request.uniquenessPolicy,
-            returnTransaction: request.returnTransaction
+            returnTransaction: request.returnTransaction, answerRuns: request.answerRuns
         ) { store throws(ModelError) in
             try ObjectEdit.edits(wire: request.changes, in: store)
         }
@@ -193,12 +193,14 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     func apply(_ request: ApplyRequestFields) async throws -> SaveResponse {
         try await apply(
             store: request.store, author: request.author, uniquenessPolicy: request.uniquenessPolicy,
-            returnTransaction: request.returnTransaction, insertRuns: request.insertRuns, edits: request.edits(in:))
+            returnTransaction: request.returnTransaction, answerRuns: request.answerRuns,
+            insertRuns: request.insertRuns,
+            edits: request.edits(in:))
     }
 
     private func apply(
         store name: String, author: String, uniquenessPolicy: Modeld_V1_UniquenessPolicy, returnTransaction: Bool,
-        insertRuns: [InsertRun]? = nil, edits: @Sendable (UUID) throws(ModelError) -> [ObjectEdit]
+        answerRuns: Bool, insertRuns: [InsertRun]? = nil, edits: @Sendable (UUID) throws(ModelError) -> [ObjectEdit]
     ) async throws -> SaveResponse {
         try await core.rpc.handleCancellable("Apply") {
             let store = try core.store(name, for: .write)
@@ -209,7 +211,9 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
                 let result = try await store.container.saveInsertRuns(
                     insertRuns, author: author, uniquenessPolicy: try UniquenessPolicy(wire: uniquenessPolicy))
             {
-                return try await core.response(to: result, store: store, returnTransaction: returnTransaction)
+                var response = try await core.response(to: result, store: store, returnTransaction: returnTransaction)
+                response.answersRuns = answerRuns
+                return response
             }
             let edits = try edits(store.storeIdentifier)
             let policy = try UniquenessPolicy(wire: uniquenessPolicy)

@@ -8,15 +8,21 @@ public struct ApplyCall: Sendable {
     public var uniquenessPolicy: UniquenessPolicy
     public var edits: [ObjectEdit]
     public var returnTransaction: Bool
+    /// Whether objects saved from runs are answered as runs (`answer_runs`; see
+    /// ``SaveResultFields/insertedRuns``).
+    public var answerRuns: Bool
 
     public init(
-        store: String, author: String?, uniquenessPolicy: UniquenessPolicy, edits: [ObjectEdit], returnTransaction: Bool
+        store: String, author: String?, uniquenessPolicy: UniquenessPolicy, edits: [ObjectEdit],
+        returnTransaction: Bool,
+        answerRuns: Bool = true
     ) {
         self.store = store
         self.author = author
         self.uniquenessPolicy = uniquenessPolicy
         self.edits = edits
         self.returnTransaction = returnTransaction
+        self.answerRuns = answerRuns
     }
 
     /// The message.
@@ -27,6 +33,7 @@ public struct ApplyCall: Sendable {
             $0.uniquenessPolicy = uniquenessPolicy.wire
             $0.changes = edits.map(\.wire)
             $0.returnTransaction = returnTransaction
+            $0.answerRuns = answerRuns
         }
     }
 
@@ -67,6 +74,10 @@ public struct ApplyCall: Sendable {
         }
         if returnTransaction {
             writer.tag(5, 0)
+            writer.varint(1)
+        }
+        if answerRuns {
+            writer.tag(6, 0)
             writer.varint(1)
         }
         return writer.bytes

@@ -15,6 +15,7 @@ public struct ApplyRequestFields: Sendable {
     public private(set) var author = ""
     public private(set) var uniquenessPolicy = Modeld_V1_UniquenessPolicy.error
     public private(set) var returnTransaction = false
+    public private(set) var answerRuns = false
     private var changes: [Change] = []
     private let bytes: [UInt8]
 
@@ -41,6 +42,7 @@ public struct ApplyRequestFields: Sendable {
                     fields.uniquenessPolicy = Modeld_V1_UniquenessPolicy(rawValue: number) ?? .UNRECOGNIZED(number)
                 case (4, 2): changes.append(try reader.message())
                 case (5, 0): fields.returnTransaction = try reader.varint() != 0
+                case (6, 0): fields.answerRuns = try reader.varint() != 0
                 default: return nil
                 }
             }

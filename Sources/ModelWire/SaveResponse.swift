@@ -6,6 +6,9 @@ import ModelCore
 public struct SaveResponse: Sendable, Equatable {
     public var result: SaveResult
     public var transaction: HistoryTransaction?
+    /// Whether the result's ``SaveResult/insertedRuns`` are answered as runs (`inserted_runs`,
+    /// when the request asked) rather than as a `remapped` entry per object.
+    public var answersRuns = false
 
     public init(_ result: SaveResult, transaction: HistoryTransaction? = nil) {
         self.result = result
@@ -14,7 +17,7 @@ public struct SaveResponse: Sendable, Equatable {
 
     /// The message.
     public var wire: Modeld_V1_SaveResult {
-        Modeld_V1_SaveResult(result, transaction: transaction)
+        Modeld_V1_SaveResult(result, transaction: transaction, answersRuns: answersRuns)
     }
 
     /// The message's bytes, its map of temporary to permanent URIs written by hand: building
@@ -28,7 +31,7 @@ public struct SaveResponse: Sendable, Equatable {
                 entry.uri(2, permanent)
             }
         }
-        for run in result.insertedRuns {
+        for run in result.insertedRuns where !answersRuns {
             run.identifiers { temporary, permanent in
                 writer.message(1) { entry in
                     entry.uri(1, temporary)
@@ -39,6 +42,13 @@ public struct SaveResponse: Sendable, Equatable {
         if let token = result.token {
             writer.tag(2, 0)
             writer.varint(UInt64(bitPattern: token.rawValue))
+        }
+        for run in result.insertedRuns where answersRuns {
+            writer.message(5) { entry in
+                entry.uri(1, run.firstIdentifier)
+                entry.tag(2, 0)
+                entry.varint(UInt64(run.count))
+            }
         }
         guard let transaction else { return writer.bytes }
         // The transaction's fields (3 and 4) follow as SwiftProtobuf writes them: a message's
@@ -52,6 +62,9 @@ public struct SaveResponse: Sendable, Equatable {
 /// side of ``SaveResponse/serializedBytes()``), URIs checked against `store` when given.
 public struct SaveResultFields: Sendable {
     public private(set) var remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] = [:]
+    /// Objects saved from runs, answered as runs (asked for by ``ApplyCall/answerRuns``): not
+    /// in ``remappedIdentifiers``.
+    public private(set) var insertedRuns: [InsertedRun] = []
     public private(set) var token: HistoryToken?
     public private(set) var transaction: HistoryTransaction?
     public private(set) var transactionIsTruncated = false
@@ -87,6 +100,24 @@ public struct SaveResultFields: Sendable {
                     }
                     fields.remappedIdentifiers[try entry.identifier(in: temporary, store: store, prefix: &uriPrefix)] =
                         try entry.identifier(in: permanent, store: store, prefix: &uriPrefix)
+                case (5, 2):
+                    var entry = try reader.message()
+                    var first = 0..<0, count: UInt64 = 0
+                    while let (field, type) = try entry.tag() {
+                        switch (field, type) {
+                        case (1, 2): first = try entry.stringRange()
+                        case (2, 0): count = try entry.varint()
+                        default: try entry.skip(type)
+                        }
+                    }
+                    let id = try entry.identifier(in: first, store: store, prefix: &uriPrefix)
+                    guard let key = id.primaryKey, key >= 0, count <= UInt64(Int64.max - key) else {
+                        throw ProtobufReader.malformed("a run of \(count) objects from \(id.uriRepresentation)")
+                    }
+                    fields.insertedRuns.append(
+                        InsertedRun(
+                            storeIdentifier: id.storeIdentifier, entityName: id.entityName, firstKey: key,
+                            count: Int(count)))
                 case (2, 0): fields.token = HistoryToken(Int64(bitPattern: try reader.varint()))
                 case (3, 2): transactionBytes = (transactionBytes ?? []) + (try reader.lengthDelimitedBytes())
                 case (4, 0): fields.transactionIsTruncated = try reader.varint() != 0

@@ -58,15 +58,24 @@ extension HistoryTransaction {
 }
 
 extension Modeld_V1_SaveResult {
-    /// The wire form of a save's result, with the transaction it wrote when given.
-    public init(_ result: SaveResult, transaction: HistoryTransaction? = nil) {
+    /// The wire form of a save's result, with the transaction it wrote when given; objects saved
+    /// from runs as runs when `answersRuns` (the request's `answer_runs`).
+    public init(_ result: SaveResult, transaction: HistoryTransaction? = nil, answersRuns: Bool = false) {
         self.init()
         remapped = Dictionary(
             uniqueKeysWithValues: result.remappedIdentifiers.map {
                 ($0.key.uriRepresentation, $0.value.uriRepresentation)
             })
         for run in result.insertedRuns {
-            run.identifiers { remapped[$0.uriRepresentation] = $1.uriRepresentation }
+            if answersRuns {
+                insertedRuns.append(
+                    Modeld_V1_InsertedRun.with {
+                        $0.firstUri = run.firstIdentifier.uriRepresentation
+                        $0.count = Int64(run.count)
+                    })
+            } else {
+                run.identifiers { remapped[$0.uriRepresentation] = $1.uriRepresentation }
+            }
         }
         if let token = result.token { self.token = token.rawValue }
         if var transaction {

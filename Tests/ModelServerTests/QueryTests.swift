@@ -148,6 +148,11 @@ struct QueryTests {
                 $0.isTemporary && $0.storeIdentifier == store.info.storeIdentifier
             })
         #expect(Set(outcome.remappedIdentifiers.values) == Set(transaction.changes.map(\.id)))
+        // The client asked for runs: the objects in the order of the inserts, two runs.
+        #expect(outcome.insertedRuns.map(\.count) == [300, 1])
+        var inOrder: [PersistentIdentifier] = []
+        for run in outcome.insertedRuns { run.identifiers { inOrder.append($1) } }
+        #expect(inOrder == transaction.changes.map(\.id))
         let saved = try await store.client.objects(transaction.changes.map(\.id), in: store.name)
         #expect(saved.map { $0.attributes["name"] } == (names + ["Ada"]).map { .string($0) })
 

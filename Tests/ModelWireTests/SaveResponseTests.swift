@@ -95,4 +95,63 @@ import Testing
         #expect(parsed == response.wire)
         #expect(parsed.transactionTruncated && parsed.transaction.changes.count == limit)
     }
+
+    /// Objects saved from runs are answered as a `remapped` entry per object, each under a
+    /// temporary URI made up for it, or, when the request asked (`answer_runs`), as runs: the
+    /// same bytes SwiftProtobuf reads as the message, and the client reads back the runs (and
+    /// makes up its own temporary identifiers for them only when asked for the remaps).
+    @Test(arguments: [false, true])
+    func runsAreAnsweredAsRunsWhenAsked(answersRuns: Bool) throws {
+        var result = SaveResult(
+            remappedIdentifiers: [
+                .temporary(storeIdentifier: Self.store, entityName: "Stop"): PersistentIdentifier(
+                    storeIdentifier: Self.store, entityName: "Stop", key: .permanent(7))
+            ], token: HistoryToken(12))
+        result.insertedRuns = [
+            InsertedRun(storeIdentifier: Self.store, entityName: "Trip", firstKey: 1, count: 300),
+            InsertedRun(storeIdentifier: Self.store, entityName: "Stop", firstKey: 8, count: 1),
+            InsertedRun(storeIdentifier: Self.store, entityName: "Trip", firstKey: 301, count: 2),
+        ]
+        var response = SaveResponse(result)
+        response.answersRuns = answersRuns
+        let bytes = try response.serializedBytes()
+        let parsed = try Modeld_V1_SaveResult(serializedBytes: bytes)
+        #expect(parsed == response.wire)
+        if answersRuns {
+            #expect(parsed.remapped.count == 1)
+            #expect(
+                parsed.insertedRuns.map { "\($0.firstUri) \($0.count)" } == [
+                    "modeld://\(Self.store.uuidString.lowercased())/Trip/p1 300",
+                    "modeld://\(Self.store.uuidString.lowercased())/Stop/p8 1",
+                    "modeld://\(Self.store.uuidString.lowercased())/Trip/p301 2",
+                ])
+        } else {
+            #expect(parsed.remapped.count == 304 && parsed.insertedRuns.isEmpty)
+        }
+
+        let fields = try SaveResultFields(serialized: bytes, in: Self.store)
+        #expect(
+            fields.insertedRuns.map { "\($0.entityName) \($0.firstKey) \($0.count)" }
+                == (answersRuns
+                    ? [
+                        "Trip 1 300", "Stop 8 1", "Trip 301 2",
+                    ] : []))
+        #expect(fields.remappedIdentifiers.count == (answersRuns ? 1 : 304))
+        // Every permanent identifier, once, whichever way it came.
+        var permanent = Set(fields.remappedIdentifiers.values)
+        for run in fields.insertedRuns { run.identifiers { permanent.insert($1) } }
+        #expect(permanent.count == 304)
+        #expect(
+            permanent.contains(
+                PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(302))))
+
+        // A run from a URI of another store, read for this one, fails as a remapped one does.
+        var foreign = SaveResult()
+        foreign.insertedRuns = [InsertedRun(storeIdentifier: UUID(), entityName: "Trip", firstKey: 1, count: 2)]
+        var foreignResponse = SaveResponse(foreign)
+        foreignResponse.answersRuns = true
+        #expect(throws: ModelError.self) {
+            try SaveResultFields(serialized: try foreignResponse.serializedBytes(), in: Self.store)
+        }
+    }
 }

@@ -66,6 +66,11 @@ public struct InsertedRun: Hashable, Sendable {
         self.temporaryBase = temporaryBase
     }
 
+    /// The permanent identifier of the run's first object.
+    public var firstIdentifier: PersistentIdentifier {
+        PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entityName, key: .permanent(firstKey))
+    }
+
     /// Calls `body` with each object's temporary and permanent identifier, in insertion order.
     public func identifiers(_ body: (_ temporary: PersistentIdentifier, _ permanent: PersistentIdentifier) -> Void) {
         for index in 0..<count {

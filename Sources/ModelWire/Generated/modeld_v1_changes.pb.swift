@@ -264,12 +264,32 @@ public nonisolated struct Modeld_V1_SaveResult: Sendable {
   /// first ones; read the rest from history at `token`.
   public var transactionTruncated: Bool = false
 
+  /// Asked for by ApplyRequest.answer_runs: the objects a save of plain inserts alone inserted,
+  /// in the order of the request's inserts, as runs; they are then not in `remapped`.
+  public var insertedRuns: [Modeld_V1_InsertedRun] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _token: Int64? = nil
   fileprivate var _transaction: Modeld_V1_HistoryTransaction? = nil
+}
+
+/// Objects inserted with consecutive keys: `first_uri` (modeld://<store>/<Entity>/p<key>), then
+/// the same URI with each next key, `count` objects in all.
+public nonisolated struct Modeld_V1_InsertedRun: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var firstUri: String = String()
+
+  public var count: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 public nonisolated struct Modeld_V1_HistoryChange: Sendable {
@@ -649,7 +669,7 @@ nonisolated extension Modeld_V1_RelationshipEdit: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Modeld_V1_SaveResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SaveResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}remapped\0\u{1}token\0\u{1}transaction\0\u{3}transaction_truncated\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}remapped\0\u{1}token\0\u{1}transaction\0\u{3}transaction_truncated\0\u{3}inserted_runs\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -661,6 +681,7 @@ nonisolated extension Modeld_V1_SaveResult: SwiftProtobuf.Message, SwiftProtobuf
       case 2: try { try decoder.decodeSingularInt64Field(value: &self._token) }()
       case 3: try { try decoder.decodeSingularMessageField(value: &self._transaction) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.transactionTruncated) }()
+      case 5: try { try decoder.decodeRepeatedMessageField(value: &self.insertedRuns) }()
       default: break
       }
     }
@@ -683,6 +704,9 @@ nonisolated extension Modeld_V1_SaveResult: SwiftProtobuf.Message, SwiftProtobuf
     if self.transactionTruncated != false {
       try visitor.visitSingularBoolField(value: self.transactionTruncated, fieldNumber: 4)
     }
+    if !self.insertedRuns.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.insertedRuns, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -691,6 +715,42 @@ nonisolated extension Modeld_V1_SaveResult: SwiftProtobuf.Message, SwiftProtobuf
     if lhs._token != rhs._token {return false}
     if lhs._transaction != rhs._transaction {return false}
     if lhs.transactionTruncated != rhs.transactionTruncated {return false}
+    if lhs.insertedRuns != rhs.insertedRuns {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Modeld_V1_InsertedRun: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".InsertedRun"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}first_uri\0\u{1}count\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.firstUri) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.count) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.firstUri.isEmpty {
+      try visitor.visitSingularStringField(value: self.firstUri, fieldNumber: 1)
+    }
+    if self.count != 0 {
+      try visitor.visitSingularInt64Field(value: self.count, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Modeld_V1_InsertedRun, rhs: Modeld_V1_InsertedRun) -> Bool {
+    if lhs.firstUri != rhs.firstUri {return false}
+    if lhs.count != rhs.count {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -145,6 +145,12 @@ public nonisolated struct Modeld_V1_ApplyRequest: Sendable {
 
   public var returnTransaction: Bool = false
 
+  /// Answer objects saved from runs as runs (SaveResult.inserted_runs): a save of plain inserts
+  /// alone, none naming a temporary URI (what a bulk load sends), then answers each run of
+  /// consecutive keys in one entry rather than a `remapped` entry per object under a temporary
+  /// URI made up for it. Any other save answers as without it.
+  public var answerRuns: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -670,7 +676,7 @@ nonisolated extension Modeld_V1_HistoryResponse: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Modeld_V1_ApplyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ApplyRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}store\0\u{1}author\0\u{3}uniqueness_policy\0\u{1}changes\0\u{3}return_transaction\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}store\0\u{1}author\0\u{3}uniqueness_policy\0\u{1}changes\0\u{3}return_transaction\0\u{3}answer_runs\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -683,6 +689,7 @@ nonisolated extension Modeld_V1_ApplyRequest: SwiftProtobuf.Message, SwiftProtob
       case 3: try { try decoder.decodeSingularEnumField(value: &self.uniquenessPolicy) }()
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.changes) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self.returnTransaction) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.answerRuns) }()
       default: break
       }
     }
@@ -704,6 +711,9 @@ nonisolated extension Modeld_V1_ApplyRequest: SwiftProtobuf.Message, SwiftProtob
     if self.returnTransaction != false {
       try visitor.visitSingularBoolField(value: self.returnTransaction, fieldNumber: 5)
     }
+    if self.answerRuns != false {
+      try visitor.visitSingularBoolField(value: self.answerRuns, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -713,6 +723,7 @@ nonisolated extension Modeld_V1_ApplyRequest: SwiftProtobuf.Message, SwiftProtob
     if lhs.uniquenessPolicy != rhs.uniquenessPolicy {return false}
     if lhs.changes != rhs.changes {return false}
     if lhs.returnTransaction != rhs.returnTransaction {return false}
+    if lhs.answerRuns != rhs.answerRuns {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
