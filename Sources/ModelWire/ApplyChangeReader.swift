@@ -14,9 +14,13 @@ struct ApplyChangeReader {
     private var attributes = MapTemplate<Value>()
     /// The run being read, with its entity's and columns' bytes.
     private var run: (run: InsertRun, entity: [UInt8], columns: [[UInt8]])?
-    /// One insert's entries as they are read, and its values in column order.
-    private var entries: [(name: Range<Int>, value: Value)] = []
-    private var row: [Value] = []
+    /// One insert's entries as they are read (the first `entryCount`; the room is kept from one
+    /// insert to the next).
+    private var entryRoom: [(name: Range<Int>, value: Value)] = []
+    private var entryCount = 0
+    private var entries: ArraySlice<(name: Range<Int>, value: Value)> { entryRoom[..<entryCount] }
+    /// For an insert appended to the run: the entry holding each column's value.
+    private var entryOfColumn: [Int] = []
 
     /// The most columns a run has: a bit of a `UInt64` says which are set.
     private static var maximumColumns: Int { 64 }
@@ -54,13 +58,14 @@ struct ApplyChangeReader {
     private mutating func insert(_ reader: ProtobufReader) throws(ModelError) -> Bool {
         var reader = reader
         var entity = 0..<0, uri = ""
-        entries.removeAll(keepingCapacity: true)
+        entryCount = 0
         while let (field, type) = try reader.tag() {
             switch (field, type) {
             case (1, 2): entity = try reader.stringRange()
             case (2, 2):
                 guard let entry = try Self.entry(reader.message()) else { return false }
-                entries.append(entry)
+                if entryCount < entryRoom.count { entryRoom[entryCount] = entry } else { entryRoom.append(entry) }
+                entryCount += 1
             case (4, 2): uri = try reader.string()
             default: return false
             }
@@ -82,14 +87,16 @@ struct ApplyChangeReader {
     /// Appends the insert just read to the run, when it is of the run's entity and names its
     /// columns, each once; false otherwise.
     private mutating func appendToRun(entity: Range<Int>, of reader: ProtobufReader) -> Bool {
-        guard let columns = run?.columns, entries.count == columns.count,
+        guard let columns = run?.columns, entryCount == columns.count,
             let entityBytes = run?.entity, reader.bytes(in: entity, equal: entityBytes)
         else { return false }
-        row.removeAll(keepingCapacity: true)
-        row.append(contentsOf: repeatElement(.null, count: columns.count))
+        // Which entry holds each column's value. Names often come in the columns' order (a
+        // client writing a table of its own may write each object's in another): look there
+        // first.
+        if entryOfColumn.count != columns.count { entryOfColumn = Array(repeating: 0, count: columns.count) }
         var filled: UInt64 = 0
-        for (position, (name, value)) in entries.enumerated() {
-            // Names usually come in the columns' order: look there first.
+        for position in 0..<entryCount {
+            let name = entryRoom[position].name
             var column = position
             if !reader.bytes(in: name, equal: columns[column]) {
                 guard let found = columns.indices.first(where: { reader.bytes(in: name, equal: columns[$0]) }) else {
@@ -99,9 +106,11 @@ struct ApplyChangeReader {
             }
             guard filled & (1 << UInt64(column)) == 0 else { return false }
             filled |= 1 << UInt64(column)
-            row[column] = value
+            entryOfColumn[column] = position
         }
-        run!.run.append(row: row) // `run` was checked above.
+        // As many entries as columns, each naming another: every column has its value.
+        let room = entryRoom, order = entryOfColumn
+        run!.run.appendRow { room[order[$0]].value } // `run` was checked above.
         return true
     }
 
@@ -162,22 +171,23 @@ struct ApplyChangeReader {
     /// becomes a string (a template's or a run's names were).
     private static func entry(_ entry: ProtobufReader) throws(ModelError) -> (name: Range<Int>, value: Value)? {
         var entry = entry
-        var name: Range<Int>?, value: Value?
+        var name: Range<Int>?, value = Value.null, hasValue = false
         while let (field, type) = try entry.tag() {
             switch (field, type) {
             case (1, 2) where name == nil: name = try entry.stringRange()
-            case (2, 2) where value == nil:
+            case (2, 2) where !hasValue:
+                hasValue = true
                 var message = try entry.message()
-                value = .null
+                var kinds = 0
                 while let (field, type) = try message.tag() {
-                    guard value == .null, let kind = try? message.valueKind(field, type), kind != .null else {
-                        return nil
-                    }
+                    kinds += 1
+                    // One kind, of a known field (`valueKind` never reads a null).
+                    guard kinds == 1, let kind = try? message.valueKind(field, type) else { return nil }
                     value = kind
                 }
             default: return nil
             }
         }
-        return (name ?? 0..<0, value ?? .null)
+        return (name ?? 0..<0, value)
     }
 }

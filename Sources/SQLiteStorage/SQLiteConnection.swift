@@ -233,16 +233,19 @@ final class SQLiteConnection {
     }
 
     /// Runs `sql` once for each of `rows`, `bind` setting its parameters each time: one
-    /// statement, prepared (or taken from the cache) once for all of them.
+    /// statement, prepared (or taken from the cache) once for all of them. When `bind` sets the
+    /// same parameters for every row (`bindsSameParameters`), they are not cleared between rows
+    /// (about 600 instructions a row): each row's replace the last's, and those never set stay
+    /// null.
     func runEach<Rows: Sequence>(
-        _ sql: String, over rows: Rows,
+        _ sql: String, over rows: Rows, bindsSameParameters: Bool = false,
         bind: (Rows.Element, SQLiteStatement) throws -> Void
     ) throws {
         try withStatement(sql, cached: true) { statement in
             for row in rows {
                 try bind(row, statement)
                 while try statement.step() {}
-                statement.reset()
+                if bindsSameParameters { statement.rewind() } else { statement.reset() }
             }
         }
     }

@@ -82,6 +82,11 @@ final class SQLiteStatement {
         sqlite3_clear_bindings(handle)
     }
 
+    /// Resets the statement to run again, keeping its bindings.
+    func rewind() {
+        sqlite3_reset(handle)
+    }
+
     // MARK: Columns
 
     /// Whether column `index` of the current row is NULL.

@@ -53,7 +53,7 @@ extension SaveOperation {
         _ rows: [InsertRows], token: Int64, position: inout Int64, _ connection: SQLiteConnection
     ) throws {
         let kind = Value.string(HistoryChange.Kind.insert.rawValue)
-        try connection.runEach(changeSQL, over: rows) { row, statement in
+        try connection.runEach(changeSQL, over: rows, bindsSameParameters: true) { row, statement in
             position += 1
             try statement.bind(.int(token), at: 1)
             try statement.bind(.int(position), at: 2)

@@ -28,6 +28,13 @@ public struct InsertRun: Hashable, Sendable {
         count += 1
     }
 
+    /// Appends one object whose value for column `index` is `value(index)`, without a
+    /// collection of them first.
+    public mutating func appendRow(_ value: (_ index: Int) -> Value) {
+        for index in 0..<columns.count { values.append(value(index)) }
+        count += 1
+    }
+
     /// Room for `objects` more objects.
     public mutating func reserveCapacity(objects: Int) {
         values.reserveCapacity(values.count + objects * columns.count)
