@@ -292,7 +292,8 @@ let package = Package(
         .testTarget(
             name: "ModelServerTests",
             dependencies: [
-                "ModelServer", "ModelRemote", "ModelTesting", "ModelWire", "ModelCore", "ModelEngine", "ModelStorage",
+                "ModelServer", "ModelRemote", "FramedTransport", "ModelTesting", "ModelWire", "ModelCore",
+                "ModelEngine", "ModelStorage",
                 "ModelFixtures",
                 "StandardBackends",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),

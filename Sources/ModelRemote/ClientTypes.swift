@@ -120,6 +120,17 @@ public struct DaemonStatus: Hashable, Sendable {
     public var openWatches: Int = 0
 }
 
+extension DaemonStatus {
+    init(wire status: Modeld_V1_StatusResponse) {
+        self.init(
+            version: status.version, uptimeSeconds: Int(status.uptimeSeconds), stores: Int(status.stores),
+            openSessions: Int(status.openSessions), maximumSessions: Int(status.maxSessions),
+            idleTimeoutSeconds: Int(status.idleTimeoutSeconds), dataDirectory: status.dataDirectory,
+            processIdentifier: Int(status.pid))
+        openWatches = Int(status.openWatches)
+    }
+}
+
 /// The result of a save: the temporary → permanent identifier remap, the history token, and,
 /// when asked for, the transaction the save wrote (what it inserted, updated and deleted,
 /// cascades included).

@@ -213,22 +213,30 @@ extension DaemonClient {
 }
 
 /// Collects a streamed fetch into one `FetchResult`.
-enum FetchCollector {
+struct FetchCollector {
+    private var objects: [ObjectSnapshot] = [], prefetched: [ObjectSnapshot] = [], ids: [PersistentIdentifier] = []
+    private var count = 0
+
+    mutating func add(_ chunk: FetchChunk) {
+        objects += chunk.objects
+        prefetched += chunk.prefetched
+        ids += chunk.identifiers
+        if let total = chunk.count { count = total }
+    }
+
+    func result(_ resultType: FetchDescriptor.ResultType) -> FetchResult {
+        switch resultType {
+        case .objects: .objects(objects, prefetched: prefetched)
+        case .identifiers: .identifiers(ids)
+        case .count: .count(count)
+        }
+    }
+
     static func collect(_ chunks: RPCAsyncSequence<FetchChunk, any Error>, resultType: FetchDescriptor.ResultType)
         async throws -> FetchResult
     {
-        var objects: [ObjectSnapshot] = [], prefetched: [ObjectSnapshot] = [], ids: [PersistentIdentifier] = []
-        var count = 0
-        for try await chunk in chunks {
-            objects += chunk.objects
-            prefetched += chunk.prefetched
-            ids += chunk.identifiers
-            if let total = chunk.count { count = total }
-        }
-        switch resultType {
-        case .objects: return .objects(objects, prefetched: prefetched)
-        case .identifiers: return .identifiers(ids)
-        case .count: return .count(count)
-        }
+        var collector = FetchCollector()
+        for try await chunk in chunks { collector.add(chunk) }
+        return collector.result(resultType)
     }
 }

@@ -109,14 +109,7 @@ extension DaemonClient {
     /// The daemon's version and load.
     public func status() async throws -> DaemonStatus {
         try await call(small: true) {
-            let status = try await unary(Modeld_V1_DaemonService.Method.Status.self, Modeld_V1_StatusRequest())
-            var result = DaemonStatus(
-                version: status.version, uptimeSeconds: Int(status.uptimeSeconds), stores: Int(status.stores),
-                openSessions: Int(status.openSessions), maximumSessions: Int(status.maxSessions),
-                idleTimeoutSeconds: Int(status.idleTimeoutSeconds), dataDirectory: status.dataDirectory,
-                processIdentifier: Int(status.pid))
-            result.openWatches = Int(status.openWatches)
-            return result
+            DaemonStatus(wire: try await unary(Modeld_V1_DaemonService.Method.Status.self, Modeld_V1_StatusRequest()))
         }
     }
 

@@ -191,6 +191,12 @@ public final class DaemonClient: Sendable {
     }
 
     func translate(_ error: RPCError, small: Bool = false) -> ModelError {
+        Self.translate(error, socketPath: socketPath, small: small)
+    }
+
+    /// A call's error as a `ModelError`: the daemon's own as it sent it, the transport's
+    /// explained (a reset stream, an unreachable daemon).
+    static func translate(_ error: RPCError, socketPath: String, small: Bool) -> ModelError {
         let fromDaemon = error.metadata[stringValues: ModelError.codeMetadataKey].contains { _ in true }
         if !fromDaemon, error.message.contains("RST_STREAM") {
             if small {

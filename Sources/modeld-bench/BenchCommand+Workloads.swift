@@ -15,20 +15,26 @@ extension BenchCommand {
         report: inout Report
     ) async throws {
         say(
-            "2. point reads by URI, 1 client (\(rounds) alternated rounds; modeld's client tasks prefer their connection's executor)"
+            "2. point reads by URI, 1 client (\(rounds) alternated rounds): modeld's blocking client (BlockingDaemonClient, its calls on its thread, as pgbench's libpq), then its async one (DaemonClient, tasks preferring their connection's executor)"
         )
         let script = Self.pointReadScript.replacingOccurrences(of: ":rows", with: "\(rows)")
-        var modeldRates: [Double] = [], postgresRates: [Double] = []
-        var modeldLatencies = Latencies(), postgresLatencies = Latencies()
+        var modeldRates: [Double] = [], postgresRates: [Double] = [], asyncRates: [Double] = []
+        var modeldLatencies = Latencies(), postgresLatencies = Latencies(), asyncLatencies = Latencies()
         var daemonWakeUps = 0.0, clientWakeUps = 0.0
         var postgresCosts = PostgresCosts()
         try await DaemonClient.withClient(socketPath: workloads.socketPath) { client in
             _ = try await workloads.pointReads(200, rows: rows, client: client, seed: 1)
+            _ = try await workloads.blockingPointReads(200, rows: rows, seed: 1)
             for round in 0..<rounds {
                 let count = 2_000
+                let (asynchronous, asyncElapsed) = try await measure {
+                    try await workloads.pointReads(count, rows: rows, client: client, seed: UInt64(round + 2))
+                }
+                asyncRates.append(Double(count) / asyncElapsed.seconds)
+                asyncLatencies = asynchronous
                 let daemonBefore = ProcessStats.of(daemon.processIdentifier), clientBefore = ProcessStats.ofSelf()
                 let (latencies, elapsed) = try await measure {
-                    try await workloads.pointReads(count, rows: rows, client: client, seed: UInt64(round + 2))
+                    try await workloads.blockingPointReads(count, rows: rows, seed: UInt64(round + 2))
                 }
                 let daemonAfter = ProcessStats.of(daemon.processIdentifier), clientAfter = ProcessStats.ofSelf()
                 daemonWakeUps = Double(ProcessStats.wakeUps(from: daemonBefore, to: daemonAfter)) / Double(count)
@@ -40,7 +46,7 @@ extension BenchCommand {
                 postgresLatencies = pg.latencies
                 postgresCosts.add(pg)
                 say(
-                    "   round \(round + 1): modeld \(perSecond(modeldRates.last!)), PostgreSQL \(perSecond(pg.transactionsPerSecond))"
+                    "   round \(round + 1): modeld \(perSecond(modeldRates.last!)) (async client \(perSecond(asyncRates.last!))), PostgreSQL \(perSecond(pg.transactionsPerSecond))"
                 )
             }
         }
@@ -50,6 +56,9 @@ extension BenchCommand {
             modeldLatencies.summary.merging([
                 "daemon_wakeups_per_call": daemonWakeUps, "client_wakeups_per_call": clientWakeUps,
             ]) { a, _ in a })
+        report.detail(
+            "2 point read modeld async client",
+            asyncLatencies.summary.merging(["per_second": median(asyncRates)]) { a, _ in a })
         report.detail("2 point read PostgreSQL", postgresLatencies.summary.merging(postgresCosts.summary) { a, _ in a })
         report.detail("2 point read SQLite in-process", sqliteReads.summary)
         let modeld1 = median(modeldRates), postgres1 = median(postgresRates)
@@ -61,23 +70,38 @@ extension BenchCommand {
             "   wake-ups per read: daemon \(format(daemonWakeUps)), client \(format(clientWakeUps)); PostgreSQL per read: \(postgresCosts.description)"
         )
 
-        say("3. point reads, 16 clients (\(max(1, rounds - 1)) alternated rounds)")
+        say(
+            "3. point reads, 16 clients (\(max(1, rounds - 1)) alternated rounds): modeld's blocking client, a thread a connection (pgbench: 2 threads), then its async one"
+        )
         modeldRates = []
         postgresRates = []
-        var costs = CallCosts()
+        asyncRates = []
+        var costs = CallCosts(), asyncCosts = CallCosts()
         postgresCosts = PostgresCosts()
         for round in 0..<max(1, rounds - 1) {
+            let (asyncRate, asyncLatencies) = try await asyncCosts.measure(daemon: daemon, calls: { $0.1.count }) {
+                try await workloads.concurrentPointReads(clients: 16, seconds: seconds, rows: rows)
+            }
+            report.detail("3 point reads 16 clients modeld async client", asyncLatencies.summary)
+            asyncRates.append(asyncRate)
             let (rate, pg) = try await concurrentRound(
                 "3 point reads 16 clients", clients: 16, script: script, postgres: postgres,
                 costs: &costs, postgresCosts: &postgresCosts, daemon: daemon, report: &report
             ) {
-                try await workloads.concurrentPointReads(clients: 16, seconds: seconds, rows: rows)
+                try await workloads.concurrentBlockingPointReads(clients: 16, seconds: seconds, rows: rows)
             }
             modeldRates.append(rate)
             postgresRates.append(pg)
-            say("   round \(round + 1): modeld \(perSecond(rate)), PostgreSQL \(perSecond(pg))")
+            say(
+                "   round \(round + 1): modeld \(perSecond(rate)) (async client \(perSecond(asyncRate))), PostgreSQL \(perSecond(pg))"
+            )
         }
-        say("   per read: modeld \(costs.description); PostgreSQL \(postgresCosts.description)")
+        say(
+            "   per read: modeld \(costs.description); its async client \(asyncCosts.description); PostgreSQL \(postgresCosts.description)"
+        )
+        report.detail(
+            "3 point reads 16 clients modeld async client costs",
+            asyncCosts.summary.merging(["per_second": median(asyncRates)]) { a, _ in a })
         report.detail("3 point reads 16 clients modeld costs", costs.summary)
         report.detail("3 point reads 16 clients PostgreSQL costs", postgresCosts.summary)
         let modeld16 = median(modeldRates), postgres16 = median(postgresRates)

@@ -21,6 +21,8 @@ struct CallDriver {
         case sessionRead = "session-read"
         /// ``query`` in a session of its own, as a ModelClient context fetches.
         case sessionQuery = "session-query"
+        /// ``read`` through the blocking client (`BlockingDaemonClient`), on a thread of its own.
+        case blockingRead = "blocking-read"
     }
 
     let socketPath: String
@@ -41,6 +43,21 @@ struct CallDriver {
             try await client.apply((1...count).map(Dataset.insert), in: store)
         case .empty:
             for _ in 0..<count { _ = try await client.status() }
+        case .blockingRead:
+            let storeIdentifier = try await identifier(client)
+            let (socketPath, store) = (socketPath, store)
+            try await ModeldWorkloads.onThread {
+                let blocking = try BlockingDaemonClient(socketPath: socketPath)
+                defer { blocking.close() }
+                for n in 0..<count {
+                    let id = PersistentIdentifier(
+                        storeIdentifier: storeIdentifier, entityName: "Item", key: .permanent(Int64(n % 1_000 + 1)))
+                    let objects = try blocking.objects([id], in: store)
+                    guard objects.count == 1 else {
+                        throw BenchError("read of \(id) returned \(objects.count) objects")
+                    }
+                }
+            }
         case .read, .sessionRead:
             let storeIdentifier = try await identifier(client)
             let session = kind == .sessionRead ? try await client.openSession(on: store) : nil

@@ -87,6 +87,10 @@ import Testing
             let client = try DaemonClient.connect(socketPath: daemon.socketPath, transport: .framed)
             defer { client.close() }
             _ = try await client.status()
+            // A blocking client's connection too (its calls are short, made here).
+            let blocking = try BlockingDaemonClient(socketPath: daemon.socketPath)
+            defer { blocking.close() }
+            let pid = try blocking.status().processIdentifier
             let framed = try RawSocket.connect(daemon.socketPath + ".frames")
             let http2 = try RawSocket.connect(daemon.socketPath)
             defer {
@@ -97,8 +101,9 @@ import Testing
             try http2.send(Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + [0, 0, 0, 4, 0, 0, 0, 0, 0])
             #expect(await framed.waitUntilClosed(timeout: .seconds(20)))
             #expect(await http2.waitUntilClosed(timeout: .seconds(20)))
-            // The client's connection, idle as long, was closed too; its next call goes on a new one.
+            // The clients' connections, idle as long, were closed too; their next calls go on new ones.
             #expect(try await client.status().version.isEmpty == false)
+            #expect(try blocking.status().processIdentifier == pid)
         }
     }
 

@@ -1,0 +1,323 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import GRPCCore
+
+/// A framed connection whose calls block the calling thread, as libpq's `PQexec` does: a call
+/// writes its three frames with one system call and reads its answer with the next, on the
+/// calling thread. No event loop, no task, no promise: a point read costs its client a fraction
+/// of what ``FramedClientTransport`` costs (which is for Swift concurrency, many calls at once).
+///
+/// One call at a time: use a connection from one thread (it is not `Sendable`), or one each.
+/// A call's answer is bounded by `maximumResponseSize`; a call given a timeout that passes is
+/// cancelled (the daemon is told) and fails with `deadlineExceeded`, and the connection stays
+/// usable (frames of a call given up are skipped). Errors are `RPCError`s, as GRPCCore's are.
+public final class BlockingFramedConnection {
+    public let path: String
+    public let maximumResponseSize: Int
+    private var socket: Int32 = -1
+    private var nextStream: UInt32 = 1
+    /// Bytes read: those not yet taken are `inbound[readIndex..<writeIndex]`.
+    private var inbound = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 8)
+    private var readIndex = 0, writeIndex = 0
+
+    /// Connects to the framed socket at `path`.
+    public init(path: String, maximumResponseSize: Int = 64 * 1024 * 1024) throws(RPCError) {
+        self.path = path
+        self.maximumResponseSize = maximumResponseSize
+        try connect()
+    }
+
+    deinit {
+        close()
+        inbound.deallocate()
+    }
+
+    /// Closes the connection; calls after it fail with `unavailable`.
+    public func close() {
+        if socket >= 0 { Glibc.close(socket) }
+        socket = -1
+    }
+
+    /// A unary call of `method`: its one answer message's bytes.
+    public func unary(_ method: MethodDescriptor, request: [UInt8], timeout: Duration? = nil) throws(RPCError)
+        -> [UInt8]
+    {
+        let messages = try call(method, request: request, timeout: timeout)
+        guard messages.count == 1 else {
+            throw RPCError(
+                code: .internalError, message: "a unary call was answered with \(messages.count) messages, not one")
+        }
+        return messages[0]
+    }
+
+    /// A server-streaming call of `method`: every answer message's bytes, once the status came.
+    public func serverStreaming(_ method: MethodDescriptor, request: [UInt8], timeout: Duration? = nil)
+        throws(RPCError)
+        -> [[UInt8]]
+    {
+        try call(method, request: request, timeout: timeout)
+    }
+
+    private func call(_ method: MethodDescriptor, request: [UInt8], timeout: Duration?) throws(RPCError)
+        -> [[UInt8]]
+    {
+        guard socket >= 0 else { throw RPCError(code: .unavailable, message: "the connection to \(path) is closed") }
+        let stream = nextStream
+        nextStream = nextStream == UInt32.max ? 1 : nextStream + 1
+        let frames = Self.callFrames(stream: stream, method: method.fullyQualifiedMethod, request: request)
+        do {
+            try send(frames)
+        } catch {
+            // Not written: the daemon closed the connection (as idle, say) before the call left,
+            // so it never saw it. Once more, on a new connection.
+            close()
+            try connect()
+            try send(frames)
+        }
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        var messages: [[UInt8]] = []
+        var received = 0
+        while true {
+            let (kind, frameStream, payload) = try readFrame(until: deadline, stream: stream)
+            guard frameStream == stream else { continue } // a call given up on
+            switch kind {
+            case .metadata:
+                continue
+            case .message:
+                received += payload.count
+                guard received <= maximumResponseSize else {
+                    try? send(Self.frame(stream: stream, kind: .cancel))
+                    throw RPCError(
+                        code: .resourceExhausted,
+                        message: "the answer is over the client's limit of \(maximumResponseSize) bytes")
+                }
+                messages.append(payload)
+            case .status:
+                var reader = PayloadReader(bytes: payload)
+                guard let raw = reader.byte(), let message = reader.string(), let metadata = reader.metadata() else {
+                    close()
+                    throw RPCError(code: .internalError, message: "a malformed status frame from \(path)")
+                }
+                let code = Status.Code(rawValue: Int(raw)) ?? .unknown
+                if let error = RPCError.Code(code) { throw RPCError(code: error, message: message, metadata: metadata) }
+                return messages
+            case .open, .end, .cancel:
+                close()
+                throw RPCError(code: .internalError, message: "a frame of a kind servers do not send, from \(path)")
+            }
+        }
+    }
+
+    // MARK: Frames
+
+    static func callFrames(stream: UInt32, method: String, request: [UInt8]) -> [UInt8] {
+        var frames: [UInt8] = []
+        frames.reserveCapacity(3 * Frame.headerSize + 8 + method.utf8.count + request.count)
+        appendFrame(to: &frames, stream: stream, kind: .open) { payload in
+            appendInteger(UInt32(method.utf8.count), to: &payload)
+            payload.append(contentsOf: method.utf8)
+            appendInteger(UInt32(0), to: &payload) // no metadata
+        }
+        appendFrame(to: &frames, stream: stream, kind: .message) { $0.append(contentsOf: request) }
+        appendFrame(to: &frames, stream: stream, kind: .end)
+        return frames
+    }
+
+    static func frame(stream: UInt32, kind: Frame.Kind) -> [UInt8] {
+        var frame: [UInt8] = []
+        appendFrame(to: &frame, stream: stream, kind: kind)
+        return frame
+    }
+
+    private static func appendFrame(
+        to bytes: inout [UInt8], stream: UInt32, kind: Frame.Kind, _ body: (inout [UInt8]) -> Void = { _ in }
+    ) {
+        let start = bytes.count
+        appendInteger(UInt32(0), to: &bytes)
+        appendInteger(stream, to: &bytes)
+        bytes.append(kind.rawValue)
+        body(&bytes)
+        let length = UInt32(bytes.count - start - Frame.headerSize)
+        for offset in 0..<4 { bytes[start + offset] = UInt8(truncatingIfNeeded: length >> (24 - 8 * offset)) }
+    }
+
+    private static func appendInteger(_ value: UInt32, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(truncatingIfNeeded: value >> 24))
+        bytes.append(UInt8(truncatingIfNeeded: value >> 16))
+        bytes.append(UInt8(truncatingIfNeeded: value >> 8))
+        bytes.append(UInt8(truncatingIfNeeded: value))
+    }
+
+    /// The next frame read, waiting for its bytes until `deadline`; past it, the call on
+    /// `stream` is cancelled.
+    private func readFrame(until deadline: ContinuousClock.Instant?, stream: UInt32) throws(RPCError)
+        -> (Frame.Kind, UInt32, [UInt8])
+    {
+        try fill(Frame.headerSize, until: deadline, stream: stream)
+        let length = Int(integer(at: readIndex)), frameStream = integer(at: readIndex + 4)
+        guard let kind = Frame.Kind(rawValue: inbound[readIndex + 8]) else {
+            close()
+            throw RPCError(code: .internalError, message: "a frame of unknown kind from \(path)")
+        }
+        guard length <= maximumResponseSize else {
+            // Too large to keep: its call is given up, and its bytes read past.
+            readIndex += Frame.headerSize
+            try discard(length, until: deadline, stream: stream)
+            guard frameStream == stream else { return try readFrame(until: deadline, stream: stream) }
+            try? send(Self.frame(stream: stream, kind: .cancel))
+            throw RPCError(
+                code: .resourceExhausted,
+                message: "an answer of \(length) bytes or more, over the client's limit of \(maximumResponseSize)")
+        }
+        try fill(Frame.headerSize + length, until: deadline, stream: stream)
+        let start = readIndex + Frame.headerSize
+        let payload = [UInt8](UnsafeRawBufferPointer(rebasing: inbound[start..<start + length]))
+        readIndex = start + length
+        return (kind, frameStream, payload)
+    }
+
+    private func integer(at index: Int) -> UInt32 {
+        inbound[index..<index + 4].reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    /// Reads past the next `count` bytes, keeping none.
+    private func discard(_ count: Int, until deadline: ContinuousClock.Instant?, stream: UInt32) throws(RPCError) {
+        var left = count
+        while left > 0 {
+            if readIndex == writeIndex { try fill(1, until: deadline, stream: stream) }
+            let taken = min(left, writeIndex - readIndex)
+            readIndex += taken
+            left -= taken
+        }
+    }
+
+    /// Reads until `count` bytes are unread, moving them to the front of the buffer (or to a
+    /// larger one) when they would not fit.
+    private func fill(_ count: Int, until deadline: ContinuousClock.Instant?, stream: UInt32) throws(RPCError) {
+        if readIndex == writeIndex { (readIndex, writeIndex) = (0, 0) }
+        if inbound.count - readIndex < count {
+            let unread = writeIndex - readIndex
+            let moved = UnsafeMutableRawBufferPointer.allocate(byteCount: max(inbound.count, count), alignment: 8)
+            moved.copyMemory(from: UnsafeRawBufferPointer(rebasing: inbound[readIndex..<writeIndex]))
+            inbound.deallocate()
+            (inbound, readIndex, writeIndex) = (moved, 0, unread)
+        }
+        while writeIndex - readIndex < count {
+            if let deadline { try wait(until: deadline, stream: stream) }
+            // ! the buffer is allocated, so it has an address.
+            let got = Glibc.recv(socket, inbound.baseAddress! + writeIndex, inbound.count - writeIndex, 0)
+            if got > 0 {
+                writeIndex += got
+            } else if got == 0 || errno != EINTR {
+                close()
+                throw RPCError(
+                    code: .unavailable, message: "the connection to \(path) closed before the call was answered")
+            }
+        }
+    }
+
+    /// Waits until the socket can be read or `deadline` passes; then the call is cancelled.
+    private func wait(until deadline: ContinuousClock.Instant, stream: UInt32) throws(RPCError) {
+        while true {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else {
+                try? send(Self.frame(stream: stream, kind: .cancel))
+                throw RPCError(code: .deadlineExceeded, message: "the call was not answered within its timeout")
+            }
+            var ready = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            // Rounded up, so that a wait does not end just before the deadline.
+            let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1
+            if poll(&ready, 1, Int32(clamping: milliseconds)) > 0 { return }
+        }
+    }
+
+    private func send(_ bytes: [UInt8]) throws(RPCError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else {
+                throw RPCError(
+                    code: .unavailable, message: "cannot write to \(path): \(String(cString: strerror(errno)))")
+            }
+            offset += written
+        }
+    }
+
+    private func connect() throws(RPCError) {
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else {
+            throw RPCError(code: .unavailable, message: "cannot make a socket: \(String(cString: strerror(errno)))")
+        }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            Glibc.close(fd)
+            throw RPCError(code: .invalidArgument, message: "the path \(path) is too long for a Unix socket")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else {
+            let why = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw RPCError(code: .unavailable, message: "cannot connect to \(path): \(why)")
+        }
+        socket = fd
+        (readIndex, writeIndex) = (0, 0)
+    }
+}
+
+/// Reads a status frame's payload: the code, the message and the trailing metadata, as
+/// `ByteBuffer.writeMetadata` writes them.
+private struct PayloadReader {
+    let bytes: [UInt8]
+    var index = 0
+
+    mutating func byte() -> UInt8? {
+        guard index < bytes.count else { return nil }
+        defer { index += 1 }
+        return bytes[index]
+    }
+
+    mutating func integer() -> UInt32? {
+        guard bytes.count - index >= 4 else { return nil }
+        defer { index += 4 }
+        return bytes[index..<index + 4].reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    mutating func data() -> [UInt8]? {
+        guard let count = integer().map(Int.init), bytes.count - index >= count else { return nil }
+        defer { index += count }
+        return Array(bytes[index..<index + count])
+    }
+
+    mutating func string() -> String? {
+        data().map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    mutating func metadata() -> Metadata? {
+        guard let count = integer(), count <= 10_000 else { return nil }
+        var metadata = Metadata()
+        for _ in 0..<count {
+            guard let key = string(), let kind = byte() else { return nil }
+            if kind == 0 {
+                guard let value = string() else { return nil }
+                metadata.addString(value, forKey: key)
+            } else {
+                guard let value = data() else { return nil }
+                metadata.addBinary(value, forKey: key)
+            }
+        }
+        return metadata
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import FramedTransport
+import GRPCCore
+import ModelCore
+import ModelWire
+import SwiftProtobuf
+
+/// modeld's client for code that does not use Swift concurrency, as libpq's `PQexec` serves C: a
+/// command-line tool, a server with a thread per connection, a tight loop of small calls. Each
+/// call blocks its thread until the daemon answers, over the framed transport, with no event
+/// loop and no task between (``BlockingFramedConnection``): a point read costs this client about
+/// a fifth of what it costs ``DaemonClient``.
+///
+/// One call at a time: a client per thread (it is not `Sendable`). The calls, their answers and
+/// their errors (``ModelError``s) are ``DaemonClient``'s. A call running longer than ``timeout``
+/// is cancelled and fails with `deadlineExceeded`; the client stays usable.
+public final class BlockingDaemonClient {
+    public let socketPath: String
+    /// How long each call may take; nil: as long as it takes.
+    public var timeout: Duration?
+    private let connection: BlockingFramedConnection
+
+    /// Connects to the daemon whose socket is `socketPath`, on the framed socket beside it.
+    public init(socketPath: String, timeout: Duration? = nil) throws(ModelError) {
+        guard let framed = DefaultLocations.framedSocketPath(for: socketPath) else {
+            throw ModelError(
+                .invalidArgument, "the framed socket beside \(socketPath) would be longer than 107 bytes")
+        }
+        self.socketPath = socketPath
+        self.timeout = timeout
+        do {
+            connection = try BlockingFramedConnection(
+                path: framed, maximumResponseSize: DaemonClient.maximumResponseSize)
+        } catch {
+            throw DaemonClient.translate(error, socketPath: socketPath, small: true)
+        }
+    }
+
+    /// Closes the connection; calls after it fail with `unavailable`.
+    public func close() {
+        connection.close()
+    }
+
+    /// The daemon's version, uptime and counts (`DaemonService/Status`).
+    public func status() throws(ModelError) -> DaemonStatus {
+        DaemonStatus(
+            wire: try decode(unary(Modeld_V1_DaemonService.Method.Status.descriptor, Modeld_V1_StatusRequest())))
+    }
+
+    /// The objects `ids` name, in their order, those that exist (`QueryService/GetObjects`).
+    public func objects(_ ids: [PersistentIdentifier], in store: String) throws(ModelError) -> [ObjectSnapshot] {
+        let request = Modeld_V1_GetObjectsRequest.with {
+            $0.store = store
+            $0.uris = ids.map(\.uriRepresentation)
+        }
+        return try FetchChunk(serialized: unary(Modeld_V1_QueryService.Method.GetObjects.descriptor, request)).objects
+    }
+
+    /// A fetch from a store, every batch gathered (`QueryService/Fetch`).
+    public func fetch(_ descriptor: FetchDescriptor, in store: String) throws(ModelError) -> FetchResult {
+        let request = Modeld_V1_StoreFetchRequest.with {
+            $0.store = store
+            $0.fetch = descriptor.wire
+        }
+        let bytes = try serialized(request)
+        var collector = FetchCollector()
+        for message in try call({ () throws(RPCError) in
+            try connection.serverStreaming(
+                Modeld_V1_QueryService.Method.Fetch.descriptor, request: bytes, timeout: timeout)
+        }) {
+            collector.add(try FetchChunk(serialized: message))
+        }
+        return collector.result(descriptor.resultType)
+    }
+
+    /// Saves `edits` as one transaction (`QueryService/Apply`), as ``DaemonClient`` does.
+    public func apply(
+        _ edits: [ObjectEdit], in store: String, author: String? = nil, uniquenessPolicy: UniquenessPolicy = .error,
+        returnTransaction: Bool = false
+    ) throws(ModelError) -> SaveOutcome {
+        let call = ApplyCall(
+            store: store, author: author, uniquenessPolicy: uniquenessPolicy, edits: edits,
+            returnTransaction: returnTransaction)
+        let request: [UInt8]
+        do {
+            request = try call.serializedBytes()
+        } catch {
+            throw ModelError(.invalidArgument, "the request does not encode: \(error)")
+        }
+        let answer = try self.call { () throws(RPCError) in
+            try connection.unary(Modeld_V1_QueryService.Method.Apply.descriptor, request: request, timeout: timeout)
+        }
+        return SaveOutcome(try SaveResultFields(serialized: answer, in: nil))
+    }
+
+    // MARK: Calls
+
+    private func unary(_ method: MethodDescriptor, _ request: some SwiftProtobuf.Message) throws(ModelError) -> [UInt8]
+    {
+        let bytes = try serialized(request)
+        return try call { () throws(RPCError) in try connection.unary(method, request: bytes, timeout: timeout) }
+    }
+
+    private func call<T>(_ body: () throws(RPCError) -> T) throws(ModelError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw DaemonClient.translate(error, socketPath: socketPath, small: true)
+        }
+    }
+
+    private func serialized(_ message: some SwiftProtobuf.Message) throws(ModelError) -> [UInt8] {
+        do {
+            return try message.serializedBytes()
+        } catch {
+            throw ModelError(.invalidArgument, "the request does not encode: \(error)")
+        }
+    }
+
+    private func decode<Message: SwiftProtobuf.Message>(_ bytes: [UInt8]) throws(ModelError) -> Message {
+        do {
+            return try Message(serializedBytes: bytes)
+        } catch {
+            throw ModelError(.invalidArgument, "a malformed response from modeld: \(error)")
+        }
+    }
+}
