@@ -349,6 +349,9 @@ import Testing
                 .serializedBytes()
         }
         let plain = (0..<count).map(insert)
+        // Written in two halves too: the bytes parse as the message the call describes.
+        let call = ApplyCall(store: "s", author: "a", uniquenessPolicy: .error, edits: plain, returnTransaction: true)
+        #expect(try Modeld_V1_ApplyRequest(serializedBytes: try call.serializedBytes()) == call.wire)
         let read = try #require(ApplyRequestFields(serialized: try bytes(plain)))
         let runs = try #require(read.insertRuns)
         #expect(runs.reduce(0) { $0 + $1.count } == count)
