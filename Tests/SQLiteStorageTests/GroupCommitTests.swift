@@ -92,6 +92,47 @@ import Testing
         }
     }
 
+    /// A save undone in its group takes back the keys and the history token it took: the saves
+    /// around a failing one have consecutive keys and tokens, and the next save, in this process
+    /// or after the store is opened again, goes on from there.
+    @Test func aGroupsSequencesGoOnFromItsLastSave() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("store.sqlite").path
+            let store = try await openStore(path, schema: Catalog.schema)
+            let gate = WriterGate(store)
+            var tasks: [Task<SaveResult, any Error>] = []
+            for (title, sku) in [("a", "S1"), ("clash", "S1"), ("b", "S2"), ("c", "S3")] {
+                tasks.append(Task { try await store.save(Self.insertItem(store, title: title, sku: sku)) })
+                try await Self.waitUntilQueued(store, tasks.count)
+            }
+            gate.release()
+            var results: [SaveResult] = []
+            for (index, task) in tasks.enumerated() {
+                if index == 1 {
+                    let error = await modelError { _ = try await task.value }
+                    #expect(error?.code == .uniqueConstraint, "\(String(describing: error))")
+                } else {
+                    results.append(try await task.value)
+                }
+            }
+            let keys = results.map { $0.remappedIdentifiers.values.first?.primaryKey }
+            let tokens = try results.map { try #require($0.token).rawValue }
+            #expect(keys == [1, 2, 3])
+            #expect(tokens == [tokens[0], tokens[0] + 1, tokens[0] + 2])
+            let alone = try await store.save(Self.insertItem(store, title: "d"))
+            #expect(alone.remappedIdentifiers.values.first?.primaryKey == 4)
+            #expect(alone.token?.rawValue == tokens[0] + 3)
+            await store.close()
+
+            let reopened = try await openStore(path)
+            let after = try await reopened.save(Self.insertItem(reopened, title: "e"))
+            #expect(after.remappedIdentifiers.values.first?.primaryKey == 5)
+            #expect(after.token?.rawValue == tokens[0] + 4)
+            #expect(try await Self.titles(reopened) == ["a", "b", "c", "d", "e"])
+            await reopened.close()
+        }
+    }
+
     /// A save cancelled while it waits for its group is dropped: it throws `cancelled` and
     /// writes nothing; the rest of the group commits.
     @Test func aSaveCancelledWhileWaitingIsDropped() async throws {
