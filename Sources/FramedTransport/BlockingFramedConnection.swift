@@ -204,17 +204,27 @@ public final class BlockingFramedConnection {
             (inbound, readIndex, writeIndex) = (moved, 0, unread)
         }
         while writeIndex - readIndex < count {
-            if let deadline { try wait(until: deadline, stream: stream) }
+            // Waiting in poll for input only, not in recv: a reader sleeping in recv on a Unix
+            // socket is woken, for nothing, when the daemon reads the request (the socket's
+            // waiters share one queue), and sleeps again: two switches a call instead of one.
+            if let deadline { try wait(until: deadline, stream: stream) } else { waitForInput() }
             // ! the buffer is allocated, so it has an address.
-            let got = Glibc.recv(socket, inbound.baseAddress! + writeIndex, inbound.count - writeIndex, 0)
+            let got = Glibc.recv(
+                socket, inbound.baseAddress! + writeIndex, inbound.count - writeIndex, Int32(MSG_DONTWAIT))
             if got > 0 {
                 writeIndex += got
-            } else if got == 0 || errno != EINTR {
+            } else if got == 0 || (errno != EINTR && errno != EAGAIN) {
                 close()
                 throw RPCError(
                     code: .unavailable, message: "the connection to \(path) closed before the call was answered")
             }
         }
+    }
+
+    /// Waits until the socket can be read (or has closed).
+    private func waitForInput() {
+        var ready = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        while poll(&ready, 1, -1) < 0, errno == EINTR {}
     }
 
     /// Waits until the socket can be read or `deadline` passes; then the call is cancelled.

@@ -76,7 +76,11 @@ extension ModeldWorkloads {
     /// Runs `body` on a new thread; its result.
     static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { done in
-            let thread = Thread { done.resume(with: Result { try body() }) }
+            let thread = Thread {
+                let result = Result { try body() }
+                ProcessStats.recordEndingThread()
+                done.resume(with: result)
+            }
             thread.stackSize = 1 << 20
             thread.start()
         }

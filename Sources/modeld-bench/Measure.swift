@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import ModelTesting
+import Synchronization
 
 /// Latencies of one kind of operation, and their percentiles.
 struct Latencies {
@@ -96,7 +97,34 @@ struct ProcessStats {
     /// Clock ticks per second, the unit of /proc/<pid>/stat's times.
     static var ticksPerSecond: Double { Double(sysconf(Int32(_SC_CLK_TCK))) }
 
-    static func ofSelf() -> ProcessStats { of(getpid()) }
+    /// This process's figures; its switches include those of the threads that ended
+    /// (``recordEndingThread()``), which /proc no longer lists (or lists while they exit: they
+    /// are counted once).
+    static func ofSelf() -> ProcessStats {
+        var stats = of(getpid())
+        let (switches, threads) = endedThreads.withLock { ($0.switches, $0.threads) }
+        for thread in threads { stats.voluntarySwitches[thread] = nil }
+        stats.voluntarySwitches["ended"] = switches
+        return stats
+    }
+
+    /// The voluntary switches of this process's threads that have ended, as they told them, and
+    /// their identifiers.
+    private static let endedThreads = Mutex((switches: 0, threads: Set<String>()))
+
+    /// Adds the calling thread's switches to those of ended threads: what a thread of the bench's
+    /// own (a blocking client's) calls last.
+    static func recordEndingThread() {
+        let switches = read("/proc/thread-self/status")["voluntary_ctxt_switches"] ?? 0
+        // /proc/thread-self links to <pid>/task/<tid>.
+        let thread =
+            ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? "")
+            .split(separator: "/").last.map(String.init) ?? ""
+        endedThreads.withLock {
+            $0.switches += switches
+            $0.threads.insert(thread)
+        }
+    }
 
     private static func read(_ path: String) -> [String: Int] {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [:] }
