@@ -26,6 +26,8 @@ final class SQLiteConnection {
     private var cache: [String: SQLiteStatement] = [:]
     /// The schema whose overlay tables this connection has created (see ``OverlayTables``).
     var overlaySchemaHash: String?
+    /// The writer's, while a group of saves runs in its transaction (``SaveBatcher``).
+    var groupMemo: GroupMemo?
     /// What ``stopStatements(when:)`` watches.
     private var cancellationFlag: CancellationFlag?
     /// A new store's file whose first writes are not yet synced (see ``finishCreation()``).

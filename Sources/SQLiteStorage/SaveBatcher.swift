@@ -131,6 +131,10 @@ final class SaveBatcher: Sendable {
                 return
             }
             let alone = rest.count == 1
+            // A group's sequences and schema check are remembered for its transaction
+            // (``GroupMemo``); a save alone reads and writes each once anyway.
+            connection.groupMemo = alone ? nil : GroupMemo()
+            defer { connection.groupMemo = nil }
             var done: [(Waiting, SaveResult)] = []
             var rolledBack = false
             while !rolledBack, let save = rest.popFirst() {
@@ -138,6 +142,7 @@ final class SaveBatcher: Sendable {
                     save.continuation.resume(throwing: ModelError.interrupted)
                     continue
                 }
+                let before = alone ? nil : connection.groupMemo?.copy()
                 do {
                     if !alone { try connection.run("SAVEPOINT save") }
                     let result = try save.work(connection)
@@ -151,6 +156,7 @@ final class SaveBatcher: Sendable {
                         !alone && connection.isInTransaction
                         && (try? connection.run("ROLLBACK TO save")) != nil
                         && (try? connection.run("RELEASE save")) != nil
+                    if undone { connection.groupMemo = before }
                     if !undone {
                         if connection.isInTransaction { _ = try? connection.run("ROLLBACK") }
                         rolledBack = true
@@ -167,6 +173,7 @@ final class SaveBatcher: Sendable {
             // Every path that ends the transaction sets `rolledBack`, so it is open here.
             var outcome: Result<Void, any Error> = .success(())
             do {
+                try connection.groupMemo?.flush(connection)
                 try connection.run("COMMIT")
                 state.withLock { $0.committedGroups += 1 }
                 groupSizes.record(done.count)

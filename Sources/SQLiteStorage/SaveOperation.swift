@@ -37,7 +37,9 @@ struct SaveOperation {
     /// embedded stack, a daemon) may have migrated the file since this one read it: a save of
     /// the old shape is refused rather than written into the new tables.
     static func checkSchemaVersion(_ schema: ResolvedSchema, _ connection: SQLiteConnection) throws {
+        if connection.groupMemo?.checkedSchema == schema.versionHash { return }
         guard let stored = try StoreMetadata.value(for: "schemaHash", connection), stored != schema.versionHash else {
+            connection.groupMemo?.checkedSchema = schema.versionHash
             return
         }
         throw ModelError(

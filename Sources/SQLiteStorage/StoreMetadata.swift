@@ -84,11 +84,22 @@ enum StoreMetadata {
 
     /// The last value the sequence `name` handed out (0 when none).
     static func sequence(_ name: String, _ connection: SQLiteConnection) throws -> Int64 {
-        try connection.scalarInt("SELECT \"value\" FROM \(sequenceTable) WHERE \"name\" = ?1", [.string(name)]) ?? 0
+        if let value = connection.groupMemo?.value(of: name) { return value }
+        let value =
+            try connection.scalarInt("SELECT \"value\" FROM \(sequenceTable) WHERE \"name\" = ?1", [.string(name)]) ?? 0
+        connection.groupMemo?.read(name, value)
+        return value
     }
 
-    /// Records that the sequence `name` has handed out every value up to `value`.
+    /// Records that the sequence `name` has handed out every value up to `value` (in a group of
+    /// saves, when the group commits: ``GroupMemo``).
     static func setSequence(_ name: String, to value: Int64, _ connection: SQLiteConnection) throws {
+        if let memo = connection.groupMemo { return memo.set(name, to: value) }
+        try writeSequence(name, to: value, connection)
+    }
+
+    /// Writes sequence `name`'s value.
+    static func writeSequence(_ name: String, to value: Int64, _ connection: SQLiteConnection) throws {
         try connection.run(
             "INSERT INTO \(sequenceTable) VALUES (?1, ?2) ON CONFLICT(\"name\") DO UPDATE SET \"value\" = excluded.\"value\"",
             [.string(name), .int(value)])

@@ -21,6 +21,8 @@ struct CallDriver {
         case sessionRead = "session-read"
         /// ``query`` in a session of its own, as a ModelClient context fetches.
         case sessionQuery = "session-query"
+        /// ``save`` from 32 connections at once, each `count` saves.
+        case save32 = "save-32"
         /// ``read`` through the blocking client (`BlockingDaemonClient`), on a thread of its own.
         case blockingRead = "blocking-read"
     }
@@ -43,6 +45,23 @@ struct CallDriver {
             try await client.apply((1...count).map(Dataset.insert), in: store)
         case .empty:
             for _ in 0..<count { _ = try await client.status() }
+        case .save32:
+            let socketPath = socketPath, store = store
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<32 {
+                    group.addTask {
+                        try await DaemonClient.withClient(socketPath: socketPath) { client in
+                            try await withTaskExecutorPreference(client.preferredExecutor) {
+                                let first = 2_000_000_000 + index * 1_000_000 + Int.random(in: 0..<900_000)
+                                for n in first..<first + count {
+                                    try await client.apply([Dataset.insert(n)], in: store)
+                                }
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
         case .blockingRead:
             let storeIdentifier = try await identifier(client)
             let (socketPath, store) = (socketPath, store)

@@ -133,6 +133,38 @@ import Testing
         }
     }
 
+    /// Within a group, sequences are read and set in memory and written back once, when the
+    /// group commits (``GroupMemo``); a save undone in the group takes back what it set, so the
+    /// saves after it go on from the value before it, and the table ends at the last one's.
+    @Test func aSaveUndoneInItsGroupTakesBackTheSequencesItSet() async throws {
+        try await withStore(Catalog.schema) { store, _ in
+            let gate = WriterGate(store)
+            @Sendable func advance(by step: Int64, failing: Bool = false) -> SaveBatcher.Work {
+                { connection in
+                    let value = try StoreMetadata.sequence("probe", connection)
+                    try StoreMetadata.setSequence("probe", to: value + step, connection)
+                    if failing { throw ModelError(.validationFailed, "failing on purpose after setting the sequence") }
+                    var result = SaveResult()
+                    result.token = HistoryToken(value + step)
+                    return result
+                }
+            }
+            var tasks: [Task<SaveResult, any Error>] = []
+            for (step, failing) in [(1, false), (100, true), (10, false)] {
+                tasks.append(Task { try await store.saves.save(advance(by: Int64(step), failing: failing)) })
+                try await Self.waitUntilQueued(store, tasks.count)
+            }
+            gate.release()
+            #expect(try await tasks[0].value.token == HistoryToken(1))
+            let error = await modelError { _ = try await tasks[1].value }
+            #expect(error?.code == .validationFailed)
+            #expect(try await tasks[2].value.token == HistoryToken(11))
+            // Written back at the commit: a save alone (no memo) reads it from the table.
+            let after = try await store.saves.save(advance(by: 0))
+            #expect(after.token == HistoryToken(11))
+        }
+    }
+
     /// A save cancelled while it waits for its group is dropped: it throws `cancelled` and
     /// writes nothing; the rest of the group commits.
     @Test func aSaveCancelledWhileWaitingIsDropped() async throws {
