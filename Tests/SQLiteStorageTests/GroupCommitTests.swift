@@ -92,9 +92,9 @@ import Testing
         }
     }
 
-    /// A save undone in its group takes back the keys and the history token it took: the saves
-    /// around a failing one have consecutive keys and tokens, and the next save, in this process
-    /// or after the store is opened again, goes on from there.
+    /// Around a save that fails in its group (its unique constraint refused before it takes a
+    /// key), the others' keys and tokens are consecutive, and the next save, in this process or
+    /// after the store is opened again, goes on from there (the group wrote its sequences back).
     @Test func aGroupsSequencesGoOnFromItsLastSave() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("store.sqlite").path
