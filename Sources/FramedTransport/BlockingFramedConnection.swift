@@ -2,6 +2,7 @@
     import Glibc
 #endif
 import GRPCCore
+import NIOCore
 
 /// A framed connection whose calls block the calling thread, as libpq's `PQexec` does: a call
 /// writes its three frames with one system call and reads its answer with the next, on the
@@ -65,7 +66,8 @@ public final class BlockingFramedConnection {
         guard socket >= 0 else { throw RPCError(code: .unavailable, message: "the connection to \(path) is closed") }
         let stream = nextStream
         nextStream = nextStream == UInt32.max ? 1 : nextStream + 1
-        let frames = Self.callFrames(stream: stream, method: method.fullyQualifiedMethod, request: request)
+        let frames = FramedClientTransport.callFrames(
+            stream: stream, descriptor: method, request: request, allocator: Self.allocator)
         do {
             try send(frames)
         } catch {
@@ -87,15 +89,17 @@ public final class BlockingFramedConnection {
             case .message:
                 received += payload.count
                 guard received <= maximumResponseSize else {
-                    try? send(Self.frame(stream: stream, kind: .cancel))
+                    try? send(Self.cancelFrame(stream: stream))
                     throw RPCError(
                         code: .resourceExhausted,
                         message: "the answer is over the client's limit of \(maximumResponseSize) bytes")
                 }
                 messages.append(payload)
             case .status:
-                var reader = PayloadReader(bytes: payload)
-                guard let raw = reader.byte(), let message = reader.string(), let metadata = reader.metadata() else {
+                var status = ByteBuffer(bytes: payload)
+                guard let raw = status.readInteger(as: UInt8.self), let message = try? status.readShortString(),
+                    let metadata = try? status.readMetadata()
+                else {
                     close()
                     throw RPCError(code: .internalError, message: "a malformed status frame from \(path)")
                 }
@@ -111,42 +115,11 @@ public final class BlockingFramedConnection {
 
     // MARK: Frames
 
-    static func callFrames(stream: UInt32, method: String, request: [UInt8]) -> [UInt8] {
-        var frames: [UInt8] = []
-        frames.reserveCapacity(3 * Frame.headerSize + 8 + method.utf8.count + request.count)
-        appendFrame(to: &frames, stream: stream, kind: .open) { payload in
-            appendInteger(UInt32(method.utf8.count), to: &payload)
-            payload.append(contentsOf: method.utf8)
-            appendInteger(UInt32(0), to: &payload) // no metadata
-        }
-        appendFrame(to: &frames, stream: stream, kind: .message) { $0.append(contentsOf: request) }
-        appendFrame(to: &frames, stream: stream, kind: .end)
-        return frames
-    }
+    /// Frames are made as ``FramedClientTransport``'s are, in buffers of their own.
+    private static let allocator = ByteBufferAllocator()
 
-    static func frame(stream: UInt32, kind: Frame.Kind) -> [UInt8] {
-        var frame: [UInt8] = []
-        appendFrame(to: &frame, stream: stream, kind: kind)
-        return frame
-    }
-
-    private static func appendFrame(
-        to bytes: inout [UInt8], stream: UInt32, kind: Frame.Kind, _ body: (inout [UInt8]) -> Void = { _ in }
-    ) {
-        let start = bytes.count
-        appendInteger(UInt32(0), to: &bytes)
-        appendInteger(stream, to: &bytes)
-        bytes.append(kind.rawValue)
-        body(&bytes)
-        let length = UInt32(bytes.count - start - Frame.headerSize)
-        for offset in 0..<4 { bytes[start + offset] = UInt8(truncatingIfNeeded: length >> (24 - 8 * offset)) }
-    }
-
-    private static func appendInteger(_ value: UInt32, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(truncatingIfNeeded: value >> 24))
-        bytes.append(UInt8(truncatingIfNeeded: value >> 16))
-        bytes.append(UInt8(truncatingIfNeeded: value >> 8))
-        bytes.append(UInt8(truncatingIfNeeded: value))
+    private static func cancelFrame(stream: UInt32) -> ByteBuffer {
+        allocator.frame(stream: stream, kind: .cancel)
     }
 
     /// The next frame read, waiting for its bytes until `deadline`; past it, the call on
@@ -165,7 +138,7 @@ public final class BlockingFramedConnection {
             readIndex += Frame.headerSize
             try discard(length, until: deadline, stream: stream)
             guard frameStream == stream else { return try readFrame(until: deadline, stream: stream) }
-            try? send(Self.frame(stream: stream, kind: .cancel))
+            try? send(Self.cancelFrame(stream: stream))
             throw RPCError(
                 code: .resourceExhausted,
                 message: "an answer of \(length) bytes or more, over the client's limit of \(maximumResponseSize)")
@@ -232,7 +205,7 @@ public final class BlockingFramedConnection {
         while true {
             let left = deadline - ContinuousClock.now
             guard left > .zero else {
-                try? send(Self.frame(stream: stream, kind: .cancel))
+                try? send(Self.cancelFrame(stream: stream))
                 throw RPCError(code: .deadlineExceeded, message: "the call was not answered within its timeout")
             }
             var ready = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
@@ -242,11 +215,12 @@ public final class BlockingFramedConnection {
         }
     }
 
-    private func send(_ bytes: [UInt8]) throws(RPCError) {
+    private func send(_ bytes: ByteBuffer) throws(RPCError) {
         var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes {
-                Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+        while offset < bytes.readableBytes {
+            let written = bytes.withUnsafeReadableBytes { readable in
+                let rest = UnsafeRawBufferPointer(rebasing: readable[offset...])
+                return Glibc.send(socket, rest.baseAddress, rest.count, Int32(MSG_NOSIGNAL))
             }
             if written < 0, errno == EINTR { continue }
             guard written > 0 else {
@@ -284,50 +258,5 @@ public final class BlockingFramedConnection {
         }
         socket = fd
         (readIndex, writeIndex) = (0, 0)
-    }
-}
-
-/// Reads a status frame's payload: the code, the message and the trailing metadata, as
-/// `ByteBuffer.writeMetadata` writes them.
-private struct PayloadReader {
-    let bytes: [UInt8]
-    var index = 0
-
-    mutating func byte() -> UInt8? {
-        guard index < bytes.count else { return nil }
-        defer { index += 1 }
-        return bytes[index]
-    }
-
-    mutating func integer() -> UInt32? {
-        guard bytes.count - index >= 4 else { return nil }
-        defer { index += 4 }
-        return bytes[index..<index + 4].reduce(0) { $0 << 8 | UInt32($1) }
-    }
-
-    mutating func data() -> [UInt8]? {
-        guard let count = integer().map(Int.init), bytes.count - index >= count else { return nil }
-        defer { index += count }
-        return Array(bytes[index..<index + count])
-    }
-
-    mutating func string() -> String? {
-        data().map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    mutating func metadata() -> Metadata? {
-        guard let count = integer(), count <= 10_000 else { return nil }
-        var metadata = Metadata()
-        for _ in 0..<count {
-            guard let key = string(), let kind = byte() else { return nil }
-            if kind == 0 {
-                guard let value = string() else { return nil }
-                metadata.addString(value, forKey: key)
-            } else {
-                guard let value = data() else { return nil }
-                metadata.addBinary(value, forKey: key)
-            }
-        }
-        return metadata
     }
 }

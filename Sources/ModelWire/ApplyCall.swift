@@ -1,6 +1,5 @@
 import Foundation
 import ModelCore
-import Synchronization
 
 /// An `Apply` request in ModelCore's types (the client's side of ``ApplyRequestFields``).
 public struct ApplyCall: Sendable {
@@ -52,18 +51,14 @@ public struct ApplyCall: Sendable {
             writer.varint(UInt64(bitPattern: Int64(uniquenessPolicy.wire.rawValue)))
         }
         if edits.count > ApplyRequestFields.changesReadOnOneThread {
-            let middle = edits.count / 2
-            let halves = Mutex<[Result<[UInt8], any Error>]>([.success([]), .success([])])
-            DispatchQueue.concurrentPerform(iterations: 2) { index in
-                let part = index == 0 ? edits[..<middle] : edits[middle...]
-                let written = Result {
+            let halves = bothHalves(of: edits[...]) { part in
+                Result { () throws -> [UInt8] in
                     var half = ProtobufWriter()
                     try Self.write(part, to: &half)
                     return half.bytes
                 }
-                halves.withLock { $0[index] = written }
             }
-            for half in halves.withLock({ $0 }) { writer.bytes += try half.get() }
+            for half in halves { writer.bytes += try half.get() }
         } else {
             try Self.write(edits[...], to: &writer)
         }

@@ -1,6 +1,5 @@
 import Foundation
 import ModelCore
-import Synchronization
 
 /// An `ApplyRequest` read straight from its bytes into ModelCore's types, for the daemon:
 /// SwiftProtobuf builds a message per change and per value, and maps of them, which cost a
@@ -62,18 +61,9 @@ public struct ApplyRequestFields: Sendable {
     /// `changes` read in order; nil when one is not in the plain form or does not read.
     private static func read(_ changes: ArraySlice<ProtobufReader>) -> [Change]? {
         guard changes.count > changesReadOnOneThread else { return readInOrder(changes) }
-        let middle = changes.startIndex + changes.count / 2
-        let halves = [changes[..<middle], changes[middle...]]
-        let read = Mutex<[[Change]?]>([nil, nil])
-        // The readers point into the request's bytes, which outlive both halves:
-        // concurrentPerform returns only when both are read.
-        nonisolated(unsafe) let unsafeHalves = halves
-        DispatchQueue.concurrentPerform(iterations: 2) { index in
-            let changes = readInOrder(unsafeHalves[index])
-            read.withLock { $0[index] = changes }
-        }
-        let (first, second) = read.withLock { ($0[0], $0[1]) }
-        guard let first, let second else { return nil }
+        // The readers point into the request's bytes, which outlive both halves.
+        let halves = bothHalves(of: changes) { readInOrder($0) }
+        guard let first = halves[0], let second = halves[1] else { return nil }
         return first + second
     }
 

@@ -67,13 +67,13 @@ extension SQLiteStore {
             ) { row in
                 guard let index = positions[row.int64(0)] else { return }
                 let kind = row.text(1), entity = row.text(2), key = row.int64(3)
+                let changed = row.isNull(4) ? nil : row.text(4), tombstone = row.isNull(5) ? nil : row.text(5)
                 // A row of inserts stands for `count` objects with consecutive keys.
                 let count = row.isNull(6) ? 1 : row.int64(6)
                 for offset in 0..<max(count, 1) {
                     guard
                         let stored = try StoredHistory.row(
-                            kind: kind, entity: entity, key: key + offset,
-                            changed: row.isNull(4) ? nil : row.text(4), tombstone: row.isNull(5) ? nil : row.text(5),
+                            kind: kind, entity: entity, key: key + offset, changed: changed, tombstone: tombstone,
                             storeIdentifier: storeIdentifier)
                     else { return }
                     StoredHistory.add(stored, to: &transactions[index])
