@@ -92,7 +92,6 @@ public struct DirectMethods: Sendable {
 struct PendingDirectCall {
     let descriptor: MethodDescriptor
     let handler: DirectMethods.Handler
-    let record: ServerStreamRecord
     var message: [UInt8]?
     var messages = 0
 
@@ -211,29 +210,44 @@ extension FramedServerTransport {
     /// Swift's shared threads. (A handler that streams much back can move itself off the loop.)
     static let largestRequestOnEventLoop = 16 * 1024
 
+    /// A direct call's whole answer from its immediate handler (``DirectMethods/ImmediateHandler``),
+    /// made on the calling thread: its (empty) metadata, the message and an OK status, or the
+    /// status of the error. Nil when the method has no immediate handler, the request is not one
+    /// small message, the transport is stopping, or the handler left the call to its usual
+    /// handler; ``run(_:record:stream:channel:loopExecutor:outbound:peer:)`` then runs it.
+    func answerAtOnce(
+        _ call: PendingDirectCall, stream: UInt32, allocator: ByteBufferAllocator, caller: PeerCredentials?
+    ) -> ByteBuffer? {
+        guard let immediately = call.handler.immediate, call.messages == 1, let request = call.message,
+            request.count <= Self.largestRequestOnEventLoop, admitImmediateCall()
+        else { return nil }
+        defer { immediateCallEnded() }
+        do {
+            guard let response = try immediately(request, caller) else { return nil }
+            return Self.okAnswer(response, stream: stream, allocator: allocator)
+        } catch {
+            let (status, trailers) = Self.status(of: error)
+            return ServerConnectionHandler.statusFrame(
+                stream: stream, status: status, metadata: trailers, allocator: allocator
+            ).bytes
+        }
+    }
+
     /// Runs a direct call whose request is complete and writes its answer on `channel`.
     func run(
-        _ call: PendingDirectCall, stream: UInt32, channel: any Channel, loopExecutor: EventLoopTaskExecutor,
-        outbound: OutboundQueue, peer caller: PeerCredentials?
+        _ call: PendingDirectCall, record: ServerStreamRecord, stream: UInt32, channel: any Channel,
+        loopExecutor: EventLoopTaskExecutor, outbound: OutboundQueue, peer caller: PeerCredentials?
     ) {
-        guard admitDirectCall(call.record) else {
+        guard admitDirectCall(record) else {
             channel.writeAndFlush(
                 ServerConnectionHandler.stoppingFrame(stream: stream, allocator: channel.allocator), promise: nil)
             return
         }
         let onLoop = (call.message?.count ?? 0) <= Self.largestRequestOnEventLoop
-        if onLoop, let immediately = call.handler.immediate,
-            let answer = Self.answerAtOnce(
-                call, immediately, stream: stream, allocator: channel.allocator, caller: caller)
-        {
-            channel.writeAndFlush(answer, promise: nil)
-            directCallEnded(call.record)
-            return
-        }
         let peer = "unix:" + path
         Task(executorPreference: onLoop ? loopExecutor : globalConcurrentExecutor) {
             await withServerContextRPCCancellationHandle { handle in
-                call.record.attach(handle)
+                record.attach(handle)
                 let context = ServerContext(
                     descriptor: call.descriptor, remotePeer: peer, localPeer: peer, cancellation: handle)
                 let answer = await PeerCredentials.$current.withValue(caller ?? .unknown) {
@@ -241,37 +255,22 @@ extension FramedServerTransport {
                 }
                 channel.writeAndFlush(answer, promise: nil)
             }
-            self.directCallEnded(call.record)
+            self.directCallEnded(record)
         }
     }
 
-    /// A unary call's (empty) response metadata and its message, to be followed by its status.
-    private static func unaryResponse(_ response: [UInt8], stream: UInt32, allocator: ByteBufferAllocator)
-        -> ByteBuffer
-    {
-        var frames = allocator.frame(stream: stream, kind: .metadata) { $0.writeMetadata([:]) }
-        var message = ServerFrameWriter.messageFrame(response, stream: stream, allocator: allocator)
-        frames.writeBuffer(&message)
+    /// A unary call's whole answer: its (empty) response metadata, the message and an OK
+    /// status, written into one buffer made once.
+    static func okAnswer(_ response: [UInt8], stream: UInt32, allocator: ByteBufferAllocator) -> ByteBuffer {
+        // The metadata frame's payload is a count of 0; the status's a code, an empty message
+        // and a count of 0.
+        var frames = allocator.buffer(capacity: 3 * Frame.headerSize + 4 + response.count + 9)
+        frames.writeMultipleIntegers(UInt32(4), stream, Frame.Kind.metadata.rawValue, UInt32(0))
+        frames.writeMultipleIntegers(UInt32(response.count), stream, Frame.Kind.message.rawValue)
+        frames.writeBytes(response)
+        frames.writeMultipleIntegers(
+            UInt32(9), stream, Frame.Kind.status.rawValue, UInt8(Status.Code.ok.rawValue), UInt32(0), UInt32(0))
         return frames
-    }
-
-    /// The frames of a call's whole answer from its immediate handler: its (empty) metadata, the
-    /// message and an OK status, or the status of the error; nil when the handler left the call
-    /// to its usual handler.
-    private static func answerAtOnce(
-        _ call: PendingDirectCall, _ immediately: DirectMethods.ImmediateHandler, stream: UInt32,
-        allocator: ByteBufferAllocator, caller: PeerCredentials?
-    ) -> ServerOutbound? {
-        guard call.messages == 1, let request = call.message else { return nil }
-        do {
-            guard let response = try immediately(request, caller) else { return nil }
-            return endedOK(
-                unaryResponse(response, stream: stream, allocator: allocator), stream: stream, allocator: allocator)
-        } catch {
-            let (status, trailers) = Self.status(of: error)
-            return ServerConnectionHandler.statusFrame(
-                stream: stream, status: status, metadata: trailers, allocator: allocator)
-        }
     }
 
     /// `frames` followed by an OK status: the end of a call that succeeded.
@@ -313,7 +312,8 @@ extension FramedServerTransport {
             let frames: ByteBuffer
             switch call.handler {
             case .unary(let handler), .immediate(_, otherwise: let handler):
-                frames = unaryResponse(try await handler(request, context), stream: stream, allocator: allocator)
+                let response = try await handler(request, context)
+                return ServerOutbound(bytes: okAnswer(response, stream: stream, allocator: allocator), ends: stream)
             case .serverStreaming(let handler), .immediateStreaming(_, otherwise: let handler):
                 do {
                     try await handler(request, context, responses)

@@ -39,11 +39,10 @@ enum ServerInbound {
 /// is skipped and its call refused; a frame that does not arrive in one read reserves its size
 /// from the shared ``RequestBudget`` until it is whole (refused, and skipped, when the budget is
 /// spent), and must be whole (or skipped) within the request timeout, or its call fails and the
-/// connection closes. A frame that arrives whole in one read, as a client's calls do, costs none of this.
-final class FrameReader: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ServerInbound
-
+/// connection closes. A frame that arrives whole in one read, as a client's calls do, costs none
+/// of this. Not a channel handler of its own: its connection's handler feeds it what it reads
+/// and takes its frames in the same turn, without a pipeline between them.
+final class FrameReader {
     private let limits: ConnectionLimits
     private var buffer: ByteBuffer?
     /// Bytes of a refused or oversized frame still to drop.
@@ -55,8 +54,9 @@ final class FrameReader: ChannelInboundHandler {
         self.limits = limits
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var incoming = unwrapInboundIn(data)
+    /// Takes bytes read from the socket (dropping what is left of a refused frame).
+    func append(_ incoming: ByteBuffer) {
+        var incoming = incoming
         if skipping > 0 {
             let skipped = min(skipping, incoming.readableBytes)
             incoming.moveReaderIndex(forwardBy: skipped)
@@ -69,11 +69,36 @@ final class FrameReader: ChannelInboundHandler {
         } else {
             buffer!.writeBuffer(&incoming) // ! just checked
         }
-        do {
-            try readFrames(context: context)
-        } catch {
-            context.fireErrorCaught(error)
+    }
+
+    /// The next whole frame, or a call refused, from what has arrived; nil once more bytes are
+    /// needed. `timedOut` is told of a frame that did not arrive whole in time (its call
+    /// refused), after which the connection is closed. Throws for bytes that are no frame.
+    func next(context: ChannelHandlerContext, timedOut: @escaping (ServerInbound) -> Void) throws -> ServerInbound? {
+        guard skipping == 0, let header = try buffer.flatMap(Frame.Header.init) else {
+            compact()
+            return nil
         }
+        if header.length > limits.maximumMessageSize + 1024 {
+            return refuse(
+                header, skipping: true, context: context, timedOut: timedOut,
+                Status(
+                    code: .resourceExhausted,
+                    message:
+                        "the request is \(header.length) bytes, over modeld's maximum message size of \(limits.maximumMessageSize) bytes (modeld --max-message-size): send less at a time"
+                ))
+        }
+        guard let frame = buffer?.readFrame(header) else {
+            if partial == nil { return startPartial(header, context: context, timedOut: timedOut) }
+            compact()
+            return nil
+        }
+        endPartial()
+        return .frame(frame)
+    }
+
+    /// Lets go of what has been read.
+    private func compact() {
         if buffer?.readableBytes == 0 {
             buffer = nil
         } else if let readerIndex = buffer?.readerIndex, readerIndex > 64 * 1024 {
@@ -81,51 +106,36 @@ final class FrameReader: ChannelInboundHandler {
         }
     }
 
-    private func readFrames(context: ChannelHandlerContext) throws {
-        while skipping == 0, let header = try buffer.flatMap(Frame.Header.init) {
-            if header.length > limits.maximumMessageSize + 1024 {
-                refuse(
-                    header, skipping: true, context: context,
-                    Status(
-                        code: .resourceExhausted,
-                        message:
-                            "the request is \(header.length) bytes, over modeld's maximum message size of \(limits.maximumMessageSize) bytes (modeld --max-message-size): send less at a time"
-                    ))
-                continue
-            }
-            guard let frame = buffer?.readFrame(header) else {
-                if partial == nil { startPartial(header, context: context) }
-                return
-            }
-            endPartial()
-            context.fireChannelRead(wrapInboundOut(.frame(frame)))
-        }
-    }
-
-    /// The frame of `header` has begun but not arrived whole: it reserves its size, or is refused.
-    private func startPartial(_ header: Frame.Header, context: ChannelHandlerContext) {
+    /// The frame of `header` has begun but not arrived whole: it reserves its size (nil), or is
+    /// refused.
+    private func startPartial(
+        _ header: Frame.Header, context: ChannelHandlerContext, timedOut: @escaping (ServerInbound) -> Void
+    ) -> ServerInbound? {
         guard limits.requestBudget.reserve(header.length) else {
-            refuse(
-                header, skipping: true, context: context,
+            return refuse(
+                header, skipping: true, context: context, timedOut: timedOut,
                 Status(code: .resourceExhausted, message: limits.requestBudget.refusal(for: header.length)))
-            return
         }
-        partial = (header.stream, header.length, timeout(for: header, context: context))
+        partial = (header.stream, header.length, timeout(for: header, context: context, timedOut: timedOut))
+        return nil
     }
 
     /// Fails the call and closes the connection unless the frame of `header` (read or skipped)
     /// is over within the request timeout.
-    private func timeout(for header: Frame.Header, context: ChannelHandlerContext) -> Scheduled<Void> {
+    private func timeout(
+        for header: Frame.Header, context: ChannelHandlerContext, timedOut: @escaping (ServerInbound) -> Void
+    ) -> Scheduled<Void> {
         let seconds = limits.requestTimeout.components.seconds
         return context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(limits.requestTimeout)) { [self] in
-            partial = nil
-            refuse(
-                header, skipping: false, context: context,
-                Status(
-                    code: .deadlineExceeded,
-                    message:
-                        "the request's \(header.length) bytes did not arrive within \(seconds) s (modeld --request-timeout); the connection is closed"
-                ))
+            endPartial()
+            timedOut(
+                .refused(
+                    stream: header.stream,
+                    status: Status(
+                        code: .deadlineExceeded,
+                        message:
+                            "the request's \(header.length) bytes did not arrive within \(seconds) s (modeld --request-timeout); the connection is closed"
+                    )))
             context.close(promise: nil)
         }
     }
@@ -137,9 +147,12 @@ final class FrameReader: ChannelInboundHandler {
         self.partial = nil
     }
 
-    /// Fails the call of `header` with `status`; with `skipping`, drops the frame's bytes as they
-    /// come, so that the connection can go on.
-    private func refuse(_ header: Frame.Header, skipping: Bool, context: ChannelHandlerContext, _ status: Status) {
+    /// Refuses the call of `header` with `status`, dropping the frame's bytes as they come, so
+    /// that the connection can go on.
+    private func refuse(
+        _ header: Frame.Header, skipping: Bool, context: ChannelHandlerContext,
+        timedOut: @escaping (ServerInbound) -> Void, _ status: Status
+    ) -> ServerInbound {
         endPartial()
         if skipping, var buffer {
             buffer.moveReaderIndex(forwardBy: Frame.headerSize)
@@ -148,19 +161,17 @@ final class FrameReader: ChannelInboundHandler {
             self.skipping = header.length - dropped
             self.buffer = buffer
             // The rest of the frame must come within the time too.
-            if self.skipping > 0 { partial = (header.stream, 0, timeout(for: header, context: context)) }
+            if self.skipping > 0 {
+                partial = (header.stream, 0, timeout(for: header, context: context, timedOut: timedOut))
+            }
         }
-        context.fireChannelRead(wrapInboundOut(.refused(stream: header.stream, status: status)))
+        return .refused(stream: header.stream, status: status)
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    /// The connection closed: what was reserved goes back.
+    func close() {
         endPartial()
         buffer = nil
-        context.fireChannelInactive()
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        endPartial()
     }
 }
 

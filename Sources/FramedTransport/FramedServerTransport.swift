@@ -84,9 +84,6 @@ public final class FramedServerTransport: ServerTransport, Sendable {
                 .childChannelInitializer { [self] channel in
                     PeerCredentials.of(channel).flatMapThrowing { [self] peer in
                         guard limits.connections.admit(channel) else { return }
-                        // A client that does not read its answers stops being read.
-                        try channel.pipeline.syncOperations.addHandler(BackPressureHandler())
-                        try channel.pipeline.syncOperations.addHandler(FrameReader(limits: limits))
                         try channel.pipeline.syncOperations.addHandler(
                             ServerConnectionHandler(transport: self, peer: peer))
                     }
@@ -146,9 +143,23 @@ public final class FramedServerTransport: ServerTransport, Sendable {
         }
     }
 
-    func directCallEnded(_ record: ServerStreamRecord) {
+    /// Counts in a call answered at once on the calling thread (which cannot be cancelled), so
+    /// that shutdown waits for it; false (and not counted) once the transport is shutting down.
+    func admitImmediateCall() -> Bool {
+        state.withLock { state in
+            guard !state.isShutdown else { return false }
+            state.directCalls += 1
+            return true
+        }
+    }
+
+    func immediateCallEnded() {
+        directCallEnded(nil)
+    }
+
+    func directCallEnded(_ record: ServerStreamRecord?) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.streams.removeValue(forKey: ObjectIdentifier(record))
+            if let record { state.streams.removeValue(forKey: ObjectIdentifier(record)) }
             state.directCalls -= 1
             guard state.directCalls == 0 else { return [] }
             defer { state.directCallsDone = [] }

@@ -1,3 +1,4 @@
+import Foundation
 import GRPCCore
 import Synchronization
 import NIOCore
@@ -8,25 +9,37 @@ struct ServerOutbound: Sendable {
     var ends: UInt32?
 }
 
-/// One client connection on the server: turns frames into calls handed to the transport, and
-/// the calls' response parts into frames. Runs on the connection's event loop. A connection with
-/// no call under way for the idle timeout is closed.
+/// One client connection on the server, the only handler of its channel: reads frames
+/// (``FrameReader``), turns them into calls handed to the transport, and the calls' response
+/// parts into frames; a call its method answers at once (``DirectMethods/ImmediateHandler``) is
+/// read, run and answered here, in the loop's turn that read it. Runs on the connection's event
+/// loop. A client that does not read its answers stops being read (as NIO's
+/// `BackPressureHandler` would have it). A connection with no call under way for the idle
+/// timeout is closed.
 final class ServerConnectionHandler: ChannelDuplexHandler {
-    typealias InboundIn = ServerInbound
+    typealias InboundIn = ByteBuffer
     typealias OutboundIn = ServerOutbound
     typealias OutboundOut = ByteBuffer
 
     private let transport: FramedServerTransport
+    private let reader: FrameReader
     private var streams: [UInt32: ServerStreamRecord] = [:]
     /// Direct calls (``DirectMethods``) whose request is still arriving.
     private var pendingDirect: [UInt32: PendingDirectCall] = [:]
     private var loopExecutor: EventLoopTaskExecutor?
     /// What the connection's writers have queued (see ``OutboundQueue``).
     private let outbound = OutboundQueue()
-    /// Closes the connection when it has been idle for the idle timeout; nil while calls are under way.
+    /// Checks the connection's idleness every idle timeout (one timer for the connection's
+    /// life, not one a call).
     private var idleTimer: Scheduled<Void>?
+    /// Since when no call has been under way; nil while one is.
+    private var idleSince: NIODeadline? = .now()
     /// Stops reading while calls have not taken the messages sent to them (set when added).
     private var flow: InboundFlow?
+    /// Whether a read was asked for while the channel could not take more writes.
+    private var pendingRead = false
+    /// The method last opened on the connection: a client calls the same few again and again.
+    private var lastMethod: OpenedMethod?
 
     /// Who connected (`SO_PEERCRED`), given to every call of the connection.
     private let peer: PeerCredentials?
@@ -34,40 +47,83 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     init(transport: FramedServerTransport, peer: PeerCredentials?) {
         self.transport = transport
         self.peer = peer
+        self.reader = FrameReader(limits: transport.limits)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         loopExecutor = EventLoopTaskExecutor(eventLoop: context.eventLoop)
         flow = InboundFlow(channel: context.channel, statistics: transport.inboundFlow)
-        armIdleTimer(context: context)
+        scheduleIdleCheck(in: TimeAmount(transport.limits.idleTimeout), context: context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         idleTimer?.cancel()
         idleTimer = nil
+        reader.close()
     }
 
-    /// Starts the idle timer if no call is under way.
-    private func armIdleTimer(context: ChannelHandlerContext) {
-        guard idleTimer == nil, streams.isEmpty, pendingDirect.isEmpty else { return }
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(transport.limits.idleTimeout)) {
+    /// Closes the connection if it has been idle for the idle timeout by then, or looks again
+    /// once it could have been.
+    private func scheduleIdleCheck(in delay: TimeAmount, context: ChannelHandlerContext) {
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in
+            let timeout = TimeAmount(transport.limits.idleTimeout)
+            guard let idleSince else { return scheduleIdleCheck(in: timeout, context: context) }
+            let idle = NIODeadline.now() - idleSince
+            guard idle >= timeout else { return scheduleIdleCheck(in: timeout - idle, context: context) }
             context.close(promise: nil)
         }
     }
 
+    /// Marks the connection idle from now if no call is under way.
+    private func armIdleTimer(context: ChannelHandlerContext) {
+        guard idleSince == nil, streams.isEmpty, pendingDirect.isEmpty else { return }
+        idleSince = .now()
+    }
+
     private func callStarted() {
-        idleTimer?.cancel()
-        idleTimer = nil
+        idleSince = nil
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            context.read()
+        } else {
+            pendingRead = true
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            if pendingRead {
+                pendingRead = false
+                context.read()
+            }
+        } else {
+            context.flush()
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
+        reader.append(unwrapInboundIn(data))
+        do {
+            while let inbound = try reader.next(context: context, timedOut: { [self] in handle($0, context: context) })
+            {
+                handle(inbound, context: context)
+            }
+        } catch {
+            errorCaught(context: context, error: error)
+        }
+    }
+
+    private func handle(_ inbound: ServerInbound, context: ChannelHandlerContext) {
+        switch inbound {
         case .refused(let stream, let status):
             if let record = streams.removeValue(forKey: stream) {
                 record.fail(RPCError(code: RPCError.Code(status.code) ?? .unknown, message: status.message))
                 flow?.released(record.unread.takeAll())
             }
-            if let call = pendingDirect.removeValue(forKey: stream) { call.record.cancel() }
+            pendingDirect.removeValue(forKey: stream)
             context.writeAndFlush(
                 wrapOutboundOut(
                     Self.statusFrame(stream: stream, status: status, allocator: context.channel.allocator).bytes),
@@ -88,14 +144,23 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                     requests.yield(.message(bytes))
                 }
             case .end:
-                if let call = pendingDirect.removeValue(forKey: frame.stream) {
-                    // `loopExecutor` is set when the handler is added.
-                    transport.run(
-                        call, stream: frame.stream, channel: context.channel, loopExecutor: loopExecutor!,
-                        outbound: outbound, peer: peer)
-                } else {
+                guard let call = pendingDirect.removeValue(forKey: frame.stream) else {
                     streams[frame.stream]?.requests?.finish()
+                    return
                 }
+                if let answer = transport.answerAtOnce(
+                    call, stream: frame.stream, allocator: context.channel.allocator, caller: peer)
+                {
+                    context.writeAndFlush(wrapOutboundOut(answer), promise: nil)
+                    armIdleTimer(context: context)
+                    return
+                }
+                let record = ServerStreamRecord(requests: nil)
+                streams[frame.stream] = record
+                // `loopExecutor` is set when the handler is added.
+                transport.run(
+                    call, record: record, stream: frame.stream, channel: context.channel,
+                    loopExecutor: loopExecutor!, outbound: outbound, peer: peer)
             case .cancel:
                 pendingDirect.removeValue(forKey: frame.stream)
                 if let record = streams.removeValue(forKey: frame.stream) {
@@ -105,30 +170,39 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 }
                 armIdleTimer(context: context)
             case .metadata, .status:
-                context.fireErrorCaught(FramingError("a client sent a server's frame"))
-                context.close(promise: nil)
+                errorCaught(context: context, error: FramingError("a client sent a server's frame"))
             }
         }
     }
 
     private func open(_ frame: Frame, context: ChannelHandlerContext) {
         var payload = frame.payload
-        let parsed = Result { () throws -> (String, String.Index, Metadata) in
-            let path = try payload.readShortString()
-            let metadata = try payload.readMetadata()
-            // Looked for in the UTF-8 bytes: a search by Character walked grapheme clusters.
-            guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), slash != path.startIndex else {
-                throw FramingError("bad method path '\(path)'")
+        let parsed = Result { () throws -> (OpenedMethod, Metadata) in
+            let method: OpenedMethod
+            if let last = lastMethod, payload.startsWith(shortString: last.bytes) {
+                payload.moveReaderIndex(forwardBy: 4 + last.bytes.count)
+                method = last
+            } else {
+                let path = try payload.readShortString()
+                // Looked for in the UTF-8 bytes: a search by Character walked grapheme clusters.
+                guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), slash != path.startIndex else {
+                    throw FramingError("bad method path '\(path)'")
+                }
+                method = OpenedMethod(
+                    bytes: Array(path.utf8), path: path, slash: slash,
+                    direct: transport.directMethods.handler(for: path))
+                lastMethod = method
             }
-            return (path, slash, metadata)
+            return (method, try payload.readMetadata())
         }
-        guard case .success(let (path, slash, metadata)) = parsed, streams[frame.stream] == nil else {
-            context.fireErrorCaught(FramingError("a malformed or repeated open frame"))
-            context.close(promise: nil)
+        guard case .success(let (method, metadata)) = parsed, streams[frame.stream] == nil,
+            pendingDirect[frame.stream] == nil
+        else {
+            errorCaught(context: context, error: FramingError("a malformed or repeated open frame"))
             return
         }
         // A call with a deadline goes through GRPCCore, which enforces it.
-        if let (descriptor, handler) = transport.directMethods.handler(for: path),
+        if let (descriptor, handler) = method.direct,
             !metadata[stringValues: "grpc-timeout"].contains(where: { _ in true })
         {
             guard !transport.isShutdown else {
@@ -139,11 +213,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 armIdleTimer(context: context)
                 return
             }
-            let record = ServerStreamRecord(requests: nil)
-            streams[frame.stream] = record
-            pendingDirect[frame.stream] = PendingDirectCall(descriptor: descriptor, handler: handler, record: record)
+            pendingDirect[frame.stream] = PendingDirectCall(descriptor: descriptor, handler: handler)
             return
         }
+        let path = method.path, slash = method.slash
         let descriptor = MethodDescriptor(
             fullyQualifiedService: String(path[..<slash]), method: String(path[path.index(after: slash)...]))
         let (requests, continuation) = AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.makeStream()
@@ -185,6 +258,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        reader.close()
         let open = streams
         streams = [:]
         pendingDirect = [:]
@@ -209,6 +283,29 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             buffer.writeMetadata(metadata)
         }
         return ServerOutbound(bytes: bytes, ends: stream)
+    }
+}
+
+/// A method path as an open frame names it, and what the transport found for it.
+private struct OpenedMethod {
+    /// The path's UTF-8 bytes, as they come.
+    let bytes: [UInt8]
+    let path: String
+    /// Where the service's name ends.
+    let slash: String.Index
+    /// The method's direct handler, if it has one (``DirectMethods``).
+    let direct: (descriptor: MethodDescriptor, handler: DirectMethods.Handler)?
+}
+
+extension ByteBuffer {
+    /// Whether the readable bytes begin with `bytes` as a short string (their count, then them).
+    fileprivate func startsWith(shortString bytes: [UInt8]) -> Bool {
+        guard readableBytes >= 4 + bytes.count, getInteger(at: readerIndex, as: UInt32.self) == UInt32(bytes.count)
+        else { return false }
+        // Both `!`s: `readable` holds at least 4 bytes, and `bytes` a path, which is never empty.
+        return withUnsafeReadableBytes { readable in
+            bytes.withUnsafeBytes { memcmp(readable.baseAddress! + 4, $0.baseAddress!, bytes.count) == 0 }
+        }
     }
 }
 

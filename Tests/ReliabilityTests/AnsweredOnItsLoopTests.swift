@@ -1,0 +1,127 @@
+import Foundation
+import ModelCore
+import ModelFixtures
+import ModelRemote
+import ModelTesting
+import ModelWire
+import SwiftProtobuf
+import Synchronization
+import Testing
+
+/// A framed connection's point reads are read, run and answered by the connection's own handler
+/// on its event loop, in the turn that read them, with no task, pipeline or other thread between
+/// (``ServerConnectionHandler``). That path keeps the transport's limits: the message size,
+/// cancellation, back-pressure on a client that does not read its answers. (A call with a
+/// deadline goes through GRPCCore, which enforces it: `LimitsTests.deadlinesCancelQueriesMidway`.)
+/// One at a time with the other suites that load the machine on purpose.
+extension OneAtATime {
+    @Suite(.timeLimit(.minutes(5)))
+    struct AnsweredOnItsLoopTests {
+        static let getObjects = "modeld.v1.QueryService/GetObjects"
+
+        /// A point read's request bytes.
+        static func pointRead(_ uri: String, store: String = "big") throws -> [UInt8] {
+            try Modeld_V1_GetObjectsRequest.with {
+                $0.store = store
+                $0.uris = [uri]
+            }.serializedBytes()
+        }
+
+        /// Reads `socket` until every stream of `streams` has its status (or `timeout` passes).
+        static func statuses(
+            of streams: Set<UInt32>, on socket: RawSocket, timeout: Duration = .seconds(30)
+        ) async -> [UInt32: (code: Int, message: String)] {
+            let deadline = ContinuousClock.now + timeout
+            var received: [UInt8] = []
+            while true {
+                let found = FramedBytes.statuses(in: received)
+                let left = deadline - ContinuousClock.now
+                guard !streams.isSubset(of: Set(found.keys)), left > .zero else { return found }
+                guard case .bytes(let bytes) = await socket.read(timeout: left) else { return found }
+                received += bytes
+            }
+        }
+
+        /// A request over the message size is refused on its stream (RESOURCE_EXHAUSTED) and its
+        /// bytes skipped; a call cancelled before its request ends gets no answer; and the same
+        /// connection answers the point reads around them.
+        @Test func oversizedAndCancelledPointReadsLeaveTheConnectionServing() async throws {
+            try await StalledClients.withDaemon(arguments: ["--max-message-size", "64K"]) { daemon in
+                try await StalledClients.makeStore("big", on: daemon, rows: 10, bytes: 100)
+                let uri = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                    try #require(
+                        try await client.fetch(FetchDescriptor(entityName: "Blob", resultType: .identifiers), in: "big")
+                            .identifiers.first
+                    ).uriRepresentation
+                }
+                let socket = try RawSocket.connect(daemon.socketPath + ".frames")
+                defer { socket.close() }
+                let oversized = try Self.pointRead(String(repeating: "x", count: 70 * 1024))
+                try socket.send(
+                    FramedBytes.call(stream: 1, path: Self.getObjects, request: oversized)
+                        + FramedBytes.call(stream: 3, path: Self.getObjects, request: try Self.pointRead(uri))
+                        + FramedBytes.open(stream: 5, path: Self.getObjects)
+                        + FramedBytes.frame(stream: 5, kind: .message, try Self.pointRead(uri))
+                        + FramedBytes.frame(stream: 5, kind: .cancel)
+                        + FramedBytes.frame(stream: 5, kind: .end)
+                        + FramedBytes.call(stream: 7, path: Self.getObjects, request: try Self.pointRead(uri)))
+                let found = await Self.statuses(of: [1, 3, 7], on: socket)
+                #expect(found[1]?.code == 8, "the oversized request: \(String(describing: found[1]))")
+                #expect(found[1]?.message.contains("maximum message size") == true)
+                #expect(found[3]?.code == 0, "the point read after it: \(String(describing: found[3]))")
+                #expect(found[5] == nil, "the cancelled call was answered: \(String(describing: found[5]))")
+                #expect(found[7]?.code == 0, "the point read after the cancelled one: \(String(describing: found[7]))")
+            }
+        }
+
+        /// A client that sends point reads as fast as it can and never reads the answers is no
+        /// longer read once its answers back up: its sends block, the daemon holds a bounded part of
+        /// its answers, and another client's point reads are answered meanwhile.
+        @Test func aClientThatDoesNotReadItsAnswersStopsBeingRead() async throws {
+            try await StalledClients.withDaemon { daemon in
+                // Answers of about 2.6 KB: 40,000 of them would be 100 MB held if the daemon kept reading.
+                try await StalledClients.makeStore("big", on: daemon, rows: 100, bytes: 2_500)
+                let ids = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                    try await client.fetch(FetchDescriptor(entityName: "Blob", resultType: .identifiers), in: "big")
+                        .identifiers
+                }
+                let pid = daemon.processIdentifier
+                let baseline = try await StarvationTests.settledResidentBytes(of: pid)
+                let flood = 40_000
+                let stalled = try RawSocket.connect(daemon.socketPath + ".frames")
+                defer { stalled.close() }
+                let requests = try ids.map { try Self.pointRead($0.uriRepresentation) }
+                let sent = Atomic<Int>(0)
+                let sender = Thread {
+                    for index in 0..<flood {
+                        // Odd stream numbers, as a client's.
+                        let call = FramedBytes.call(
+                            stream: UInt32(2 * index + 1), path: Self.getObjects,
+                            request: requests[index % requests.count])
+                        guard (try? stalled.send(call)) != nil else { return }
+                        sent.add(1, ordering: .relaxed)
+                    }
+                }
+                sender.start()
+                // The sender is blocked once its count stops moving.
+                var last = -1
+                while sent.load(ordering: .relaxed) != last {
+                    last = sent.load(ordering: .relaxed)
+                    try await Task.sleep(for: .milliseconds(500))
+                }
+                #expect(last < flood, "every one of \(flood) requests was read while none of their answers was")
+                try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                    for id in ids.prefix(50) {
+                        let found = try await client.objects([id], in: "big")
+                        #expect(found.map(\.id) == [id])
+                    }
+                }
+                let growth = try await StarvationTests.settledResidentBytes(of: pid) - baseline
+                #expect(
+                    growth < 32 * 1_048_576,
+                    "a client not reading its point reads' answers grew the daemon by \(growth / 1_048_576) MiB")
+                stalled.shutdown()
+            }
+        }
+    }
+}
