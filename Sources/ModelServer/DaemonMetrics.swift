@@ -16,7 +16,9 @@ final class DaemonMetrics: Sendable {
     let registry: PrometheusCollectorRegistry
     let factory: ModeldMetricsFactory
     private let calls = Mutex<[CallKey: CoreMetrics.Counter]>([:])
-    private let latencies = Mutex<[String: CoreMetrics.Timer]>([:])
+    /// Each method's duration, and its count of calls that succeeded: one lookup for a call that
+    /// succeeds, the most common kind.
+    private let methods = Mutex<[String: (timer: CoreMetrics.Timer, succeeded: CoreMetrics.Counter)]>([:])
     private let saves = Mutex<[String: CoreMetrics.Counter]>([:])
     /// The gauges of each store, unregistered when the store is gone.
     private let storeGauges = Mutex<[String: [Prometheus.Gauge]]>([:])
@@ -34,16 +36,28 @@ final class DaemonMetrics: Sendable {
     /// Counts a call to `method` that ended with `code`, and its duration.
     func called(_ method: String, code: RPCError.Code?, since start: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - start
-        let key = CallKey(method: method, code: code.map { "\($0)" } ?? "ok")
-        Self.metric(key, in: calls) {
-            CoreMetrics.Counter(
-                label: "modeld_rpc_calls_total", dimensions: [("method", key.method), ("code", key.code)],
-                factory: factory)
-        }.increment()
-        Self.metric(method, in: latencies) {
-            CoreMetrics.Timer(label: "modeld_rpc_duration_seconds", dimensions: [("method", method)], factory: factory)
-        }.recordNanoseconds(
+        let metrics = Self.metric(method, in: methods) {
+            (
+                timer: CoreMetrics.Timer(
+                    label: "modeld_rpc_duration_seconds", dimensions: [("method", method)], factory: factory),
+                succeeded: Self.callCounter(method: method, code: "ok", factory: factory)
+            )
+        }
+        if let code {
+            let key = CallKey(method: method, code: "\(code)")
+            Self.metric(key, in: calls) { Self.callCounter(method: key.method, code: key.code, factory: factory) }
+                .increment()
+        } else {
+            metrics.succeeded.increment()
+        }
+        metrics.timer.recordNanoseconds(
             Int64(elapsed.components.seconds) * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+    }
+
+    private static func callCounter(method: String, code: String, factory: ModeldMetricsFactory) -> CoreMetrics.Counter
+    {
+        CoreMetrics.Counter(
+            label: "modeld_rpc_calls_total", dimensions: [("method", method), ("code", code)], factory: factory)
     }
 
     /// Counts a save to `store` that committed.

@@ -118,9 +118,17 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     /// answer.
     func objectsAtOnce(serialized bytes: [UInt8], caller: PeerCredentials?) throws -> [UInt8]? {
         try core.rpc.handleAtOnce("GetObjects", caller: caller) { () throws -> [UInt8]? in
-            let request = try ErrorMetadata.request(Modeld_V1_GetObjectsRequest.self, from: bytes)
-            let store = try core.store(request.store, for: .read)
-            let ids = try request.uris.map { try PersistentIdentifier(wire: $0, in: store.storeIdentifier) }
+            let store: StoreHandle, ids: [PersistentIdentifier]
+            if let request = GetObjectsRequestFields(serialized: bytes) {
+                store = try core.store(request.store, for: .read)
+                ids = try store.lastURIPrefix.withLock { prefix throws(ModelError) in
+                    try request.identifiers(in: store.storeIdentifier, prefix: &prefix)
+                }
+            } else {
+                let request = try ErrorMetadata.request(Modeld_V1_GetObjectsRequest.self, from: bytes)
+                store = try core.store(request.store, for: .read)
+                ids = try request.uris.map { try PersistentIdentifier(wire: $0, in: store.storeIdentifier) }
+            }
             var encoder = FetchResponseEncoder()
             guard try store.container.backend.objectsWithoutWaiting(for: ids, into: &encoder) else { return nil }
             return encoder.finish()

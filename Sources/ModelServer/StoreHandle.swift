@@ -10,6 +10,9 @@ final class StoreHandle: Sendable {
     let name: String
     let location: StoreLocation
     let history = HistorySignal()
+    /// The store and entity part of the URI a point read last asked for, for the next to start
+    /// from: parsing the store's UUID from text was most of reading a URI.
+    let lastURIPrefix = Mutex<PersistentIdentifier.URIPrefix?>(nil)
     /// The store's watches (live queries), told of saves by one task for them all.
     let watches: WatchHub
     private let current: Mutex<ModelContainer>

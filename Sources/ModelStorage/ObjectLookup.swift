@@ -13,16 +13,26 @@ public enum ObjectLookup {
     {
         var keys: [String: Set<Int64>] = [:]
         for id in ids {
-            guard id.storeIdentifier == storeIdentifier else {
-                throw ModelError(
-                    .invalidIdentifier,
-                    "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
-                    context: ["uri": id.uriRepresentation])
+            if let (root, key) = try rootAndKey(id, schema: schema, storeIdentifier: storeIdentifier) {
+                keys[root, default: []].insert(key)
             }
-            let entity = try schema.entity(id.entityName)
-            if let key = id.primaryKey { keys[entity.root, default: []].insert(key) }
         }
         return keys
+    }
+
+    /// One identifier's part of ``keysByRoot(_:schema:storeIdentifier:)``: its hierarchy's root
+    /// entity and its key, nil for a temporary identifier; throws as that does.
+    public static func rootAndKey(_ id: PersistentIdentifier, schema: ResolvedSchema, storeIdentifier: UUID)
+        throws(ModelError) -> (root: String, key: Int64)?
+    {
+        guard id.storeIdentifier == storeIdentifier else {
+            throw ModelError(
+                .invalidIdentifier,
+                "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(storeIdentifier.uuidString.lowercased()))",
+                context: ["uri": id.uriRepresentation])
+        }
+        let entity = try schema.entity(id.entityName)
+        return id.primaryKey.map { (entity.root, $0) }
     }
 
     /// The snapshot `id` names in `found` (by hierarchy and key), if its stored entity is the

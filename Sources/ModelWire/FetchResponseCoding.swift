@@ -72,10 +72,14 @@ public struct FetchResponseEncoder: ObjectRowSink, Sendable {
         } else {
             names = row.shape.derived(ShapeNames.init)
             self.names = names
+            // The answer's URIs start from the prefix the shape's last answer wrote.
+            if writer.uriPrefix == nil { writer.uriPrefix = names.uriPrefix }
         }
         let start = writer.beginSizableMessage(prefetched ? 2 : 1)
+        let prefix = writer.uriPrefix
         writer.object(row, names: names)
         writer.endSizableMessage(start)
+        if let made = writer.uriPrefix, made.bytes != prefix?.bytes { names.keep(made) }
     }
 
     /// A sink of objects (``ObjectRowSink``): each is added to `objects`; it always takes more.

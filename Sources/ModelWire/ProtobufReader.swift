@@ -185,6 +185,11 @@ struct ProtobufReader {
         return text
     }
 
+    /// Whether the bytes at `range` are ASCII.
+    func isASCII(_ range: Range<Int>) -> Bool {
+        Self.isASCII(UnsafeBufferPointer(rebasing: bytes[range]))
+    }
+
     private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var index = 0
         let raw = UnsafeRawBufferPointer(bytes)

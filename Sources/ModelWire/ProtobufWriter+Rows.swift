@@ -1,4 +1,5 @@
 import ModelCore
+import Synchronization
 
 /// Objects written from rows (``ObjectRow``), as the daemon answers a small fetch or a point
 /// read: their names encoded once per shape (``ShapeNames``), their values in the shape's order.
@@ -77,8 +78,18 @@ final class ShapeNames: Sendable {
     let attributeBytes: [UInt8]
     let attributeRanges: [Range<Int>]
     let toOne: [[UInt8]]
+    /// The URI prefix of the shape's objects last written, for the next answer to start from
+    /// (writing the store's UUID as text was a tenth of a point read's encoding).
+    private let lastURIPrefix = Mutex<PersistentIdentifier.URIPrefix?>(nil)
 
     var attributeCount: Int { attributeRanges.count }
+
+    /// The URI prefix kept by ``keep(_:)``, if any.
+    var uriPrefix: PersistentIdentifier.URIPrefix? { lastURIPrefix.withLock { $0 } }
+
+    func keep(_ prefix: PersistentIdentifier.URIPrefix?) {
+        lastURIPrefix.withLock { $0 = prefix }
+    }
 
     init(_ shape: ObjectShape) {
         self.shape = shape

@@ -6,7 +6,7 @@ import ModelCore
 struct ProtobufWriter: Sendable {
     var bytes: [UInt8] = []
     /// The store and entity part of the last URI written, for the next.
-    private var uriPrefix: PersistentIdentifier.URIPrefix?
+    var uriPrefix: PersistentIdentifier.URIPrefix?
 
     mutating func varint(_ value: UInt64) {
         // Tags and most lengths take one byte.

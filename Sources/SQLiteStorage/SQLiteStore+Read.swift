@@ -198,8 +198,9 @@ extension SQLiteStore {
         throws -> Bool
     {
         guard ids.count <= Self.shortReadLimit, let layout = try knownLayout() else { return false }
-        let keys = try ObjectLookup.keysByRoot(ids, schema: layout.schema, storeIdentifier: storeIdentifier)
-        if ids.count == 1, let (root, rootKeys) = keys.first, let key = rootKeys.first,
+        if ids.count == 1,
+            let (root, key) = try ObjectLookup.rootAndKey(
+                ids[0], schema: layout.schema, storeIdentifier: storeIdentifier),
             layout.readsObjectsInOneStatement(root: root), let statement = layout.objectsByKey(root: root)
         {
             let storeIdentifier = storeIdentifier, entity = ids[0].entityName
@@ -214,6 +215,7 @@ extension SQLiteStore {
             }
             return (read ?? nil) != nil
         }
+        let keys = try ObjectLookup.keysByRoot(ids, schema: layout.schema, storeIdentifier: storeIdentifier)
         guard let objects = try snapshotsWithoutWaiting(for: ids, keys: keys, layout: layout) else { return false }
         return sink.add(objects)
     }

@@ -8,7 +8,7 @@ extension PersistentIdentifier {
         let storeIdentifier: UUID
         let entityName: String
         /// The prefix's UTF-8 bytes, its last `/` included.
-        let bytes: [UInt8]
+        public let bytes: [UInt8]
 
         init(storeIdentifier: UUID, entityName: String, bytes: [UInt8]) {
             self.storeIdentifier = storeIdentifier
