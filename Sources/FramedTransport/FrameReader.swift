@@ -45,6 +45,9 @@ enum ServerInbound {
 final class FrameReader {
     private let limits: ConnectionLimits
     private var buffer: ByteBuffer?
+    /// Told of a frame that did not arrive whole in time (its call refused), after which the
+    /// connection is closed; set by the connection's handler, once.
+    var timedOut: ((ServerInbound) -> Void)?
     /// Bytes of a refused or oversized frame still to drop.
     private var skipping = 0
     /// The frame being received in parts, what it reserved, and its timeout.
@@ -72,16 +75,15 @@ final class FrameReader {
     }
 
     /// The next whole frame, or a call refused, from what has arrived; nil once more bytes are
-    /// needed. `timedOut` is told of a frame that did not arrive whole in time (its call
-    /// refused), after which the connection is closed. Throws for bytes that are no frame.
-    func next(context: ChannelHandlerContext, timedOut: @escaping (ServerInbound) -> Void) throws -> ServerInbound? {
+    /// needed. Throws for bytes that are no frame.
+    func next(context: ChannelHandlerContext) throws -> ServerInbound? {
         guard skipping == 0, let header = try buffer.flatMap(Frame.Header.init) else {
             compact()
             return nil
         }
         if header.length > limits.maximumMessageSize + 1024 {
             return refuse(
-                header, skipping: true, context: context, timedOut: timedOut,
+                header, context: context,
                 Status(
                     code: .resourceExhausted,
                     message:
@@ -89,7 +91,7 @@ final class FrameReader {
                 ))
         }
         guard let frame = buffer?.readFrame(header) else {
-            if partial == nil { return startPartial(header, context: context, timedOut: timedOut) }
+            if partial == nil { return startPartial(header, context: context) }
             compact()
             return nil
         }
@@ -109,26 +111,26 @@ final class FrameReader {
     /// The frame of `header` has begun but not arrived whole: it reserves its size (nil), or is
     /// refused.
     private func startPartial(
-        _ header: Frame.Header, context: ChannelHandlerContext, timedOut: @escaping (ServerInbound) -> Void
+        _ header: Frame.Header, context: ChannelHandlerContext
     ) -> ServerInbound? {
         guard limits.requestBudget.reserve(header.length) else {
             return refuse(
-                header, skipping: true, context: context, timedOut: timedOut,
+                header, context: context,
                 Status(code: .resourceExhausted, message: limits.requestBudget.refusal(for: header.length)))
         }
-        partial = (header.stream, header.length, timeout(for: header, context: context, timedOut: timedOut))
+        partial = (header.stream, header.length, timeout(for: header, context: context))
         return nil
     }
 
     /// Fails the call and closes the connection unless the frame of `header` (read or skipped)
     /// is over within the request timeout.
     private func timeout(
-        for header: Frame.Header, context: ChannelHandlerContext, timedOut: @escaping (ServerInbound) -> Void
+        for header: Frame.Header, context: ChannelHandlerContext
     ) -> Scheduled<Void> {
         let seconds = limits.requestTimeout.components.seconds
         return context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(limits.requestTimeout)) { [self] in
             endPartial()
-            timedOut(
+            timedOut?(
                 .refused(
                     stream: header.stream,
                     status: Status(
@@ -149,12 +151,9 @@ final class FrameReader {
 
     /// Refuses the call of `header` with `status`, dropping the frame's bytes as they come, so
     /// that the connection can go on.
-    private func refuse(
-        _ header: Frame.Header, skipping: Bool, context: ChannelHandlerContext,
-        timedOut: @escaping (ServerInbound) -> Void, _ status: Status
-    ) -> ServerInbound {
+    private func refuse(_ header: Frame.Header, context: ChannelHandlerContext, _ status: Status) -> ServerInbound {
         endPartial()
-        if skipping, var buffer {
+        if var buffer {
             buffer.moveReaderIndex(forwardBy: Frame.headerSize)
             let dropped = min(header.length, buffer.readableBytes)
             buffer.moveReaderIndex(forwardBy: dropped)
@@ -162,7 +161,7 @@ final class FrameReader {
             self.buffer = buffer
             // The rest of the frame must come within the time too.
             if self.skipping > 0 {
-                partial = (header.stream, 0, timeout(for: header, context: context, timedOut: timedOut))
+                partial = (header.stream, 0, timeout(for: header, context: context))
             }
         }
         return .refused(stream: header.stream, status: status)
@@ -172,6 +171,7 @@ final class FrameReader {
     func close() {
         endPartial()
         buffer = nil
+        timedOut = nil
     }
 }
 

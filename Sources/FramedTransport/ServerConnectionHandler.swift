@@ -53,6 +53,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         loopExecutor = EventLoopTaskExecutor(eventLoop: context.eventLoop)
         flow = InboundFlow(channel: context.channel, statistics: transport.inboundFlow)
+        // Made once, not for every read; the reader lets go of it when the connection closes.
+        reader.timedOut = { [self] in handle($0, context: context) }
         scheduleIdleCheck(in: TimeAmount(transport.limits.idleTimeout), context: context)
     }
 
@@ -75,7 +77,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     /// Marks the connection idle from now if no call is under way.
-    private func armIdleTimer(context: ChannelHandlerContext) {
+    private func noteIdle() {
         guard idleSince == nil, streams.isEmpty, pendingDirect.isEmpty else { return }
         idleSince = .now()
     }
@@ -107,8 +109,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         reader.append(unwrapInboundIn(data))
         do {
-            while let inbound = try reader.next(context: context, timedOut: { [self] in handle($0, context: context) })
-            {
+            while let inbound = try reader.next(context: context) {
                 handle(inbound, context: context)
             }
         } catch {
@@ -128,7 +129,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 wrapOutboundOut(
                     Self.statusFrame(stream: stream, status: status, allocator: context.channel.allocator).bytes),
                 promise: nil)
-            armIdleTimer(context: context)
+            noteIdle()
         case .frame(var frame):
             switch frame.kind {
             case .open:
@@ -152,7 +153,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                     call, stream: frame.stream, allocator: context.channel.allocator, caller: peer)
                 {
                     context.writeAndFlush(wrapOutboundOut(answer), promise: nil)
-                    armIdleTimer(context: context)
+                    noteIdle()
                     return
                 }
                 let record = ServerStreamRecord(requests: nil)
@@ -168,7 +169,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                     record.cancel()
                     record.fail(RPCError(code: .cancelled, message: "the client cancelled the call"))
                 }
-                armIdleTimer(context: context)
+                noteIdle()
             case .metadata, .status:
                 errorCaught(context: context, error: FramingError("a client sent a server's frame"))
             }
@@ -210,7 +211,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                     wrapOutboundOut(
                         Self.stoppingFrame(stream: frame.stream, allocator: context.channel.allocator).bytes),
                     promise: nil)
-                armIdleTimer(context: context)
+                noteIdle()
                 return
             }
             pendingDirect[frame.stream] = PendingDirectCall(descriptor: descriptor, handler: handler)
@@ -234,7 +235,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             context.writeAndFlush(
                 wrapOutboundOut(Self.stoppingFrame(stream: frame.stream, allocator: context.channel.allocator).bytes),
                 promise: nil)
-            armIdleTimer(context: context)
+            noteIdle()
         }
     }
 
@@ -252,7 +253,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 record.requests?.finish()
                 flow?.released(record.unread.takeAll())
             }
-            armIdleTimer(context: context)
+            noteIdle()
         }
         context.write(wrapOutboundOut(outbound.bytes), promise: promise)
     }

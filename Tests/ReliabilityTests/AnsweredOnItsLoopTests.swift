@@ -103,7 +103,10 @@ extension OneAtATime {
                     }
                 }
                 sender.start()
-                // The sender is blocked once its count stops moving.
+                // The sender is blocked once its count stops moving. No event says that a peer stopped
+                // reading (the daemon holding back its reads is the very thing under test), so the
+                // count is looked at until it holds still; a daemon that kept reading would let it
+                // reach the end, and the expectation below would fail.
                 var last = -1
                 while sent.load(ordering: .relaxed) != last {
                     last = sent.load(ordering: .relaxed)
