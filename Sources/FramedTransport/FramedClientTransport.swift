@@ -270,6 +270,12 @@ final class ClientFrameWriter: ClosableRPCWriterProtocol, Sendable {
     private let path: String
     private let holdsUntilFinished: Bool
     private let held = Mutex<(bytes: ByteBuffer?, finished: Bool)>((nil, false))
+    /// Bytes handed to the channel and not yet written to its socket. The channel's writability
+    /// changes only when its event loop runs, so a writer on another thread that looked at it
+    /// alone could queue a whole upload before the loop noticed the socket was full.
+    private let unwritten = Atomic<Int>(0)
+    /// Past this many unwritten bytes a write waits until it is on the socket.
+    static let unwrittenLimit = 1024 * 1024
 
     init(channel: any Channel, stream: UInt32, path: String, holdsUntilFinished: Bool) {
         self.channel = channel
@@ -330,11 +336,19 @@ final class ClientFrameWriter: ClosableRPCWriterProtocol, Sendable {
         if sent { channel.writeAndFlush(channel.allocator.frame(stream: stream, kind: .cancel), promise: nil) }
     }
 
+    /// Writes `bytes`, waiting for them to reach the socket when the channel cannot take more or
+    /// more than ``unwrittenLimit`` bytes are already on their way. A unary call's one write
+    /// waits only for an unwritable channel.
     private func send(_ bytes: ByteBuffer) async throws {
-        if channel.isWritable {
-            channel.writeAndFlush(bytes, promise: nil)
-        } else {
-            try await channel.writeAndFlush(bytes).get()
+        if holdsUntilFinished {
+            guard channel.isWritable else { return try await channel.writeAndFlush(bytes).get() }
+            return channel.writeAndFlush(bytes, promise: nil)
         }
+        let size = bytes.readableBytes
+        let queued = unwritten.add(size, ordering: .relaxed).newValue
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenComplete { [self] _ in unwritten.subtract(size, ordering: .relaxed) }
+        channel.writeAndFlush(bytes, promise: written)
+        if queued > Self.unwrittenLimit || !channel.isWritable { try await written.futureResult.get() }
     }
 }

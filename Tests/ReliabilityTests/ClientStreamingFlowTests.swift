@@ -93,4 +93,63 @@ import Testing
             try await group.waitForAll()
         }
     }
+
+    /// The client's side of the same: its writer runs on another thread than the connection's
+    /// event loop, and the channel's writability changes only when the loop runs. With the loop
+    /// held up (here: blocked on purpose), the writer waits once about 1 MiB is unwritten rather
+    /// than queueing the whole upload in the client's memory.
+    @Test func aWriterAheadOfItsEventLoopWaitsForIt() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "flow")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("framed").path
+        let transport = FramedServerTransport(
+            path: path, limits: ConnectionLimits(maximumMessageSize: 2 * Self.messageSize))
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        open.yield()
+        let server = GRPCServer(transport: transport, services: [UploadService(gate: gate)])
+        let sent = SentCount()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.serve() }
+            try await transport.waitUntilListening()
+            let clientTransport = FramedClientTransport(path: path)
+            try await withGRPCClient(transport: clientTransport) { client in
+                let (firstSent, firstSentDone) = AsyncStream<Void>.makeStream()
+                let (loopHeld, loopHeldDone) = AsyncStream<Void>.makeStream()
+                let upload = Task {
+                    try await client.clientStreaming(
+                        request: StreamingClientRequest(producer: { writer in
+                            for index in 0..<Self.messages {
+                                if index == 1 {
+                                    firstSentDone.finish()
+                                    for await _ in loopHeld {}
+                                }
+                                try await writer.write([UInt8](repeating: UInt8(index % 256), count: Self.messageSize))
+                                sent.count.add(1, ordering: .relaxed)
+                            }
+                        }), descriptor: Self.method, serializer: RawBytes(), deserializer: RawBytes(),
+                        options: .defaults
+                    ) { String(decoding: try $0.message, as: UTF8.self) }
+                }
+                for await _ in firstSent {}
+                // The connection's event loop runs nothing else until `release` is signalled.
+                let release = DispatchSemaphore(value: 0)
+                Task(executorPreference: clientTransport.executor) {
+                    loopHeldDone.finish()
+                    Self.wait(for: release)
+                }
+                try await Task.sleep(for: .milliseconds(300))
+                let sentWhileHeld = sent.count.load(ordering: .relaxed)
+                release.signal()
+                #expect(sentWhileHeld <= 3, "\(sentWhileHeld) MiB queued while the client's event loop was held up")
+                #expect(try await upload.value == "\(Self.messages * Self.messageSize) true")
+            }
+            server.beginGracefulShutdown()
+            try await group.waitForAll()
+        }
+    }
+
+    /// Blocks the calling thread until `semaphore` is signalled.
+    private static func wait(for semaphore: DispatchSemaphore) {
+        semaphore.wait()
+    }
 }
