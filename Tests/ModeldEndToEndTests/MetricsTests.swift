@@ -66,8 +66,7 @@ import Testing
         ])
         var prometheus: Process?
         do {
-            let line = try #require(
-                daemon.log.split(separator: "\n").first { $0.contains("serving metrics at http://") })
+            let line = try #require(await Self.logLine(of: daemon, containing: "serving metrics at http://"))
             let url = try #require(line.split(separator: " ").last.map(String.init))
             #expect(url.hasPrefix("http://127.0.0.1:") && url.hasSuffix("/metrics"))
             try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
@@ -148,6 +147,18 @@ import Testing
             #expect(result.status == 64, "\(address): \(result)")
             #expect(result.error.contains("not a loopback address"), "\(address): \(result.error)")
         }
+    }
+
+    /// The first line of the daemon's log that contains `text`, once it is there (nil if not
+    /// within 60 seconds). The daemon answers calls as soon as its sockets listen, which can be
+    /// before its metrics endpoint is up and has said where.
+    static func logLine(of daemon: ModeldProcess, containing text: String) async -> Substring? {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            if let line = daemon.log.split(separator: "\n").first(where: { $0.contains(text) }) { return line }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return nil
     }
 
     static func promtool(_ text: String, in directory: URL) async throws -> CommandResult {
