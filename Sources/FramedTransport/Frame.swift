@@ -38,11 +38,15 @@ extension Frame {
         /// The header at the start of `buffer`'s readable bytes; nil until all 9 bytes are there.
         /// Throws for a kind that does not exist.
         init?(_ buffer: ByteBuffer) throws(FramingError) {
-            guard buffer.readableBytes >= Frame.headerSize,
-                let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self),
-                let stream = buffer.getInteger(at: buffer.readerIndex + 4, as: UInt32.self),
-                let raw = buffer.getInteger(at: buffer.readerIndex + 8, as: UInt8.self)
-            else { return nil }
+            guard buffer.readableBytes >= Frame.headerSize else { return nil }
+            // One look at the bytes rather than three reads, each checking the buffer on its own.
+            let (length, stream, raw) = buffer.withUnsafeReadableBytes { bytes in
+                (
+                    UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self)),
+                    UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)),
+                    bytes[8]
+                )
+            }
             guard let kind = Kind(rawValue: raw) else { throw FramingError("a frame of unknown kind \(raw)") }
             self.length = Int(length)
             self.stream = stream
@@ -58,18 +62,6 @@ extension ByteBuffer {
         moveReaderIndex(forwardBy: Frame.headerSize)
         // The bytes were just counted.
         return Frame(stream: header.stream, kind: header.kind, payload: readSlice(length: header.length)!)
-    }
-}
-
-/// Reads a client connection's frames (the server reads with ``FrameReader``, which adds its
-/// limits).
-struct FrameDecoder: ByteToMessageDecoder {
-    typealias InboundOut = Frame
-
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        guard let header = try Frame.Header(buffer), let frame = buffer.readFrame(header) else { return .needMoreData }
-        context.fireChannelRead(wrapInboundOut(frame))
-        return .continue
     }
 }
 

@@ -34,14 +34,14 @@ public struct DirectResponses: AsyncSequence, Sendable {
     public typealias Element = [UInt8]
     public typealias Failure = any Error
 
-    let parts: ClientConnectionHandler.Responses
+    let parts: FramedClientConnection.Responses
 
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(parts: parts.makeAsyncIterator())
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var parts: ClientConnectionHandler.Responses.AsyncIterator
+        var parts: FramedClientConnection.Responses.AsyncIterator
         var ended = false
 
         public mutating func next() async throws -> [UInt8]? {

@@ -61,15 +61,39 @@ extension FramedClientTransport {
         stream: UInt32, descriptor: MethodDescriptor, request: [UInt8], allocator: ByteBufferAllocator
     ) -> ByteBuffer {
         let method = descriptor.fullyQualifiedMethod
-        // One buffer, sized for all three: the open frame (the path, and no metadata), the
-        // request's, and the end.
-        var frames = allocator.buffer(capacity: 3 * Frame.headerSize + 4 + method.utf8.count + 4 + request.count)
-        frames.writeFrame(stream: stream, kind: .open) { buffer in
-            buffer.writeShortString(method)
-            buffer.writeMetadata([:])
+        let methodSize = method.utf8.count
+        // One buffer, written in one go (each of ByteBuffer's small writes checks its storage
+        // and access on its own): the open frame (the path, and no metadata), the request's,
+        // and the end.
+        let openSize = 4 + methodSize + 4
+        let total = 3 * Frame.headerSize + openSize + request.count
+        var frames = allocator.buffer(capacity: total)
+        frames.writeWithUnsafeMutableBytes(minimumWritableBytes: total) { bytes in
+            func header(at offset: Int, length: Int, kind: Frame.Kind) {
+                bytes.storeBytes(of: UInt32(length).bigEndian, toByteOffset: offset, as: UInt32.self)
+                bytes.storeBytes(of: stream.bigEndian, toByteOffset: offset + 4, as: UInt32.self)
+                bytes.storeBytes(of: kind.rawValue, toByteOffset: offset + 8, as: UInt8.self)
+            }
+            var offset = 0
+            header(at: offset, length: openSize, kind: .open)
+            offset += Frame.headerSize
+            bytes.storeBytes(of: UInt32(methodSize).bigEndian, toByteOffset: offset, as: UInt32.self)
+            offset += 4
+            _ = UnsafeMutableRawBufferPointer(rebasing: bytes[offset..<(offset + methodSize)]).copyBytes(
+                from: method.utf8)
+            offset += methodSize
+            bytes.storeBytes(of: UInt32(0), toByteOffset: offset, as: UInt32.self) // no metadata
+            offset += 4
+            header(at: offset, length: request.count, kind: .message)
+            offset += Frame.headerSize
+            request.withUnsafeBytes { request in
+                UnsafeMutableRawBufferPointer(rebasing: bytes[offset..<(offset + request.count)]).copyMemory(
+                    from: request)
+            }
+            offset += request.count
+            header(at: offset, length: 0, kind: .end)
+            return total
         }
-        frames.writeFrame(stream: stream, kind: .message) { $0.writeBytes(request) }
-        frames.writeFrame(stream: stream, kind: .end)
         return frames
     }
 }

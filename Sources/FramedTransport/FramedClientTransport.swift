@@ -17,11 +17,11 @@ public final class FramedClientTransport: ClientTransport, Sendable {
     private let stop: AsyncStream<Void>.Continuation
 
     private struct State {
-        var connection: EventLoopFuture<ClientConnectionHandler>?
+        var connection: EventLoopFuture<FramedClientConnection>?
         /// `connection`'s handler once it connected: a call takes it without awaiting the
         /// future, which cost a continuation and a job on the loop (a quarter of a point read's
         /// instructions on this side).
-        var connected: ClientConnectionHandler?
+        var connected: FramedClientConnection?
         var isShutdown = false
         var openCalls = 0
     }
@@ -88,7 +88,7 @@ public final class FramedClientTransport: ClientTransport, Sendable {
     }
 
     /// Counts a call in and returns the connection it goes on (opened if there is none).
-    func beginCall() throws -> EventLoopFuture<ClientConnectionHandler> {
+    func beginCall() throws -> EventLoopFuture<FramedClientConnection> {
         let (connection, isNew) = try state.withLock { state in
             guard !state.isShutdown else { throw RPCError(code: .unavailable, message: "the client is shutting down") }
             state.openCalls += 1
@@ -112,10 +112,10 @@ public final class FramedClientTransport: ClientTransport, Sendable {
     /// on it as; a connection that failed, or closed before the call could be registered, is
     /// forgotten (the next call opens a new one) and the call fails with `unavailable`.
     func registered<Call>(
-        on connection: EventLoopFuture<ClientConnectionHandler>,
-        _ register: (ClientConnectionHandler) -> Call?
-    ) async throws -> (ClientConnectionHandler, Call) {
-        let handler: ClientConnectionHandler
+        on connection: EventLoopFuture<FramedClientConnection>,
+        _ register: (FramedClientConnection) -> Call?
+    ) async throws -> (FramedClientConnection, Call) {
+        let handler: FramedClientConnection
         do {
             let known = state.withLock { $0.connection === connection ? $0.connected : nil }
             if let known { handler = known } else { handler = try await connection.get() }
@@ -131,7 +131,7 @@ public final class FramedClientTransport: ClientTransport, Sendable {
     }
 
     /// Drops a connection that failed or closed, so that the next call opens a new one.
-    func forget(_ connection: EventLoopFuture<ClientConnectionHandler>) {
+    func forget(_ connection: EventLoopFuture<FramedClientConnection>) {
         state.withLock { state in
             if state.connection === connection {
                 state.connection = nil
@@ -148,115 +148,18 @@ public final class FramedClientTransport: ClientTransport, Sendable {
         if finished { finishShutdown() }
     }
 
-    private static func open(_ path: String, on eventLoop: any EventLoop) -> EventLoopFuture<ClientConnectionHandler> {
+    private static func open(_ path: String, on eventLoop: any EventLoop) -> EventLoopFuture<FramedClientConnection> {
         ClientBootstrap(group: eventLoop)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
-                    try channel.pipeline.syncOperations.addHandler(ClientConnectionHandler(channel: channel))
+                    try channel.pipeline.syncOperations.addHandler(
+                        ClientFrameReader(connection: FramedClientConnection(channel: channel)))
                 }
             }
             .connect(unixDomainSocketPath: path)
-            .flatMap { channel in channel.pipeline.handler(type: ClientConnectionHandler.self) }
-    }
-}
-
-/// One connection on the client: routes response frames to their calls. Its table of calls is
-/// shared with the callers' tasks, so it sits behind a lock.
-final class ClientConnectionHandler: ChannelInboundHandler, Sendable {
-    typealias InboundIn = Frame
-    typealias Responses = AsyncThrowingStream<RPCResponsePart<[UInt8]>, any Error>
-
-    /// Where a call's response frames go: its stream of response parts, or a direct unary call.
-    enum Sink: Sendable {
-        case stream(Responses.Continuation)
-        case unary(UnaryCall)
-    }
-
-    let channel: any Channel
-    private let calls = Mutex<(next: UInt32, open: [UInt32: Sink], closed: Bool)>((1, [:], false))
-
-    init(channel: any Channel) {
-        self.channel = channel
-    }
-
-    /// A new call's number and response stream; nil once the connection has closed.
-    func register() -> (UInt32, Responses)? {
-        let (responses, continuation) = Responses.makeStream()
-        return register(.stream(continuation)).map { ($0, responses) }
-    }
-
-    /// A new direct unary call's number; nil once the connection has closed.
-    func register(_ call: UnaryCall) -> UInt32? {
-        register(.unary(call))
-    }
-
-    private func register(_ sink: Sink) -> UInt32? {
-        calls.withLock { calls -> UInt32? in
-            guard !calls.closed else { return nil }
-            let id = calls.next
-            calls.next &+= 2
-            calls.open[id] = sink
-            return id
-        }
-    }
-
-    /// Forgets a call; true if it had not ended (its status had not come).
-    func unregister(_ id: UInt32) -> Bool {
-        calls.withLock { $0.open.removeValue(forKey: id) } != nil
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var frame = unwrapInboundIn(data)
-        switch frame.kind {
-        case .metadata:
-            guard let metadata = try? frame.payload.readMetadata() else { return context.close(promise: nil) }
-            if case .stream(let call) = calls.withLock({ $0.open[frame.stream] }) { call.yield(.metadata(metadata)) }
-        case .message:
-            let bytes = frame.payload.readBytes(length: frame.payload.readableBytes) ?? []
-            switch calls.withLock({ $0.open[frame.stream] }) {
-            case .stream(let call): call.yield(.message(bytes))
-            case .unary(let call): call.received(bytes)
-            case nil: break
+            .flatMapThrowing { channel in
+                try channel.pipeline.syncOperations.handler(type: ClientFrameReader.self).connection
             }
-        case .status:
-            guard let raw = frame.payload.readInteger(as: UInt8.self),
-                let message = try? frame.payload.readShortString(),
-                let metadata = try? frame.payload.readMetadata()
-            else { return context.close(promise: nil) }
-            let code = Status.Code(rawValue: Int(raw)) ?? .unknown
-            switch calls.withLock({ $0.open.removeValue(forKey: frame.stream) }) {
-            case .stream(let call):
-                call.yield(.status(Status(code: code, message: message), metadata))
-                call.finish()
-            case .unary(let call):
-                call.finished(Status(code: code, message: message), metadata: metadata)
-            case nil:
-                break
-            }
-        case .open, .end, .cancel:
-            context.close(promise: nil)
-        }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        let open = calls.withLock { calls in
-            calls.closed = true
-            defer { calls.open = [:] }
-            return calls.open
-        }
-        let closed = RPCError(code: .unavailable, message: "the connection to modeld closed before the call ended")
-        for sink in open.values {
-            switch sink {
-            case .stream(let call): call.finish(throwing: closed)
-            case .unary(let call): call.fail(closed)
-            }
-        }
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
     }
 }
 

@@ -1,0 +1,140 @@
+import GRPCCore
+import NIOCore
+import Synchronization
+
+/// One connection on the client: routes response frames to their calls. Its table of calls is
+/// shared with the callers' tasks, so it sits behind a lock. Its channel's ``ClientFrameReader``
+/// hands it the frames.
+final class FramedClientConnection: Sendable {
+    typealias Responses = AsyncThrowingStream<RPCResponsePart<[UInt8]>, any Error>
+
+    /// Where a call's response frames go: its stream of response parts, or a direct unary call.
+    enum Sink: Sendable {
+        case stream(Responses.Continuation)
+        case unary(UnaryCall)
+    }
+
+    let channel: any Channel
+    private let calls = Mutex<(next: UInt32, open: [UInt32: Sink], closed: Bool)>((1, [:], false))
+
+    init(channel: any Channel) {
+        self.channel = channel
+    }
+
+    /// A new call's number and response stream; nil once the connection has closed.
+    func register() -> (UInt32, Responses)? {
+        let (responses, continuation) = Responses.makeStream()
+        return register(.stream(continuation)).map { ($0, responses) }
+    }
+
+    /// A new direct unary call's number; nil once the connection has closed.
+    func register(_ call: UnaryCall) -> UInt32? {
+        register(.unary(call))
+    }
+
+    private func register(_ sink: Sink) -> UInt32? {
+        calls.withLock { calls -> UInt32? in
+            guard !calls.closed else { return nil }
+            let id = calls.next
+            calls.next &+= 2
+            calls.open[id] = sink
+            return id
+        }
+    }
+
+    /// Forgets a call; true if it had not ended (its status had not come).
+    func unregister(_ id: UInt32) -> Bool {
+        calls.withLock { $0.open.removeValue(forKey: id) } != nil
+    }
+
+    /// A frame from the daemon (on the event loop); one this side never gets closes the connection.
+    func received(_ frame: Frame, context: ChannelHandlerContext) {
+        var frame = frame
+        switch frame.kind {
+        case .metadata:
+            guard let metadata = try? frame.payload.readMetadata() else { return context.close(promise: nil) }
+            if case .stream(let call) = calls.withLock({ $0.open[frame.stream] }) { call.yield(.metadata(metadata)) }
+        case .message:
+            let bytes = frame.payload.readBytes(length: frame.payload.readableBytes) ?? []
+            switch calls.withLock({ $0.open[frame.stream] }) {
+            case .stream(let call): call.yield(.message(bytes))
+            case .unary(let call): call.received(bytes)
+            case nil: break
+            }
+        case .status:
+            guard let raw = frame.payload.readInteger(as: UInt8.self),
+                let message = try? frame.payload.readShortString(),
+                let metadata = try? frame.payload.readMetadata()
+            else { return context.close(promise: nil) }
+            let code = Status.Code(rawValue: Int(raw)) ?? .unknown
+            switch calls.withLock({ $0.open.removeValue(forKey: frame.stream) }) {
+            case .stream(let call):
+                call.yield(.status(Status(code: code, message: message), metadata))
+                call.finish()
+            case .unary(let call):
+                call.finished(Status(code: code, message: message), metadata: metadata)
+            case nil:
+                break
+            }
+        case .open, .end, .cancel:
+            context.close(promise: nil)
+        }
+    }
+
+    /// The connection closed: the calls under way fail with UNAVAILABLE, and no more can start.
+    func closed() {
+        let open = calls.withLock { calls in
+            calls.closed = true
+            defer { calls.open = [:] }
+            return calls.open
+        }
+        let closed = RPCError(code: .unavailable, message: "the connection to modeld closed before the call ended")
+        for sink in open.values {
+            switch sink {
+            case .stream(let call): call.finish(throwing: closed)
+            case .unary(let call): call.fail(closed)
+            }
+        }
+    }
+}
+
+/// Reads a client connection's frames from its socket's bytes and hands each to the connection,
+/// in the loop's turn that read it (no `ByteToMessageHandler`, and no frame boxed in an `NIOAny`
+/// for a handler after it). The channel's only handler.
+final class ClientFrameReader: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    let connection: FramedClientConnection
+    /// The start of a frame whose rest has not arrived yet.
+    private var partial: ByteBuffer?
+
+    init(connection: FramedClientConnection) {
+        self.connection = connection
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buffer = unwrapInboundIn(data)
+        if var partial {
+            self.partial = nil
+            partial.writeBuffer(&buffer)
+            buffer = partial
+        }
+        do {
+            while let header = try Frame.Header(buffer), let frame = buffer.readFrame(header) {
+                connection.received(frame, context: context)
+            }
+        } catch {
+            return context.close(promise: nil)
+        }
+        if buffer.readableBytes > 0 { partial = buffer }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        connection.closed()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}
