@@ -12,7 +12,8 @@ extension FramedClientTransport {
     /// A call whose request could not be written because its connection had just closed (the
     /// daemon closing it as idle while the call set off) never reached the daemon: it is sent
     /// again, once, on a new connection.
-    public func unary(_ descriptor: MethodDescriptor, request: [UInt8]) async throws -> [UInt8] {
+    public nonisolated(nonsending) func unary(_ descriptor: MethodDescriptor, request: [UInt8]) async throws -> [UInt8]
+    {
         do {
             return try await attemptUnary(descriptor, request: request)
         } catch is UnsentCall {
@@ -21,7 +22,9 @@ extension FramedClientTransport {
     }
 
     /// One attempt of ``unary(_:request:)``; `UnsentCall` when the request did not leave.
-    private func attemptUnary(_ descriptor: MethodDescriptor, request: [UInt8]) async throws -> [UInt8] {
+    private nonisolated(nonsending) func attemptUnary(_ descriptor: MethodDescriptor, request: [UInt8]) async throws
+        -> [UInt8]
+    {
         let connection = try beginCall()
         defer { callEnded() }
         let call = UnaryCall()
@@ -79,8 +82,7 @@ extension FramedClientTransport {
             offset += Frame.headerSize
             bytes.storeBytes(of: UInt32(methodSize).bigEndian, toByteOffset: offset, as: UInt32.self)
             offset += 4
-            _ = UnsafeMutableRawBufferPointer(rebasing: bytes[offset..<(offset + methodSize)]).copyBytes(
-                from: method.utf8)
+            UnsafeMutableRawBufferPointer(rebasing: bytes[offset..<(offset + methodSize)]).copyBytes(from: method.utf8)
             offset += methodSize
             bytes.storeBytes(of: UInt32(0), toByteOffset: offset, as: UInt32.self) // no metadata
             offset += 4
@@ -148,7 +150,7 @@ final class UnaryCall: Sendable {
         waiter?.resume(with: outcome.mapError { $0 as any Error })
     }
 
-    func response() async throws -> [UInt8] {
+    nonisolated(nonsending) func response() async throws -> [UInt8] {
         try await withCheckedThrowingContinuation { waiter in
             let ready = state.withLock { state -> Result<[UInt8], RPCError>? in
                 if let outcome = state.outcome { return outcome }

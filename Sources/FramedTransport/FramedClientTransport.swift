@@ -111,7 +111,7 @@ public final class FramedClientTransport: ClientTransport, Sendable {
     /// The connection's handler once it is connected, and what `register` registered a new call
     /// on it as; a connection that failed, or closed before the call could be registered, is
     /// forgotten (the next call opens a new one) and the call fails with `unavailable`.
-    func registered<Call>(
+    nonisolated(nonsending) func registered<Call>(
         on connection: EventLoopFuture<FramedClientConnection>,
         _ register: (FramedClientConnection) -> Call?
     ) async throws -> (FramedClientConnection, Call) {

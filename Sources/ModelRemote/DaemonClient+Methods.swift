@@ -77,7 +77,9 @@ protocol MethodCaller: Sendable {
 
     /// Calls the `GetObjects` method `method` and reads its objects; with `store`, every URI
     /// must be one of that store's.
-    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?)
+    nonisolated(nonsending) func objects<Request: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ request: Request, store: UUID?
+    )
         async throws -> [ObjectSnapshot]
 
     /// Calls `method`, which answers a `SaveResult` (a session's `Save`), and reads it; URIs
@@ -109,7 +111,9 @@ extension MethodCaller {
     }
 
     /// Reads the response message with the wire conversions.
-    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?)
+    nonisolated(nonsending) func objects<Request: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ request: Request, store: UUID?
+    )
         async throws -> [ObjectSnapshot]
     {
         let response: Modeld_V1_GetObjectsResponse = try await unary(method, request)
@@ -212,7 +216,9 @@ struct FramedMethodCaller: MethodCaller {
 
     /// Reads the `GetObjectsResponse` bytes straight into snapshots: they are a `FetchResponse`
     /// with only `objects` (``FetchChunk/init(serialized:)``).
-    func objects<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?)
+    nonisolated(nonsending) func objects<Request: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ request: Request, store: UUID?
+    )
         async throws -> [ObjectSnapshot]
     {
         let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
@@ -286,7 +292,9 @@ extension DaemonClient {
 
     /// Makes the `GetObjects` call `method` with `request`, reading its objects; with `store`,
     /// every URI must be one of that store's.
-    func objects<Method: UnaryMethod>(_ method: Method.Type, _ request: Method.Input, store: UUID? = nil) async throws
+    nonisolated(nonsending) func objects<Method: UnaryMethod>(
+        _ method: Method.Type, _ request: Method.Input, store: UUID? = nil
+    ) async throws
         -> [ObjectSnapshot]
     where Method.Output == Modeld_V1_GetObjectsResponse {
         try await caller.objects(Method.descriptor, request, store: store)

@@ -70,7 +70,9 @@ extension DaemonClient {
     }
 
     /// Objects by identifier; missing ones are left out.
-    public func objects(_ ids: [PersistentIdentifier], in store: String) async throws -> [ObjectSnapshot] {
+    public nonisolated(nonsending) func objects(_ ids: [PersistentIdentifier], in store: String) async throws
+        -> [ObjectSnapshot]
+    {
         try await call {
             try await objects(
                 Modeld_V1_QueryService.Method.GetObjects.self,

@@ -153,7 +153,9 @@ public final class DaemonClient: Sendable {
     ///
     /// `small` says the request cannot be over the daemon's smallest message size limit (64 KiB),
     /// so a reset stream is not the size limit but the daemon ending the call (when it stops).
-    func call<T>(small: Bool = false, _ body: () async throws -> T) async throws -> T {
+    nonisolated(nonsending) func call<T>(small: Bool = false, _ body: nonisolated(nonsending) () async throws -> T)
+        async throws -> T
+    {
         var attempt = 0
         while true {
             do {
