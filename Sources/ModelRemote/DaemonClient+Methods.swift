@@ -58,7 +58,7 @@ extension Modeld_V1_SessionService.Method.Fetch: ServerStreamingMethod {}
 
 /// How a client makes its calls: straight through the framed transport, or through GRPCCore.
 protocol MethodCaller: Sendable {
-    func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+    nonisolated(nonsending) func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
         _ method: MethodDescriptor, _ request: Request
     ) async throws -> Response
 
@@ -84,11 +84,13 @@ protocol MethodCaller: Sendable {
 
     /// Calls `method`, which answers a `SaveResult` (a session's `Save`), and reads it; URIs
     /// are checked against `store` when given.
-    func save<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws
+    nonisolated(nonsending) func save<Request: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ request: Request, store: UUID?
+    ) async throws
         -> SaveOutcome
 
     /// Calls `Apply`.
-    func apply(_ call: ApplyCall) async throws -> SaveOutcome
+    nonisolated(nonsending) func apply(_ call: ApplyCall) async throws -> SaveOutcome
 
     /// Makes the client-streaming call `method`, its requests written by `produce`.
     func clientStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
@@ -98,7 +100,9 @@ protocol MethodCaller: Sendable {
 
 extension MethodCaller {
     /// Reads the response message with the wire conversions.
-    func save<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws
+    nonisolated(nonsending) func save<Request: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ request: Request, store: UUID?
+    ) async throws
         -> SaveOutcome
     {
         let result: Modeld_V1_SaveResult = try await unary(method, request)
@@ -106,7 +110,7 @@ extension MethodCaller {
     }
 
     /// Sends the request message built from `call`.
-    func apply(_ call: ApplyCall) async throws -> SaveOutcome {
+    nonisolated(nonsending) func apply(_ call: ApplyCall) async throws -> SaveOutcome {
         try await save(Modeld_V1_QueryService.Method.Apply.descriptor, call.wire, store: nil)
     }
 
@@ -138,7 +142,7 @@ struct GRPCMethodCaller<Transport: ClientTransport>: MethodCaller {
 
     /// Writes the request's bytes straight from `call` (``ApplyCall/serializedBytes()``) and
     /// reads the answer's by hand, as the framed caller does.
-    func apply(_ call: ApplyCall) async throws -> SaveOutcome {
+    nonisolated(nonsending) func apply(_ call: ApplyCall) async throws -> SaveOutcome {
         let bytes = try await client.unary(
             request: ClientRequest(message: try call.serializedBytes()),
             descriptor: Modeld_V1_QueryService.Method.Apply.descriptor, serializer: MessageBytes(),
@@ -147,7 +151,7 @@ struct GRPCMethodCaller<Transport: ClientTransport>: MethodCaller {
         return SaveOutcome(try SaveResultFields(serialized: bytes, in: nil))
     }
 
-    func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+    nonisolated(nonsending) func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
         _ method: MethodDescriptor, _ request: Request
     ) async throws -> Response {
         try await client.unary(
@@ -191,7 +195,7 @@ struct FramedMethodCaller: MethodCaller {
         try await general.clientStreaming(method, produce)
     }
 
-    func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+    nonisolated(nonsending) func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
         _ method: MethodDescriptor, _ request: Request
     ) async throws -> Response {
         let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
@@ -226,7 +230,9 @@ struct FramedMethodCaller: MethodCaller {
     }
 
     /// Reads the `SaveResult` bytes straight into the outcome (``SaveResultFields``).
-    func save<Request: SwiftProtobuf.Message>(_ method: MethodDescriptor, _ request: Request, store: UUID?) async throws
+    nonisolated(nonsending) func save<Request: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ request: Request, store: UUID?
+    ) async throws
         -> SaveOutcome
     {
         let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
@@ -236,7 +242,7 @@ struct FramedMethodCaller: MethodCaller {
 
     /// Writes the request's bytes straight from `call` (``ApplyCall/serializedBytes()``), and
     /// reads the result's as ``save(_:_:store:)`` does.
-    func apply(_ call: ApplyCall) async throws -> SaveOutcome {
+    nonisolated(nonsending) func apply(_ call: ApplyCall) async throws -> SaveOutcome {
         let bytes = try await transport.unary(
             Modeld_V1_QueryService.Method.Apply.descriptor, request: try call.serializedBytes())
         return SaveOutcome(try SaveResultFields(serialized: bytes, in: nil))
@@ -276,7 +282,9 @@ struct DecodingSequence<Base: AsyncSequence & Sendable, Element: Sendable>: Asyn
 
 extension DaemonClient {
     /// Makes the unary call `method` with `request`.
-    func unary<Method: UnaryMethod>(_ method: Method.Type, _ request: Method.Input) async throws -> Method.Output {
+    nonisolated(nonsending) func unary<Method: UnaryMethod>(_ method: Method.Type, _ request: Method.Input) async throws
+        -> Method.Output
+    {
         try await caller.unary(Method.descriptor, request)
     }
 

@@ -43,7 +43,7 @@ extension DaemonClient {
     }
 
     /// Counts what a fetch would return.
-    public func count(_ descriptor: FetchDescriptor, in store: String) async throws -> Int {
+    public nonisolated(nonsending) func count(_ descriptor: FetchDescriptor, in store: String) async throws -> Int {
         try await call {
             Int(
                 try await unary(
@@ -160,7 +160,7 @@ extension DaemonClient {
 
     /// Applies edits atomically, as one save and one history transaction.
     @discardableResult
-    public func apply(
+    public nonisolated(nonsending) func apply(
         _ edits: [ObjectEdit], in store: String, author: String? = nil, uniquenessPolicy: UniquenessPolicy = .error,
         returnTransaction: Bool = false
     ) async throws -> SaveOutcome {
