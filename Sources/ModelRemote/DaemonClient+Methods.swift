@@ -188,6 +188,8 @@ struct FramedMethodCaller: MethodCaller {
     let transport: FramedClientTransport
     /// GRPCCore's client on the same transport, for the calls that are not direct (client streaming).
     let general: any MethodCaller
+    /// The shapes of the objects last read on the connection, for the next answer's.
+    let shapes = SnapshotShapes()
 
     func clientStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
         _ method: MethodDescriptor, _ produce: @Sendable @escaping (RPCWriter<Request>) async throws -> Void
@@ -215,7 +217,8 @@ struct FramedMethodCaller: MethodCaller {
         _ method: MethodDescriptor, _ request: Request, store: UUID?,
         _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T
     ) async throws -> T {
-        try await stream(method, request, decode: { try FetchChunk(serialized: $0, in: store) }, body)
+        try await stream(
+            method, request, decode: { [shapes] in try FetchChunk(serialized: $0, in: store, shapes: shapes) }, body)
     }
 
     /// Reads the `GetObjectsResponse` bytes straight into snapshots: they are a `FetchResponse`
@@ -226,7 +229,8 @@ struct FramedMethodCaller: MethodCaller {
         async throws -> [ObjectSnapshot]
     {
         let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
-        return try FetchChunk(serialized: try await transport.unary(method, request: bytes), in: store).objects
+        return try FetchChunk(serialized: try await transport.unary(method, request: bytes), in: store, shapes: shapes)
+            .objects
     }
 
     /// Reads the `SaveResult` bytes straight into the outcome (``SaveResultFields``).

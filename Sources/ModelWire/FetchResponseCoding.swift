@@ -1,5 +1,6 @@
 import Foundation
 import ModelCore
+import Synchronization
 
 /// One response of a fetch, in ModelCore's types: what `modeld.v1.FetchResponse` carries.
 public struct FetchChunk: Sendable, Equatable {
@@ -23,10 +24,13 @@ public struct FetchChunk: Sendable, Equatable {
     /// message, its maps and their `Value` messages first (``FetchResponseEncoder``'s reverse).
     /// It reads what any protobuf writer writes: fields in any order, unknown fields skipped.
     /// With `store`, every URI must be one of that store's, as ``init(wire:in:)`` checks them.
-    public init(serialized bytes: [UInt8], in store: UUID? = nil) throws(ModelError) {
+    /// With `shapes`, the objects are read into copies of the last objects `shapes` saw (a
+    /// point read's one object as much as a query's fifty) rather than into tables built from
+    /// nothing.
+    public init(serialized bytes: [UInt8], in store: UUID? = nil, shapes: SnapshotShapes? = nil) throws(ModelError) {
+        var snapshots = shapes?.take(store: store) ?? SnapshotReader(store: store)
         self = try ProtobufReader.reading(bytes) { (reader) throws(ModelError) in
             var chunk = FetchChunk()
-            var snapshots = SnapshotReader(store: store)
             var uriPrefix: PersistentIdentifier.URIPrefix?
             while let (field, type) = try reader.tag() {
                 switch (field, type) {
@@ -39,6 +43,28 @@ public struct FetchChunk: Sendable, Equatable {
             }
             return chunk
         }
+        shapes?.keep(snapshots)
+    }
+}
+
+/// The shapes of the objects a connection last read (``SnapshotReader``'s tables of names), kept
+/// from one answer to the next: a client reads the same few entities again and again. Safe to
+/// share between tasks: a read takes them for its length, and one that finds them taken reads
+/// without them.
+public final class SnapshotShapes: Sendable {
+    private let kept = Mutex<SnapshotReader?>(nil)
+
+    public init() {}
+
+    /// The kept shapes if they are there and for `store`, else a reader with none.
+    func take(store: UUID?) -> SnapshotReader {
+        if let reader = kept.withLock({ kept in kept.take() }), reader.store == store { return reader }
+        return SnapshotReader(store: store)
+    }
+
+    /// Keeps `reader`'s shapes for the next read.
+    func keep(_ reader: SnapshotReader) {
+        kept.withLock { $0 = reader }
     }
 }
 

@@ -4,7 +4,7 @@ import ModelCore
 /// Reads the `ObjectSnapshot` messages of a response, one after another (``FetchChunk``).
 /// The objects of a response are usually of one entity, so each object's attributes and
 /// relationships are read into a copy of the previous object's tables (see ``MapTemplate``).
-struct SnapshotReader {
+struct SnapshotReader: Sendable {
     /// The store whose objects the URIs must name, when given.
     let store: UUID?
     private var attributes = MapTemplate<Value>()
@@ -102,7 +102,7 @@ struct SnapshotReader {
 /// place, at the index the previous map has for its name: names are told apart by their bytes,
 /// with no hashing and no growing, and the table is copied once. Other names, or fewer of
 /// them, are read into a new map, which is the template for the next object.
-struct MapTemplate<Element> {
+struct MapTemplate<Element: Sendable>: Sendable {
     private var template: [String: Element] = [:]
     /// The template's names, each with its index; at most ``maximumSlots``, so that a bit of a
     /// `UInt64` can say which are set.
