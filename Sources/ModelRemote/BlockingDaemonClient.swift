@@ -19,6 +19,8 @@ public final class BlockingDaemonClient {
     /// How long each call may take; nil: as long as it takes.
     public var timeout: Duration?
     private let connection: BlockingFramedConnection
+    /// The start of the URIs last named in a `GetObjects` request, for the next.
+    private var requestPrefix: PersistentIdentifier.URIPrefix?
 
     /// Connects to the daemon whose socket is `socketPath`, on the framed socket beside it.
     public init(socketPath: String, timeout: Duration? = nil) throws(ModelError) {
@@ -49,11 +51,12 @@ public final class BlockingDaemonClient {
 
     /// The objects `ids` name, in their order, those that exist (`QueryService/GetObjects`).
     public func objects(_ ids: [PersistentIdentifier], in store: String) throws(ModelError) -> [ObjectSnapshot] {
-        let request = Modeld_V1_GetObjectsRequest.with {
-            $0.store = store
-            $0.uris = ids.map(\.uriRepresentation)
+        let request = GetObjectsCall(store: store, ids: ids).serializedBytes(prefix: &requestPrefix)
+        let answer = try call { () throws(RPCError) in
+            try connection.unary(
+                Modeld_V1_QueryService.Method.GetObjects.descriptor, request: request, timeout: timeout)
         }
-        return try FetchChunk(serialized: unary(Modeld_V1_QueryService.Method.GetObjects.descriptor, request)).objects
+        return try FetchChunk(serialized: answer).objects
     }
 
     /// A fetch from a store, every batch gathered (`QueryService/Fetch`).

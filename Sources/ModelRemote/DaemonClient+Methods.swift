@@ -92,6 +92,9 @@ protocol MethodCaller: Sendable {
     /// Calls `Apply`.
     nonisolated(nonsending) func apply(_ call: ApplyCall) async throws -> SaveOutcome
 
+    /// Calls `QueryService/GetObjects` and reads its objects.
+    nonisolated(nonsending) func objects(_ call: GetObjectsCall) async throws -> [ObjectSnapshot]
+
     /// Makes the client-streaming call `method`, its requests written by `produce`.
     func clientStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
         _ method: MethodDescriptor, _ produce: @Sendable @escaping (RPCWriter<Request>) async throws -> Void
@@ -112,6 +115,11 @@ extension MethodCaller {
     /// Sends the request message built from `call`.
     nonisolated(nonsending) func apply(_ call: ApplyCall) async throws -> SaveOutcome {
         try await save(Modeld_V1_QueryService.Method.Apply.descriptor, call.wire, store: nil)
+    }
+
+    /// Sends the request message built from `call`.
+    nonisolated(nonsending) func objects(_ call: GetObjectsCall) async throws -> [ObjectSnapshot] {
+        try await objects(Modeld_V1_QueryService.Method.GetObjects.descriptor, call.wire, store: nil)
     }
 
     /// Reads the response message with the wire conversions.
@@ -190,6 +198,8 @@ struct FramedMethodCaller: MethodCaller {
     let general: any MethodCaller
     /// The shapes of the objects last read on the connection, for the next answer's.
     let shapes = SnapshotShapes()
+    /// The start of the URIs last named in a `GetObjects` request on the connection, for the next.
+    let requestPrefix = RequestURIPrefix()
 
     func clientStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
         _ method: MethodDescriptor, _ produce: @Sendable @escaping (RPCWriter<Request>) async throws -> Void
@@ -231,6 +241,14 @@ struct FramedMethodCaller: MethodCaller {
         let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
         return try FetchChunk(serialized: try await transport.unary(method, request: bytes), in: store, shapes: shapes)
             .objects
+    }
+
+    /// Writes the request's bytes straight from `call` (``GetObjectsCall/serializedBytes(prefix:)``),
+    /// and reads the answer's as ``objects(_:_:store:)`` does.
+    nonisolated(nonsending) func objects(_ call: GetObjectsCall) async throws -> [ObjectSnapshot] {
+        let bytes = try await transport.unary(
+            Modeld_V1_QueryService.Method.GetObjects.descriptor, request: requestPrefix.serializedBytes(of: call))
+        return try FetchChunk(serialized: bytes, in: nil, shapes: shapes).objects
     }
 
     /// Reads the `SaveResult` bytes straight into the outcome (``SaveResultFields``).

@@ -74,12 +74,7 @@ extension DaemonClient {
         -> [ObjectSnapshot]
     {
         try await call {
-            try await objects(
-                Modeld_V1_QueryService.Method.GetObjects.self,
-                Modeld_V1_GetObjectsRequest.with {
-                    $0.store = store
-                    $0.uris = ids.map(\.uriRepresentation)
-                })
+            try await caller.objects(GetObjectsCall(store: store, ids: ids))
         }
     }
 
