@@ -23,7 +23,7 @@ final class SQLiteConnection {
     private(set) var handle: OpaquePointer?
     let path: String
     let role: Role
-    private var cache: [String: SQLiteStatement] = [:]
+    private var cache: [StatementKey: SQLiteStatement] = [:]
     /// The schema whose overlay tables this connection has created (see ``OverlayTables``).
     var overlaySchemaHash: String?
     /// The writer's, while a group of saves runs in its transaction (``SaveBatcher``).
@@ -279,16 +279,17 @@ final class SQLiteConnection {
 
     /// A prepared statement for `sql`: from the cache when `cached` and not already in use.
     func prepare(_ sql: String, cached: Bool = true) throws(ModelError) -> SQLiteStatement {
-        if cached, let statement = cache[sql], !statement.isInUse { return statement }
+        let key = StatementKey(sql)
+        if cached, let statement = cache[key], !statement.isInUse { return statement }
         let db = try open()
         var raw: OpaquePointer?
         let flags = cached ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
         let code = sqlite3_prepare_v3(db, sql, -1, flags, &raw, nil)
         guard code == SQLITE_OK, let raw else { throw ModelError.sqlite(code, db: db, sql: sql) }
         let statement = SQLiteStatement(handle: raw, sql: sql)
-        if cached, cache[sql] == nil {
+        if cached, cache[key] == nil {
             if cache.count >= Self.cacheCapacity { cache = cache.filter { $0.value.isInUse } }
-            cache[sql] = statement
+            cache[key] = statement
         }
         return statement
     }

@@ -67,12 +67,15 @@ extension SaveOperation {
     static let changeSQL =
         "INSERT INTO \(StoreMetadata.changeTable) (\(StoreMetadata.changeColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
 
+    static let transactionSQL =
+        "INSERT INTO \(StoreMetadata.transactionTable) (\"token\", \"timestamp\", \"author\", \"user\") VALUES (?1, ?2, ?3, ?4)"
+
     /// Writes a new history transaction, stamped now, by `author` for `user`, and returns its token.
     static func recordTransaction(author: String?, user: String?, _ connection: SQLiteConnection) throws -> Int64 {
         let token = try StoreMetadata.sequence(StoreMetadata.historySequence, connection) + 1
         try StoreMetadata.setSequence(StoreMetadata.historySequence, to: token, connection)
         try connection.run(
-            "INSERT INTO \(StoreMetadata.transactionTable) (\"token\", \"timestamp\", \"author\", \"user\") VALUES (?1, ?2, ?3, ?4)",
+            transactionSQL,
             [
                 .int(token), .int(Timestamp(Date()).microsecondsSince1970), author.map(Value.string) ?? .null,
                 user.map(Value.string) ?? .null,

@@ -63,7 +63,7 @@ enum StoreMetadata {
     /// The metadata value for `key`.
     static func value(for key: String, _ connection: SQLiteConnection) throws -> String? {
         var result: String?
-        try connection.query("SELECT \"value\" FROM \(metaTable) WHERE \"key\" = ?1", [.string(key)]) {
+        try connection.query(readValueSQL, [.string(key)]) {
             result = $0.text(0)
         }
         return result
@@ -86,7 +86,7 @@ enum StoreMetadata {
     static func sequence(_ name: String, _ connection: SQLiteConnection) throws -> Int64 {
         if let value = connection.groupMemo?.value(of: name) { return value }
         let value =
-            try connection.scalarInt("SELECT \"value\" FROM \(sequenceTable) WHERE \"name\" = ?1", [.string(name)]) ?? 0
+            try connection.scalarInt(readSequenceSQL, [.string(name)]) ?? 0
         connection.groupMemo?.read(name, value)
         return value
     }
@@ -100,8 +100,13 @@ enum StoreMetadata {
 
     /// Writes sequence `name`'s value.
     static func writeSequence(_ name: String, to value: Int64, _ connection: SQLiteConnection) throws {
-        try connection.run(
-            "INSERT INTO \(sequenceTable) VALUES (?1, ?2) ON CONFLICT(\"name\") DO UPDATE SET \"value\" = excluded.\"value\"",
-            [.string(name), .int(value)])
+        try connection.run(writeSequenceSQL, [.string(name), .int(value)])
     }
+
+    // Made once: every save runs them, and making their text each time cost more than finding
+    // their statement.
+    private static let readValueSQL = "SELECT \"value\" FROM \(metaTable) WHERE \"key\" = ?1"
+    private static let readSequenceSQL = "SELECT \"value\" FROM \(sequenceTable) WHERE \"name\" = ?1"
+    private static let writeSequenceSQL =
+        "INSERT INTO \(sequenceTable) VALUES (?1, ?2) ON CONFLICT(\"name\") DO UPDATE SET \"value\" = excluded.\"value\""
 }
