@@ -4,11 +4,13 @@ import ModelCore
 import Synchronization
 
 /// Group commit on the writer connection. Saves that arrive while the writer is busy wait
-/// together, then run in one `BEGIN IMMEDIATE` transaction, each inside a savepoint of its own,
-/// and one COMMIT (one sync of the WAL, `synchronous=FULL`) makes all of them durable before
-/// any of them returns. A save that fails rolls back to its savepoint and throws alone; the
-/// others of its group still commit. A save that waits alone runs in a transaction of its own,
-/// as it would without grouping.
+/// together, then run in one `BEGIN IMMEDIATE` transaction, and one COMMIT (one sync of the WAL,
+/// `synchronous=FULL`) makes all of them durable before any of them returns. A save that fails
+/// throws alone; the others of its group still commit. Saves rarely fail, so a group first runs
+/// without a savepoint a save (two statements each): when one fails, the transaction is rolled
+/// back and the others run again in a new one, each in a savepoint of its own from then on, so
+/// that a later failure undoes only its own save. A save that waits alone runs in a transaction
+/// of its own, as it would without grouping.
 ///
 /// Each save keeps its own history transaction and token, in the order the saves ran, so a
 /// group reads exactly like the same saves made one after another.
@@ -118,11 +120,13 @@ final class SaveBatcher: Sendable {
         if more { scheduleGroup() }
     }
 
-    /// Runs `group` in one transaction, or in several if SQLite rolls one back under a save (a
-    /// full disk, say): that save throws, and the others, those done before it included, go on
-    /// in a new transaction.
+    /// Runs `group` in one transaction, or in several if a save fails outside a savepoint, or
+    /// SQLite rolls one back under a save (a full disk, say): that save throws, and the others,
+    /// those done before it included, go on in a new transaction.
     private func run(_ group: ArraySlice<Waiting>, on connection: SQLiteConnection) {
         var rest = group
+        // Whether each save of the group runs in a savepoint: once one has failed.
+        var guarded = false
         while !rest.isEmpty {
             do {
                 try connection.run("BEGIN IMMEDIATE")
@@ -142,31 +146,34 @@ final class SaveBatcher: Sendable {
                     save.continuation.resume(throwing: ModelError.interrupted)
                     continue
                 }
-                let before = alone ? nil : connection.groupMemo?.copy()
+                let savepoint = guarded && !alone
+                let before = savepoint ? connection.groupMemo?.copy() : nil
                 do {
-                    if !alone { try connection.run("SAVEPOINT save") }
+                    if savepoint { try connection.run("SAVEPOINT save") }
                     let result = try save.work(connection)
-                    if !alone { try connection.run("RELEASE save") }
+                    if savepoint { try connection.run("RELEASE save") }
                     done.append((save, result))
                 } catch {
                     save.continuation.resume(throwing: error)
-                    // In a group, undo this save alone; otherwise (or if SQLite already rolled
-                    // the transaction back, or undoing fails) end the transaction.
+                    // In a savepoint, undo this save alone; otherwise (or if SQLite already
+                    // rolled the transaction back, or undoing fails) end the transaction, and
+                    // run the rest of the group in savepoints.
                     let undone =
-                        !alone && connection.isInTransaction
+                        savepoint && connection.isInTransaction
                         && (try? connection.run("ROLLBACK TO save")) != nil
                         && (try? connection.run("RELEASE save")) != nil
                     if undone { connection.groupMemo = before }
                     if !undone {
                         if connection.isInTransaction { _ = try? connection.run("ROLLBACK") }
                         rolledBack = true
+                        guarded = true
                     }
                 }
                 state.withLock { $0.running = nil }
             }
             if rolledBack {
                 // The transaction ended under a save, which has thrown; the saves done before it
-                // were undone with it, so they run again in a new one.
+                // were undone with it, so they run again in a new one, in savepoints.
                 rest = ArraySlice(done.map(\.0)) + rest
                 continue
             }
