@@ -52,11 +52,8 @@ public final class BlockingDaemonClient {
     /// The objects `ids` name, in their order, those that exist (`QueryService/GetObjects`).
     public func objects(_ ids: [PersistentIdentifier], in store: String) throws(ModelError) -> [ObjectSnapshot] {
         let request = GetObjectsCall(store: store, ids: ids).serializedBytes(prefix: &requestPrefix)
-        let answer = try call { () throws(RPCError) in
-            try connection.unary(
-                Modeld_V1_QueryService.Method.GetObjects.descriptor, request: request, timeout: timeout)
-        }
-        return try FetchChunk(serialized: answer).objects
+        return try FetchChunk(serialized: unary(Modeld_V1_QueryService.Method.GetObjects.descriptor, bytes: request))
+            .objects
     }
 
     /// A fetch from a store, every batch gathered (`QueryService/Fetch`).
@@ -90,9 +87,7 @@ public final class BlockingDaemonClient {
         } catch {
             throw ModelError(.invalidArgument, "the request does not encode: \(error)")
         }
-        let answer = try self.call { () throws(RPCError) in
-            try connection.unary(Modeld_V1_QueryService.Method.Apply.descriptor, request: request, timeout: timeout)
-        }
+        let answer = try unary(Modeld_V1_QueryService.Method.Apply.descriptor, bytes: request)
         return SaveOutcome(try SaveResultFields(serialized: answer, in: nil))
     }
 
@@ -100,8 +95,12 @@ public final class BlockingDaemonClient {
 
     private func unary(_ method: MethodDescriptor, _ request: some SwiftProtobuf.Message) throws(ModelError) -> [UInt8]
     {
-        let bytes = try serialized(request)
-        return try call { () throws(RPCError) in try connection.unary(method, request: bytes, timeout: timeout) }
+        try unary(method, bytes: serialized(request))
+    }
+
+    /// A unary call of `method` with a request already written: its answer's bytes.
+    private func unary(_ method: MethodDescriptor, bytes: [UInt8]) throws(ModelError) -> [UInt8] {
+        try call { () throws(RPCError) in try connection.unary(method, request: bytes, timeout: timeout) }
     }
 
     private func call<T>(_ body: () throws(RPCError) -> T) throws(ModelError) -> T {
