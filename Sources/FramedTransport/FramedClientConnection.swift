@@ -6,11 +6,11 @@ import Synchronization
 /// shared with the callers' tasks, so it sits behind a lock. Its channel's ``ClientFrameReader``
 /// hands it the frames.
 final class FramedClientConnection: Sendable {
-    typealias Responses = AsyncThrowingStream<RPCResponsePart<[UInt8]>, any Error>
+    typealias Responses = ResponseParts
 
     /// Where a call's response frames go: its stream of response parts, or a direct unary call.
     enum Sink: Sendable {
-        case stream(Responses.Continuation)
+        case stream(Responses)
         case unary(UnaryCall)
     }
 
@@ -23,8 +23,8 @@ final class FramedClientConnection: Sendable {
 
     /// A new call's number and response stream; nil once the connection has closed.
     func register() -> (UInt32, Responses)? {
-        let (responses, continuation) = Responses.makeStream()
-        return register(.stream(continuation)).map { ($0, responses) }
+        let responses = Responses()
+        return register(.stream(responses)).map { ($0, responses) }
     }
 
     /// A new direct unary call's number; nil once the connection has closed.

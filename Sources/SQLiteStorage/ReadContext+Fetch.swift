@@ -80,7 +80,7 @@ extension ReadContext {
         } else {
             selection = layout.allColumns(of: entity, includesSubentities: descriptor.includesSubentities)
         }
-        let sql = try compiler.fetch(descriptor, columns: selection.columns)
+        let sql = try compiler.fetch(descriptor, columns: selection.columns, select: selection.select)
         return ObjectsQuery(
             table: table, plans: selection.plans, properties: properties, sql: sql, parameters: compiler.parameters)
     }

@@ -68,6 +68,30 @@ import Testing
         }
     }
 
+    /// The select list a layout keeps for an entity's objects is the one the compiler makes
+    /// for each query, and none is kept where the compiler joins (a to-one's target entity).
+    @Test func theKeptSelectListIsTheCompilers() async throws {
+        try await withStore(SampleTrips.schema) { store, _ in
+            let layout = SQLiteLayout(try await store.schema())
+            var joined = 0
+            for entity in layout.schema.entities {
+                for includesSubentities in [false, true] {
+                    let selection = layout.allColumns(of: entity, includesSubentities: includesSubentities)
+                    var compiler = SQLCompiler(layout: layout, entity: entity)
+                    let made = compiler.objectSelect(selection.columns)
+                    if let kept = selection.select {
+                        #expect(kept == made, "\(entity.name)")
+                    } else {
+                        joined += 1
+                        // The target's entity name, read from the join the compiler adds.
+                        #expect(made.contains("r1.\"_entity\""), "\(entity.name): \(made)")
+                    }
+                }
+            }
+            #expect(joined > 0, "SampleTrips has entities with to-one relationships")
+        }
+    }
+
     @Test func theLayoutFollowsTheSemanticsPage() async throws {
         try await withStore(Catalog.schema) { _, path in
             let connection = try SQLiteConnection(path: path, role: .reader)

@@ -4,7 +4,11 @@ extension SQLCompiler {
     /// `SELECT … FROM … WHERE … ORDER BY … LIMIT … OFFSET …` for a validated fetch. For objects
     /// the select list is `_pk`, `_entity`, `_version` and `columns`; for identifiers `_pk`,
     /// `_entity`; for a count, one `count(*)` after offset and limit.
-    package mutating func fetch(_ descriptor: FetchDescriptor, columns: [SelectedColumn]) throws(ModelError) -> String {
+    /// `select`, when given, is the select list of `columns` made beforehand
+    /// (``plainObjectSelect(_:)``), which a caller keeps for every fetch of the same columns.
+    package mutating func fetch(_ descriptor: FetchDescriptor, columns: [SelectedColumn], select: String? = nil)
+        throws(ModelError) -> String
+    {
         let table = layout.table(for: root.entity)
         let condition = try filter(
             descriptor.predicate, includesSubentities: descriptor.includesSubentities, table: table)
@@ -31,7 +35,7 @@ extension SQLCompiler {
             return
                 "SELECT t0.\"_pk\", t0.\"_entity\" FROM \(table.quoted) AS t0\(root.joinClause) WHERE \(condition) ORDER BY \(order.joined(separator: ", "))\(paging)"
         case .objects:
-            let select = objectSelect(columns)
+            let select = select ?? objectSelect(columns)
             return
                 "SELECT \(select) FROM \(table.quoted) AS t0\(root.joinClause) WHERE \(condition) ORDER BY \(order.joined(separator: ", "))\(paging)"
         }
@@ -50,6 +54,17 @@ extension SQLCompiler {
                     "LEFT JOIN \(table.quoted) AS \(target) ON \(target).\"_pk\" = \(SQL.column("t0", column.name))")
                 select.append("\(target).\"_entity\"")
             }
+        }
+        return select.joined(separator: ", ")
+    }
+
+    /// ``objectSelect(_:)`` of `columns` when it joins nothing (none is a reference), so that
+    /// it is the same text for every fetch of them; nil otherwise.
+    package static func plainObjectSelect(_ columns: [SelectedColumn]) -> String? {
+        var select = ["t0.\"_pk\"", "t0.\"_entity\"", "t0.\"_version\""]
+        for column in columns {
+            if case .reference = column.kind { return nil }
+            select.append(SQL.column("t0", column.name))
         }
         return select.joined(separator: ", ")
     }
