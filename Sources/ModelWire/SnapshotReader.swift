@@ -36,7 +36,8 @@ struct SnapshotReader: Sendable {
             case (4, 2):
                 // An entry without a value reads as an empty one, which sets no kind.
                 let (name, value) = try Self.entry(reader.message())
-                try relationships.set(relationship(value ?? .empty), nameAt: name, of: reader, in: &relationshipMap)
+                let target = try relationship(value ?? .empty)
+                try relationships.set(target, nameAt: name, of: reader, in: &relationshipMap)
             default: try reader.skip(type)
             }
         }
@@ -101,9 +102,18 @@ struct SnapshotReader: Sendable {
 /// object's map. While the names are the previous object's, in any order, each value is set in
 /// place, at the index the previous map has for its name: names are told apart by their bytes,
 /// with no hashing and no growing, and the table is copied once. Other names, or fewer of
-/// them, are read into a new map, which is the template for the next object.
+/// them, are read into a new map, which is the template for the next object. Names are looked
+/// for in the order they came in that map, which is how the next object usually sends them.
 struct MapTemplate<Element: Sendable>: Sendable {
     private var template: [String: Element] = [:]
+    /// The template's names in the order they were read. In the table's own order (set by a
+    /// hash seed each process picks), the next object's names were found in another order in
+    /// each run: up to 10,000 more instructions for a 50-object fetch, from run to run.
+    private var order: [String] = []
+    /// The names of the map of its own being read, in the order they were first set: the next
+    /// ``order`` if that map becomes the template. Kept here, not in ``Map``: a field there cost
+    /// every object a retain and a release.
+    private var reading: [String] = []
     /// The template's names, each with its index; at most ``maximumSlots``, so that a bit of a
     /// `UInt64` can say which are set.
     private var slots: [(name: [UInt8], index: Dictionary<String, Element>.Index)] = []
@@ -127,14 +137,19 @@ struct MapTemplate<Element: Sendable>: Sendable {
     /// when there is no template to follow.
     mutating func start() -> Map {
         if !slotsMade {
-            slots = template.indices.map { (Array(template.keys[$0].utf8), $0) }
+            slots = order.compactMap { name in template.index(forKey: name).map { (Array(name.utf8), $0) } }
+            if slots.count != template.count {
+                slots = template.indices.map { (Array(template.keys[$0].utf8), $0) }
+            }
             slotsMade = true
         }
+        if !reading.isEmpty { reading.removeAll(keepingCapacity: true) }
         return slots.isEmpty ? Map(table: [:], isOwn: true) : Map(table: template, isOwn: false)
     }
 
     /// Sets the entry whose name's bytes are at `name` in `reader`'s buffer.
-    func set(_ value: Element, nameAt name: Range<Int>, of reader: ProtobufReader, in map: inout Map) throws(ModelError)
+    mutating func set(_ value: Element, nameAt name: Range<Int>, of reader: ProtobufReader, in map: inout Map)
+        throws(ModelError)
     {
         if !map.isOwn, let slot = slot(named: name, of: reader, from: map.next) {
             // A name written twice sets its slot twice: the last value wins, as in a map.
@@ -146,7 +161,8 @@ struct MapTemplate<Element: Sendable>: Sendable {
         leaveTemplate(&map)
         // Room for a few entries at once: grown from nothing, a table was made again at 1, 2, 4.
         if map.table.isEmpty { map.table.reserveCapacity(8) }
-        map.table[try reader.text(in: name)] = value
+        let key = try reader.text(in: name)
+        if map.table.updateValue(value, forKey: key) == nil { reading.append(key) }
     }
 
     /// The object's map; one that left the template becomes the next object's template.
@@ -157,7 +173,9 @@ struct MapTemplate<Element: Sendable>: Sendable {
             leaveTemplate(&map)
         }
         // A map with more names than slots is not followed (nor kept).
-        template = map.table.count <= Self.maximumSlots ? map.table : [:]
+        let kept = map.table.count <= Self.maximumSlots
+        template = kept ? map.table : [:]
+        if kept { swap(&order, &reading) } else { order = [] }
         slots = []
         slotsMade = false
         return map.table
@@ -174,11 +192,12 @@ struct MapTemplate<Element: Sendable>: Sendable {
     }
 
     /// Makes `map` a table of its own holding the entries set so far.
-    private func leaveTemplate(_ map: inout Map) {
+    private mutating func leaveTemplate(_ map: inout Map) {
         guard !map.isOwn else { return }
         var table: [String: Element] = [:]
         for (slot, (_, index)) in slots.enumerated() where map.filled & (1 << UInt64(slot)) != 0 {
             table[template.keys[index]] = map.table.values[index]
+            reading.append(template.keys[index])
         }
         map.table = table
         map.isOwn = true
