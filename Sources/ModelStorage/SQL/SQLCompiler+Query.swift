@@ -41,10 +41,14 @@ extension SQLCompiler {
         }
     }
 
+    /// What an objects fetch selects before its columns: the key, the entity, the version.
+    private static let objectKeyColumns = ["t0.\"_pk\"", "t0.\"_entity\"", "t0.\"_version\""]
+
     /// `t0."_pk", t0."_entity", t0."_version", …` for `columns`, joining each foreign key's
     /// target for its entity name.
     package mutating func objectSelect(_ columns: [SelectedColumn]) -> String {
-        var select = ["t0.\"_pk\"", "t0.\"_entity\"", "t0.\"_version\""]
+        if let plain = Self.plainObjectSelect(columns) { return plain }
+        var select = Self.objectKeyColumns
         for column in columns {
             select.append(SQL.column("t0", column.name))
             if case .reference = column.kind, let relationship = relationship(named: column.name) {
@@ -61,7 +65,7 @@ extension SQLCompiler {
     /// ``objectSelect(_:)`` of `columns` when it joins nothing (none is a reference), so that
     /// it is the same text for every fetch of them; nil otherwise.
     package static func plainObjectSelect(_ columns: [SelectedColumn]) -> String? {
-        var select = ["t0.\"_pk\"", "t0.\"_entity\"", "t0.\"_version\""]
+        var select = objectKeyColumns
         for column in columns {
             if case .reference = column.kind { return nil }
             select.append(SQL.column("t0", column.name))
