@@ -28,7 +28,7 @@ public struct DirectMethods: Sendable {
     /// does.
     public typealias ImmediateHandler = @Sendable (_ request: [UInt8], _ caller: PeerCredentials?) throws -> [UInt8]?
 
-    enum Handler: Sendable {
+    package enum Handler: Sendable {
         case unary(UnaryHandler)
         /// Tried first; the unary handler runs when it returns nil.
         case immediate(ImmediateHandler, otherwise: UnaryHandler)
@@ -37,10 +37,18 @@ public struct DirectMethods: Sendable {
         case immediateStreaming(ImmediateHandler, otherwise: ServerStreamingHandler)
 
         /// The handler to try first, if any.
-        var immediate: ImmediateHandler? {
+        package var immediate: ImmediateHandler? {
             switch self {
             case .immediate(let handler, _), .immediateStreaming(let handler, _): handler
             case .unary, .serverStreaming: nil
+            }
+        }
+
+        /// Whether the method is server-streaming.
+        package var isStreaming: Bool {
+            switch self {
+            case .serverStreaming, .immediateStreaming: true
+            case .unary, .immediate: false
             }
         }
     }
@@ -83,19 +91,24 @@ public struct DirectMethods: Sendable {
     }
 
     /// The method and handler for a call's path (`service/method`).
-    func handler(for path: String) -> (descriptor: MethodDescriptor, handler: Handler)? {
+    package func handler(for path: String) -> (descriptor: MethodDescriptor, handler: Handler)? {
         handlers[path]
     }
 }
 
 /// A direct call whose request is still arriving: its one message, once the client ends it.
-struct PendingDirectCall {
-    let descriptor: MethodDescriptor
-    let handler: DirectMethods.Handler
-    var message: [UInt8]?
-    var messages = 0
+package struct PendingDirectCall {
+    package let descriptor: MethodDescriptor
+    package let handler: DirectMethods.Handler
+    package var message: [UInt8]?
+    package var messages = 0
 
-    mutating func received(_ bytes: [UInt8]) {
+    package init(descriptor: MethodDescriptor, handler: DirectMethods.Handler) {
+        self.descriptor = descriptor
+        self.handler = handler
+    }
+
+    package mutating func received(_ bytes: [UInt8]) {
         messages += 1
         message = bytes
     }
@@ -191,14 +204,14 @@ public final class DirectResponseWriter: Sendable {
 
 /// Runs tasks on an event loop's thread: a direct call's handler starts where its request was
 /// read and answers without another thread, unless it awaits work elsewhere.
-final class EventLoopTaskExecutor: TaskExecutor {
+package final class EventLoopTaskExecutor: TaskExecutor {
     let eventLoop: any EventLoop
 
-    init(eventLoop: any EventLoop) {
+    package init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
@@ -208,7 +221,7 @@ extension FramedServerTransport {
     /// Requests up to this size are handled on the event loop; a larger one (a bulk save, say)
     /// would keep the loop from its other connections while it is decoded, so it runs on
     /// Swift's shared threads. (A handler that streams much back can move itself off the loop.)
-    static let largestRequestOnEventLoop = 16 * 1024
+    package static let largestRequestOnEventLoop = 16 * 1024
 
     /// A direct call's whole answer from its immediate handler (``DirectMethods/ImmediateHandler``),
     /// made on the calling thread: its (empty) metadata, the message and an OK status, or the
@@ -219,9 +232,9 @@ extension FramedServerTransport {
         _ call: PendingDirectCall, stream: UInt32, allocator: ByteBufferAllocator, caller: PeerCredentials?
     ) -> ByteBuffer? {
         guard let immediately = call.handler.immediate, call.messages == 1, let request = call.message,
-            request.count <= Self.largestRequestOnEventLoop, admitImmediateCall()
+            request.count <= Self.largestRequestOnEventLoop, calls.admitImmediateCall()
         else { return nil }
-        defer { immediateCallEnded() }
+        defer { calls.immediateCallEnded() }
         do {
             guard let response = try immediately(request, caller) else { return nil }
             return Self.okAnswer(response, stream: stream, allocator: allocator)
@@ -238,7 +251,7 @@ extension FramedServerTransport {
         _ call: PendingDirectCall, record: ServerStreamRecord, stream: UInt32, channel: any Channel,
         loopExecutor: EventLoopTaskExecutor, outbound: OutboundQueue, peer caller: PeerCredentials?
     ) {
-        guard admitDirectCall(record) else {
+        guard calls.admitDirectCall(record) else {
             channel.writeAndFlush(
                 ServerConnectionHandler.stoppingFrame(stream: stream, allocator: channel.allocator), promise: nil)
             return
@@ -255,7 +268,7 @@ extension FramedServerTransport {
                 }
                 channel.writeAndFlush(answer, promise: nil)
             }
-            self.directCallEnded(record)
+            self.calls.directCallEnded(record)
         }
     }
 
@@ -286,7 +299,7 @@ extension FramedServerTransport {
 
     /// The status and trailing metadata a handler's error ends its call with, as GRPCCore's
     /// server makes them: an `RPCError`'s own, `unknown` for any other error.
-    private static func status(of error: any Error) -> (Status, Metadata) {
+    package static func status(of error: any Error) -> (Status, Metadata) {
         guard let error = error as? RPCError else {
             return (Status(code: .unknown, message: "Service method threw an unknown error."), [:])
         }

@@ -15,18 +15,12 @@ public final class FramedServerTransport: ServerTransport, Sendable {
     public let boundDescriptor: Int32?
     let limits: ConnectionLimits
     let directMethods: DirectMethods
-    private let newStreams: AsyncStream<AcceptedStream>
-    private let newStreamsContinuation: AsyncStream<AcceptedStream>.Continuation
-    private let state = Mutex(State())
-    private let listening: Mutex<[CheckedContinuation<Void, any Error>]?> = Mutex([])
-
-    private struct State {
-        var isShutdown = false
-        var serverChannel: (any Channel)?
-        var streams: [ObjectIdentifier: ServerStreamRecord] = [:]
-        var directCalls = 0
-        var directCallsDone: [CheckedContinuation<Void, Never>] = []
-    }
+    /// The calls taken in: handed to GRPCCore's server, or run directly.
+    let calls = ServerCalls()
+    private let serverChannel = Mutex<(channel: (any Channel)?, isShutdown: Bool)>((nil, false))
+    private let listening = ListeningSignal()
+    /// How often connections stopped reading while their calls caught up (``InboundFlow``).
+    public let inboundFlow = InboundFlowStatistics()
 
     /// A transport that will listen on `path` (replacing a file there) under `limits`: messages
     /// over their size are refused with `resourceExhausted`, and so on (``ConnectionLimits``).
@@ -34,9 +28,6 @@ public final class FramedServerTransport: ServerTransport, Sendable {
     ///
     /// With `boundDescriptor` (a listening socket at `path` that systemd made, under socket
     /// activation), it serves that socket instead of binding one.
-    /// How often connections stopped reading while their calls caught up (``InboundFlow``).
-    public let inboundFlow = InboundFlowStatistics()
-
     public init(
         path: String, limits: ConnectionLimits, directMethods: DirectMethods = DirectMethods(),
         boundDescriptor: Int32? = nil
@@ -45,27 +36,11 @@ public final class FramedServerTransport: ServerTransport, Sendable {
         self.boundDescriptor = boundDescriptor
         self.limits = limits
         self.directMethods = directMethods
-        (newStreams, newStreamsContinuation) = AsyncStream.makeStream()
     }
 
     /// Returns once the socket listens (or throws why it could not).
     public func waitUntilListening() async throws {
-        try await withCheckedThrowingContinuation { continuation in
-            let ready = listening.withLock { waiters -> Bool in
-                guard waiters != nil else { return true }
-                waiters?.append(continuation)
-                return false
-            }
-            if ready { continuation.resume() }
-        }
-    }
-
-    private func finishListening(_ result: Result<Void, any Error>) {
-        let waiters = listening.withLock { waiters in
-            defer { waiters = nil }
-            return waiters ?? []
-        }
-        for waiter in waiters { waiter.resume(with: result) }
+        try await listening.wait()
     }
 
     public func listen(streamHandler: @escaping @Sendable (RPCStream<Inbound, Outbound>, ServerContext) async -> Void)
@@ -90,148 +65,65 @@ public final class FramedServerTransport: ServerTransport, Sendable {
                 }
                 .bindOrAdopt(path: path, descriptor: boundDescriptor).get()
         } catch {
-            finishListening(.failure(error))
+            listening.finish(.failure(error))
             throw error
         }
-        let stopAtOnce = state.withLock { state in
-            state.serverChannel = channel
+        let stopAtOnce = serverChannel.withLock { state in
+            state.channel = channel
             return state.isShutdown
         }
-        finishListening(.success(()))
+        listening.finish(.success(()))
         if stopAtOnce { channel.close(promise: nil) }
-        let peer = "unix:" + path
-        await withDiscardingTaskGroup { group in
-            for await accepted in newStreams {
-                group.addTask {
-                    await withServerContextRPCCancellationHandle { handle in
-                        let key = ObjectIdentifier(accepted.record)
-                        let isShutdown = self.state.withLock { state in
-                            state.streams[key] = accepted.record
-                            return state.isShutdown
-                        }
-                        defer { _ = self.state.withLock { $0.streams.removeValue(forKey: key) } }
-                        accepted.record.attach(handle)
-                        if isShutdown { handle.cancel() }
-                        let context = ServerContext(
-                            descriptor: accepted.stream.descriptor, remotePeer: peer, localPeer: peer,
-                            cancellation: handle)
-                        await PeerCredentials.$current.withValue(accepted.peer ?? .unknown) {
-                            await streamHandler(accepted.stream, context)
-                        }
-                    }
-                }
-            }
-        }
-        await withCheckedContinuation { done in
-            let idle = state.withLock { state in
-                if state.directCalls > 0 { state.directCallsDone.append(done) }
-                return state.directCalls == 0
-            }
-            if idle { done.resume() }
-        }
+        await calls.serve(peer: "unix:" + path, streamHandler: streamHandler)
         try? await channel.closeFuture.get()
-    }
-
-    /// Counts a direct call in, so that shutdown cancels it and waits for it; false (and not
-    /// counted) once the transport is shutting down.
-    func admitDirectCall(_ record: ServerStreamRecord) -> Bool {
-        state.withLock { state in
-            guard !state.isShutdown else { return false }
-            state.streams[ObjectIdentifier(record)] = record
-            state.directCalls += 1
-            return true
-        }
-    }
-
-    /// Counts in a call answered at once on the calling thread (which cannot be cancelled), so
-    /// that shutdown waits for it; false (and not counted) once the transport is shutting down.
-    func admitImmediateCall() -> Bool {
-        state.withLock { state in
-            guard !state.isShutdown else { return false }
-            state.directCalls += 1
-            return true
-        }
-    }
-
-    func immediateCallEnded() {
-        directCallEnded(nil)
-    }
-
-    func directCallEnded(_ record: ServerStreamRecord?) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            if let record { state.streams.removeValue(forKey: ObjectIdentifier(record)) }
-            state.directCalls -= 1
-            guard state.directCalls == 0 else { return [] }
-            defer { state.directCallsDone = [] }
-            return state.directCallsDone
-        }
-        for waiter in waiters { waiter.resume() }
     }
 
     /// Stops accepting connections and calls; calls under way are told to cancel, as HTTP/2's
     /// graceful shutdown does.
     public func beginGracefulShutdown() {
-        let (channel, streams) = state.withLock { state in
+        let channel = serverChannel.withLock { state in
             state.isShutdown = true
-            return (state.serverChannel, Array(state.streams.values))
+            return state.channel
         }
-        newStreamsContinuation.finish()
+        calls.beginShutdown()
         channel?.close(promise: nil)
-        for stream in streams { stream.cancel() }
     }
 
-    var isShutdown: Bool { state.withLock { $0.isShutdown } }
-
-    /// Hands a new call to ``listen(streamHandler:)``; false once the transport is shutting down.
-    func accept(_ stream: RPCStream<Inbound, Outbound>, record: ServerStreamRecord, peer: PeerCredentials?) -> Bool {
-        guard !isShutdown,
-            case .enqueued = newStreamsContinuation.yield(AcceptedStream(stream: stream, record: record, peer: peer))
-        else { return false }
-        return true
-    }
-}
-
-struct AcceptedStream: Sendable {
-    let stream: RPCStream<FramedServerTransport.Inbound, FramedServerTransport.Outbound>
-    let record: ServerStreamRecord
-    /// The caller: its connection's peer credentials.
-    let peer: PeerCredentials?
-}
-
-/// One call on the server: its request parts' continuation (none for a direct call, which
-/// collects its request itself) and its cancellation handle.
-final class ServerStreamRecord: Sendable {
-    let requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation?
-    /// Its messages' bytes not yet taken by its handler (see ``InboundFlow``).
-    let unread = UnreadBytes()
-    private let handle = Mutex<(handle: ServerContext.RPCCancellationHandle?, cancelled: Bool)>((nil, false))
-
-    init(requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation?) {
-        self.requests = requests
-    }
-
-    func attach(_ handle: ServerContext.RPCCancellationHandle) {
-        let cancelled = self.handle.withLock { state in
-            state.handle = handle
-            return state.cancelled
-        }
-        if cancelled { handle.cancel() }
-    }
-
-    func cancel() {
-        let handle = self.handle.withLock { state in
-            state.cancelled = true
-            return state.handle
-        }
-        handle?.cancel()
-    }
+    var isShutdown: Bool { calls.isShutdown }
 }
 
 extension ServerBootstrap {
     /// Binds `path` (replacing a socket file there), or serves `descriptor`, a socket already
     /// bound and listening there.
-    fileprivate func bindOrAdopt(path: String, descriptor: Int32?) -> EventLoopFuture<any Channel> {
+    package func bindOrAdopt(path: String, descriptor: Int32?) -> EventLoopFuture<any Channel> {
         if let descriptor { return withBoundSocket(descriptor) }
         return bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true)
+    }
+}
+
+/// Tells those waiting for a server's socket that it listens, or why it could not.
+package final class ListeningSignal: Sendable {
+    private let waiters: Mutex<[CheckedContinuation<Void, any Error>]?> = Mutex([])
+
+    package init() {}
+
+    /// Returns once ``finish(_:)`` has been called (at once if it has).
+    package func wait() async throws {
+        try await withCheckedThrowingContinuation { continuation in
+            let ready = waiters.withLock { waiters -> Bool in
+                guard waiters != nil else { return true }
+                waiters?.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    package func finish(_ result: Result<Void, any Error>) {
+        let waiting = waiters.withLock { waiters in
+            defer { waiters = nil }
+            return waiters ?? []
+        }
+        for waiter in waiting { waiter.resume(with: result) }
     }
 }

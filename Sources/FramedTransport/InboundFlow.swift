@@ -8,7 +8,7 @@ import Synchronization
 /// the messages the connection's calls have not taken exceed ``pauseAbove`` bytes, the
 /// connection stops reading its socket (the client's writes then wait on theirs); it reads again
 /// once they fall below ``resumeBelow``.
-final class InboundFlow: Sendable {
+package final class InboundFlow: Sendable {
     static let pauseAbove = 4 * 1024 * 1024
     static let resumeBelow = 1024 * 1024
 
@@ -16,7 +16,7 @@ final class InboundFlow: Sendable {
     private let statistics: InboundFlowStatistics
     private let state = Mutex<(held: Int, paused: Bool)>((0, false))
 
-    init(channel: any Channel, statistics: InboundFlowStatistics) {
+    package init(channel: any Channel, statistics: InboundFlowStatistics) {
         self.channel = channel
         self.statistics = statistics
     }
@@ -25,7 +25,7 @@ final class InboundFlow: Sendable {
     var held: Int { state.withLock { $0.held } }
 
     /// A message of `bytes` was handed to a call's stream (on the event loop).
-    func received(_ bytes: Int) {
+    package func received(_ bytes: Int) {
         let pause = state.withLock { state in
             state.held += bytes
             statistics.held(state.held)
@@ -40,7 +40,7 @@ final class InboundFlow: Sendable {
     }
 
     /// `bytes` handed over earlier were taken, or dropped with their call (from any thread).
-    func released(_ bytes: Int) {
+    package func released(_ bytes: Int) {
         guard bytes > 0 else { return }
         let resume = state.withLock { state in
             state.held -= bytes
@@ -71,6 +71,8 @@ final class InboundFlow: Sendable {
 public final class InboundFlowStatistics: Sendable {
     private let counts = Mutex<(now: Int, ever: Int, peak: Int)>((0, 0, 0))
 
+    public init() {}
+
     /// Connections not reading now.
     public var pausedConnections: Int { counts.withLock { $0.now } }
     /// Times any connection stopped reading.
@@ -96,10 +98,10 @@ public final class InboundFlowStatistics: Sendable {
 
 /// The bytes of one call's messages handed to its stream and not yet taken: what it gives back
 /// to the connection's ``InboundFlow`` as its handler takes them, or all at once when the call ends.
-final class UnreadBytes: Sendable {
+package final class UnreadBytes: Sendable {
     private let count = Mutex(0)
 
-    func add(_ bytes: Int) {
+    package func add(_ bytes: Int) {
         count.withLock { $0 += bytes }
     }
 
@@ -112,7 +114,7 @@ final class UnreadBytes: Sendable {
         }
     }
 
-    func takeAll() -> Int {
+    package func takeAll() -> Int {
         count.withLock { count in
             defer { count = 0 }
             return count
@@ -122,22 +124,28 @@ final class UnreadBytes: Sendable {
 
 /// A call's request parts, giving each message's bytes back to the connection's flow as the
 /// handler takes it.
-struct FlowControlledRequests: AsyncSequence, Sendable {
-    typealias Element = RPCRequestPart<[UInt8]>
+package struct FlowControlledRequests: AsyncSequence, Sendable {
+    package typealias Element = RPCRequestPart<[UInt8]>
     let base: AsyncThrowingStream<Element, any Error>
     let unread: UnreadBytes
     let flow: InboundFlow
 
-    func makeAsyncIterator() -> AsyncIterator {
+    package init(base: AsyncThrowingStream<Element, any Error>, unread: UnreadBytes, flow: InboundFlow) {
+        self.base = base
+        self.unread = unread
+        self.flow = flow
+    }
+
+    package func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(base: base.makeAsyncIterator(), unread: unread, flow: flow)
     }
 
-    struct AsyncIterator: AsyncIteratorProtocol {
+    package struct AsyncIterator: AsyncIteratorProtocol {
         var base: AsyncThrowingStream<Element, any Error>.AsyncIterator
         let unread: UnreadBytes
         let flow: InboundFlow
 
-        mutating func next() async throws -> Element? {
+        package mutating func next() async throws -> Element? {
             let part = try await base.next()
             if case .message(let bytes)? = part { flow.released(unread.take(bytes.count)) }
             return part

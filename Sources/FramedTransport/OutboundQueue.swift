@@ -9,7 +9,7 @@ import Synchronization
 /// writes, so writers on other threads would outpace it. A wait ends when the queue has drained
 /// to half the limit, when the waiting task is cancelled (it throws `CancellationError`), or when
 /// the connection closes (it throws UNAVAILABLE).
-final class OutboundQueue: Sendable {
+package final class OutboundQueue: Sendable {
     /// Bytes queued beyond which a writer waits.
     static let limit = 256 * 1024
 
@@ -22,13 +22,21 @@ final class OutboundQueue: Sendable {
 
     private let state = Mutex(State())
 
+    package init() {}
+
     static let closedError = RPCError(code: .unavailable, message: "the client's connection closed")
 
     /// Hands `outbound` to `channel`, counted until it is written; throws UNAVAILABLE once the
     /// connection has closed. Returns whether more than ``limit`` bytes are now queued.
     @discardableResult
     func enqueue(_ outbound: ServerOutbound, on channel: any Channel) throws -> Bool {
-        let size = outbound.bytes.readableBytes
+        try enqueue(outbound, size: outbound.bytes.readableBytes, on: channel)
+    }
+
+    /// Hands `outbound` (what `channel`'s pipeline writes) to `channel`, counted as `size` bytes
+    /// until it is written, as ``enqueue(_:on:)`` does.
+    @discardableResult
+    package func enqueue(_ outbound: some Sendable, size: Int, on channel: any Channel) throws -> Bool {
         let over = try state.withLock { state throws(RPCError) -> Bool in
             guard !state.closed else { throw Self.closedError }
             state.queued += size
@@ -46,7 +54,7 @@ final class OutboundQueue: Sendable {
     }
 
     /// Returns once at most ``limit`` bytes are queued (at once if they already are).
-    func waitForRoom() async throws {
+    package func waitForRoom() async throws {
         let id = try state.withLock { state throws(RPCError) -> Int? in
             guard !state.closed else { throw Self.closedError }
             guard state.queued > Self.limit else { return nil }

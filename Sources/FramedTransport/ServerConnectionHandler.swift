@@ -228,7 +228,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         let stream = RPCStream(
             descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: inbound),
             outbound: RPCWriter.Closable(wrapping: writer))
-        if transport.accept(stream, record: record, peer: peer) {
+        if transport.calls.accept(stream, record: record, peer: peer) {
             streams[frame.stream] = record
         } else {
             continuation.finish()
@@ -307,12 +307,6 @@ extension ByteBuffer {
         return withUnsafeReadableBytes { readable in
             bytes.withUnsafeBytes { memcmp(readable.baseAddress! + 4, $0.baseAddress!, bytes.count) == 0 }
         }
-    }
-}
-
-extension ServerStreamRecord {
-    func fail(_ error: RPCError) {
-        requests?.finish(throwing: error)
     }
 }
 

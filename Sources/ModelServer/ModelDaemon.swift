@@ -1,7 +1,6 @@
 import Foundation
 import FramedTransport
 import GRPCCore
-import GRPCNIOTransportHTTP2
 import Logging
 import ModelWire
 import NIOCore
@@ -252,11 +251,11 @@ public final class ModelDaemon: Service, Sendable {
     }
 
     /// Waits for both sockets to listen and gives them their mode.
-    private func listen(transport: HTTP2ServerTransport.Posix, framed: FramedServerTransport?, guarded: SocketGuard)
+    private func listen(transport: HTTP2CallTransport, framed: FramedServerTransport?, guarded: SocketGuard)
         async throws
     {
         do {
-            _ = try await transport.listeningAddress
+            try await transport.waitUntilListening()
             if bindsPath { try guarded.setMode(configuration.socketMode) }
         } catch let error as DaemonStartError {
             throw error
@@ -319,42 +318,13 @@ public final class ModelDaemon: Service, Sendable {
         }
     }
 
-    private func makeTransport() -> HTTP2ServerTransport.Posix {
-        let limits = core.limits
-        let config = HTTP2ServerTransport.Posix.Config.defaults { config in
-            config.rpc.maxRequestPayloadSize = configuration.maximumMessageSize
-            config.connection.maxIdleTime = configuration.connectionIdleTimeout
-            // A connection closed for idleness is told so (GOAWAY) and closed once its client
-            // acknowledges, or after this long if it never does.
-            config.connection.maxGraceTime = configuration.shutdownGracePeriod
-            // grpc-swift-nio-transport holds each flush back up to 100 µs, hoping to write more
-            // with it. A call on a local socket is answered in less than that, so the hold was
-            // most of what an empty call waited for (docs/performance.md).
-            config.connection.flushCoalescing = nil
-            let closesIdleAfter = configuration.connectionIdleTimeout + configuration.shutdownGracePeriod
-            config.channelDebuggingCallbacks.onAcceptTCPConnection = { channel in
-                PeerCredentials.of(channel).flatMapThrowing { peer in
-                    guard limits.connections.admit(channel) else { return }
-                    try channel.pipeline.syncOperations.addHandler(
-                        HTTP2IdleCloser(after: closesIdleAfter), position: .first)
-                    try channel.pipeline.syncOperations.addHandler(PeerCredentialsHolder(peer))
-                }
-            }
-            config.channelDebuggingCallbacks.onAcceptHTTP2Stream = { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    HTTP2IdleCloser.streamOpened(on: channel)
-                    try channel.pipeline.syncOperations.addHandler(HTTP2RequestGuard(limits: limits), position: .first)
-                    try PeerCredentialsHeaders.add(to: channel)
-                }
-            }
-        }
-        if let descriptor = configuration.listeningSocketDescriptor {
-            return HTTP2ServerTransport.Posix(
-                listeningSocketDescriptor: Int(descriptor), transportSecurity: .plaintext, config: config)
-        }
-        return HTTP2ServerTransport.Posix(
-            address: .unixDomainSocket(path: configuration.socketPath), transportSecurity: .plaintext,
-            config: config)
+    /// The gRPC socket's transport: HTTP/2, with modeld's methods answered on each connection's
+    /// event loop (``HTTP2CallTransport``).
+    private func makeTransport() -> HTTP2CallTransport {
+        HTTP2CallTransport(
+            path: configuration.socketPath, boundDescriptor: configuration.listeningSocketDescriptor,
+            limits: core.limits, directMethods: .modeld(core: core),
+            idleTimeout: configuration.connectionIdleTimeout, gracePeriod: configuration.shutdownGracePeriod)
     }
 
     /// Closes sessions idle for longer than the timeout, checking a few times per timeout.

@@ -68,19 +68,44 @@ public enum HTTP2Bytes {
     /// `message` (the whole message when `announced` is its size).
     public static func call(path: String, message: [UInt8], announced: Int? = nil, endsStream: Bool = false) -> [UInt8]
     {
-        var headers: [UInt8] = []
-        for (name, value) in [
+        preface + stream(1, path: path, messages: [message], announced: announced, endsStream: endsStream)
+    }
+
+    /// The connection preface and an empty SETTINGS frame.
+    public static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + frame(type: 4, flags: 0, stream: 0, [])
+
+    /// A call on stream `stream`: its HEADERS (a gRPC call's, with `headers` replacing or adding
+    /// to them; literal fields, no Huffman coding) and a DATA frame of `messages`, each with its
+    /// prefix (`flag`, then the length: `announced` for the last when given).
+    public static func stream(
+        _ stream: UInt32, path: String, headers extra: [(String, String)] = [], messages: [[UInt8]],
+        announced: Int? = nil, flag: UInt8 = 0, endsStream: Bool = true
+    ) -> [UInt8] {
+        var fields = [
             (":method", "POST"), (":scheme", "http"), (":path", path), (":authority", "localhost"),
             ("content-type", "application/grpc"), ("te", "trailers"),
-        ] {
+        ]
+        // Replaced where they stand (pseudo-headers come first), or added at the end.
+        for (name, value) in extra {
+            if let index = fields.firstIndex(where: { $0.0 == name }) {
+                fields[index].1 = value
+            } else {
+                fields.append((name, value))
+            }
+        }
+        var headers: [UInt8] = []
+        for (name, value) in fields {
             // A literal header field without indexing, new name (RFC 7541 6.2.2).
             headers +=
                 [0x00, UInt8(name.utf8.count)] + Array(name.utf8) + [UInt8(value.utf8.count)] + Array(value.utf8)
         }
-        let data = [0] + FramedBytes.bigEndian(UInt32(announced ?? message.count)) + message
-        return Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + frame(type: 4, flags: 0, stream: 0, [])
-            + frame(type: 1, flags: 0x4, stream: 1, headers)
-            + frame(type: 0, flags: endsStream ? 0x1 : 0, stream: 1, data)
+        var data: [UInt8] = []
+        for (index, message) in messages.enumerated() {
+            let length = index == messages.count - 1 ? announced ?? message.count : message.count
+            data += [flag] + FramedBytes.bigEndian(UInt32(length)) + message
+        }
+        return frame(type: 1, flags: 0x4, stream: stream, headers)
+            + frame(type: 0, flags: endsStream ? 0x1 : 0, stream: stream, data)
     }
 
     /// A frame: 24-bit length, type, flags, stream, payload.

@@ -11,19 +11,21 @@ import NIOPosix
 import Synchronization
 import Testing
 
-/// On the framed socket the daemon runs unary and server-streaming calls itself, without
-/// GRPCCore's server machinery. Those calls must keep everything GRPCCore gave them:
+/// On both sockets the daemon runs modeld's calls itself, without GRPCCore's server machinery
+/// (on HTTP/2, the unary ones and those answered at once). Those calls must keep everything
+/// GRPCCore gave them:
 /// cancellation that reaches the statement under way, deadlines (LimitsTests), a clear error
 /// for a request that does not decode, and streams that arrive whole and in order.
 @Suite struct DirectCallTests {
     /// A client that gives up on slow queries (its task cancelled) frees the readers they held:
     /// more cancelled slow queries than the store has readers, then a quick one answers well
     /// before any of them could have finished.
-    @Test func cancellingACallInterruptsItsQuery() async throws {
+    @Test(arguments: DaemonTransport.allCases)
+    func cancellingACallInterruptsItsQuery(_ transport: DaemonTransport) async throws {
         try await withTestStore(schema: Catalog.schema, daemon: .perTest) { store in
             try await SlowQuery.friends(store)
             let slow = FetchDescriptor(entityName: "Person", predicate: try PredicateParser.parse(SlowQuery.predicate))
-            try await DaemonClient.withClient(socketPath: store.socketPath, transport: .framed) { client in
+            try await DaemonClient.withClient(socketPath: store.socketPath, transport: transport) { client in
                 for _ in 0..<6 {
                     let outcome = await countCancelled(after: .milliseconds(300), slow, client: client, store: store)
                     #expect(outcome != nil, "the slow query was cancelled, not answered")
@@ -31,7 +33,7 @@ import Testing
             }
             // Uninterrupted, one slow query keeps a reader for about 40 s on an idle machine;
             // the store has two readers. The deadline leaves room for a loaded test run.
-            try await withQueryClient(store, .framed) { queries in
+            try await withQueryClient(store, transport) { queries in
                 var generous = CallOptions.defaults
                 generous.timeout = .seconds(20)
                 let count = try await queries.count(
@@ -358,7 +360,7 @@ func countCancelled(after delay: Duration, _ descriptor: FetchDescriptor, client
 
 /// The error a unary call of `method` ends with when its request is bytes that are no message
 /// (an issue is recorded if it does not fail).
-func refusalOfUndecodableRequest(_ method: MethodDescriptor, _ grpc: GRPCClient<FramedClientTransport>) async
+func refusalOfUndecodableRequest(_ method: MethodDescriptor, _ grpc: GRPCClient<some ClientTransport>) async
     -> RPCError?
 {
     await #expect(throws: RPCError.self) {

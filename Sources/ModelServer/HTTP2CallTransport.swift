@@ -1,0 +1,213 @@
+import FramedTransport
+import GRPCCore
+import NIOCore
+import NIOHTTP2
+import NIOPosix
+import Synchronization
+
+/// modeld's gRPC server transport over HTTP/2, on the daemon's main socket. Each connection is
+/// NIOHTTP2's handler with its streams as child channels; each stream has one handler of its own
+/// (``HTTP2CallHandler``), with no async channel and no task of its own: calls to modeld's
+/// methods are read, run and answered on the connection's event loop, as on the framed socket
+/// (``DirectMethods``), and every other call is handed to GRPCCore's server as a stream. The
+/// limits of the framed socket hold here too (``ConnectionLimits``, ``HTTP2RequestGuard``).
+final class HTTP2CallTransport: ServerTransport, Sendable {
+    typealias Bytes = [UInt8]
+
+    let path: String
+    /// A socket systemd bound and passed, served instead of binding `path`.
+    let boundDescriptor: Int32?
+    let limits: ConnectionLimits
+    let directMethods: DirectMethods
+    /// A connection with no stream open for this long is told to go, and closed after the
+    /// grace period.
+    let idleTimeout: Duration
+    let gracePeriod: Duration
+    let calls = ServerCalls()
+    /// How often connections stopped reading while their calls caught up (``InboundFlow``).
+    let inboundFlow = InboundFlowStatistics()
+    private let listening = ListeningSignal()
+    private let state = Mutex(State())
+
+    private struct State {
+        var serverChannel: (any Channel)?
+        var isShutdown = false
+        var connections: [ObjectIdentifier: any Channel] = [:]
+    }
+
+    init(
+        path: String, boundDescriptor: Int32?, limits: ConnectionLimits, directMethods: DirectMethods,
+        idleTimeout: Duration, gracePeriod: Duration
+    ) {
+        self.path = path
+        self.boundDescriptor = boundDescriptor
+        self.limits = limits
+        self.directMethods = directMethods
+        self.idleTimeout = idleTimeout
+        self.gracePeriod = gracePeriod
+    }
+
+    /// Returns once the socket listens (or throws why it could not).
+    func waitUntilListening() async throws {
+        try await listening.wait()
+    }
+
+    func listen(streamHandler: @escaping @Sendable (RPCStream<Inbound, Outbound>, ServerContext) async -> Void)
+        async throws
+    {
+        let channel: any Channel
+        do {
+            channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.backlog, value: 256)
+                .serverChannelInitializer { channel in
+                    // Out of file descriptors, accepting waits a moment rather than spinning.
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler())
+                    }
+                }
+                .childChannelInitializer { [self] channel in
+                    PeerCredentials.of(channel).flatMapThrowing { [self] peer in
+                        guard limits.connections.admit(channel) else { return }
+                        try configure(channel, peer: peer)
+                    }
+                }
+                .bindOrAdopt(path: path, descriptor: boundDescriptor).get()
+        } catch {
+            listening.finish(.failure(error))
+            throw error
+        }
+        let stopAtOnce = state.withLock { state in
+            state.serverChannel = channel
+            return state.isShutdown
+        }
+        listening.finish(.success(()))
+        if stopAtOnce { channel.close(promise: nil) }
+        await calls.serve(peer: "unix:" + path, streamHandler: streamHandler)
+        let open = state.withLock { Array($0.connections.values) }
+        for connection in open { connection.close(promise: nil) }
+        try? await channel.closeFuture.get()
+    }
+
+    /// A new connection's pipeline: the idle closer, then NIOHTTP2's handler with a call handler
+    /// on each stream.
+    private func configure(_ channel: any Channel, peer: PeerCredentials?) throws {
+        let connection = HTTP2Connection(transport: self, channel: channel, peer: peer)
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.addHandler(HTTP2IdleCloser(after: idleTimeout, grace: gracePeriod))
+        var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
+        // grpc-swift's server settings: its window and frame size, no limit on streams.
+        connectionConfiguration.initialSettings = [
+            HTTP2Setting(parameter: .initialWindowSize, value: 65_535),
+            HTTP2Setting(parameter: .maxFrameSize, value: 1 << 14),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),
+        ]
+        _ = try pipeline.configureHTTP2Pipeline(
+            mode: .server, connectionConfiguration: connectionConfiguration,
+            streamConfiguration: NIOHTTP2Handler.StreamConfiguration()
+        ) { [limits] stream in
+            stream.eventLoop.makeCompletedFuture {
+                HTTP2IdleCloser.streamOpened(on: stream)
+                try stream.pipeline.syncOperations.addHandlers(
+                    HTTP2RequestGuard(limits: limits), HTTP2CallHandler(connection: connection))
+            }
+        }
+        let key = ObjectIdentifier(channel)
+        let isShutdown = state.withLock { state in
+            if !state.isShutdown { state.connections[key] = channel }
+            return state.isShutdown
+        }
+        if isShutdown { return channel.close(promise: nil) }
+        channel.closeFuture.whenComplete { [self] _ in _ = state.withLock { $0.connections.removeValue(forKey: key) } }
+    }
+
+    /// Stops accepting connections and calls: each connection is told to go (GOAWAY), and calls
+    /// under way are told to cancel, as the framed socket does.
+    func beginGracefulShutdown() {
+        let (channel, open) = state.withLock { state in
+            state.isShutdown = true
+            return (state.serverChannel, Array(state.connections.values))
+        }
+        calls.beginShutdown()
+        channel?.close(promise: nil)
+        for connection in open {
+            let goAway = HTTP2Frame(
+                streamID: .rootStream, payload: .goAway(lastStreamID: .maxID, errorCode: .noError, opaqueData: nil))
+            connection.writeAndFlush(goAway, promise: nil)
+        }
+    }
+
+    /// The answer to a call that arrives while the daemon stops.
+    static let stopping = Status(code: .unavailable, message: "modeld is stopping and takes no new calls")
+
+    static func oneMessageNeeded(_ messages: Int) -> RPCError {
+        RPCError(
+            code: .internalError,
+            message: "a call of this method needs exactly one request message; \(messages) arrived")
+    }
+}
+
+/// What a connection's streams share: the transport, the caller, the flow of request bytes and
+/// the executor that runs direct calls on the connection's event loop.
+final class HTTP2Connection: Sendable {
+    let transport: HTTP2CallTransport
+    /// Who connected (`SO_PEERCRED`), given to every call of the connection.
+    let peer: PeerCredentials?
+    let flow: InboundFlow
+    let loopExecutor: EventLoopTaskExecutor
+
+    init(transport: HTTP2CallTransport, channel: any Channel, peer: PeerCredentials?) {
+        self.transport = transport
+        self.peer = peer
+        self.flow = InboundFlow(channel: channel, statistics: transport.inboundFlow)
+        self.loopExecutor = EventLoopTaskExecutor(eventLoop: channel.eventLoop)
+    }
+}
+
+extension HTTP2CallTransport {
+    /// A direct call's answer from its immediate handler (``DirectMethods/ImmediateHandler``),
+    /// made on the calling thread; nil when the method has none, the request is not one small
+    /// message, the transport is stopping, or the handler left the call to its usual handler.
+    func answerAtOnce(_ call: PendingDirectCall, caller: PeerCredentials?) -> HTTP2Answer? {
+        guard let immediately = call.handler.immediate, call.messages == 1, let request = call.message,
+            request.count <= FramedServerTransport.largestRequestOnEventLoop, calls.admitImmediateCall()
+        else { return nil }
+        defer { calls.immediateCallEnded() }
+        do {
+            return try immediately(request, caller).map { .ok($0) }
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    /// Runs a direct unary call by a task on `executor` (the connection's event loop) or, for a
+    /// large request, on Swift's shared threads, and gives its answer to `answer`'s handler.
+    func run(
+        _ descriptor: MethodDescriptor, _ handler: @escaping DirectMethods.UnaryHandler, request: [UInt8],
+        record: ServerStreamRecord, caller: PeerCredentials?, executor: EventLoopTaskExecutor,
+        answer: NIOLoopBound<HTTP2CallHandler>
+    ) {
+        let onLoop = request.count <= FramedServerTransport.largestRequestOnEventLoop
+        let peer = "unix:" + path
+        Task(executorPreference: onLoop ? executor : globalConcurrentExecutor) {
+            await withServerContextRPCCancellationHandle { handle in
+                record.attach(handle)
+                let context = ServerContext(
+                    descriptor: descriptor, remotePeer: peer, localPeer: peer, cancellation: handle)
+                let result: HTTP2Answer = await PeerCredentials.$current.withValue(caller ?? .unknown) {
+                    do {
+                        return .ok(try await handler(request, context))
+                    } catch {
+                        return .failed(error)
+                    }
+                }
+                let loop = answer.eventLoop
+                if loop.inEventLoop {
+                    answer.value.answered(result)
+                } else {
+                    loop.execute { answer.value.answered(result) }
+                }
+            }
+            self.calls.directCallEnded(record)
+        }
+    }
+}
