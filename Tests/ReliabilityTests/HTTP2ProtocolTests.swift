@@ -83,6 +83,21 @@ import Testing
     }
 }
 
+extension HTTP2ProtocolTests {
+    /// A connection left idle for `--connection-idle-timeout` is first told to go (GOAWAY, so
+    /// that a client about to call opens another), then closed once the grace period passes.
+    @Test func anIdleConnectionIsToldToGoThenClosed() async throws {
+        try await StalledClients.withDaemon(arguments: ["--connection-idle-timeout", "1"]) { daemon in
+            let exchange = try HTTP2Exchange(daemon.socketPath)
+            defer { exchange.close() }
+            try exchange.send(HTTP2Bytes.preface + HTTP2Bytes.stream(1, path: Self.status, messages: [[]]))
+            #expect(await exchange.answer(stream: 1)?.trailers.first(name: "grpc-status") == "0")
+            #expect(await exchange.goAway(within: .seconds(20)) == .goAway)
+            #expect(await exchange.closed(within: .seconds(20)))
+        }
+    }
+}
+
 /// A raw HTTP/2 connection to the daemon that reads the answers of the streams it opened.
 final class HTTP2Exchange: Sendable {
     private let socket: RawSocket
@@ -145,6 +160,34 @@ final class HTTP2Exchange: Sendable {
             }
         }
         return nil
+    }
+
+    enum Ending: Equatable {
+        case goAway
+        case closed
+        case timedOut
+    }
+
+    /// Reads until the daemon's GOAWAY, or the connection's end.
+    func goAway(within timeout: Duration) async -> Ending {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            while let (type, _, stream, payload) = nextFrame() {
+                if type == 1 { _ = decode(payload) }
+                if type == 7, stream == 0 { return .goAway }
+            }
+            switch await socket.read(timeout: deadline - ContinuousClock.now) {
+            case .bytes(let bytes): state.withLock { $0.buffer += bytes }
+            case .closed: return .closed
+            case .timedOut: return .timedOut
+            }
+        }
+        return .timedOut
+    }
+
+    /// Whether the daemon closes the connection within `timeout`.
+    func closed(within timeout: Duration) async -> Bool {
+        await socket.waitUntilClosed(timeout: timeout)
     }
 
     private func nextFrame() -> (UInt8, UInt8, UInt32, [UInt8])? {
