@@ -223,22 +223,16 @@ extension FramedServerTransport {
     /// Swift's shared threads. (A handler that streams much back can move itself off the loop.)
     package static let largestRequestOnEventLoop = 16 * 1024
 
-    /// A direct call's whole answer from its immediate handler (``DirectMethods/ImmediateHandler``),
-    /// made on the calling thread: its (empty) metadata, the message and an OK status, or the
-    /// status of the error. Nil when the method has no immediate handler, the request is not one
-    /// small message, the transport is stopping, or the handler left the call to its usual
-    /// handler; ``run(_:record:stream:channel:loopExecutor:outbound:peer:)`` then runs it.
+    /// A direct call's whole answer from its immediate handler (``ServerCalls/answerAtOnce(_:caller:)``):
+    /// its (empty) metadata, the message and an OK status, or the status of the error; nil when
+    /// there is none, and ``run(_:record:stream:channel:loopExecutor:outbound:peer:)`` runs it.
     func answerAtOnce(
         _ call: PendingDirectCall, stream: UInt32, allocator: ByteBufferAllocator, caller: PeerCredentials?
     ) -> ByteBuffer? {
-        guard let immediately = call.handler.immediate, call.messages == 1, let request = call.message,
-            request.count <= Self.largestRequestOnEventLoop, calls.admitImmediateCall()
-        else { return nil }
-        defer { calls.immediateCallEnded() }
-        do {
-            guard let response = try immediately(request, caller) else { return nil }
-            return Self.okAnswer(response, stream: stream, allocator: allocator)
-        } catch {
+        switch calls.answerAtOnce(call, caller: caller) {
+        case nil: return nil
+        case .success(let response): return Self.okAnswer(response, stream: stream, allocator: allocator)
+        case .failure(let error):
             let (status, trailers) = Self.status(of: error)
             return ServerConnectionHandler.statusFrame(
                 stream: stream, status: status, metadata: trailers, allocator: allocator
@@ -257,18 +251,12 @@ extension FramedServerTransport {
             return
         }
         let onLoop = (call.message?.count ?? 0) <= Self.largestRequestOnEventLoop
-        let peer = "unix:" + path
-        Task(executorPreference: onLoop ? loopExecutor : globalConcurrentExecutor) {
-            await withServerContextRPCCancellationHandle { handle in
-                record.attach(handle)
-                let context = ServerContext(
-                    descriptor: call.descriptor, remotePeer: peer, localPeer: peer, cancellation: handle)
-                let answer = await PeerCredentials.$current.withValue(caller ?? .unknown) {
-                    await Self.answer(call, context: context, stream: stream, channel: channel, outbound: outbound)
-                }
-                channel.writeAndFlush(answer, promise: nil)
-            }
-            self.calls.directCallEnded(record)
+        calls.runDirect(
+            call.descriptor, record: record, caller: caller, peer: "unix:" + path, executor: onLoop ? loopExecutor : nil
+        ) { context in
+            await Self.answer(call, context: context, stream: stream, channel: channel, outbound: outbound)
+        } then: { answer in
+            channel.writeAndFlush(answer, promise: nil)
         }
     }
 
@@ -318,9 +306,7 @@ extension FramedServerTransport {
         var leading: ByteBuffer?
         do {
             guard call.messages == 1, let request = call.message else {
-                throw RPCError(
-                    code: .internalError,
-                    message: "a call of this method needs exactly one request message; \(call.messages) arrived")
+                throw ServerCalls.oneMessageNeeded(call.messages)
             }
             let frames: ByteBuffer
             switch call.handler {

@@ -48,22 +48,10 @@ public final class FramedServerTransport: ServerTransport, Sendable {
     {
         let channel: any Channel
         do {
-            channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .serverChannelOption(.backlog, value: 256)
-                .serverChannelInitializer { channel in
-                    // Out of file descriptors, accepting waits a moment rather than spinning.
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler())
-                    }
-                }
-                .childChannelInitializer { [self] channel in
-                    PeerCredentials.of(channel).flatMapThrowing { [self] peer in
-                        guard limits.connections.admit(channel) else { return }
-                        try channel.pipeline.syncOperations.addHandler(
-                            ServerConnectionHandler(transport: self, peer: peer))
-                    }
-                }
-                .bindOrAdopt(path: path, descriptor: boundDescriptor).get()
+            channel = try await ServerBootstrap.listener(path: path, descriptor: boundDescriptor, limits: limits) {
+                [self] channel, peer in
+                try channel.pipeline.syncOperations.addHandler(ServerConnectionHandler(transport: self, peer: peer))
+            }
         } catch {
             listening.finish(.failure(error))
             throw error
@@ -93,9 +81,33 @@ public final class FramedServerTransport: ServerTransport, Sendable {
 }
 
 extension ServerBootstrap {
+    /// A listening Unix socket at `path` (or `descriptor`, bound there already), on the shared
+    /// event loops: a connection the connection limit admits (``ConnectionLimits``) is handed to
+    /// `configure` with its peer credentials; out of file descriptors, accepting waits a moment
+    /// rather than spinning.
+    package static func listener(
+        path: String, descriptor: Int32?, limits: ConnectionLimits,
+        configure: @escaping @Sendable (any Channel, PeerCredentials?) throws -> Void
+    ) async throws -> any Channel {
+        try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler())
+                }
+            }
+            .childChannelInitializer { channel in
+                PeerCredentials.of(channel).flatMapThrowing { peer in
+                    guard limits.connections.admit(channel) else { return }
+                    try configure(channel, peer)
+                }
+            }
+            .bindOrAdopt(path: path, descriptor: descriptor).get()
+    }
+
     /// Binds `path` (replacing a socket file there), or serves `descriptor`, a socket already
     /// bound and listening there.
-    package func bindOrAdopt(path: String, descriptor: Int32?) -> EventLoopFuture<any Channel> {
+    private func bindOrAdopt(path: String, descriptor: Int32?) -> EventLoopFuture<any Channel> {
         if let descriptor { return withBoundSocket(descriptor) }
         return bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true)
     }

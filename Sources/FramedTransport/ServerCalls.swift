@@ -108,6 +108,58 @@ package final class ServerCalls: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
+    /// A direct call's response from its immediate handler (``DirectMethods/ImmediateHandler``),
+    /// made on the calling thread, or the error it threw. Nil when the method has none, the
+    /// request is not one small message, the transport is stopping, or the handler left the call
+    /// to its usual handler (which then runs: ``runDirect(_:record:caller:peer:executor:_:then:)``).
+    package func answerAtOnce(_ call: PendingDirectCall, caller: PeerCredentials?) -> Result<[UInt8], any Error>? {
+        guard let immediately = call.handler.immediate, call.messages == 1, let request = call.message,
+            request.count <= FramedServerTransport.largestRequestOnEventLoop, admitImmediateCall()
+        else { return nil }
+        defer { immediateCallEnded() }
+        do {
+            return try immediately(request, caller).map { .success($0) }
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Runs a direct call admitted with ``admitDirectCall(_:)`` by a task on `executor` (a
+    /// connection's event loop; Swift's shared threads when nil), with a cancellation handle,
+    /// a context and its caller's credentials, hands what `body` made to `deliver`, then counts
+    /// the call out.
+    package func runDirect<Answer: Sendable>(
+        _ descriptor: MethodDescriptor, record: ServerStreamRecord, caller: PeerCredentials?, peer: String,
+        executor: (any TaskExecutor)?, _ body: @escaping @Sendable (ServerContext) async -> Answer,
+        then deliver: @escaping @Sendable (Answer) -> Void
+    ) {
+        Task(executorPreference: executor ?? globalConcurrentExecutor) {
+            await withServerContextRPCCancellationHandle { handle in
+                record.attach(handle)
+                let context = ServerContext(
+                    descriptor: descriptor, remotePeer: peer, localPeer: peer, cancellation: handle)
+                deliver(await PeerCredentials.$current.withValue(caller ?? .unknown) { await body(context) })
+            }
+            self.directCallEnded(record)
+        }
+    }
+
+    /// The answer to a call that arrives while the daemon stops.
+    package static let stopping = Status(code: .unavailable, message: "modeld is stopping and takes no new calls")
+
+    /// The error of a call of a unary or server-streaming method that sent `messages` messages.
+    package static func oneMessageNeeded(_ messages: Int) -> RPCError {
+        RPCError(
+            code: .internalError,
+            message: "a call of this method needs exactly one request message; \(messages) arrived")
+    }
+
+    /// The status a writer ends its stream with when GRPCCore's handler finishes with `error`.
+    package static func status(closing error: any Error) -> Status {
+        (error as? RPCError).map { Status(code: Status.Code($0.code), message: $0.message) }
+            ?? Status(code: .unknown, message: "\(error)")
+    }
+
     /// Takes no more calls, and tells those under way to cancel, as HTTP/2's graceful shutdown
     /// does.
     package func beginShutdown() {

@@ -241,9 +241,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     /// The answer to a call that arrives while the daemon stops.
     static func stoppingFrame(stream: UInt32, allocator: ByteBufferAllocator) -> ServerOutbound {
-        statusFrame(
-            stream: stream, status: Status(code: .unavailable, message: "modeld is stopping and takes no new calls"),
-            allocator: allocator)
+        statusFrame(stream: stream, status: ServerCalls.stopping, allocator: allocator)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -358,10 +356,7 @@ final class ServerFrameWriter: ClosableRPCWriterProtocol, Sendable {
 
     func finish(throwing error: any Error) async {
         guard !pending.withLock({ $0.ended }) else { return }
-        let status =
-            (error as? RPCError).map { Status(code: Status.Code($0.code), message: $0.message) }
-            ?? Status(code: .unknown, message: "\(error)")
-        try? await write(.status(status, [:]))
+        try? await write(.status(ServerCalls.status(closing: error), [:]))
     }
 
     private func takeMetadata() -> ByteBuffer? {

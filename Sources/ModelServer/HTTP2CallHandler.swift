@@ -83,7 +83,7 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
         }
         guard !transport.calls.isShutdown else {
             state = .ended
-            return refuse(.trailers(status: HTTP2CallTransport.stopping), context: context)
+            return refuse(.trailers(status: ServerCalls.stopping), context: context)
         }
         // A call with a deadline goes through GRPCCore, which enforces it.
         // A streaming method that cannot answer at once goes through GRPCCore too.
@@ -116,7 +116,7 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
             continuation.finish()
             connection.flow.released(record.unread.takeAll())
             state = .ended
-            return refuse(.trailers(status: HTTP2CallTransport.stopping), context: context)
+            return refuse(.trailers(status: ServerCalls.stopping), context: context)
         }
         state = .handedOver(record)
         if clientEnded { continuation.finish() }
@@ -178,7 +178,7 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
     /// Runs a direct call whose request has all arrived: at once if its method answers so, by a
     /// task for a unary method, and through GRPCCore for a streaming one.
     private func run(_ call: PendingDirectCall, request headers: HTTP2Request, context: ChannelHandlerContext) {
-        if let answer = transport.answerAtOnce(call, caller: connection.peer) {
+        if let answer = transport.calls.answerAtOnce(call, caller: connection.peer) {
             state = .ended
             return write(answer, context: context)
         }
@@ -186,17 +186,32 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
         case .unary(let handler), .immediate(_, otherwise: let handler):
             guard call.messages == 1, let request = call.message else {
                 state = .ended
-                return write(.failed(HTTP2CallTransport.oneMessageNeeded(call.messages)), context: context)
+                return write(.failure(ServerCalls.oneMessageNeeded(call.messages)), context: context)
             }
             let record = ServerStreamRecord(requests: nil)
             guard transport.calls.admitDirectCall(record) else {
                 state = .ended
-                return refuse(.trailers(status: HTTP2CallTransport.stopping), context: context)
+                return refuse(.trailers(status: ServerCalls.stopping), context: context)
             }
             state = .running(record)
-            transport.run(
-                call.descriptor, handler, request: request, record: record, caller: connection.peer,
-                executor: connection.loopExecutor, answer: NIOLoopBound(self, eventLoop: context.eventLoop))
+            let onLoop = request.count <= FramedServerTransport.largestRequestOnEventLoop
+            let answer = NIOLoopBound(self, eventLoop: context.eventLoop)
+            transport.calls.runDirect(
+                call.descriptor, record: record, caller: connection.peer, peer: transport.peer,
+                executor: onLoop ? connection.loopExecutor : nil
+            ) { context -> Result<[UInt8], any Error> in
+                do {
+                    return .success(try await handler(request, context))
+                } catch {
+                    return .failure(error)
+                }
+            } then: { (result: Result<[UInt8], any Error>) in
+                if answer.eventLoop.inEventLoop {
+                    answer.value.answered(result)
+                } else {
+                    answer.eventLoop.execute { answer.value.answered(result) }
+                }
+            }
         case .serverStreaming, .immediateStreaming:
             // Its usual handler reads the request as it would have: one message, or the error.
             let parts: [RPCRequestPart<[UInt8]>] = call.messages == 1 ? call.message.map { [.message($0)] } ?? [] : []
@@ -205,21 +220,21 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
     }
 
     /// A direct call's task has its answer (on the event loop).
-    func answered(_ answer: HTTP2Answer) {
+    func answered(_ answer: Result<[UInt8], any Error>) {
         guard case .running = state, let context else { return }
         state = .ended
         write(answer, context: context)
     }
 
-    private func write(_ answer: HTTP2Answer, context: ChannelHandlerContext) {
+    private func write(_ answer: Result<[UInt8], any Error>, context: ChannelHandlerContext) {
         switch answer {
-        case .ok(let response):
-            context.write(wrapOutboundOut(.headers(.init(headers: HTTP2Answer.okHeaders))), promise: nil)
+        case .success(let response):
+            context.write(wrapOutboundOut(.headers(.init(headers: .grpcResponse))), promise: nil)
             let message = GRPCMessageReader.framed(response, allocator: context.channel.allocator)
             context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(message)))), promise: nil)
             context.writeAndFlush(
-                wrapOutboundOut(.headers(.init(headers: HTTP2Answer.okTrailers, endStream: true))), promise: nil)
-        case .failed(let error):
+                wrapOutboundOut(.headers(.init(headers: .grpcOK, endStream: true))), promise: nil)
+        case .failure(let error):
             let (status, metadata) = FramedServerTransport.status(of: error)
             context.writeAndFlush(
                 wrapOutboundOut(
@@ -280,13 +295,11 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
     }
 }
 
-/// A direct call's whole answer.
-enum HTTP2Answer: Sendable {
-    case ok([UInt8])
-    case failed(any Error)
-
-    static let okHeaders: HPACKHeaders = [":status": "200", "content-type": "application/grpc"]
-    static let okTrailers: HPACKHeaders = ["grpc-status": "0"]
+extension HPACKHeaders {
+    /// A gRPC response's headers.
+    static let grpcResponse: HPACKHeaders = [":status": "200", "content-type": "application/grpc"]
+    /// The trailers of a call that succeeded.
+    static let grpcOK: HPACKHeaders = ["grpc-status": "0"]
 }
 
 extension HTTP2Frame.FramePayload {

@@ -57,21 +57,9 @@ final class HTTP2CallTransport: ServerTransport, Sendable {
     {
         let channel: any Channel
         do {
-            channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .serverChannelOption(.backlog, value: 256)
-                .serverChannelInitializer { channel in
-                    // Out of file descriptors, accepting waits a moment rather than spinning.
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler())
-                    }
-                }
-                .childChannelInitializer { [self] channel in
-                    PeerCredentials.of(channel).flatMapThrowing { [self] peer in
-                        guard limits.connections.admit(channel) else { return }
-                        try configure(channel, peer: peer)
-                    }
-                }
-                .bindOrAdopt(path: path, descriptor: boundDescriptor).get()
+            channel = try await ServerBootstrap.listener(path: path, descriptor: boundDescriptor, limits: limits) {
+                [self] channel, peer in try configure(channel, peer: peer)
+            }
         } catch {
             listening.finish(.failure(error))
             throw error
@@ -82,7 +70,7 @@ final class HTTP2CallTransport: ServerTransport, Sendable {
         }
         listening.finish(.success(()))
         if stopAtOnce { channel.close(promise: nil) }
-        await calls.serve(peer: "unix:" + path, streamHandler: streamHandler)
+        await calls.serve(peer: peer, streamHandler: streamHandler)
         let open = state.withLock { Array($0.connections.values) }
         for connection in open { connection.close(promise: nil) }
         try? await channel.closeFuture.get()
@@ -136,14 +124,8 @@ final class HTTP2CallTransport: ServerTransport, Sendable {
         }
     }
 
-    /// The answer to a call that arrives while the daemon stops.
-    static let stopping = Status(code: .unavailable, message: "modeld is stopping and takes no new calls")
-
-    static func oneMessageNeeded(_ messages: Int) -> RPCError {
-        RPCError(
-            code: .internalError,
-            message: "a call of this method needs exactly one request message; \(messages) arrived")
-    }
+    /// The peer every call's context names.
+    var peer: String { "unix:" + path }
 }
 
 /// What a connection's streams share: the transport, the caller, the flow of request bytes and
@@ -160,54 +142,5 @@ final class HTTP2Connection: Sendable {
         self.peer = peer
         self.flow = InboundFlow(channel: channel, statistics: transport.inboundFlow)
         self.loopExecutor = EventLoopTaskExecutor(eventLoop: channel.eventLoop)
-    }
-}
-
-extension HTTP2CallTransport {
-    /// A direct call's answer from its immediate handler (``DirectMethods/ImmediateHandler``),
-    /// made on the calling thread; nil when the method has none, the request is not one small
-    /// message, the transport is stopping, or the handler left the call to its usual handler.
-    func answerAtOnce(_ call: PendingDirectCall, caller: PeerCredentials?) -> HTTP2Answer? {
-        guard let immediately = call.handler.immediate, call.messages == 1, let request = call.message,
-            request.count <= FramedServerTransport.largestRequestOnEventLoop, calls.admitImmediateCall()
-        else { return nil }
-        defer { calls.immediateCallEnded() }
-        do {
-            return try immediately(request, caller).map { .ok($0) }
-        } catch {
-            return .failed(error)
-        }
-    }
-
-    /// Runs a direct unary call by a task on `executor` (the connection's event loop) or, for a
-    /// large request, on Swift's shared threads, and gives its answer to `answer`'s handler.
-    func run(
-        _ descriptor: MethodDescriptor, _ handler: @escaping DirectMethods.UnaryHandler, request: [UInt8],
-        record: ServerStreamRecord, caller: PeerCredentials?, executor: EventLoopTaskExecutor,
-        answer: NIOLoopBound<HTTP2CallHandler>
-    ) {
-        let onLoop = request.count <= FramedServerTransport.largestRequestOnEventLoop
-        let peer = "unix:" + path
-        Task(executorPreference: onLoop ? executor : globalConcurrentExecutor) {
-            await withServerContextRPCCancellationHandle { handle in
-                record.attach(handle)
-                let context = ServerContext(
-                    descriptor: descriptor, remotePeer: peer, localPeer: peer, cancellation: handle)
-                let result: HTTP2Answer = await PeerCredentials.$current.withValue(caller ?? .unknown) {
-                    do {
-                        return .ok(try await handler(request, context))
-                    } catch {
-                        return .failed(error)
-                    }
-                }
-                let loop = answer.eventLoop
-                if loop.inEventLoop {
-                    answer.value.answered(result)
-                } else {
-                    loop.execute { answer.value.answered(result) }
-                }
-            }
-            self.calls.directCallEnded(record)
-        }
     }
 }

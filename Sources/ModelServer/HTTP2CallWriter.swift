@@ -25,7 +25,7 @@ final class HTTP2CallWriter: ClosableRPCWriterProtocol, Sendable {
     func write(_ part: RPCResponsePart<[UInt8]>) async throws {
         switch part {
         case .metadata(let metadata):
-            var headers = HTTP2Answer.okHeaders
+            var headers = HPACKHeaders.grpcResponse
             headers.add(metadata)
             pending.withLock { $0.headers = headers }
         case .message(let bytes):
@@ -64,10 +64,7 @@ final class HTTP2CallWriter: ClosableRPCWriterProtocol, Sendable {
 
     func finish(throwing error: any Error) async {
         guard !pending.withLock({ $0.ended }) else { return }
-        let status =
-            (error as? RPCError).map { Status(code: Status.Code($0.code), message: $0.message) }
-            ?? Status(code: .unknown, message: "\(error)")
-        try? await write(.status(status, [:]))
+        try? await write(.status(ServerCalls.status(closing: error), [:]))
     }
 
     /// The response headers, if they have not gone out yet (the first to ask sends them).
