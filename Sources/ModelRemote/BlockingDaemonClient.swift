@@ -21,6 +21,10 @@ public final class BlockingDaemonClient {
     private let connection: BlockingFramedConnection
     /// The start of the URIs last named in a `GetObjects` request, for the next.
     private var requestPrefix: PersistentIdentifier.URIPrefix?
+    /// The shapes of the objects last read, for the next answer's (as ``DaemonClient`` keeps
+    /// them per connection): a point read of the same entity fills a copy of the last object's
+    /// table of names rather than hashing each name into a new one.
+    private let shapes = SnapshotShapes()
 
     /// Connects to the daemon whose socket is `socketPath`, on the framed socket beside it.
     public init(socketPath: String, timeout: Duration? = nil) throws(ModelError) {
@@ -52,8 +56,9 @@ public final class BlockingDaemonClient {
     /// The objects `ids` name, in their order, those that exist (`QueryService/GetObjects`).
     public func objects(_ ids: [PersistentIdentifier], in store: String) throws(ModelError) -> [ObjectSnapshot] {
         let request = GetObjectsCall(store: store, ids: ids).serializedBytes(prefix: &requestPrefix)
-        return try FetchChunk(serialized: unary(Modeld_V1_QueryService.Method.GetObjects.descriptor, bytes: request))
-            .objects
+        return try FetchChunk(
+            serialized: unary(Modeld_V1_QueryService.Method.GetObjects.descriptor, bytes: request), shapes: shapes
+        ).objects
     }
 
     /// A fetch from a store, every batch gathered (`QueryService/Fetch`).
@@ -68,7 +73,7 @@ public final class BlockingDaemonClient {
             try connection.serverStreaming(
                 Modeld_V1_QueryService.Method.Fetch.descriptor, request: bytes, timeout: timeout)
         }) {
-            collector.add(try FetchChunk(serialized: message))
+            collector.add(try FetchChunk(serialized: message, shapes: shapes))
         }
         return collector.result(descriptor.resultType)
     }

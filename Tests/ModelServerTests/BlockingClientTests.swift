@@ -83,6 +83,59 @@ struct BlockingClientTests {
         #expect(throws: asyncUnknown) { try unknownEntity.get() }
     }
 
+    /// The client keeps the last answer's shapes for the next (as the async client does): reads
+    /// one after another of objects of two entities, and of the same entity with different
+    /// attributes set, each read alone, answer what the async client answers.
+    @Test func readsOfOtherShapesOneAfterAnotherAnswerAsTheAsyncClient() async throws {
+        let store = try store
+        func temporary(_ entity: String) -> PersistentIdentifier {
+            .temporary(storeIdentifier: store.info.storeIdentifier, entityName: entity)
+        }
+        let (plainID, fullID, shelfID) = (temporary("Item"), temporary("Item"), temporary("Shelf"))
+        let saved = try await store.client.apply(
+            [
+                .insert(entity: "Shelf", attributes: ["name": .string("top")], relationships: [:], id: shelfID),
+                .insert(entity: "Item", attributes: ["title": .string("plain")], relationships: [:], id: plainID),
+                .insert(
+                    entity: "Item",
+                    attributes: [
+                        "title": .string("full"), "sku": .string("S-1"), "price": .double(2.5),
+                        "added": .date(Timestamp(microsecondsSince1970: 1_700_000_000_000_000)),
+                    ], relationships: ["shelf": .toOne(shelfID)], id: fullID),
+            ], in: store.name)
+        let plain = try #require(saved.remappedIdentifiers[plainID])
+        let full = try #require(saved.remappedIdentifiers[fullID])
+        let shelf = try #require(saved.remappedIdentifiers[shelfID])
+        let order = [plain, full, shelf, plain, shelf, full, full, plain]
+        var expected: [[ObjectSnapshot]] = []
+        for id in order { expected.append(try await store.client.objects([id], in: store.name)) }
+        let (socketPath, name) = (store.socketPath, store.name)
+        let read = try await onThread {
+            let client = try BlockingDaemonClient(socketPath: socketPath)
+            defer { client.close() }
+            return try order.map { try client.objects([$0], in: name) }
+        }
+        #expect(read == expected)
+        #expect(read.map { $0.first?.id } == order)
+        // What each read says, checked on its own too (not only against the async client's).
+        for (index, objects) in read.enumerated() {
+            let object = try #require(objects.first)
+            switch order[index] {
+            case plain:
+                #expect(object["title"] == .string("plain") && object["sku"] == .null && object["price"] == .null)
+                #expect(object.toOne("shelf") == nil)
+            case full:
+                #expect(object["title"] == .string("full") && object["sku"] == .string("S-1"))
+                #expect(object["price"] == .double(2.5))
+                #expect(object["added"] == .date(Timestamp(microsecondsSince1970: 1_700_000_000_000_000)))
+                #expect(object.toOne("shelf") == shelf)
+            default:
+                #expect(object["name"] == .string("top") && object["title"] == .null)
+                #expect(object.toMany("items") == [full])
+            }
+        }
+    }
+
     /// A call not answered within its timeout is cancelled and fails with `deadlineExceeded`;
     /// the late frames of its answer are skipped and the next calls are answered. An answer over
     /// the connection's limit fails with `resourceExhausted`, and the connection goes on too.
