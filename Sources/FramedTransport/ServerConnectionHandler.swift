@@ -25,7 +25,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private let reader: FrameReader
     private var streams: [UInt32: ServerStreamRecord] = [:]
     /// Direct calls (``DirectMethods``) whose request is still arriving.
-    private var pendingDirect: [UInt32: PendingDirectCall] = [:]
+    private var pendingDirect = PendingDirectCalls()
     private var loopExecutor: EventLoopTaskExecutor?
     /// What the connection's writers have queued (see ``OutboundQueue``).
     private let outbound = OutboundQueue()
@@ -124,7 +124,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 record.fail(RPCError(code: RPCError.Code(status.code) ?? .unknown, message: status.message))
                 flow?.released(record.unread.takeAll())
             }
-            pendingDirect.removeValue(forKey: stream)
+            _ = pendingDirect.remove(stream)
             context.writeAndFlush(
                 wrapOutboundOut(
                     Self.statusFrame(stream: stream, status: status, allocator: context.channel.allocator).bytes),
@@ -137,15 +137,16 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 open(frame, context: context)
             case .message:
                 let bytes = frame.payload.readBytes(length: frame.payload.readableBytes) ?? []
-                if pendingDirect[frame.stream] != nil {
-                    pendingDirect[frame.stream]?.received(bytes)
-                } else if let record = streams[frame.stream], let requests = record.requests {
+                // A direct call's message is kept until its end; a stream's goes to GRPCCore.
+                if !pendingDirect.received(bytes, on: frame.stream), let record = streams[frame.stream],
+                    let requests = record.requests
+                {
                     record.unread.add(bytes.count)
                     flow?.received(bytes.count)
                     requests.yield(.message(bytes))
                 }
             case .end:
-                guard let call = pendingDirect.removeValue(forKey: frame.stream) else {
+                guard let call = pendingDirect.remove(frame.stream) else {
                     streams[frame.stream]?.requests?.finish()
                     return
                 }
@@ -163,7 +164,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                     call, record: record, stream: frame.stream, channel: context.channel,
                     loopExecutor: loopExecutor!, outbound: outbound, peer: peer)
             case .cancel:
-                pendingDirect.removeValue(forKey: frame.stream)
+                _ = pendingDirect.remove(frame.stream)
                 if let record = streams.removeValue(forKey: frame.stream) {
                     flow?.released(record.unread.takeAll())
                     record.cancel()
@@ -197,7 +198,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             return (method, try payload.readMetadata())
         }
         guard case .success(let (method, metadata)) = parsed, streams[frame.stream] == nil,
-            pendingDirect[frame.stream] == nil
+            !pendingDirect.contains(frame.stream)
         else {
             errorCaught(context: context, error: FramingError("a malformed or repeated open frame"))
             return
@@ -214,7 +215,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 noteIdle()
                 return
             }
-            pendingDirect[frame.stream] = PendingDirectCall(descriptor: descriptor, handler: handler)
+            pendingDirect.insert(PendingDirectCall(descriptor: descriptor, handler: handler), for: frame.stream)
             return
         }
         let path = method.path, slash = method.slash
@@ -260,7 +261,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         reader.close()
         let open = streams
         streams = [:]
-        pendingDirect = [:]
+        pendingDirect.removeAll()
         for record in open.values {
             flow?.released(record.unread.takeAll())
             record.cancel()

@@ -51,6 +51,21 @@ public enum FramedBytes {
         return found
     }
 
+    /// The payloads of the message frames in `bytes`, by stream, in order.
+    public static func messages(in bytes: [UInt8]) -> [UInt32: [[UInt8]]] {
+        var found: [UInt32: [[UInt8]]] = [:]
+        var offset = 0
+        while offset + headerSize <= bytes.count {
+            let length = Int(integer(bytes, at: offset)), stream = integer(bytes, at: offset + 4)
+            guard offset + headerSize + length <= bytes.count else { break }
+            if bytes[offset + 8] == Kind.message.rawValue {
+                found[stream, default: []].append(Array(bytes[(offset + headerSize)..<(offset + headerSize + length)]))
+            }
+            offset += headerSize + length
+        }
+        return found
+    }
+
     private static func integer(_ bytes: [UInt8], at offset: Int) -> UInt32 {
         bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | UInt32($1) }
     }

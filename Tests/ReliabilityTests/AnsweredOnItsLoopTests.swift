@@ -74,6 +74,53 @@ extension OneAtATime {
             }
         }
 
+        /// Direct calls whose frames interleave on one connection (several pending at once, as
+        /// a client may send them) are each answered on their own stream with their own objects;
+        /// one cancelled among them gets no answer.
+        @Test func interleavedPointReadsAreAnsweredEachOnItsStream() async throws {
+            try await StalledClients.withDaemon { daemon in
+                try await StalledClients.makeStore("big", on: daemon, rows: 4, bytes: 10)
+                let uris = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                    try await client.fetch(FetchDescriptor(entityName: "Blob", resultType: .identifiers), in: "big")
+                        .identifiers.map(\.uriRepresentation)
+                }
+                try #require(uris.count == 4)
+                let socket = try RawSocket.connect(daemon.socketPath + ".frames")
+                defer { socket.close() }
+                // Stream 1 reads the first object, 3 the second, 5 the third, 7 (cancelled) the fourth.
+                var bytes: [UInt8] = []
+                for stream in [1, 3, 5, 7] as [UInt32] {
+                    bytes += FramedBytes.open(stream: stream, path: Self.getObjects)
+                }
+                for (stream, uri) in [(3, uris[1]), (7, uris[3]), (1, uris[0]), (5, uris[2])] as [(UInt32, String)] {
+                    bytes += FramedBytes.frame(stream: stream, kind: .message, try Self.pointRead(uri))
+                }
+                bytes += FramedBytes.frame(stream: 7, kind: .cancel)
+                for stream in [5, 7, 1, 3] as [UInt32] { bytes += FramedBytes.frame(stream: stream, kind: .end) }
+                // A call after them on the same connection, to know when everything was answered.
+                bytes += FramedBytes.call(stream: 9, path: Self.getObjects, request: try Self.pointRead(uris[0]))
+                try socket.send(bytes)
+                var received: [UInt8] = []
+                let deadline = ContinuousClock.now + .seconds(30)
+                while !Set(FramedBytes.statuses(in: received).keys).isSuperset(of: [1, 3, 5, 9]),
+                    case .bytes(let more) = await socket.read(timeout: deadline - ContinuousClock.now)
+                {
+                    received += more
+                }
+                let statuses = FramedBytes.statuses(in: received)
+                for stream in [1, 3, 5, 9] as [UInt32] {
+                    #expect(statuses[stream]?.code == 0, "stream \(stream): \(String(describing: statuses[stream]))")
+                }
+                #expect(statuses[7] == nil, "the cancelled call was answered: \(String(describing: statuses[7]))")
+                let messages = FramedBytes.messages(in: received)
+                for (stream, index) in [(1, 0), (3, 1), (5, 2), (9, 0)] as [(UInt32, Int)] {
+                    let answer = try #require(messages[stream]?.first, "no answer on stream \(stream)")
+                    let objects = try Modeld_V1_GetObjectsResponse(serializedBytes: answer).objects
+                    #expect(objects.map(\.uri) == [uris[index]], "stream \(stream) answered \(objects.map(\.uri))")
+                }
+            }
+        }
+
         /// A client that sends point reads as fast as it can and never reads the answers is no
         /// longer read once its answers back up: its sends block, the daemon holds a bounded part of
         /// its answers, and another client's point reads are answered meanwhile.
