@@ -365,11 +365,13 @@ struct PendingDirectCalls {
     }
 
     /// Takes the call of `stream` out, if it is pending.
+    @discardableResult
     mutating func remove(_ stream: UInt32) -> PendingDirectCall? {
         if let pending = current, pending.stream == stream {
             current = nil
             return pending.call
         }
+        // A look-up in an empty table returns at once; a removal hashes the key first.
         return others.isEmpty ? nil : others.removeValue(forKey: stream)
     }
 

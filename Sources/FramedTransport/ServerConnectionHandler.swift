@@ -124,7 +124,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 record.fail(RPCError(code: RPCError.Code(status.code) ?? .unknown, message: status.message))
                 flow?.released(record.unread.takeAll())
             }
-            _ = pendingDirect.remove(stream)
+            pendingDirect.remove(stream)
             context.writeAndFlush(
                 wrapOutboundOut(
                     Self.statusFrame(stream: stream, status: status, allocator: context.channel.allocator).bytes),
@@ -164,7 +164,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                     call, record: record, stream: frame.stream, channel: context.channel,
                     loopExecutor: loopExecutor!, outbound: outbound, peer: peer)
             case .cancel:
-                _ = pendingDirect.remove(frame.stream)
+                pendingDirect.remove(frame.stream)
                 if let record = streams.removeValue(forKey: frame.stream) {
                     flow?.released(record.unread.takeAll())
                     record.cancel()

@@ -32,21 +32,15 @@ public enum FramedBytes {
     /// The statuses (code and message) of the whole frames in `bytes`, by stream.
     public static func statuses(in bytes: [UInt8]) -> [UInt32: (code: Int, message: String)] {
         var found: [UInt32: (Int, String)] = [:]
-        var offset = 0
-        while offset + headerSize <= bytes.count {
-            let length = Int(integer(bytes, at: offset)), stream = integer(bytes, at: offset + 4),
-                kind = bytes[offset + 8]
-            guard offset + headerSize + length <= bytes.count else { break }
-            if kind == Kind.status.rawValue, length >= 5 {
-                let start = offset + headerSize
-                let count = Int(integer(bytes, at: start + 1))
-                if start + 5 + count <= bytes.count {
-                    found[stream] = (
-                        Int(bytes[start]), String(decoding: bytes[(start + 5)..<(start + 5 + count)], as: UTF8.self)
-                    )
-                }
+        forEachFrame(in: bytes) { stream, kind, payload in
+            guard kind == Kind.status.rawValue, payload.count >= 5 else { return }
+            let start = payload.lowerBound
+            let count = Int(integer(bytes, at: start + 1))
+            if start + 5 + count <= bytes.count {
+                found[stream] = (
+                    Int(bytes[start]), String(decoding: bytes[(start + 5)..<(start + 5 + count)], as: UTF8.self)
+                )
             }
-            offset += headerSize + length
         }
         return found
     }
@@ -54,16 +48,21 @@ public enum FramedBytes {
     /// The payloads of the message frames in `bytes`, by stream, in order.
     public static func messages(in bytes: [UInt8]) -> [UInt32: [[UInt8]]] {
         var found: [UInt32: [[UInt8]]] = [:]
+        forEachFrame(in: bytes) { stream, kind, payload in
+            if kind == Kind.message.rawValue { found[stream, default: []].append(Array(bytes[payload])) }
+        }
+        return found
+    }
+
+    /// Calls `body` with the stream, kind and payload's range of each whole frame in `bytes`.
+    private static func forEachFrame(in bytes: [UInt8], _ body: (UInt32, UInt8, Range<Int>) -> Void) {
         var offset = 0
         while offset + headerSize <= bytes.count {
             let length = Int(integer(bytes, at: offset)), stream = integer(bytes, at: offset + 4)
             guard offset + headerSize + length <= bytes.count else { break }
-            if bytes[offset + 8] == Kind.message.rawValue {
-                found[stream, default: []].append(Array(bytes[(offset + headerSize)..<(offset + headerSize + length)]))
-            }
+            body(stream, bytes[offset + 8], (offset + headerSize)..<(offset + headerSize + length))
             offset += headerSize + length
         }
-        return found
     }
 
     private static func integer(_ bytes: [UInt8], at offset: Int) -> UInt32 {
