@@ -70,7 +70,7 @@ let package = Package(
         .target(
             name: "PostgresStorage",
             dependencies: [
-                "ModelCore", "ModelStorage",
+                "ModelCore", "ModelStorage", .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),

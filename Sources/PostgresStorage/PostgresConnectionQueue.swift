@@ -15,14 +15,14 @@ import Synchronization
 /// first job; one that broke (the server restarted, say) is opened again by the next job. Reads
 /// of a statement or a few may instead be sent from the calling task (``runAsync(_:)``).
 final class PostgresConnectionQueue: Sendable {
-    private let queue: DispatchQueue
+    let queue: DispatchQueue
     private let endpoint: PostgresEndpoint
     /// The event loop the connection is opened on (and so reads and writes on).
     let eventLoop: any EventLoop
     /// The open connection: replaced on `queue`, read there and by ``runAsync(_:)``, whose caller
     /// has the queue to itself (the pool hands it out to one job at a time).
     private let current = Mutex<PostgresConnection?>(nil)
-    private var connection: PostgresConnection? {
+    var connection: PostgresConnection? {
         get { current.withLock { $0 } }
         set { current.withLock { $0 = newValue } }
     }
@@ -121,7 +121,7 @@ final class PostgresConnectionQueue: Sendable {
     }
 
     /// The open connection; a closed one is replaced. On the queue only.
-    private func session(_ work: SessionWork) throws -> PostgresSession {
+    func session(_ work: SessionWork) throws -> PostgresSession {
         if let connection, !connection.isClosed {
             return PostgresSession(connection: connection, endpoint: endpoint, work: work)
         }
@@ -203,6 +203,8 @@ struct PostgresSession {
     let endpoint: PostgresEndpoint
     /// Records whether the session sent work (see ``PostgresConnectionQueue/run(_:)``).
     var work = SessionWork()
+    /// What the saves of a group remember in its transaction (``PostgresGroupWriter``).
+    var memo: GroupMemo?
     static let logger = Logger(label: "modeld.postgres")
 
     /// Runs `sql` with `binds` ($1, $2, …) and returns its rows; `keys`, when given, is bound

@@ -3,8 +3,9 @@ import ModelCore
 import ModelStorage
 
 extension PostgresStore {
-    /// Saves `runs` as ``save(_:)`` saves the same objects as inserts, in one transaction,
-    /// durably, with one history transaction listing every object inserted, in order; but their
+    /// Saves `runs` as ``save(_:)`` saves the same objects as inserts, in one transaction (with
+    /// other saves waiting for the writer, ``GroupCommit``), durably, with one history
+    /// transaction listing every object inserted, in order; but their
     /// rows go in statements of many rows each (``PostgresInsertRuns``) rather than one
     /// statement per object. Nil, having done nothing, when an entity has unique constraints
     /// (the save algorithm resolves those) or is not in the store's schema.
@@ -22,13 +23,11 @@ extension PostgresStore {
         try checkWritable()
         guard try InsertRun.areWritableStraight(runs, in: layout.schema) else { return nil }
         let metadata = metadata, storeIdentifier = storeIdentifier
-        return try await writer.run { session in
-            try session.transaction {
-                try PostgresInsertRuns(
-                    session: session, layout: layout, metadata: metadata, storeIdentifier: storeIdentifier,
-                    runs: runs, author: author, user: user, parametersPerStatement: parametersPerStatement
-                ).run()
-            }
+        return try await saves.save { group in
+            try PostgresInsertRuns(
+                session: group.session, layout: layout, metadata: metadata, storeIdentifier: storeIdentifier,
+                runs: runs, author: author, user: user, parametersPerStatement: parametersPerStatement
+            ).run()
         }
     }
 }
@@ -56,7 +55,7 @@ struct PostgresInsertRuns {
         try PostgresSave.checkingSchema(layout.schema, session: session, metadata: metadata, save(checking:))
     }
 
-    private func save(checking storedHash: PendingStatement) throws -> SaveResult {
+    private func save(checking storedHash: PendingStatement?) throws -> SaveResult {
         var result = SaveResult()
         var history: [String] = []
         for run in runs where run.count > 0 {

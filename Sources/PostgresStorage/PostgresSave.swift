@@ -26,15 +26,23 @@ struct PostgresSave {
 
     /// Runs `save` under the store's shared lock, handing it the pending answer of the store's
     /// schema version (sent without waiting) to check once a later answer came. A statement that
-    /// failed because another process changed the schema throws the mismatch instead.
+    /// failed because another process changed the schema throws the mismatch instead. In a group
+    /// whose transaction holds the lock and found `schema` already (``GroupMemo``), the
+    /// save takes neither again, and is handed nil.
     static func checkingSchema<T>(
         _ schema: ResolvedSchema, session: PostgresSession, metadata: PostgresMetadata,
-        _ save: (PendingStatement) throws -> T
+        _ save: (PendingStatement?) throws -> T
     ) throws -> T {
+        if let memo = session.memo, memo.checkedSchema == schema.versionHash { return try save(nil) }
         try metadata.sharedLock(session)
         let storedHash = try session.send("SELECT \"value\" FROM \(metadata.metaTable) WHERE \"key\" = 'schemaHash'")
         do {
-            return try save(storedHash)
+            let result = try save(storedHash)
+            // Every statement the save sent has answered before it returns (the schema's version
+            // last of those not waited for): in a group, a failure is the failing save's own,
+            // not thrown by the next save's first wait.
+            if try mismatch(storedHash, schema: schema) == nil { session.memo?.checkedSchema = schema.versionHash }
+            return result
         } catch {
             if let mismatch = try? mismatch(storedHash, schema: schema) { throw mismatch }
             throw error
@@ -42,13 +50,13 @@ struct PostgresSave {
     }
 
     /// The `schemaMismatch` error when the store's schema is not the one this save was planned on.
-    private func mismatch(_ storedHash: PendingStatement) throws -> ModelError? {
+    private func mismatch(_ storedHash: PendingStatement?) throws -> ModelError? {
         try Self.mismatch(storedHash, schema: schema)
     }
 
     /// The `schemaMismatch` error when the store's schema, as `storedHash` answers, is not `schema`.
-    static func mismatch(_ storedHash: PendingStatement, schema: ResolvedSchema) throws -> ModelError? {
-        guard let stored = try storedHash.rows().first.flatMap({ try $0.first.flatMap(PostgresValues.text) }),
+    static func mismatch(_ storedHash: PendingStatement?, schema: ResolvedSchema) throws -> ModelError? {
+        guard let stored = try storedHash?.rows().first.flatMap({ try $0.first.flatMap(PostgresValues.text) }),
             stored != schema.versionHash
         else { return nil }
         return ModelError(
@@ -57,7 +65,7 @@ struct PostgresSave {
             context: ["storeVersion": stored, "requestedVersion": schema.versionHash])
     }
 
-    private func save(checking storedHash: PendingStatement) throws -> SaveResult {
+    private func save(checking storedHash: PendingStatement?) throws -> SaveResult {
         let reads = try PostgresStoredRows(
             for: changes, layout: layout, session: session, metadata: metadata, storeIdentifier: storeIdentifier)
         let conflicts = try ExpectedVersions.conflicts(in: changes, reads: reads)

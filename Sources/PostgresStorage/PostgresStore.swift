@@ -15,6 +15,8 @@ public final class PostgresStore: StorageBackend {
     public let storeIdentifier: UUID
     /// The connection saves, migrations and schema changes run on, one at a time.
     let writer: PostgresConnectionQueue
+    /// Saves waiting for the writer together, committed in one transaction (``GroupCommit``).
+    let saves: GroupCommit<PostgresGroupWriter>
     /// The connections reads run on.
     let readers: PostgresConnectionPool
     let metadata: PostgresMetadata
@@ -51,6 +53,7 @@ public final class PostgresStore: StorageBackend {
         self.endpoint = endpoint
         self.storeIdentifier = storeIdentifier
         self.writer = writer
+        self.saves = GroupCommit(writer: writer, metadata: metadata)
         self.readers = PostgresConnectionPool(endpoint: endpoint, size: endpoint.poolSize)
         self.metadata = metadata
         self.layout = Mutex(layout)
@@ -107,28 +110,36 @@ public final class PostgresStore: StorageBackend {
         return PostgresLayout(try await schema(), namespace: endpoint.namespace)
     }
 
-    /// Saves atomically and durably in one transaction (``PostgresSave``).
+    /// Saves atomically and durably (``PostgresSave``); saves waiting for the writer together
+    /// share one transaction and one commit (``GroupCommit``).
     public func save(_ changes: ChangeSet) async throws -> SaveResult {
         let layout = try await currentLayout()
         try checkWritable()
         guard !changes.isEmpty else { return SaveResult() }
         try ChangeSetPlan.checkIdentifiers(changes, schema: layout.schema, storeIdentifier: storeIdentifier)
         let metadata = metadata, storeIdentifier = storeIdentifier
-        return try await writer.run { session in
+        return try await saves.save { group in
+            let session = group.session
+            let save = PostgresSave(
+                session: session, layout: layout, metadata: metadata, storeIdentifier: storeIdentifier,
+                changes: changes)
+            guard changes.uniquenessPolicy == .upsert else { return try save.run() }
             // An upsert that raced another daemon's insert of the same unique values (both found
-            // none, the other committed first) runs again, and now finds it to update.
+            // none, the other committed first) runs again, and now finds it to update: undone to
+            // a savepoint of its own, which keeps the group's other saves.
+            // The group's memo goes back with it: the locks the attempt took are released.
             var attempt = 1
             while true {
+                let memo = group.memo?.copy()
+                try session.send("SAVEPOINT upsert")
                 do {
-                    return try session.transaction {
-                        try PostgresSave(
-                            session: session, layout: layout, metadata: metadata, storeIdentifier: storeIdentifier,
-                            changes: changes
-                        ).run()
-                    }
-                } catch let error as ModelError
-                    where error.context["sqlstate"] == "23505" && changes.uniquenessPolicy == .upsert && attempt < 5
-                {
+                    let result = try save.run()
+                    try session.send("RELEASE upsert")
+                    return result
+                } catch let error as ModelError where error.context["sqlstate"] == "23505" && attempt < 5 {
+                    try session.query("ROLLBACK TO upsert")
+                    try session.send("RELEASE upsert")
+                    group.memo = memo
                     attempt += 1
                 }
             }

@@ -92,17 +92,27 @@ extension PostgresMetadata {
     }
 
     /// The last value the sequence `name` handed out (0 when none), its row locked until the
-    /// transaction ends.
+    /// transaction ends: read once a group (``GroupMemo``).
     func lockedSequence(_ name: String, _ session: PostgresSession) throws -> Int64 {
+        if let value = session.memo?.value(of: name) { return value }
         try session.send("INSERT INTO \(sequenceTable) VALUES ($1, 0) ON CONFLICT DO NOTHING", [.string(name)])
         let rows = try session.query(
             "SELECT \"value\" FROM \(sequenceTable) WHERE \"name\" = $1 FOR UPDATE", [.string(name)])
-        return try rows.first.flatMap { try $0.first.flatMap(PostgresValues.int) } ?? 0
+        let value = try rows.first.flatMap { try $0.first.flatMap(PostgresValues.int) } ?? 0
+        session.memo?.read(name, value)
+        return value
     }
 
-    /// Records that the sequence `name` handed out every value up to `value` (sent without
-    /// waiting: the transaction's next statement waited for fails if this did).
+    /// Records that the sequence `name` handed out every value up to `value`: in a group, once
+    /// before it commits (``GroupMemo``).
     func setSequence(_ name: String, to value: Int64, _ session: PostgresSession) throws {
+        if let memo = session.memo { return memo.set(name, to: value) }
+        try writeSequence(name, to: value, session)
+    }
+
+    /// Writes the sequence's value (sent without waiting: the transaction's next statement
+    /// waited for fails if this did).
+    func writeSequence(_ name: String, to value: Int64, _ session: PostgresSession) throws {
         try session.send(
             "INSERT INTO \(sequenceTable) VALUES ($1, $2) ON CONFLICT (\"name\") DO UPDATE SET \"value\" = excluded.\"value\"",
             [.string(name), .int(value)])

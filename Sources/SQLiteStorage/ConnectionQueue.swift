@@ -197,9 +197,3 @@ final class ConnectionQueue: @unchecked Sendable {
         }
     }
 }
-
-extension ModelError {
-    /// What an interrupted (or dropped) statement throws: the caller gave up.
-    static let interrupted = ModelError(
-        .cancelled, "the call was cancelled before the store finished it; nothing it would have written was saved")
-}

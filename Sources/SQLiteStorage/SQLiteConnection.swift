@@ -2,6 +2,7 @@ import CSQLite
 import Synchronization
 import Foundation
 import ModelCore
+import ModelStorage
 
 /// One connection to the store's file, with its prepared-statement cache. A connection is used on
 /// one serial queue only (``ConnectionQueue``); it is not Sendable.

@@ -38,6 +38,10 @@ struct BenchCommand: AsyncParsableCommand {
             valueName: "kind")) var calls: String?
     @Option(help: "How many calls --calls makes (for setup: objects saved).") var count = 1_000
     @Option(help: "The socket of the daemon --calls calls.") var socket: String?
+    @Option(
+        help:
+            "For --calls setup: the URL of the store to make (postgres://…), rather than the daemon's default backend.")
+    var storeURL: String?
 
     /// Whether workload `number` is to run (every one unless `--only` names some).
     func runs(_ numbers: Int...) -> Bool {
@@ -53,7 +57,7 @@ struct BenchCommand: AsyncParsableCommand {
                     "--calls takes one of \(CallDriver.Kind.allCases.map(\.rawValue).joined(separator: ", ")), with --socket"
                 )
             }
-            return try await CallDriver(socketPath: socket).run(kind, count: count)
+            return try await CallDriver(socketPath: socket, storeURL: storeURL).run(kind, count: count)
         }
         let directory = try TemporaryDirectory.make(prefix: "bench")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -28,6 +28,8 @@ struct CallDriver {
     }
 
     let socketPath: String
+    /// Where ``Kind/setup`` makes the store (nil: the daemon's default backend).
+    var storeURL: String? = nil
     let store = "items"
 
     func run(_ kind: Kind, count: Int) async throws {
@@ -41,7 +43,7 @@ struct CallDriver {
     private func run(_ kind: Kind, count: Int, client: DaemonClient) async throws {
         switch kind {
         case .setup:
-            _ = try await client.createStore(store, schema: try Dataset.schema())
+            _ = try await client.createStore(store, backend: nil, url: storeURL, schema: try Dataset.schema())
             try await client.apply((1...count).map(Dataset.insert), in: store)
         case .empty:
             for _ in 0..<count { _ = try await client.status() }

@@ -22,15 +22,8 @@ import Testing
 
     /// Waits until `count` saves wait for the next group (they are queued from other tasks).
     static func waitUntilQueued(_ store: SQLiteStore, _ count: Int) async throws {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(20)
-        while store.saves.counts.queued < count {
-            guard clock.now < deadline else {
-                Issue.record("only \(store.saves.counts.queued) of \(count) saves queued")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(2))
-        }
+        let queued = try await waitUntilCount(reaches: count) { store.saves.counts.queued }
+        #expect(queued >= count, "only \(queued) of \(count) saves queued")
     }
 
     static func insertItem(_ store: SQLiteStore, title: String, sku: String? = nil) -> ChangeSet {

@@ -1,28 +1,57 @@
-import CSQLite
-import CoreMetrics
 import ModelCore
 import Synchronization
 
-/// Group commit on the writer connection. Saves that arrive while the writer is busy wait
-/// together, then run in one `BEGIN IMMEDIATE` transaction, and one COMMIT (one sync of the WAL,
-/// `synchronous=FULL`) makes all of them durable before any of them returns. A save that fails
-/// throws alone; the others of its group still commit. Saves rarely fail, so a group first runs
-/// without a savepoint a save (two statements each): when one fails, the transaction is rolled
-/// back and the others run again in a new one, each in a savepoint of its own from then on, so
-/// that a later failure undoes only its own save. A save that waits alone runs in a transaction
-/// of its own, as it would without grouping.
+/// The single writer of a store that a ``GroupCommit`` runs saves on: one connection, on a queue
+/// of its own, in one transaction at a time. Each backend says how its transactions and
+/// savepoints are spelled; the methods other than ``submit(_:)`` and ``interrupt()`` are called
+/// on the writer's queue, from the job ``submit(_:)`` runs.
+public protocol GroupCommitWriter: Sendable {
+    /// The writer's connection, as a save's work sees it.
+    associatedtype Connection
+    /// What a save's savepoint keeps beside the backend's own (SQLite: the group's sequences).
+    associatedtype Checkpoint
+
+    /// Runs `body` on the writer's queue, after the jobs submitted before it, with the
+    /// connection (or the error opening it).
+    func submit(_ body: @escaping @Sendable (Result<Connection, any Error>) -> Void)
+    /// Stops the statement the writer is running, where the backend can (a save running alone).
+    func interrupt()
+    /// Begins a group's transaction; `alone` when the group is one save.
+    func begin(_ connection: Connection, alone: Bool) throws
+    /// Marks a savepoint before a save of a group, once one of the group has failed.
+    func savepoint(_ connection: Connection) throws -> Checkpoint
+    /// Keeps what the save since the last savepoint did.
+    func release(_ connection: Connection) throws
+    /// Undoes the save since `checkpoint`; false when it could not (the transaction ended under it).
+    func rollback(to checkpoint: Checkpoint, _ connection: Connection) -> Bool
+    /// Ends the transaction, undoing it, if it has not ended already.
+    func rollback(_ connection: Connection)
+    /// Commits the group's transaction, durably.
+    func commit(_ connection: Connection) throws
+    /// The transaction is over, committed or not.
+    func end(_ connection: Connection)
+}
+
+/// Group commit on a store's writer, for every backend. Saves that arrive while the writer is
+/// busy wait together, then run in one transaction, and one commit (one sync) makes all of them
+/// durable before any of them returns. A save that fails throws alone; the others of its group
+/// still commit. Saves rarely fail, so a group first runs without a savepoint a save: when one
+/// fails, the transaction is rolled back and the others run again in a new one, each in a
+/// savepoint of its own from then on, so that a later failure undoes only its own save. A save
+/// that waits alone runs in a transaction of its own, as it would without grouping.
 ///
 /// Each save keeps its own history transaction and token, in the order the saves ran, so a
 /// group reads exactly like the same saves made one after another.
 ///
-/// Cancelling a save that has not started drops it (it throws `cancelled`). A save running alone
-/// is interrupted as any other statement; one running in a group is left to finish, since an
-/// interrupted write makes SQLite roll back the whole transaction, the other saves included.
-final class SaveBatcher: Sendable {
-    /// One save's work on the writer connection, inside the transaction.
-    typealias Work = @Sendable (SQLiteConnection) throws -> SaveResult
+/// Cancelling a save that has not started drops it (it throws `interrupted`). A save running
+/// alone is interrupted where the writer can (``GroupCommitWriter/interrupt()``); one running in
+/// a group is left to finish, since an interrupted write may roll back the whole transaction,
+/// the other saves included.
+public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
+    /// One save's work on the writer's connection, inside the transaction.
+    public typealias Work = @Sendable (Writer.Connection) throws -> SaveResult
 
-    private struct Waiting {
+    private struct Waiting: Sendable {
         let id: UInt64
         let work: Work
         let continuation: CheckedContinuation<SaveResult, any Error>
@@ -43,23 +72,23 @@ final class SaveBatcher: Sendable {
         var committedGroups = 0
     }
 
-    private let writer: ConnectionQueue
+    private let writer: Writer
     private let state = Mutex(State())
-    /// The saves of each group committed, through swift-metrics (the daemon bootstraps it with
-    /// its Prometheus registry; elsewhere it records nowhere).
-    private let groupSizes = Recorder(label: "modeld_group_commit_saves")
+    /// Told the number of saves of each group committed (the daemon's metrics).
+    private let committed: @Sendable (Int) -> Void
 
-    init(writer: ConnectionQueue) {
+    public init(writer: Writer, committed: @escaping @Sendable (Int) -> Void = { _ in }) {
         self.writer = writer
+        self.committed = committed
     }
 
     /// How many saves wait for the next group, and how many groups have committed.
-    var counts: (queued: Int, committedGroups: Int) {
+    public var counts: (queued: Int, committedGroups: Int) {
         state.withLock { ($0.queued.count, $0.committedGroups) }
     }
 
     /// Runs `work` in the next group and returns its result once the group has committed.
-    func save(_ work: @escaping Work) async throws -> SaveResult {
+    public func save(_ work: @escaping Work) async throws -> SaveResult {
         let id = state.withLock { state in
             state.nextID += 1
             return state.nextID
@@ -103,7 +132,7 @@ final class SaveBatcher: Sendable {
 
     /// On the writer's queue: takes every queued save and runs them as one group; schedules the
     /// next group if more saves arrived meanwhile.
-    private func runGroup(_ opened: Result<SQLiteConnection, any Error>) {
+    private func runGroup(_ opened: Result<Writer.Connection, any Error>) {
         let group = state.withLock { state in
             defer { state.queued = [] }
             state.taken = Set(state.queued.map(\.id))
@@ -121,24 +150,21 @@ final class SaveBatcher: Sendable {
     }
 
     /// Runs `group` in one transaction, or in several if a save fails outside a savepoint, or
-    /// SQLite rolls one back under a save (a full disk, say): that save throws, and the others,
-    /// those done before it included, go on in a new transaction.
-    private func run(_ group: ArraySlice<Waiting>, on connection: SQLiteConnection) {
+    /// the backend rolls one back under a save (a full disk, say): that save throws, and the
+    /// others, those done before it included, go on in a new transaction.
+    private func run(_ group: ArraySlice<Waiting>, on connection: Writer.Connection) {
         var rest = group
         // Whether each save of the group runs in a savepoint: once one has failed.
         var guarded = false
         while !rest.isEmpty {
+            let alone = rest.count == 1
             do {
-                try connection.run("BEGIN IMMEDIATE")
+                try writer.begin(connection, alone: alone)
             } catch {
                 fail(rest, with: error)
                 return
             }
-            let alone = rest.count == 1
-            // A group's sequences and schema check are remembered for its transaction
-            // (``GroupMemo``); a save alone reads and writes each once anyway.
-            connection.groupMemo = alone ? nil : GroupMemo()
-            defer { connection.groupMemo = nil }
+            defer { writer.end(connection) }
             var done: [(Waiting, SaveResult)] = []
             var rolledBack = false
             while !rolledBack, let save = rest.popFirst() {
@@ -146,25 +172,19 @@ final class SaveBatcher: Sendable {
                     save.continuation.resume(throwing: ModelError.interrupted)
                     continue
                 }
-                let savepoint = guarded && !alone
-                let before = savepoint ? connection.groupMemo?.copy() : nil
+                var checkpoint: Writer.Checkpoint?
                 do {
-                    if savepoint { try connection.run("SAVEPOINT save") }
+                    if guarded && !alone { checkpoint = try writer.savepoint(connection) }
                     let result = try save.work(connection)
-                    if savepoint { try connection.run("RELEASE save") }
+                    if checkpoint != nil { try writer.release(connection) }
                     done.append((save, result))
                 } catch {
                     save.continuation.resume(throwing: error)
-                    // In a savepoint, undo this save alone; otherwise (or if SQLite already
+                    // In a savepoint, undo this save alone; otherwise (or if the backend already
                     // rolled the transaction back, or undoing fails) end the transaction, and
                     // run the rest of the group in savepoints.
-                    let undone =
-                        savepoint && connection.isInTransaction
-                        && (try? connection.run("ROLLBACK TO save")) != nil
-                        && (try? connection.run("RELEASE save")) != nil
-                    if undone { connection.groupMemo = before }
-                    if !undone {
-                        if connection.isInTransaction { _ = try? connection.run("ROLLBACK") }
+                    if !(checkpoint.map { writer.rollback(to: $0, connection) } ?? false) {
+                        writer.rollback(connection)
                         rolledBack = true
                         guarded = true
                     }
@@ -180,12 +200,11 @@ final class SaveBatcher: Sendable {
             // Every path that ends the transaction sets `rolledBack`, so it is open here.
             var outcome: Result<Void, any Error> = .success(())
             do {
-                try connection.groupMemo?.flush(connection)
-                try connection.run("COMMIT")
+                try writer.commit(connection)
                 state.withLock { $0.committedGroups += 1 }
-                groupSizes.record(done.count)
+                committed(done.count)
             } catch {
-                if connection.isInTransaction { _ = try? connection.run("ROLLBACK") }
+                writer.rollback(connection)
                 outcome = .failure(error)
             }
             for (save, result) in done { save.continuation.resume(with: outcome.map { result }) }
@@ -209,4 +228,10 @@ final class SaveBatcher: Sendable {
             return true
         }
     }
+}
+
+extension ModelError {
+    /// What an interrupted (or dropped) statement or save throws: the caller gave up.
+    public static let interrupted = ModelError(
+        .cancelled, "the call was cancelled before the store finished it; nothing it would have written was saved")
 }
