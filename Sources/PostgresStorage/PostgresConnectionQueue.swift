@@ -15,14 +15,14 @@ import Synchronization
 /// first job; one that broke (the server restarted, say) is opened again by the next job. Reads
 /// of a statement or a few may instead be sent from the calling task (``runAsync(_:)``).
 final class PostgresConnectionQueue: Sendable {
-    let queue: DispatchQueue
+    private let queue: DispatchQueue
     private let endpoint: PostgresEndpoint
     /// The event loop the connection is opened on (and so reads and writes on).
     let eventLoop: any EventLoop
     /// The open connection: replaced on `queue`, read there and by ``runAsync(_:)``, whose caller
     /// has the queue to itself (the pool hands it out to one job at a time).
     private let current = Mutex<PostgresConnection?>(nil)
-    var connection: PostgresConnection? {
+    private var connection: PostgresConnection? {
         get { current.withLock { $0 } }
         set { current.withLock { $0 = newValue } }
     }
@@ -66,8 +66,7 @@ final class PostgresConnectionQueue: Sendable {
         do {
             return try await body(session)
         } catch let error as ModelError where error.code == .unavailable {
-            current.withLock { if $0 === session.connection { $0 = nil } }
-            Self.close(session.connection)
+            drop(session.connection)
             guard reused else { throw error }
             return try await body(try await asyncSession().session)
         }
@@ -85,17 +84,41 @@ final class PostgresConnectionQueue: Sendable {
     /// One run of `body`; `mayRetry` when it failed on a cut connection opened earlier, having
     /// sent no work. On the queue only.
     private func attempt<T>(_ body: (PostgresSession) throws -> T) -> (result: Result<T, any Error>, mayRetry: Bool) {
-        let reused = connection.map { !$0.isClosed } ?? false
+        let reused = hasOpenConnection
         let work = SessionWork()
         let result = Result { try body(try self.session(work)) }
         guard case .failure(let error as ModelError) = result, error.code == .unavailable, let connection else {
             return (result, false)
         }
-        // A connection the server cut (a restart, say) may not know it yet: the next job
-        // opens a new one rather than write into it.
-        self.connection = nil
-        Self.close(connection)
+        drop(connection)
         return (result, reused && !work.sent.load(ordering: .relaxed))
+    }
+
+    /// Runs `body` on the queue without waiting for it, with a session on the connection (or the
+    /// error opening one) and whether that connection was opened for an earlier job: for
+    /// ``GroupCommit``'s jobs, which track their own work (``PostgresGroupSession``).
+    func submit(_ body: @escaping @Sendable (Result<(session: PostgresSession, reused: Bool), any Error>) -> Void) {
+        queue.async {
+            let reused = self.hasOpenConnection
+            body(Result { (try self.session(SessionWork()), reused) })
+        }
+    }
+
+    /// A session on a new connection, `cut` dropped. On the queue only.
+    func reopened(after cut: PostgresConnection) throws -> PostgresSession {
+        drop(cut)
+        return try session(SessionWork())
+    }
+
+    /// Whether the queue has a connection open (the server may have cut it since, unknown yet).
+    private var hasOpenConnection: Bool { connection.map { !$0.isClosed } ?? false }
+
+    /// Forgets `cut`, if it is still the queue's connection, and closes it. A connection the
+    /// server cut (a restart, say) may not know it yet: the next job opens a new one rather
+    /// than write into it.
+    private func drop(_ cut: PostgresConnection) {
+        current.withLock { if $0 === cut { $0 = nil } }
+        Self.close(cut)
     }
 
     /// A queue dropped without ``close()`` (its store never closed) closes its connection.
@@ -121,7 +144,7 @@ final class PostgresConnectionQueue: Sendable {
     }
 
     /// The open connection; a closed one is replaced. On the queue only.
-    func session(_ work: SessionWork) throws -> PostgresSession {
+    private func session(_ work: SessionWork) throws -> PostgresSession {
         if let connection, !connection.isClosed {
             return PostgresSession(connection: connection, endpoint: endpoint, work: work)
         }

@@ -1,5 +1,4 @@
 import CoreMetrics
-import Foundation
 import ModelCore
 import ModelStorage
 import PostgresNIO
@@ -27,9 +26,8 @@ final class PostgresGroupSession {
         do {
             try session.query("BEGIN")
         } catch let error as ModelError where error.code == .unavailable && reused {
-            queue.drop(session.connection)
             reused = false
-            session = try queue.session(SessionWork())
+            session = try queue.reopened(after: session.connection)
             try session.query("BEGIN")
         }
         reused = true
@@ -55,9 +53,8 @@ struct PostgresGroupWriter: GroupCommitWriter {
     let metadata: PostgresMetadata
 
     func submit(_ body: @escaping @Sendable (Result<PostgresGroupSession, any Error>) -> Void) {
-        queue.queue.async {
-            let reused = queue.connection.map { !$0.isClosed } ?? false
-            body(Result { PostgresGroupSession(queue, session: try queue.session(SessionWork()), reused: reused) })
+        queue.submit { [queue] opened in
+            body(opened.map { PostgresGroupSession(queue, session: $0.session, reused: $0.reused) })
         }
     }
 
@@ -110,13 +107,5 @@ extension GroupCommit where Writer == PostgresGroupWriter {
     convenience init(writer: PostgresConnectionQueue, metadata: PostgresMetadata) {
         let groupSizes = Recorder(label: "modeld_group_commit_saves")
         self.init(writer: PostgresGroupWriter(queue: writer, metadata: metadata)) { groupSizes.record($0) }
-    }
-}
-
-extension PostgresConnectionQueue {
-    /// Closes `connection` and forgets it, if it is still the queue's. On the queue only.
-    func drop(_ closing: PostgresConnection) {
-        if connection === closing { connection = nil }
-        Self.close(closing)
     }
 }

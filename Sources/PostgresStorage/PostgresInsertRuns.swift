@@ -5,9 +5,8 @@ import ModelStorage
 extension PostgresStore {
     /// Saves `runs` as ``save(_:)`` saves the same objects as inserts, in one transaction (with
     /// other saves waiting for the writer, ``GroupCommit``), durably, with one history
-    /// transaction listing every object inserted, in order; but their
-    /// rows go in statements of many rows each (``PostgresInsertRuns``) rather than one
-    /// statement per object. Nil, having done nothing, when an entity has unique constraints
+    /// transaction listing every object inserted, in order; but their rows go in statements of
+    /// many rows each (``PostgresInsertRuns``) rather than one statement per object. Nil, having done nothing, when an entity has unique constraints
     /// (the save algorithm resolves those) or is not in the store's schema.
     public func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws -> SaveResult? {
         try await saveInsertRuns(

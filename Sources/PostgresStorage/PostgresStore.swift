@@ -126,8 +126,8 @@ public final class PostgresStore: StorageBackend {
             guard changes.uniquenessPolicy == .upsert else { return try save.run() }
             // An upsert that raced another daemon's insert of the same unique values (both found
             // none, the other committed first) runs again, and now finds it to update: undone to
-            // a savepoint of its own, which keeps the group's other saves.
-            // The group's memo goes back with it: the locks the attempt took are released.
+            // a savepoint of its own, which keeps the group's other saves, with the group's memo
+            // (the locks the attempt took are released).
             var attempt = 1
             while true {
                 let memo = group.memo?.copy()

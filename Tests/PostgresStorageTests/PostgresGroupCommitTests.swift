@@ -16,7 +16,7 @@ import Testing
         private let gate = DispatchSemaphore(value: 0)
 
         init(_ store: PostgresStore) {
-            store.writer.queue.async { [gate] in gate.wait() }
+            store.writer.submit { [gate] _ in gate.wait() }
         }
 
         func release() { gate.signal() }
