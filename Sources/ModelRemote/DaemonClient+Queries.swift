@@ -214,11 +214,18 @@ struct FetchCollector {
     private var objects: [ObjectSnapshot] = [], prefetched: [ObjectSnapshot] = [], ids: [PersistentIdentifier] = []
     private var count = 0
 
-    mutating func add(_ chunk: FetchChunk) {
-        objects += chunk.objects
-        prefetched += chunk.prefetched
-        ids += chunk.identifiers
+    /// Adds a chunk's results. The first chunk's arrays are taken as they are: appending them
+    /// copied each object (retaining its strings and tables) and then freed the chunk's copies,
+    /// 9,000 instructions of a 50-object query.
+    mutating func add(_ chunk: consuming FetchChunk) {
+        Self.append(chunk.objects, to: &objects)
+        Self.append(chunk.prefetched, to: &prefetched)
+        Self.append(chunk.identifiers, to: &ids)
         if let total = chunk.count { count = total }
+    }
+
+    private static func append<Element>(_ elements: [Element], to array: inout [Element]) {
+        if array.isEmpty { array = elements } else { array += elements }
     }
 
     func result(_ resultType: FetchDescriptor.ResultType) -> FetchResult {

@@ -78,8 +78,9 @@ struct ProtobufReader {
 
     mutating func fixed64() throws(ModelError) -> UInt64 {
         guard end - index >= 8 else { throw Self.malformed("a truncated 64-bit field") }
-        var value: UInt64 = 0
-        for offset in 0..<8 { value |= UInt64(bytes[index + offset]) << (8 * UInt64(offset)) }
+        // One load of the 8 little-endian bytes (a loop over them took 70 instructions).
+        let value = UInt64(
+            littleEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(fromByteOffset: index, as: UInt64.self))
         index += 8
         return value
     }
@@ -97,6 +98,7 @@ struct ProtobufReader {
     /// (field 1) and then the value (field 2), each a one-byte tag and a one-byte length, and
     /// nothing else. The key's bytes and a reader of the value; nil for any other entry, read
     /// nothing (the caller reads it field by field).
+    @inline(__always)
     func plainEntry() -> (key: Range<Int>, value: ProtobufReader)? {
         guard end - index >= 4, bytes[index] == 0x0A else { return nil }
         let keyLength = Int(bytes[index + 1])
@@ -107,6 +109,39 @@ struct ProtobufReader {
         return ((index + 2)..<valueTag, ProtobufReader(bytes, in: (valueTag + 2)..<end))
     }
 
+    /// A `map<string, Value>` entry, its length next, read in one pass when it is laid out as
+    /// protobuf writers write a short one: a one-byte length, the key (field 1) and then the
+    /// value (field 2), each with a one-byte tag and length, the value message one field with a
+    /// one-byte tag. The key's bytes and the value; nil, having read nothing, for any other
+    /// entry (the caller reads it field by field, as ``plainEntry()`` and a loop over the value
+    /// message do: a fifth of a fetch's decoding went to those steps). A value that is
+    /// malformed throws, naming its attribute.
+    @inline(__always)
+    mutating func plainValueEntry() throws(ModelError) -> (key: Range<Int>, value: Value)? {
+        guard end - index >= 6 else { return nil }
+        let length = Int(bytes[index])
+        let start = index + 1, entryEnd = start + length
+        guard length < 0x80, entryEnd <= end, bytes[start] == 0x0A else { return nil }
+        let keyLength = Int(bytes[start + 1])
+        let valueTag = start + 2 + keyLength
+        guard keyLength < 0x80, valueTag + 3 <= entryEnd, bytes[valueTag] == 0x12,
+            Int(bytes[valueTag + 1]) == entryEnd - valueTag - 2, bytes[valueTag + 2] < 0x80
+        else { return nil }
+        let key = (start + 2)..<valueTag
+        let fieldTag = bytes[valueTag + 2]
+        var value = ProtobufReader(bytes, in: (valueTag + 3)..<entryEnd)
+        let kind: Value?
+        do {
+            kind = try value.valueKind(Int(fieldTag >> 3), fieldTag & 7)
+        } catch {
+            throw error.naming(property: try text(in: key))
+        }
+        guard let kind, value.index == entryEnd else { return nil }
+        index = entryEnd
+        return (key, kind)
+    }
+
+    @inline(__always)
     mutating func message() throws(ModelError) -> ProtobufReader {
         ProtobufReader(bytes, in: try delimited())
     }
@@ -206,6 +241,7 @@ struct ProtobufReader {
 
     /// The value a `Value` message's field `field` of wire type `type` holds, reading it; nil,
     /// reading nothing, when the message has no such field (another number, or another type).
+    @inline(__always)
     mutating func valueKind(_ field: Int, _ type: UInt8) throws(ModelError) -> Value? {
         switch (field, type) {
         case (1, 2): .string(try string())

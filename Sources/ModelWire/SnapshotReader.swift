@@ -25,6 +25,10 @@ struct SnapshotReader: Sendable {
             case (1, 2): id = try reader.identifier(store: store, prefix: &uriPrefix)
             case (2, 0): version = Int64(bitPattern: try reader.varint())
             case (3, 2):
+                if let (name, attribute) = try reader.plainValueEntry() {
+                    try attributes.set(attribute, nameAt: name, of: reader, in: &attributeMap)
+                    continue
+                }
                 let (name, value) = try Self.entry(reader.message())
                 let attribute: Value
                 do {
@@ -50,6 +54,7 @@ struct SnapshotReader: Sendable {
     }
 
     /// A map entry: where its key's bytes are, and its value message if there is one.
+    @inline(__always)
     private static func entry(_ reader: ProtobufReader) throws(ModelError) -> (Range<Int>, ProtobufReader?) {
         if let (key, value) = reader.plainEntry() { return (key, value) }
         var reader = reader
@@ -64,6 +69,7 @@ struct SnapshotReader: Sendable {
         return (key, value)
     }
 
+    @inline(__always)
     private static func value(_ reader: ProtobufReader) throws(ModelError) -> Value {
         var reader = reader
         var value = Value.null
@@ -148,9 +154,10 @@ struct MapTemplate<Element: Sendable>: Sendable {
     }
 
     /// Sets the entry whose name's bytes are at `name` in `reader`'s buffer.
-    mutating func set(_ value: Element, nameAt name: Range<Int>, of reader: ProtobufReader, in map: inout Map)
-        throws(ModelError)
-    {
+    @inline(__always)
+    mutating func set(
+        _ value: consuming Element, nameAt name: Range<Int>, of reader: ProtobufReader, in map: inout Map
+    ) throws(ModelError) {
         if !map.isOwn, let slot = slot(named: name, of: reader, from: map.next) {
             // A name written twice sets its slot twice: the last value wins, as in a map.
             map.table.values[slots[slot].index] = value
@@ -166,8 +173,9 @@ struct MapTemplate<Element: Sendable>: Sendable {
     }
 
     /// The object's map; one that left the template becomes the next object's template.
-    mutating func finish(_ map: Map) -> [String: Element] {
-        var map = map
+    mutating func finish(_ map: consuming Map) -> [String: Element] {
+        // An empty map after an empty one (an entity without relationships) changes nothing.
+        if map.isOwn, map.table.isEmpty, template.isEmpty, order.isEmpty { return [:] }
         if !map.isOwn {
             if map.filled == Self.mask(slots.count) { return map.table }
             leaveTemplate(&map)
@@ -182,6 +190,7 @@ struct MapTemplate<Element: Sendable>: Sendable {
     }
 
     /// The template's slot whose name has the bytes at `name`, looked for from `start` on.
+    @inline(__always)
     private func slot(named name: Range<Int>, of reader: ProtobufReader, from start: Int) -> Int? {
         for offset in 0..<slots.count {
             var slot = start + offset

@@ -257,6 +257,42 @@ import Testing
         #expect(try FetchChunk(serialized: own.serializedBytes(), in: Self.store) == FetchChunk(wire: own))
     }
 
+    /// Attribute entries whose value message holds more than one field (two kinds: the last
+    /// wins, as in a `oneof`; an unknown field), whose key or value runs past a one-byte length,
+    /// or whose value is empty, are read as SwiftProtobuf reads them, beside entries laid out as
+    /// a writer lays out a short one (read in one pass), in the same object.
+    @Test func attributeEntriesOfEveryLayoutReadAsSwiftProtobufReadsThem() throws {
+        func entry(_ key: [UInt8], value: [UInt8]) -> [UInt8] {
+            let body = [0x0A] + Self.varint(key.count) + key + [0x12] + Self.varint(value.count) + value
+            return [0x1A] + Self.varint(body.count) + body
+        }
+        let uri = PersistentIdentifier(storeIdentifier: Self.store, entityName: "Trip", key: .permanent(7))
+            .uriRepresentation
+        let long = Array(String(repeating: "k", count: 130).utf8)
+        let entries: [[UInt8]] = [
+            entry(Array("plain".utf8), value: [0x10, 0x54]), // int 42
+            entry(Array("twoKinds".utf8), value: [0x10, 0x54, 0x0A, 0x01, 0x78]), // int 42, then "x"
+            entry(Array("unknown".utf8), value: [0x20, 0x01, 0x98, 0x06, 0x05]), // true, then field 99
+            entry(long, value: [0x0A, 0x02, 0x68, 0x69]), // a key of 130 bytes
+            entry(Array("longText".utf8), value: [0x0A] + Self.varint(200) + Array(repeating: 0x61, count: 200)),
+            entry(Array("empty".utf8), value: []),
+            entry(Array("double".utf8), value: [0x19, 0, 0, 0, 0, 0, 0, 0xF8, 0x3F]), // 1.5
+        ]
+        var object = [0x0A] + Self.varint(uri.utf8.count) + Array(uri.utf8) + [0x10, 0x03]
+        for entry in entries { object += entry }
+        let bytes = [0x0A] + Self.varint(object.count) + object
+        let theirs = try FetchChunk(wire: Modeld_V1_FetchResponse(serializedBytes: bytes))
+        let ours = try FetchChunk(serialized: bytes)
+        #expect(ours == theirs)
+        let attributes = try #require(ours.objects.first).attributes
+        #expect(attributes.count == entries.count)
+        #expect(attributes["plain"] == .int(42) && attributes["twoKinds"] == .string("x"))
+        #expect(attributes["unknown"] == .bool(true) && attributes["double"] == .double(1.5))
+        #expect(attributes[String(decoding: long, as: UTF8.self)] == .string("hi"))
+        #expect(attributes["longText"] == .string(String(repeating: "a", count: 200)))
+        #expect(attributes["empty"] == .null)
+    }
+
     static func varint(_ value: Int) -> [UInt8] {
         var bytes: [UInt8] = [], rest = value
         while rest >= 0x80 {
