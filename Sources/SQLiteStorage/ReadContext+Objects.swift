@@ -43,6 +43,7 @@ extension ReadContext {
     /// it), else looked up; nil for an entity the schema does not have.
     func plan(of row: SQLiteStatement, after last: RowPlan?, in plans: inout RowPlans) -> RowPlan? {
         if let last, row.textEquals(1, last.entityNameBytes) { return last }
+        if last == nil, let known = plans.knownPlan(of: row) { return known }
         return plans.plan(for: row.text(1), schema: schema)
     }
 

@@ -29,7 +29,8 @@ extension ReadContext {
                 guard let plan = self.plan(of: row, after: last, in: &plans) else { return }
                 if plan !== last {
                     last = plan
-                    lastIsKind = kindOf.map { schema[plan.entityName]?.isKind(of: $0) ?? false } ?? true
+                    lastIsKind =
+                        kindOf.map { plan.entityName == $0 || schema[plan.entityName]?.isKind(of: $0) == true } ?? true
                     // Sized once per plan, then written in place (emptying them cost more).
                     attributes = Array(repeating: .null, count: plan.attributes.count)
                     toOne = Array(repeating: nil, count: plan.foreignKeys.count)

@@ -201,7 +201,7 @@ extension SQLiteStore {
         if ids.count == 1,
             let (root, key) = try ObjectLookup.rootAndKey(
                 ids[0], schema: layout.schema, storeIdentifier: storeIdentifier),
-            layout.readsObjectsInOneStatement(root: root), let statement = layout.objectsByKey(root: root)
+            let statement = layout.objectsByKey(root: root), statement.readsInOneStatement
         {
             let storeIdentifier = storeIdentifier, entity = ids[0].entityName
             let read = try readers.runIfIdle { connection in
