@@ -84,6 +84,7 @@ public struct FetchResponseEncoder: ObjectRowSink, Sendable {
 
     /// Adds an object to `objects`, or to `prefetched`.
     public mutating func append(_ object: ObjectSnapshot, prefetched: Bool = false) {
+        reserveRoom()
         let start = writer.beginSizableMessage(prefetched ? 2 : 1)
         writer.object(object)
         writer.endSizableMessage(start)
@@ -92,6 +93,7 @@ public struct FetchResponseEncoder: ObjectRowSink, Sendable {
     /// Adds an object read as a row to `objects`, or to `prefetched`: the same bytes as its
     /// snapshot's (``ObjectRow/snapshot``), but for the order of its map entries.
     public mutating func append(_ row: ObjectRow, prefetched: Bool = false) {
+        reserveRoom()
         let names: ShapeNames
         if let known = self.names, known.shape === row.shape {
             names = known
@@ -107,6 +109,14 @@ public struct FetchResponseEncoder: ObjectRowSink, Sendable {
         writer.endSizableMessage(start)
         if let made = writer.uriPrefix, made.bytes != prefix?.bytes { names.keep(made) }
     }
+
+    /// Room for a small answer before its first object: grown from nothing as it was written,
+    /// a point read's answer was made again four times (3,000 instructions).
+    private mutating func reserveRoom() {
+        if writer.bytes.capacity == 0 { writer.bytes.reserveCapacity(Self.firstRoom) }
+    }
+
+    private static let firstRoom = 512
 
     /// A sink of objects (``ObjectRowSink``): each is added to `objects`; it always takes more.
     public mutating func add(_ row: ObjectRow) -> Bool {
