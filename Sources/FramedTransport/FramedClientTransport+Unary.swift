@@ -147,7 +147,10 @@ final class UnaryCall: Sendable {
         var message: [UInt8]?
         var messages = 0
         var outcome: Result<[UInt8], RPCError>?
-        var waiter: CheckedContinuation<[UInt8], any Error>?
+        /// Unsafe (not checked): resumed once, by whichever of ``settle(_:)`` and ``response()``
+        /// comes second, the outcome and the waiter being set under the lock, each once. A
+        /// checked continuation cost every call an allocation and its checks.
+        var waiter: UnsafeContinuation<[UInt8], any Error>?
     }
     private let state = Mutex(State())
 
@@ -181,7 +184,7 @@ final class UnaryCall: Sendable {
 
     /// The first outcome wins; a caller already waiting is resumed with it.
     private func settle(_ outcome: Result<[UInt8], RPCError>) {
-        let waiter = state.withLock { state -> CheckedContinuation<[UInt8], any Error>? in
+        let waiter = state.withLock { state -> UnsafeContinuation<[UInt8], any Error>? in
             guard state.outcome == nil else { return nil }
             state.outcome = outcome
             defer { state.waiter = nil }
@@ -191,7 +194,7 @@ final class UnaryCall: Sendable {
     }
 
     nonisolated(nonsending) func response() async throws -> [UInt8] {
-        try await withCheckedThrowingContinuation { waiter in
+        try await withUnsafeThrowingContinuation { waiter in
             let ready = state.withLock { state -> Result<[UInt8], RPCError>? in
                 if let outcome = state.outcome { return outcome }
                 state.waiter = waiter
