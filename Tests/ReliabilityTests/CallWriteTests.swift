@@ -1,5 +1,6 @@
 @testable import FramedTransport
 import Glibc
+import ModelFixtures
 import GRPCCore
 import NIOCore
 import NIOPosix
@@ -94,5 +95,40 @@ import Testing
         close(peer)
         try await channel.closeFuture.get()
         #expect(try await !FramedClientTransport.send(Self.frames(stream: 3, on: channel), on: channel).left())
+    }
+}
+
+/// The client's table of calls under way (one in a slot of its own, any others in a table)
+/// answers as a plain table would, over a long random run of calls opening and ending, several
+/// at once, on one connection.
+@Suite struct OpenCallsTests {
+    static func call(_ sink: FramedClientConnection.Sink?) -> UnaryCall? {
+        if case .unary(let call) = sink { call } else { nil }
+    }
+
+    @Test func answersAsATableWould() {
+        var random = SeededRandom(seed: 38)
+        var calls = OpenCalls()
+        var model: [UInt32: UnaryCall] = [:]
+        var next: UInt32 = 1
+        for step in 0..<5_000 {
+            let id = UInt32.random(in: 1...max(next, 2), using: &random) | 1
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0:
+                let call = UnaryCall()
+                calls.insert(.unary(call), for: next)
+                model[next] = call
+                next += 2
+            case 1:
+                #expect(Self.call(calls.remove(id)) === model.removeValue(forKey: id), "step \(step)")
+            default:
+                #expect(Self.call(calls.sink(for: id)) === model[id], "step \(step)")
+            }
+        }
+        #expect(!model.isEmpty)
+        let left = calls.removeAll().compactMap(Self.call)
+        #expect(Set(left.map(ObjectIdentifier.init)) == Set(model.values.map(ObjectIdentifier.init)))
+        #expect(left.count == model.count)
+        #expect(calls.removeAll().isEmpty && calls.sink(for: 1) == nil)
     }
 }
