@@ -12,10 +12,29 @@ extension InsertRun {
             guard let entity = schema[run.entityName], entity.uniqueConstraints.isEmpty, !entity.isAbstract else {
                 return false
             }
-            for name in run.columns where entity.attribute(name) == nil {
-                throw ModelError.unknownProperty(name, entity: entity.name)
+            // Each name is looked for among the attributes in order, from after the last one
+            // found (a run's columns usually come in one order): five hashed look-ups cost a
+            // one-object save 1,800 instructions. A name not found that way is looked up.
+            let attributes = entity.attributes
+            var next = 0
+            for name in run.columns {
+                if let index = Self.index(of: name, in: attributes, from: next) {
+                    next = index + 1 == attributes.count ? 0 : index + 1
+                } else if entity.attribute(name) == nil {
+                    throw ModelError.unknownProperty(name, entity: entity.name)
+                }
             }
         }
         return true
+    }
+
+    /// The index of the attribute called `name`, looked for from `start` on and around.
+    private static func index(of name: String, in attributes: [AttributeDescription], from start: Int) -> Int? {
+        for offset in 0..<attributes.count {
+            var index = start + offset
+            if index >= attributes.count { index -= attributes.count }
+            if attributes[index].name == name { return index }
+        }
+        return nil
     }
 }
