@@ -44,7 +44,7 @@ extension FramedClientTransport {
             }
         } catch let error as RPCError where error.code == .unavailable {
             // Not written at all: the daemon cannot have seen it.
-            if try await !sent.left() {
+            if await !sent.left() {
                 forget(connection)
                 throw UnsentCall()
             }
@@ -67,7 +67,7 @@ extension FramedClientTransport {
         /// Written from another thread, the write done later on the loop: its promise says.
         case later(EventLoopFuture<Void>)
 
-        func left() async throws -> Bool {
+        func left() async -> Bool {
             switch self {
             case .atOnce(let left): left
             case .later(let written): (try? await written.get()) != nil

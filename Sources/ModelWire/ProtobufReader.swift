@@ -118,25 +118,21 @@ struct ProtobufReader {
     /// malformed throws, naming its attribute.
     @inline(__always)
     mutating func plainValueEntry() throws(ModelError) -> (key: Range<Int>, value: Value)? {
-        guard end - index >= 6 else { return nil }
-        let length = Int(bytes[index])
-        let start = index + 1, entryEnd = start + length
-        guard length < 0x80, entryEnd <= end, bytes[start] == 0x0A else { return nil }
-        let keyLength = Int(bytes[start + 1])
-        let valueTag = start + 2 + keyLength
-        guard keyLength < 0x80, valueTag + 3 <= entryEnd, bytes[valueTag] == 0x12,
-            Int(bytes[valueTag + 1]) == entryEnd - valueTag - 2, bytes[valueTag + 2] < 0x80
+        guard index < end, bytes[index] < 0x80 else { return nil }
+        let entryEnd = index + 1 + Int(bytes[index])
+        guard entryEnd <= end,
+            let (key, value) = ProtobufReader(bytes, in: (index + 1)..<entryEnd).plainEntry(),
+            value.index < value.end, bytes[value.index] < 0x80
         else { return nil }
-        let key = (start + 2)..<valueTag
-        let fieldTag = bytes[valueTag + 2]
-        var value = ProtobufReader(bytes, in: (valueTag + 3)..<entryEnd)
+        let fieldTag = bytes[value.index]
+        var field = ProtobufReader(bytes, in: (value.index + 1)..<value.end)
         let kind: Value?
         do {
-            kind = try value.valueKind(Int(fieldTag >> 3), fieldTag & 7)
+            kind = try field.valueKind(Int(fieldTag >> 3), fieldTag & 7)
         } catch {
             throw error.naming(property: try text(in: key))
         }
-        guard let kind, value.index == entryEnd else { return nil }
+        guard let kind, field.index == entryEnd else { return nil }
         index = entryEnd
         return (key, kind)
     }

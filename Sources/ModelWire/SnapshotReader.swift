@@ -192,12 +192,7 @@ struct MapTemplate<Element: Sendable>: Sendable {
     /// The template's slot whose name has the bytes at `name`, looked for from `start` on.
     @inline(__always)
     private func slot(named name: Range<Int>, of reader: ProtobufReader, from start: Int) -> Int? {
-        for offset in 0..<slots.count {
-            var slot = start + offset
-            if slot >= slots.count { slot -= slots.count }
-            if reader.bytes(in: name, equal: slots[slot].name) { return slot }
-        }
-        return nil
+        slots.firstIndex(wrappingFrom: start) { reader.bytes(in: name, equal: $0.name) }
     }
 
     /// Makes `map` a table of its own holding the entries set so far.

@@ -26,13 +26,7 @@ struct RowPlans: Sendable {
     /// among the first few plans, without making a string of the name and hashing it (600 and
     /// 400 instructions of a point read); nil when none of them is.
     func knownPlan(of row: SQLiteStatement) -> RowPlan? {
-        var looked = 0
-        for plan in plans.values {
-            if row.textEquals(1, plan.entityNameBytes) { return plan }
-            looked += 1
-            if looked == 4 { break }
-        }
-        return nil
+        plans.values.prefix(4).first { row.textEquals(1, $0.entityNameBytes) }
     }
 
     /// The plan of `entityName`'s rows; nil for an entity the schema does not have.

@@ -51,7 +51,7 @@ import Testing
             Issue.record("a write on the loop to an open peer was \(sent)")
             return
         }
-        #expect(try await sent.left())
+        #expect(await sent.left())
         #expect(Self.read(first.readableBytes, from: peer) == Array(first.readableBytesView))
 
         // The peer closed just before, in the same turn of the loop, so that the loop cannot
@@ -65,7 +65,7 @@ import Testing
             Issue.record("a write on the loop to a closed peer was \(unsent)")
             return
         }
-        #expect(try await !unsent.left())
+        #expect(await !unsent.left())
         #expect(!channel.isActive)
 
         // On a channel already closed, the same.
@@ -73,7 +73,7 @@ import Testing
             FramedClientTransport.send(Self.frames(stream: 5, on: channel), on: channel)
         }
         .get()
-        #expect(try await !third.left())
+        #expect(await !third.left())
     }
 
     @Test func aRequestWrittenFromAnotherThreadWaitsForItsWrite() async throws {
@@ -88,13 +88,13 @@ import Testing
             Issue.record("a write from another thread was \(sent)")
             return
         }
-        #expect(try await sent.left())
+        #expect(await sent.left())
         #expect(Self.read(first.readableBytes, from: peer) == Array(first.readableBytesView))
 
         // Once the channel has closed, a write from another thread fails, and its promise says so.
         close(peer)
         try await channel.closeFuture.get()
-        #expect(try await !FramedClientTransport.send(Self.frames(stream: 3, on: channel), on: channel).left())
+        #expect(await !FramedClientTransport.send(Self.frames(stream: 3, on: channel), on: channel).left())
     }
 }
 

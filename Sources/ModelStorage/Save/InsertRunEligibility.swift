@@ -18,7 +18,7 @@ extension InsertRun {
             let attributes = entity.attributes
             var next = 0
             for name in run.columns {
-                if let index = Self.index(of: name, in: attributes, from: next) {
+                if let index = attributes.firstIndex(wrappingFrom: next, where: { $0.name == name }) {
                     next = index + 1 == attributes.count ? 0 : index + 1
                 } else if entity.attribute(name) == nil {
                     throw ModelError.unknownProperty(name, entity: entity.name)
@@ -26,15 +26,5 @@ extension InsertRun {
             }
         }
         return true
-    }
-
-    /// The index of the attribute called `name`, looked for from `start` on and around.
-    private static func index(of name: String, in attributes: [AttributeDescription], from start: Int) -> Int? {
-        for offset in 0..<attributes.count {
-            var index = start + offset
-            if index >= attributes.count { index -= attributes.count }
-            if attributes[index].name == name { return index }
-        }
-        return nil
     }
 }
