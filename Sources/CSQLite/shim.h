@@ -37,27 +37,51 @@ static inline int csqlite_map_file_for_reading(sqlite3 *db) {
     return sqlite3_exec(db, "PRAGMA mmap_size=2147418112", 0, 0, 0);
 }
 
-// Copies the WAL-index header (https://www.sqlite.org/walformat.html, "the WAL-index header":
-// 48 bytes at the start of the -shm file, kept twice) that the connection's file shares with
-// every connection to it, in any process. A read transaction's snapshot is the header it found
-// when it began, and every commit writes a new one (its frame count, checksums and change
-// counter), so two connections whose transactions began while the header stayed the same read
-// the same snapshot. Returns 1 when both copies agreed and were initialised, 0 otherwise (no
-// shared memory mapped yet, or a writer between the two copies).
-static inline int csqlite_wal_index_header(sqlite3 *db, unsigned char out[48]) {
+// The first region of the shared memory (the -shm file) that the connection's file shares with
+// every connection to it, in any process, mapped now if it is not yet; null when it cannot be
+// (no WAL). SQLite maps each region once and unmaps them only when the last connection to the
+// file in this process closes, so the address stays good while this connection is open, and a
+// caller may keep it: asking SQLite each time (xShmMap) takes the mutex every connection to the
+// file shares.
+static inline const volatile unsigned char *csqlite_wal_index_region(sqlite3 *db) {
     sqlite3_file *file = 0;
     if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK) return 0;
     if (file == 0 || file->pMethods == 0 || file->pMethods->iVersion < 2 || file->pMethods->xShmMap == 0) return 0;
     void volatile *region = 0;
-    if (file->pMethods->xShmMap(file, 0, 32768, 0, &region) != SQLITE_OK || region == 0) return 0;
-    const volatile unsigned char *header = (const volatile unsigned char *)region;
+    if (file->pMethods->xShmMap(file, 0, 32768, 0, &region) != SQLITE_OK) return 0;
+    return (const volatile unsigned char *)region;
+}
+
+// Copies the WAL-index header (https://www.sqlite.org/walformat.html, "the WAL-index header":
+// 48 bytes at the start of the -shm file, kept twice) from `region`, the first region of the
+// shared memory (csqlite_wal_index_region). A read transaction's snapshot is the header it found
+// when it began, and every commit writes a new one (its frame count, checksums and change
+// counter), so two connections whose transactions began while the header stayed the same read
+// the same snapshot. Returns 1 when both copies agreed and were initialised, 0 otherwise (a
+// writer between the two copies, or a header not yet written).
+static inline int csqlite_wal_index_header_at(const volatile unsigned char *header, unsigned char out[48]) {
+    if (header == 0) return 0;
     // Read as SQLite reads it (walIndexTryHdr): the first copy, a barrier, the second. A writer
-    // writes them in the other order, so a header read while it writes never matches.
-    unsigned char second[48];
-    for (int i = 0; i < 48; i++) out[i] = header[i];
+    // writes them in the other order, so a header read while it writes never matches. The
+    // region is mapped at a page boundary, so its words are aligned.
+    const volatile unsigned long long *words = (const volatile unsigned long long *)header;
+    unsigned long long first[6], second[6];
+    for (int i = 0; i < 6; i++) first[i] = words[i];
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    for (int i = 0; i < 48; i++) second[i] = header[48 + i];
+    for (int i = 0; i < 6; i++) second[i] = words[6 + i];
+    unsigned long long differ = 0;
+    for (int i = 0; i < 6; i++) differ |= first[i] ^ second[i];
+    __builtin_memcpy(out, first, 48);
     if (out[12] != 1) return 0;  // isInit
-    for (int i = 0; i < 48; i++) if (out[i] != second[i]) return 0;
-    return 1;
+    return differ == 0;
+}
+
+// The frames of the WAL already copied into the database file (the checkpoint information's
+// nBackfill: https://www.sqlite.org/walformat.html, a 32-bit word after the two copies of the
+// header, in `region` as csqlite_wal_index_region gives it). When it equals the header's frame
+// count the WAL holds nothing the file lacks, and a read transaction begun then reads the file
+// alone (SQLite's read lock 0), which does not keep the WAL from starting over.
+static inline unsigned int csqlite_wal_backfilled_frames(const volatile unsigned char *region) {
+    if (region == 0) return 0;
+    return *(const volatile unsigned int *)(region + 96);
 }

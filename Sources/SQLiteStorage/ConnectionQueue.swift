@@ -9,7 +9,9 @@ import Synchronization
 /// the awaiting task interrupts the statement under way (`sqlite3_interrupt`), or drops the work
 /// if it has not started, so that a client that gave up frees the connection at once.
 /// A short job may instead run on the caller's thread while the queue is idle (``runHere(_:)``).
-// `connection`, `isClosed` and `lease` are touched only while holding `inUse`.
+/// A reader's queue may keep its read transaction from one job to the next (``ReadHold``).
+// `connection`, `isClosed`, `lease` and the release check's state are touched only while
+// holding `inUse`.
 final class ConnectionQueue: @unchecked Sendable {
     private let queue: DispatchQueue
     private let path: String
@@ -27,6 +29,15 @@ final class ConnectionQueue: @unchecked Sendable {
     /// cancel that comes while the connection opens, or between two statements (when
     /// `sqlite3_interrupt` does nothing), still stops the job's next statement.
     private let cancellation = CancellationFlag()
+    /// Whether jobs keep their read transaction for the next (``ReadHold``).
+    private let keepsReads: Bool
+    /// When a kept read transaction left unused is ended.
+    private var releaseChecks = ReleaseChecks()
+    /// For tests: whether the connection keeps a read transaction for the next job.
+    var keepsRead: Bool { inUse.withLock { connection?.keepsRead ?? false } }
+
+    /// For tests: called on the queue each time a kept transaction left unused is ended.
+    let onIdleRelease = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// Which job runs, which were cancelled before they started, and the raw handle to interrupt.
     // @unchecked: the handle is only passed to sqlite3_interrupt, which SQLite allows from any thread.
@@ -40,11 +51,12 @@ final class ConnectionQueue: @unchecked Sendable {
 
     /// A queue of its own for a connection to `path`, which opens with the queue's first job (an
     /// error opening it is that job's error): a store that is created, used once and dropped
-    /// never opens its readers.
-    init(path: String, role: SQLiteConnection.Role, label: String) {
+    /// never opens its readers. With `keepsReads`, jobs keep their read transaction for the next.
+    init(path: String, role: SQLiteConnection.Role, label: String, keepsReads: Bool = false) {
         self.queue = DispatchQueue(label: "modeld.sqlite.\(label)")
         self.path = path
         self.role = role
+        self.keepsReads = keepsReads
         self.jobs = Mutex(Jobs())
     }
 
@@ -112,7 +124,10 @@ final class ConnectionQueue: @unchecked Sendable {
                             continuation.resume(throwing: ModelError.interrupted)
                             return
                         }
-                        let result = Result { try body(try self.openedConnection(lease: lease.holder)) }
+                        let result = Result {
+                            let connection = try self.openedConnection(lease: lease.holder)
+                            return try self.keepingRead(connection) { try body(connection) }
+                        }
                         switch lease {
                         case .acquire(let id, let refusal): if case .success = result { self.lease = (id, refusal) }
                         case .release(let id): if self.lease?.id == id { self.lease = nil }
@@ -142,7 +157,14 @@ final class ConnectionQueue: @unchecked Sendable {
     /// for it and without the cancellation handling of ``run(_:)``: for callers, such as
     /// ``SaveBatcher``, that track their own work.
     func submit(_ body: @escaping @Sendable (Result<SQLiteConnection, any Error>) -> Void) {
-        queue.async { self.inUse.withLock { body(Result { try self.openedConnection() }) } }
+        queue.async {
+            self.inUse.withLock {
+                switch Result(catching: { try self.openedConnection() }) {
+                case .success(let connection): self.keepingRead(connection) { body(.success(connection)) }
+                case .failure(let error): body(.failure(error))
+                }
+            }
+        }
     }
 
     /// Runs `body` with the connection on the calling thread, waiting for a job on the queue to
@@ -150,7 +172,10 @@ final class ConnectionQueue: @unchecked Sendable {
     /// interrupted. ``ReaderPool`` uses it for a few objects by key when the reader is idle,
     /// saving the two thread hand-offs of going through the queue.
     func runHere<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try inUse.withLock { try body(try openedConnection()) }
+        try inUse.withLock {
+            let connection = try openedConnection()
+            return try keepingRead(connection) { try body(connection) }
+        }
     }
 
     /// Runs `body` with the connection on the calling thread, as ``runHere(_:)`` does, but stops
@@ -160,14 +185,17 @@ final class ConnectionQueue: @unchecked Sendable {
     func runHere<T>(withinBudget budget: Int, _ body: (SQLiteConnection) throws -> T) throws -> T? {
         try inUse.withLock {
             let connection = try openedConnection()
-            cancellation.startBudget(budget)
-            do {
-                let result = try body(connection)
-                _ = cancellation.endBudget()
-                return result
-            } catch {
-                if cancellation.endBudget() { return nil }
-                throw error
+            // The budget is the body's alone: the kept transaction's end must not be stopped.
+            return try keepingRead(connection) { () throws -> T? in
+                cancellation.startBudget(budget)
+                do {
+                    let result = try body(connection)
+                    _ = cancellation.endBudget()
+                    return result
+                } catch {
+                    if cancellation.endBudget() { return nil }
+                    throw error
+                }
             }
         }
     }
@@ -188,12 +216,88 @@ final class ConnectionQueue: @unchecked Sendable {
             queue.async {
                 self.jobs.withLock { $0.handle = nil }
                 self.inUse.withLock {
+                    self.releaseChecks.scheduled = false
                     self.connection?.close(checkpoint: checkpoint)
                     self.connection = nil
                     self.isClosed = true
                 }
                 continuation.resume()
             }
+        }
+    }
+
+    /// How long a kept read transaction may go unused before the queue ends it, so that
+    /// checkpoints can copy the WAL past its snapshot and the WAL can start over.
+    static let keptReadIdleLimit = DispatchTimeInterval.milliseconds(25)
+
+    /// When the checks that end a kept read transaction left unused run. Touched holding `inUse`.
+    private struct ReleaseChecks {
+        var idleLimit = ConnectionQueue.keptReadIdleLimit
+        /// The scheduled check's number: a check whose number is not the last does nothing.
+        var generation: UInt64 = 0
+        var scheduled = false
+        /// Whether a job kept its transaction since the last check.
+        var keptSince = false
+    }
+
+    /// For tests: how long a kept read transaction may go unused (rather than
+    /// ``keptReadIdleLimit``); a check already scheduled is scheduled again with it.
+    func setKeptReadIdleLimit(_ limit: DispatchTimeInterval) {
+        inUse.withLock {
+            releaseChecks.idleLimit = limit
+            if releaseChecks.scheduled { scheduleNextCheck() }
+        }
+    }
+
+    /// Runs `body`, a job holding `inUse`, in the read transaction kept from the last job or
+    /// begun for it, when this queue keeps them (``ReadHold``); keeps it afterwards if it may be.
+    private func keepingRead<T>(_ connection: SQLiteConnection, _ body: () throws -> T) rethrows -> T {
+        guard keepsReads else { return try body() }
+        connection.startKeptRead()
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            _ = connection.finishKeptRead(succeeded: false)
+            throw error
+        }
+        if connection.finishKeptRead(succeeded: true) {
+            releaseChecks.keptSince = true
+            if !releaseChecks.scheduled {
+                releaseChecks.keptSince = false
+                scheduleNextCheck()
+            }
+        }
+        return result
+    }
+
+    /// Schedules a check after the idle limit, in place of any scheduled before. Call holding `inUse`.
+    private func scheduleNextCheck() {
+        releaseChecks.generation += 1
+        releaseChecks.scheduled = true
+        let generation = releaseChecks.generation
+        queue.asyncAfter(deadline: .now() + releaseChecks.idleLimit) { [weak self] in
+            self?.checkRelease(generation)
+        }
+    }
+
+    /// Ends the kept transaction if no job kept it since the last check; checks again later if
+    /// one did.
+    private func checkRelease(_ generation: UInt64) {
+        inUse.withLock {
+            guard releaseChecks.scheduled, releaseChecks.generation == generation else { return }
+            guard let connection, connection.keepsRead else {
+                releaseChecks.scheduled = false
+                return
+            }
+            if releaseChecks.keptSince {
+                releaseChecks.keptSince = false
+                scheduleNextCheck()
+                return
+            }
+            connection.endRead()
+            releaseChecks.scheduled = false
+            onIdleRelease.withLock { $0 }?()
         }
     }
 }

@@ -15,7 +15,8 @@ struct ReadContext {
 
     /// Runs `body` in a read transaction on `connection`, with `changes` installed as an overlay
     /// (and removed again afterwards) when given. A body that runs a single statement without an
-    /// overlay (`singleStatement`) needs no transaction of its own: the statement is one.
+    /// overlay (`singleStatement`) needs no transaction of its own: the statement is one; nor
+    /// does one without an overlay on a reader whose job holds one (``ReadHold``).
     static func read<T>(
         _ connection: SQLiteConnection, layout: SQLiteLayout, storeIdentifier: UUID,
         overlay changes: ChangeSet? = nil, singleStatement: Bool = false,
@@ -24,7 +25,7 @@ struct ReadContext {
         let plain = ReadContext(
             connection: connection, layout: layout, storeIdentifier: storeIdentifier, overlay: Overlay())
         let hasOverlay = !(changes?.isEmpty ?? true)
-        if singleStatement, !hasOverlay { return try body(plain) }
+        if !hasOverlay, singleStatement || connection.readsInHeldTransaction { return try body(plain) }
         return try connection.transaction(write: false) {
             guard let changes, hasOverlay else { return try body(plain) }
             try ChangeSetPlan.checkIdentifiers(changes, schema: layout.schema, storeIdentifier: storeIdentifier)

@@ -1,3 +1,4 @@
+import Dispatch
 import ModelCore
 import Synchronization
 
@@ -109,6 +110,20 @@ final class ReaderPool: Sendable {
             defer { self.pending.withLock { $0[index] -= 1 } }
             work(try? connection.get())
         }
+    }
+
+    /// For tests: how many readers keep a read transaction for their next job (``ReadHold``).
+    var readersKeepingReads: Int { readers.count { $0.keepsRead } }
+
+    /// For tests: how long a kept read transaction may go unused before its reader ends it.
+    func setKeptReadIdleLimit(_ limit: DispatchTimeInterval) {
+        for reader in readers { reader.setKeptReadIdleLimit(limit) }
+    }
+
+    /// For tests: `handler` is called each time a reader ends the read transaction it kept
+    /// (``ReadHold``) because no job used it for ``ConnectionQueue/keptReadIdleLimit``.
+    func onIdleRelease(_ handler: (@Sendable () -> Void)?) {
+        for reader in readers { reader.onIdleRelease.withLock { $0 = handler } }
     }
 
     /// Closes every reader once its queued work has finished.

@@ -45,6 +45,10 @@ final class SQLiteConnection {
     }
     /// The `modeld_group_count` function's table (see ``HashAggregate``).
     let groupCounter = GroupCounter()
+    /// The read transaction a reader keeps between jobs, or begins for one (``ReadHold``).
+    var readHold = ReadHold.none
+    /// The first region of the file's shared memory, once mapped (``walIndexRegion()``).
+    private var sharedRegion: UnsafePointer<UInt8>?
 
     /// Opens `path` (creating the file when `role` is the writer), registers modeld's SQL
     /// functions and collation, and sets WAL, synchronous=FULL (writer), the memory map of the
@@ -189,12 +193,23 @@ final class SQLiteConnection {
     /// `checkpoint` false the last connection to the file does not copy the WAL back into it (the
     /// file is about to be deleted).
     func close(checkpoint: Bool = true) {
+        endRead()
+        sharedRegion = nil
         cache.removeAll()
         if let handle {
             if !checkpoint { csqlite_skip_checkpoint_on_close(handle) }
             sqlite3_close_v2(handle)
         }
         handle = nil
+    }
+
+    /// The first region of the file's shared memory (`csqlite_wal_index_region`), where the
+    /// WAL-index header is: kept once mapped, which it stays while the connection is open.
+    func walIndexRegion() -> UnsafePointer<UInt8>? {
+        if let sharedRegion { return sharedRegion }
+        guard let handle else { return nil }
+        sharedRegion = csqlite_wal_index_region(handle)
+        return sharedRegion
     }
 
     /// The open handle, or `closed`.

@@ -15,7 +15,7 @@ extension SQLiteStore: StorageBackupWriting {
         }
         let queue = ConnectionQueue(path: location.path, role: .reader, label: "backup")
         do {
-            try await queue.run { connection in
+            _ = try await queue.run { connection in
                 try connection.run("VACUUM INTO ?1", [.string(path)], cached: false)
             }
             await queue.close(checkpoint: false)

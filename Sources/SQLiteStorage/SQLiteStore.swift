@@ -69,7 +69,9 @@ public final class SQLiteStore: StorageBackend {
                 try connection.finishCreation()
                 return prepared
             }
-            let readers = (0..<readerCount).map { ConnectionQueue(path: path, role: .reader, label: "reader\($0)") }
+            let readers = (0..<readerCount).map {
+                ConnectionQueue(path: path, role: .reader, label: "reader\($0)", keepsReads: true)
+            }
             return SQLiteStore(
                 location: location, storeIdentifier: identifier, writer: writer,
                 readers: ReaderPool(readers), layout: SQLiteLayout(schema))
