@@ -40,6 +40,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private var pendingRead = false
     /// The method last opened on the connection: a client calls the same few again and again.
     private var lastMethod: OpenedMethod?
+    /// When the answers written at once are flushed.
+    private var answersFlush = TurnEndFlush()
 
     /// Who connected (`SO_PEERCRED`), given to every call of the connection.
     private let peer: PeerCredentials?
@@ -107,13 +109,29 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        reader.append(unwrapInboundIn(data))
+        let buffer = unwrapInboundIn(data)
+        answersFlush.read(buffer)
+        reader.append(buffer)
         do {
             while let inbound = try reader.next(context: context) {
                 handle(inbound, context: context)
             }
         } catch {
             errorCaught(context: context, error: error)
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if answersFlush.readsComplete() { context.flush() }
+        context.fireChannelReadComplete()
+    }
+
+    /// Flushes the answer just written at the end of the event loop's turn (``TurnEndFlush``).
+    private func flushAtTurnEnd(_ context: ChannelHandlerContext) {
+        guard answersFlush.schedule() else { return }
+        context.eventLoop.assumeIsolated().execute { [self] in
+            answersFlush.flushed()
+            context.flush()
         }
     }
 
@@ -153,7 +171,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 if let answer = transport.answerAtOnce(
                     call, stream: frame.stream, allocator: context.channel.allocator, caller: peer)
                 {
-                    context.writeAndFlush(wrapOutboundOut(answer), promise: nil)
+                    context.write(wrapOutboundOut(answer), promise: nil)
+                    flushAtTurnEnd(context)
                     noteIdle()
                     return
                 }

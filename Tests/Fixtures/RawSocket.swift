@@ -122,6 +122,12 @@ public final class RawSocket: Sendable {
         _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
     }
 
+    /// Ends the connection's sending side (`shutdown(SHUT_WR)`): the peer reads the end of
+    /// its input, and may still answer.
+    public func shutdownSending() {
+        _ = Glibc.shutdown(descriptor, Int32(SHUT_WR))
+    }
+
     /// Runs a blocking `body` on a thread of its own: not on Swift's cooperative threads, nor on
     /// Dispatch's global queues, whose few threads a test's long reads would take from everyone
     /// else in the process.

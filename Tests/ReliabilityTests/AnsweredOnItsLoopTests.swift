@@ -121,6 +121,44 @@ extension OneAtATime {
             }
         }
 
+        /// Answers leave at the end of the event loop's turn (``TurnEndFlush``), and the daemon
+        /// closes a connection whose client ended its sending side once it reads that end:
+        /// calls sent before the end are answered all the same, one alone and 400 sent in one
+        /// go (more than a read's buffer holds).
+        @Test func callsSentBeforeTheClientEndsItsSendingSideAreAnswered() async throws {
+            try await StalledClients.withDaemon { daemon in
+                try await StalledClients.makeStore("big", on: daemon, rows: 4, bytes: 10)
+                let uri = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                    try #require(
+                        try await client.fetch(FetchDescriptor(entityName: "Blob", resultType: .identifiers), in: "big")
+                            .identifiers.first
+                    ).uriRepresentation
+                }
+                for calls in [1, 400] {
+                    let socket = try RawSocket.connect(daemon.socketPath + ".frames")
+                    defer { socket.close() }
+                    let streams = (0..<calls).map { UInt32(2 * $0 + 1) }
+                    var bytes: [UInt8] = []
+                    for stream in streams {
+                        bytes += FramedBytes.call(
+                            stream: stream, path: Self.getObjects, request: try Self.pointRead(uri))
+                    }
+                    try socket.send(bytes)
+                    socket.shutdownSending()
+                    var received: [UInt8] = []
+                    while case .bytes(let more) = await socket.read(timeout: .seconds(30)) { received += more }
+                    let statuses = FramedBytes.statuses(in: received)
+                    #expect(statuses.count == calls, "\(calls) calls sent, \(statuses.count) answered")
+                    #expect(statuses.values.allSatisfy { $0.code == 0 })
+                    let messages = FramedBytes.messages(in: received)
+                    for stream in streams {
+                        let answer = try #require(messages[stream]?.first, "no answer on stream \(stream)")
+                        #expect(try Modeld_V1_GetObjectsResponse(serializedBytes: answer).objects.map(\.uri) == [uri])
+                    }
+                }
+            }
+        }
+
         /// A client that sends point reads as fast as it can and never reads the answers is no
         /// longer read once its answers back up: its sends block, the daemon holds a bounded part of
         /// its answers, and another client's point reads are answered meanwhile.
