@@ -290,6 +290,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // Answers already made (waiting for the turn's end: ``TurnEndFlush``) leave first.
+        context.flush()
         context.close(promise: nil)
     }
 

@@ -159,6 +159,35 @@ extension OneAtATime {
             }
         }
 
+        /// A call answered at once and then bytes that are no frame, in one write: the daemon
+        /// closes the connection for the bad bytes, and the answer, made before them, is sent
+        /// first.
+        @Test func aCallAnsweredBeforeBadBytesIsAnsweredBeforeTheConnectionCloses() async throws {
+            try await StalledClients.withDaemon { daemon in
+                try await StalledClients.makeStore("big", on: daemon, rows: 4, bytes: 10)
+                let uri = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                    try #require(
+                        try await client.fetch(FetchDescriptor(entityName: "Blob", resultType: .identifiers), in: "big")
+                            .identifiers.first
+                    ).uriRepresentation
+                }
+                let socket = try RawSocket.connect(daemon.socketPath + ".frames")
+                defer { socket.close() }
+                // A frame header of no kind the protocol has (0xEE) on stream 3.
+                let badFrame: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 3, 0xEE]
+                try socket.send(
+                    FramedBytes.call(stream: 1, path: Self.getObjects, request: try Self.pointRead(uri)) + badFrame)
+                var received: [UInt8] = []
+                var closed = false
+                while case .bytes(let more) = await socket.read(timeout: .seconds(30)) { received += more }
+                closed = await socket.waitUntilClosed(timeout: .seconds(30))
+                #expect(closed, "the daemon kept the connection open after bytes that are no frame")
+                #expect(FramedBytes.statuses(in: received)[1]?.code == 0)
+                let answer = try #require(FramedBytes.messages(in: received)[1]?.first, "no answer on stream 1")
+                #expect(try Modeld_V1_GetObjectsResponse(serializedBytes: answer).objects.map(\.uri) == [uri])
+            }
+        }
+
         /// A client that sends point reads as fast as it can and never reads the answers is no
         /// longer read once its answers back up: its sends block, the daemon holds a bounded part of
         /// its answers, and another client's point reads are answered meanwhile.
