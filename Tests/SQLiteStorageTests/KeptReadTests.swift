@@ -78,8 +78,8 @@ import Testing
     }
 
     /// Saves while a reader reads without pause: the reader's kept transactions do not keep the
-    /// WAL from starting over, so it stays near SQLite's checkpoint size instead of growing
-    /// with every save.
+    /// WAL from starting over, so it stays within a few times SQLite's checkpoint size instead
+    /// of growing with every save.
     @Test func theWALStaysShortWhileAReaderReadsBetweenEverySave() async throws {
         try await withStore(Catalog.schema) { store, path in
             store.readers.setKeptReadIdleLimit(.seconds(600))
@@ -105,8 +105,10 @@ import Testing
             #expect(reads > 0)
             #expect(found == reads)
             let walSize = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int)
-            // SQLite's checkpoint size (1,000 pages of 4 KiB) and a few saves more.
-            #expect(walSize < 8 * 1_024 * 1_024, "the WAL grew to \(walSize) bytes")
+            // SQLite's checkpoint size (1,000 pages of 4 KiB) and the saves made while readers
+            // kept a checkpoint from finishing: 5-7 MB here, on a busy machine too. Kept
+            // transactions without the frame limit let it grow with every save, to 171 MB.
+            #expect(walSize < 32 * 1_024 * 1_024, "the WAL grew to \(walSize) bytes")
         }
     }
 }
