@@ -262,11 +262,9 @@ final class ConnectionQueue: @unchecked Sendable {
             throw error
         }
         if connection.finishKeptRead(succeeded: true) {
-            releaseChecks.keptSince = true
-            if !releaseChecks.scheduled {
-                releaseChecks.keptSince = false
-                scheduleNextCheck()
-            }
+            // A check already scheduled is told this job kept it; otherwise one is scheduled.
+            releaseChecks.keptSince = releaseChecks.scheduled
+            if !releaseChecks.scheduled { scheduleNextCheck() }
         }
         return result
     }

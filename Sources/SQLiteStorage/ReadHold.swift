@@ -49,7 +49,7 @@ extension SQLiteConnection {
         case .none: break
         }
         // A transaction still open here (one whose end failed) would read an old snapshot.
-        if isInTransaction, (try? run("COMMIT")) == nil { _ = try? run("ROLLBACK") }
+        endOpenTransaction()
         guard !isInTransaction, let now = SnapshotMark.current(self),
             now.walFrames < ReadHold.framesLimit || now.isCheckpointed(self), (try? run("BEGIN")) != nil
         else { return }
@@ -97,6 +97,11 @@ extension SQLiteConnection {
     func endRead() {
         if case .none = readHold { return }
         readHold = .none
+        endOpenTransaction()
+    }
+
+    /// Ends the open transaction, if any: it only read, so it commits, or else rolls back.
+    private func endOpenTransaction() {
         guard isInTransaction else { return }
         if (try? run("COMMIT")) == nil { _ = try? run("ROLLBACK") }
     }

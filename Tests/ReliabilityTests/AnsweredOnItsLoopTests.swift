@@ -27,6 +27,15 @@ extension OneAtATime {
             }.serializedBytes()
         }
 
+        /// Makes the store "big" of `rows` blobs of `bytes` on `daemon`, and returns their URIs.
+        static func blobURIs(on daemon: ModeldProcess, rows: Int, bytes: Int) async throws -> [String] {
+            try await StalledClients.makeStore("big", on: daemon, rows: rows, bytes: bytes)
+            return try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                try await client.fetch(FetchDescriptor(entityName: "Blob", resultType: .identifiers), in: "big")
+                    .identifiers.map(\.uriRepresentation)
+            }
+        }
+
         /// Reads `socket` until every stream of `streams` has its status (or `timeout` passes).
         static func statuses(
             of streams: Set<UInt32>, on socket: RawSocket, timeout: Duration = .seconds(30)
@@ -47,13 +56,7 @@ extension OneAtATime {
         /// connection answers the point reads around them.
         @Test func oversizedAndCancelledPointReadsLeaveTheConnectionServing() async throws {
             try await StalledClients.withDaemon(arguments: ["--max-message-size", "64K"]) { daemon in
-                try await StalledClients.makeStore("big", on: daemon, rows: 10, bytes: 100)
-                let uri = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
-                    try #require(
-                        try await client.fetch(FetchDescriptor(entityName: "Blob", resultType: .identifiers), in: "big")
-                            .identifiers.first
-                    ).uriRepresentation
-                }
+                let uri = try #require(try await Self.blobURIs(on: daemon, rows: 10, bytes: 100).first)
                 let socket = try RawSocket.connect(daemon.socketPath + ".frames")
                 defer { socket.close() }
                 let oversized = try Self.pointRead(String(repeating: "x", count: 70 * 1024))
@@ -79,11 +82,7 @@ extension OneAtATime {
         /// one cancelled among them gets no answer.
         @Test func interleavedPointReadsAreAnsweredEachOnItsStream() async throws {
             try await StalledClients.withDaemon { daemon in
-                try await StalledClients.makeStore("big", on: daemon, rows: 4, bytes: 10)
-                let uris = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
-                    try await client.fetch(FetchDescriptor(entityName: "Blob", resultType: .identifiers), in: "big")
-                        .identifiers.map(\.uriRepresentation)
-                }
+                let uris = try await Self.blobURIs(on: daemon, rows: 4, bytes: 10)
                 try #require(uris.count == 4)
                 let socket = try RawSocket.connect(daemon.socketPath + ".frames")
                 defer { socket.close() }
@@ -127,13 +126,7 @@ extension OneAtATime {
         /// go (more than a read's buffer holds).
         @Test func callsSentBeforeTheClientEndsItsSendingSideAreAnswered() async throws {
             try await StalledClients.withDaemon { daemon in
-                try await StalledClients.makeStore("big", on: daemon, rows: 4, bytes: 10)
-                let uri = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
-                    try #require(
-                        try await client.fetch(FetchDescriptor(entityName: "Blob", resultType: .identifiers), in: "big")
-                            .identifiers.first
-                    ).uriRepresentation
-                }
+                let uri = try #require(try await Self.blobURIs(on: daemon, rows: 4, bytes: 10).first)
                 for calls in [1, 400] {
                     let socket = try RawSocket.connect(daemon.socketPath + ".frames")
                     defer { socket.close() }
@@ -164,13 +157,7 @@ extension OneAtATime {
         /// first.
         @Test func aCallAnsweredBeforeBadBytesIsAnsweredBeforeTheConnectionCloses() async throws {
             try await StalledClients.withDaemon { daemon in
-                try await StalledClients.makeStore("big", on: daemon, rows: 4, bytes: 10)
-                let uri = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
-                    try #require(
-                        try await client.fetch(FetchDescriptor(entityName: "Blob", resultType: .identifiers), in: "big")
-                            .identifiers.first
-                    ).uriRepresentation
-                }
+                let uri = try #require(try await Self.blobURIs(on: daemon, rows: 4, bytes: 10).first)
                 let socket = try RawSocket.connect(daemon.socketPath + ".frames")
                 defer { socket.close() }
                 // A frame header of no kind the protocol has (0xEE) on stream 3.
