@@ -5,16 +5,32 @@ import PostgresNIO
 
 /// Statements on an open connection, sent and awaited from the calling task
 /// (``PostgresConnectionQueue/runAsync(_:)``), bounded as ``PostgresSession``'s are
-/// (`EventLoopFuture.bounded`).
+/// (`EventLoopFuture.bounded`). Reads only, each outside a transaction: every statement is kept
+/// prepared on the connection (``PreparedStatements``).
 struct PostgresAsyncSession: Sendable {
-    let connection: PostgresConnection
+    let statements: PreparedStatements
     let endpoint: PostgresEndpoint
+
+    var connection: PostgresConnection { statements.connection }
 
     /// Runs `sql` with `binds` ($1, $2, …), `keys` first when given, and returns its rows.
     func query(_ sql: String, keys: [Int64]? = nil, _ binds: [Value] = []) async throws -> [PostgresRow] {
-        let statement = try PostgresSession.statement(sql, keys: keys, binds)
+        var data: [PostgresData] = []
+        data.reserveCapacity(binds.count + 1)
+        if let keys { data.append(try PostgresValues.data(keys)) }
+        for value in binds { data.append(try PostgresValues.data(value)) }
+        let statements = statements, connection = connection, values = data
+        let send: @Sendable () -> EventLoopFuture<[PostgresRow]> = {
+            guard !connection.isClosed else {
+                return connection.eventLoop.makeFailedFuture(PostgresSession.closed(endpoint))
+            }
+            return statements.rows(sql, values).bounded(
+                by: PostgresSession.statementLimit, what: "a statement", closing: connection)
+        }
+        // On the connection's own loop (a read from a caller served there), at once.
+        let rows = connection.eventLoop.inEventLoop ? send() : connection.eventLoop.flatSubmit(send)
         do {
-            return try await PostgresSession.submit(statement, on: connection, endpoint: endpoint).get().rows
+            return try await rows.get()
         } catch {
             throw PostgresSession.error(error, endpoint: endpoint)
         }

@@ -19,12 +19,13 @@ final class PostgresConnectionQueue: Sendable {
     private let endpoint: PostgresEndpoint
     /// The event loop the connection is opened on (and so reads and writes on).
     let eventLoop: any EventLoop
-    /// The open connection: replaced on `queue`, read there and by ``runAsync(_:)``, whose caller
-    /// has the queue to itself (the pool hands it out to one job at a time).
-    private let current = Mutex<PostgresConnection?>(nil)
+    /// The open connection and the statements prepared on it: replaced on `queue`, read there
+    /// and by ``runAsync(_:)``, whose caller has the queue to itself (the pool hands it out to
+    /// one job at a time).
+    private let current = Mutex<PreparedStatements?>(nil)
     private var connection: PostgresConnection? {
-        get { current.withLock { $0 } }
-        set { current.withLock { $0 = newValue } }
+        get { current.withLock { $0?.connection } }
+        set { current.withLock { $0 = newValue.map { PreparedStatements(connection: $0) } } }
     }
     private static let logger = Logger(label: "modeld.postgres")
     private static let ids = Mutex<Int>(0)
@@ -74,11 +75,15 @@ final class PostgresConnectionQueue: Sendable {
 
     /// The open connection, opened on the queue when there is none; and whether it was open.
     private func asyncSession() async throws -> (session: PostgresAsyncSession, reused: Bool) {
-        if let open = connection, !open.isClosed {
-            return (PostgresAsyncSession(connection: open, endpoint: endpoint), true)
+        if let open = current.withLock({ $0 }), !open.connection.isClosed {
+            return (PostgresAsyncSession(statements: open, endpoint: endpoint), true)
         }
         let opened = try await run { $0.connection }
-        return (PostgresAsyncSession(connection: opened, endpoint: endpoint), false)
+        let statements = current.withLock { $0?.connection === opened ? $0 : nil }
+        return (
+            PostgresAsyncSession(statements: statements ?? PreparedStatements(connection: opened), endpoint: endpoint),
+            false
+        )
     }
 
     /// One run of `body`; `mayRetry` when it failed on a cut connection opened earlier, having
@@ -117,7 +122,7 @@ final class PostgresConnectionQueue: Sendable {
     /// server cut (a restart, say) may not know it yet: the next job opens a new one rather
     /// than write into it.
     private func drop(_ cut: PostgresConnection) {
-        current.withLock { if $0 === cut { $0 = nil } }
+        current.withLock { if $0?.connection === cut { $0 = nil } }
         Self.close(cut)
     }
 
@@ -314,57 +319,6 @@ struct PostgresSession {
             _ = try? query("ROLLBACK")
             throw error
         }
-    }
-
-    /// The ModelError for a failed statement: the server's message, with UNAVAILABLE when the
-    /// connection is gone.
-    static func error(_ error: any Error, endpoint: PostgresEndpoint) -> ModelError {
-        if let error = error as? ModelError { return error }
-        let text = describe(error)
-        switch (error as? PSQLError)?.serverInfo?[.sqlState] {
-        case "23505":
-            return ModelError(
-                .uniqueConstraint, "a unique constraint would be violated (PostgreSQL: \(text))",
-                context: ["store": endpoint.description, "sqlstate": "23505"])
-        case "55P03":
-            return ModelError(
-                .unavailable,
-                "the store is held by a schema change (a staged migration through another daemon?); try again once it is over (PostgreSQL: \(text))",
-                context: ["store": endpoint.description])
-        case let state? where state.hasPrefix("57P") || state.hasPrefix("08"):
-            return ModelError(
-                .unavailable,
-                "the PostgreSQL server of \(endpoint) is shutting down, starting or unreachable; try again (PostgreSQL: \(text))",
-                context: ["store": endpoint.description])
-        case "40001", "40P01":
-            return ModelError(
-                .conflict, "another save changed the same objects at the same time; try again (PostgreSQL: \(text))",
-                context: ["store": endpoint.description])
-        default: break
-        }
-        if let psql = error as? PSQLError,
-            psql.code == .serverClosedConnection || psql.code == .connectionError
-                || psql.code == .clientClosedConnection
-        {
-            return ModelError(
-                .unavailable, "the PostgreSQL server of \(endpoint) closed the connection: \(text)",
-                context: ["store": endpoint.description])
-        }
-        return ModelError(
-            .storageFailure, "PostgreSQL (\(endpoint)): \(text)", context: ["store": endpoint.description])
-    }
-
-    /// What the server said, or the client error's description.
-    static func describe(_ error: any Error) -> String {
-        if let psql = error as? PSQLError {
-            if let message = psql.serverInfo?[.message] {
-                let state = psql.serverInfo?[.sqlState].map { " (\($0))" } ?? ""
-                return message + state
-            }
-            // A connection that failed below PostgreSQL (refused, TLS) says why in its underlying error.
-            return psql.underlying.map { "\(psql.code): \($0)" } ?? "\(psql.code)"
-        }
-        return "\(error)"
     }
 }
 

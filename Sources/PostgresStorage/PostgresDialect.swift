@@ -11,7 +11,14 @@ import ModelStorage
 struct PostgresDialect: SQLDialect {
     static let shared = PostgresDialect()
 
-    func placeholder(_ index: Int) -> String { "$\(index)" }
+    /// `$N` cast to the type the value is bound as (``PostgresValues/bind(_:into:)``), which is
+    /// the type PostgresNIO declares for it: the cast changes nothing of a statement's meaning,
+    /// but a statement prepared without declared types (``PreparedStatements``) then takes the
+    /// same. NULL, bound untyped, is left to PostgreSQL to infer.
+    func placeholder(_ index: Int, for value: Value) -> String {
+        guard let type = PostgresValues.boundType(value) else { return "$\(index)" }
+        return "$\(index)::\(type)"
+    }
 
     func constant(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
 

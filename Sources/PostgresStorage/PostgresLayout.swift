@@ -11,11 +11,20 @@ struct PostgresLayout: SQLTableLayout {
     let schema: ResolvedSchema
     let namespace: String
     let tables: [TableLayout]
+    /// The statement reading a hierarchy's objects by key, by root entity
+    /// (``PostgresObjects/objectsStatement(root:)``), compiled once here rather than at every read.
+    private(set) var objectStatements: [String: ObjectsStatement] = [:]
+    typealias ObjectsStatement = (sql: String, columns: [SelectedColumn], reads: [String: ColumnReads])
 
     init(_ schema: ResolvedSchema, namespace: String) {
         self.schema = schema
         self.namespace = namespace
         tables = Self.hierarchyTables(of: schema)
+        var statements: [String: ObjectsStatement] = [:]
+        for table in tables {
+            statements[table.name] = PostgresObjects.compileObjectsStatement(root: table.name, layout: self)
+        }
+        objectStatements = statements
     }
 
     /// `"namespace"."name"`.

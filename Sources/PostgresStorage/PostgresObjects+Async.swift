@@ -14,9 +14,9 @@ extension PostgresObjects {
 
     /// ``objects(root:keys:)``, its statements sent from the calling task on `session`.
     func objects(root: String, keys: [Int64], on session: PostgresAsyncSession) async throws -> [ObjectSnapshot] {
-        guard !keys.isEmpty, let (sql, columns) = objectsStatement(root: root) else { return [] }
+        guard !keys.isEmpty, let (sql, columns, reads) = objectsStatement(root: root) else { return [] }
         var snapshots = try decode(
-            try await session.query(overlay.prefix + sql, keys: keys), columns: columns, properties: nil)
+            try await session.query(overlay.prefix + sql, keys: keys), columns: columns, properties: nil, known: reads)
         try await loadRelationships(&snapshots, properties: nil, on: session)
         return snapshots
     }

@@ -30,71 +30,36 @@ struct PostgresObjects {
 
     /// The objects of the hierarchy `root` with these keys, in key order.
     func objects(root: String, keys: [Int64]) throws -> [ObjectSnapshot] {
-        guard !keys.isEmpty, let (sql, columns) = objectsStatement(root: root) else { return [] }
-        var snapshots = try decode(try query(sql, keys: keys), columns: columns, properties: nil)
+        guard !keys.isEmpty, let (sql, columns, reads) = objectsStatement(root: root) else { return [] }
+        var snapshots = try decode(try query(sql, keys: keys), columns: columns, properties: nil, known: reads)
         try loadRelationships(&snapshots, properties: nil)
         return snapshots
     }
 
     /// The statement reading the objects of the hierarchy `root` whose keys are bound as $1, in
-    /// key order, and the columns it selects; nil for a hierarchy the schema lacks.
-    func objectsStatement(root: String) -> (sql: String, columns: [SelectedColumn])? {
-        guard let rootEntity = schema[root] else { return nil }
-        let table = layout.table(root: root)
-        var compiler = SQLCompiler(
-            layout: layout, dialect: PostgresDialect.shared, entity: rootEntity, temporaryKeys: overlay.temporaryKeys)
-        let columns = layout.selectedColumns(table, entities: table.entities, properties: nil)
-        let select = compiler.objectSelect(columns)
-        return (
-            "SELECT \(select) FROM \(SQL.quote(root)) AS t0\(compiler.root.joinClause) WHERE t0.\"_pk\" = ANY($1) ORDER BY t0.\"_pk\"",
-            columns
-        )
+    /// key order, and the columns it selects; nil for a hierarchy the schema lacks. Compiled once
+    /// per layout (``PostgresLayout/objectStatements``): the same text at every read, which also
+    /// lets a reader's connection keep it prepared (``PreparedStatements``).
+    func objectsStatement(root: String) -> PostgresLayout.ObjectsStatement? {
+        layout.objectStatements[root]
     }
 
-    /// Objects from rows selected as `_pk`, `_entity`, `_version`, then `columns` (a foreign
-    /// key's column followed by its target's `_entity`), with `properties` only (nil: all).
-    func decode(_ rows: [PostgresRow], columns: [SelectedColumn], properties: Set<String>?) throws
-        -> [ObjectSnapshot]
-    {
-        var snapshots: [ObjectSnapshot] = []
-        snapshots.reserveCapacity(rows.count)
-        for row in rows {
-            let cells = Array(row)
-            guard let key = try PostgresValues.int(cells[0]), let entityName = try PostgresValues.text(cells[1]),
-                let version = try PostgresValues.int(cells[2]), let entity = schema[entityName]
-            else { continue }
-            var position = 3
-            var attributes: [String: Value] = [:]
-            var relationships: [String: RelationshipValue] = [:]
-            for column in columns {
-                let wanted = properties?.contains(column.name) ?? true
-                switch column.kind {
-                case .attribute(let type):
-                    if wanted, entity.attribute(column.name) != nil {
-                        attributes[column.name] = try PostgresValues.value(cells[position], as: type)
-                    }
-                    position += 1
-                case .reference:
-                    if wanted, let relationship = entity.relationship(column.name) {
-                        if let target = try PostgresValues.int(cells[position]) {
-                            let targetEntity = try PostgresValues.text(cells[position + 1]) ?? relationship.destination
-                            relationships[column.name] = .toOne(
-                                identifier(
-                                    root: schema[relationship.destination]?.root ?? relationship.destination,
-                                    entity: targetEntity, key: target))
-                        } else {
-                            relationships[column.name] = .toOne(nil)
-                        }
-                    }
-                    position += 2
-                }
-            }
-            snapshots.append(
-                ObjectSnapshot(
-                    id: identifier(root: entity.root, entity: entityName, key: key),
-                    version: version, attributes: attributes, relationships: relationships))
+    /// ``objectsStatement(root:)`` compiled for `layout`.
+    static func compileObjectsStatement(root: String, layout: PostgresLayout) -> PostgresLayout.ObjectsStatement? {
+        guard let rootEntity = layout.schema[root] else { return nil }
+        let table = layout.table(root: root)
+        var compiler = SQLCompiler(layout: layout, dialect: PostgresDialect.shared, entity: rootEntity)
+        let columns = layout.selectedColumns(table, entities: table.entities, properties: nil)
+        let select = compiler.objectSelect(columns)
+        var reads: [String: ColumnReads] = [:]
+        for name in table.entities {
+            guard let entity = layout.schema[name] else { continue }
+            reads[name] = ColumnReads(entity, columns: columns, properties: nil, schema: layout.schema)
         }
-        return snapshots
+        return (
+            "SELECT \(select) FROM \(SQL.quote(root)) AS t0\(compiler.root.joinClause) WHERE t0.\"_pk\" = ANY($1) ORDER BY t0.\"_pk\"",
+            columns, reads
+        )
     }
 
     /// Fills the relationships that are not foreign keys (to-many, and to-one whose key the other

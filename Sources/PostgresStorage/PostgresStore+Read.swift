@@ -224,7 +224,7 @@ extension PostgresValues {
     static func aggregateValue(_ cell: PostgresCell, as type: AttributeType) throws -> Value {
         guard cell.bytes != nil else { return .null }
         if type == .int, cell.dataType == .numeric {
-            let sum = try cell.decode(Decimal.self)
+            let sum = try PostgresValues.decoded(cell, Decimal.self)
             if let exact = Int64(exactly: NSDecimalNumber(decimal: sum).int64Value),
                 Decimal(exact) == sum
             {

@@ -9,8 +9,14 @@ import PostgresNIO
 enum PostgresValues {
     /// The column type of an attribute type.
     static func columnType(_ type: AttributeType) -> String {
+        sqlType(type, collated: true)
+    }
+
+    /// The SQL type `type`'s values are kept and bound as; strings in the "C" collation when
+    /// `collated`.
+    static func sqlType(_ type: AttributeType, collated: Bool) -> String {
         switch type {
-        case .string, .url, .json: "text COLLATE \"C\""
+        case .string, .url, .json: collated ? "text COLLATE \"C\"" : "text"
         case .int, .date: "bigint"
         case .double: "double precision"
         case .bool: "boolean"
@@ -36,35 +42,73 @@ enum PostgresValues {
         }
     }
 
+    /// The SQL type ``bind(_:into:)`` binds `value` as; nil for NULL (bound untyped).
+    static func boundType(_ value: Value) -> String? {
+        value.type.map { sqlType($0, collated: false) }
+    }
+
+    /// `value` as ``bind(_:into:)`` binds it, for a prepared statement (``PreparedStatements``).
+    static func data(_ value: Value) throws -> PostgresData {
+        switch value {
+        case .null: PostgresData(type: .null)
+        case .string(let text), .json(let text): try data(text)
+        case .int(let number): try data(number)
+        case .double(let number): try data(number)
+        case .bool(let flag): try data(flag)
+        case .date(let timestamp): try data(timestamp.microsecondsSince1970)
+        case .data(let bytes): try data(ByteBuffer(bytes: bytes))
+        case .uuid(let uuid): try data(uuid)
+        case .url(let url): try data(url.absoluteString)
+        case .decimal(let decimal): try data(decimal)
+        }
+    }
+
+    /// `value` encoded as PostgresNIO binds it (type, binary format and bytes).
+    static func data<T: PostgresEncodable>(_ value: T) throws -> PostgresData {
+        var bytes = ByteBuffer()
+        try value.encode(into: &bytes, context: .default)
+        return PostgresData(type: T.psqlType, formatCode: T.psqlFormat, value: bytes)
+    }
+
     /// The value of a cell of a column of `type`.
     static func value(_ cell: PostgresCell, as type: AttributeType) throws -> Value {
         guard cell.bytes != nil else { return .null }
         switch type {
-        case .string: return .string(try cell.decode(String.self))
-        case .json: return .json(try cell.decode(String.self))
-        case .int: return .int(try cell.decode(Int64.self))
-        case .double: return .double(try cell.decode(Double.self))
-        case .bool: return .bool(try cell.decode(Bool.self))
-        case .date: return .date(Timestamp(microsecondsSince1970: try cell.decode(Int64.self)))
-        case .data: return .data(Data(buffer: try cell.decode(ByteBuffer.self)))
-        case .uuid: return .uuid(try cell.decode(UUID.self))
+        case .string: return .string(try decoded(cell, String.self))
+        case .json: return .json(try decoded(cell, String.self))
+        case .int: return .int(try decoded(cell, Int64.self))
+        case .double: return .double(try decoded(cell, Double.self))
+        case .bool: return .bool(try decoded(cell, Bool.self))
+        case .date: return .date(Timestamp(microsecondsSince1970: try decoded(cell, Int64.self)))
+        case .data: return .data(Data(buffer: try decoded(cell, ByteBuffer.self)))
+        case .uuid: return .uuid(try decoded(cell, UUID.self))
         case .url:
-            let text = try cell.decode(String.self)
+            let text = try decoded(cell, String.self)
             guard let url = URL(string: text) else {
                 throw ModelError(.storageFailure, "a stored URL does not parse: '\(text)'")
             }
             return .url(url)
-        case .decimal: return .decimal(try cell.decode(Decimal.self))
+        case .decimal: return .decimal(try decoded(cell, Decimal.self))
         }
+    }
+
+    /// `cell` decoded as a `T`. Every statement asks for its rows in binary (PostgresNIO's Bind
+    /// always does), but a statement prepared through PostgresNIO's `prepare(query:)`
+    /// (``PreparedStatements``) labels them text, as the server describes a statement before
+    /// any Bind: the label is set right first.
+    static func decoded<T: PostgresDecodable>(_ cell: PostgresCell, _ type: T.Type) throws -> T {
+        var cell = cell
+        cell.format = .binary
+        return try cell.decode(T.self)
     }
 
     /// A text cell (nil for NULL).
     static func text(_ cell: PostgresCell) throws -> String? {
-        cell.bytes == nil ? nil : try cell.decode(String.self)
+        cell.bytes == nil ? nil : try decoded(cell, String.self)
     }
 
     /// A bigint cell (nil for NULL).
     static func int(_ cell: PostgresCell) throws -> Int64? {
-        cell.bytes == nil ? nil : try cell.decode(Int64.self)
+        cell.bytes == nil ? nil : try decoded(cell, Int64.self)
     }
 }

@@ -7,7 +7,7 @@ import ModelStorage
 struct SQLiteDialect: SQLDialect {
     static let shared = SQLiteDialect()
 
-    func placeholder(_ index: Int) -> String { "?\(index)" }
+    func placeholder(_ index: Int, for value: Value) -> String { "?\(index)" }
 
     func constant(_ value: Bool) -> String { value ? "1" : "0" }
 

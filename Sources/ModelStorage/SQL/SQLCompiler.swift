@@ -37,7 +37,7 @@ package struct SQLCompiler {
     /// Binds `value` and returns its parameter (`?N` or `$N`).
     package mutating func bind(_ value: Value) -> String {
         parameters.append(value)
-        return dialect.placeholder(parameters.count)
+        return dialect.placeholder(parameters.count, for: value)
     }
 
     /// A new table alias, unique within the statement.

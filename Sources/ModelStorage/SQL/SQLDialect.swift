@@ -7,8 +7,9 @@ import ModelCore
 ///
 /// Every method returns SQL text whose values are bound through `bind` (never spliced).
 package protocol SQLDialect: Sendable {
-    /// The text of the `index`th parameter (1-based): `?1` or `$1`.
-    func placeholder(_ index: Int) -> String
+    /// The text of the `index`th parameter (1-based), bound to `value`: `?1`, or `$1::bigint`
+    /// (PostgreSQL's spells the type bound, so that a statement prepared once runs with it).
+    func placeholder(_ index: Int, for value: Value) -> String
 
     /// A boolean constant.
     func constant(_ value: Bool) -> String
