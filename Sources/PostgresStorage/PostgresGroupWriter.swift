@@ -89,10 +89,14 @@ struct PostgresGroupWriter: GroupCommitWriter {
         _ = try? connection.session.query("ROLLBACK")
     }
 
+    /// Writes back the sequences the group set and, when its saves took history tokens,
+    /// notifies followers once, of the last (a follower reads all history after what it read
+    /// last), then commits.
     func commit(_ connection: PostgresGroupSession) throws {
         // Sent without waiting: the COMMIT throws if one failed.
         for (name, value) in connection.memo?.takeWrites() ?? [] {
             try metadata.writeSequence(name, to: value, connection.session)
+            if name == PostgresMetadata.historySequence { try metadata.notify(upTo: value, connection.session) }
         }
         try connection.session.query("COMMIT")
     }

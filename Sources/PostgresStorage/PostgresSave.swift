@@ -169,10 +169,32 @@ struct PostgresSave {
     }
 
     /// ``recordHistory(_:)`` of the changes given as a JSON array of objects with their
-    /// `position`, `kind`, `entity`, `pk`, `changed` and `tombstone`.
+    /// `position`, `kind`, `entity`, `pk`, `changed` and `tombstone`. Alone, one statement takes
+    /// the next token, records the transaction and notifies followers, and is waited for (its
+    /// answer is the token). In a group (``GroupMemo``), the history sequence is read and locked
+    /// once, each save's token is the memo's next, and its records are sent without waiting; the
+    /// sequence is written back, and followers notified of the group's last token, just before
+    /// the COMMIT (``PostgresGroupWriter/commit(_:)``).
     static func recordHistory(
         changes: String, author: String?, user: String?, session: PostgresSession, metadata: PostgresMetadata
     ) throws -> HistoryToken {
+        let timestamp = Value.int(Timestamp(Date()).microsecondsSince1970)
+        if let memo = session.memo {
+            let token = try metadata.lockedSequence(PostgresMetadata.historySequence, session) + 1
+            memo.set(PostgresMetadata.historySequence, to: token)
+            try session.send(
+                """
+                WITH recorded AS (INSERT INTO \(metadata.transactionTable) VALUES ($1, $2, $3, $5)) \
+                INSERT INTO \(metadata.changeTable) SELECT $1, c."position", c."kind", c."entity", c."pk", \
+                c."changed", c."tombstone" FROM json_to_recordset($4::json) AS c("position" bigint, "kind" text, \
+                "entity" text, "pk" bigint, "changed" text, "tombstone" text)
+                """,
+                [
+                    .int(token), timestamp, author.map(Value.string) ?? .null, .string(changes),
+                    user.map(Value.string) ?? .null,
+                ])
+            return HistoryToken(token)
+        }
         let sequence = metadata.sequenceTable
         let answer = try session.query(
             """
@@ -185,8 +207,8 @@ struct PostgresSave {
             SELECT "value", pg_notify($4, "value"::text) FROM token
             """,
             [
-                .int(Timestamp(Date()).microsecondsSince1970), author.map(Value.string) ?? .null, .string(changes),
-                .string(metadata.channel), user.map(Value.string) ?? .null,
+                timestamp, author.map(Value.string) ?? .null, .string(changes), .string(metadata.channel),
+                user.map(Value.string) ?? .null,
             ])
         guard let token = try answer.first.flatMap({ try $0.first.flatMap(PostgresValues.int) }) else {
             throw ModelError(
@@ -199,4 +221,13 @@ struct PostgresSave {
 extension PostgresMetadata {
     /// The store's notification channel: `modeld.<namespace>`.
     var channel: String { "modeld." + storeNamespace }
+
+    /// The name of the history tokens' sequence (a row of the sequence table).
+    static let historySequence = "_history"
+
+    /// Tells followers (``PostgresStore/followChanges(listening:_:)``) of history up to `token`,
+    /// at the commit of the transaction it is sent in (sent without waiting).
+    func notify(upTo token: Int64, _ session: PostgresSession) throws {
+        try session.send("SELECT pg_notify($1, $2)", [.string(channel), .string(String(token))])
+    }
 }
