@@ -95,6 +95,42 @@ import Testing
         }
     }
 
+    /// A group notifies followers once, of its last token (they read all history after what
+    /// they read last), and its saves' tokens come from the group's memo without a wait each; a
+    /// save alone notifies of its own token.
+    @Test(.timeLimit(.minutes(3))) func aGroupNotifiesFollowersOnceOfItsLastToken() async throws {
+        try await Self.withStore { store in
+            let other = try await PostgresStore.open(url: store.endpoint.url)
+            let (heard, continuation) = AsyncStream<Int64>.makeStream()
+            let listening = TestEvent()
+            let follower = Task {
+                try? await other.followChanges(listening: { listening.signal() }) { token in
+                    continuation.yield(token.rawValue)
+                    return true
+                }
+                continuation.finish()
+            }
+            #expect(await listening.wait(), "the follower never listened")
+            let gate = WriterGate(store)
+            let saves = try await Self.queueInserts(store, (0..<8).map { ("n\($0)", "N\($0)") })
+            gate.release()
+            var tokens: [Int64] = []
+            for save in saves { tokens.append(try #require(try await save.value.token).rawValue) }
+            #expect(tokens.max()! - tokens.min()! == 7, "\(tokens)")
+            let alone = try #require(try await store.save(Self.insertItem(store, title: "alone", sku: "A")).token)
+            var notified: [Int64] = []
+            for await token in heard {
+                notified.append(token)
+                if token == alone.rawValue { break }
+            }
+            #expect(notified == [tokens.max()!, alone.rawValue])
+            let history = try await store.history(after: nil, limit: nil)
+            #expect(history.map(\.token.rawValue) == tokens.sorted() + [alone.rawValue])
+            follower.cancel()
+            await other.close()
+        }
+    }
+
     /// Two saves of a group break a unique constraint an earlier save of the group set: the
     /// first aborts the transaction (the saves before it run again, in savepoints), the second
     /// is undone to its savepoint. Each fails alone; the other three commit, in one COMMIT.
