@@ -42,19 +42,27 @@ final class PostgresConnectionPool: Sendable {
         return try await queue.runAsync(body)
     }
 
+    /// An idle connection's queue (taken at once, without suspending, when there is one), or
+    /// the first one freed.
     private func acquire() async -> PostgresConnectionQueue {
         let here = MultiThreadedEventLoopGroup.currentEventLoop
+        if let idle = state.withLock({ Self.takeIdle(&$0, preferring: here) }) { return idle }
         return await withCheckedContinuation { continuation in
             let idle = state.withLock { state -> PostgresConnectionQueue? in
-                if let here, let index = state.idle.lastIndex(where: { $0.eventLoop === here }) {
-                    return state.idle.remove(at: index)
-                }
-                if let queue = state.idle.popLast() { return queue }
+                if let queue = Self.takeIdle(&state, preferring: here) { return queue }
                 state.waiting.append(continuation)
                 return nil
             }
             if let idle { continuation.resume(returning: idle) }
         }
+    }
+
+    /// An idle queue, one on `loop` if there is one.
+    private static func takeIdle(_ state: inout State, preferring loop: (any EventLoop)?) -> PostgresConnectionQueue? {
+        if let loop, let index = state.idle.lastIndex(where: { $0.eventLoop === loop }) {
+            return state.idle.remove(at: index)
+        }
+        return state.idle.popLast()
     }
 
     private func release(_ queue: PostgresConnectionQueue) {

@@ -125,7 +125,14 @@ struct PostgresLayout: SQLTableLayout {
     /// string attribute keeps its `[c]`, `[d]` and `[cd]` forms beside it, and comparisons with
     /// options read those.
     static func foldedColumn(_ name: String, _ options: StringOptions) -> String {
-        name + "/" + options.suffix.dropFirst().dropLast()
+        let letters =
+            switch (options.contains(.caseInsensitive), options.contains(.diacriticInsensitive)) {
+            case (true, true): "/cd"
+            case (true, false): "/c"
+            case (false, true): "/d"
+            case (false, false): "/"
+            }
+        return name + letters
     }
 
     /// The option sets a string attribute keeps folded forms for.

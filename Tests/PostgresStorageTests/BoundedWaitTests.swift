@@ -30,4 +30,29 @@ import Testing
         }
         _ = try await late.futureResult.get()
     }
+
+    /// Many waits on one loop are checked together (one repeated check for all of them): each
+    /// runs out on its own limit, and one answered in time is answered with its value.
+    @Test(.timeLimit(.minutes(1))) func manyWaitsOnALoopEachRunOutOrAnswer() async throws {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let promises = (0..<100).map { _ in loop.makePromise(of: Int.self) }
+        let bounded = promises.enumerated().map { index, promise in
+            promise.futureResult.bounded(
+                by: index.isMultiple(of: 2) ? .seconds(1) : .seconds(30), what: "wait \(index)")
+        }
+        // The odd ones answer after the even ones have run out.
+        loop.scheduleTask(in: .milliseconds(1_600)) {
+            for (index, promise) in promises.enumerated() where !index.isMultiple(of: 2) { promise.succeed(index) }
+        }
+        for (index, future) in bounded.enumerated() {
+            do {
+                let value = try await future.get()
+                #expect(!index.isMultiple(of: 2) && value == index, "wait \(index) answered \(value)")
+            } catch let error as ModelError {
+                #expect(index.isMultiple(of: 2), "wait \(index) failed: \(error)")
+                #expect(error.code == .unavailable && error.message.contains("wait \(index)"), "\(error)")
+            }
+        }
+        for (index, promise) in promises.enumerated() where index.isMultiple(of: 2) { promise.succeed(index) }
+    }
 }
