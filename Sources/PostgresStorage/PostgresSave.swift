@@ -172,9 +172,9 @@ struct PostgresSave {
     /// `position`, `kind`, `entity`, `pk`, `changed` and `tombstone`. Alone, one statement takes
     /// the next token, records the transaction and notifies followers, and is waited for (its
     /// answer is the token). In a group (``GroupMemo``), the history sequence is read and locked
-    /// once, each save's token is the memo's next, and its records are sent without waiting; the
-    /// sequence is written back, and followers notified of the group's last token, just before
-    /// the COMMIT (``PostgresGroupWriter/commit(_:)``).
+    /// once and each save's token is the memo's next; the sequence is written back, and
+    /// followers notified of the group's last token, just before the COMMIT
+    /// (``PostgresGroupWriter/commit(_:)``).
     static func recordHistory(
         changes: String, author: String?, user: String?, session: PostgresSession, metadata: PostgresMetadata
     ) throws -> HistoryToken {
@@ -182,7 +182,10 @@ struct PostgresSave {
         if let memo = session.memo {
             let token = try metadata.lockedSequence(PostgresMetadata.historySequence, session) + 1
             memo.set(PostgresMetadata.historySequence, to: token)
-            try session.send(
+            // Waited for, as the statement alone is: every statement of the save has answered
+            // when it returns, so a failure is this save's own, not the next one's or the
+            // group's COMMIT's.
+            try session.query(
                 """
                 WITH recorded AS (INSERT INTO \(metadata.transactionTable) VALUES ($1, $2, $3, $5)) \
                 INSERT INTO \(metadata.changeTable) SELECT $1, c."position", c."kind", c."entity", c."pk", \

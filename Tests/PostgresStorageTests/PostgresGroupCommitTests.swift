@@ -131,6 +131,27 @@ import Testing
         }
     }
 
+    /// A save of a group whose row only the server refuses (PostgreSQL's text holds no NUL
+    /// character) fails alone, saying why: each save waits for its own statements before the
+    /// next begins, so its failure is not thrown by the next save, nor by the COMMIT.
+    @Test func aSaveTheServerRefusesInAGroupFailsAlone() async throws {
+        try await Self.withStore { store in
+            let gate = WriterGate(store)
+            let saves = try await Self.queueInserts(store, [("one", "S1"), ("t\u{0}wo", "S2"), ("three", "S3")])
+            gate.release()
+            var outcomes: [String] = []
+            for save in saves {
+                switch await save.result {
+                case .success: outcomes.append("saved")
+                case .failure(let error as ModelError): outcomes.append("\(error.code)")
+                case .failure(let error): outcomes.append("\(error)")
+                }
+            }
+            #expect(outcomes == ["saved", "storageFailure", "saved"])
+            #expect(try await Self.items(store).mapValues(\.title) == ["S1": "one", "S3": "three"])
+        }
+    }
+
     /// Two saves of a group break a unique constraint an earlier save of the group set: the
     /// first aborts the transaction (the saves before it run again, in savepoints), the second
     /// is undone to its savepoint. Each fails alone; the other three commit, in one COMMIT.
