@@ -201,7 +201,7 @@ struct PostgresSave {
         let sequence = metadata.sequenceTable
         let answer = try session.query(
             """
-            WITH token AS (INSERT INTO \(sequence) VALUES ('_history', 1) ON CONFLICT ("name") \
+            WITH token AS (INSERT INTO \(sequence) VALUES ('\(PostgresMetadata.historySequence)', 1) ON CONFLICT ("name") \
             DO UPDATE SET "value" = \(sequence)."value" + 1 RETURNING "value"), \
             recorded AS (INSERT INTO \(metadata.transactionTable) SELECT "value", $1, $2, $5 FROM token), \
             changed AS (INSERT INTO \(metadata.changeTable) SELECT token."value", c."position", c."kind", c."entity", \

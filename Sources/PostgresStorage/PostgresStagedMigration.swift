@@ -222,7 +222,7 @@ final class PostgresStagedMigration: StagedMigration {
 
     func currentHistoryToken() async throws -> HistoryToken? {
         let metadata = stagingMetadata
-        let value = try await run { session, _ in try metadata.sequence("_history", session) }
+        let value = try await run { session, _ in try metadata.sequence(PostgresMetadata.historySequence, session) }
         return value > 0 ? HistoryToken(value) : nil
     }
 

@@ -229,7 +229,7 @@ public final class PostgresStore: StorageBackend {
 
     /// The statement reading the latest token.
     private static func historyTokenQuery(_ metadata: PostgresMetadata) -> String {
-        "SELECT \"value\" FROM \(metadata.sequenceTable) WHERE \"name\" = '_history'"
+        "SELECT \"value\" FROM \(metadata.sequenceTable) WHERE \"name\" = '\(PostgresMetadata.historySequence)'"
     }
 
     /// The latest token from the rows of ``historyTokenQuery(_:)``; nil before the first save.

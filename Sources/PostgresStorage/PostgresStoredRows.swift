@@ -123,7 +123,7 @@ extension PostgresMetadata {
     /// follower reading after token N never misses one that commits later.
     func nextHistoryToken(_ session: PostgresSession) throws -> Int64 {
         let rows = try session.query(
-            "INSERT INTO \(sequenceTable) VALUES ('_history', 1) ON CONFLICT (\"name\") DO UPDATE SET \"value\" = \(sequenceTable).\"value\" + 1 RETURNING \"value\""
+            "INSERT INTO \(sequenceTable) VALUES ('\(Self.historySequence)', 1) ON CONFLICT (\"name\") DO UPDATE SET \"value\" = \(sequenceTable).\"value\" + 1 RETURNING \"value\""
         )
         guard let token = try rows.first.flatMap({ try $0.first.flatMap(PostgresValues.int) }) else {
             throw ModelError(

@@ -28,17 +28,24 @@ enum PostgresValues {
 
     /// Appends `value` to `bindings` in its column's form.
     static func bind(_ value: Value, into bindings: inout PostgresBindings) throws {
+        guard let encodable = encodable(value) else { return bindings.appendNull() }
+        try bindings.append(encodable)
+    }
+
+    /// What `value` is bound as: the Swift value PostgresNIO encodes in its column's form; nil
+    /// for NULL.
+    private static func encodable(_ value: Value) -> (any PostgresEncodable)? {
         switch value {
-        case .null: bindings.appendNull()
-        case .string(let text), .json(let text): bindings.append(text)
-        case .int(let number): bindings.append(number)
-        case .double(let number): bindings.append(number)
-        case .bool(let flag): bindings.append(flag)
-        case .date(let timestamp): bindings.append(timestamp.microsecondsSince1970)
-        case .data(let bytes): bindings.append(ByteBuffer(bytes: bytes))
-        case .uuid(let uuid): bindings.append(uuid)
-        case .url(let url): bindings.append(url.absoluteString)
-        case .decimal(let decimal): try bindings.append(decimal)
+        case .null: nil
+        case .string(let text), .json(let text): text
+        case .int(let number): number
+        case .double(let number): number
+        case .bool(let flag): flag
+        case .date(let timestamp): timestamp.microsecondsSince1970
+        case .data(let bytes): ByteBuffer(bytes: bytes)
+        case .uuid(let uuid): uuid
+        case .url(let url): url.absoluteString
+        case .decimal(let decimal): decimal
         }
     }
 
@@ -49,18 +56,8 @@ enum PostgresValues {
 
     /// `value` as ``bind(_:into:)`` binds it, for a prepared statement (``PreparedStatements``).
     static func data(_ value: Value) throws -> PostgresData {
-        switch value {
-        case .null: PostgresData(type: .null)
-        case .string(let text), .json(let text): try data(text)
-        case .int(let number): try data(number)
-        case .double(let number): try data(number)
-        case .bool(let flag): try data(flag)
-        case .date(let timestamp): try data(timestamp.microsecondsSince1970)
-        case .data(let bytes): try data(ByteBuffer(bytes: bytes))
-        case .uuid(let uuid): try data(uuid)
-        case .url(let url): try data(url.absoluteString)
-        case .decimal(let decimal): try data(decimal)
-        }
+        guard let encodable = encodable(value) else { return PostgresData(type: .null) }
+        return try data(encodable)
     }
 
     /// `value` encoded as PostgresNIO binds it (type, binary format and bytes).

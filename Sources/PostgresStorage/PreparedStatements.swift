@@ -74,9 +74,10 @@ final class PreparedStatements: @unchecked Sendable {
     /// is run unprepared.
     private func prepared(_ sql: String, parameters: Int) -> EventLoopFuture<PreparedQuery>? {
         uses += 1
-        if let entry = entries[sql] {
-            entries[sql]?.lastUse = uses
-            return entry.statement
+        // One look-up (one hash of the text) for a statement run again.
+        if let index = entries.index(forKey: sql) {
+            entries.values[index].lastUse = uses
+            return entries.values[index].statement
         }
         if entries.count >= capacity, let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
             forget(oldest.key, ifStill: oldest.value.statement)
