@@ -23,6 +23,12 @@ extension PostgresSession {
                 .unavailable,
                 "the PostgreSQL server of \(endpoint) is shutting down, starting or unreachable; try again (PostgreSQL: \(text))",
                 context: ["store": endpoint.description])
+        case let state? where state == "22021" || state == "22P05":
+            // A value the client sent that PostgreSQL's text cannot hold: NUL, which SQLite keeps.
+            return ModelError(
+                .invalidArgument,
+                "PostgreSQL cannot store this text: it holds the NUL character (U+0000) or one the database's encoding lacks; take it out, or keep such bytes in a data attribute (PostgreSQL: \(text))",
+                context: ["store": endpoint.description, "sqlstate": state])
         case "40001", "40P01":
             return ModelError(
                 .conflict, "another save changed the same objects at the same time; try again (PostgreSQL: \(text))",

@@ -147,7 +147,7 @@ import Testing
                 case .failure(let error): outcomes.append("\(error)")
                 }
             }
-            #expect(outcomes == ["saved", "storageFailure", "saved"])
+            #expect(outcomes == ["saved", "invalidArgument", "saved"])
             #expect(try await Self.items(store).mapValues(\.title) == ["S1": "one", "S3": "three"])
         }
     }

@@ -113,6 +113,29 @@ import Testing
         }
     }
 
+    /// Text holding NUL, which PostgreSQL's text cannot store (SQLite's can): the save fails as
+    /// the client's error, saying what to do, and leaves the store as it was.
+    @Test func textHoldingNULIsRefusedAsInvalidArgument() async throws {
+        try await Self.withStore { store in
+            let before = try await store.history(after: nil, limit: nil).count
+            let refused = await modelError {
+                _ = try await store.save(
+                    ChangeSet(inserts: [
+                        InsertedObject(id: Self.temporary(store, "Trip"), attributes: Self.trip("Ky\u{0}oto", "2026-04-01"))
+                    ]))
+            }
+            #expect(refused?.code == .invalidArgument, "\(String(describing: refused))")
+            #expect(refused?.message.contains("NUL character (U+0000)") == true, "\(String(describing: refused))")
+            #expect(refused?.context["sqlstate"] == "22021")
+            #expect(try await store.history(after: nil, limit: nil).count == before)
+            let saved = try await store.save(
+                ChangeSet(inserts: [
+                    InsertedObject(id: Self.temporary(store, "Trip"), attributes: Self.trip("Kyoto", "2026-04-01"))
+                ]))
+            #expect(saved.remappedIdentifiers.count == 1)
+        }
+    }
+
     /// Many saves at once through two openers: every token is taken once, in commit order, and
     /// history lists every save.
     @Test func tokensFollowCommitOrderAcrossOpeners() async throws {
