@@ -218,6 +218,16 @@ struct OneResponseSink: ObjectRowSink {
         return takesMore
     }
 
+    mutating func add(
+        id: PersistentIdentifier, version: Int64, shape: ObjectShape, toOne: [PersistentIdentifier?],
+        cells: (Int) -> RowCell
+    ) -> Bool {
+        encoder.append(
+            id: id, version: version, shape: shape, count: shape.attributeNames.count, toOne: toOne, cells: cells)
+        count += 1
+        return takesMore
+    }
+
     private var takesMore: Bool { count < batchSize && encoder.byteCount < byteBudget }
 
     /// The response's bytes, with the count.

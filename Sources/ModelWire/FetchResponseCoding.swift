@@ -93,19 +93,33 @@ public struct FetchResponseEncoder: ObjectRowSink, Sendable {
     /// Adds an object read as a row to `objects`, or to `prefetched`: the same bytes as its
     /// snapshot's (``ObjectRow/snapshot``), but for the order of its map entries.
     public mutating func append(_ row: ObjectRow, prefetched: Bool = false) {
+        row.attributes.withUnsafeBufferPointer { values in
+            append(
+                id: row.id, version: row.version, shape: row.shape, count: values.count, toOne: row.toOne,
+                prefetched: prefetched
+            ) { .value(values[$0]) }
+        }
+    }
+
+    /// Adds an object whose first `count` attribute values are asked of `cells` (``RowCell``), as
+    /// ``append(_:prefetched:)`` adds a row.
+    public mutating func append(
+        id: PersistentIdentifier, version: Int64, shape: ObjectShape, count: Int, toOne: [PersistentIdentifier?],
+        prefetched: Bool = false, cells: (Int) -> RowCell
+    ) {
         reserveRoom()
         let names: ShapeNames
-        if let known = self.names, known.shape === row.shape {
+        if let known = self.names, known.shape === shape {
             names = known
         } else {
-            names = row.shape.derived(ShapeNames.init)
+            names = shape.derived(ShapeNames.init)
             self.names = names
             // The answer's URIs start from the prefix the shape's last answer wrote.
             if writer.uriPrefix == nil { writer.uriPrefix = names.uriPrefix }
         }
         let start = writer.beginSizableMessage(prefetched ? 2 : 1)
         let prefix = writer.uriPrefix
-        writer.object(row, names: names)
+        writer.object(id: id, version: version, names: names, count: count, toOne: toOne, cells: cells)
         writer.endSizableMessage(start)
         if let made = writer.uriPrefix, made.bytes != prefix?.bytes { names.keep(made) }
     }
@@ -126,6 +140,14 @@ public struct FetchResponseEncoder: ObjectRowSink, Sendable {
 
     public mutating func add(_ snapshot: ObjectSnapshot) -> Bool {
         append(snapshot)
+        return true
+    }
+
+    public mutating func add(
+        id: PersistentIdentifier, version: Int64, shape: ObjectShape, toOne: [PersistentIdentifier?],
+        cells: (Int) -> RowCell
+    ) -> Bool {
+        append(id: id, version: version, shape: shape, count: shape.attributeNames.count, toOne: toOne, cells: cells)
         return true
     }
 

@@ -209,7 +209,7 @@ struct ProtobufReader {
     /// a fifth of reading a fetch).
     func text(in range: Range<Int>) throws(ModelError) -> String {
         let field = UnsafeBufferPointer(rebasing: bytes[range])
-        if Self.isASCII(field) { return String(decoding: field, as: UTF8.self) }
+        if UTF8Bytes.isASCII(field) { return String(decoding: field, as: UTF8.self) }
         guard let text = String(validating: field, as: UTF8.self) else {
             throw Self.malformed("text that is not UTF-8")
         }
@@ -218,21 +218,7 @@ struct ProtobufReader {
 
     /// Whether the bytes at `range` are ASCII.
     func isASCII(_ range: Range<Int>) -> Bool {
-        Self.isASCII(UnsafeBufferPointer(rebasing: bytes[range]))
-    }
-
-    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var index = 0
-        let raw = UnsafeRawBufferPointer(bytes)
-        while index + 8 <= bytes.count {
-            if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
-            index += 8
-        }
-        while index < bytes.count {
-            if bytes[index] >= 0x80 { return false }
-            index += 1
-        }
-        return true
+        UTF8Bytes.isASCII(UnsafeBufferPointer(rebasing: bytes[range]))
     }
 
     /// The value a `Value` message's field `field` of wire type `type` holds, reading it; nil,

@@ -6,13 +6,26 @@ import Synchronization
 extension ProtobufWriter {
     /// An object's message from its row (``ObjectRow``), with `names` made for the row's shape.
     mutating func object(_ row: ObjectRow, names: ShapeNames) {
-        uri(1, row.id)
-        if row.version != 0 {
-            tag(2, 0)
-            varint(UInt64(bitPattern: row.version))
+        row.attributes.withUnsafeBufferPointer { values in
+            object(id: row.id, version: row.version, names: names, count: values.count, toOne: row.toOne) {
+                .value(values[$0])
+            }
         }
-        attributes(3, names: names, values: row.attributes)
-        for (index, target) in row.toOne.enumerated() {
+    }
+
+    /// An object's message from its parts, its first `count` attributes' values asked of `cells`
+    /// in the order of `names` (``RowCell``; a reader's columns, written without making values).
+    mutating func object(
+        id: PersistentIdentifier, version: Int64, names: ShapeNames, count: Int, toOne: [PersistentIdentifier?],
+        cells: (Int) -> RowCell
+    ) {
+        uri(1, id)
+        if version != 0 {
+            tag(2, 0)
+            varint(UInt64(bitPattern: version))
+        }
+        attributes(3, names: names, count: min(names.attributeCount, count), cells: cells)
+        for (index, target) in toOne.enumerated() {
             message(4) { entry in
                 entry.bytes.append(contentsOf: names.toOne[index])
                 entry.message(2) { wire in
@@ -23,21 +36,22 @@ extension ProtobufWriter {
     }
 
     /// A `map<string, Value>` field from a shape's names, already encoded (``ShapeNames``), and
-    /// their values in the same order: written in one pass into room on the stack, then
-    /// appended at once (sizing every entry first, then writing it, cost twice the walk). Maps
-    /// past that room, or with values whose text would have to be made first (URLs, decimals),
-    /// are appended entry by entry.
-    mutating func attributes(_ field: Int, names: ShapeNames, values: [Value]) {
-        let count = min(names.attributeCount, values.count)
-        guard field < 16 else { return appendAttributes(field, names: names, values: values) }
+    /// the first `count` values in the same order, asked of `cells`: written in one pass into
+    /// room on the stack, then appended at once (sizing every entry first, then writing it, cost
+    /// twice the walk). Maps past that room, or with values whose text would have to be made
+    /// first (URLs, decimals), are appended entry by entry, asking `cells` again.
+    mutating func attributes(_ field: Int, names: ShapeNames, count: Int, cells: (Int) -> RowCell) {
+        guard field < 16 else { return appendAttributes(field, names: names, count: count, cells: cells) }
         let written = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.scratchSize) { scratch in
+            // The names' arrays taken once, not retained and released at every entry.
             names.attributeBytes.withUnsafeBufferPointer { nameBytes in
-                values.withUnsafeBufferPointer { values in
+                names.attributeRanges.withUnsafeBufferPointer { ranges in
                     var out = RawOutput(buffer: scratch, position: 0)
                     let tag = UInt8(field << 3 | 2)
                     for index in 0..<count {
-                        let name = UnsafeBufferPointer(rebasing: nameBytes[names.attributeRanges[index]])
-                        guard let valueLength = Self.length(of: values[index]) else { return false }
+                        let name = UnsafeBufferPointer(rebasing: nameBytes[ranges[index]])
+                        let cell = cells(index)
+                        guard let valueLength = Self.length(of: cell) else { return false }
                         let entry = name.count + 1 + Self.varintLength(UInt64(valueLength)) + valueLength
                         guard out.position + 1 + Self.varintLength(UInt64(entry)) + entry <= scratch.count else {
                             return false
@@ -45,27 +59,70 @@ extension ProtobufWriter {
                         out.byte(tag)
                         out.varint(UInt64(entry))
                         out.bytes(name)
-                        out.entryValue(values[index], length: valueLength)
+                        out.byte(0x12)
+                        out.varint(UInt64(valueLength))
+                        out.cell(cell)
                     }
                     bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<out.position]))
                     return true
                 }
             }
         }
-        if !written { appendAttributes(field, names: names, values: values) }
+        if !written { appendAttributes(field, names: names, count: count, cells: cells) }
     }
 
-    /// The room on the stack ``attributes(_:names:values:)`` writes a map into: no more than
-    /// Swift always keeps on the stack (larger room is checked for, and was put on the heap).
+    /// The room on the stack ``attributes(_:names:count:cells:)`` writes a map into: no more
+    /// than Swift always keeps on the stack (larger room is checked for, and was put on the heap).
     private static let scratchSize = 1_024
 
-    /// ``attributes(_:names:values:)`` appended byte by byte.
-    private mutating func appendAttributes(_ field: Int, names: ShapeNames, values: [Value]) {
-        for (index, value) in values.prefix(names.attributeCount).enumerated() {
+    /// ``attributes(_:names:count:cells:)`` appended byte by byte.
+    private mutating func appendAttributes(_ field: Int, names: ShapeNames, count: Int, cells: (Int) -> RowCell) {
+        for index in 0..<count {
+            let value = cells(index).value
             message(field) { entry in
                 entry.bytes.append(contentsOf: names.attributeBytes[names.attributeRanges[index]])
                 entry.message(2) { $0.value(value) }
             }
+        }
+    }
+
+    /// The bytes of a cell's `Value` message (``length(of:)-(Value)``); nil for the kinds
+    /// ``attributes(_:names:count:cells:)`` appends.
+    static func length(of cell: RowCell) -> Int? {
+        switch cell {
+        case .null: 0
+        case .int(let number): 1 + varintLength(zigZag(number))
+        case .double: 9
+        case .bool: 2
+        case .date(let microseconds): 1 + varintLength(zigZag(microseconds))
+        case .text(let bytes): 1 + varintLength(UInt64(bytes.count)) + bytes.count
+        case .value(let value): length(of: value)
+        }
+    }
+}
+
+extension RawOutput {
+    /// A cell's `Value` message, as ``value(_:)`` writes the value it holds.
+    mutating func cell(_ cell: RowCell) {
+        switch cell {
+        case .null: break
+        case .int(let number):
+            byte(0x10)
+            varint(ProtobufWriter.zigZag(number))
+        case .double(let number):
+            byte(0x19)
+            withUnsafeBytes(of: number.bitPattern.littleEndian) { bytes($0.bindMemory(to: UInt8.self)) }
+        case .bool(let flag):
+            byte(0x20)
+            byte(flag ? 1 : 0)
+        case .date(let microseconds):
+            byte(0x28)
+            varint(ProtobufWriter.zigZag(microseconds))
+        case .text(let text):
+            byte(0x0A)
+            varint(UInt64(text.count))
+            bytes(text)
+        case .value(let value): self.value(value)
         }
     }
 }

@@ -279,18 +279,10 @@ struct RawOutput {
         switch value {
         case .null: break
         case .string(let text): self.text(0x0A, text)
-        case .int(let number):
-            byte(0x10)
-            varint(ProtobufWriter.zigZag(number))
-        case .double(let number):
-            byte(0x19)
-            withUnsafeBytes(of: number.bitPattern.littleEndian) { bytes($0.bindMemory(to: UInt8.self)) }
-        case .bool(let flag):
-            byte(0x20)
-            byte(flag ? 1 : 0)
-        case .date(let timestamp):
-            byte(0x28)
-            varint(ProtobufWriter.zigZag(timestamp.microsecondsSince1970))
+        case .int(let number): cell(.int(number))
+        case .double(let number): cell(.double(number))
+        case .bool(let flag): cell(.bool(flag))
+        case .date(let timestamp): cell(.date(microseconds: timestamp.microsecondsSince1970))
         case .data(let data):
             byte(0x32)
             varint(UInt64(data.count))

@@ -11,8 +11,9 @@ extension ReadContext {
     }
 
     /// Reads the rows of an objects statement as ``decodeObjects(_:_:table:plans:_:)`` does, but
-    /// hands each object to `sink` as a row (``ObjectRow``), its values in its plan's order,
-    /// without a snapshot and its tables: for hierarchies whose rows hold every relationship
+    /// hands each object to `sink` as a row whose columns the sink reads as it writes them
+    /// (``ObjectRowSink/add(id:version:shape:toOne:cells:)``), without a snapshot and its tables:
+    /// for hierarchies whose rows hold every relationship
     /// (``SQLiteLayout/readsObjectsInOneStatement(root:)``), as only foreign keys are read.
     /// With `kindOf`, rows of an entity that is neither it nor one of its subentities are left
     /// out. Returns how many objects `sink` took; nil once it takes no more, the rest not read.
@@ -22,7 +23,7 @@ extension ReadContext {
     ) throws -> Int? {
         var plans = plans
         var last: RowPlan?, lastIsKind = false
-        var attributes: [Value] = [], toOne: [PersistentIdentifier?] = []
+        var toOne: [PersistentIdentifier?] = []
         var count = 0
         do {
             try query(sql, parameters) { row in
@@ -31,19 +32,28 @@ extension ReadContext {
                     last = plan
                     lastIsKind =
                         kindOf.map { plan.entityName == $0 || schema[plan.entityName]?.isKind(of: $0) == true } ?? true
-                    // Sized once per plan, then written in place (emptying them cost more).
-                    attributes = Array(repeating: .null, count: plan.attributes.count)
+                    // Sized once per plan, then written in place (emptying it cost more).
                     toOne = Array(repeating: nil, count: plan.foreignKeys.count)
                 }
                 guard lastIsKind else { return }
-                for (index, attribute) in plan.attributes.enumerated() {
-                    attributes[index] = try attribute.position.map { try row.value($0, as: attribute.type) } ?? .null
-                }
                 for (slot, foreignKey) in plan.foreignKeys.enumerated() { toOne[slot] = target(of: row, foreignKey) }
-                let takesMore = sink.add(
-                    ObjectRow(
-                        id: identifier(root: table.name, entity: plan.entityName, key: row.int64(0)),
-                        version: row.int64(2), shape: plan.shape, attributes: attributes, toOne: toOne))
+                // The sink asks for each attribute's column as it writes it (``RowCell``).
+                var unreadable: ModelError?
+                let id = identifier(root: table.name, entity: plan.entityName, key: row.int64(0))
+                // The plan's attributes taken once, not retained and released at every cell.
+                let takesMore = plan.attributes.withUnsafeBufferPointer { attributes in
+                    sink.add(id: id, version: row.int64(2), shape: plan.shape, toOne: toOne) { index in
+                        let attribute = attributes[index]
+                        guard let position = attribute.position else { return .null }
+                        do throws(ModelError) {
+                            return try row.cell(position, as: attribute.type)
+                        } catch {
+                            unreadable = error
+                            return .null
+                        }
+                    }
+                }
+                if let unreadable { throw unreadable }
                 count += 1
                 if !takesMore { throw SinkFull() }
             }

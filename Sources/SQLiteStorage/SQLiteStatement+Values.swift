@@ -23,6 +23,26 @@ extension SQLiteStatement {
         }
     }
 
+    /// Column `index` as a cell of an attribute of `type` (``RowCell``), as ``value(_:as:)``
+    /// reads it, without making a value where the sink can write the column as it is: numbers,
+    /// and strings that are ASCII (other text is made a string, mending what is not UTF-8).
+    func cell(_ index: Int32, as type: AttributeType) throws(ModelError) -> RowCell {
+        let storage = storageClass(index)
+        if storage == SQLITE_NULL { return .null }
+        switch type {
+        case .int: return storage == SQLITE_FLOAT ? .double(double(index)) : .int(int64(index))
+        case .double: return .double(double(index))
+        case .bool: return .bool(int64(index) != 0)
+        case .date: return .date(microseconds: int64(index))
+        case .string:
+            let start = sqlite3_column_text(handle, index)
+            let bytes = UnsafeBufferPointer(start: start, count: Int(sqlite3_column_bytes(handle, index)))
+            if UTF8Bytes.isASCII(bytes) { return .text(bytes) }
+            return .value(.string(String(decoding: bytes, as: UTF8.self)))
+        case .data, .json, .uuid, .url, .decimal: return .value(try value(index, as: type))
+        }
+    }
+
     private func unreadable(_ text: String, as type: AttributeType, _ index: Int32) -> ModelError {
         let column = sqlite3_column_name(handle, index).map { String(cString: $0) } ?? "\(index)"
         return ModelError(

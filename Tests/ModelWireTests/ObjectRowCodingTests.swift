@@ -50,6 +50,53 @@ import Testing
         #expect(try FetchChunk(serialized: bytes).objects == rows.map(\.snapshot))
     }
 
+    /// Objects handed over as cells (``RowCell``: numbers as they are, ASCII text as bytes, the
+    /// rest as values) write the bytes their rows write.
+    @Test(arguments: 1...40)
+    func cellsWriteWhatTheirRowsWrite(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        let shape = ObjectShape(
+            entityName: "Trip", attributeNames: ["a", "bé", "long name with spaces", "z"], toOneNames: ["owner"])
+        var rows: [ObjectRow] = []
+        for _ in 0..<random.int(1...20) {
+            var attributes = shape.attributeNames.map { _ in random.pick(WireConversionTests.values) }
+            if random.chance(0.1) {
+                // Past the room on the stack a map is written into.
+                attributes[1] = .string(String(repeating: "y", count: random.int(1_000...3_000)))
+            }
+            rows.append(
+                ObjectRow(
+                    id: Self.id(&random, entity: "Trip"), version: Int64(random.int(0...9)), shape: shape,
+                    attributes: attributes, toOne: [random.chance(0.5) ? nil : Self.id(&random, entity: "Person")]))
+        }
+        var byRow = FetchResponseEncoder(), byCell = FetchResponseEncoder()
+        for row in rows {
+            byRow.append(row)
+            // Each ASCII string's bytes, as a reader's column lies in memory until the cells are written.
+            let texts = row.attributes.map { value -> UnsafeMutableBufferPointer<UInt8>? in
+                guard case .string(let text) = value, text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+                let bytes = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: text.utf8.count)
+                _ = bytes.initialize(from: text.utf8)
+                return bytes
+            }
+            defer { for text in texts { text?.deallocate() } }
+            let took = byCell.add(id: row.id, version: row.version, shape: shape, toOne: row.toOne) { index in
+                switch row.attributes[index] {
+                case .null: return .null
+                case .int(let number): return .int(number)
+                case .double(let number): return .double(number)
+                case .bool(let flag): return .bool(flag)
+                case .date(let timestamp): return .date(microseconds: timestamp.microsecondsSince1970)
+                case let value:
+                    guard let text = texts[index] else { return .value(value) }
+                    return .text(UnsafeBufferPointer(text))
+                }
+            }
+            #expect(took)
+        }
+        #expect(byCell.finish() == byRow.finish())
+    }
+
     /// A row and a snapshot as a sink takes them: both land in `objects`, in order.
     @Test func theEncoderAsASinkTakesRowsAndSnapshotsInOrder() throws {
         let shape = ObjectShape(entityName: "Stop", attributeNames: ["name"], toOneNames: [])

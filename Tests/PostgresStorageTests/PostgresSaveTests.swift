@@ -121,7 +121,8 @@ import Testing
             let refused = await modelError {
                 _ = try await store.save(
                     ChangeSet(inserts: [
-                        InsertedObject(id: Self.temporary(store, "Trip"), attributes: Self.trip("Ky\u{0}oto", "2026-04-01"))
+                        InsertedObject(
+                            id: Self.temporary(store, "Trip"), attributes: Self.trip("Ky\u{0}oto", "2026-04-01"))
                     ]))
             }
             #expect(refused?.code == .invalidArgument, "\(String(describing: refused))")

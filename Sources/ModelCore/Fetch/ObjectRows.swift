@@ -72,9 +72,25 @@ public struct ObjectRow {
 public protocol ObjectRowSink {
     mutating func add(_ row: ObjectRow) -> Bool
     mutating func add(_ snapshot: ObjectSnapshot) -> Bool
+    /// An object read as a row whose attribute values the sink asks for one at a time, by their
+    /// index in `shape.attributeNames`, each once, in order (``RowCell``): a reader hands a
+    /// row's columns over this way without making a value of each. By default, the row made of
+    /// the cells' values (``add(_:)-(ObjectRow)``).
+    mutating func add(
+        id: PersistentIdentifier, version: Int64, shape: ObjectShape, toOne: [PersistentIdentifier?],
+        cells: (Int) -> RowCell
+    ) -> Bool
 }
 
 extension ObjectRowSink {
+    public mutating func add(
+        id: PersistentIdentifier, version: Int64, shape: ObjectShape, toOne: [PersistentIdentifier?],
+        cells: (Int) -> RowCell
+    ) -> Bool {
+        let attributes = (0..<shape.attributeNames.count).map { cells($0).value }
+        return add(ObjectRow(id: id, version: version, shape: shape, attributes: attributes, toOne: toOne))
+    }
+
     /// Hands over `snapshots` while the sink takes more; whether it took them all and takes more.
     public mutating func add(_ snapshots: [ObjectSnapshot]) -> Bool {
         for snapshot in snapshots where !add(snapshot) { return false }
