@@ -250,7 +250,8 @@ let package = Package(
         // Schemas shared by the test suites: Apple's SampleTrips, SwiftDataKit's articles, a catalog
         // with every attribute type and relationship kind.
         .target(
-            name: "ModelFixtures", dependencies: ["ModelCore"], path: "Tests/Fixtures", swiftSettings: sharedSettings),
+            name: "ModelFixtures", dependencies: ["ModelCore", "ModelStorage"], path: "Tests/Fixtures",
+            swiftSettings: sharedSettings),
 
         .testTarget(
             name: "ModelCoreTests", dependencies: ["ModelCore", "ModelFixtures"], swiftSettings: sharedSettings),

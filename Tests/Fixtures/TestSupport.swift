@@ -100,15 +100,3 @@ public final class TestEvent: Sendable {
         }
     }
 }
-
-/// Waits, polling every 2 ms for at most 20 s, until `count()` reaches `target`: for saves queued
-/// behind a held writer from other tasks, which tell no event. Returns the last count seen.
-@discardableResult
-public func waitUntilCount(reaches target: Int, _ count: () -> Int) async throws -> Int {
-    let clock = ContinuousClock()
-    let deadline = clock.now + .seconds(20)
-    while count() < target, clock.now < deadline {
-        try await Task.sleep(for: .milliseconds(2))
-    }
-    return count()
-}

@@ -33,7 +33,7 @@ import Testing
         var saves: [Task<SaveResult, any Error>] = []
         for (title, sku) in plan {
             saves.append(Task { try await store.save(Self.insertItem(store, title: title, sku: sku)) })
-            let queued = try await waitUntilCount(reaches: saves.count) { store.saves.counts.queued }
+            let queued = await waitUntilQueued(store.saves, atLeast: saves.count)
             #expect(queued >= saves.count, "only \(queued) of \(saves.count) saves queued")
         }
         return saves
@@ -216,7 +216,7 @@ import Testing
                         try await store.save(
                             Self.insertItem(store, title: "u\(rank)", sku: "U", rank: Int64(rank), policy: .upsert))
                     })
-                let queued = try await waitUntilCount(reaches: rank) { store.saves.counts.queued }
+                let queued = await waitUntilQueued(store.saves, atLeast: rank)
                 #expect(queued >= rank)
             }
             gate.release()

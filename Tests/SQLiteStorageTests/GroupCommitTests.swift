@@ -22,7 +22,7 @@ import Testing
 
     /// Waits until `count` saves wait for the next group (they are queued from other tasks).
     static func waitUntilQueued(_ store: SQLiteStore, _ count: Int) async throws {
-        let queued = try await waitUntilCount(reaches: count) { store.saves.counts.queued }
+        let queued = await ModelFixtures.waitUntilQueued(store.saves, atLeast: count)
         #expect(queued >= count, "only \(queued) of \(count) saves queued")
     }
 

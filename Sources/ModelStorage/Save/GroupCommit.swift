@@ -80,6 +80,16 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
         @usableFromInline var running: (id: UInt64, alone: Bool)?
         /// Groups committed so far.
         @usableFromInline var committedGroups = 0
+        /// Actions waiting for this many saves to be queued (``whenQueued(atLeast:_:)``).
+        @usableFromInline var queueWatchers: [(count: Int, action: @Sendable () -> Void)] = []
+
+        /// Takes the actions of the watchers the queue has reached.
+        @inlinable mutating func reachedWatchers() -> [@Sendable () -> Void] {
+            guard !queueWatchers.isEmpty else { return [] }
+            let reached = queueWatchers.filter { $0.count <= queued.count }.map(\.action)
+            queueWatchers.removeAll { $0.count <= queued.count }
+            return reached
+        }
     }
 
     @usableFromInline let writer: Writer
@@ -97,6 +107,18 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
         state.withLock { ($0.queued.count, $0.committedGroups) }
     }
 
+    /// Runs `action` once at least `count` saves wait for the next group (at once if they do
+    /// now), on the task that queued the last of them: for tests, which queue saves behind a
+    /// held writer from other tasks and wait for them to be queued.
+    public func whenQueued(atLeast count: Int, _ action: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.queued.count >= count { return true }
+            state.queueWatchers.append((count, action))
+            return false
+        }
+        if now { action() }
+    }
+
     /// Runs `work` in the next group and returns its result once the group has committed.
     @inlinable public func save(_ work: @escaping Work) async throws -> SaveResult {
         let id = state.withLock { state in
@@ -105,13 +127,14 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let schedule = state.withLock { state -> Bool? in
+                let (schedule, reached) = state.withLock { state -> (Bool?, [@Sendable () -> Void]) in
                     // Checked under the lock: a cancellation either is seen here or finds the save queued.
-                    guard !Task.isCancelled else { return nil }
+                    guard !Task.isCancelled else { return (nil, []) }
                     state.queued.append(Waiting(id: id, work: work, continuation: continuation))
                     defer { state.isScheduled = true }
-                    return !state.isScheduled
+                    return (!state.isScheduled, state.reachedWatchers())
                 }
+                for action in reached { action() }
                 switch schedule {
                 case nil: continuation.resume(throwing: ModelError.interrupted)
                 case true?: scheduleGroup()
