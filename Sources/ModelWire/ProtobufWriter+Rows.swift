@@ -4,17 +4,9 @@ import Synchronization
 /// Objects written from rows (``ObjectRow``), as the daemon answers a small fetch or a point
 /// read: their names encoded once per shape (``ShapeNames``), their values in the shape's order.
 extension ProtobufWriter {
-    /// An object's message from its row (``ObjectRow``), with `names` made for the row's shape.
-    mutating func object(_ row: ObjectRow, names: ShapeNames) {
-        row.attributes.withUnsafeBufferPointer { values in
-            object(id: row.id, version: row.version, names: names, count: values.count, toOne: row.toOne) {
-                .value(values[$0])
-            }
-        }
-    }
-
     /// An object's message from its parts, its first `count` attributes' values asked of `cells`
-    /// in the order of `names` (``RowCell``; a reader's columns, written without making values).
+    /// in the order of `names` (``RowCell``: a reader's columns, written without making values,
+    /// or a row's values).
     mutating func object(
         id: PersistentIdentifier, version: Int64, names: ShapeNames, count: Int, toOne: [PersistentIdentifier?],
         cells: (Int) -> RowCell
@@ -59,9 +51,7 @@ extension ProtobufWriter {
                         out.byte(tag)
                         out.varint(UInt64(entry))
                         out.bytes(name)
-                        out.byte(0x12)
-                        out.varint(UInt64(valueLength))
-                        out.cell(cell)
+                        out.entryValue(cell, length: valueLength)
                     }
                     bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<out.position]))
                     return true

@@ -146,7 +146,7 @@ struct ProtobufWriter: Sendable {
                     out.byte(0x0A)
                     out.varint(UInt64(name.count))
                     out.bytes(name)
-                    out.entryValue(value, length: valueLength)
+                    out.entryValue(.value(value), length: valueLength)
                 }
             }
             precondition(out.position == start + total, "an attribute map's size was miscounted")
@@ -267,11 +267,12 @@ struct RawOutput {
         }
     }
 
-    /// A map entry's value field (2): its tag, the length of `value`'s message, and the message.
-    mutating func entryValue(_ value: Value, length: Int) {
+    /// A map entry's value field (2): its tag, the length of `cell`'s `Value` message, and the
+    /// message (``cell(_:)``).
+    mutating func entryValue(_ cell: RowCell, length: Int) {
         byte(0x12)
         varint(UInt64(length))
-        self.value(value)
+        self.cell(cell)
     }
 
     /// A `Value` message's contents, as ``ProtobufWriter/value(_:)`` writes them.

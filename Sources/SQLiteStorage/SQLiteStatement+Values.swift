@@ -7,6 +7,14 @@ extension SQLiteStatement {
     /// ``Value/null``. A stored value that cannot be read as `type` (a foreign tool wrote it) is
     /// `storageFailure`.
     func value(_ index: Int32, as type: AttributeType) throws(ModelError) -> Value {
+        try cell(index, as: type).value
+    }
+
+    /// Column `index` as a cell of an attribute of `type` (``RowCell``), read as ``value(_:as:)``
+    /// reads it but without making a value where a sink can write the column as it lies:
+    /// numbers, and strings that are ASCII (other text is made a string, mending what is not
+    /// UTF-8).
+    func cell(_ index: Int32, as type: AttributeType) throws(ModelError) -> RowCell {
         let storage = storageClass(index)
         if storage == SQLITE_NULL { return .null }
         switch type {
@@ -15,31 +23,16 @@ extension SQLiteStatement {
             return storage == SQLITE_FLOAT ? .double(double(index)) : .int(int64(index))
         case .double: return .double(double(index))
         case .bool, .date: return .stored(integer: int64(index), as: type)
-        case .data: return .data(data(index))
-        case .string, .json, .uuid, .url, .decimal:
-            let text = text(index)
-            guard let value = Value.stored(text: text, as: type) else { throw unreadable(text, as: type, index) }
-            return value
-        }
-    }
-
-    /// Column `index` as a cell of an attribute of `type` (``RowCell``), as ``value(_:as:)``
-    /// reads it, without making a value where the sink can write the column as it is: numbers,
-    /// and strings that are ASCII (other text is made a string, mending what is not UTF-8).
-    func cell(_ index: Int32, as type: AttributeType) throws(ModelError) -> RowCell {
-        let storage = storageClass(index)
-        if storage == SQLITE_NULL { return .null }
-        switch type {
-        case .int: return storage == SQLITE_FLOAT ? .double(double(index)) : .int(int64(index))
-        case .double: return .double(double(index))
-        case .bool: return .bool(int64(index) != 0)
-        case .date: return .date(microseconds: int64(index))
+        case .data: return .value(.data(data(index)))
         case .string:
-            let start = sqlite3_column_text(handle, index)
-            let bytes = UnsafeBufferPointer(start: start, count: Int(sqlite3_column_bytes(handle, index)))
+            // SQLite's own bytes, valid until the statement moves on.
+            let bytes = withBytes(index, isText: true) { $0 }
             if UTF8Bytes.isASCII(bytes) { return .text(bytes) }
             return .value(.string(String(decoding: bytes, as: UTF8.self)))
-        case .data, .json, .uuid, .url, .decimal: return .value(try value(index, as: type))
+        case .json, .uuid, .url, .decimal:
+            let text = text(index)
+            guard let value = Value.stored(text: text, as: type) else { throw unreadable(text, as: type, index) }
+            return .value(value)
         }
     }
 
@@ -52,15 +45,22 @@ extension SQLiteStatement {
     }
 }
 
-extension Value {
+extension RowCell {
     /// A value of `type` stored as an integer (see ``SQLiteStatement/bind(_:at:)``), read back:
     /// bools as 0/1, dates as microseconds, ints as they are.
-    static func stored(integer: Int64, as type: AttributeType) -> Value {
+    static func stored(integer: Int64, as type: AttributeType) -> RowCell {
         switch type {
         case .bool: .bool(integer != 0)
-        case .date: .date(Timestamp(microsecondsSince1970: integer))
+        case .date: .date(microseconds: integer)
         default: .int(integer)
         }
+    }
+}
+
+extension Value {
+    /// A value of `type` stored as an integer, read back (``RowCell/stored(integer:as:)``).
+    static func stored(integer: Int64, as type: AttributeType) -> Value {
+        RowCell.stored(integer: integer, as: type).value
     }
 
     /// A value of `type` stored as text, read back; nil when the text is not one (another tool
