@@ -37,6 +37,21 @@ struct ProtobufWriter: Sendable {
 
     /// A string field holding `id`'s URI.
     mutating func uri(_ field: Int, _ id: PersistentIdentifier) {
+        // The usual URI, a permanent key shorter than 128 bytes, written on the stack with its
+        // tag and length and appended at once (``PersistentIdentifier/writeURI(into:prefix:)``).
+        if field < 16 {
+            let written = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 129) { scratch -> Bool in
+                guard
+                    let length = id.writeURI(
+                        into: UnsafeMutableBufferPointer(rebasing: scratch[2..<129]), prefix: &uriPrefix)
+                else { return false }
+                scratch[0] = UInt8(field << 3 | 2)
+                scratch[1] = UInt8(length)
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<(length + 2)]))
+                return true
+            }
+            if written { return }
+        }
         message(field) { writer in id.appendURI(to: &writer.bytes, prefix: &writer.uriPrefix) }
     }
 

@@ -35,6 +35,39 @@ extension PersistentIdentifier {
         appendKey(to: &bytes)
     }
 
+    /// Writes the URI of an identifier with a permanent key into `buffer`, as
+    /// ``appendURI(to:prefix:)`` appends it, and returns how many bytes it took; nil, having
+    /// written nothing of use, for a temporary key or a URI longer than `buffer`. One copy of
+    /// the prefix and the key's digits written in place: appending the two to an array cost a
+    /// daemon more than a hundred instructions an object.
+    public func writeURI(into buffer: UnsafeMutableBufferPointer<UInt8>, prefix: inout URIPrefix?) -> Int? {
+        guard case .permanent(let number) = key, number > 0 else { return nil }
+        if prefix?.storeIdentifier != storeIdentifier || prefix?.entityName != entityName {
+            prefix = URIPrefix(storeIdentifier: storeIdentifier, entityName: entityName)
+        }
+        var digits = 1, rest = number / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        return prefix.unsafelyUnwrapped.bytes.withUnsafeBufferPointer { (head) -> Int? in
+            let length = head.count + 1 + digits
+            guard length <= buffer.count, let base = buffer.baseAddress, let start = head.baseAddress else {
+                return nil
+            }
+            // One memcpy: `update(from:count:)` copied byte by byte.
+            UnsafeMutableRawPointer(base).copyMemory(from: start, byteCount: head.count)
+            base[head.count] = UInt8(ascii: "p")
+            var position = length, remaining = number
+            repeat {
+                position -= 1
+                base[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
+                remaining /= 10
+            } while remaining > 0
+            return length
+        }
+    }
+
     /// ``init(uriBytes:)``, taking the store and entity from `prefix` when `text` starts with
     /// its bytes, and keeping the prefix of `text` there otherwise. Accepts exactly what
     /// ``init(uriBytes:)`` accepts.

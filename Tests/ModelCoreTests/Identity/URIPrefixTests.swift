@@ -58,4 +58,29 @@ import Testing
         // temporary key; p43.
         #expect(accepted == Self.identifiers.count + 6)
     }
+
+    /// A URI written in place (``PersistentIdentifier/writeURI(into:prefix:)``) is the URI
+    /// appended alone, keys of every length; a temporary key, or room too small, writes none.
+    @Test func aURIWrittenInPlaceIsTheURIAppended() {
+        var prefix: PersistentIdentifier.URIPrefix?
+        var keys: [Int64] = [1, 9, 10, 99, 100, 1_234_567, Int64.max]
+        var random = SeededRandom(seed: 0x0721)
+        for _ in 0..<200 { keys.append(Int64.random(in: 1...Int64.max, using: &random) >> random.int(0...62)) }
+        let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 300)
+        defer { buffer.deallocate() }
+        for (index, key) in keys.enumerated() where key > 0 {
+            let id = PersistentIdentifier(
+                storeIdentifier: index % 3 == 0 ? Fixed.otherStore : Fixed.store,
+                entityName: index % 2 == 0 ? "Trip" : "Tri", key: .permanent(key))
+            let length = id.writeURI(into: buffer, prefix: &prefix)
+            #expect(length.map { Array(buffer[..<$0]) } == Array(id.uriRepresentation.utf8))
+            let exact = id.uriRepresentation.utf8.count
+            #expect(id.writeURI(into: UnsafeMutableBufferPointer(rebasing: buffer[..<exact]), prefix: &prefix) == exact)
+            #expect(
+                id.writeURI(into: UnsafeMutableBufferPointer(rebasing: buffer[..<(exact - 1)]), prefix: &prefix) == nil)
+        }
+        let temporary = PersistentIdentifier(
+            storeIdentifier: Fixed.store, entityName: "Trip", key: .temporary(Fixed.temporaryKey))
+        #expect(temporary.writeURI(into: buffer, prefix: &prefix) == nil)
+    }
 }
