@@ -46,11 +46,11 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     /// the call runs as ``fetch(_:to:)``, with the same checks, errors and answer.
     func fetchAtOnce(serialized bytes: [UInt8], caller: PeerCredentials?) throws -> [UInt8]? {
         try core.rpc.handleAtOnce("Fetch", caller: caller) { () throws -> [UInt8]? in
-            let request = try ErrorMetadata.request(Modeld_V1_StoreFetchRequest.self, from: bytes)
+            let request = try FetchRequestReading(bytes)
             let store = try core.store(request.store, for: .read)
-            let descriptor = try FetchDescriptor(wire: request.fetch)
+            let descriptor = try request.descriptor()
             let streaming = try FetchStreaming(
-                requested: request.fetch.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
+                requested: request.batchSize, maximumMessageSize: core.configuration.maximumMessageSize)
             guard descriptor.relationshipKeyPathsForPrefetching.isEmpty,
                 descriptor.resultType == .count || (descriptor.limit ?? .max) < streaming.batchSize
             else { return nil }
@@ -68,8 +68,8 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     /// with nothing kept, when the store would wait or the count runs past the short budget.
     func countAtOnce(serialized bytes: [UInt8], caller: PeerCredentials?) throws -> [UInt8]? {
         try core.rpc.handleAtOnce("Count", caller: caller) { () throws -> [UInt8]? in
-            let request = try ErrorMetadata.request(Modeld_V1_StoreFetchRequest.self, from: bytes)
-            var descriptor = try FetchDescriptor(wire: request.fetch)
+            let request = try FetchRequestReading(bytes)
+            var descriptor = try request.descriptor()
             descriptor.resultType = .count
             let backend = try core.store(request.store, for: .read).container.backend
             guard let result = try backend.fetchWithoutWaiting(descriptor) else { return nil }
@@ -291,6 +291,43 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
                 $0.matched = Int64(matched)
                 if let token { $0.token = token.rawValue }
             }
+        }
+    }
+}
+
+/// A `StoreFetchRequest` as a call answered at once reads it: by hand in the plain form
+/// (``FetchRequestFields``), otherwise with SwiftProtobuf, whose errors the call then gives in
+/// the order it always gave them.
+private enum FetchRequestReading {
+    case plain(FetchRequestFields)
+    case message(Modeld_V1_StoreFetchRequest)
+
+    init(_ bytes: [UInt8]) throws {
+        if let fields = FetchRequestFields(serialized: bytes) {
+            self = .plain(fields)
+        } else {
+            self = .message(try ErrorMetadata.request(Modeld_V1_StoreFetchRequest.self, from: bytes))
+        }
+    }
+
+    var store: String {
+        switch self {
+        case .plain(let fields): fields.store
+        case .message(let request): request.store
+        }
+    }
+
+    var batchSize: Int32 {
+        switch self {
+        case .plain(let fields): fields.batchSize
+        case .message(let request): request.fetch.batchSize
+        }
+    }
+
+    func descriptor() throws(ModelError) -> FetchDescriptor {
+        switch self {
+        case .plain(let fields): fields.descriptor
+        case .message(let request): try FetchDescriptor(wire: request.fetch)
         }
     }
 }
