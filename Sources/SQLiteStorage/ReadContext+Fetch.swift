@@ -67,7 +67,24 @@ extension ReadContext {
         let parameters: [Value]
     }
 
+    /// The statement of an objects fetch: compiled, or taken from the layout's
+    /// ``CompiledQueries`` when a fetch of the same shape was compiled before (not under an
+    /// overlay, whose tables and keys the statement may name).
     func objectsQuery(_ descriptor: FetchDescriptor) throws -> ObjectsQuery {
+        guard overlay.prefix.isEmpty, overlay.temporaryKeys.isEmpty else { return try compileObjectsQuery(descriptor) }
+        var literals: [Value] = []
+        guard let shape = FetchShape(descriptor, literals: &literals) else {
+            return try compileObjectsQuery(descriptor)
+        }
+        if let known = layout.compiledQueries.query(for: shape, literals: literals, descriptor: descriptor) {
+            return known
+        }
+        let query = try compileObjectsQuery(descriptor)
+        layout.compiledQueries.keep(query, for: shape, literals: literals, descriptor: descriptor)
+        return query
+    }
+
+    private func compileObjectsQuery(_ descriptor: FetchDescriptor) throws -> ObjectsQuery {
         let entity = try schema.entity(descriptor.entityName)
         let table = layout.table(for: entity)
         var compiler = compiler(for: entity)

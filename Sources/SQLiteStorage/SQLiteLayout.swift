@@ -18,6 +18,8 @@ final class SQLiteLayout: SQLTableLayout {
     let objectsByKeyStatements = Mutex<[String: ObjectsByKeyStatement]>([:])
     /// ``allColumns(of:includesSubentities:)``'s selections, made at first use.
     let allColumnsSelections = Mutex<[AllColumnsKey: ObjectsSelection]>([:])
+    /// The objects fetches compiled over this layout, by shape.
+    let compiledQueries = CompiledQueries()
     /// ``insertStatement(for:)``'s statements by entity name, made at first use.
     private let insertStatements = Mutex<[String: (sql: String, columns: [String])]>([:])
 
