@@ -95,6 +95,11 @@ protocol MethodCaller: Sendable {
     /// Calls `QueryService/GetObjects` and reads its objects.
     nonisolated(nonsending) func objects(_ call: GetObjectsCall) async throws -> [ObjectSnapshot]
 
+    /// Calls `QueryService/Fetch`, handing its responses to `body`.
+    func fetch<T: Sendable>(
+        _ call: FetchCall, _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T
+    ) async throws -> T
+
     /// Makes the client-streaming call `method`, its requests written by `produce`.
     func clientStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
         _ method: MethodDescriptor, _ produce: @Sendable @escaping (RPCWriter<Request>) async throws -> Void
@@ -120,6 +125,13 @@ extension MethodCaller {
     /// Sends the request message built from `call`.
     nonisolated(nonsending) func objects(_ call: GetObjectsCall) async throws -> [ObjectSnapshot] {
         try await objects(Modeld_V1_QueryService.Method.GetObjects.descriptor, call.wire, store: nil)
+    }
+
+    /// Sends the request message built from `call`.
+    func fetch<T: Sendable>(
+        _ call: FetchCall, _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T
+    ) async throws -> T {
+        try await fetch(Modeld_V1_QueryService.Method.Fetch.descriptor, call.wire, store: nil, body)
     }
 
     /// Reads the response message with the wire conversions.
@@ -231,6 +243,16 @@ struct FramedMethodCaller: MethodCaller {
             method, request, decode: { [shapes] in try FetchChunk(serialized: $0, in: store, shapes: shapes) }, body)
     }
 
+    /// Writes the request's bytes straight from `call` (``FetchCall/serializedBytes()``), and
+    /// reads the answers as ``fetch(_:_:store:_:)`` does.
+    func fetch<T: Sendable>(
+        _ call: FetchCall, _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T
+    ) async throws -> T {
+        try await stream(
+            Modeld_V1_QueryService.Method.Fetch.descriptor, bytes: try call.serializedBytes(),
+            decode: { [shapes] in try FetchChunk(serialized: $0, in: nil, shapes: shapes) }, body)
+    }
+
     /// Reads the `GetObjectsResponse` bytes straight into snapshots: they are a `FetchResponse`
     /// with only `objects` (``FetchChunk/init(serialized:)``).
     nonisolated(nonsending) func objects<Request: SwiftProtobuf.Message>(
@@ -275,8 +297,15 @@ struct FramedMethodCaller: MethodCaller {
         _ method: MethodDescriptor, _ request: Request, decode: @escaping @Sendable ([UInt8]) throws -> Element,
         _ body: (RPCAsyncSequence<Element, any Error>) async throws -> T
     ) async throws -> T {
-        let bytes: [UInt8] = try ProtobufSerializer<Request>().serialize(request)
-        return try await transport.serverStreaming(method, request: bytes) { responses in
+        try await stream(method, bytes: try ProtobufSerializer<Request>().serialize(request), decode: decode, body)
+    }
+
+    /// Makes a direct server-streaming call with a request's bytes.
+    private func stream<Element: Sendable, T>(
+        _ method: MethodDescriptor, bytes: [UInt8], decode: @escaping @Sendable ([UInt8]) throws -> Element,
+        _ body: (RPCAsyncSequence<Element, any Error>) async throws -> T
+    ) async throws -> T {
+        try await transport.serverStreaming(method, request: bytes) { responses in
             try await body(RPCAsyncSequence(wrapping: DecodingSequence(base: responses, decode: decode)))
         }
     }

@@ -8,11 +8,7 @@ extension DaemonClient {
     /// Fetches from a store, without a session.
     public func fetch(_ descriptor: FetchDescriptor, in store: String) async throws -> FetchResult {
         try await call {
-            let request = Modeld_V1_StoreFetchRequest.with {
-                $0.store = store
-                $0.fetch = descriptor.wire
-            }
-            return try await fetch(Modeld_V1_QueryService.Method.Fetch.self, request) {
+            try await caller.fetch(FetchCall(store: store, descriptor: descriptor)) {
                 try await FetchCollector.collect($0, resultType: descriptor.resultType)
             }
         }
@@ -26,12 +22,8 @@ extension DaemonClient {
         _ body: @Sendable @escaping ([ObjectSnapshot]) async throws -> Void
     ) async throws -> Int {
         try await call {
-            let request = Modeld_V1_StoreFetchRequest.with {
-                $0.store = store
-                $0.fetch = descriptor.wire
-                $0.fetch.batchSize = Int32(clamping: batchSize)
-            }
-            return try await fetch(Modeld_V1_QueryService.Method.Fetch.self, request) { chunks in
+            let call = FetchCall(store: store, descriptor: descriptor, batchSize: Int32(clamping: batchSize))
+            return try await caller.fetch(call) { chunks in
                 var count = 0
                 for try await chunk in chunks {
                     if !chunk.objects.isEmpty { try await body(chunk.objects) }
