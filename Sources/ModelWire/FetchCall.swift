@@ -100,15 +100,11 @@ public struct FetchCall: Sendable {
         }
     }
 
-    /// The operators' wire numbers, `COMPARISON_OPERATOR_EQUAL` (1) first.
-    private static let operators: [ComparisonOperator] = [
-        .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .between, .in, .contains, .beginsWith,
-        .endsWith, .like,
-    ]
-
     private static func write(_ comparison: Comparison, to writer: inout ProtobufWriter) {
         writer.message(1) { wire in write(comparison.lhs, to: &wire) }
-        if let index = operators.firstIndex(of: comparison.op) { writer.number(2, Int64(index + 1)) }
+        if let (_, op) = WireTables.comparison.first(where: { $0.0 == comparison.op }) {
+            writer.number(2, Int64(op.rawValue))
+        }
         writer.message(3) { wire in write(comparison.rhs, to: &wire) }
         switch comparison.modifier {
         case .direct: break

@@ -164,12 +164,6 @@ public struct FetchRequestFields: Sendable {
         return predicate
     }
 
-    /// The comparison operators by their wire numbers, `COMPARISON_OPERATOR_EQUAL` (1) first.
-    private static let operators: [ComparisonOperator] = [
-        .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .between, .in, .contains, .beginsWith,
-        .endsWith, .like,
-    ]
-
     private static func comparison(_ message: ProtobufReader, depth: Int) throws(ModelError) -> Comparison? {
         var reader = message
         var lhs: Expression?, rhs: Expression?, op: ComparisonOperator?, modifier = ComparisonModifier.direct
@@ -182,9 +176,14 @@ public struct FetchRequestFields: Sendable {
                 guard let side = try expression(reader.message(), depth: depth + 1) else { return nil }
                 if field == 1 { lhs = side } else { rhs = side }
             case (2, 0):
+                // Unknown numbers (and 0, unspecified) are in no pair: SwiftProtobuf's reading refuses them.
                 let number = try reader.varint()
-                guard number >= 1, number <= UInt64(operators.count) else { return nil }
-                op = operators[Int(number) - 1]
+                guard number <= UInt64(Int32.max),
+                    let (known, _) = WireTables.comparison.first(where: {
+                        $0.1 == Modeld_V1_ComparisonOperator(rawValue: Int(number))
+                    })
+                else { return nil }
+                op = known
             case (4, 0):
                 switch try reader.varint() {
                 case 0: modifier = .direct

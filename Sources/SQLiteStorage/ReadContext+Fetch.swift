@@ -71,11 +71,10 @@ extension ReadContext {
     /// ``CompiledQueries`` when a fetch of the same shape was compiled before (not under an
     /// overlay, whose tables and keys the statement may name).
     func objectsQuery(_ descriptor: FetchDescriptor) throws -> ObjectsQuery {
-        guard overlay.prefix.isEmpty, overlay.temporaryKeys.isEmpty else { return try compileObjectsQuery(descriptor) }
         var literals: [Value] = []
-        guard let shape = FetchShape(descriptor, literals: &literals) else {
-            return try compileObjectsQuery(descriptor)
-        }
+        guard overlay.prefix.isEmpty, overlay.temporaryKeys.isEmpty,
+            let shape = FetchShape(descriptor, literals: &literals)
+        else { return try compileObjectsQuery(descriptor) }
         if let known = layout.compiledQueries.query(for: shape, literals: literals, descriptor: descriptor) {
             return known
         }

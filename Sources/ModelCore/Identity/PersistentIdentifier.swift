@@ -103,14 +103,24 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
             return
         }
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var rest = number, start = 20
-            while rest > 0 {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+            // ! a temporary allocation of 20 bytes has a base.
+            let end = digits.baseAddress! + 20
+            let start = writeDigits(of: number, endingAt: end)
+            bytes.append(contentsOf: UnsafeBufferPointer(start: start, count: end - start))
         }
+    }
+
+    /// Writes the decimal digits of `number`, which is positive, to end just before `end`, and
+    /// returns where they start.
+    static func writeDigits(of number: Int64, endingAt end: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>
+    {
+        var start = end, rest = number
+        repeat {
+            start -= 1
+            start.pointee = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+        } while rest > 0
+        return start
     }
 
     public var description: String { uriRepresentation }

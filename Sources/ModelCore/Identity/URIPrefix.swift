@@ -28,10 +28,8 @@ extension PersistentIdentifier {
     /// ``appendURI(to:)``, taking the store and entity part from `prefix` when it is this
     /// identifier's, and keeping this identifier's there otherwise. The bytes are the same.
     public func appendURI(to bytes: inout [UInt8], prefix: inout URIPrefix?) {
-        if prefix?.storeIdentifier != storeIdentifier || prefix?.entityName != entityName {
-            prefix = URIPrefix(storeIdentifier: storeIdentifier, entityName: entityName)
-        }
-        bytes.append(contentsOf: prefix!.bytes)
+        keep(in: &prefix)
+        bytes.append(contentsOf: prefix.unsafelyUnwrapped.bytes)
         appendKey(to: &bytes)
     }
 
@@ -42,9 +40,7 @@ extension PersistentIdentifier {
     /// daemon more than a hundred instructions an object.
     public func writeURI(into buffer: UnsafeMutableBufferPointer<UInt8>, prefix: inout URIPrefix?) -> Int? {
         guard case .permanent(let number) = key, number > 0 else { return nil }
-        if prefix?.storeIdentifier != storeIdentifier || prefix?.entityName != entityName {
-            prefix = URIPrefix(storeIdentifier: storeIdentifier, entityName: entityName)
-        }
+        keep(in: &prefix)
         var digits = 1, rest = number / 10
         while rest > 0 {
             digits += 1
@@ -58,13 +54,16 @@ extension PersistentIdentifier {
             // One memcpy: `update(from:count:)` copied byte by byte.
             UnsafeMutableRawPointer(base).copyMemory(from: start, byteCount: head.count)
             base[head.count] = UInt8(ascii: "p")
-            var position = length, remaining = number
-            repeat {
-                position -= 1
-                base[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
-                remaining /= 10
-            } while remaining > 0
+            _ = Self.writeDigits(of: number, endingAt: base + length)
             return length
+        }
+    }
+
+    /// Makes `prefix` this identifier's store and entity part, unless it is already (it is then
+    /// non-nil).
+    private func keep(in prefix: inout URIPrefix?) {
+        if prefix?.storeIdentifier != storeIdentifier || prefix?.entityName != entityName {
+            prefix = URIPrefix(storeIdentifier: storeIdentifier, entityName: entityName)
         }
     }
 
