@@ -133,15 +133,20 @@ package final class ServerCalls: Sendable {
         executor: (any TaskExecutor)?, _ body: @escaping @Sendable (ServerContext) async -> Answer,
         then deliver: @escaping @Sendable (Answer) -> Void
     ) {
-        Task(executorPreference: executor ?? globalConcurrentExecutor) {
-            await withServerContextRPCCancellationHandle { handle in
-                record.attach(handle)
-                let context = ServerContext(
-                    descriptor: descriptor, remotePeer: peer, localPeer: peer, cancellation: handle)
-                deliver(await PeerCredentials.$current.withValue(caller ?? .unknown) { await body(context) })
+        let task = Task(executorPreference: executor ?? globalConcurrentExecutor) {
+            // The handle is the context's only, not bound to the task as GRPCCore's own calls'
+            // are: the parts of the call that ask to be cancelled with it
+            // (``ServerStreamRecord/cancellingTask(_:)``) have this task cancelled by the record.
+            let handle = ServerContext.RPCCancellationHandle()
+            record.attach(handle)
+            let context = ServerContext(descriptor: descriptor, remotePeer: peer, localPeer: peer, cancellation: handle)
+            let answer = await ServerStreamRecord.$current.withValue(record) {
+                await PeerCredentials.$current.withValue(caller ?? .unknown) { await body(context) }
             }
+            deliver(answer)
             self.directCallEnded(record)
         }
+        record.attach(task)
     }
 
     /// The answer to a call that arrives while the daemon stops.
@@ -185,7 +190,19 @@ package final class ServerStreamRecord: Sendable {
     package let requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation?
     /// Its messages' bytes not yet taken by its handler (see ``InboundFlow``).
     package let unread = UnreadBytes()
-    private let handle = Mutex<(handle: ServerContext.RPCCancellationHandle?, cancelled: Bool)>((nil, false))
+    private let handle = Mutex<Cancellation>(Cancellation())
+
+    /// The direct call whose task this is (``ServerCalls/runDirect(_:record:caller:peer:executor:_:then:)``).
+    @TaskLocal package static var current: ServerStreamRecord?
+
+    /// What a cancel reaches: the context's handle and, for a direct call, the task running it
+    /// while that task runs work that asked to be cancelled with the call.
+    private struct Cancellation {
+        var handle: ServerContext.RPCCancellationHandle?
+        var task: Task<Void, Never>?
+        var cancelled = false
+        var cancelsTask = false
+    }
 
     package init(requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation?) {
         self.requests = requests
@@ -199,12 +216,35 @@ package final class ServerStreamRecord: Sendable {
         if cancelled { handle.cancel() }
     }
 
+    /// Binds the task running a direct call (which may already be running).
+    package func attach(_ task: Task<Void, Never>) {
+        let cancel = handle.withLock { state in
+            state.task = task
+            return state.cancelled && state.cancelsTask
+        }
+        if cancel { task.cancel() }
+    }
+
+    /// Runs `body`, in the direct call's task, so that the task is cancelled if the call is
+    /// meanwhile (or already was): what `withRPCCancellationHandler` does for GRPCCore's calls,
+    /// without a handler registered and removed for each call.
+    package func cancellingTask<T>(_ body: () async throws -> T) async throws -> T {
+        let cancelled = handle.withLock { state in
+            state.cancelsTask = true
+            return state.cancelled
+        }
+        if cancelled { withUnsafeCurrentTask { $0?.cancel() } }
+        defer { handle.withLock { $0.cancelsTask = false } }
+        return try await body()
+    }
+
     package func cancel() {
-        let handle = self.handle.withLock { state in
+        let (handle, task) = self.handle.withLock { state in
             state.cancelled = true
-            return state.handle
+            return (state.handle, state.cancelsTask ? state.task : nil)
         }
         handle?.cancel()
+        task?.cancel()
     }
 
     package func fail(_ error: RPCError) {

@@ -130,6 +130,8 @@ final class HandlerTaskCanceller: Sendable {
     /// Runs `body` in the current task, which is cancelled if the RPC is cancelled meanwhile (or
     /// already was).
     static func run<T>(_ body: () async throws -> T) async throws -> T {
+        // A call modeld's transports run themselves: its record cancels its task.
+        if let record = ServerStreamRecord.current { return try await record.cancellingTask(body) }
         let canceller = HandlerTaskCanceller()
         withUnsafeCurrentTask { current in canceller.running.withLock { $0.task = current } }
         defer { canceller.running.withLock { $0.task = nil } }
