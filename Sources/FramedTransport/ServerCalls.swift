@@ -190,7 +190,7 @@ package final class ServerStreamRecord: Sendable {
     package let requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation?
     /// Its messages' bytes not yet taken by its handler (see ``InboundFlow``).
     package let unread = UnreadBytes()
-    private let handle = Mutex<Cancellation>(Cancellation())
+    private let cancellation = Mutex<Cancellation>(Cancellation())
 
     /// The direct call whose task this is (``ServerCalls/runDirect(_:record:caller:peer:executor:_:then:)``).
     @TaskLocal package static var current: ServerStreamRecord?
@@ -209,7 +209,7 @@ package final class ServerStreamRecord: Sendable {
     }
 
     package func attach(_ handle: ServerContext.RPCCancellationHandle) {
-        let cancelled = self.handle.withLock { state in
+        let cancelled = cancellation.withLock { state in
             state.handle = handle
             return state.cancelled
         }
@@ -218,7 +218,7 @@ package final class ServerStreamRecord: Sendable {
 
     /// Binds the task running a direct call (which may already be running).
     package func attach(_ task: Task<Void, Never>) {
-        let cancel = handle.withLock { state in
+        let cancel = cancellation.withLock { state in
             state.task = task
             return state.cancelled && state.cancelsTask
         }
@@ -229,17 +229,17 @@ package final class ServerStreamRecord: Sendable {
     /// meanwhile (or already was): what `withRPCCancellationHandler` does for GRPCCore's calls,
     /// without a handler registered and removed for each call.
     package func cancellingTask<T>(_ body: () async throws -> T) async throws -> T {
-        let cancelled = handle.withLock { state in
+        let cancelled = cancellation.withLock { state in
             state.cancelsTask = true
             return state.cancelled
         }
         if cancelled { withUnsafeCurrentTask { $0?.cancel() } }
-        defer { handle.withLock { $0.cancelsTask = false } }
+        defer { cancellation.withLock { $0.cancelsTask = false } }
         return try await body()
     }
 
     package func cancel() {
-        let (handle, task) = self.handle.withLock { state in
+        let (handle, task) = cancellation.withLock { state in
             state.cancelled = true
             return (state.handle, state.cancelsTask ? state.task : nil)
         }

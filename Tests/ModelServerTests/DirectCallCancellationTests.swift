@@ -39,19 +39,24 @@ import Testing
         record.attach(task)
     }
 
-    @Test func aCallCancelledWhileItsCancellablePartRunsCancelsItsTask() async throws {
+    /// A direct call's record with its context's cancellation handle attached.
+    private func recordWithHandle() -> (ServerStreamRecord, ServerContext.RPCCancellationHandle) {
         let record = ServerStreamRecord(requests: nil)
         let handle = ServerContext.RPCCancellationHandle()
         record.attach(handle)
+        return (record, handle)
+    }
+
+    @Test func aCallCancelledWhileItsCancellablePartRunsCancelsItsTask() async throws {
+        let (record, handle) = recordWithHandle()
         let (entered, enteredIn) = AsyncStream<Void>.makeStream()
         let (release, releaseIn) = AsyncStream<Void>.makeStream()
         let (seen, seenIn) = AsyncStream<Seen>.makeStream()
         directCall(record, entered: enteredIn, release: release, later: AsyncStream { $0.finish() }, seen: seenIn)
-        for await _ in entered { break }
+        _ = await entered.first { _ in true }
         record.cancel()
         // The task's cancellation ends its wait for `release`.
-        var outcome: Seen?
-        for await value in seen { outcome = value; break }
+        let outcome = await seen.first { _ in true }
         releaseIn.finish()
         #expect(outcome == Seen(inside: true, after: true))
         #expect(handle.isCancelled, "the context's handle is cancelled too")
@@ -65,32 +70,28 @@ import Testing
         let (seen, seenIn) = AsyncStream<Seen>.makeStream()
         releaseIn.finish()
         directCall(record, entered: enteredIn, release: release, later: AsyncStream { $0.finish() }, seen: seenIn)
-        for await _ in entered { break }
-        var outcome: Seen?
-        for await value in seen { outcome = value; break }
+        _ = await entered.first { _ in true }
+        let outcome = await seen.first { _ in true }
         #expect(outcome == Seen(inside: true, after: true))
     }
 
     @Test func aCallCancelledAfterItsCancellablePartLeavesItsTaskRunning() async throws {
-        let record = ServerStreamRecord(requests: nil)
-        let handle = ServerContext.RPCCancellationHandle()
-        record.attach(handle)
+        let (record, handle) = recordWithHandle()
         let (entered, enteredIn) = AsyncStream<Void>.makeStream()
         let (release, releaseIn) = AsyncStream<Void>.makeStream()
         let (left, leftIn) = AsyncStream<Void>.makeStream()
         let (later, laterIn) = AsyncStream<Void>.makeStream()
         let (seen, seenIn) = AsyncStream<Seen>.makeStream()
         directCall(record, entered: enteredIn, release: release, left: leftIn, later: later, seen: seenIn)
-        for await _ in entered { break }
+        _ = await entered.first { _ in true }
         releaseIn.yield()
         releaseIn.finish()
         // Once the cancellable part has ended, the record no longer cancels the task.
-        for await _ in left { break }
+        _ = await left.first { _ in true }
         record.cancel()
         laterIn.yield()
         laterIn.finish()
-        var outcome: Seen?
-        for await value in seen { outcome = value; break }
+        let outcome = await seen.first { _ in true }
         #expect(outcome == Seen(inside: false, after: false))
         #expect(handle.isCancelled, "the context's handle is cancelled all the same")
     }
