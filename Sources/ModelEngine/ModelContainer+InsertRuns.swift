@@ -17,11 +17,11 @@ extension ModelContainer {
         _ runs: [InsertRun], author: String?, uniquenessPolicy: UniquenessPolicy
     ) async throws -> SaveResult? {
         guard !runs.isEmpty else { return nil }
-        var prepared: [InsertRun] = []
-        prepared.reserveCapacity(runs.count)
-        for run in runs {
+        // The runs as they came, copied only should one need completing (a bulk load's do not).
+        var prepared = runs
+        for (index, run) in runs.enumerated() {
             guard let complete = completed(run) else { return nil }
-            prepared.append(complete)
+            if complete != run { prepared[index] = complete }
         }
         if let result = try await backend.saveInsertRuns(prepared, author: author, user: ChangeSet.savingUser) {
             return result
@@ -52,13 +52,28 @@ extension ModelContainer {
     /// ``saveInsertRuns(_:author:uniquenessPolicy:)``).
     func completed(_ run: InsertRun) -> InsertRun? {
         guard let entity = try? insertableEntity(run.entityName), Self.needsNoRelationship(entity) else { return nil }
-        // Where each attribute's value is in the run's rows; nil: not given.
-        var sources = [Int?](repeating: nil, count: entity.attributes.count)
-        for (column, name) in run.columns.enumerated() {
-            guard let index = entity.attributes.firstIndex(where: { $0.name == name }) else { return nil }
-            sources[index] = column
+        let attributes = entity.attributes
+        // Where each attribute's value is in the run's rows; -1: not given. Kept on the stack:
+        // a one-object save's tables cost it more than its checks.
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: attributes.count) { sources -> InsertRun? in
+            _ = sources.initialize(fromContentsOf: repeatElement(-1, count: attributes.count))
+            for (column, name) in run.columns.enumerated() {
+                // An attribute named twice (a run names each once) is not fit either.
+                guard let index = attributes.firstIndex(where: { $0.name == name }), sources[index] < 0 else {
+                    return nil
+                }
+                sources[index] = column
+            }
+            if Self.isComplete(run, attributes: attributes, sources: UnsafeBufferPointer(sources)) { return run }
+            return Self.converted(run, entity: entity, sources: UnsafeBufferPointer(sources))
         }
-        if Self.isComplete(run, attributes: entity.attributes, sources: sources) { return run }
+    }
+
+    /// `run` rewritten as ``completed(_:)`` says, `sources` saying where each attribute's value
+    /// is in its rows (-1: not given).
+    private static func converted(_ run: InsertRun, entity: ResolvedEntity, sources: UnsafeBufferPointer<Int>)
+        -> InsertRun?
+    {
         var complete = InsertRun(entityName: entity.name, columns: entity.attributes.map(\.name))
         complete.reserveCapacity(objects: run.count)
         var row: [Value] = []
@@ -68,7 +83,7 @@ extension ModelContainer {
             row.removeAll(keepingCapacity: true)
             for (attribute, source) in zip(entity.attributes, sources) {
                 var value = attribute.defaultValue ?? .null
-                if let source {
+                if source >= 0 {
                     let original = given[given.startIndex + source]
                     guard let converted = try? original.converted(to: attribute.type) else { return nil }
                     if case .json(let text) = converted, Value(parsing: text, as: .json) == nil { return nil }
@@ -87,27 +102,34 @@ extension ModelContainer {
     /// value of its attribute's type (not JSON, which is parsed to be checked, nor a NaN or
     /// negative zero, which conversion refuses or makes zero), null only where optional. What a
     /// bulk load sends; checked value by value without copying any.
-    private static func isComplete(_ run: InsertRun, attributes: [AttributeDescription], sources: [Int?]) -> Bool {
-        // Each column's attribute's type and optionality, in the run's column order.
-        var byColumn = [(type: AttributeType, isOptional: Bool)?](repeating: nil, count: run.columns.count)
-        for (attribute, source) in zip(attributes, sources) {
-            guard let source, attribute.type != .json else { return false }
-            byColumn[source] = (attribute.type, attribute.isOptional)
-        }
-        let columns = byColumn.compactMap { $0 }
-        guard columns.count == run.columns.count else { return false }
-        return run.values.withUnsafeBufferPointer { values in
-            var column = 0
-            for value in values {
-                let (type, isOptional) = columns[column]
-                column = column + 1 == columns.count ? 0 : column + 1
-                switch value {
-                case .null: guard isOptional else { return false }
-                case .double(let d): guard type == .double, !d.isNaN, d != 0 || d.sign == .plus else { return false }
-                default: guard value.type == type else { return false }
-                }
+    private static func isComplete(
+        _ run: InsertRun, attributes: [AttributeDescription], sources: UnsafeBufferPointer<Int>
+    ) -> Bool {
+        let width = run.columns.count
+        guard attributes.count == width else { return false }
+        // Each column's attribute's type and optionality, in the run's column order. As many
+        // attributes as columns, each named by a column of its own (`sources` has no repeats):
+        // every column gets one.
+        return withUnsafeTemporaryAllocation(of: (type: AttributeType, isOptional: Bool).self, capacity: width) {
+            columns in
+            for (attribute, source) in zip(attributes, sources) {
+                guard source >= 0, attribute.type != .json else { return false }
+                columns[source] = (attribute.type, attribute.isOptional)
             }
-            return true
+            return run.values.withUnsafeBufferPointer { values in
+                var column = 0
+                for value in values {
+                    let (type, isOptional) = columns[column]
+                    column = column + 1 == width ? 0 : column + 1
+                    switch value {
+                    case .null: guard isOptional else { return false }
+                    case .double(let d):
+                        guard type == .double, !d.isNaN, d != 0 || d.sign == .plus else { return false }
+                    default: guard value.type == type else { return false }
+                    }
+                }
+                return true
+            }
         }
     }
 

@@ -115,7 +115,9 @@ final class DaemonCore: Sendable {
 
     /// The answer to a save that gave `result`: it tells the store's watches and wakes its history followers, and
     /// carries the saved transaction when `returnTransaction`.
-    func response(to result: SaveResult, store: StoreHandle, returnTransaction: Bool) async throws -> SaveResponse {
+    nonisolated(nonsending) func response(to result: SaveResult, store: StoreHandle, returnTransaction: Bool)
+        async throws -> SaveResponse
+    {
         guard let token = result.token else { return SaveResponse(result) }
         metrics.saved(in: store.name)
         store.watches.saved(token, touching: result.touchedEntities)

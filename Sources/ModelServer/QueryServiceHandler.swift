@@ -190,7 +190,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     /// The answer to `Apply` of the request `bytes`: one in the plain form read by hand
     /// (``ApplyRequestFields``), any other by SwiftProtobuf, with the errors GRPCCore gives for a
     /// request that does not decode.
-    func applyResponse(serialized bytes: [UInt8]) async throws -> SaveResponse {
+    nonisolated(nonsending) func applyResponse(serialized bytes: [UInt8]) async throws -> SaveResponse {
         if let request = ApplyRequestFields(serialized: bytes) {
             return try await apply(request)
         }
@@ -198,7 +198,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     }
 
     /// ``apply(request:context:)`` for a request the framed transport read itself.
-    func apply(_ request: ApplyRequestFields) async throws -> SaveResponse {
+    nonisolated(nonsending) func apply(_ request: ApplyRequestFields) async throws -> SaveResponse {
         try await apply(
             store: request.store, author: request.author, uniquenessPolicy: request.uniquenessPolicy,
             returnTransaction: request.returnTransaction, answerRuns: request.answerRuns,
@@ -206,7 +206,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             edits: request.edits(in:))
     }
 
-    private func apply(
+    private nonisolated(nonsending) func apply(
         store name: String, author: String, uniquenessPolicy: Modeld_V1_UniquenessPolicy, returnTransaction: Bool,
         answerRuns: Bool, insertRuns: [InsertRun]? = nil, edits: @Sendable (UUID) throws(ModelError) -> [ObjectEdit]
     ) async throws -> SaveResponse {

@@ -101,7 +101,8 @@ public protocol StorageBackend: Sendable {
     /// attribute of a concrete entity, values of their types, required ones set, and no
     /// relationship needed. A backend may still decline a save it would have to check further
     /// (unique constraints). The objects come back as ``SaveResult/insertedRuns``.
-    func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws -> SaveResult?
+    nonisolated(nonsending) func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws
+        -> SaveResult?
 
     /// History transactions after `token` (from the start when nil), oldest first.
     func history(after token: HistoryToken?, limit: Int?) async throws -> [HistoryTransaction]
@@ -125,7 +126,9 @@ extension StorageBackend {
         await close()
     }
 
-    public func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws -> SaveResult? {
+    public nonisolated(nonsending) func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws
+        -> SaveResult?
+    {
         nil
     }
 

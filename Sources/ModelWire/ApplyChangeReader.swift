@@ -12,8 +12,9 @@ import ModelCore
 struct ApplyChangeReader {
     private var changes: [ApplyRequestFields.Change] = []
     private var attributes = MapTemplate<Value>()
-    /// The run being read, with its entity's and columns' bytes.
-    private var run: (run: InsertRun, entity: [UInt8], columns: [[UInt8]])?
+    /// The run being read, with where its first insert's entity and column names lie in the
+    /// request (every change of a request is read from the same bytes).
+    private var run: (run: InsertRun, entity: Range<Int>, columns: [Range<Int>])?
     /// One insert's entries as they are read (the first `entryCount`; the room is kept from one
     /// insert to the next).
     private var entryRoom: [(name: Range<Int>, value: Value)] = []
@@ -59,6 +60,8 @@ struct ApplyChangeReader {
         var reader = reader
         var entity = 0..<0, uri = ""
         entryCount = 0
+        // Room for a usual object's entries at once, rather than grown one entry at a time.
+        if entryRoom.isEmpty { entryRoom.reserveCapacity(16) }
         while let (field, type) = try reader.tag() {
             switch (field, type) {
             case (1, 2): entity = try reader.stringRange()
@@ -88,7 +91,7 @@ struct ApplyChangeReader {
     /// columns, each once; false otherwise.
     private mutating func appendToRun(entity: Range<Int>, of reader: ProtobufReader) -> Bool {
         guard let columns = run?.columns, entryCount == columns.count,
-            let entityBytes = run?.entity, reader.bytes(in: entity, equal: entityBytes)
+            let runEntity = run?.entity, reader.bytes(in: entity, equalBytesIn: runEntity)
         else { return false }
         // Which entry holds each column's value. Names often come in the columns' order (a
         // client writing a table of its own may write each object's in another): look there
@@ -98,8 +101,9 @@ struct ApplyChangeReader {
         for position in 0..<entryCount {
             let name = entryRoom[position].name
             var column = position
-            if !reader.bytes(in: name, equal: columns[column]) {
-                guard let found = columns.indices.first(where: { reader.bytes(in: name, equal: columns[$0]) }) else {
+            if !reader.bytes(in: name, equalBytesIn: columns[column]) {
+                guard let found = columns.indices.first(where: { reader.bytes(in: name, equalBytesIn: columns[$0]) })
+                else {
                     return false
                 }
                 column = found
@@ -118,9 +122,13 @@ struct ApplyChangeReader {
     /// wins, as in a map) or too many is an insert of its own.
     private mutating func startRun(entity: Range<Int>, of reader: ProtobufReader) throws(ModelError) {
         let entityName = try reader.text(in: entity)
-        var names: [String] = []
-        names.reserveCapacity(entries.count)
-        for (name, _) in entries { names.append(try reader.text(in: name)) }
+        var names: [String] = [], ranges: [Range<Int>] = []
+        names.reserveCapacity(entryCount)
+        ranges.reserveCapacity(entryCount)
+        for (name, _) in entries {
+            names.append(try reader.text(in: name))
+            ranges.append(name)
+        }
         guard names.count <= Self.maximumColumns, !Self.hasRepeats(names) else {
             var table: [String: Value] = [:]
             for (name, (_, value)) in zip(names, entries) { table[name] = value }
@@ -128,8 +136,10 @@ struct ApplyChangeReader {
             return
         }
         var newRun = InsertRun(entityName: entityName, columns: names)
-        newRun.append(row: entries.map(\.value))
-        run = (newRun, Array(entityName.utf8), names.map { Array($0.utf8) })
+        newRun.reserveCapacity(objects: 1)
+        let room = entryRoom
+        newRun.appendRow { room[$0].value }
+        run = (newRun, entity, ranges)
     }
 
     /// Whether a name comes twice: up to 16 names, each compared with those before it (a set of

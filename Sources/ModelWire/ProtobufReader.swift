@@ -204,6 +204,14 @@ struct ProtobufReader {
         }
     }
 
+    /// Whether the bytes at `range` are those at `other`, both in the bytes being read.
+    func bytes(in range: Range<Int>, equalBytesIn other: Range<Int>) -> Bool {
+        guard range.count == other.count else { return false }
+        guard !range.isEmpty, range != other else { return true }
+        // Non-empty ranges within the bytes: the bytes have an address.
+        return memcmp(bytes.baseAddress! + range.lowerBound, bytes.baseAddress! + other.lowerBound, range.count) == 0
+    }
+
     /// The text at `range`. ASCII, the usual case, is taken as it is; other text is validated as
     /// UTF-8 (`String(validating:)` is generic, and looking up its metadata for every field cost
     /// a fifth of reading a fetch).

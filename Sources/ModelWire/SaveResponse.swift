@@ -25,6 +25,7 @@ public struct SaveResponse: Sendable, Equatable {
     /// SwiftProtobuf then wrote the map (about half a second for 100,000 objects).
     public func serializedBytes() throws -> [UInt8] {
         var writer = ProtobufWriter()
+        writer.bytes.reserveCapacity(estimatedSize)
         for (temporary, permanent) in result.remappedIdentifiers {
             writer.message(1) { entry in
                 entry.uri(1, temporary)
@@ -55,6 +56,20 @@ public struct SaveResponse: Sendable, Equatable {
         // bytes followed by another's read as the two merged.
         let rest: [UInt8] = try Modeld_V1_SaveResult(SaveResult(), transaction: transaction).serializedBytes()
         return writer.bytes + rest
+    }
+}
+
+extension SaveResponse {
+    /// About how many bytes ``serializedBytes()`` writes without the transaction (a URI rarely
+    /// passes 70 bytes), at most a MiB: room made once rather than grown four times for a
+    /// one-object save. A larger answer grows from there.
+    fileprivate var estimatedSize: Int {
+        let perEntry = 150, perRun = 90
+        var entries = result.remappedIdentifiers.count, runs = 0
+        for run in result.insertedRuns {
+            if answersRuns { runs += 1 } else { entries += run.count }
+        }
+        return min(16 + entries * perEntry + runs * perRun, 1 << 20)
     }
 }
 

@@ -8,7 +8,9 @@ extension PostgresStore {
     /// transaction listing every object inserted, in order; but their rows go in statements of
     /// many rows each (``PostgresInsertRuns``) rather than one statement per object. Nil, having done nothing, when an entity has unique constraints
     /// (the save algorithm resolves those) or is not in the store's schema.
-    public func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws -> SaveResult? {
+    public nonisolated(nonsending) func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws
+        -> SaveResult?
+    {
         try await saveInsertRuns(
             runs, author: author, user: user, parametersPerStatement: PostgresInsertRuns.parametersPerStatement)
     }

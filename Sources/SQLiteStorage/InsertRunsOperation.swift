@@ -8,7 +8,9 @@ extension SQLiteStore {
     /// transaction listing every object inserted, in order. Each row is bound straight from its
     /// run. Nil, having done nothing, when an entity has unique constraints (the save algorithm
     /// resolves those, ``UniquenessResolver``) or is not in the store's schema.
-    public func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws -> SaveResult? {
+    public nonisolated(nonsending) func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws
+        -> SaveResult?
+    {
         let layout = try await layout()
         guard try InsertRun.areWritableStraight(runs, in: layout.schema) else { return nil }
         let storeIdentifier = storeIdentifier

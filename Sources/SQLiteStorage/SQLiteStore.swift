@@ -101,7 +101,7 @@ public final class SQLiteStore: StorageBackend {
 
     /// The layout of the current schema, or `closed`. While the store has no schema, another
     /// process may have given it one since: the file is read again.
-    func layout() async throws -> SQLiteLayout {
+    nonisolated(nonsending) func layout() async throws -> SQLiteLayout {
         if let known = try knownLayout() { return known }
         let layout = try cachedLayout()
         let stored = try await readers.run { connection in

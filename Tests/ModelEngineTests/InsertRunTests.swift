@@ -118,6 +118,11 @@ import Testing
             var wrongType = InsertRun(entityName: "Reading", columns: ["level", "at", "station", "count"])
             wrongType.append(row: [.double(1), at, .string("x"), .string("many")])
             #expect(store.container.completed(wrongType) == nil)
+            // An attribute named by two columns (a run names each once): not fit either, rather
+            // than one of its values kept.
+            var twice = InsertRun(entityName: "Reading", columns: ["level", "at", "station", "station"])
+            twice.append(row: [.double(1), at, .string("a"), .string("b")])
+            #expect(store.container.completed(twice) == nil)
 
             _ = try #require(
                 try await store.container.saveInsertRuns([exact], author: nil, uniquenessPolicy: .error))

@@ -120,7 +120,7 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
     }
 
     /// Runs `work` in the next group and returns its result once the group has committed.
-    @inlinable public func save(_ work: @escaping Work) async throws -> SaveResult {
+    @inlinable public nonisolated(nonsending) func save(_ work: @escaping Work) async throws -> SaveResult {
         let id = state.withLock { state in
             state.nextID += 1
             return state.nextID
