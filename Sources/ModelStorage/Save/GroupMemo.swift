@@ -10,8 +10,9 @@ import ModelCore
 /// A save undone in its group (`ROLLBACK TO`) takes the memo back to what it was before it; a
 /// transaction rolled back drops the memo with it.
 public final class GroupMemo {
-    private var values: [String: Int64] = [:]
-    private var dirty: Set<String> = []
+    /// Each sequence's value, and whether a save set it since the last ``takeWrites()``: one
+    /// table, so that a save's `set` hashes its name once.
+    private var sequences: [String: (value: Int64, isSet: Bool)] = [:]
     /// The schema version a save found the store at.
     public var checkedSchema: String?
 
@@ -20,30 +21,30 @@ public final class GroupMemo {
     /// A copy, to go back to when a save is undone.
     public func copy() -> GroupMemo {
         let copy = GroupMemo()
-        copy.values = values
-        copy.dirty = dirty
+        copy.sequences = sequences
         copy.checkedSchema = checkedSchema
         return copy
     }
 
     /// The value sequence `name` was read or set to in this group, if it was.
-    public func value(of name: String) -> Int64? { values[name] }
+    public func value(of name: String) -> Int64? { sequences[name]?.value }
 
     /// The value read from the store.
     public func read(_ name: String, _ value: Int64) {
-        values[name] = value
+        sequences[name, default: (value, false)].value = value
     }
 
     /// A value set: handed back by ``takeWrites()``.
     public func set(_ name: String, to value: Int64) {
-        values[name] = value
-        dirty.insert(name)
+        sequences[name] = (value, true)
     }
 
     /// The sequences set since the last call, by name, for the backend to write before the
     /// group commits.
     public func takeWrites() -> [(name: String, value: Int64)] {
-        defer { dirty = [] }
-        return dirty.sorted().compactMap { name in values[name].map { (name, $0) } }
+        var writes: [(name: String, value: Int64)] = []
+        for (name, sequence) in sequences where sequence.isSet { writes.append((name, sequence.value)) }
+        for write in writes { sequences[write.name]?.isSet = false }
+        return writes.sorted { $0.name < $1.name }
     }
 }
