@@ -20,8 +20,11 @@ extension ModelContainer {
         // The runs as they came, copied only should one need completing (a bulk load's do not).
         var prepared = runs
         for (index, run) in runs.enumerated() {
-            guard let complete = completed(run) else { return nil }
-            if complete != run { prepared[index] = complete }
+            switch completion(of: run) {
+            case .complete: break
+            case .completed(let complete): prepared[index] = complete
+            case .unfit: return nil
+            }
         }
         if let result = try await backend.saveInsertRuns(prepared, author: author, user: ChangeSet.savingUser) {
             return result
@@ -51,21 +54,40 @@ extension ModelContainer {
     /// for the attributes it does not name. Nil when any object is not fit to save (see
     /// ``saveInsertRuns(_:author:uniquenessPolicy:)``).
     func completed(_ run: InsertRun) -> InsertRun? {
-        guard let entity = try? insertableEntity(run.entityName), Self.needsNoRelationship(entity) else { return nil }
+        switch completion(of: run) {
+        case .complete: run
+        case .completed(let complete): complete
+        case .unfit: nil
+        }
+    }
+
+    /// What ``completed(_:)`` makes of a run: nothing (it is complete as it is), another run,
+    /// or nothing fit to save.
+    enum Completion {
+        case complete
+        case completed(InsertRun)
+        case unfit
+    }
+
+    func completion(of run: InsertRun) -> Completion {
+        guard let entity = try? insertableEntity(run.entityName), Self.needsNoRelationship(entity) else {
+            return .unfit
+        }
         let attributes = entity.attributes
         // Where each attribute's value is in the run's rows; -1: not given. Kept on the stack:
         // a one-object save's tables cost it more than its checks.
-        return withUnsafeTemporaryAllocation(of: Int.self, capacity: attributes.count) { sources -> InsertRun? in
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: attributes.count) { sources -> Completion in
             _ = sources.initialize(fromContentsOf: repeatElement(-1, count: attributes.count))
             for (column, name) in run.columns.enumerated() {
                 // An attribute named twice (a run names each once) is not fit either.
                 guard let index = attributes.firstIndex(where: { $0.name == name }), sources[index] < 0 else {
-                    return nil
+                    return .unfit
                 }
                 sources[index] = column
             }
-            if Self.isComplete(run, attributes: attributes, sources: UnsafeBufferPointer(sources)) { return run }
-            return Self.converted(run, entity: entity, sources: UnsafeBufferPointer(sources))
+            if Self.isComplete(run, attributes: attributes, sources: UnsafeBufferPointer(sources)) { return .complete }
+            return Self.converted(run, entity: entity, sources: UnsafeBufferPointer(sources)).map { .completed($0) }
+                ?? .unfit
         }
     }
 

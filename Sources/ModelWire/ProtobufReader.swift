@@ -197,19 +197,19 @@ struct ProtobufReader {
 
     /// Whether the bytes at `range` are `expected`.
     func bytes(in range: Range<Int>, equal expected: [UInt8]) -> Bool {
-        guard range.count == expected.count else { return false }
-        guard !range.isEmpty else { return true }
-        return expected.withUnsafeBufferPointer {
-            memcmp(bytes.baseAddress! + range.lowerBound, $0.baseAddress!, range.count) == 0
-        }
+        expected.withUnsafeBufferPointer { bytes(in: range, equal: $0) }
     }
 
     /// Whether the bytes at `range` are those at `other`, both in the bytes being read.
     func bytes(in range: Range<Int>, equalBytesIn other: Range<Int>) -> Bool {
-        guard range.count == other.count else { return false }
-        guard !range.isEmpty, range != other else { return true }
-        // Non-empty ranges within the bytes: the bytes have an address.
-        return memcmp(bytes.baseAddress! + range.lowerBound, bytes.baseAddress! + other.lowerBound, range.count) == 0
+        range == other || bytes(in: range, equal: UnsafeBufferPointer(rebasing: bytes[other]))
+    }
+
+    private func bytes(in range: Range<Int>, equal expected: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard range.count == expected.count else { return false }
+        guard !range.isEmpty else { return true }
+        // Non-empty: both have an address.
+        return memcmp(bytes.baseAddress! + range.lowerBound, expected.baseAddress!, range.count) == 0
     }
 
     /// The text at `range`. ASCII, the usual case, is taken as it is; other text is validated as

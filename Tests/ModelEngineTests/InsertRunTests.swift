@@ -135,4 +135,24 @@ import Testing
             #expect(saved.map { $0.attributes["at"] } == [at, at])
         }
     }
+
+    /// A run that needs completing is handed over completed even when its columns are already
+    /// the entity's, in its order, and completing changes no value's equality: a negative zero
+    /// becomes zero (`-0.0 == 0.0`, so only the sign tells them apart), and the run is saved.
+    @Test func aRunInTheEntitysOrderIsCompleted() async throws {
+        try await withStore(.sqlite, schema: Self.measured) { store in
+            let at = Value.date(Timestamp(microsecondsSince1970: 1_700_000_000_000_000))
+            var run = InsertRun(entityName: "Reading", columns: ["station", "count", "level", "at"])
+            run.append(row: [.string("east"), .int(1), .double(-0.0), at])
+            guard case .completed(let complete) = store.container.completion(of: run),
+                case .double(let level) = complete.row(0)[2]
+            else {
+                Issue.record("the run was not completed")
+                return
+            }
+            #expect(level == 0 && level.sign == .plus)
+            _ = try #require(try await store.container.saveInsertRuns([run], author: nil, uniquenessPolicy: .error))
+            #expect(try await store.context().fetch(FetchDescriptor(entityName: "Reading")).objects.count == 1)
+        }
+    }
 }
