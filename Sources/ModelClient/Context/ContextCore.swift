@@ -61,14 +61,21 @@ final class ContextCore {
     /// Runs a context operation: one at a time, and once more on a new unit of work if the
     /// daemon ended the session (it expired while idle, or the daemon restarted), after marking
     /// every pending change to be sent again.
+    ///
+    /// It runs where its caller runs: on the actor that owns the context, if one does, so the
+    /// actor's other tasks touch the context only while the operation waits. The permit is
+    /// taken without leaving that actor (`acquire` is `nonisolated(nonsending)`): a closure
+    /// called just after an await that left the actor started on the global executor, beside
+    /// the actor's other tasks (the Swift 6.3 compiler emits no hop back before calling one),
+    /// and so did `gate.withPermit`'s. ModelActorIsolationTests checks where it runs.
     func perform<T>(_ body: () async throws -> T) async throws -> T {
-        try await gate.withPermit {
-            do {
-                return try await body()
-            } catch let error as ModelError where error.code == .notFound && error.context["session"] != nil {
-                await dropConnection()
-                return try await body()
-            }
+        try await gate.acquire()
+        defer { gate.release() }
+        do {
+            return try await body()
+        } catch let error as ModelError where error.code == .notFound && error.context["session"] != nil {
+            await dropConnection()
+            return try await body()
         }
     }
 

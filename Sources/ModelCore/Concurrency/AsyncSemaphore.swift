@@ -35,8 +35,8 @@ public final class AsyncSemaphore: Sendable {
     }
 
     /// Takes a permit, waiting for one if none is free; throws `CancellationError` (holding none)
-    /// if the task is cancelled while it waits.
-    public func acquire() async throws {
+    /// if the task is cancelled while it waits. It runs, and returns, in the caller's isolation.
+    public nonisolated(nonsending) func acquire() async throws {
         if tryAcquire() { return }
         let id = nextID()
         try await withTaskCancellationHandler {
@@ -49,8 +49,8 @@ public final class AsyncSemaphore: Sendable {
     }
 
     /// Takes a permit, waiting for one if none is free, whether or not the task is cancelled:
-    /// for work that must run once its turn comes (a rollback).
-    public func acquireUncancellably() async {
+    /// for work that must run once its turn comes (a rollback). In the caller's isolation.
+    public nonisolated(nonsending) func acquireUncancellably() async {
         if tryAcquire() { return }
         let id = nextID()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -70,7 +70,11 @@ public final class AsyncSemaphore: Sendable {
         next?(.success(()))
     }
 
-    /// Runs `body` holding a permit, in the caller's isolation.
+    /// Runs `body` holding a permit, in the caller's isolation when that is an actor's known
+    /// where the closure is written (`body` is inferred isolated to it). A closure written in a
+    /// `nonisolated(nonsending)` function is not: it runs on the global executor, beside the
+    /// caller's actor. There, call ``acquire()`` and ``release()`` instead (as a model
+    /// context's operations do).
     public func withPermit<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws
         -> T
     {
