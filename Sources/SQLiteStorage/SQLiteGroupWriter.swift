@@ -17,8 +17,9 @@ extension GroupCommit where Writer == SQLiteGroupWriter {
 }
 
 /// The SQLite writer's transactions and savepoints, for ``GroupCommit``. A group of more than one
-/// save remembers its sequences and schema check for its transaction (``GroupMemo``); a savepoint
-/// keeps a copy of the memo to go back to when its save is undone.
+/// save remembers its sequences, schema check and history rows for its transaction
+/// (``GroupMemo``), and writes them before it commits; a savepoint keeps a copy of the memo to go
+/// back to when its save is undone.
 struct SQLiteGroupWriter: GroupCommitWriter {
     let queue: ConnectionQueue
 
@@ -57,6 +58,10 @@ struct SQLiteGroupWriter: GroupCommitWriter {
     }
 
     func commit(_ connection: SQLiteConnection) throws {
+        if let memo = connection.groupMemo, !memo.history.isEmpty {
+            try DeferredHistoryWriter.write(memo.history, connection)
+            memo.history = DeferredHistory()
+        }
         for (name, value) in connection.groupMemo?.takeWrites() ?? [] {
             try StoreMetadata.writeSequence(name, to: value, connection)
         }

@@ -16,6 +16,14 @@ extension SaveOperation {
         for change in changes.dropFirst(inserts.count) {
             position += 1
             let (changed, tombstone) = try StoredHistory.columns(of: change)
+            if let memo = connection.groupMemo {
+                memo.history.appendChange(
+                    token: token, position: position, kind: .string(change.kind.rawValue),
+                    entity: change.id.entityName, key: change.id.primaryKey ?? 0,
+                    changed: changed.map(Value.string) ?? .null, tombstone: tombstone.map(Value.string) ?? .null,
+                    count: .null)
+                continue
+            }
             try connection.run(
                 changeSQL,
                 [
@@ -53,6 +61,15 @@ extension SaveOperation {
         _ rows: [InsertRows], token: Int64, position: inout Int64, _ connection: SQLiteConnection
     ) throws {
         let kind = Value.string(HistoryChange.Kind.insert.rawValue)
+        if let memo = connection.groupMemo {
+            for row in rows {
+                position += 1
+                memo.history.appendChange(
+                    token: token, position: position, kind: kind, entity: row.entityName, key: row.firstKey,
+                    changed: .null, tombstone: .null, count: row.count == 1 ? .null : .int(Int64(row.count)))
+            }
+            return
+        }
         try connection.runEach(changeSQL, over: rows, bindsSameParameters: true) { row, statement in
             position += 1
             try statement.bind(.int(token), at: 1)
@@ -74,12 +91,15 @@ extension SaveOperation {
     static func recordTransaction(author: String?, user: String?, _ connection: SQLiteConnection) throws -> Int64 {
         let token = try StoreMetadata.sequence(StoreMetadata.historySequence, connection) + 1
         try StoreMetadata.setSequence(StoreMetadata.historySequence, to: token, connection)
+        let timestamp = Timestamp(Date()).microsecondsSince1970
+        // In a group, the row waits for the group's others (DeferredHistoryWriter).
+        if let memo = connection.groupMemo {
+            memo.history.appendTransaction(token: token, timestamp: timestamp, author: author, user: user)
+            return token
+        }
         try connection.run(
             transactionSQL,
-            [
-                .int(token), .int(Timestamp(Date()).microsecondsSince1970), author.map(Value.string) ?? .null,
-                user.map(Value.string) ?? .null,
-            ])
+            [.int(token), .int(timestamp), author.map(Value.string) ?? .null, user.map(Value.string) ?? .null])
         return token
     }
 }

@@ -15,6 +15,9 @@ public final class GroupMemo {
     private var sequences: [String: (value: Int64, isSet: Bool)] = [:]
     /// The schema version a save found the store at.
     public var checkedSchema: String?
+    /// The history rows the group's saves wrote, for the backend to write together before the
+    /// group commits (SQLite's writer does).
+    public var history = DeferredHistory()
 
     public init() {}
 
@@ -23,6 +26,7 @@ public final class GroupMemo {
         let copy = GroupMemo()
         copy.sequences = sequences
         copy.checkedSchema = checkedSchema
+        copy.history = history
         return copy
     }
 
