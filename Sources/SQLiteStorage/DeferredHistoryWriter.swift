@@ -20,14 +20,12 @@ enum DeferredHistoryWriter {
         var start = 0
         while start < values.count {
             let rows = (values.count - start) / width
-            // The largest power of two that fits, up to 32: its statement is at `log2(size)`.
-            var size = largestStatement, sizeIndex = statements.count - 1
-            while size > rows {
-                size /= 2
-                sizeIndex -= 1
-            }
+            // The largest power of two that fits, up to 32; its statement is at log2(size).
+            let size = min(largestStatement, 1 << (Int.bitWidth - 1 - rows.leadingZeroBitCount))
             let first = start
-            try connection.runEach(statements[sizeIndex], over: CollectionOfOne(first), bindsSameParameters: true) {
+            try connection.runEach(
+                statements[size.trailingZeroBitCount], over: CollectionOfOne(first), bindsSameParameters: true
+            ) {
                 first, statement in
                 for index in 0..<(size * width) {
                     try statement.bind(values[first + index], at: Int32(index + 1))
@@ -52,7 +50,7 @@ enum DeferredHistoryWriter {
     }
 
     private static let transactionSQL = statements(
-        into: StoreMetadata.transactionTable, columns: "\"token\", \"timestamp\", \"author\", \"user\"",
+        into: StoreMetadata.transactionTable, columns: StoreMetadata.transactionColumns,
         width: DeferredHistory.transactionWidth)
     private static let changeSQL = statements(
         into: StoreMetadata.changeTable, columns: StoreMetadata.changeColumns, width: DeferredHistory.changeWidth)

@@ -75,13 +75,12 @@ struct InsertRunsOperation {
 
     /// The history transaction: a row per run, standing for its objects in order.
     private func recordHistory(_ inserted: [InsertedRun]) throws -> HistoryToken {
-        let token = try SaveOperation.recordTransaction(author: author, user: user, connection)
-        var position: Int64 = 0
-        try SaveOperation.recordInserts(
-            inserted.map {
-                SaveOperation.InsertRows(entityName: $0.entityName, firstKey: $0.firstKey, count: $0.count)
-            },
-            token: token, position: &position, connection)
-        return HistoryToken(token)
+        try SaveOperation.recordHistory(author: author, user: user, connection) { token, rows in
+            _ = SaveOperation.appendInserts(
+                inserted.map {
+                    SaveOperation.InsertRows(entityName: $0.entityName, firstKey: $0.firstKey, count: $0.count)
+                },
+                token: token, to: &rows)
+        }
     }
 }

@@ -7,32 +7,20 @@ extension SaveOperation {
     /// algorithm listed them (``SaveWrites/history``). Inserts of one entity with consecutive
     /// keys, one after another, are kept as one row (``insertRows(_:)``).
     func recordHistory(_ changes: [HistoryChange]) throws -> HistoryToken {
-        let token = try Self.recordTransaction(author: self.changes.author, user: self.changes.user, connection)
-        let changeSQL = Self.changeSQL
-        // Inserts come first and record no property names: one statement binds them all.
-        let inserts = changes.prefix { $0.kind == .insert }
-        var position: Int64 = 0
-        try Self.recordInserts(Self.insertRows(inserts), token: token, position: &position, connection)
-        for change in changes.dropFirst(inserts.count) {
-            position += 1
-            let (changed, tombstone) = try StoredHistory.columns(of: change)
-            if let memo = connection.groupMemo {
-                memo.history.appendChange(
+        try Self.recordHistory(author: self.changes.author, user: self.changes.user, connection) { token, rows in
+            // Inserts come first and record no property names.
+            let inserts = changes.prefix { $0.kind == .insert }
+            var position = Self.appendInserts(Self.insertRows(inserts), token: token, to: &rows)
+            for change in changes.dropFirst(inserts.count) {
+                position += 1
+                let (changed, tombstone) = try StoredHistory.columns(of: change)
+                rows.appendChange(
                     token: token, position: position, kind: .string(change.kind.rawValue),
                     entity: change.id.entityName, key: change.id.primaryKey ?? 0,
                     changed: changed.map(Value.string) ?? .null, tombstone: tombstone.map(Value.string) ?? .null,
                     count: .null)
-                continue
             }
-            try connection.run(
-                changeSQL,
-                [
-                    .int(token), .int(position), .string(change.kind.rawValue), .string(change.id.entityName),
-                    .int(change.id.primaryKey ?? 0), changed.map(Value.string) ?? .null,
-                    tombstone.map(Value.string) ?? .null, .null,
-                ])
         }
-        return HistoryToken(token)
     }
 
     /// Inserts as history rows: one per entity and run of consecutive keys, in their order.
@@ -56,50 +44,40 @@ extension SaveOperation {
         var count: Int
     }
 
-    /// Writes `rows` as the history rows of transaction `token`, from `position` on.
-    static func recordInserts(
-        _ rows: [InsertRows], token: Int64, position: inout Int64, _ connection: SQLiteConnection
-    ) throws {
+    /// Keeps `inserts` as the change rows of transaction `token`, from position 1 on; returns
+    /// the last position.
+    static func appendInserts(_ inserts: [InsertRows], token: Int64, to rows: inout DeferredHistory) -> Int64 {
         let kind = Value.string(HistoryChange.Kind.insert.rawValue)
-        if let memo = connection.groupMemo {
-            for row in rows {
-                position += 1
-                memo.history.appendChange(
-                    token: token, position: position, kind: kind, entity: row.entityName, key: row.firstKey,
-                    changed: .null, tombstone: .null, count: row.count == 1 ? .null : .int(Int64(row.count)))
-            }
-            return
-        }
-        try connection.runEach(changeSQL, over: rows, bindsSameParameters: true) { row, statement in
+        var position: Int64 = 0
+        for insert in inserts {
             position += 1
-            try statement.bind(.int(token), at: 1)
-            try statement.bind(.int(position), at: 2)
-            try statement.bind(kind, at: 3)
-            try statement.bind(.string(row.entityName), at: 4)
-            try statement.bind(.int(row.firstKey), at: 5)
-            try statement.bind(row.count == 1 ? .null : .int(Int64(row.count)), at: 8)
+            rows.appendChange(
+                token: token, position: position, kind: kind, entity: insert.entityName, key: insert.firstKey,
+                changed: .null, tombstone: .null, count: insert.count == 1 ? .null : .int(Int64(insert.count)))
         }
+        return position
     }
 
-    static let changeSQL =
-        "INSERT INTO \(StoreMetadata.changeTable) (\(StoreMetadata.changeColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
-
-    static let transactionSQL =
-        "INSERT INTO \(StoreMetadata.transactionTable) (\"token\", \"timestamp\", \"author\", \"user\") VALUES (?1, ?2, ?3, ?4)"
-
-    /// Writes a new history transaction, stamped now, by `author` for `user`, and returns its token.
-    static func recordTransaction(author: String?, user: String?, _ connection: SQLiteConnection) throws -> Int64 {
+    /// Writes a new history transaction, stamped now, by `author` for `user`, with the change
+    /// rows `changes` keeps for its token; returns the token. In a group of saves the rows wait
+    /// in its memo for the group's others (``DeferredHistoryWriter``); a save alone writes them
+    /// at once.
+    static func recordHistory(
+        author: String?, user: String?, _ connection: SQLiteConnection,
+        changes: (Int64, inout DeferredHistory) throws -> Void
+    ) throws -> HistoryToken {
         let token = try StoreMetadata.sequence(StoreMetadata.historySequence, connection) + 1
         try StoreMetadata.setSequence(StoreMetadata.historySequence, to: token, connection)
         let timestamp = Timestamp(Date()).microsecondsSince1970
-        // In a group, the row waits for the group's others (DeferredHistoryWriter).
         if let memo = connection.groupMemo {
             memo.history.appendTransaction(token: token, timestamp: timestamp, author: author, user: user)
-            return token
+            try changes(token, &memo.history)
+        } else {
+            var rows = DeferredHistory()
+            rows.appendTransaction(token: token, timestamp: timestamp, author: author, user: user)
+            try changes(token, &rows)
+            try DeferredHistoryWriter.write(rows, connection)
         }
-        try connection.run(
-            transactionSQL,
-            [.int(token), .int(timestamp), author.map(Value.string) ?? .null, user.map(Value.string) ?? .null])
-        return token
+        return HistoryToken(token)
     }
 }

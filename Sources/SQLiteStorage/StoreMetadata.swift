@@ -22,6 +22,8 @@ enum StoreMetadata {
         "count" INTEGER, PRIMARY KEY ("token", "position")) WITHOUT ROWID
         """,
     ]
+    /// The transaction table's columns, in order.
+    static let transactionColumns = "\"token\", \"timestamp\", \"author\", \"user\""
     /// The change table's columns, in order. An insert row's `count` says how many objects it
     /// stands for, of consecutive keys from `pk` on (``SaveOperation/insertRows``); null, one.
     static let changeColumns =
