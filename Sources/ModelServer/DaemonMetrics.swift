@@ -67,6 +67,14 @@ final class DaemonMetrics: Sendable {
         }.increment()
     }
 
+    /// Forgets a dropped store's count of saves, so that a store made later under its name counts
+    /// from zero, and a daemon that makes and drops a store per test, with no scrape in between
+    /// to drop them (``exposition(_:)``), does not keep a counter per store it ever served (nor
+    /// pay to copy them all: swift-prometheus copies a family's series to add one).
+    func storeDropped(_ store: String) {
+        saves.withLock { $0.removeValue(forKey: store) }?.destroy()
+    }
+
     /// The metric kept for `key` in `metrics`, made by `make` the first time.
     private static func metric<Key: Hashable & Sendable, Metric: Sendable>(
         _ key: Key, in metrics: borrowing Mutex<[Key: Metric]>, make: () -> Metric

@@ -107,23 +107,17 @@ final class StoreCatalog: Sendable {
             // thread (a synced write would hold one of the few threads tasks run on), and both are
             // done before the answer. A record that a crash leaves without its store is dropped
             // when the daemon starts (StoreSettings.keepOnly).
-            let recording = Task { [access] in
-                try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-                    DispatchQueue.global().async {
-                        done.resume(with: Result { try access.set(StoreAccessRecord(owner: owner), for: name) })
-                    }
-                }
-            }
+            let recording = DispatchedWork { [access] in try access.set(StoreAccessRecord(owner: owner), for: name) }
             let handle: StoreHandle
             do {
                 handle = try await make(name: name, backend: backend, url: url, schema: schema)
             } catch {
-                _ = await recording.result
+                _ = try? await recording.value()
                 access.forget(name)
                 throw error
             }
             do {
-                try await recording.value
+                try await recording.value()
             } catch {
                 stores.withLock { $0[name] = nil }
                 try? attached.remove(name)

@@ -77,6 +77,7 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
             let closed = await core.sessions.end(
                 where: { $0.store === store }, reason: "was closed: its store '\(store.name)' was dropped")
             try await core.catalog.drop(name: store.name)
+            core.metrics.storeDropped(store.name)
             core.logger.info("dropped store '\(store.name)'\(closed > 0 ? ", closing \(closed) session(s)" : "")")
             return Modeld_V1_DropStoreResponse.with { $0.closedSessions = Int64(closed) }
         }

@@ -45,6 +45,8 @@ final class ConnectionQueue: @unchecked Sendable {
         var next: UInt64 = 0
         var running: UInt64?
         var cancelled: Set<UInt64> = []
+        /// Jobs put on the queue that have not yet taken the connection (`inUse`).
+        var waiting = 0
         /// The connection's handle while it is open; `sqlite3_interrupt` may be called from any thread.
         var handle: OpaquePointer?
     }
@@ -106,6 +108,7 @@ final class ConnectionQueue: @unchecked Sendable {
     ) async throws -> T {
         let job = jobs.withLock { jobs in
             jobs.next += 1
+            jobs.waiting += 1
             return jobs.next
         }
         return try await withTaskCancellationHandler {
@@ -115,6 +118,7 @@ final class ConnectionQueue: @unchecked Sendable {
                     // reach a job run here that it waits for.
                     self.inUse.withLock {
                         let start = self.jobs.withLock { jobs -> Bool in
+                            jobs.waiting -= 1
                             guard jobs.cancelled.remove(job) == nil else { return false }
                             jobs.running = job
                             self.cancellation.set(false)
@@ -157,8 +161,10 @@ final class ConnectionQueue: @unchecked Sendable {
     /// for it and without the cancellation handling of ``run(_:)``: for callers, such as
     /// ``SaveBatcher``, that track their own work.
     func submit(_ body: @escaping @Sendable (Result<SQLiteConnection, any Error>) -> Void) {
+        jobs.withLock { $0.waiting += 1 }
         queue.async {
             self.inUse.withLock {
+                self.jobs.withLock { $0.waiting -= 1 }
                 switch Result(catching: { try self.openedConnection() }) {
                 case .success(let connection): self.keepingRead(connection) { body(.success(connection)) }
                 case .failure(let error): body(.failure(error))
@@ -212,6 +218,7 @@ final class ConnectionQueue: @unchecked Sendable {
     /// `closed`. With `checkpoint` false, closing does not copy the WAL into the file (see
     /// ``SQLiteConnection/close(checkpoint:)``).
     func close(checkpoint: Bool = true) async {
+        if closeIfUnopened() { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async {
                 self.jobs.withLock { $0.handle = nil }
@@ -224,6 +231,18 @@ final class ConnectionQueue: @unchecked Sendable {
                 continuation.resume()
             }
         }
+    }
+
+    /// Closes the queue on the caller's thread if it never opened its connection and no job waits
+    /// for it: there is nothing to wait for, and going through the queue would cost two thread
+    /// hand-offs (a store made and dropped without a read never opens its readers). False, having
+    /// done nothing, otherwise, or while a job holds the connection.
+    private func closeIfUnopened() -> Bool {
+        guard inUse.try() else { return false }
+        defer { inUse.unlock() }
+        guard connection == nil, jobs.withLock({ $0.waiting == 0 }) else { return false }
+        isClosed = true
+        return true
     }
 
     /// How long a kept read transaction may go unused before the queue ends it, so that

@@ -52,6 +52,18 @@ import Testing
                 #expect(after.value("modeld_saves_total", ["store": "shop"]) == nil)
                 #expect(after.value("modeld_store_history_token", ["store": "shop"]) == nil)
                 #expect(after.value("modeld_stores") == 0)
+
+                // A store made again under a dropped store's name, with no scrape between, counts
+                // its own saves from zero.
+                let save = ObjectEdit.insert(entity: "Item", attributes: ["n": .int(1)], relationships: [:], id: nil)
+                try await client.createStore("scratch", schema: Self.schema)
+                try await client.apply([save], in: "scratch")
+                try await client.apply([save], in: "scratch")
+                try await client.dropStore("scratch", force: true)
+                try await client.createStore("scratch", schema: Self.schema)
+                try await client.apply([save], in: "scratch")
+                let again = Exposition(try await client.metrics())
+                #expect(again.value("modeld_saves_total", ["store": "scratch"]) == 1)
             }
             #expect(try await daemon.stop() == 0)
         } catch {
