@@ -124,11 +124,16 @@ final class StoreFileRecycler: Sendable {
     }
 
     /// Writes `image` over the start of the database file at `path`, cuts the file to it and
-    /// syncs it.
+    /// syncs its data and size (`fdatasync`). A store that never copied its WAL into the file (a
+    /// test's, say) left it at the image's one page: it is not cut, since cutting a file to its
+    /// own size still changes its times, and its inode is then written with the sync (about 215
+    /// against 145 µs a sync here, one after another).
     private static func rewrite(_ path: String, with image: [UInt8]) throws(ModelError) {
-        try overwriteStart(of: path, with: image) { descriptor, _ throws(ModelError) in
-            try check(ftruncate(descriptor, off_t(image.count)) == 0, "cut", path)
-            try check(fsync(descriptor) == 0, "sync", path)
+        try overwriteStart(of: path, with: image) { descriptor, size throws(ModelError) in
+            if size != Int64(image.count) {
+                try check(ftruncate(descriptor, off_t(image.count)) == 0, "cut", path)
+            }
+            try check(fdatasync(descriptor) == 0, "sync", path)
         }
     }
 
