@@ -74,6 +74,13 @@ final class StoreSettings<Value: Codable & Sendable>: Sendable {
         try write(all)
     }
 
+    /// Sets a store's value in what the daemon goes by, without writing the file: for a store
+    /// that does not outlive the daemon (in memory), whose value the next start would drop
+    /// (``keepOnly(_:)``). A later write of the file includes it.
+    func remember(_ value: Value, for store: String) {
+        values.withLock { $0[store] = value }
+    }
+
     /// Drops a dropped store's value from what the daemon goes by, without writing the file: the
     /// next write leaves it out, and the daemon's next start drops a value the file still has for
     /// a store that is gone (``keepOnly(_:)``). That saves a synced write per dropped store (a

@@ -103,6 +103,17 @@ final class StoreCatalog: Sendable {
         return try await changes.withPermit {
             guard let owner else { return try await make(name: name, backend: backend, url: url, schema: schema) }
             try checkNameFree(name)
+            guard isPersistent(backend: backend, url: url) else {
+                // A store in memory dies with the daemon, and its record at the next start
+                // (StoreSettings.keepOnly): it is kept in memory, without a synced write.
+                access.remember(StoreAccessRecord(owner: owner), for: name)
+                do {
+                    return try await make(name: name, backend: backend, url: url, schema: schema)
+                } catch {
+                    access.forget(name)
+                    throw error
+                }
+            }
             // The owner's record is written (and synced) while the store is made, on a Dispatch
             // thread (a synced write would hold one of the few threads tasks run on), and both are
             // done before the answer. A record that a crash leaves without its store is dropped
@@ -128,6 +139,13 @@ final class StoreCatalog: Sendable {
             }
             return handle
         }
+    }
+
+    /// Whether a store of `backend`, or at `url`, outlives the daemon (unknown: true, for `make`).
+    private func isPersistent(backend: String, url: String?) -> Bool {
+        let scheme = url.map { (try? registry.location(parsing: $0))?.scheme } ?? backend
+        guard let scheme, let factory = try? registry.factory(for: scheme) else { return true }
+        return factory.isPersistent
     }
 
     private func checkNameFree(_ name: String) throws {
