@@ -24,7 +24,9 @@ import Synchronization
 /// - the `-shm` file is cut to nothing (SQLite rebuilds it).
 /// Both the database and the WAL are synced before the set is renamed out of its `pending-` name:
 /// a new store only gets a set whose old pages no crash can bring back. The bin is emptied when
-/// the daemon starts. At most ``capacity`` sets are kept; beyond that, files are deleted.
+/// the daemon starts. At most ``capacity`` sets are kept; beyond that, files are deleted. The
+/// recycler keeps count of the sets in the bin and the names of the emptied ones, rather than
+/// reading the directory at each drop and creation (the bin is its own from the start).
 ///
 /// A file that another process still has open (an embedded container on the same store) is not
 /// recycled: its connection would go on writing into the next store's file.
@@ -43,6 +45,17 @@ final class StoreFileRecycler: Sendable {
     private let queue = DispatchQueue(label: "modeld.store-file-recycler", qos: .utility)
     /// The empty database's bytes, once SQLite has made them (on `queue`).
     private let image = Mutex<[UInt8]?>(nil)
+    private let bin = Mutex(Bin())
+
+    /// What the bin holds.
+    private struct Bin {
+        /// Sets in the bin, emptied or not yet.
+        var count = 0
+        /// The names of the emptied sets, the last emptied last.
+        var emptied: [String] = []
+        /// Whether the bin's directory has been made.
+        var isMade = false
+    }
 
     init(storesDirectory: URL, capacity: Int = 8, walBytesKept: Int64 = 1 << 20) {
         directory = storesDirectory.appendingPathComponent(".recycled", isDirectory: true)
@@ -53,6 +66,7 @@ final class StoreFileRecycler: Sendable {
     /// Deletes every set in the bin: at start-up, before any store is created.
     func removeAll() {
         try? FileManager.default.removeItem(at: directory)
+        bin.withLock { $0 = Bin() }
     }
 
     /// Moves the closed store file at `path`, with its `-wal` and `-shm`, into the bin, and has
@@ -60,47 +74,65 @@ final class StoreFileRecycler: Sendable {
     /// full, another process has the store open, or a file cannot be moved: the caller then
     /// deletes the files.
     func recycle(_ path: String) -> Bool {
-        guard FileManager.default.fileExists(atPath: path), !Self.isOpenElsewhere(path) else { return false }
-        if let kept = try? FileManager.default.contentsOfDirectory(atPath: directory.path) {
-            guard kept.filter({ $0.hasSuffix(".sqlite") }).count < capacity else { return false }
-        } else {
-            guard (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)) != nil
-            else { return false }
-        }
+        guard access(path, F_OK) == 0, !Self.isOpenElsewhere(path), reserve() else { return false }
         let name = UUID().uuidString.lowercased() + ".sqlite"
-        let pending = directory.appendingPathComponent(Self.pendingPrefix + name).path
+        let pending = directory.path + "/" + Self.pendingPrefix + name
         // The -wal and -shm first: the database file is what makes a set, and it moves last.
-        for suffix in Self.suffixes.reversed() where FileManager.default.fileExists(atPath: path + suffix) {
+        for suffix in Self.suffixes.reversed() where access(path + suffix, F_OK) == 0 {
             guard rename(path + suffix, pending + suffix) == 0 else {
                 for moved in Self.suffixes { rename(pending + moved, path + moved) }
+                bin.withLock { $0.count -= 1 }
                 return false
             }
         }
-        queue.async { self.empty(pending, into: self.directory.appendingPathComponent(name).path) }
+        queue.async { self.empty(pending, named: name) }
         return true
+    }
+
+    /// Takes a place in the bin for a set, making the bin's directory the first time; false if
+    /// the bin is full or cannot be made.
+    private func reserve() -> Bool {
+        bin.withLock { bin in
+            guard bin.count < capacity else { return false }
+            if !bin.isMade {
+                guard
+                    (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)) != nil
+                else { return false }
+                bin.isMade = true
+            }
+            bin.count += 1
+            return true
+        }
     }
 
     /// Moves an emptied set into place for a new store at `path`, if the bin has one; otherwise
     /// SQLite creates the files.
     func claim(for path: String) {
-        guard let kept = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
-        for name in kept where name.hasSuffix(".sqlite") && !name.hasPrefix(Self.pendingPrefix) {
-            let bin = directory.appendingPathComponent(name).path
-            // Whoever renames the database file has the set.
-            guard rename(bin, path) == 0 else { continue }
+        while let name = bin.withLock({ bin -> String? in
+            guard let name = bin.emptied.popLast() else { return nil }
+            bin.count -= 1
+            return name
+        }) {
+            let set = directory.path + "/" + name
+            // A set that cannot be moved (its files gone from the bin) is let go.
+            guard rename(set, path) == 0 else {
+                for suffix in Self.suffixes { unlink(set + suffix) }
+                continue
+            }
             for suffix in Self.suffixes.dropFirst() {
-                guard rename(bin + suffix, path + suffix) != 0 else { continue }
+                guard rename(set + suffix, path + suffix) != 0 else { continue }
                 // A set without this file: none may stay beside the new store from an earlier one.
-                unlink(bin + suffix)
+                unlink(set + suffix)
                 unlink(path + suffix)
             }
             return
         }
     }
 
-    /// On `queue`: empties the set named `pending` (see the type's description), syncs it, and
-    /// renames it to `ready`; deletes it if any step fails.
-    private func empty(_ pending: String, into ready: String) {
+    /// On `queue`: empties the set at `pending` (see the type's description), syncs it, and
+    /// renames it to `name`; deletes it if any step fails.
+    private func empty(_ pending: String, named name: String) {
+        let ready = directory.path + "/" + name
         do throws(ModelError) {
             let image = try self.image.withLock { image throws(ModelError) in
                 if let image { return image }
@@ -115,11 +147,13 @@ final class StoreFileRecycler: Sendable {
                 try Self.check(
                     rename(pending + suffix, ready + suffix) == 0 || errno == ENOENT, "rename", pending + suffix)
             }
+            bin.withLock { $0.emptied.append(name) }
         } catch {
             for suffix in Self.suffixes {
                 unlink(pending + suffix)
                 unlink(ready + suffix)
             }
+            bin.withLock { $0.count -= 1 }
         }
     }
 
