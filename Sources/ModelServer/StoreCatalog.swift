@@ -103,32 +103,26 @@ final class StoreCatalog: Sendable {
         return try await changes.withPermit {
             guard let owner else { return try await make(name: name, backend: backend, url: url, schema: schema) }
             try checkNameFree(name)
-            guard isPersistent(backend: backend, url: url) else {
-                // A store in memory dies with the daemon, and its record at the next start
-                // (StoreSettings.keepOnly): it is kept in memory, without a synced write.
-                access.remember(StoreAccessRecord(owner: owner), for: name)
-                do {
-                    return try await make(name: name, backend: backend, url: url, schema: schema)
-                } catch {
-                    access.forget(name)
-                    throw error
-                }
-            }
             // The owner's record is written (and synced) while the store is made, on a Dispatch
             // thread (a synced write would hold one of the few threads tasks run on), and both are
             // done before the answer. A record that a crash leaves without its store is dropped
-            // when the daemon starts (StoreSettings.keepOnly).
-            let recording = DispatchedWork { [access] in try access.set(StoreAccessRecord(owner: owner), for: name) }
+            // when the daemon starts (StoreSettings.keepOnly); so is a store in memory's, which
+            // dies with the daemon: it is kept in memory, without a synced write.
+            let record = StoreAccessRecord(owner: owner)
+            let recording =
+                isPersistent(backend: backend, url: url)
+                ? DispatchedWork { [access] in try access.set(record, for: name) } : nil
+            if recording == nil { access.remember(record, for: name) }
             let handle: StoreHandle
             do {
                 handle = try await make(name: name, backend: backend, url: url, schema: schema)
             } catch {
-                _ = try? await recording.value()
+                _ = try? await recording?.value()
                 access.forget(name)
                 throw error
             }
             do {
-                try await recording.value()
+                try await recording?.value()
             } catch {
                 stores.withLock { $0[name] = nil }
                 try? attached.remove(name)

@@ -105,6 +105,11 @@ final class StoreFileRecycler: Sendable {
         }
     }
 
+    /// For tests: returns once the sets dropped so far have been emptied (or deleted).
+    func waitUntilEmptied() {
+        queue.sync {}
+    }
+
     /// Moves an emptied set into place for a new store at `path`, if the bin has one; otherwise
     /// SQLite creates the files.
     func claim(for path: String) {

@@ -24,14 +24,10 @@ import Testing
             let recycler = StoreFileRecycler(storesDirectory: directory)
             #expect(recycler.recycle(path))
             #expect(!FileManager.default.fileExists(atPath: path))
+            recycler.waitUntilEmptied()
             let bin = recycler.directory.path
-            let deadline = ContinuousClock.now + .seconds(30)
-            var ready: String?
-            while ready == nil, ContinuousClock.now < deadline {
-                ready = try FileManager.default.contentsOfDirectory(atPath: bin).first {
-                    $0.hasSuffix(".sqlite") && !$0.hasPrefix("pending-")
-                }
-                if ready == nil { try await Task.sleep(for: .milliseconds(10)) }
+            let ready = try FileManager.default.contentsOfDirectory(atPath: bin).first {
+                $0.hasSuffix(".sqlite") && !$0.hasPrefix("pending-")
             }
             let emptied = bin + "/" + (try #require(ready, "the set was not emptied"))
             #expect(Self.size(emptied) == image.count)
