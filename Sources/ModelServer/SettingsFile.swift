@@ -6,12 +6,14 @@ import ModelCore
 import Synchronization
 
 /// A small file of the daemon's settings (JSON), replaced whole: written to `<file>.new`, synced,
-/// and renamed over the file, so that a crash leaves the old file or the new one, never half of
-/// one. Readable by the daemon's user only.
+/// and renamed over the file, its directory synced after, so that a crash leaves the old file or
+/// the new one, never half of one, and a write that returned is not undone by a power loss.
+/// Readable by the daemon's user only.
 enum SettingsFile {
     /// Removes the file (nothing to keep); a missing one is not an error.
     static func remove(_ file: URL) throws {
-        guard unlink(file.path) == 0 || errno == ENOENT else { throw failure(file) }
+        if unlink(file.path) == 0 { return try syncDirectory(of: file) }
+        guard errno == ENOENT else { throw failure(file) }
     }
 
     static func write(_ value: some Encodable, to file: URL) throws {
@@ -27,6 +29,24 @@ enum SettingsFile {
             let error = failure(file)
             unlink(temporary)
             throw error
+        }
+        // The rename is durable once the directory is synced: until then a power loss could
+        // bring the old file back (a grant, or an owner's record, lost).
+        try syncDirectory(of: file)
+    }
+
+    /// fsync(2) of the directory `file` is in.
+    private static func syncDirectory(of file: URL) throws {
+        let path = file.deletingLastPathComponent().path
+        let directory = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let synced = directory >= 0 && fsync(directory) == 0
+        let error = errno
+        if directory >= 0 { close(directory) }
+        guard synced else {
+            throw ModelError(
+                .storageFailure,
+                "cannot sync \(path) to disk after writing \(file.lastPathComponent): \(String(cString: strerror(error)))"
+            )
         }
     }
 

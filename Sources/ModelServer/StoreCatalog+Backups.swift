@@ -77,6 +77,9 @@ extension StoreCatalog {
             }
             if let existing {
                 try existing.checkAvailable()
+                // The store keeps its owner and grants: in access.json from now on, since the
+                // owner the store kept in itself (``ownerLabel``) goes with its data.
+                if let record = access.record(for: name) { try access.set(record, for: name) }
                 try await beforeReplacing(existing)
                 stores.withLock { $0[name] = nil }
                 try attached.remove(name)

@@ -51,6 +51,7 @@ final class StoreCatalog: Sendable {
         for scheme in registry.schemes { found += try registry.factory(for: scheme).storesPlaced(in: directory) }
         var failures: [(String, any Error)] = []
         let attachedStores = try attached.all()
+        let attachedNames = Set(attachedStores.map { $0.name })
         // Settings of stores that are gone (dropped before a crash cut short the settings' write).
         let known = Set(found.map { $0.name }).union(attachedStores.map { $0.name })
         try retention.keepOnly(known)
@@ -71,6 +72,7 @@ final class StoreCatalog: Sendable {
             }
             do {
                 let handle = try await open(name: name, at: location, schema: nil)
+                if !attachedNames.contains(name) { rememberOwner(keptIn: handle) }
                 stores.withLock { $0[name] = handle }
             } catch {
                 failures.append(("\(name) (\(location))", error))
@@ -103,40 +105,30 @@ final class StoreCatalog: Sendable {
         return try await changes.withPermit {
             guard let owner else { return try await make(name: name, backend: backend, url: url, schema: schema) }
             try checkNameFree(name)
-            // The owner's record is written (and synced) while the store is made, on a Dispatch
-            // thread (a synced write would hold one of the few threads tasks run on), and both are
-            // done before the answer. A record that a crash leaves without its store is dropped
-            // when the daemon starts (StoreSettings.keepOnly); so is a store in memory's, which
-            // dies with the daemon: it is kept in memory, without a synced write.
             let record = StoreAccessRecord(owner: owner)
-            let recording =
-                isPersistent(backend: backend, url: url)
-                ? DispatchedWork { [access] in try access.set(record, for: name) } : nil
-            if recording == nil { access.remember(record, for: name) }
-            let handle: StoreHandle
+            let keeping = ownerKeeping(backend: backend, url: url)
+            if keeping == .inSettings {
+                return try await make(name: name, backend: backend, url: url, schema: schema, recording: record)
+            }
+            // Known before the store is served, so that no call finds it without its owner.
+            access.remember(record, for: name)
             do {
-                handle = try await make(name: name, backend: backend, url: url, schema: schema)
+                // Kept in the store, in the one commit that makes it: no settings file written
+                // and synced per store (a test suite makes one per test). The daemon's next start
+                // reads it from the store (``openExisting()``); the next write of access.json
+                // includes it. A store in memory dies with the daemon, its record with it.
+                return try await make(
+                    name: name, backend: backend, url: url, schema: schema,
+                    labels: keeping == .inStore ? [Self.ownerLabel: String(owner)] : [:])
             } catch {
-                _ = try? await recording?.value()
                 access.forget(name)
                 throw error
             }
-            do {
-                try await recording?.value()
-            } catch {
-                stores.withLock { $0[name] = nil }
-                try? attached.remove(name)
-                // An attached store's data was there before (another daemon's, say): it stays.
-                await handle.close(forRemoval: url == nil)
-                if url == nil { try? await registry.destroy(handle.location) }
-                throw error
-            }
-            return handle
         }
     }
 
     /// Whether a store of `backend`, or at `url`, outlives the daemon (unknown: true, for `make`).
-    private func isPersistent(backend: String, url: String?) -> Bool {
+    func isPersistent(backend: String, url: String?) -> Bool {
         let scheme = url.map { (try? registry.location(parsing: $0))?.scheme } ?? backend
         guard let scheme, let factory = try? registry.factory(for: scheme) else { return true }
         return factory.isPersistent
@@ -148,8 +140,11 @@ final class StoreCatalog: Sendable {
         }
     }
 
-    /// ``create(name:backend:url:schema:owner:)``, once it is this call's turn.
-    private func make(name: String, backend: String, url: String?, schema: Schema?) async throws -> StoreHandle {
+    /// ``create(name:backend:url:schema:owner:)``, once it is this call's turn; `labels` are kept
+    /// in a store the daemon places.
+    func make(
+        name: String, backend: String, url: String?, schema: Schema?, labels: [String: String] = [:]
+    ) async throws -> StoreHandle {
         try checkNameFree(name)
         guard count < maximumStores else {
             throw ModelError(
@@ -184,7 +179,7 @@ final class StoreCatalog: Sendable {
                 context: ["store": name])
         }
         do {
-            let handle = try await open(name: name, at: location, schema: schema)
+            let handle = try await open(name: name, at: location, schema: schema, labels: labels)
             stores.withLock { $0[name] = handle }
             return handle
         } catch {
@@ -329,8 +324,10 @@ final class StoreCatalog: Sendable {
         for handle in all { await handle.close() }
     }
 
-    func open(name: String, at location: StoreLocation, schema: Schema?) async throws -> StoreHandle {
-        let backend = try await registry.open(location, applying: schema)
+    func open(name: String, at location: StoreLocation, schema: Schema?, labels: [String: String] = [:]) async throws
+        -> StoreHandle
+    {
+        let backend = try await registry.open(location, applying: schema, labels: labels)
         let container: ModelContainer
         do {
             if let maximumStoreSize, let limited = backend as? any StorageSizeLimiting {
@@ -342,54 +339,5 @@ final class StoreCatalog: Sendable {
             throw error
         }
         return StoreHandle(name: name, location: location, container: container)
-    }
-}
-
-/// The stores that live at URLs of their own, by name: a JSON object in a file of the stores
-/// directory, rewritten whole (to a temporary file, then renamed) on every change.
-struct AttachedStores: Sendable {
-    let file: URL
-
-    /// Every attached store's name and URL, by name.
-    func all() throws -> [(name: String, url: String)] {
-        try urls().sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-    }
-
-    func add(_ name: String, _ location: StoreLocation) throws {
-        var urls = try urls()
-        urls[name] = location.url
-        try write(urls)
-    }
-
-    func remove(_ name: String) throws {
-        var urls = try urls()
-        guard urls.removeValue(forKey: name) != nil else { return }
-        try write(urls)
-    }
-
-    private func urls() throws -> [String: String] {
-        guard let data = try? Data(contentsOf: file) else { return [:] }
-        guard let urls = try? JSONDecoder().decode([String: String].self, from: data) else {
-            throw ModelError(
-                .storageFailure,
-                "\(file.path) is not the list of attached stores it should be; move it away to start without them")
-        }
-        return urls
-    }
-
-    private func write(_ urls: [String: String]) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        let temporary = file.appendingPathExtension("new")
-        // Readable by the daemon's user only: a URL may hold a password.
-        guard
-            FileManager.default.createFile(
-                atPath: temporary.path, contents: try encoder.encode(urls), attributes: [.posixPermissions: 0o600])
-        else {
-            throw ModelError(.storageFailure, "cannot write \(temporary.path): \(String(cString: strerror(errno)))")
-        }
-        guard rename(temporary.path, file.path) == 0 else {
-            throw ModelError(.storageFailure, "cannot write \(file.path): \(String(cString: strerror(errno)))")
-        }
     }
 }

@@ -1,7 +1,26 @@
+import ModelCore
+
 /// A backend whose stores can be kept under a size: the daemon's `--max-store-size` asks every
 /// store it opens that is one (a backend that is not ignores the setting).
 public protocol StorageSizeLimiting: StorageBackend {
     /// Limits how large the store may grow, in bytes (nil: no limit). A save beyond fails with
     /// `resourceExhausted`, as on a full disk; reads go on.
     func setMaximumSize(_ bytes: Int64?) async throws
+}
+
+/// A backend whose new stores keep a few labels of the daemon's (a store's owner) in their own
+/// data, written in the transaction that makes the store: durable with it, with no file beside
+/// it to write and sync. A label is set once, when the store is made; the daemon reads it back
+/// when it opens the store (``LabelledStorage``).
+public protocol StorageLabelling: StorageBackendFactory {
+    /// Makes the store at `location`, which holds no data yet, applying `schema` when given,
+    /// with `labels` kept in it.
+    func create(_ location: StoreLocation, applying schema: Schema?, labels: [String: String]) async throws
+        -> any StorageBackend
+}
+
+/// A store of a ``StorageLabelling`` backend: the labels it was made with (none when made
+/// without).
+public protocol LabelledStorage: StorageBackend {
+    var labels: [String: String] { get }
 }

@@ -101,11 +101,27 @@ public struct StorageRegistry: Sendable {
         try await open(try location(parsing: url), applying: schema)
     }
 
-    /// Opens the store at `location`, applying `schema` when given.
-    public func open(_ location: StoreLocation, applying schema: Schema? = nil) async throws -> any StorageBackend {
+    /// Opens the store at `location`, applying `schema` when given. With `labels`, the store is
+    /// a new one, made with them kept in it: its backend's factory must be ``StorageLabelling``.
+    public func open(_ location: StoreLocation, applying schema: Schema? = nil, labels: [String: String] = [:])
+        async throws -> any StorageBackend
+    {
         let factory = try factory(for: location.scheme)
+        if !labels.isEmpty {
+            guard let labelling = factory as? any StorageLabelling else {
+                throw ModelError(
+                    .invalidArgument, "the '\(location.scheme)' backend cannot keep labels in its stores",
+                    context: ["scheme": location.scheme])
+            }
+            return try await labelling.create(location, applying: schema, labels: labels)
+        }
         guard let schema else { return try await factory.open(location) }
         return try await factory.open(location, applying: schema)
+    }
+
+    /// Whether stores of `scheme` keep labels of their own (``StorageLabelling``).
+    public func keepsLabels(_ scheme: String) -> Bool {
+        factories[scheme.lowercased()] is any StorageLabelling
     }
 
     /// Removes the store at `url`.

@@ -11,7 +11,7 @@ import Synchronization
 /// suite that makes a store per test pays for creating and freeing files otherwise. Only the
 /// directories the factory places stores in recycle; a store at a URL of its own elsewhere (a
 /// user's file the daemon attached) is deleted, leaving nothing behind in that directory.
-public struct SQLiteStorageFactory: StorageBackendFactory {
+public struct SQLiteStorageFactory: StorageBackendFactory, StorageLabelling {
     /// `sqlite`.
     public let scheme = "sqlite"
     /// Whether destroyed stores' files are kept, emptied, for the next stores.
@@ -79,6 +79,14 @@ public struct SQLiteStorageFactory: StorageBackendFactory {
     /// the file.
     public func open(_ location: StoreLocation, applying schema: Schema) async throws -> any StorageBackend {
         try await SQLiteStore.open(path: try prepare(location), applying: schema)
+    }
+
+    /// Makes the store file at `location` with `labels` kept in it, applying `schema` when given,
+    /// in the transaction that prepares the file.
+    public func create(_ location: StoreLocation, applying schema: Schema?, labels: [String: String]) async throws
+        -> any StorageBackend
+    {
+        try await SQLiteStore.open(path: try prepare(location), applying: schema, labels: labels)
     }
 
     /// Removes the store file and its `-wal` and `-shm` files (moves them to the bin, recycling);

@@ -13,11 +13,13 @@ import Synchronization
 /// (``StreamReaders``), so that a slow consumer holds up no other read. Predicates, sorts and aggregates compile to SQL
 /// (``SQLCompiler``); an overlay is answered inside a reader's read transaction through TEMP
 /// tables that shadow the tables it changes (``OverlayTables``).
-public final class SQLiteStore: StorageBackend {
+public final class SQLiteStore: StorageBackend, LabelledStorage {
     /// Where the store lives (`sqlite:///abs/path.sqlite`).
     public let location: StoreLocation
     /// The store's UUID, kept in the file.
     public let storeIdentifier: UUID
+    /// The labels the store was made with, kept in the file (``StoreMetadata/labelPrefix``).
+    public let labels: [String: String]
     let writer: ConnectionQueue
     /// Group commit of saves on `writer`.
     let saves: SaveBatcher
@@ -44,8 +46,11 @@ public final class SQLiteStore: StorageBackend {
 
     /// Opens (creating when missing) the store file at `path` and its directory; with a
     /// schema, applies it (see ``apply(schema:)``) in the same transaction that prepares the
-    /// file, so a new store is made and shaped with one commit.
-    public static func open(path: String, applying schema: Schema? = nil) async throws -> SQLiteStore {
+    /// file, so a new store is made and shaped with one commit. `labels` are kept in the file in
+    /// that transaction too (for a store being made: they replace labels of the same names).
+    public static func open(path: String, applying schema: Schema? = nil, labels: [String: String] = [:])
+        async throws -> SQLiteStore
+    {
         let resolved = try schema.map { try ResolvedSchema.resolved($0) }
         let location = StoreLocation(scheme: "sqlite", path: path)
         let directory = (path as NSString).deletingLastPathComponent
@@ -60,11 +65,16 @@ public final class SQLiteStore: StorageBackend {
         // The writer's connection opens with this first job; the readers' with their first read.
         let writer = ConnectionQueue(path: path, role: .writer, label: "writer")
         do {
-            let (identifier, schema) = try await writer.run { connection in
-                let prepared = try connection.transaction(write: true) { () throws -> (UUID, ResolvedSchema) in
+            let (identifier, schema, kept) = try await writer.run { connection in
+                let prepared = try connection.transaction(write: true) {
+                    () throws -> (UUID, ResolvedSchema, [String: String]) in
                     let identifier = try StoreMetadata.prepare(connection)
+                    if !labels.isEmpty { try StoreMetadata.setLabels(labels, connection) }
                     let stored = try StoreMetadata.schema(connection)
-                    return (identifier, try resolved.map { try write($0, over: stored, connection) } ?? stored)
+                    return (
+                        identifier, try resolved.map { try write($0, over: stored, connection) } ?? stored,
+                        try StoreMetadata.labels(connection)
+                    )
                 }
                 try connection.finishCreation()
                 return prepared
@@ -73,7 +83,7 @@ public final class SQLiteStore: StorageBackend {
                 ConnectionQueue(path: path, role: .reader, label: "reader\($0)", keepsReads: true)
             }
             return SQLiteStore(
-                location: location, storeIdentifier: identifier, writer: writer,
+                location: location, storeIdentifier: identifier, labels: kept, writer: writer,
                 readers: ReaderPool(readers), layout: SQLiteLayout(schema))
         } catch {
             await writer.close()
@@ -82,11 +92,12 @@ public final class SQLiteStore: StorageBackend {
     }
 
     private init(
-        location: StoreLocation, storeIdentifier: UUID, writer: ConnectionQueue, readers: ReaderPool,
-        layout: SQLiteLayout
+        location: StoreLocation, storeIdentifier: UUID, labels: [String: String], writer: ConnectionQueue,
+        readers: ReaderPool, layout: SQLiteLayout
     ) {
         self.location = location
         self.storeIdentifier = storeIdentifier
+        self.labels = labels
         self.writer = writer
         self.saves = SaveBatcher(writer: writer)
         self.readers = readers

@@ -71,6 +71,29 @@ enum StoreMetadata {
         return result
     }
 
+    /// The metadata keys of a store's labels (``LabelledStorage``) start with this.
+    static let labelPrefix = "label."
+
+    /// Keeps `labels` in the store (inside the writer's transaction that makes it).
+    static func setLabels(_ labels: [String: String], _ connection: SQLiteConnection) throws {
+        for (name, value) in labels.sorted(by: { $0.key < $1.key }) {
+            try setValue(value, for: labelPrefix + name, connection)
+        }
+    }
+
+    /// The labels the store was made with.
+    static func labels(_ connection: SQLiteConnection) throws -> [String: String] {
+        var labels: [String: String] = [:]
+        // The keys from `label.` up to (not including) `label/`: the prefix's range in the index.
+        try connection.query(
+            "SELECT \"key\", \"value\" FROM \(metaTable) WHERE \"key\" >= ?1 AND \"key\" < ?2",
+            [.string(labelPrefix), .string("label/")]
+        ) { row in
+            labels[String(row.text(0).dropFirst(labelPrefix.count))] = row.text(1)
+        }
+        return labels
+    }
+
     /// Sets the metadata value for `key`.
     static func setValue(_ value: String, for key: String, _ connection: SQLiteConnection) throws {
         try connection.run(

@@ -25,8 +25,10 @@ import Testing
                     try await client.createStore("broken", kind: .memory, schema: broken)
                 }
 
-                // A store on disk writes the list: its record, and the memory store's.
+                // A grant writes the list: the records of the store on disk (whose owner is also
+                // kept in the store) and of the memory store.
                 _ = try await client.createStore("kept")
+                try await client.grantAccess(to: .user("nobody"), on: "kept", write: false)
                 let records = try JSONSerialization.jsonObject(with: Data(contentsOf: list)) as? [String: Any]
                 #expect(records.map { Set($0.keys) } == ["kept", "fleeting"])
             }

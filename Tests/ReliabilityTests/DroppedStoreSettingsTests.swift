@@ -45,6 +45,8 @@ import Testing
                 _ = try await client.createStore("first")
                 _ = try await client.dropStore("first", force: true)
                 _ = try await client.createStore("second")
+                // A grant writes the list (a store's owner is kept in the store at its making).
+                try await client.grantAccess(to: .user("nobody"), on: "second", write: false)
             }
             // What the daemon's next start reads: the record of the store that is there only.
             let access = URL(fileURLWithPath: daemon.dataDirectory).appendingPathComponent("stores/access.json")

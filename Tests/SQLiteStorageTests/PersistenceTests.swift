@@ -36,6 +36,27 @@ import Testing
         }
     }
 
+    /// A store's labels (the daemon keeps a store's owner in one) are written with the commit
+    /// that makes the store, and read back by every later open; a store made without has none.
+    @Test func labelsAreKeptInTheFile() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("labelled.sqlite").path
+            let made = try await SQLiteStorageFactory().create(
+                StoreLocation(scheme: "sqlite", path: path), applying: SampleTrips.schema,
+                labels: ["owner": "1001", "note": "ünïcode"])
+            #expect((made as? SQLiteStore)?.labels == ["owner": "1001", "note": "ünïcode"])
+            await made.close()
+            let reopened = try await SQLiteStore.open(path: path)
+            #expect(reopened.labels == ["owner": "1001", "note": "ünïcode"])
+            #expect(try await reopened.schema().entities.count == SampleTrips.schema.entities.count)
+            await reopened.close()
+
+            let plain = try await SQLiteStore.open(path: directory.appendingPathComponent("plain.sqlite").path)
+            #expect(plain.labels.isEmpty)
+            await plain.close()
+        }
+    }
+
     @Test func aNewFileIsInWALModeWithItsSchemaOnDiskAndNoJournalLeft() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("new.sqlite").path

@@ -1,0 +1,94 @@
+import Foundation
+import ModelRemote
+import ModelTesting
+import Testing
+
+/// An SQLite store the daemon places keeps its owner in itself, written in the commit that makes
+/// it: making one writes no access list, and a daemon killed before it next wrote the list still
+/// knows, at its next start, whose store it is (a store without an owner would be open to every
+/// caller). A record in the list comes first.
+@Suite struct StoreKeptOwnerTests {
+    @Test func aStoresOwnerKeptInItOutlivesAKill() async throws {
+        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
+        do {
+            let list = URL(fileURLWithPath: daemon.dataDirectory).appendingPathComponent("stores/access.json")
+            let (mine, shared) = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                let mine = try await client.createStore("mine")
+                let shared = try await client.createStore("shared")
+                #expect(mine.owner != nil && shared.owner == mine.owner)
+                #expect(!FileManager.default.fileExists(atPath: list.path), "making a store wrote the access list")
+                return (mine, try await client.grantAccess(to: .user("nobody"), on: "shared", write: true))
+            }
+            #expect(shared.grants.count == 1)
+            try await daemon.kill()
+            try await daemon.restart()
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                #expect(try await client.store("mine").owner == mine.owner, "the owner kept in the store was lost")
+                let again = try await client.store("shared")
+                #expect(again.owner == shared.owner && again.grants == shared.grants)
+            }
+        } catch {
+            await daemon.remove()
+            throw error
+        }
+        await daemon.remove()
+    }
+
+    @Test func theAccessListsRecordComesBeforeTheStoresOwn() async throws {
+        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
+        do {
+            let made = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                try await client.createStore("mine")
+            }
+            try await daemon.stop()
+            // An administrator's list (restored from a backup, say) names another owner.
+            let list = URL(fileURLWithPath: daemon.dataDirectory).appendingPathComponent("stores/access.json")
+            try Data(#"{"mine": {"owner": 4242, "grants": []}}"#.utf8).write(to: list)
+            try await daemon.restart()
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                let info = try await client.store("mine")
+                #expect(info.owner == "uid 4242", "the store's own owner (\(made.owner ?? "none")) won over the list")
+            }
+        } catch {
+            await daemon.remove()
+            throw error
+        }
+        await daemon.remove()
+    }
+
+    /// A store at a URL of its own may have been made by another daemon, which kept its own
+    /// caller in it: a daemon that attaches it goes by its access list only.
+    @Test func anAttachedStoresOwnIsNotTrusted() async throws {
+        let first = try await ModeldProcess.launch(arguments: ["--default-store", ""])
+        let second = try await ModeldProcess.launch(arguments: ["--default-store", ""])
+        do {
+            _ = try await DaemonClient.withClient(socketPath: first.socketPath) { client in
+                try await client.createStore("placed")
+            }
+            // Stopped, so that its last connection copied the WAL into the file.
+            _ = try await first.stop()
+            let file = URL(fileURLWithPath: first.dataDirectory).appendingPathComponent("stores/placed.sqlite").path
+            let attached = try await DaemonClient.withClient(socketPath: second.socketPath) { client in
+                try await client.createStore("attached", backend: nil, url: "sqlite://\(file)")
+            }
+            #expect(attached.owner != nil)
+            _ = try await second.stop()
+            // Its record lost: the store is the daemon's own again (open to every caller), not
+            // the first daemon's caller's.
+            let list = URL(fileURLWithPath: second.dataDirectory).appendingPathComponent("stores/access.json")
+            #expect(FileManager.default.fileExists(atPath: list.path), "an attached store's owner was not written")
+            try FileManager.default.removeItem(at: list)
+            try await second.restart()
+            try await DaemonClient.withClient(socketPath: second.socketPath) { client in
+                let owner = try await client.store("attached").owner
+                #expect(owner == nil, "the first daemon's caller, kept in the store, was taken as its owner")
+            }
+        } catch {
+            await first.remove()
+            await second.remove()
+            throw error
+        }
+        await first.remove()
+        await second.remove()
+    }
+}
