@@ -181,8 +181,10 @@ extension OneAtATime {
                 // the daemon a little bigger (about 250 bytes per call, measured with fetches in place
                 // of watches: allocator growth, not watches), so the bound is a KiB per watch.
                 #expect(memoryAfter < memory + Self.watches * 1024, "memory \(memory) -> \(memoryAfter)")
-                // Thread pools may grow by a thread or two under load; a thread per watch would not fit.
-                #expect(threadsAfter <= threads + 3)
+                // Thread pools grow under load (Dispatch's, whose threads block on the disk, grew by
+                // four once in a full run of the suite on a loaded machine); a thread per watch, or
+                // per hundred watches, would not fit.
+                #expect(threadsAfter <= threads + 16, "threads \(threads) -> \(threadsAfter)")
                 // A descriptor per watch would be thousands; a store's reader pool may have grown
                 // by a few connections under load.
                 #expect(descriptorsAfter <= descriptors + 16, "descriptors \(descriptors) -> \(descriptorsAfter)")
