@@ -99,11 +99,16 @@ extension StoreCatalog {
                         context: ["store": name])
                 }
             }
+            // A new store is its restorer's; one restored over keeps its owner and grants (or
+            // its having none). The owner the backup's store kept in itself (``ownerLabel``) is
+            // replaced by that one ("" for none), so that no later start takes it from there.
+            let record = existing == nil ? StoreAccessRecord(owner: owner) : access.record(for: name)
+            let labels =
+                registry.keepsLabels(location.scheme) ? [Self.ownerLabel: record.map { String($0.owner) } ?? ""] : [:]
             try await factory.installBackup(at: path, to: location)
             do {
-                // A new store is its restorer's; one restored over keeps its owner and grants.
-                if existing == nil { try access.set(StoreAccessRecord(owner: owner), for: name) }
-                let handle = try await open(name: name, at: location, schema: nil)
+                if existing == nil { try access.set(record, for: name) }
+                let handle = try await open(name: name, at: location, schema: nil, labels: labels)
                 stores.withLock { $0[name] = handle }
                 return (handle, summary)
             } catch {

@@ -6,7 +6,8 @@ import ModelStorage
 /// (its label ``ownerLabel``, written in the commit that makes the store); in access.json,
 /// written and synced, for a store at a URL of its own; in memory, for a store in memory.
 extension StoreCatalog {
-    /// The label a store keeps its owner's user id in (``StorageLabelling``).
+    /// The label a store keeps its owner's user id in (``StorageLabelling``); empty for none (a
+    /// backup restored over a store without an owner).
     static let ownerLabel = "owner"
 
     /// Where a new store's owner is kept.

@@ -10,11 +10,11 @@ public protocol StorageSizeLimiting: StorageBackend {
 
 /// A backend whose new stores keep a few labels of the daemon's (a store's owner) in their own
 /// data, written in the transaction that makes the store: durable with it, with no file beside
-/// it to write and sync. A label is set once, when the store is made; the daemon reads it back
-/// when it opens the store (``LabelledStorage``).
+/// it to write and sync. A label is set when the store is made (or installed from a backup); the
+/// daemon reads it back when it opens the store (``LabelledStorage``).
 public protocol StorageLabelling: StorageBackendFactory {
-    /// Makes the store at `location`, which holds no data yet, applying `schema` when given,
-    /// with `labels` kept in it.
+    /// Makes the store at `location` (which holds no data yet, or a backup just installed there),
+    /// applying `schema` when given, with `labels` kept in it, replacing labels of the same names.
     func create(_ location: StoreLocation, applying schema: Schema?, labels: [String: String]) async throws
         -> any StorageBackend
 }

@@ -101,8 +101,9 @@ public struct StorageRegistry: Sendable {
         try await open(try location(parsing: url), applying: schema)
     }
 
-    /// Opens the store at `location`, applying `schema` when given. With `labels`, the store is
-    /// a new one, made with them kept in it: its backend's factory must be ``StorageLabelling``.
+    /// Opens the store at `location`, applying `schema` when given. With `labels`, they are kept
+    /// in the store (a new one, or one just installed from a backup, whose labels they replace):
+    /// its backend's factory must be ``StorageLabelling``.
     public func open(_ location: StoreLocation, applying schema: Schema? = nil, labels: [String: String] = [:])
         async throws -> any StorageBackend
     {

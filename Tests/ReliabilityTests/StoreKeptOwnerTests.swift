@@ -1,6 +1,7 @@
 import Foundation
 import ModelRemote
 import ModelTesting
+import Synchronization
 import Testing
 
 /// An SQLite store the daemon places keeps its owner in itself, written in the commit that makes
@@ -48,6 +49,36 @@ import Testing
             try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 let info = try await client.store("mine")
                 #expect(info.owner == "uid 4242", "the store's own owner (\(made.owner ?? "none")) won over the list")
+            }
+        } catch {
+            await daemon.remove()
+            throw error
+        }
+        await daemon.remove()
+    }
+
+    /// A backup restored over a store keeps that store's owner, or its having none: the owner
+    /// the backed-up store kept in itself does not come back at the next start.
+    @Test func aStoreRestoredOverKeepsHavingNoOwnerAfterAKill() async throws {
+        // The daemon makes its default store itself: it has no owner, and is open to every caller.
+        let daemon = try await ModeldProcess.launch()
+        do {
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                #expect(try await client.store("default").owner == nil)
+                #expect(try await client.createStore("mine").owner != nil)
+                let backup = Mutex(Data())
+                try await client.backupStore("mine") { data in backup.withLock { $0.append(data) } }
+                let chunks = Mutex([backup.withLock { $0 }])
+                let restored = try await client.restoreStore("default", replace: true, newIdentity: true) {
+                    chunks.withLock { $0.popLast() }
+                }
+                #expect(restored.owner == nil)
+            }
+            try await daemon.kill()
+            try await daemon.restart()
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                let owner = try await client.store("default").owner
+                #expect(owner == nil, "the owner kept in the backed-up store came back with the restore")
             }
         } catch {
             await daemon.remove()
