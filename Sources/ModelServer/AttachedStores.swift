@@ -34,19 +34,9 @@ struct AttachedStores: Sendable {
         return urls
     }
 
+    /// Written whole and synced, its directory too (``SettingsFile``): a power loss leaves the
+    /// old list or the new one. Readable by the daemon's user only: a URL may hold a password.
     private func write(_ urls: [String: String]) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        let temporary = file.appendingPathExtension("new")
-        // Readable by the daemon's user only: a URL may hold a password.
-        guard
-            FileManager.default.createFile(
-                atPath: temporary.path, contents: try encoder.encode(urls), attributes: [.posixPermissions: 0o600])
-        else {
-            throw ModelError(.storageFailure, "cannot write \(temporary.path): \(String(cString: strerror(errno)))")
-        }
-        guard rename(temporary.path, file.path) == 0 else {
-            throw ModelError(.storageFailure, "cannot write \(file.path): \(String(cString: strerror(errno)))")
-        }
+        try SettingsFile.write(urls, to: file)
     }
 }
