@@ -96,7 +96,8 @@ final class StoreSettings<Value: Codable & Sendable>: Sendable {
 
     /// Sets a store's value in what the daemon goes by, without writing the file: for a store
     /// that does not outlive the daemon (in memory), whose value the next start would drop
-    /// (``keepOnly(_:)``). A later write of the file includes it.
+    /// (``keepOnly(_:)``), or one that keeps the value in itself (a store's owner, read back at
+    /// the next start). A later write of the file includes it.
     func remember(_ value: Value, for store: String) {
         values.withLock { $0[store] = value }
     }

@@ -10,9 +10,8 @@ import Testing
 /// caller). A record in the list comes first.
 @Suite struct StoreKeptOwnerTests {
     @Test func aStoresOwnerKeptInItOutlivesAKill() async throws {
-        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
-        do {
-            let list = URL(fileURLWithPath: daemon.dataDirectory).appendingPathComponent("stores/access.json")
+        try await Self.withDaemon { daemon in
+            let list = Self.accessList(of: daemon)
             let (mine, shared) = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 let mine = try await client.createStore("mine")
                 let shared = try await client.createStore("shared")
@@ -28,41 +27,31 @@ import Testing
                 let again = try await client.store("shared")
                 #expect(again.owner == shared.owner && again.grants == shared.grants)
             }
-        } catch {
-            await daemon.remove()
-            throw error
         }
-        await daemon.remove()
     }
 
     @Test func theAccessListsRecordComesBeforeTheStoresOwn() async throws {
-        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
-        do {
+        try await Self.withDaemon { daemon in
             let made = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 try await client.createStore("mine")
             }
             try await daemon.stop()
             // An administrator's list (restored from a backup, say) names another owner.
-            let list = URL(fileURLWithPath: daemon.dataDirectory).appendingPathComponent("stores/access.json")
+            let list = Self.accessList(of: daemon)
             try Data(#"{"mine": {"owner": 4242, "grants": []}}"#.utf8).write(to: list)
             try await daemon.restart()
             try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 let info = try await client.store("mine")
                 #expect(info.owner == "uid 4242", "the store's own owner (\(made.owner ?? "none")) won over the list")
             }
-        } catch {
-            await daemon.remove()
-            throw error
         }
-        await daemon.remove()
     }
 
     /// A backup restored over a store keeps that store's owner, or its having none: the owner
     /// the backed-up store kept in itself does not come back at the next start.
     @Test func aStoreRestoredOverKeepsHavingNoOwnerAfterAKill() async throws {
         // The daemon makes its default store itself: it has no owner, and is open to every caller.
-        let daemon = try await ModeldProcess.launch()
-        do {
+        try await Self.withDaemon(arguments: []) { daemon in
             try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 #expect(try await client.store("default").owner == nil)
                 #expect(try await client.createStore("mine").owner != nil)
@@ -80,6 +69,47 @@ import Testing
                 let owner = try await client.store("default").owner
                 #expect(owner == nil, "the owner kept in the backed-up store came back with the restore")
             }
+        }
+    }
+
+    /// A store at a URL of its own may have been made by another daemon, which kept its own
+    /// caller in it: a daemon that attaches it goes by its access list only.
+    @Test func anAttachedStoresOwnIsNotTrusted() async throws {
+        try await Self.withDaemon { first in
+            try await Self.withDaemon { second in
+                _ = try await DaemonClient.withClient(socketPath: first.socketPath) { client in
+                    try await client.createStore("placed")
+                }
+                // Stopped, so that its last connection copied the WAL into the file.
+                _ = try await first.stop()
+                let file = URL(fileURLWithPath: first.dataDirectory).appendingPathComponent("stores/placed.sqlite").path
+                let attached = try await DaemonClient.withClient(socketPath: second.socketPath) { client in
+                    try await client.createStore("attached", backend: nil, url: "sqlite://\(file)")
+                }
+                #expect(attached.owner != nil)
+                _ = try await second.stop()
+                // Its record lost: the store is the daemon's own again (open to every caller), not
+                // the first daemon's caller's.
+                let list = Self.accessList(of: second)
+                #expect(FileManager.default.fileExists(atPath: list.path), "an attached store's owner was not written")
+                try FileManager.default.removeItem(at: list)
+                try await second.restart()
+                try await DaemonClient.withClient(socketPath: second.socketPath) { client in
+                    let owner = try await client.store("attached").owner
+                    #expect(owner == nil, "the first daemon's caller, kept in the store, was taken as its owner")
+                }
+            }
+        }
+    }
+
+    /// Runs `body` with a daemon of its own (no default store unless `arguments` say otherwise),
+    /// removed however `body` ends.
+    private static func withDaemon(
+        arguments: [String] = ["--default-store", ""], _ body: (ModeldProcess) async throws -> Void
+    ) async throws {
+        let daemon = try await ModeldProcess.launch(arguments: arguments)
+        do {
+            try await body(daemon)
         } catch {
             await daemon.remove()
             throw error
@@ -87,39 +117,8 @@ import Testing
         await daemon.remove()
     }
 
-    /// A store at a URL of its own may have been made by another daemon, which kept its own
-    /// caller in it: a daemon that attaches it goes by its access list only.
-    @Test func anAttachedStoresOwnIsNotTrusted() async throws {
-        let first = try await ModeldProcess.launch(arguments: ["--default-store", ""])
-        let second = try await ModeldProcess.launch(arguments: ["--default-store", ""])
-        do {
-            _ = try await DaemonClient.withClient(socketPath: first.socketPath) { client in
-                try await client.createStore("placed")
-            }
-            // Stopped, so that its last connection copied the WAL into the file.
-            _ = try await first.stop()
-            let file = URL(fileURLWithPath: first.dataDirectory).appendingPathComponent("stores/placed.sqlite").path
-            let attached = try await DaemonClient.withClient(socketPath: second.socketPath) { client in
-                try await client.createStore("attached", backend: nil, url: "sqlite://\(file)")
-            }
-            #expect(attached.owner != nil)
-            _ = try await second.stop()
-            // Its record lost: the store is the daemon's own again (open to every caller), not
-            // the first daemon's caller's.
-            let list = URL(fileURLWithPath: second.dataDirectory).appendingPathComponent("stores/access.json")
-            #expect(FileManager.default.fileExists(atPath: list.path), "an attached store's owner was not written")
-            try FileManager.default.removeItem(at: list)
-            try await second.restart()
-            try await DaemonClient.withClient(socketPath: second.socketPath) { client in
-                let owner = try await client.store("attached").owner
-                #expect(owner == nil, "the first daemon's caller, kept in the store, was taken as its owner")
-            }
-        } catch {
-            await first.remove()
-            await second.remove()
-            throw error
-        }
-        await first.remove()
-        await second.remove()
+    /// The daemon's access list (its owners and grants).
+    private static func accessList(of daemon: ModeldProcess) -> URL {
+        URL(fileURLWithPath: daemon.dataDirectory).appendingPathComponent("stores/access.json")
     }
 }
