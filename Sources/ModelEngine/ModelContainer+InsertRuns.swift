@@ -29,7 +29,17 @@ extension ModelContainer {
         if let result = try await backend.saveInsertRuns(prepared, author: author, user: ChangeSet.savingUser) {
             return result
         }
-        // A backend without its own way: the objects as inserts, with temporary identifiers.
+        return try await saveAsInserts(prepared, author: author, uniquenessPolicy: uniquenessPolicy)
+    }
+
+    /// Runs saved as inserts with temporary identifiers, for a backend without a way of its own.
+    /// A function of its own, so that the usual save of runs does not carry a change set in its
+    /// frame (an async call's frame comes from its task's allocator, a slab from malloc when the
+    /// task has run out of room).
+    @inline(never)
+    private nonisolated(nonsending) func saveAsInserts(
+        _ prepared: [InsertRun], author: String?, uniquenessPolicy: UniquenessPolicy
+    ) async throws -> SaveResult? {
         var changes = ChangeSet(author: author, uniquenessPolicy: uniquenessPolicy)
         changes.inserts.reserveCapacity(prepared.reduce(0) { $0 + $1.count })
         for run in prepared {

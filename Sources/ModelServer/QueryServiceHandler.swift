@@ -194,7 +194,15 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         if let request = ApplyRequestFields(serialized: bytes) {
             return try await apply(request)
         }
-        return try await applyResponse(try ErrorMetadata.request(Modeld_V1_ApplyRequest.self, from: bytes))
+        return try await applyDecoding(bytes)
+    }
+
+    /// `Apply` of a request read by SwiftProtobuf: a function of its own, so that a plain request,
+    /// the usual one, does not carry the message in its call's frame (each async call's frame
+    /// comes from its task's allocator; see DaemonCore.response).
+    @inline(never)
+    private nonisolated(nonsending) func applyDecoding(_ bytes: [UInt8]) async throws -> SaveResponse {
+        try await applyResponse(try ErrorMetadata.request(Modeld_V1_ApplyRequest.self, from: bytes))
     }
 
     /// ``apply(request:context:)`` for a request the framed transport read itself.
@@ -219,19 +227,34 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
                 let result = try await store.container.saveInsertRuns(
                     insertRuns, author: author, uniquenessPolicy: try UniquenessPolicy(wire: uniquenessPolicy))
             {
-                var response = try await core.response(to: result, store: store, returnTransaction: returnTransaction)
+                // Answered without another async call unless the transaction is asked for: each
+                // call's frame comes from the task's allocator (see DaemonCore.response).
+                var response =
+                    returnTransaction
+                    ? try await core.response(to: result, store: store, returnTransaction: true)
+                    : core.announced(result, store: store)
                 response.answersRuns = answerRuns
                 return response
             }
-            let edits = try edits(store.storeIdentifier)
-            let policy = try UniquenessPolicy(wire: uniquenessPolicy)
-            // Inserts alone are saved without a context (and its actor); other edits through one.
-            if let result = try await store.container.saveInserts(edits, author: author, uniquenessPolicy: policy) {
-                return try await core.response(to: result, store: store, returnTransaction: returnTransaction)
-            }
-            let unit = store.container.makeContext(author: author, uniquenessPolicy: policy, retainsSavedObjects: false)
-            return try await core.save(unit, applying: edits, store: store, returnTransaction: returnTransaction)
+            return try await applyEdits(
+                try edits(store.storeIdentifier), to: store, author: author,
+                uniquenessPolicy: try UniquenessPolicy(wire: uniquenessPolicy), returnTransaction: returnTransaction)
         }
+    }
+
+    /// `Apply`'s edits saved to `store`: inserts alone without a context (and its actor), other
+    /// edits through one. A function of its own, so that a save of insert runs, the usual one,
+    /// does not carry this path's values in its frame.
+    @inline(never)
+    private nonisolated(nonsending) func applyEdits(
+        _ edits: [ObjectEdit], to store: StoreHandle, author: String?, uniquenessPolicy policy: UniquenessPolicy,
+        returnTransaction: Bool
+    ) async throws -> SaveResponse {
+        if let result = try await store.container.saveInserts(edits, author: author, uniquenessPolicy: policy) {
+            return try await core.response(to: result, store: store, returnTransaction: returnTransaction)
+        }
+        let unit = store.container.makeContext(author: author, uniquenessPolicy: policy, retainsSavedObjects: false)
+        return try await core.save(unit, applying: edits, store: store, returnTransaction: returnTransaction)
     }
 
     func batchDelete(request: Modeld_V1_BatchDeleteRequest, context: ServerContext) async throws
@@ -242,7 +265,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             let (matched, result) = try await store.container.batchDelete(
                 request.entity, where: try request.predicate.model(),
                 author: request.author.isEmpty ? nil : request.author)
-            let token = try await core.response(to: result, store: store, returnTransaction: false).result.token
+            let token = core.announced(result, store: store).result.token
             var deleted = 0
             if let token,
                 let transaction = try await store.container.history(after: HistoryToken(token.rawValue - 1), limit: 1)
@@ -286,7 +309,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
                 request.entity, where: try request.predicate.model(),
                 set: try [String: Value](wire: request.attributes),
                 author: request.author.isEmpty ? nil : request.author)
-            let token = try await core.response(to: result, store: store, returnTransaction: false).result.token
+            let token = core.announced(result, store: store).result.token
             return Modeld_V1_BatchResult.with {
                 $0.matched = Int64(matched)
                 if let token { $0.token = token.rawValue }
