@@ -3,7 +3,9 @@ import ModelCore
 import ModelStorage
 
 /// The stores that live at URLs of their own, by name: a JSON object in a file of the stores
-/// directory, rewritten whole (to a temporary file, then renamed) on every change.
+/// directory, rewritten whole on every change as the settings files are (``SettingsFile``: synced,
+/// its directory too, so a power loss leaves the old list or the new one; readable by the
+/// daemon's user only, since a URL may hold a password).
 struct AttachedStores: Sendable {
     let file: URL
 
@@ -15,13 +17,13 @@ struct AttachedStores: Sendable {
     func add(_ name: String, _ location: StoreLocation) throws {
         var urls = try urls()
         urls[name] = location.url
-        try write(urls)
+        try SettingsFile.write(urls, to: file)
     }
 
     func remove(_ name: String) throws {
         var urls = try urls()
         guard urls.removeValue(forKey: name) != nil else { return }
-        try write(urls)
+        try SettingsFile.write(urls, to: file)
     }
 
     private func urls() throws -> [String: String] {
@@ -32,11 +34,5 @@ struct AttachedStores: Sendable {
                 "\(file.path) is not the list of attached stores it should be; move it away to start without them")
         }
         return urls
-    }
-
-    /// Written whole and synced, its directory too (``SettingsFile``): a power loss leaves the
-    /// old list or the new one. Readable by the daemon's user only: a URL may hold a password.
-    private func write(_ urls: [String: String]) throws {
-        try SettingsFile.write(urls, to: file)
     }
 }

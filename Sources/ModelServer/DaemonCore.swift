@@ -109,15 +109,15 @@ final class DaemonCore: Sendable {
         _ context: ModelContext, applying edits: [ObjectEdit] = [], store: StoreHandle,
         returnTransaction: Bool
     ) async throws -> SaveResponse {
-        let result = try await context.save(applying: edits)
-        guard returnTransaction else { return announced(result, store: store) }
-        return try await response(to: result, store: store, returnTransaction: true)
+        try await response(
+            to: try await context.save(applying: edits), store: store, returnTransaction: returnTransaction)
     }
 
     /// The answer to a save that gave `result`: it tells the store's watches and wakes its history followers, and
-    /// carries the saved transaction when `returnTransaction`. A save that asks for no transaction is
-    /// answered by ``announced(_:store:)`` without this call: an async call's frame comes from its
-    /// task's allocator, and this one's (1,408 bytes) took a slab from malloc in every save's task.
+    /// carries the saved transaction when `returnTransaction`. An `Apply` of insert runs (the usual
+    /// save) that asks for no transaction is answered by ``announced(_:store:)`` without this call:
+    /// an async call's frame comes from its task's allocator, and this one's (about 1,400 bytes)
+    /// took a slab from malloc in every such save's task.
     nonisolated(nonsending) func response(to result: SaveResult, store: StoreHandle, returnTransaction: Bool)
         async throws -> SaveResponse
     {

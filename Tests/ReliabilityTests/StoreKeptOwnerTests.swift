@@ -10,7 +10,7 @@ import Testing
 /// caller). A record in the list comes first.
 @Suite struct StoreKeptOwnerTests {
     @Test func aStoresOwnerKeptInItOutlivesAKill() async throws {
-        try await Self.withDaemon { daemon in
+        try await StalledClients.withDaemon { daemon in
             let list = Self.accessList(of: daemon)
             let (mine, shared) = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 let mine = try await client.createStore("mine")
@@ -31,7 +31,7 @@ import Testing
     }
 
     @Test func theAccessListsRecordComesBeforeTheStoresOwn() async throws {
-        try await Self.withDaemon { daemon in
+        try await StalledClients.withDaemon { daemon in
             let made = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 try await client.createStore("mine")
             }
@@ -51,7 +51,8 @@ import Testing
     /// the backed-up store kept in itself does not come back at the next start.
     @Test func aStoreRestoredOverKeepsHavingNoOwnerAfterAKill() async throws {
         // The daemon makes its default store itself: it has no owner, and is open to every caller.
-        try await Self.withDaemon(arguments: []) { daemon in
+        // (The last --default-store given is the one the daemon goes by.)
+        try await StalledClients.withDaemon(arguments: ["--default-store", "default"]) { daemon in
             try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 #expect(try await client.store("default").owner == nil)
                 #expect(try await client.createStore("mine").owner != nil)
@@ -75,8 +76,8 @@ import Testing
     /// A store at a URL of its own may have been made by another daemon, which kept its own
     /// caller in it: a daemon that attaches it goes by its access list only.
     @Test func anAttachedStoresOwnIsNotTrusted() async throws {
-        try await Self.withDaemon { first in
-            try await Self.withDaemon { second in
+        try await StalledClients.withDaemon { first in
+            try await StalledClients.withDaemon { second in
                 _ = try await DaemonClient.withClient(socketPath: first.socketPath) { client in
                     try await client.createStore("placed")
                 }
@@ -100,21 +101,6 @@ import Testing
                 }
             }
         }
-    }
-
-    /// Runs `body` with a daemon of its own (no default store unless `arguments` say otherwise),
-    /// removed however `body` ends.
-    private static func withDaemon(
-        arguments: [String] = ["--default-store", ""], _ body: (ModeldProcess) async throws -> Void
-    ) async throws {
-        let daemon = try await ModeldProcess.launch(arguments: arguments)
-        do {
-            try await body(daemon)
-        } catch {
-            await daemon.remove()
-            throw error
-        }
-        await daemon.remove()
     }
 
     /// The daemon's access list (its owners and grants).
