@@ -84,8 +84,8 @@ struct FetchStreaming {
     /// A sink for the objects of the one response a small objects fetch is sent in, taking no
     /// more (the read given up) where ``oneResponse(_:)`` would refuse the result: at a batch of
     /// objects, or past the byte budget.
-    func oneResponseSink() -> OneResponseSink {
-        OneResponseSink(batchSize: batchSize, byteBudget: byteBudget)
+    func oneResponseSink(expectedObjects: Int) -> OneResponseSink {
+        OneResponseSink(batchSize: batchSize, byteBudget: byteBudget, expectedObjects: expectedObjects)
     }
 
     /// Runs `body` on Swift's shared threads: a direct call runs on its connection's event loop,
@@ -194,16 +194,17 @@ struct FetchStreaming {
     }
 }
 
-/// The objects of one fetch response as a backend reads them (``FetchStreaming/oneResponseSink()``).
+/// The objects of one fetch response as a backend reads them (``FetchStreaming/oneResponseSink(expectedObjects:)``).
 struct OneResponseSink: ObjectRowSink {
     let batchSize: Int
     let byteBudget: Int
     private var encoder = FetchResponseEncoder()
     private var count = 0
 
-    init(batchSize: Int, byteBudget: Int) {
+    init(batchSize: Int, byteBudget: Int, expectedObjects: Int) {
         self.batchSize = batchSize
         self.byteBudget = byteBudget
+        encoder.expectedObjects = expectedObjects
     }
 
     mutating func add(_ row: ObjectRow) -> Bool {

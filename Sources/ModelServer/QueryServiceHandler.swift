@@ -58,7 +58,8 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             guard descriptor.resultType == .objects else {
                 return try backend.fetchWithoutWaiting(descriptor).flatMap(streaming.oneResponse)
             }
-            var sink = streaming.oneResponseSink()
+            // A limit below the batch size is what makes the fetch one answer (above).
+            var sink = streaming.oneResponseSink(expectedObjects: descriptor.limit ?? 1)
             guard try backend.fetchWithoutWaiting(descriptor, into: &sink) != nil else { return nil }
             return sink.finish()
         }

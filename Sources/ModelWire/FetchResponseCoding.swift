@@ -76,6 +76,12 @@ public struct FetchResponseEncoder: ObjectRowSink, Sendable {
     private var writer = ProtobufWriter()
     /// The names of the last shape of rows written.
     private var names: ShapeNames?
+    /// Objects written from rows since the answer began.
+    private var rowObjects = 0
+    /// How many objects the answer will likely hold (a fetch's limit): it starts with room for
+    /// that many objects of their shape's size so far, up to 16 KB. Grown from a few hundred
+    /// bytes as it was written, a 50-object answer was made again four times.
+    public var expectedObjects = 1
 
     public init() {}
 
@@ -107,7 +113,6 @@ public struct FetchResponseEncoder: ObjectRowSink, Sendable {
         id: PersistentIdentifier, version: Int64, shape: ObjectShape, count: Int, toOne: [PersistentIdentifier?],
         prefetched: Bool = false, cells: (Int) -> RowCell
     ) {
-        reserveRoom()
         let names: ShapeNames
         if let known = self.names, known.shape === shape {
             names = known
@@ -117,6 +122,10 @@ public struct FetchResponseEncoder: ObjectRowSink, Sendable {
             // The answer's URIs start from the prefix the shape's last answer wrote.
             if writer.uriPrefix == nil { writer.uriPrefix = names.uriPrefix }
         }
+        if writer.bytes.capacity == 0 {
+            writer.bytes.reserveCapacity(max(Self.firstRoom, min(expectedObjects * names.objectBytes, 16 * 1024)))
+        }
+        rowObjects += 1
         let start = writer.beginSizableMessage(prefetched ? 2 : 1)
         let prefix = writer.uriPrefix
         writer.object(id: id, version: version, names: names, count: count, toOne: toOne, cells: cells)
@@ -164,7 +173,11 @@ public struct FetchResponseEncoder: ObjectRowSink, Sendable {
 
     /// The response's bytes; the encoder starts a new, empty response.
     public mutating func finish() -> [UInt8] {
-        defer { writer = ProtobufWriter() }
+        defer {
+            writer = ProtobufWriter()
+            rowObjects = 0
+        }
+        names?.noteAnswer(bytes: writer.bytes.count, objects: rowObjects)
         return writer.bytes
     }
 

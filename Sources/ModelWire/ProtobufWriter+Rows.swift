@@ -128,6 +128,19 @@ final class ShapeNames: Sendable {
     /// The URI prefix of the shape's objects last written, for the next answer to start from
     /// (writing the store's UUID as text was a tenth of a point read's encoding).
     private let lastURIPrefix = Mutex<PersistentIdentifier.URIPrefix?>(nil)
+    /// The most bytes an object of the shape took in an answer so far (up to 4 KB): what an
+    /// answer of many objects starts with room for (``FetchResponseEncoder/expectedObjects``).
+    private let largestObject = Atomic<Int>(0)
+
+    /// About how many bytes an object of this shape takes in an answer; 0 before the first.
+    var objectBytes: Int { largestObject.load(ordering: .relaxed) }
+
+    /// Notes an answer of `bytes` holding `objects` objects of this shape.
+    func noteAnswer(bytes: Int, objects: Int) {
+        guard objects > 0 else { return }
+        let each = min((bytes + objects - 1) / objects, 4_096)
+        if each > largestObject.load(ordering: .relaxed) { largestObject.store(each, ordering: .relaxed) }
+    }
 
     var attributeCount: Int { attributeRanges.count }
 

@@ -97,6 +97,37 @@ import Testing
         #expect(byCell.finish() == byRow.finish())
     }
 
+    /// An answer that starts with room for the objects it expects (learned from the shape's
+    /// earlier answers, ``FetchResponseEncoder/expectedObjects``) writes the bytes an answer
+    /// grown from nothing writes, answer after answer from the same encoder.
+    @Test(arguments: 1...20)
+    func answersWithRoomWriteWhatAnswersWithoutWrite(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        // A shape of its own per seed: the size it learns is not another test's.
+        let shape = ObjectShape(entityName: "Room\(seed)", attributeNames: ["a", "b", "c"], toOneNames: [])
+        var sized = FetchResponseEncoder()
+        for _ in 0..<3 {
+            let rows = (0..<random.int(1...60)).map { _ in
+                var attributes = shape.attributeNames.map { _ in random.pick(WireConversionTests.values) }
+                if random.chance(0.05) {
+                    attributes[2] = .string(String(repeating: "r", count: random.int(5_000...20_000)))
+                }
+                return ObjectRow(
+                    id: Self.id(&random, entity: shape.entityName), version: 1, shape: shape, attributes: attributes,
+                    toOne: [])
+            }
+            sized.expectedObjects = random.int(1...200)
+            var grown = FetchResponseEncoder()
+            for row in rows {
+                sized.append(row)
+                grown.append(row)
+            }
+            let bytes = sized.finish()
+            #expect(bytes == grown.finish())
+            #expect(try FetchChunk(serialized: bytes).objects == rows.map(\.snapshot))
+        }
+    }
+
     /// A row and a snapshot as a sink takes them: both land in `objects`, in order.
     @Test func theEncoderAsASinkTakesRowsAndSnapshotsInOrder() throws {
         let shape = ObjectShape(entityName: "Stop", attributeNames: ["name"], toOneNames: [])
