@@ -114,7 +114,12 @@ final class SQLiteBaseline {
             sqlite3_bind_int64(statement, 1, Int64(Dataset.queryBound(n)))
             var rows = 0
             while sqlite3_step(statement) == SQLITE_ROW {
+                _ = sqlite3_column_int64(statement, 0)
                 _ = sqlite3_column_text(statement, 1)
+                _ = sqlite3_column_text(statement, 2)
+                _ = sqlite3_column_int64(statement, 3)
+                _ = sqlite3_column_double(statement, 4)
+                _ = sqlite3_column_double(statement, 5)
                 rows += 1
             }
             sqlite3_reset(statement)
