@@ -28,10 +28,20 @@ public struct DirectMethods: Sendable {
     /// does.
     public typealias ImmediateHandler = @Sendable (_ request: [UInt8], _ caller: PeerCredentials?) throws -> [UInt8]?
 
+    /// Takes a call on the event loop that read it, with the caller's credentials, to answer it
+    /// later, from any thread, through `answer` (``DeferredAnswer``): for work that waits
+    /// elsewhere (a save queued for a store's writer) with no task to suspend. Or returns false,
+    /// having changed nothing, and the call runs as usual. It must not block. What it throws
+    /// answers the call, as a unary handler's error does.
+    public typealias DeferredHandler =
+        @Sendable (_ request: [UInt8], _ caller: PeerCredentials?, _ answer: DeferredAnswer) throws -> Bool
+
     package enum Handler: Sendable {
         case unary(UnaryHandler)
         /// Tried first; the unary handler runs when it returns nil.
         case immediate(ImmediateHandler, otherwise: UnaryHandler)
+        /// Tried first (on the framed transport); the unary handler runs when it returns false.
+        case deferred(DeferredHandler, otherwise: UnaryHandler)
         case serverStreaming(ServerStreamingHandler)
         /// Tried first; the server-streaming handler runs when it returns nil.
         case immediateStreaming(ImmediateHandler, otherwise: ServerStreamingHandler)
@@ -40,7 +50,7 @@ public struct DirectMethods: Sendable {
         package var immediate: ImmediateHandler? {
             switch self {
             case .immediate(let handler, _), .immediateStreaming(let handler, _): handler
-            case .unary, .serverStreaming: nil
+            case .unary, .deferred, .serverStreaming: nil
             }
         }
 
@@ -48,7 +58,7 @@ public struct DirectMethods: Sendable {
         package var isStreaming: Bool {
             switch self {
             case .serverStreaming, .immediateStreaming: true
-            case .unary, .immediate: false
+            case .unary, .immediate, .deferred: false
             }
         }
     }
@@ -70,6 +80,15 @@ public struct DirectMethods: Sendable {
         handlers[method.fullyQualifiedMethod] = (
             method, immediately.map { .immediate($0, otherwise: handler) } ?? .unary(handler)
         )
+    }
+
+    /// Offers calls to the unary `method` to `deferred` where their requests are read, and runs
+    /// them with `handler` (as ``register(_:_:)`` does) when it does not take them, or on a
+    /// transport that answers only with tasks (HTTP/2).
+    public mutating func register(
+        _ method: MethodDescriptor, deferred: @escaping DeferredHandler, otherwise handler: @escaping UnaryHandler
+    ) {
+        handlers[method.fullyQualifiedMethod] = (method, .deferred(deferred, otherwise: handler))
     }
 
     /// Runs calls to the server-streaming `method` with `handler`.
@@ -114,94 +133,6 @@ package struct PendingDirectCall {
     }
 }
 
-/// Sends a direct server-streaming call's responses as they are written; the response metadata
-/// leaves with the first. A message is held back until the handler writes another (both leave
-/// together), ends, or pauses (the event loop's next turn), so that a short stream's last
-/// message leaves in the same write as the status: one wake-up of the client, not two. A write
-/// waits only when the socket is not keeping up (``OutboundQueue``), so that a big stream cannot
-/// pile up in memory.
-public final class DirectResponseWriter: Sendable {
-    private let channel: any Channel
-    private let stream: UInt32
-    private let outbound: OutboundQueue
-    private let state = Mutex(State())
-
-    private struct State {
-        var started = false
-        var held: ByteBuffer?
-        /// Counts holds: a turn of the loop sends only the hold it was queued for, which every
-        /// write taken out before it had been queued ahead of.
-        var holds = 0
-    }
-
-    init(channel: any Channel, stream: UInt32, outbound: OutboundQueue) {
-        self.channel = channel
-        self.stream = stream
-        self.outbound = outbound
-    }
-
-    /// Sends one response message.
-    public func write(_ message: [UInt8]) async throws {
-        let allocator = channel.allocator
-        var frame = ServerFrameWriter.messageFrame(message, stream: stream, allocator: allocator)
-        // Whatever goes out takes everything held, and every write is queued on the loop in
-        // turn, so messages leave in the order they were written.
-        let (ready, hold) = state.withLock { state -> (ByteBuffer?, Int) in
-            var frames =
-                state.started
-                ? allocator.buffer(capacity: frame.readableBytes)
-                : allocator.frame(stream: stream, kind: .metadata) { $0.writeMetadata([:]) }
-            frames.writeBuffer(&frame)
-            state.started = true
-            guard var held = state.held else {
-                state.held = frames
-                state.holds += 1
-                return (nil, state.holds)
-            }
-            held.writeBuffer(&frames)
-            state.held = nil
-            return (held, 0)
-        }
-        guard let ready else {
-            channel.eventLoop.execute { self.sendHeld(hold) }
-            // Messages held and sent on the loop's turn count too.
-            try await outbound.waitForRoom()
-            return
-        }
-        try await outbound.write(ServerOutbound(bytes: ready, ends: nil), on: channel)
-    }
-
-    private func sendHeld(_ hold: Int) {
-        guard let bytes = takeUnsent(onlyHold: hold) else { return }
-        _ = try? outbound.enqueue(ServerOutbound(bytes: bytes, ends: nil), on: channel)
-    }
-
-    /// What has not gone out yet, to lead the status: the held message (with the response
-    /// metadata, if it was the first). With `onlyHold`, nothing unless it is still that hold.
-    func takeUnsent(onlyHold hold: Int? = nil) -> ByteBuffer? {
-        state.withLock { state in
-            guard hold == nil || state.holds == hold else { return nil }
-            defer { state.held = nil }
-            return state.held
-        }
-    }
-
-    /// What must go out before an OK status: the held message (with the response metadata, if
-    /// it was the first), the metadata alone for a stream of no messages, or nothing when every
-    /// message has gone (the metadata with the first: a second set would be a client's error).
-    func takeLeadingFrames() -> ByteBuffer? {
-        state.withLock { state in
-            defer {
-                state.held = nil
-                state.started = true
-            }
-            if let held = state.held { return held }
-            return state.started
-                ? nil : channel.allocator.frame(stream: stream, kind: .metadata) { $0.writeMetadata([:]) }
-        }
-    }
-}
-
 /// Runs tasks on an event loop's thread: a direct call's handler starts where its request was
 /// read and answers without another thread, unless it awaits work elsewhere.
 package final class EventLoopTaskExecutor: TaskExecutor {
@@ -232,11 +163,7 @@ extension FramedServerTransport {
         switch calls.answerAtOnce(call, caller: caller) {
         case nil: return nil
         case .success(let response): return Self.okAnswer(response, stream: stream, allocator: allocator)
-        case .failure(let error):
-            let (status, trailers) = Self.status(of: error)
-            return ServerConnectionHandler.statusFrame(
-                stream: stream, status: status, metadata: trailers, allocator: allocator
-            ).bytes
+        case .failure(let error): return Self.statusFrame(of: error, stream: stream, allocator: allocator)
         }
     }
 
@@ -251,6 +178,11 @@ extension FramedServerTransport {
             return
         }
         let onLoop = (call.message?.count ?? 0) <= Self.largestRequestOnEventLoop
+        if onLoop, case .deferred(let deferred, _) = call.handler, call.messages == 1, let request = call.message,
+            offer(request, to: deferred, record: record, stream: stream, channel: channel, caller: caller)
+        {
+            return
+        }
         calls.runDirect(
             call.descriptor, record: record, caller: caller, peer: "unix:" + path, executor: onLoop ? loopExecutor : nil
         ) { context in
@@ -258,6 +190,41 @@ extension FramedServerTransport {
         } then: { answer in
             channel.writeAndFlush(answer, promise: nil)
         }
+    }
+
+    /// Offers a call to its deferred handler (``DirectMethods/DeferredHandler``); true when the
+    /// handler took it (or threw), and the call is answered through its ``DeferredAnswer``,
+    /// which writes the answer on `channel` and counts the call out.
+    private func offer(
+        _ request: [UInt8], to deferred: DirectMethods.DeferredHandler, record: ServerStreamRecord, stream: UInt32,
+        channel: any Channel, caller: PeerCredentials?
+    ) -> Bool {
+        let calls = calls
+        let answer = DeferredAnswer(record: record, eventLoop: channel.eventLoop) { result in
+            let allocator = channel.allocator
+            let frames =
+                switch result {
+                case .success(let response): Self.okAnswer(response, stream: stream, allocator: allocator)
+                case .failure(let error): Self.statusFrame(of: error, stream: stream, allocator: allocator)
+                }
+            channel.writeAndFlush(ServerOutbound(bytes: frames, ends: stream), promise: nil)
+            calls.directCallEnded(record)
+        }
+        do {
+            return try deferred(request, caller, answer)
+        } catch {
+            answer.answer { throw error }
+            return true
+        }
+    }
+
+    /// The status frame that ends a call with `error`.
+    static func statusFrame(of error: any Error, stream: UInt32, allocator: ByteBufferAllocator) -> ByteBuffer {
+        let (status, trailers) = Self.status(of: error)
+        return ServerConnectionHandler.statusFrame(
+            stream: stream, status: status, metadata: trailers, allocator: allocator
+        )
+        .bytes
     }
 
     /// A unary call's whole answer: its (empty) response metadata, the message and an OK
@@ -310,7 +277,7 @@ extension FramedServerTransport {
             }
             let frames: ByteBuffer
             switch call.handler {
-            case .unary(let handler), .immediate(_, otherwise: let handler):
+            case .unary(let handler), .immediate(_, otherwise: let handler), .deferred(_, otherwise: let handler):
                 let response = try await handler(request, context)
                 return ServerOutbound(bytes: okAnswer(response, stream: stream, allocator: allocator), ends: stream)
             case .serverStreaming(let handler), .immediateStreaming(_, otherwise: let handler):

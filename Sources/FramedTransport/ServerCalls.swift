@@ -200,6 +200,8 @@ package final class ServerStreamRecord: Sendable {
     private struct Cancellation {
         var handle: ServerContext.RPCCancellationHandle?
         var task: Task<Void, Never>?
+        /// What a deferred call's handler does when the call is cancelled (``DeferredAnswer``).
+        var action: (@Sendable () -> Void)?
         var cancelled = false
         var cancelsTask = false
     }
@@ -238,13 +240,24 @@ package final class ServerStreamRecord: Sendable {
         return try await body()
     }
 
+    /// Runs `action` once when the call is cancelled, at once if it already was.
+    package func onCancel(_ action: @escaping @Sendable () -> Void) {
+        let cancelled = cancellation.withLock { state in
+            if !state.cancelled { state.action = action }
+            return state.cancelled
+        }
+        if cancelled { action() }
+    }
+
     package func cancel() {
-        let (handle, task) = cancellation.withLock { state in
+        let (handle, task, action) = cancellation.withLock { state in
             state.cancelled = true
-            return (state.handle, state.cancelsTask ? state.task : nil)
+            defer { state.action = nil }
+            return (state.handle, state.cancelsTask ? state.task : nil, state.action)
         }
         handle?.cancel()
         task?.cancel()
+        action?()
     }
 
     package func fail(_ error: RPCError) {

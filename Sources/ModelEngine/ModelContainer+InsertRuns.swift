@@ -16,6 +16,28 @@ extension ModelContainer {
     public nonisolated(nonsending) func saveInsertRuns(
         _ runs: [InsertRun], author: String?, uniquenessPolicy: UniquenessPolicy
     ) async throws -> SaveResult? {
+        guard let prepared = prepared(runs) else { return nil }
+        if let result = try await backend.saveInsertRuns(prepared, author: author, user: ChangeSet.savingUser) {
+            return result
+        }
+        return try await saveAsInserts(prepared, author: author, uniquenessPolicy: uniquenessPolicy)
+    }
+
+    /// ``saveInsertRuns(_:author:uniquenessPolicy:)`` for a caller without a task to suspend:
+    /// `whenSaved` gets the result, on the thread that committed the save. Returns what gives
+    /// the save up; nil, having done nothing, when ``saveInsertRuns(_:author:uniquenessPolicy:)``
+    /// would take another way (runs not fit to save as they are, a backend that declines them
+    /// or would first wait): the caller then saves them with it, which takes that way.
+    public func submitInsertRuns(
+        _ runs: [InsertRun], author: String?,
+        whenSaved: @escaping @Sendable (Result<SaveResult, any Error>) -> Void
+    ) throws -> (@Sendable () -> Void)? {
+        guard let prepared = prepared(runs) else { return nil }
+        return try backend.submitInsertRuns(prepared, author: author, user: ChangeSet.savingUser, whenSaved: whenSaved)
+    }
+
+    /// `runs` completed (``completed(_:)``), or nil for none or any not fit to save as it is.
+    private func prepared(_ runs: [InsertRun]) -> [InsertRun]? {
         guard !runs.isEmpty else { return nil }
         // The runs as they came, copied only should one need completing (a bulk load's do not).
         var prepared = runs
@@ -26,10 +48,7 @@ extension ModelContainer {
             case .unfit: return nil
             }
         }
-        if let result = try await backend.saveInsertRuns(prepared, author: author, user: ChangeSet.savingUser) {
-            return result
-        }
-        return try await saveAsInserts(prepared, author: author, uniquenessPolicy: uniquenessPolicy)
+        return prepared
     }
 
     /// Runs saved as inserts with temporary identifiers, for a backend without a way of its own.

@@ -118,9 +118,12 @@ extension DirectMethods {
 
 extension DirectMethods {
     /// Runs `Apply`, reading a request in the plain form by hand (``ApplyRequestFields``) and
-    /// any other through SwiftProtobuf, and writing its `SaveResult` by hand.
+    /// any other through SwiftProtobuf, and writing its `SaveResult` by hand; a save of insert
+    /// runs alone, on the framed transport, without a task (``QueryServiceHandler/applyDeferred(serialized:caller:answer:)``).
     fileprivate mutating func addApply(_ method: MethodDescriptor, _ queries: QueryServiceHandler) {
-        register(method) { bytes, _ in try await queries.applyResponse(serialized: bytes).serializedBytes() }
+        register(method, deferred: { try queries.applyDeferred(serialized: $0, caller: $1, answer: $2) }) { bytes, _ in
+            try await queries.applyResponse(serialized: bytes).serializedBytes()
+        }
     }
 }
 

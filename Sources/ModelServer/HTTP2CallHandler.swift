@@ -183,7 +183,7 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
             return write(answer, context: context)
         }
         switch call.handler {
-        case .unary(let handler), .immediate(_, otherwise: let handler):
+        case .unary(let handler), .immediate(_, otherwise: let handler), .deferred(_, otherwise: let handler):
             guard call.messages == 1, let request = call.message else {
                 state = .ended
                 return write(.failure(ServerCalls.oneMessageNeeded(call.messages)), context: context)

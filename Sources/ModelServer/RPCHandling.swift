@@ -59,10 +59,48 @@ struct RPCHandling: Sendable {
             metrics.called(method, code: nil, since: start)
             return result
         } catch {
-            let mapped = rpcError(error, method: method)
-            metrics.called(method, code: mapped.code, since: start)
-            throw mapped
+            throw failure(error, method: method, since: start)
         }
+    }
+
+    /// ``handle(_:_:)`` for a body that takes its call to answer later (``DeferredAnswer``), run
+    /// as `caller` (and, for a method that saves, with its user for history): `body` gets the
+    /// call's answer, whose response or error leaves as ``handle(_:_:)``'s would, and the call
+    /// is counted once answered. What `body` throws answers the call at once. False (nothing
+    /// done, nothing counted) leaves the call to its usual handler.
+    func handleDeferred(
+        _ method: String, caller: PeerCredentials?, answer: DeferredAnswer,
+        _ body: (_ respond: @escaping @Sendable (_ make: @escaping @Sendable () throws -> [UInt8]) -> Void) throws ->
+            Bool
+    ) throws -> Bool {
+        let start = ContinuousClock.now
+        let respond: @Sendable (@escaping @Sendable () throws -> [UInt8]) -> Void = { make in
+            answer.answer {
+                do {
+                    let response = try make()
+                    metrics.called(method, code: nil, since: start)
+                    return response
+                } catch {
+                    throw failure(error, method: method, since: start)
+                }
+            }
+        }
+        do {
+            return try PeerCredentials.$current.withValue(caller ?? .unknown) {
+                guard Self.savingMethods.contains(method) else { return try body(respond) }
+                return try ChangeSet.$savingUser.withValue(Caller.current.historyName) { try body(respond) }
+            }
+        } catch {
+            throw failure(error, method: method, since: start)
+        }
+    }
+
+    /// `error`, thrown by `method`'s call begun at `start`, as it leaves (``rpcError(_:method:)``),
+    /// the call counted with its code.
+    private func failure(_ error: any Error, method: String, since start: ContinuousClock.Instant) -> RPCError {
+        let mapped = rpcError(error, method: method)
+        metrics.called(method, code: mapped.code, since: start)
+        return mapped
     }
 
     /// What `error`, thrown by `method`'s handler, leaves as.

@@ -104,6 +104,19 @@ public protocol StorageBackend: Sendable {
     nonisolated(nonsending) func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws
         -> SaveResult?
 
+    /// ``saveInsertRuns(_:author:user:)`` for a caller without a task to suspend (a framed call
+    /// answered from its event loop): the save is queued as that one queues it, and `whenSaved`
+    /// is called with its result, on the thread that committed it. Returns what gives the save
+    /// up, as cancelling ``saveInsertRuns(_:author:user:)``'s task does; nil, having done
+    /// nothing, where ``saveInsertRuns(_:author:user:)`` would return nil, or would first have to
+    /// wait for something (a schema not read yet), or the backend has no such way (by default):
+    /// the caller then saves the runs with ``saveInsertRuns(_:author:user:)``. Throws what that
+    /// one throws before it saves anything.
+    func submitInsertRuns(
+        _ runs: [InsertRun], author: String?, user: String?,
+        whenSaved: @escaping @Sendable (Result<SaveResult, any Error>) -> Void
+    ) throws -> (@Sendable () -> Void)?
+
     /// History transactions after `token` (from the start when nil), oldest first.
     func history(after token: HistoryToken?, limit: Int?) async throws -> [HistoryTransaction]
 
@@ -129,6 +142,13 @@ extension StorageBackend {
     public nonisolated(nonsending) func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws
         -> SaveResult?
     {
+        nil
+    }
+
+    public func submitInsertRuns(
+        _ runs: [InsertRun], author: String?, user: String?,
+        whenSaved: @escaping @Sendable (Result<SaveResult, any Error>) -> Void
+    ) throws -> (@Sendable () -> Void)? {
         nil
     }
 

@@ -23,6 +23,28 @@ extension SQLiteStore {
     }
 }
 
+extension SQLiteStore {
+    /// ``saveInsertRuns(_:author:user:)`` answered through `whenSaved`, on the writer's thread,
+    /// once the group it joins has committed; nil while the store's schema has not been read.
+    public func submitInsertRuns(
+        _ runs: [InsertRun], author: String?, user: String?,
+        whenSaved: @escaping @Sendable (Result<SaveResult, any Error>) -> Void
+    ) throws -> (@Sendable () -> Void)? {
+        guard let layout = try knownLayout(), try InsertRun.areWritableStraight(runs, in: layout.schema) else {
+            return nil
+        }
+        let storeIdentifier = storeIdentifier, saves = saves
+        let id = saves.submit(
+            { connection in
+                try InsertRunsOperation(
+                    connection: connection, layout: layout, storeIdentifier: storeIdentifier, runs: runs,
+                    author: author, user: user
+                ).run()
+            }, completion: whenSaved)
+        return { saves.cancel(id) }
+    }
+}
+
 /// One save of ``InsertRun``s on the writer connection, inside its transaction: the steps of
 /// ``SaveOperation`` that apply to plain inserts. Keys come after each hierarchy's last, in
 /// order; every object's row, version 1, is written from its run's values; history records one

@@ -54,15 +54,29 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
     /// One save's work on the writer's connection, inside the transaction.
     public typealias Work = @Sendable (Writer.Connection) throws -> SaveResult
 
+    /// Where a save's outcome goes: the task awaiting ``save(_:)``, or the completion given to
+    /// ``submit(_:completion:)``.
+    @usableFromInline enum Outcome: Sendable {
+        case task(CheckedContinuation<SaveResult, any Error>)
+        case completion(@Sendable (Result<SaveResult, any Error>) -> Void)
+
+        @inlinable func callAsFunction(_ result: Result<SaveResult, any Error>) {
+            switch self {
+            case .task(let continuation): continuation.resume(with: result)
+            case .completion(let completion): completion(result)
+            }
+        }
+    }
+
     @usableFromInline struct Waiting: Sendable {
         @usableFromInline let id: UInt64
         @usableFromInline let work: Work
-        @usableFromInline let continuation: CheckedContinuation<SaveResult, any Error>
+        @usableFromInline let outcome: Outcome
 
-        @inlinable init(id: UInt64, work: @escaping Work, continuation: CheckedContinuation<SaveResult, any Error>) {
+        @inlinable init(id: UInt64, work: @escaping Work, outcome: Outcome) {
             self.id = id
             self.work = work
-            self.continuation = continuation
+            self.outcome = outcome
         }
     }
 
@@ -130,7 +144,7 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
                 let (schedule, reached) = state.withLock { state -> (Bool?, [@Sendable () -> Void]) in
                     // Checked under the lock: a cancellation either is seen here or finds the save queued.
                     guard !Task.isCancelled else { return (nil, []) }
-                    state.queued.append(Waiting(id: id, work: work, continuation: continuation))
+                    state.queued.append(Waiting(id: id, work: work, outcome: .task(continuation)))
                     defer { state.isScheduled = true }
                     return (!state.isScheduled, state.reachedWatchers())
                 }
@@ -146,7 +160,28 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
         }
     }
 
-    @inlinable func cancel(_ id: UInt64) {
+    /// Runs `work` in the next group, as ``save(_:)`` does, and hands its result to
+    /// `completion` once the group has committed (on the writer's thread), or the error that
+    /// ended it: for a caller without a task to suspend. Returns the save's number, for
+    /// ``cancel(_:)``.
+    @inlinable public func submit(
+        _ work: @escaping Work, completion: @escaping @Sendable (Result<SaveResult, any Error>) -> Void
+    ) -> UInt64 {
+        let (id, schedule, reached) = state.withLock { state -> (UInt64, Bool, [@Sendable () -> Void]) in
+            state.nextID += 1
+            state.queued.append(Waiting(id: state.nextID, work: work, outcome: .completion(completion)))
+            defer { state.isScheduled = true }
+            return (state.nextID, !state.isScheduled, state.reachedWatchers())
+        }
+        for action in reached { action() }
+        if schedule { scheduleGroup() }
+        return id
+    }
+
+    /// Gives up the save `id` made by ``submit(_:completion:)``, as cancelling ``save(_:)``'s
+    /// task does: one not started yet ends with `interrupted`; one running alone is interrupted
+    /// where the writer can; one running in a group finishes.
+    @inlinable public func cancel(_ id: UInt64) {
         let dropped = state.withLock { state -> Waiting? in
             if let index = state.queued.firstIndex(where: { $0.id == id }) { return state.queued.remove(at: index) }
             if let running = state.running, running.id == id {
@@ -156,7 +191,7 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
             }
             return nil
         }
-        dropped?.continuation.resume(throwing: ModelError.interrupted)
+        dropped?.outcome(.failure(ModelError.interrupted))
     }
 
     @inlinable func scheduleGroup() {
@@ -202,7 +237,7 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
             var rolledBack = false
             while !rolledBack, let save = rest.popFirst() {
                 guard begin(save.id, alone: alone) else {
-                    save.continuation.resume(throwing: ModelError.interrupted)
+                    save.outcome(.failure(ModelError.interrupted))
                     continue
                 }
                 var checkpoint: Writer.Checkpoint?
@@ -212,7 +247,7 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
                     if checkpoint != nil { try writer.release(connection) }
                     done.append((save, result))
                 } catch {
-                    save.continuation.resume(throwing: error)
+                    save.outcome(.failure(error))
                     // In a savepoint, undo this save alone; otherwise (or if the backend already
                     // rolled the transaction back, or undoing fails) end the transaction, and
                     // run the rest of the group in savepoints.
@@ -231,16 +266,16 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
                 continue
             }
             // Every path that ends the transaction sets `rolledBack`, so it is open here.
-            var outcome: Result<Void, any Error> = .success(())
+            var commit: Result<Void, any Error> = .success(())
             do {
                 try writer.commit(connection)
                 state.withLock { $0.committedGroups += 1 }
                 committed(done.count)
             } catch {
                 writer.rollback(connection)
-                outcome = .failure(error)
+                commit = .failure(error)
             }
-            for (save, result) in done { save.continuation.resume(with: outcome.map { result }) }
+            for (save, result) in done { save.outcome(commit.map { result }) }
         }
     }
 
@@ -249,7 +284,7 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
         state.withLock {
             $0.taken = []; $0.cancelled = []
         }
-        for save in saves { save.continuation.resume(throwing: error) }
+        for save in saves { save.outcome(.failure(error)) }
     }
 
     /// Marks `id` as running, or returns false if it was cancelled before it started.
