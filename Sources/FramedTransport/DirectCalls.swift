@@ -160,11 +160,7 @@ extension FramedServerTransport {
     func answerAtOnce(
         _ call: PendingDirectCall, stream: UInt32, allocator: ByteBufferAllocator, caller: PeerCredentials?
     ) -> ByteBuffer? {
-        switch calls.answerAtOnce(call, caller: caller) {
-        case nil: return nil
-        case .success(let response): return Self.okAnswer(response, stream: stream, allocator: allocator)
-        case .failure(let error): return Self.statusFrame(of: error, stream: stream, allocator: allocator)
-        }
+        calls.answerAtOnce(call, caller: caller).map { Self.answer($0, stream: stream, allocator: allocator) }
     }
 
     /// Runs a direct call whose request is complete and writes its answer on `channel`.
@@ -201,12 +197,7 @@ extension FramedServerTransport {
     ) -> Bool {
         let calls = calls
         let answer = DeferredAnswer(record: record, eventLoop: channel.eventLoop) { result in
-            let allocator = channel.allocator
-            let frames =
-                switch result {
-                case .success(let response): Self.okAnswer(response, stream: stream, allocator: allocator)
-                case .failure(let error): Self.statusFrame(of: error, stream: stream, allocator: allocator)
-                }
+            let frames = Self.answer(result, stream: stream, allocator: channel.allocator)
             channel.writeAndFlush(ServerOutbound(bytes: frames, ends: stream), promise: nil)
             calls.directCallEnded(record)
         }
@@ -215,6 +206,17 @@ extension FramedServerTransport {
         } catch {
             answer.answer { throw error }
             return true
+        }
+    }
+
+    /// A unary call's whole answer: ``okAnswer(_:stream:allocator:)`` for a response, the status
+    /// of an error.
+    static func answer(_ result: Result<[UInt8], any Error>, stream: UInt32, allocator: ByteBufferAllocator)
+        -> ByteBuffer
+    {
+        switch result {
+        case .success(let response): okAnswer(response, stream: stream, allocator: allocator)
+        case .failure(let error): statusFrame(of: error, stream: stream, allocator: allocator)
         }
     }
 
@@ -293,11 +295,9 @@ extension FramedServerTransport {
             }
             return endedOK(frames, stream: stream, allocator: allocator)
         } catch {
-            let (status, trailers) = Self.status(of: error)
-            var end = ServerConnectionHandler.statusFrame(
-                stream: stream, status: status, metadata: trailers, allocator: allocator)
-            guard var leading else { return end }
-            leading.writeBuffer(&end.bytes)
+            var end = statusFrame(of: error, stream: stream, allocator: allocator)
+            guard var leading else { return ServerOutbound(bytes: end, ends: stream) }
+            leading.writeBuffer(&end)
             return ServerOutbound(bytes: leading, ends: stream)
         }
     }

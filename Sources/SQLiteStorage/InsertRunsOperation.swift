@@ -11,37 +11,39 @@ extension SQLiteStore {
     public nonisolated(nonsending) func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws
         -> SaveResult?
     {
-        let layout = try await layout()
-        guard try InsertRun.areWritableStraight(runs, in: layout.schema) else { return nil }
-        let storeIdentifier = storeIdentifier
-        return try await saves.save { connection in
-            try InsertRunsOperation(
-                connection: connection, layout: layout, storeIdentifier: storeIdentifier, runs: runs, author: author,
-                user: user
-            ).run()
+        guard let work = try insertRunsWork(runs, layout: try await layout(), author: author, user: user) else {
+            return nil
         }
+        return try await saves.save(work)
     }
-}
 
-extension SQLiteStore {
     /// ``saveInsertRuns(_:author:user:)`` answered through `whenSaved`, on the writer's thread,
     /// once the group it joins has committed; nil while the store's schema has not been read.
     public func submitInsertRuns(
         _ runs: [InsertRun], author: String?, user: String?,
         whenSaved: @escaping @Sendable (Result<SaveResult, any Error>) -> Void
     ) throws -> (@Sendable () -> Void)? {
-        guard let layout = try knownLayout(), try InsertRun.areWritableStraight(runs, in: layout.schema) else {
-            return nil
-        }
-        let storeIdentifier = storeIdentifier, saves = saves
-        let id = saves.submit(
-            { connection in
-                try InsertRunsOperation(
-                    connection: connection, layout: layout, storeIdentifier: storeIdentifier, runs: runs,
-                    author: author, user: user
-                ).run()
-            }, completion: whenSaved)
+        guard let layout = try knownLayout(),
+            let work = try insertRunsWork(runs, layout: layout, author: author, user: user)
+        else { return nil }
+        let saves = saves
+        let id = saves.submit(work, completion: whenSaved)
         return { saves.cancel(id) }
+    }
+
+    /// The writer's work saving `runs` (``InsertRunsOperation``); nil when they are not
+    /// written straight (``InsertRun/areWritableStraight(_:in:)``).
+    private func insertRunsWork(_ runs: [InsertRun], layout: SQLiteLayout, author: String?, user: String?) throws
+        -> SaveBatcher.Work?
+    {
+        guard try InsertRun.areWritableStraight(runs, in: layout.schema) else { return nil }
+        let storeIdentifier = storeIdentifier
+        return { connection in
+            try InsertRunsOperation(
+                connection: connection, layout: layout, storeIdentifier: storeIdentifier, runs: runs, author: author,
+                user: user
+            ).run()
+        }
     }
 }
 

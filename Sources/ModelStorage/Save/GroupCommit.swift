@@ -141,18 +141,9 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let (schedule, reached) = state.withLock { state -> (Bool?, [@Sendable () -> Void]) in
-                    // Checked under the lock: a cancellation either is seen here or finds the save queued.
-                    guard !Task.isCancelled else { return (nil, []) }
-                    state.queued.append(Waiting(id: id, work: work, outcome: .task(continuation)))
-                    defer { state.isScheduled = true }
-                    return (!state.isScheduled, state.reachedWatchers())
-                }
-                for action in reached { action() }
-                switch schedule {
-                case nil: continuation.resume(throwing: ModelError.interrupted)
-                case true?: scheduleGroup()
-                case false?: break
+                // Checked under the lock: a cancellation either is seen there or finds the save queued.
+                if enqueue(work, outcome: .task(continuation), id: id, unlessCancelled: true) == nil {
+                    continuation.resume(throwing: ModelError.interrupted)
                 }
             }
         } onCancel: {
@@ -167,15 +158,25 @@ public final class GroupCommit<Writer: GroupCommitWriter>: Sendable {
     @inlinable public func submit(
         _ work: @escaping Work, completion: @escaping @Sendable (Result<SaveResult, any Error>) -> Void
     ) -> UInt64 {
-        let (id, schedule, reached) = state.withLock { state -> (UInt64, Bool, [@Sendable () -> Void]) in
-            state.nextID += 1
-            state.queued.append(Waiting(id: state.nextID, work: work, outcome: .completion(completion)))
+        // Without `unlessCancelled` it is always queued.
+        enqueue(work, outcome: .completion(completion), id: nil, unlessCancelled: false)!
+    }
+
+    /// Queues `work` for the next group as save `id` (a new number when nil), scheduling a
+    /// group if none is, and returns its number; nil, queuing nothing, when `unlessCancelled`
+    /// and the current task is cancelled.
+    @inlinable func enqueue(_ work: @escaping Work, outcome: Outcome, id: UInt64?, unlessCancelled: Bool) -> UInt64? {
+        let (queued, schedule, reached) = state.withLock { state -> (UInt64?, Bool, [@Sendable () -> Void]) in
+            guard !(unlessCancelled && Task.isCancelled) else { return (nil, false, []) }
+            if id == nil { state.nextID += 1 }
+            let number = id ?? state.nextID
+            state.queued.append(Waiting(id: number, work: work, outcome: outcome))
             defer { state.isScheduled = true }
-            return (state.nextID, !state.isScheduled, state.reachedWatchers())
+            return (number, !state.isScheduled, state.reachedWatchers())
         }
         for action in reached { action() }
         if schedule { scheduleGroup() }
-        return id
+        return queued
     }
 
     /// Gives up the save `id` made by ``submit(_:completion:)``, as cancelling ``save(_:)``'s
