@@ -54,6 +54,8 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // sched_getattr(2) and sched_setattr(2), which glibc does not wrap: the daemon's time slice.
+        .systemLibrary(name: "CScheduler"),
         // The system's libedit (Debian: libedit-dev): line editing and history for modelctl shell.
         .systemLibrary(
             name: "CEditLine",
@@ -197,7 +199,7 @@ let package = Package(
         .executableTarget(
             name: "modeld",
             dependencies: [
-                "ModelServer", "ModelWire", "ManualPages", "StandardBackends",
+                "ModelServer", "ModelWire", "ManualPages", "StandardBackends", "CScheduler",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -9,6 +9,8 @@ import ModelWire
 struct DaemonSettings {
     var server: ServerConfiguration
     var logLevel: Logger.Level
+    /// The scheduler time slice to ask for (``TimeSlice``); 0 keeps the kernel's.
+    var timeSliceMicroseconds = TimeSlice.defaultMicroseconds
 
     init(flags: Modeld, environment: [String: String], userID: UInt32) throws {
         func value(_ flag: String?, _ variable: String) -> String? {
@@ -118,6 +120,13 @@ struct DaemonSettings {
         }
         if let store = flags.defaultStore ?? environment["MODELD_DEFAULT_STORE"] {
             server.defaultStore = store.isEmpty ? nil : store
+        }
+        if let text = flags.timeSlice.map(String.init) ?? value(nil, "MODELD_TIME_SLICE") {
+            guard let microseconds = Int(text), microseconds == 0 || TimeSlice.allowed.contains(microseconds) else {
+                throw ValidationError(
+                    "time slice '\(text)' must be 0 (the kernel's) or 100 to 100000 microseconds")
+            }
+            timeSliceMicroseconds = microseconds
         }
         let level = value(flags.logLevel, "MODELD_LOG_LEVEL") ?? "info"
         guard let parsed = Logger.Level(rawValue: level.lowercased()) else {

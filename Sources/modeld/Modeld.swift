@@ -151,6 +151,13 @@ struct Modeld: AsyncParsableCommand {
         help: "A store to create at start-up if missing; '' for none (default 'default'). [MODELD_DEFAULT_STORE]")
     var defaultStore: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The time slice modeld's threads ask Linux's scheduler for, in microseconds: 100 to 100000, or 0 to keep the kernel's (default 100). [MODELD_TIME_SLICE]",
+            valueName: "microseconds"))
+    var timeSlice: Int?
+
     @Flag(
         name: .customLong("manual"), help: ArgumentHelp("Print modeld's man page (roff) and exit.", visibility: .hidden)
     )
@@ -166,6 +173,8 @@ struct Modeld: AsyncParsableCommand {
         let systemd = SystemdEnvironment(environment: environment)
         SystemdEnvironment.clearInherited()
         var settings = try DaemonSettings(flags: self, environment: environment, userID: geteuid())
+        // Before the event loops and the writer's threads exist: they inherit it.
+        let timeSlice = TimeSlice.request(microseconds: settings.timeSliceMicroseconds)
         if let sockets = systemd.activatedSockets {
             // Socket activation: systemd bound the sockets (and set their mode and group): the
             // gRPC one, and the framed one at `<path>.frames` when the socket unit lists it.
@@ -185,6 +194,8 @@ struct Modeld: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "modeld")
+        let sliceLine = TimeSlice.describe(timeSlice, microseconds: settings.timeSliceMicroseconds)
+        if case .refused = timeSlice { logger.notice("\(sliceLine)") } else { logger.debug("\(sliceLine)") }
         // One registry for the daemon's metrics and the process's swift-metrics backend (the
         // storage layer's group-commit sizes record through it).
         let metrics = PrometheusCollectorRegistry()

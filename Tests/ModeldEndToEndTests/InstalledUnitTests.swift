@@ -149,6 +149,15 @@ import Testing
                 "\(refused.error)")
             let info = try await run("root", ["store", "info", "shop", "--format", "json"])
             #expect(info.output.contains("\"owner\":\"\(alice)\""), "\(info)")
+            // The unit's system call filter lets the daemon ask for its time slice (--time-slice):
+            // every thread of the service has it (the kernel's account of each, in nanoseconds).
+            let slices = try await systemd.run([
+                "sh", "-c",
+                "pid=$(systemctl show -p MainPID --value modeld.service); cat /proc/$pid/task/*/sched | grep '^se.slice'",
+            ])
+            let lines = slices.output.split(separator: "\n")
+            #expect(lines.count >= 4, "\(slices)")
+            #expect(lines.allSatisfy { $0.hasSuffix(" 100000") }, "\(slices)")
         } catch {
             Issue.record("what systemd and modeld printed: \(systemd.log.suffix(4000))")
             await systemd.shutDown(stopping: ["modeld.service", "modeld.socket"])

@@ -164,10 +164,10 @@ import Testing
         #expect(help.status == 0)
         for option in [
             "--socket ", "--socket-mode", "--data-dir", "--idle-timeout", "--max-sessions", "--max-message-size",
-            "--log-level", "--default-store",
+            "--log-level", "--default-store", "--time-slice",
             "MODELD_SOCKET", "MODELD_SOCKET_MODE", "MODELD_DATA_DIR", "MODELD_IDLE_TIMEOUT", "MODELD_MAX_SESSIONS",
             "MODELD_MAX_MESSAGE_SIZE",
-            "MODELD_LOG_LEVEL", "SIGTERM",
+            "MODELD_LOG_LEVEL", "MODELD_TIME_SLICE", "SIGTERM",
         ] {
             #expect(help.output.contains(option), "\(option) missing from:\n\(help.output)")
         }
@@ -179,6 +179,7 @@ import Testing
         (["--max-sessions", "0"], "max sessions must be at least 1"),
         (["--max-message-size", "12Q"], "max message size '12Q' must be between 64K and 1024M"),
         (["--log-level", "loud"], "log level 'loud' is not one of"),
+        (["--time-slice", "50"], "time slice '50' must be 0 (the kernel's) or 100 to 100000 microseconds"),
     ])
     func badSettingsAreUsageErrors(arguments: [String], message: String) async throws {
         let directory = try TemporaryDirectory.make(prefix: "mb")
