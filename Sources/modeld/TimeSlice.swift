@@ -33,18 +33,25 @@ enum TimeSlice {
     static func request(microseconds: Int) -> Outcome {
         guard microseconds > 0 else { return .left }
         let nanoseconds = UInt64(microseconds) * 1_000
-        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task"))?.compactMap {
-            pid_t($0)
-        }
-        // Without /proc, the calling thread alone (0).
-        let tids = threads.flatMap { $0.isEmpty ? nil : $0 } ?? [0]
-        for tid in tids {
-            let code = cscheduler_set_slice(tid, nanoseconds)
-            // A thread that ended meanwhile (ESRCH) needs nothing.
-            if code != 0 && code != ESRCH { return .refused(errno: code) }
+        // A thread started while the list is read copies its creator's slice, which may not be
+        // set yet: the list is read again until it shows no thread not yet asked for.
+        var asked = Set<pid_t>()
+        for _ in 0..<4 {
+            let listed = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task"))?.compactMap {
+                pid_t($0)
+            }
+            // Without /proc, the calling thread alone (0).
+            let fresh = (listed.flatMap { $0.isEmpty ? nil : $0 } ?? [0]).filter { !asked.contains($0) }
+            if fresh.isEmpty { break }
+            for tid in fresh {
+                let code = cscheduler_set_slice(tid, nanoseconds)
+                // A thread that ended meanwhile (ESRCH) needs nothing.
+                if code != 0 && code != ESRCH { return .refused(errno: code) }
+                asked.insert(tid)
+            }
         }
         guard cscheduler_slice(0) == Int64(nanoseconds) else { return .notSupported }
-        return .set(threads: tids.count)
+        return .set(threads: asked.count)
     }
 
     /// A line for the log: what was asked and what came of it.
