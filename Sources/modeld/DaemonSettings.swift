@@ -124,7 +124,8 @@ struct DaemonSettings {
         if let text = flags.timeSlice.map(String.init) ?? value(nil, "MODELD_TIME_SLICE") {
             guard let microseconds = Int(text), microseconds == 0 || TimeSlice.allowed.contains(microseconds) else {
                 throw ValidationError(
-                    "time slice '\(text)' must be 0 (the kernel's) or 100 to 100000 microseconds")
+                    "time slice '\(text)' must be 0 (the kernel's) or \(TimeSlice.allowed.lowerBound) to \(TimeSlice.allowed.upperBound) microseconds"
+                )
             }
             timeSliceMicroseconds = microseconds
         }

@@ -14,9 +14,10 @@ import Foundation
 enum TimeSlice {
     /// The default: the shortest slice Linux takes.
     static let defaultMicroseconds = 100
+    /// What Linux takes: 100 µs to 100 ms.
     static let allowed = 100...100_000
 
-    enum Outcome: Equatable {
+    enum Outcome {
         /// Every thread asked; `threads` of them.
         case set(threads: Int)
         /// The kernel keeps its own slices (before 6.12: the slice read back is not the one asked).

@@ -166,7 +166,9 @@ import Testing
         await systemd.shutDown(stopping: ["modeld.service", "modeld.socket"])
     }
 
-    static func insertTrip(_ name: String, into store: String, _ client: DaemonClient) async throws {
+    /// Saves a trip named `name` (its destination the same) in `store`; the save's result.
+    @discardableResult
+    static func insertTrip(_ name: String, into store: String, _ client: DaemonClient) async throws -> SaveOutcome {
         let now = Timestamp(Date())
         let saved = try await client.apply(
             [
@@ -179,5 +181,6 @@ import Testing
                     relationships: [:], id: nil)
             ], in: store)
         #expect(saved.remappedIdentifiers.count == 1)
+        return saved
     }
 }

@@ -15,10 +15,7 @@ import Testing
     /// request, by threads that had it), runs with the default 100 µs slice.
     @Test func everyThreadOfTheDaemonRunsWithTheSliceItAskedFor() async throws {
         try #require(kernelTakesASlice, "Linux 6.12 or later takes a time slice; this is \(kernelRelease)")
-        let daemon = try await ModeldProcess.launch()
-        defer { Task { await daemon.remove() } }
-        try await Self.saveAndRead(daemon)
-        let slices = try Self.slices(of: daemon.processIdentifier)
+        let slices = try await Self.slicesOfADaemonInUse()
         #expect(slices.count >= 4, "the daemon's threads: \(slices)")
         #expect(slices.values.allSatisfy { $0 == 100_000 }, "slices by thread: \(slices)")
     }
@@ -26,39 +23,37 @@ import Testing
     /// `--time-slice 250` asks for 250 µs; `MODELD_TIME_SLICE=0` keeps the kernel's own.
     @Test func theSliceIsSetByFlagOrVariableAndZeroKeepsTheKernels() async throws {
         try #require(kernelTakesASlice, "Linux 6.12 or later takes a time slice; this is \(kernelRelease)")
-        let asked = try await ModeldProcess.launch(arguments: ["--time-slice", "250"])
-        try await Self.saveAndRead(asked)
-        let askedSlices = try Self.slices(of: asked.processIdentifier)
+        let askedSlices = try await Self.slicesOfADaemonInUse(arguments: ["--time-slice", "250"])
         #expect(askedSlices.values.allSatisfy { $0 == 250_000 }, "\(askedSlices)")
-        await asked.remove()
 
-        let kept = try await ModeldProcess.launch(environment: ["MODELD_TIME_SLICE": "0"])
-        try await Self.saveAndRead(kept)
-        let keptSlices = try Self.slices(of: kept.processIdentifier)
+        let keptSlices = try await Self.slicesOfADaemonInUse(environment: ["MODELD_TIME_SLICE": "0"])
         // The kernel's default (sysctl_sched_base_slice scaled by the CPUs): what this test runs with.
         let own = try Self.slices(of: getpid())
         let kernels = try #require(own.values.first)
         #expect(kernels != 100_000 && kernels != 250_000)
         #expect(keptSlices.values.allSatisfy { $0 == kernels }, "\(keptSlices) against the kernel's \(kernels)")
-        await kept.remove()
     }
 
-    /// A save (the writer's thread) and a read (a reader's), so that the threads they run on exist.
-    static func saveAndRead(_ daemon: ModeldProcess) async throws {
-        try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
-            _ = try await client.createStore("slices", schema: SampleTrips.schema)
-            let saved = try await client.apply(
-                [
-                    .insert(
-                        entity: "Trip",
-                        attributes: [
-                            "name": .string("Lisbon"), "destination": .string("Lisbon"),
-                            "startDate": .date(Timestamp(Date())), "endDate": .date(Timestamp(Date())),
-                        ], relationships: [:], id: nil)
-                ], in: "slices")
-            let id = try #require(saved.remappedIdentifiers.values.first)
-            let read = try await client.objects([id], in: "slices")
-            #expect(read.first?.attributes["name"] == .string("Lisbon"))
+    /// The slices of a daemon launched with `arguments` and `environment`, read after a save (the
+    /// writer's thread) and a read (a reader's), so that the threads they run on exist.
+    static func slicesOfADaemonInUse(arguments: [String] = [], environment: [String: String] = [:]) async throws
+        -> [String: Int]
+    {
+        let daemon = try await ModeldProcess.launch(arguments: arguments, environment: environment)
+        do {
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                _ = try await client.createStore("slices", schema: SampleTrips.schema)
+                let saved = try await InstalledUnitTests.insertTrip("Lisbon", into: "slices", client)
+                let id = try #require(saved.remappedIdentifiers.values.first)
+                let read = try await client.objects([id], in: "slices")
+                #expect(read.first?.attributes["name"] == .string("Lisbon"))
+            }
+            let slices = try slices(of: daemon.processIdentifier)
+            await daemon.remove()
+            return slices
+        } catch {
+            await daemon.remove()
+            throw error
         }
     }
 
