@@ -16,6 +16,26 @@ extension ModeldWorkloads {
         }
     }
 
+    /// Point reads from one blocking connection on a thread of its own for `seconds`, after a
+    /// warm-up of 200: reads per second, and their latencies. Timed as pgbench's run is, for as
+    /// long: a run of a few thousand reads (50 ms) measured wherever the scheduler had just put
+    /// the new thread, before it settled (see docs/performance.md).
+    func blockingPointReads(seconds: Double, rows: Int, seed: UInt64) async throws -> (rate: Double, Latencies) {
+        let reading = Reading(socketPath: socketPath, store: store, storeIdentifier: storeIdentifier, rows: rows)
+        return try await Self.onThread {
+            let client = try BlockingDaemonClient(socketPath: reading.socketPath)
+            defer { client.close() }
+            _ = try reading.reads(client, count: 200, seed: seed &+ 1)
+            let clock = ContinuousClock(), began = clock.now, deadline = began + .seconds(seconds)
+            var latencies = Latencies(), seed = seed
+            while clock.now < deadline {
+                latencies.append(contentsOf: try reading.reads(client, count: 50, seed: seed))
+                seed &+= 1
+            }
+            return (Double(latencies.count) / (clock.now - began).seconds, latencies)
+        }
+    }
+
     /// Point reads from `clients` blocking connections, a thread each, for `seconds`: reads per
     /// second over all of them, and their latencies.
     func concurrentBlockingPointReads(clients: Int, seconds: Double, rows: Int) async throws -> (
