@@ -4,15 +4,15 @@
 
 /// How the daemon shares out its file descriptors (`RLIMIT_NOFILE`), so that it never runs out
 /// of them for what it has already promised: a few for itself, three for each streaming-fetch
-/// slot (a reader connection of its own: the database and its WAL, and one spare), eight for each
-/// store (the writer and two readers, two each, the shared-memory index, and one spare), and one
+/// slot (a reader connection of its own: the database and its WAL, and one spare), ten for each
+/// store (the writer and three readers, two each, the shared-memory index, and one spare), and one
 /// for each client connection. Connections get at most half of what remains after the daemon's
 /// own share and the streaming slots, and never more than `--max-connections`; stores the rest.
 struct DescriptorBudget: Sendable {
     /// Descriptors the daemon keeps for itself: standard streams, its event loops' epoll and
     /// event descriptors, its lock files, listening sockets, logs, and files opened for a moment.
     static let reserved = 64
-    static let perStore = 8
+    static let perStore = 10
     static let perStreamingFetch = 3
 
     /// The soft limit in force.

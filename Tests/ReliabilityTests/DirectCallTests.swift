@@ -32,7 +32,7 @@ import Testing
                 }
             }
             // Uninterrupted, one slow query keeps a reader for about 40 s on an idle machine;
-            // the store has two readers. The deadline leaves room for a loaded test run.
+            // the store has three readers. The deadline leaves room for a loaded test run.
             try await withQueryClient(store, transport) { queries in
                 var generous = CallOptions.defaults
                 generous.timeout = .seconds(20)

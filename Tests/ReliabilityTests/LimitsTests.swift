@@ -100,7 +100,7 @@ import Testing
                 }
                 // …and a quick query still answers within its own deadline: 20 s, room for a
                 // loaded machine (the whole suite on two cores) yet far less than the six slow
-                // queries would hold both readers for had they not been interrupted.
+                // queries would hold the readers for had they not been interrupted.
                 var generous = CallOptions.defaults
                 generous.timeout = .seconds(20)
                 let count = try await queries.count(
