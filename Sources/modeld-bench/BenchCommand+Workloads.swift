@@ -38,7 +38,7 @@ extension BenchCommand {
                 let (rate, latencies) = try await workloads.blockingPointReads(
                     seconds: seconds, rows: rows, seed: UInt64(round + 2))
                 let daemonAfter = ProcessStats.of(daemon.processIdentifier), clientAfter = ProcessStats.ofSelf()
-                let reads = Double(latencies.count + 200)
+                let reads = Double(latencies.count + ModeldWorkloads.blockingWarmUpReads)
                 daemonWakeUps = Double(ProcessStats.wakeUps(from: daemonBefore, to: daemonAfter)) / reads
                 clientWakeUps = Double(ProcessStats.wakeUps(from: clientBefore, to: clientAfter)) / reads
                 modeldRates.append(rate)

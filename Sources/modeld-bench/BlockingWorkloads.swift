@@ -16,8 +16,11 @@ extension ModeldWorkloads {
         }
     }
 
-    /// Point reads from one blocking connection on a thread of its own for `seconds`, after a
-    /// warm-up of 200: reads per second, and their latencies. Timed as pgbench's run is, for as
+    /// Untimed reads before ``blockingPointReads(seconds:rows:seed:)`` times its own.
+    static let blockingWarmUpReads = 200
+
+    /// Point reads from one blocking connection on a thread of its own for `seconds`, after
+    /// ``blockingWarmUpReads`` untimed: reads per second, and their latencies. Timed as pgbench's run is, for as
     /// long: a run of a few thousand reads (50 ms) measured wherever the scheduler had just put
     /// the new thread, before it settled (see docs/performance.md).
     func blockingPointReads(seconds: Double, rows: Int, seed: UInt64) async throws -> (rate: Double, Latencies) {
@@ -25,14 +28,10 @@ extension ModeldWorkloads {
         return try await Self.onThread {
             let client = try BlockingDaemonClient(socketPath: reading.socketPath)
             defer { client.close() }
-            _ = try reading.reads(client, count: 200, seed: seed &+ 1)
-            let clock = ContinuousClock(), began = clock.now, deadline = began + .seconds(seconds)
-            var latencies = Latencies(), seed = seed
-            while clock.now < deadline {
-                latencies.append(contentsOf: try reading.reads(client, count: 50, seed: seed))
-                seed &+= 1
-            }
-            return (Double(latencies.count) / (clock.now - began).seconds, latencies)
+            _ = try reading.reads(client, count: Self.blockingWarmUpReads, seed: seed &+ 1)
+            let began = ContinuousClock.now
+            let latencies = try reading.reads(client, until: began + .seconds(seconds), seed: seed)
+            return (Double(latencies.count) / (ContinuousClock.now - began).seconds, latencies)
         }
     }
 
@@ -51,13 +50,8 @@ extension ModeldWorkloads {
                     let client = try BlockingDaemonClient(socketPath: reading.socketPath)
                     defer { client.close() }
                     _ = try reading.reads(client, count: 20, seed: 7)
-                    let deadline = ready.arrive() + .seconds(seconds)
-                    var latencies = Latencies(), seed = UInt64(index + 1) * 7_777
-                    while ContinuousClock.now < deadline {
-                        latencies.append(contentsOf: try reading.reads(client, count: 50, seed: seed))
-                        seed &+= 1
-                    }
-                    return latencies
+                    return try reading.reads(
+                        client, until: ready.arrive() + .seconds(seconds), seed: UInt64(index + 1) * 7_777)
                 }
             }
         }
@@ -73,6 +67,18 @@ extension ModeldWorkloads {
         let store: String
         let storeIdentifier: UUID
         let rows: Int
+
+        /// Point reads of random rows, 50 at a time, until `deadline`; each 50 from the next seed.
+        func reads(_ client: BlockingDaemonClient, until deadline: ContinuousClock.Instant, seed: UInt64) throws
+            -> Latencies
+        {
+            var latencies = Latencies(), seed = seed
+            while ContinuousClock.now < deadline {
+                latencies.append(contentsOf: try reads(client, count: 50, seed: seed))
+                seed &+= 1
+            }
+            return latencies
+        }
 
         /// `count` point reads of random rows, one after another.
         func reads(_ client: BlockingDaemonClient, count: Int, seed: UInt64) throws -> Latencies {
