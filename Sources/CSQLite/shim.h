@@ -1,4 +1,5 @@
 #include <sqlite3.h>
+#include "wal_buffer.h"
 
 // SQLITE_TRANSIENT is a macro over a cast Swift cannot import; this gives it a name.
 static inline sqlite3_destructor_type csqlite_transient(void) { return SQLITE_TRANSIENT; }

@@ -21,6 +21,12 @@ final class SQLiteConnection {
     /// in ten of the daemon's futex calls).
     private static let configureSQLite: Void = { _ = csqlite_disable_memory_statistics() }()
 
+    /// The VFS the writer opens its file through: the default one with the writes to the WAL
+    /// gathered into one per commit (`Sources/CSQLite/wal_buffer.h`); nil, for the default
+    /// itself, if it could not be registered.
+    private static let writerVFS: String? =
+        csqlite_wal_buffer_register() == SQLITE_OK ? CSQLITE_WAL_BUFFER_VFS : nil
+
     private(set) var handle: OpaquePointer?
     let path: String
     let role: Role
@@ -50,9 +56,10 @@ final class SQLiteConnection {
     /// The first region of the file's shared memory, once mapped (``walIndexRegion()``).
     private var sharedRegion: UnsafePointer<UInt8>?
 
-    /// Opens `path` (creating the file when `role` is the writer), registers modeld's SQL
-    /// functions and collation, and sets WAL, synchronous=FULL (writer), the memory map of the
-    /// file (readers: ``csqlite_map_file_for_reading``) and the busy timeout.
+    /// Opens `path` (creating the file when `role` is the writer, through ``writerVFS``),
+    /// registers modeld's SQL functions and collation, and sets WAL, synchronous=FULL (writer),
+    /// the memory map of the file (readers: ``csqlite_map_file_for_reading``) and the busy
+    /// timeout.
     init(path: String, role: Role) throws(ModelError) {
         self.path = path
         self.role = role
@@ -60,7 +67,12 @@ final class SQLiteConnection {
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         if role == .writer { flags |= SQLITE_OPEN_CREATE }
-        let code = sqlite3_open_v2(path, &db, flags, nil)
+        let code =
+            if role == .writer, let vfs = Self.writerVFS {
+                sqlite3_open_v2(path, &db, flags, vfs)
+            } else {
+                sqlite3_open_v2(path, &db, flags, nil)
+            }
         guard code == SQLITE_OK, let db else {
             let error = ModelError.sqlite(code, db: db)
             sqlite3_close_v2(db)
