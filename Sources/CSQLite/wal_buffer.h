@@ -82,9 +82,14 @@ static inline int csqlite_wal_flush(csqlite_buffered_file *file) {
     return SQLITE_OK;
 }
 
+// Before anything but a write of a WAL: what it buffered, written (nothing for other files).
+static inline int csqlite_wal_settle(csqlite_buffered_file *file) {
+    return file->isWAL ? csqlite_wal_flush(file) : SQLITE_OK;
+}
+
 static inline int csqlite_wal_close(sqlite3_file *base) {
     csqlite_buffered_file *file = (csqlite_buffered_file *)base;
-    int flushed = file->isWAL ? csqlite_wal_flush(file) : SQLITE_OK;
+    int flushed = csqlite_wal_settle(file);
     if (file->isWAL && file->database && file->database->wal == file) file->database->wal = 0;
     if (!file->isWAL && file->wal) file->wal->database = 0;
     free(file->buffer);
@@ -95,10 +100,8 @@ static inline int csqlite_wal_close(sqlite3_file *base) {
 
 static inline int csqlite_wal_read(sqlite3_file *base, void *out, int amount, sqlite3_int64 offset) {
     csqlite_buffered_file *file = (csqlite_buffered_file *)base;
-    if (file->isWAL) {
-        int code = csqlite_wal_flush(file);
-        if (code != SQLITE_OK) return code;
-    }
+    int code = csqlite_wal_settle(file);
+    if (code != SQLITE_OK) return code;
     return file->real->pMethods->xRead(file->real, out, amount, offset);
 }
 
@@ -153,28 +156,22 @@ static inline int csqlite_wal_write(sqlite3_file *base, const void *bytes, int a
 
 static inline int csqlite_wal_truncate(sqlite3_file *base, sqlite3_int64 size) {
     csqlite_buffered_file *file = (csqlite_buffered_file *)base;
-    if (file->isWAL) {
-        int code = csqlite_wal_flush(file);
-        if (code != SQLITE_OK) return code;
-    }
+    int code = csqlite_wal_settle(file);
+    if (code != SQLITE_OK) return code;
     return file->real->pMethods->xTruncate(file->real, size);
 }
 
 static inline int csqlite_wal_sync(sqlite3_file *base, int flags) {
     csqlite_buffered_file *file = (csqlite_buffered_file *)base;
-    if (file->isWAL) {
-        int code = csqlite_wal_flush(file);
-        if (code != SQLITE_OK) return code;
-    }
+    int code = csqlite_wal_settle(file);
+    if (code != SQLITE_OK) return code;
     return file->real->pMethods->xSync(file->real, flags);
 }
 
 static inline int csqlite_wal_file_size(sqlite3_file *base, sqlite3_int64 *size) {
     csqlite_buffered_file *file = (csqlite_buffered_file *)base;
-    if (file->isWAL) {
-        int code = csqlite_wal_flush(file);
-        if (code != SQLITE_OK) return code;
-    }
+    int code = csqlite_wal_settle(file);
+    if (code != SQLITE_OK) return code;
     return file->real->pMethods->xFileSize(file->real, size);
 }
 
@@ -195,10 +192,8 @@ static inline int csqlite_wal_check_reserved_lock(sqlite3_file *base, int *out) 
 
 static inline int csqlite_wal_file_control(sqlite3_file *base, int op, void *argument) {
     csqlite_buffered_file *file = (csqlite_buffered_file *)base;
-    if (file->isWAL) {
-        int code = csqlite_wal_flush(file);
-        if (code != SQLITE_OK) return code;
-    }
+    int code = csqlite_wal_settle(file);
+    if (code != SQLITE_OK) return code;
     return file->real->pMethods->xFileControl(file->real, op, argument);
 }
 
