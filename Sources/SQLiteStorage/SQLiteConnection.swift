@@ -1,5 +1,4 @@
 import CSQLite
-import Synchronization
 import Foundation
 import ModelCore
 import ModelStorage
@@ -67,12 +66,7 @@ final class SQLiteConnection {
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         if role == .writer { flags |= SQLITE_OPEN_CREATE }
-        let code =
-            if role == .writer, let vfs = Self.writerVFS {
-                sqlite3_open_v2(path, &db, flags, vfs)
-            } else {
-                sqlite3_open_v2(path, &db, flags, nil)
-            }
+        let code = sqlite3_open_v2(path, &db, flags, role == .writer ? Self.writerVFS : nil)
         guard code == SQLITE_OK, let db else {
             let error = ModelError.sqlite(code, db: db)
             sqlite3_close_v2(db)
@@ -366,47 +360,5 @@ final class SQLiteConnection {
             }
             throw error
         }
-    }
-}
-
-/// What SQLite's progress handler checks to stop a statement: a flag that one thread sets while
-/// another runs the statement, and a budget of progress-handler calls for a job run on the
-/// caller's thread (see ``ConnectionQueue/runHere(withinBudget:_:)``).
-final class CancellationFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-    /// Progress-handler calls left before a budgeted job stops; negative while there is no budget.
-    private let budget = Atomic<Int>(-1)
-    private let overBudget = Atomic<Bool>(false)
-
-    var isSet: Bool { value.load(ordering: .acquiring) }
-
-    func set(_ isSet: Bool) {
-        value.store(isSet, ordering: .releasing)
-    }
-
-    /// Whether the statement running should stop: cancelled, or out of its budget. Called by the
-    /// progress handler, on the thread running the statement.
-    func shouldStop() -> Bool {
-        if isSet { return true }
-        let left = budget.load(ordering: .relaxed)
-        guard left >= 0 else { return false }
-        if left == 0 {
-            overBudget.store(true, ordering: .relaxed)
-            return true
-        }
-        budget.store(left - 1, ordering: .relaxed)
-        return false
-    }
-
-    /// Gives the statements that run from now on `calls` progress-handler calls between them.
-    func startBudget(_ calls: Int) {
-        overBudget.store(false, ordering: .relaxed)
-        budget.store(calls, ordering: .relaxed)
-    }
-
-    /// Ends the budget; whether a statement was stopped for running out of it.
-    func endBudget() -> Bool {
-        budget.store(-1, ordering: .relaxed)
-        return overBudget.exchange(false, ordering: .relaxed)
     }
 }

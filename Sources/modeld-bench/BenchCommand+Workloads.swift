@@ -24,7 +24,6 @@ extension BenchCommand {
         var postgresCosts = PostgresCosts()
         try await DaemonClient.withClient(socketPath: workloads.socketPath) { client in
             _ = try await workloads.pointReads(200, rows: rows, client: client, seed: 1)
-            _ = try await workloads.blockingPointReads(200, rows: rows, seed: 1)
             for round in 0..<rounds {
                 let count = 2_000
                 let (asynchronous, asyncElapsed) = try await measure {

@@ -6,16 +6,6 @@ import Synchronization
 /// Point reads through modeld's blocking client (`BlockingDaemonClient`): each connection on a
 /// thread of its own, its calls blocking that thread, as pgbench's libpq connections are.
 extension ModeldWorkloads {
-    /// `count` point reads, one after another, from one blocking connection on a thread of its own.
-    func blockingPointReads(_ count: Int, rows: Int, seed: UInt64) async throws -> Latencies {
-        let reading = Reading(socketPath: socketPath, store: store, storeIdentifier: storeIdentifier, rows: rows)
-        return try await Self.onThread {
-            let client = try BlockingDaemonClient(socketPath: reading.socketPath)
-            defer { client.close() }
-            return try reading.reads(client, count: count, seed: seed)
-        }
-    }
-
     /// Untimed reads before ``blockingPointReads(seconds:rows:seed:)`` times its own.
     static let blockingWarmUpReads = 200
 
