@@ -61,7 +61,9 @@ struct HashAggregate {
 
     /// A table to count this aggregate's rows into.
     var emptyTable: GroupTable {
-        GroupTable(keyTypes: keyTypes, counterCount: descriptor.aggregations.count, groupLimit: groupLimit)
+        GroupTable(
+            keyTypes: keyTypes, counterCount: descriptor.aggregations.count, groupLimit: groupLimit,
+            countsEveryRow: descriptor.aggregations.allSatisfy { $0.keyPath == nil })
     }
 
     /// The aggregate's rows from `table`, counted: sorted and paged.

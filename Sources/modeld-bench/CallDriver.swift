@@ -25,6 +25,8 @@ struct CallDriver {
         case save32 = "save-32"
         /// ``read`` through the blocking client (`BlockingDaemonClient`), on a thread of its own.
         case blockingRead = "blocking-read"
+        /// The grouped count of workload 5: objects per category.
+        case groupedCount = "grouped-count"
     }
 
     let socketPath: String
@@ -92,6 +94,15 @@ struct CallDriver {
                 guard objects.count == 1 else { throw BenchError("read of \(id) returned \(objects.count) objects") }
             }
             _ = try await session?.close()
+        case .groupedCount:
+            let descriptor = AggregateDescriptor(
+                entityName: "Item", groupBy: [PropertyPath(["category"])], aggregations: [Aggregation("count", .count)])
+            for _ in 0..<count {
+                let rows = try await client.aggregate(descriptor, in: store)
+                guard rows.count == Dataset.categories else {
+                    throw BenchError("the grouped count gave \(rows.count) groups, not \(Dataset.categories)")
+                }
+            }
         case .save:
             let first = Int.random(in: 1_000_000..<1_000_000_000)
             for n in first..<first + count { try await client.apply([Dataset.insert(n)], in: store) }
