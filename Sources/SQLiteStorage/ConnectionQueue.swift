@@ -187,7 +187,9 @@ final class ConnectionQueue: @unchecked Sendable {
     /// Runs `body` with the connection on the calling thread, as ``runHere(_:)`` does, but stops
     /// its statements once they have run `budget` thousand virtual machine steps between them
     /// (a millisecond or so each): then nothing is returned, and the caller runs it on the queue.
-    /// `body` must only read, so that running it again is safe.
+    /// `body` must only read, so that running it again is safe. A body that knows before it
+    /// starts that it would run past the budget throws ``ReaderPool/BelongsOnQueue``, and
+    /// nothing is returned either.
     func runHere<T>(withinBudget budget: Int, _ body: (SQLiteConnection) throws -> T) throws -> T? {
         try inUse.withLock {
             let connection = try openedConnection()
@@ -198,6 +200,9 @@ final class ConnectionQueue: @unchecked Sendable {
                     let result = try body(connection)
                     _ = cancellation.endBudget()
                     return result
+                } catch is ReaderPool.BelongsOnQueue {
+                    _ = cancellation.endBudget()
+                    return nil
                 } catch {
                     if cancellation.endBudget() { return nil }
                     throw error

@@ -74,16 +74,9 @@ final class ParallelGroupScan: @unchecked Sendable { // Mutable state is guarded
         let connection = context.connection
         var compiler = context.compiler(for: entity)
         let sql = try compiler.groupScan(descriptor, keyRange: true)
-        // Two subqueries: each finds its end of the key b-tree, where `min(…), max(…)` in one
-        // SELECT scans the table (or a covering index).
-        let tableName = context.layout.table(for: entity).quoted
-        let rangeSQL = "SELECT (SELECT min(\"_pk\") FROM \(tableName)), (SELECT max(\"_pk\") FROM \(tableName))"
+        let rangeSQL = keyRangeSQL(entity, context: context)
         var range: (Int64, Int64)?
-        let mark = try connection.markSnapshot {
-            try connection.query(rangeSQL) { row in
-                if let low = row.optionalInt64(0), let high = row.optionalInt64(1) { range = (low, high) }
-            }
-        }
+        let mark = try connection.markSnapshot { range = try keyRange(rangeSQL, on: connection) }
         let parts =
             range.map { split($0.0...$0.1, partKeys: options.partKeys, maximumParts: options.maximumParts) } ?? []
         guard let mark, helpers.count > 0, parts.count >= options.minimumParts else {
@@ -99,6 +92,37 @@ final class ParallelGroupScan: @unchecked Sendable { // Mutable state is guarded
             sql: sql, parameters: compiler.parameters, rangeSQL: rangeSQL, parts: parts, mark: mark, table: table)
         options.afterLeaderSnapshot?()
         return try scan.lead(connection, table: table, helpers: helpers, waitForHelpers: options.leaderWaitsForHelpers)
+    }
+
+    /// Whether a count of `entity`'s rows would be split into parts (its keys span at least
+    /// `options.minimumParts` of them), found with two look-ups at the ends of its key b-tree.
+    /// Such a count is not tried on the calling thread: a count of 10,000 rows or so runs past
+    /// ``ReaderPool/hereBudget``, and the rows it had counted there were counted again on the
+    /// reader's queue (a millisecond and more of a 200,000-row count's ten).
+    static func wouldSplit(_ entity: ResolvedEntity, context: ReadContext, options: Options) throws -> Bool {
+        guard let (low, high) = try keyRange(keyRangeSQL(entity, context: context), on: context.connection) else {
+            return false
+        }
+        let parts = split(low...high, partKeys: options.partKeys, maximumParts: options.maximumParts)
+        return parts.count >= options.minimumParts
+    }
+
+    /// The statement of a table's lowest and highest keys: two subqueries, each of which finds
+    /// its end of the key b-tree, where `min(…), max(…)` in one SELECT scans the table (or a
+    /// covering index).
+    private static func keyRangeSQL(_ entity: ResolvedEntity, context: ReadContext) -> String {
+        let tableName = context.layout.table(for: entity).quoted
+        return "SELECT (SELECT min(\"_pk\") FROM \(tableName)), (SELECT max(\"_pk\") FROM \(tableName))"
+    }
+
+    /// The lowest and highest keys `rangeSQL` (``keyRangeSQL(_:context:)``) finds; nil for an
+    /// empty table.
+    private static func keyRange(_ rangeSQL: String, on connection: SQLiteConnection) throws -> (Int64, Int64)? {
+        var range: (Int64, Int64)?
+        try connection.query(rangeSQL) { row in
+            if let low = row.optionalInt64(0), let high = row.optionalInt64(1) { range = (low, high) }
+        }
+        return range
     }
 
     /// `range` in parts of `partKeys` keys (the last may be shorter), or of more keys where that

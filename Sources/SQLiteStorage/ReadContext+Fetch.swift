@@ -127,6 +127,19 @@ extension ReadContext {
         return prefetched
     }
 
+    /// Whether ``aggregate(_:hashedGroupLimit:split:)`` with `options` would split the
+    /// aggregate's scan over the readers (``ParallelGroupScan/wouldSplit(_:context:options:)``):
+    /// a grouped count in a hash table, without an overlay, over a table large enough.
+    func wouldSplit(_ descriptor: AggregateDescriptor, hashedGroupLimit: Int, options: ParallelGroupScan.Options)
+        throws -> Bool
+    {
+        let entity = try schema.entity(descriptor.entityName)
+        guard overlay.prefix.isEmpty,
+            HashAggregate(descriptor, entity: entity, schema: schema, groupLimit: hashedGroupLimit) != nil
+        else { return false }
+        return try ParallelGroupScan.wouldSplit(entity, context: self, options: options)
+    }
+
     /// Runs a validated aggregate: a grouped count in a hash table as SQLite scans
     /// (``HashAggregate``) of at most `hashedGroupLimit` groups where one applies (`hashed` is
     /// then true), otherwise with SQLite's GROUP BY. With `split`, the hash table's scan is split

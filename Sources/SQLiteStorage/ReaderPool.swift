@@ -31,7 +31,12 @@ final class ReaderPool: Sendable {
     /// the reader's queue: a millisecond or two.
     static let hereBudget = 64
 
-    /// Reads that ran past ``hereBudget`` and moved to their reader's queue.
+    /// Thrown by a read tried on the calling thread (``Placement/hereWithinBudget``,
+    /// ``run(tryingHere:otherwise:)``) that finds, before it starts its work, that the work
+    /// would run past ``hereBudget``: it moves to the reader's queue at once.
+    struct BelongsOnQueue: Error {}
+
+    /// Reads that ran past ``hereBudget`` (or found they would) and moved to their reader's queue.
     var movedToQueue: Int { moved.load(ordering: .relaxed) }
     private let moved = Atomic(0)
 

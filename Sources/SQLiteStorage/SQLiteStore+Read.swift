@@ -151,7 +151,19 @@ extension SQLiteStore {
         }
         guard overlay?.isEmpty ?? true else { return try await readers.run(.queue, read) }
         var short: ((SQLiteConnection) throws -> AggregateOutcome)?
-        if tryHere { short = read }
+        if tryHere {
+            // A grouped count the readers would split goes to the queue without counting here.
+            short = { connection in
+                try ReadContext.read(
+                    connection, layout: layout, storeIdentifier: storeIdentifier, singleStatement: true
+                ) { context in
+                    if try context.wouldSplit(validated, hashedGroupLimit: hashedGroupLimit, options: split) {
+                        throw ReaderPool.BelongsOnQueue()
+                    }
+                    return try context.aggregate(validated, hashedGroupLimit: hashedGroupLimit)
+                }
+            }
+        }
         return try await readers.run(tryingHere: short) { connection, helpers in
             // Not a single statement: the parts of a split count share this read transaction.
             try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier) {

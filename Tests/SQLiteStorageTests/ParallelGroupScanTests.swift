@@ -68,6 +68,33 @@ import Testing
         }
     }
 
+    /// A grouped count the readers would split goes to a reader's queue without being tried on
+    /// the calling thread, where it would have run past the budget and been counted again; a
+    /// table too small to split is counted on the calling thread.
+    @Test func aCountThatWouldBeSplitIsNotTriedOnTheCallingThread() async throws {
+        try await withStore(Catalog.schema) { store, _ in
+            let descriptor = AggregateDescriptor(
+                entityName: "Item", groupBy: ["label"], aggregations: [Aggregation("n", .count)])
+            // 20 keys: two parts of 16, as many as smallParts splits from.
+            try await store.insert(
+                "Item", (0..<20).map { ["title": .string("t\($0)"), "label": .string("l\($0 % 3)")] })
+            let split = try await store.aggregate(
+                descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit, split: Self.smallParts)
+            #expect(store.readsMovedToReaderQueues == 1)
+            #expect(split.hashed)
+            #expect(split.helpersJoined == store.readers.readerCount - 1, "split on the queue, with the helpers")
+            #expect(split.rows.map { $0["n"] } == [.int(7), .int(7), .int(6)])
+            // Without splitting from so few parts, the same count runs here, within the budget.
+            var whole = Self.smallParts
+            whole.minimumParts = 3
+            let here = try await store.aggregate(
+                descriptor, overlay: nil, hashedGroupLimit: HashAggregate.groupLimit, split: whole)
+            #expect(store.readsMovedToReaderQueues == 1)
+            #expect(here.helpersJoined == 0)
+            #expect(here.rows == split.rows)
+        }
+    }
+
     @Test func groupsPastTheLimitTogetherFallBackToGroupBy() async throws {
         try await withStore(Catalog.schema) { store, _ in
             try await store.insert("Item", (0..<120).map { ["title": .string("t\($0)"), "rank": .int(0)] })
