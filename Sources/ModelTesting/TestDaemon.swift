@@ -40,16 +40,51 @@ public final class TestDaemon: Sendable {
     /// `body` succeeds or throws. `configure` adjusts the daemon's settings (idle timeout, limits).
     /// With a `directory`, the daemon uses it (its socket and data inside) and leaves it in place,
     /// so that a later daemon can open the same stores.
+    ///
+    /// A daemon started again on a `directory` that a daemon of this process used before waits,
+    /// up to five seconds, for that daemon's lock to be let go everywhere: the earlier daemon
+    /// released it, but a child process another thread spawned meanwhile holds a copy of the
+    /// lock's descriptor until it has closed it (Foundation's `Process` closes every inherited
+    /// descriptor, one by one, before its `exec`), and the lock is held until the last copy is
+    /// closed. A start failed so once in a run of the suite, beside tests that spawn processes.
     public static func withDaemon<T: Sendable>(
         directory: URL? = nil, configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: (TestDaemon) async throws -> T
+    ) async throws -> T {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(5)
+        while true {
+            do {
+                return try await runDaemon(directory: directory, configure: configure, body)
+            } catch let StartFailure.lockedByThisProcess(error) {
+                guard clock.now < deadline else { throw error }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
+    /// Why ``runDaemon(directory:configure:_:)`` did not start a daemon that may start if asked
+    /// again: its data directory's or socket's lock is held under this process's own pid.
+    private enum StartFailure: Error {
+        case lockedByThisProcess(DaemonStartError)
+    }
+
+    private static func runDaemon<T: Sendable>(
+        directory: URL?, configure: (inout ServerConfiguration) -> Void, _ body: (TestDaemon) async throws -> T
     ) async throws -> T {
         let daemon = TestDaemon(directory: try directory ?? TemporaryDirectory.make(prefix: "mt"), configure: configure)
         defer { if directory == nil { try? FileManager.default.removeItem(at: daemon.directory) } }
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await daemon.daemon.run() }
             do {
-                try await daemon.daemon.waitUntilReady()
+                do {
+                    try await daemon.daemon.waitUntilReady()
+                } catch let error as DaemonStartError
+                    where directory != nil && error.description.contains("(pid \(getpid())) is already using")
+                {
+                    try? await group.waitForAll()
+                    throw StartFailure.lockedByThisProcess(error)
+                }
                 let result = try await body(daemon)
                 daemon.daemon.shutdown()
                 try await group.waitForAll()

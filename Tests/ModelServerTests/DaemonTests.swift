@@ -50,6 +50,31 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path), "the socket is removed at shutdown")
     }
 
+    /// A daemon started again on its directory in the same process waits for the earlier one's
+    /// lock to be let go: here a copy of it (as a child process spawned meanwhile holds one until
+    /// it closes it) is held for a moment after the first daemon stopped.
+    @Test func aRestartWaitsForTheLockACopyStillHolds() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "mw")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await TestDaemon.withDaemon(directory: directory) { daemon in
+            _ = try await daemon.withClient { try await $0.createStore("kept") }
+        }
+        // The lock file still names this process, as the first daemon left it.
+        let lockPath = directory.appendingPathComponent("data/modeld.lock").path
+        let copy = open(lockPath, O_RDWR | O_CLOEXEC)
+        #expect(copy >= 0)
+        #expect(flock(copy, LOCK_EX | LOCK_NB) == 0)
+        let released = Task {
+            try await Task.sleep(for: .milliseconds(300))
+            close(copy)
+        }
+        let stores = try await TestDaemon.withDaemon(directory: directory) { daemon in
+            try await daemon.withClient { try await $0.stores() }
+        }
+        try await released.value
+        #expect(stores.map(\.name) == ["kept"])
+    }
+
     /// A second daemon never steals a live daemon's socket or data directory.
     @Test func aLiveDaemonIsNotDisturbed() async throws {
         try await TestDaemon.withDaemon { first in
