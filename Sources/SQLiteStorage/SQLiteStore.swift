@@ -29,7 +29,8 @@ public final class SQLiteStore: StorageBackend, LabelledStorage {
     private let state: Mutex<State>
 
     /// Queries and aggregates that were tried on the caller's thread, ran past their budget there
-    /// and moved to a reader's queue (see ``ReaderPool/Placement/hereWithinBudget``).
+    /// (or found before starting that they would: a grouped count the readers split) and moved
+    /// to a reader's queue (see ``ReaderPool/Placement/hereWithinBudget``).
     public var readsMovedToReaderQueues: Int { readers.movedToQueue }
 
     /// What SQLite adds to a store file's path to name its other files: the file itself, its
