@@ -75,6 +75,12 @@ protocol MethodCaller: Sendable {
         _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T
     ) async throws -> T
 
+    /// Calls the aggregate `method` and reads its rows (``aggregate(_:_:)`` in
+    /// MethodCaller+Aggregate.swift).
+    nonisolated(nonsending) func aggregate<Request: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ request: Request
+    ) async throws -> [AggregateRow]
+
     /// Calls the `GetObjects` method `method` and reads its objects; with `store`, every URI
     /// must be one of that store's.
     nonisolated(nonsending) func objects<Request: SwiftProtobuf.Message>(

@@ -51,13 +51,12 @@ extension DaemonClient {
     /// Grouped aggregates, computed by the store.
     public func aggregate(_ descriptor: AggregateDescriptor, in store: String) async throws -> [AggregateRow] {
         try await call {
-            let response = try await unary(
+            try await aggregate(
                 Modeld_V1_QueryService.Method.Aggregate.self,
                 Modeld_V1_StoreAggregateRequest.with {
                     $0.store = store
                     $0.aggregate = descriptor.wire
                 })
-            return try response.rows.map { row throws(ModelError) in try [String: Value](wire: row.values) }
         }
     }
 

@@ -116,13 +116,12 @@ public final class RemoteSession: Sendable {
     /// Grouped aggregates as if the staged changes were saved.
     public func aggregate(_ descriptor: AggregateDescriptor) async throws -> [AggregateRow] {
         try await client.call {
-            let response = try await client.unary(
+            try await client.aggregate(
                 Modeld_V1_SessionService.Method.Aggregate.self,
                 Modeld_V1_SessionAggregateRequest.with {
                     $0.sessionID = id
                     $0.aggregate = descriptor.wire
                 })
-            return try response.rows.map { row throws(ModelError) in try [String: Value](wire: row.values) }
         }
     }
 

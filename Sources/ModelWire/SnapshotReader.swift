@@ -55,7 +55,7 @@ struct SnapshotReader: Sendable {
 
     /// A map entry: where its key's bytes are, and its value message if there is one.
     @inline(__always)
-    private static func entry(_ reader: ProtobufReader) throws(ModelError) -> (Range<Int>, ProtobufReader?) {
+    static func entry(_ reader: ProtobufReader) throws(ModelError) -> (Range<Int>, ProtobufReader?) {
         if let (key, value) = reader.plainEntry() { return (key, value) }
         var reader = reader
         var key = 0..<0, value: ProtobufReader?
@@ -70,7 +70,7 @@ struct SnapshotReader: Sendable {
     }
 
     @inline(__always)
-    private static func value(_ reader: ProtobufReader) throws(ModelError) -> Value {
+    static func value(_ reader: ProtobufReader) throws(ModelError) -> Value {
         var reader = reader
         var value = Value.null
         while let (field, type) = try reader.tag() {
