@@ -16,7 +16,7 @@ struct DaemonLifecycle {
         case ready(stop: Stop)
         case stopping
         case stopped
-        case failed(String)
+        case failed(DaemonStartError)
     }
 
     /// A move the state does not allow.
@@ -106,14 +106,14 @@ struct DaemonLifecycle {
             return .success(())
         case .stopping, .stopped:
             return .failure(DaemonStartError("the daemon has stopped"))
-        case .failed(let why):
-            return .failure(DaemonStartError(why))
+        case .failed(let error):
+            return .failure(error)
         }
     }
 
     /// ``ModelDaemon/run()`` returned (with `failure`, if it threw). Returns the waiters still
     /// waiting for start-up, which hear why it never came.
-    mutating func ended(failure: String?) -> [Waiter] {
+    mutating func ended(failure: DaemonStartError?) -> [Waiter] {
         let waiting: [Waiter] =
             switch state {
             case .created(let waiters, _), .starting(let waiters, _, _): waiters

@@ -52,9 +52,11 @@ public final class ModelDaemon: Service, Sendable {
         } catch {
             thrown = error
         }
-        let waiters = lifecycle.withLock { $0.ended(failure: thrown.map { "\($0)" }) }
-        let why = thrown.map { "\($0)" } ?? "the daemon stopped before it was ready"
-        for waiter in waiters { waiter.resume(throwing: DaemonStartError(why)) }
+        // Waiters hear the start error itself (a held lock's holder included), others as text.
+        let failure = thrown.map { ($0 as? DaemonStartError) ?? DaemonStartError("\($0)") }
+        let waiters = lifecycle.withLock { $0.ended(failure: failure) }
+        let why = failure ?? DaemonStartError("the daemon stopped before it was ready")
+        for waiter in waiters { waiter.resume(throwing: why) }
         if let thrown { throw thrown }
     }
 

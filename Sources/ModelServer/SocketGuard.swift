@@ -77,7 +77,8 @@ final class SocketGuard: Sendable {
                 : "?"
             close(fd)
             throw DaemonStartError(
-                "another modeld (pid \(pid)) is already using the \(what); stop it first or choose another")
+                "another modeld (pid \(pid)) is already using the \(what); stop it first or choose another",
+                lockHolder: Int32(pid))
         }
         let pid = "\(getpid())\n"
         _ = ftruncate(fd, 0)
@@ -125,5 +126,12 @@ final class SocketGuard: Sendable {
 /// Why the daemon could not start, in words an operator can act on.
 public struct DaemonStartError: Error, CustomStringConvertible, Sendable {
     public let description: String
-    init(_ description: String) { self.description = description }
+    /// For a data directory or socket another daemon holds: the process its lock file names, when
+    /// it names one.
+    public let lockHolder: Int32?
+
+    init(_ description: String, lockHolder: Int32? = nil) {
+        self.description = description
+        self.lockHolder = lockHolder
+    }
 }

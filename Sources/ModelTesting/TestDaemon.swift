@@ -47,9 +47,10 @@ public final class TestDaemon: Sendable {
     /// lock's descriptor until it has closed it (Foundation's `Process` closes every inherited
     /// descriptor, one by one, before its `exec`), and the lock is held until the last copy is
     /// closed. A start failed so once in a run of the suite, beside tests that spawn processes.
+    /// `whileLockHeld` is called each time a start finds the lock so held (for tests of the wait).
     public static func withDaemon<T: Sendable>(
         directory: URL? = nil, configure: (inout ServerConfiguration) -> Void = { _ in },
-        _ body: (TestDaemon) async throws -> T
+        whileLockHeld: () -> Void = {}, _ body: (TestDaemon) async throws -> T
     ) async throws -> T {
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(5)
@@ -58,6 +59,7 @@ public final class TestDaemon: Sendable {
                 return try await runDaemon(directory: directory, configure: configure, body)
             } catch let StartFailure.lockedByThisProcess(error) {
                 guard clock.now < deadline else { throw error }
+                whileLockHeld()
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
@@ -79,10 +81,7 @@ public final class TestDaemon: Sendable {
             do {
                 do {
                     try await daemon.daemon.waitUntilReady()
-                } catch let error as DaemonStartError
-                    where directory != nil && error.description.contains("(pid \(getpid())) is already using")
-                {
-                    try? await group.waitForAll()
+                } catch let error as DaemonStartError where directory != nil && error.lockHolder == getpid() {
                     throw StartFailure.lockedByThisProcess(error)
                 }
                 let result = try await body(daemon)

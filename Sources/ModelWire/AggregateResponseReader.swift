@@ -13,11 +13,11 @@ public enum AggregateResponseReader {
             var rows: [AggregateRow] = []
             var template = MapTemplate<Value>()
             while let (field, type) = try reader.tag() {
-                guard field == 1, type == 2 else {
+                if (field, type) == (1, 2) {
+                    rows.append(try row(reader.message(), template: &template))
+                } else {
                     try reader.skip(type)
-                    continue
                 }
-                rows.append(try row(reader.message(), template: &template))
             }
             return rows
         }
@@ -30,22 +30,11 @@ public enum AggregateResponseReader {
         var reader = reader
         var map = template.start()
         while let (field, type) = try reader.tag() {
-            guard field == 1, type == 2 else {
+            if (field, type) == (1, 2) {
+                try template.setValueEntry(from: &reader, in: &map)
+            } else {
                 try reader.skip(type)
-                continue
             }
-            if let (name, value) = try reader.plainValueEntry() {
-                try template.set(value, nameAt: name, of: reader, in: &map)
-                continue
-            }
-            let (name, message) = try SnapshotReader.entry(reader.message())
-            let value: Value
-            do {
-                value = try message.map(SnapshotReader.value) ?? .null
-            } catch {
-                throw error.naming(property: try reader.text(in: name))
-            }
-            try template.set(value, nameAt: name, of: reader, in: &map)
         }
         return template.finish(map)
     }

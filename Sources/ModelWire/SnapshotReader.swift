@@ -24,19 +24,7 @@ struct SnapshotReader: Sendable {
             switch (field, type) {
             case (1, 2): id = try reader.identifier(store: store, prefix: &uriPrefix)
             case (2, 0): version = Int64(bitPattern: try reader.varint())
-            case (3, 2):
-                if let (name, attribute) = try reader.plainValueEntry() {
-                    try attributes.set(attribute, nameAt: name, of: reader, in: &attributeMap)
-                    continue
-                }
-                let (name, value) = try Self.entry(reader.message())
-                let attribute: Value
-                do {
-                    attribute = try value.map(Self.value) ?? .null
-                } catch {
-                    throw error.naming(property: try reader.text(in: name))
-                }
-                try attributes.set(attribute, nameAt: name, of: reader, in: &attributeMap)
+            case (3, 2): try attributes.setValueEntry(from: &reader, in: &attributeMap)
             case (4, 2):
                 // An entry without a value reads as an empty one, which sets no kind.
                 let (name, value) = try Self.entry(reader.message())
@@ -55,7 +43,7 @@ struct SnapshotReader: Sendable {
 
     /// A map entry: where its key's bytes are, and its value message if there is one.
     @inline(__always)
-    static func entry(_ reader: ProtobufReader) throws(ModelError) -> (Range<Int>, ProtobufReader?) {
+    fileprivate static func entry(_ reader: ProtobufReader) throws(ModelError) -> (Range<Int>, ProtobufReader?) {
         if let (key, value) = reader.plainEntry() { return (key, value) }
         var reader = reader
         var key = 0..<0, value: ProtobufReader?
@@ -70,7 +58,7 @@ struct SnapshotReader: Sendable {
     }
 
     @inline(__always)
-    static func value(_ reader: ProtobufReader) throws(ModelError) -> Value {
+    fileprivate static func value(_ reader: ProtobufReader) throws(ModelError) -> Value {
         var reader = reader
         var value = Value.null
         while let (field, type) = try reader.tag() {
@@ -209,5 +197,28 @@ struct MapTemplate<Element: Sendable>: Sendable {
 
     private static func mask(_ count: Int) -> UInt64 {
         count >= 64 ? .max : (1 << UInt64(count)) - 1
+    }
+}
+
+extension MapTemplate where Element == Value {
+    /// Reads the `map<string, Value>` entry at `reader` (its length next) into `map`: in one
+    /// pass when it is laid out as writers write a short one (``ProtobufReader/plainValueEntry()``),
+    /// otherwise field by field, an entry without a value reading as NULL; a malformed value
+    /// throws naming its key. An object's attributes and an aggregate row's values
+    /// (``AggregateResponseReader``) are such maps.
+    @inline(__always)
+    mutating func setValueEntry(from reader: inout ProtobufReader, in map: inout Map) throws(ModelError) {
+        if let (name, value) = try reader.plainValueEntry() {
+            try set(value, nameAt: name, of: reader, in: &map)
+            return
+        }
+        let (name, message) = try SnapshotReader.entry(reader.message())
+        let value: Value
+        do {
+            value = try message.map(SnapshotReader.value) ?? .null
+        } catch {
+            throw error.naming(property: try reader.text(in: name))
+        }
+        try set(value, nameAt: name, of: reader, in: &map)
     }
 }

@@ -142,28 +142,19 @@ extension SQLiteStore {
         let layout = try await layout()
         let validated = try descriptor.validated(in: layout.schema, storeIdentifier: storeIdentifier)
         let storeIdentifier = storeIdentifier
-        let read: @Sendable (SQLiteConnection) throws -> AggregateOutcome = { connection in
+        // Tried here, a grouped count the readers would split goes to the queue without counting.
+        let read: @Sendable (SQLiteConnection, _ here: Bool) throws -> AggregateOutcome = { connection, here in
             try ReadContext.read(
                 connection, layout: layout, storeIdentifier: storeIdentifier, overlay: overlay, singleStatement: true
-            ) {
-                try $0.aggregate(validated, hashedGroupLimit: hashedGroupLimit)
-            }
-        }
-        guard overlay?.isEmpty ?? true else { return try await readers.run(.queue, read) }
-        var short: ((SQLiteConnection) throws -> AggregateOutcome)?
-        if tryHere {
-            // A grouped count the readers would split goes to the queue without counting here.
-            short = { connection in
-                try ReadContext.read(
-                    connection, layout: layout, storeIdentifier: storeIdentifier, singleStatement: true
-                ) { context in
-                    if try context.wouldSplit(validated, hashedGroupLimit: hashedGroupLimit, options: split) {
-                        throw ReaderPool.BelongsOnQueue()
-                    }
-                    return try context.aggregate(validated, hashedGroupLimit: hashedGroupLimit)
+            ) { context in
+                if here, try context.wouldSplit(validated, hashedGroupLimit: hashedGroupLimit, options: split) {
+                    throw ReaderPool.BelongsOnQueue()
                 }
+                return try context.aggregate(validated, hashedGroupLimit: hashedGroupLimit)
             }
         }
+        guard overlay?.isEmpty ?? true else { return try await readers.run(.queue) { try read($0, false) } }
+        let short: ((SQLiteConnection) throws -> AggregateOutcome)? = tryHere ? { try read($0, true) } : nil
         return try await readers.run(tryingHere: short) { connection, helpers in
             // Not a single statement: the parts of a split count share this read transaction.
             try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier) {

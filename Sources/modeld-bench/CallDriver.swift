@@ -95,10 +95,8 @@ struct CallDriver {
             }
             _ = try await session?.close()
         case .groupedCount:
-            let descriptor = AggregateDescriptor(
-                entityName: "Item", groupBy: [PropertyPath(["category"])], aggregations: [Aggregation("count", .count)])
             for _ in 0..<count {
-                let rows = try await client.aggregate(descriptor, in: store)
+                let rows = try await client.aggregate(Dataset.groupedCount, in: store)
                 guard rows.count == Dataset.categories else {
                     throw BenchError("the grouped count gave \(rows.count) groups, not \(Dataset.categories)")
                 }

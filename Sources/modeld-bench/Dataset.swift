@@ -41,6 +41,10 @@ enum Dataset {
             ], relationships: [:], id: nil)
     }
 
+    /// Workload 5's grouped count: objects per category.
+    static let groupedCount = AggregateDescriptor(
+        entityName: "Item", groupBy: [PropertyPath(["category"])], aggregations: [Aggregation("count", .count)])
+
     /// The lower bound of the indexed query's range: `score >= lo ORDER BY score LIMIT 50`.
     static func queryBound(_ n: Int) -> Int { (n &* 104_729) % 990_000 }
 

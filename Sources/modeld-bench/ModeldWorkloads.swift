@@ -135,10 +135,7 @@ struct ModeldWorkloads {
 
     /// Counts per category, in the store.
     func groupedCount(client: DaemonClient) async throws -> (groups: Int, Duration) {
-        let descriptor = AggregateDescriptor(
-            entityName: "Item", groupBy: [PropertyPath(["category"])],
-            aggregations: [Aggregation("count", .count)])
-        let (rows, elapsed) = try await measure { try await client.aggregate(descriptor, in: store) }
+        let (rows, elapsed) = try await measure { try await client.aggregate(Dataset.groupedCount, in: store) }
         return (rows.count, elapsed)
     }
 

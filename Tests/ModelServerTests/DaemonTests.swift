@@ -61,17 +61,19 @@ import Testing
         }
         // The lock file still names this process, as the first daemon left it.
         let lockPath = directory.appendingPathComponent("data/modeld.lock").path
-        let copy = open(lockPath, O_RDWR | O_CLOEXEC)
+        var copy = open(lockPath, O_RDWR | O_CLOEXEC)
         #expect(copy >= 0)
         #expect(flock(copy, LOCK_EX | LOCK_NB) == 0)
-        let released = Task {
-            try await Task.sleep(for: .milliseconds(300))
-            close(copy)
-        }
-        let stores = try await TestDaemon.withDaemon(directory: directory) { daemon in
+        // The copy is let go once the restart has found the lock held.
+        let stores = try await TestDaemon.withDaemon(
+            directory: directory,
+            whileLockHeld: {
+                if copy >= 0 { close(copy) }
+                copy = -1
+            }
+        ) { daemon in
             try await daemon.withClient { try await $0.stores() }
         }
-        try await released.value
         #expect(stores.map(\.name) == ["kept"])
     }
 
