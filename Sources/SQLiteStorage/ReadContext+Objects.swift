@@ -21,8 +21,9 @@ extension ReadContext {
     ) throws {
         var plans = plans
         var last: RowPlan?
+        let onlyEntity = table.entities.count == 1 ? table.entities.first : nil
         try query(sql, parameters) { row in
-            guard let plan = self.plan(of: row, after: last, in: &plans) else { return }
+            guard let plan = self.plan(of: row, after: last, onlyEntity: onlyEntity, in: &plans) else { return }
             last = plan
             var attributes = plan.attributeTable
             for attribute in plan.attributes {
@@ -40,8 +41,19 @@ extension ReadContext {
 
     /// The plan of `row`'s entity (its column 1): `last` when the row is of its entity (rows of
     /// one entity usually come together; told by the text's bytes, without making a string of
-    /// it), else looked up; nil for an entity the schema does not have.
-    func plan(of row: SQLiteStatement, after last: RowPlan?, in plans: inout RowPlans) -> RowPlan? {
+    /// it), else looked up; nil for an entity the schema does not have. A table of one entity
+    /// (`onlyEntity`, ``TableLayout/entities``) holds that entity's rows alone: its column 1 is
+    /// not read (about 300 instructions an object, SQLite's two calls included), and a row
+    /// another tool wrote with another name there is read as the entity's.
+    @inline(__always)
+    func plan(of row: SQLiteStatement, after last: RowPlan?, onlyEntity: String?, in plans: inout RowPlans)
+        -> RowPlan?
+    {
+        if let onlyEntity {
+            if let last { return last }
+            if let only = plans.onlyPlan, only.entityName == onlyEntity { return only }
+            return plans.plan(for: onlyEntity, schema: schema)
+        }
         if let last, row.textEquals(1, last.entityNameBytes) { return last }
         if last == nil, let known = plans.knownPlan(of: row) { return known }
         return plans.plan(for: row.text(1), schema: schema)

@@ -25,9 +25,10 @@ extension ReadContext {
         var last: RowPlan?, lastIsKind = false
         var toOne: [PersistentIdentifier?] = []
         var count = 0
+        let onlyEntity = table.entities.count == 1 ? table.entities.first : nil
         do {
             try query(sql, parameters) { row in
-                guard let plan = self.plan(of: row, after: last, in: &plans) else { return }
+                guard let plan = self.plan(of: row, after: last, onlyEntity: onlyEntity, in: &plans) else { return }
                 if plan !== last {
                     last = plan
                     lastIsKind =

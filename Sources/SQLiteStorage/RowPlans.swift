@@ -29,6 +29,10 @@ struct RowPlans: Sendable {
         plans.values.prefix(4).first { row.textEquals(1, $0.entityNameBytes) }
     }
 
+    /// The plan when exactly one has been made (as for a statement of a table of one entity,
+    /// planned beforehand), found without hashing its entity's name.
+    var onlyPlan: RowPlan? { plans.count == 1 ? plans.values.first : nil }
+
     /// The plan of `entityName`'s rows; nil for an entity the schema does not have.
     mutating func plan(for entityName: String, schema: ResolvedSchema) -> RowPlan? {
         if let known = plans[entityName] { return known }

@@ -79,6 +79,36 @@ import Testing
         }
     }
 
+    /// Values another tool stored in another storage class than their attribute's (ones the
+    /// column's affinity keeps as they are) are read as SQLite converts them, the same by
+    /// `fetch(_:)` and as cells: bytes as text, text as a number by its numeric prefix (none:
+    /// 0), a real as an integer by truncation; a real in an int column stays a double, as an
+    /// int sum that overflowed comes back.
+    @Test func storageClassesAnotherToolChoseAreReadAsSQLiteConvertsThem() async throws {
+        try await withStore(ReadRowsWithoutWaitingTests.schema) { store, path in
+            _ = try await store.save(
+                ChangeSet(inserts: [InsertedObject(id: store.temporary("Vehicle"), attributes: ["name": .string("x")])])
+            )
+            let tool = try SQLiteConnection(path: path, role: .reader)
+            defer { tool.close() }
+            try tool.execute(
+                #"UPDATE "Vehicle" SET "name" = X'6869', "wheels" = 7.5, "weight" = '4.5 kg', "electric" = 'yes', "built" = 3.9"#
+            )
+            let expected: [String: Value] = [
+                "name": .string("hi"), "wheels": .double(7.5), "weight": .double(4.5), "electric": .bool(false),
+                "built": .date(Timestamp(microsecondsSince1970: 3)),
+            ]
+            let fetched = try #require(try await store.fetch(Self.byName).objects.first)
+            var sink = Cells()
+            #expect(try store.fetchWithoutWaiting(Self.byName, into: &sink) == 1)
+            for (name, value) in expected {
+                #expect(fetched.attributes[name] == value, "\(name)")
+                let cell = sink.objects.first?[name]
+                #expect(cell == (name == "name" ? .text(Array("hi".utf8)) : .other(value)), "\(name)")
+            }
+        }
+    }
+
     /// Bytes another tool stored that are not UTF-8 come out mended, as `fetch(_:)` mends them;
     /// a UUID column holding other text fails the read with `storageFailure`, naming the column.
     @Test func textAnotherToolStoredIsReadAsFetchReadsIt() async throws {

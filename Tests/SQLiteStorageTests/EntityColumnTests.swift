@@ -1,0 +1,92 @@
+import Foundation
+import ModelCore
+import ModelStorage
+@testable import SQLiteStorage
+import Testing
+
+/// What a read makes of a row's `_entity` column. A table of one entity holds that entity's
+/// rows alone (modeld writes no other name there, and a migration that removes or renames an
+/// entity deletes or renames its rows): every row is read as the entity's without the column
+/// being compared, whether the rows come as snapshots, as cells handed to a sink, or by key. In
+/// a hierarchy's table the column tells the rows' entities apart, and a row of an entity the
+/// schema does not have is left out.
+@Suite struct EntityColumnTests {
+    static let single = Schema(entities: [
+        EntityDescription(name: "Note", attributes: [AttributeDescription(name: "title", type: .string)])
+    ])
+
+    static let hierarchy = Schema(entities: [
+        EntityDescription(name: "Animal", attributes: [AttributeDescription(name: "title", type: .string)]),
+        EntityDescription(name: "Dog", superentity: "Animal"),
+    ])
+
+    static func byTitle(_ entity: String) -> FetchDescriptor {
+        FetchDescriptor(entityName: entity, sortBy: [SortDescriptor(PropertyPath(["title"]))])
+    }
+
+    /// The titles of the objects a sink was handed, with their entities.
+    struct Titles: ObjectRowSink {
+        var seen: [String] = []
+
+        mutating func add(_ row: ObjectRow) -> Bool {
+            seen.append("\(row.shape.entityName) \(row.attributes.first ?? .null)")
+            return true
+        }
+
+        mutating func add(_ snapshot: ObjectSnapshot) -> Bool {
+            seen.append("\(snapshot.id.entityName) \(snapshot["title"])")
+            return true
+        }
+
+        mutating func add(
+            id: PersistentIdentifier, version: Int64, shape: ObjectShape, toOne: [PersistentIdentifier?],
+            cells: (Int) -> RowCell
+        ) -> Bool {
+            let title = shape.attributeNames.firstIndex(of: "title").map { cells($0).value } ?? .null
+            seen.append("\(id.entityName) \(title)")
+            return true
+        }
+    }
+
+    /// Another tool's name in `_entity` of a one-entity table, on the first row read and on a
+    /// later one: both rows are still the entity's, by every way of reading them.
+    @Test(arguments: ["a", "b"])
+    func aTableOfOneEntityReadsEveryRowAsItsEntity(renamed title: String) async throws {
+        try await withStore(Self.single) { store, path in
+            let ids = try await store.insert("Note", [["title": .string("a")], ["title": .string("b")]])
+            let tool = try SQLiteConnection(path: path, role: .reader)
+            defer { tool.close() }
+            try tool.execute(#"UPDATE "Note" SET "_entity" = 'Elsewhere' WHERE "title" = '\#(title)'"#)
+
+            let fetched = try await store.fetch(Self.byTitle("Note")).objects
+            #expect(fetched.map(\.id) == ids)
+            #expect(fetched.map { $0["title"] } == [.string("a"), .string("b")])
+            var sink = Titles()
+            #expect(try store.fetchWithoutWaiting(Self.byTitle("Note"), into: &sink) == 2)
+            #expect(sink.seen == ["Note \(Value.string("a"))", "Note \(Value.string("b"))"])
+            #expect(try await store.snapshots(for: ids).map { $0["title"] } == [.string("a"), .string("b")])
+            var one = Titles()
+            #expect(try store.objectsWithoutWaiting(for: [ids[title == "a" ? 0 : 1]], into: &one))
+            #expect(one.seen == ["Note \(Value.string(title))"])
+        }
+    }
+
+    /// In a hierarchy's table, a row whose `_entity` names no entity of the schema is left out,
+    /// and the others are read as the entities they name.
+    @Test func aHierarchyLeavesOutARowOfAnEntityItDoesNotHave() async throws {
+        try await withStore(Self.hierarchy) { store, path in
+            try await store.insert("Animal", [["title": .string("a")]])
+            try await store.insert("Dog", [["title": .string("b")], ["title": .string("c")]])
+            let tool = try SQLiteConnection(path: path, role: .reader)
+            defer { tool.close() }
+            try tool.execute(#"UPDATE "Animal" SET "_entity" = 'Elsewhere' WHERE "title" = 'b'"#)
+
+            let fetched = try await store.fetch(Self.byTitle("Animal")).objects
+            #expect(fetched.map(\.id.entityName) == ["Animal", "Dog"])
+            #expect(fetched.map { $0["title"] } == [.string("a"), .string("c")])
+            var sink = Titles()
+            #expect(try store.fetchWithoutWaiting(Self.byTitle("Animal"), into: &sink) == 2)
+            #expect(sink.seen == ["Animal \(Value.string("a"))", "Dog \(Value.string("c"))"])
+        }
+    }
+}
