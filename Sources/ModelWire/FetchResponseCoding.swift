@@ -34,7 +34,14 @@ public struct FetchChunk: Sendable, Equatable {
             var uriPrefix: PersistentIdentifier.URIPrefix?
             while let (field, type) = try reader.tag() {
                 switch (field, type) {
-                case (1, 2): chunk.objects.append(try snapshots.object(reader.message()))
+                case (1, 2):
+                    let object = try reader.message()
+                    // Room for as many objects as there are left of this one's size (those of
+                    // an answer are alike): grown from nothing, fifty were copied six times.
+                    if chunk.objects.isEmpty {
+                        chunk.objects.reserveCapacity(min(reader.remaining / (object.remaining + 2) + 1, 4_096))
+                    }
+                    chunk.objects.append(try snapshots.object(object))
                 case (2, 2): chunk.prefetched.append(try snapshots.object(reader.message()))
                 case (3, 2): chunk.identifiers.append(try reader.identifier(store: store, prefix: &uriPrefix))
                 case (4, 0): chunk.count = Int(truncatingIfNeeded: Int64(bitPattern: try reader.varint()))
@@ -117,6 +124,7 @@ public struct FetchResponseEncoder: ObjectRowSink, Sendable {
         if let known = self.names, known.shape === shape {
             names = known
         } else {
+            keepURIPrefix()
             names = shape.derived(ShapeNames.init)
             self.names = names
             // The answer's URIs start from the prefix the shape's last answer wrote.
@@ -127,10 +135,16 @@ public struct FetchResponseEncoder: ObjectRowSink, Sendable {
         }
         rowObjects += 1
         let start = writer.beginSizableMessage(prefetched ? 2 : 1)
-        let prefix = writer.uriPrefix
         writer.object(id: id, version: version, names: names, count: count, toOne: toOne, cells: cells)
         writer.endSizableMessage(start)
-        if let made = writer.uriPrefix, made.bytes != prefix?.bytes { names.keep(made) }
+    }
+
+    /// Gives the shape whose objects were last written the URI prefix they left, for its next
+    /// answer to start from: when the shape changes and when the answer is finished, not after
+    /// every object (a copy of the prefix, a retain and a release and a comparison an object).
+    private mutating func keepURIPrefix() {
+        guard let names, let made = writer.uriPrefix, made.bytes != names.uriPrefix?.bytes else { return }
+        names.keep(made)
     }
 
     /// Room for a small answer before its first object: grown from nothing as it was written,
@@ -177,6 +191,7 @@ public struct FetchResponseEncoder: ObjectRowSink, Sendable {
             writer = ProtobufWriter()
             rowObjects = 0
         }
+        keepURIPrefix()
         names?.noteAnswer(bytes: writer.bytes.count, objects: rowObjects)
         return writer.bytes
     }

@@ -31,6 +31,9 @@ struct ProtobufReader {
         }
     }
 
+    /// How many bytes are left to read.
+    var remaining: Int { end - index }
+
     /// A reader of nothing.
     static var empty: ProtobufReader { ProtobufReader(UnsafeBufferPointer(start: nil, count: 0), in: 0..<0) }
 
@@ -177,7 +180,7 @@ struct ProtobufReader {
         throws(ModelError) -> PersistentIdentifier
     {
         let id = try identifier(in: range, prefix: &prefix)
-        guard let store, id.storeIdentifier != store else { return id }
+        guard let store, !id.storeIdentifier.isSame(as: store) else { return id }
         return try PersistentIdentifier(uri: text(in: range), in: store)
     }
 

@@ -62,7 +62,8 @@ extension PersistentIdentifier {
     /// Makes `prefix` this identifier's store and entity part, unless it is already (it is then
     /// non-nil).
     private func keep(in prefix: inout URIPrefix?) {
-        if prefix?.storeIdentifier != storeIdentifier || prefix?.entityName != entityName {
+        let isKept = prefix.map { $0.storeIdentifier.isSame(as: storeIdentifier) && $0.entityName == entityName }
+        if isKept != true {
             prefix = URIPrefix(storeIdentifier: storeIdentifier, entityName: entityName)
         }
     }
