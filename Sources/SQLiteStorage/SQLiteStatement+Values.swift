@@ -34,7 +34,7 @@ extension SQLiteStatement {
         case .data: return .value(.data(data(index)))
         case .string:
             // SQLite's own bytes, valid until the statement moves on.
-            let bytes = Self.textBytes(of: column)
+            let bytes = Self.bytes(of: column, isText: true)
             if UTF8Bytes.isASCII(bytes) { return .text(bytes) }
             return .value(.string(String(decoding: bytes, as: UTF8.self)))
         case .json, .uuid, .url, .decimal:
@@ -53,14 +53,15 @@ extension SQLiteStatement {
         sqlite3_column_value(handle, index)
     }
 
-    /// The UTF-8 bytes of `value` read as text (``withBytes(_:isText:_:)`` of a column value).
+    /// The bytes of a column's `value` (``columnValue(_:)``), read as text (UTF-8) or as a blob,
+    /// where SQLite keeps them: valid until the statement moves on.
     @inline(__always)
-    static func textBytes(of value: OpaquePointer?) -> UnsafeBufferPointer<UInt8> {
-        // Text before its length, as SQLite asks: reading it as text may convert it.
-        let start = sqlite3_value_text(value)
+    static func bytes(of value: OpaquePointer?, isText: Bool) -> UnsafeBufferPointer<UInt8> {
+        // The bytes before their length, as SQLite asks: reading them as text may convert them.
+        let start = isText ? UnsafeRawPointer(sqlite3_value_text(value)) : sqlite3_value_blob(value)
         let count = Int(sqlite3_value_bytes(value))
         guard let start, count > 0 else { return UnsafeBufferPointer(start: nil, count: 0) }
-        return UnsafeBufferPointer(start: start, count: count)
+        return UnsafeBufferPointer(start: start.assumingMemoryBound(to: UInt8.self), count: count)
     }
 
     private func unreadable(_ text: String, as type: AttributeType, _ index: Int32) -> ModelError {

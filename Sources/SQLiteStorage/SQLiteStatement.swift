@@ -106,11 +106,7 @@ final class SQLiteStatement {
     /// `body` run over the bytes of column `index`, read as text (UTF-8) or as a blob, without a copy.
     /// The column is looked up once, through its value (``columnValue(_:)``).
     func withBytes<R>(_ index: Int32, isText: Bool, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        let column = columnValue(index)
-        let start = isText ? UnsafeRawPointer(sqlite3_value_text(column)) : sqlite3_value_blob(column)
-        let count = Int(sqlite3_value_bytes(column))
-        guard let start, count > 0 else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
-        return try body(UnsafeBufferPointer(start: start.assumingMemoryBound(to: UInt8.self), count: count))
+        try body(Self.bytes(of: columnValue(index), isText: isText))
     }
 
     /// Whether column `index`, read as text, is `expected`'s bytes (without making a string of it).
