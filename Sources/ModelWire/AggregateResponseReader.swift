@@ -11,7 +11,7 @@ public enum AggregateResponseReader {
     public static func rows(serialized bytes: [UInt8]) throws(ModelError) -> [AggregateRow] {
         try ProtobufReader.reading(bytes) { (reader) throws(ModelError) in
             var rows: [AggregateRow] = []
-            var template = MapTemplate<Value>()
+            var template = MapTemplate<Value>(blank: .null)
             while let (field, type) = try reader.tag() {
                 if (field, type) == (1, 2) {
                     rows.append(try row(reader.message(), template: &template))

@@ -11,7 +11,7 @@ import ModelCore
 /// read into a copy of the previous one's table (``MapTemplate``, as a response's objects are).
 struct ApplyChangeReader {
     private var changes: [ApplyRequestFields.Change] = []
-    private var attributes = MapTemplate<Value>()
+    private var attributes = MapTemplate<Value>(blank: .null)
     /// The run being read, with where its first insert's entity and column names lie in the
     /// request (every change of a request is read from the same bytes).
     private var run: (run: InsertRun, entity: Range<Int>, columns: [Range<Int>])?

@@ -7,8 +7,8 @@ import ModelCore
 struct SnapshotReader: Sendable {
     /// The store whose objects the URIs must name, when given.
     let store: UUID?
-    private var attributes = MapTemplate<Value>()
-    private var relationships = MapTemplate<RelationshipValue>()
+    private var attributes = MapTemplate<Value>(blank: .null)
+    private var relationships = MapTemplate<RelationshipValue>(blank: .toOne(nil))
     /// The store and entity part of the last URI read, for the next.
     private var uriPrefix: PersistentIdentifier.URIPrefix?
 
@@ -99,7 +99,17 @@ struct SnapshotReader: Sendable {
 /// them, are read into a new map, which is the template for the next object. Names are looked
 /// for in the order they came in that map, which is how the next object usually sends them.
 struct MapTemplate<Element: Sendable>: Sendable {
+    /// The template: the last map of its own, its values replaced by ``blank``, so that the
+    /// copy each object's map starts as holds no value to retain and then release when the
+    /// object's own is set (a string's or a list's).
     private var template: [String: Element] = [:]
+    /// The value the template's entries hold.
+    private let blank: Element
+
+    init(blank: Element) {
+        self.blank = blank
+    }
+
     /// The template's names in the order they were read. In the table's own order (set by a
     /// hash seed each process picks), the next object's names were found in another order in
     /// each run: up to 10,000 more instructions for a 50-object fetch, from run to run.
@@ -170,7 +180,8 @@ struct MapTemplate<Element: Sendable>: Sendable {
         }
         // A map with more names than slots is not followed (nor kept).
         let kept = map.table.count <= Self.maximumSlots
-        template = kept ? map.table : [:]
+        let blank = blank
+        template = kept ? map.table.mapValues { _ in blank } : [:]
         if kept { swap(&order, &reading) } else { order = [] }
         slots = []
         slotsMade = false
