@@ -1,7 +1,7 @@
 import Foundation
 import ModelCore
 import ModelStorage
-@testable import SQLiteStorage
+import SQLiteStorage
 import Testing
 
 /// What a read makes of a row's `_entity` column. A table of one entity holds that entity's
@@ -54,9 +54,7 @@ import Testing
     func aTableOfOneEntityReadsEveryRowAsItsEntity(renamed title: String) async throws {
         try await withStore(Self.single) { store, path in
             let ids = try await store.insert("Note", [["title": .string("a")], ["title": .string("b")]])
-            let tool = try SQLiteConnection(path: path, role: .reader)
-            defer { tool.close() }
-            try tool.execute(#"UPDATE "Note" SET "_entity" = 'Elsewhere' WHERE "title" = '\#(title)'"#)
+            try asAnotherTool(#"UPDATE "Note" SET "_entity" = 'Elsewhere' WHERE "title" = '\#(title)'"#, on: path)
 
             let fetched = try await store.fetch(Self.byTitle("Note")).objects
             #expect(fetched.map(\.id) == ids)
@@ -77,9 +75,7 @@ import Testing
         try await withStore(Self.hierarchy) { store, path in
             try await store.insert("Animal", [["title": .string("a")]])
             try await store.insert("Dog", [["title": .string("b")], ["title": .string("c")]])
-            let tool = try SQLiteConnection(path: path, role: .reader)
-            defer { tool.close() }
-            try tool.execute(#"UPDATE "Animal" SET "_entity" = 'Elsewhere' WHERE "title" = 'b'"#)
+            try asAnotherTool(#"UPDATE "Animal" SET "_entity" = 'Elsewhere' WHERE "title" = 'b'"#, on: path)
 
             let fetched = try await store.fetch(Self.byTitle("Animal")).objects
             #expect(fetched.map(\.id.entityName) == ["Animal", "Dog"])

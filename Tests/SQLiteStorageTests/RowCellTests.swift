@@ -86,14 +86,10 @@ import Testing
     /// int sum that overflowed comes back.
     @Test func storageClassesAnotherToolChoseAreReadAsSQLiteConvertsThem() async throws {
         try await withStore(ReadRowsWithoutWaitingTests.schema) { store, path in
-            _ = try await store.save(
-                ChangeSet(inserts: [InsertedObject(id: store.temporary("Vehicle"), attributes: ["name": .string("x")])])
-            )
-            let tool = try SQLiteConnection(path: path, role: .reader)
-            defer { tool.close() }
-            try tool.execute(
-                #"UPDATE "Vehicle" SET "name" = X'6869', "wheels" = 7.5, "weight" = '4.5 kg', "electric" = 'yes', "built" = 3.9"#
-            )
+            try await store.insert("Vehicle", [["name": .string("x")]])
+            try asAnotherTool(
+                #"UPDATE "Vehicle" SET "name" = X'6869', "wheels" = 7.5, "weight" = '4.5 kg', "electric" = 'yes', "built" = 3.9"#,
+                on: path)
             let expected: [String: Value] = [
                 "name": .string("hi"), "wheels": .double(7.5), "weight": .double(4.5), "electric": .bool(false),
                 "built": .date(Timestamp(microsecondsSince1970: 3)),
@@ -113,19 +109,15 @@ import Testing
     /// a UUID column holding other text fails the read with `storageFailure`, naming the column.
     @Test func textAnotherToolStoredIsReadAsFetchReadsIt() async throws {
         try await withStore(ReadRowsWithoutWaitingTests.schema) { store, path in
-            _ = try await store.save(
-                ChangeSet(inserts: [InsertedObject(id: store.temporary("Vehicle"), attributes: ["name": .string("x")])])
-            )
-            let tool = try SQLiteConnection(path: path, role: .reader)
-            defer { tool.close() }
-            try tool.execute(#"UPDATE "Vehicle" SET "name" = CAST(X'61FF62' AS TEXT)"#)
+            try await store.insert("Vehicle", [["name": .string("x")]])
+            try asAnotherTool(#"UPDATE "Vehicle" SET "name" = CAST(X'61FF62' AS TEXT)"#, on: path)
             var sink = Cells()
             #expect(try store.fetchWithoutWaiting(Self.byName, into: &sink) == 1)
             let fetched = try await store.fetch(Self.byName).objects
             #expect(fetched.first?.attributes["name"] == .string("a\u{FFFD}b"))
             #expect(sink.objects.first?["name"] == .other(.string("a\u{FFFD}b")))
 
-            try tool.execute(#"UPDATE "Vehicle" SET "vin" = 'not a uuid'"#)
+            try asAnotherTool(#"UPDATE "Vehicle" SET "vin" = 'not a uuid'"#, on: path)
             let refused = #expect(throws: ModelError.self) {
                 var sink = Cells()
                 _ = try store.fetchWithoutWaiting(Self.byName, into: &sink)
