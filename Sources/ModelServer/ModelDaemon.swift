@@ -300,6 +300,9 @@ public final class ModelDaemon: Service, Sendable {
     private func closeEverything() async {
         let closed = await core.sessions.end(where: { _ in true }, reason: "was closed: the daemon stopped")
         await core.catalog.closeAll()
+        // Work begun in the background (a dropped store's files emptied) ends before the daemon:
+        // a daemon run inside a process (a test's) leaves nothing running in its directory.
+        await core.catalog.registry.finishBackgroundWork()
         logger.info("stopped\(closed > 0 ? " (closed \(closed) session(s), discarding what they had not saved)" : "")")
     }
 

@@ -30,6 +30,10 @@ public protocol StorageBackendFactory: Sendable {
     func open(_ location: StoreLocation, applying schema: Schema) async throws -> any StorageBackend
     /// Removes the store's data; the store must be closed.
     func destroy(_ location: StoreLocation) async throws
+    /// Returns once the work this factory began in the background (emptying a dropped store's
+    /// files) has finished: a daemon that stops waits for it, so that none of its work outlives
+    /// it. Nothing to wait for by default.
+    func finishBackgroundWork() async
 }
 
 extension StorageBackendFactory {
@@ -48,6 +52,8 @@ extension StorageBackendFactory {
     public func hasData(at location: StoreLocation) -> Bool { false }
 
     public var isPersistent: Bool { true }
+
+    public func finishBackgroundWork() async {}
 
     public func open(_ location: StoreLocation, applying schema: Schema) async throws -> any StorageBackend {
         let backend = try await open(location)
@@ -74,6 +80,11 @@ public struct StorageRegistry: Sendable {
     /// Adds (or replaces) the factory for its scheme.
     public mutating func register(_ factory: any StorageBackendFactory) {
         factories[factory.scheme] = factory
+    }
+
+    /// Returns once every factory's background work has finished (``StorageBackendFactory/finishBackgroundWork()``).
+    public func finishBackgroundWork() async {
+        for factory in factories.values { await factory.finishBackgroundWork() }
     }
 
     /// The schemes this registry can open.

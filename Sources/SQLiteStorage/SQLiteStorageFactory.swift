@@ -109,6 +109,11 @@ public struct SQLiteStorageFactory: StorageBackendFactory, StorageLabelling {
         }
     }
 
+    /// Returns once the sets of files dropped so far have been emptied (or deleted).
+    public func finishBackgroundWork() async {
+        for recycler in recyclers.all { await recycler.finishEmptying() }
+    }
+
     /// The store's path; a store about to be created takes an emptied set of files, recycling.
     private func prepare(_ location: StoreLocation) throws(ModelError) -> String {
         let path = try path(of: location)
@@ -138,6 +143,11 @@ private final class Recyclers: Sendable {
     /// The recycler of a directory the factory places stores in, or nil for any other directory.
     func recycler(for directory: URL) -> StoreFileRecycler? {
         byDirectory.withLock { $0[directory.standardizedFileURL.path] }
+    }
+
+    /// Every directory's recycler.
+    var all: [StoreFileRecycler] {
+        byDirectory.withLock { Array($0.values) }
     }
 
     /// The recycler of `directory`, which the factory places stores in from now on.

@@ -105,9 +105,11 @@ final class StoreFileRecycler: Sendable {
         }
     }
 
-    /// For tests: returns once the sets dropped so far have been emptied (or deleted).
-    func waitUntilEmptied() {
-        queue.sync {}
+    /// Returns once the sets dropped so far have been emptied (or deleted).
+    func finishEmptying() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            queue.async { done.resume() }
+        }
     }
 
     /// Moves an emptied set into place for a new store at `path`, if the bin has one; otherwise

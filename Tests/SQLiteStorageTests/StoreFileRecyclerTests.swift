@@ -24,7 +24,7 @@ import Testing
             let recycler = StoreFileRecycler(storesDirectory: directory)
             #expect(recycler.recycle(path))
             #expect(!FileManager.default.fileExists(atPath: path))
-            recycler.waitUntilEmptied()
+            await recycler.finishEmptying()
             let bin = recycler.directory.path
             let ready = try FileManager.default.contentsOfDirectory(atPath: bin).first {
                 $0.hasSuffix(".sqlite") && !$0.hasPrefix("pending-")
