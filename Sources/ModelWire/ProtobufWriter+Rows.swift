@@ -30,8 +30,10 @@ extension ProtobufWriter {
     /// A `map<string, Value>` field from a shape's names, already encoded (``ShapeNames``), and
     /// the first `count` values in the same order, asked of `cells`: written in one pass into
     /// room on the stack, then appended at once (sizing every entry first, then writing it, cost
-    /// twice the walk). Maps past that room, or with values whose text would have to be made
-    /// first (URLs, decimals), are appended entry by entry, asking `cells` again.
+    /// twice the walk). Each cell is looked at once, its entry sized and written in the same
+    /// branch (``RawOutput/entry(_:name:cell:)``). Maps past that room, or with values whose text
+    /// would have to be made first (URLs, decimals), are appended entry by entry, asking `cells`
+    /// again.
     mutating func attributes(_ field: Int, names: ShapeNames, count: Int, cells: (Int) -> RowCell) {
         guard field < 16 else { return appendAttributes(field, names: names, count: count, cells: cells) }
         let written = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.scratchSize) { scratch in
@@ -42,16 +44,7 @@ extension ProtobufWriter {
                     let tag = UInt8(field << 3 | 2)
                     for index in 0..<count {
                         let name = UnsafeBufferPointer(rebasing: nameBytes[ranges[index]])
-                        let cell = cells(index)
-                        guard let valueLength = Self.length(of: cell) else { return false }
-                        let entry = name.count + 1 + Self.varintLength(UInt64(valueLength)) + valueLength
-                        guard out.position + 1 + Self.varintLength(UInt64(entry)) + entry <= scratch.count else {
-                            return false
-                        }
-                        out.byte(tag)
-                        out.varint(UInt64(entry))
-                        out.bytes(name)
-                        out.entryValue(cell, length: valueLength)
+                        guard out.entry(tag, name: name, cell: cells(index)) else { return false }
                     }
                     bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<out.position]))
                     return true
@@ -75,23 +68,65 @@ extension ProtobufWriter {
             }
         }
     }
-
-    /// The bytes of a cell's `Value` message (``length(of:)-(Value)``); nil for the kinds
-    /// ``attributes(_:names:count:cells:)`` appends.
-    static func length(of cell: RowCell) -> Int? {
-        switch cell {
-        case .null: 0
-        case .int(let number): 1 + varintLength(zigZag(number))
-        case .double: 9
-        case .bool: 2
-        case .date(let microseconds): 1 + varintLength(zigZag(microseconds))
-        case .text(let bytes): 1 + varintLength(UInt64(bytes.count)) + bytes.count
-        case .value(let value): length(of: value)
-        }
-    }
 }
 
 extension RawOutput {
+    /// A map entry of `tag` holding `name` (its key, already encoded) and `cell`'s `Value`
+    /// message, sized and written in one branch of the cell's kind; false, writing nothing,
+    /// when it does not fit in the room left or its value's text would have to be made first
+    /// (URLs, decimals).
+    @inline(__always)
+    mutating func entry(_ tag: UInt8, name: UnsafeBufferPointer<UInt8>, cell: RowCell) -> Bool {
+        switch cell {
+        case .null:
+            return header(tag, name: name, valueLength: 0)
+        case .int(let number):
+            let zigZag = ProtobufWriter.zigZag(number)
+            guard header(tag, name: name, valueLength: 1 + ProtobufWriter.varintLength(zigZag)) else { return false }
+            byte(0x10)
+            varint(zigZag)
+        case .double(let number):
+            guard header(tag, name: name, valueLength: 9) else { return false }
+            byte(0x19)
+            withUnsafeBytes(of: number.bitPattern.littleEndian) { bytes($0.bindMemory(to: UInt8.self)) }
+        case .bool(let flag):
+            guard header(tag, name: name, valueLength: 2) else { return false }
+            byte(0x20)
+            byte(flag ? 1 : 0)
+        case .date(let microseconds):
+            let zigZag = ProtobufWriter.zigZag(microseconds)
+            guard header(tag, name: name, valueLength: 1 + ProtobufWriter.varintLength(zigZag)) else { return false }
+            byte(0x28)
+            varint(zigZag)
+        case .text(let text):
+            let length = 1 + ProtobufWriter.varintLength(UInt64(text.count)) + text.count
+            guard header(tag, name: name, valueLength: length) else { return false }
+            byte(0x0A)
+            varint(UInt64(text.count))
+            bytes(text)
+        case .value(let value):
+            guard let length = ProtobufWriter.length(of: value), header(tag, name: name, valueLength: length)
+            else { return false }
+            self.value(value)
+        }
+        return true
+    }
+
+    /// A map entry's start: its tag and length, the key (`name`), and the value field's tag
+    /// and length (`valueLength` bytes follow); false, writing nothing, when the whole entry
+    /// does not fit in the room left.
+    @inline(__always)
+    private mutating func header(_ tag: UInt8, name: UnsafeBufferPointer<UInt8>, valueLength: Int) -> Bool {
+        let entry = name.count + 1 + ProtobufWriter.varintLength(UInt64(valueLength)) + valueLength
+        guard position + 1 + ProtobufWriter.varintLength(UInt64(entry)) + entry <= buffer.count else { return false }
+        byte(tag)
+        varint(UInt64(entry))
+        bytes(name)
+        byte(0x12)
+        varint(UInt64(valueLength))
+        return true
+    }
+
     /// A cell's `Value` message, as ``value(_:)`` writes the value it holds.
     mutating func cell(_ cell: RowCell) {
         switch cell {
