@@ -64,6 +64,8 @@ extension StoreServiceHandler {
                     "replacing store '\(existing.name)' with a backup\(closed > 0 ? ", closing \(closed) session(s)" : "")"
                 )
             }
+            // A store it replaced was dropped: its series go with it, as a drop's do.
+            if first.replace { core.metrics.storeDropped(store.name) }
             core.logger.info(
                 "restored store '\(store.name)' (uuid \(summary.storeIdentifier.uuidString.lowercased())) at history token \(summary.token.map { String($0.rawValue) } ?? "none")"
             )

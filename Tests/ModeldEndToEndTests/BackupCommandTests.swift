@@ -47,6 +47,41 @@ import Testing
         }
     }
 
+    /// `-` writes the backup to standard output and nothing else there: the summary goes to
+    /// standard error, so that `store backup NAME - | zstd > file` keeps a sound file.
+    @Test func aBackupToStandardOutputIsTheFileAlone() async throws {
+        try await CLITestbed.with { bed in
+            #expect(
+                try await bed.run(["schema", "apply", try bed.file("trips.json", SampleTrips.schema.canonicalJSON())])
+                    .status == 0)
+            #expect(
+                try await bed.run([
+                    "insert", "Trip", "name=Kyoto", "destination=X", "startDate=2026-04-01", "endDate=2026-04-01",
+                ]).status == 0)
+            let file = bed.directory.appendingPathComponent("piped.backup")
+            let summary = bed.directory.appendingPathComponent("piped.summary")
+            let piped = try await SystemdHarness.run(
+                URL(fileURLWithPath: "/bin/sh"),
+                [
+                    "-c", "\"$0\" store backup default - --format json > \"$1\" 2> \"$2\"", bed.modelctl.path,
+                    file.path, summary.path,
+                ],
+                environment: ProcessInfo.processInfo.environment.merging(["MODELD_SOCKET": bed.daemon.socketPath]) {
+                    _, new in new
+                }, in: bed.directory)
+            #expect(piped.status == 0, "\(piped) \((try? String(contentsOf: summary, encoding: .utf8)) ?? "")")
+            let info = try JSONSerialization.jsonObject(with: Data(contentsOf: summary)) as? [String: Any]
+            let bytes = try Data(contentsOf: file)
+            #expect(
+                info?["bytes"] as? Int == bytes.count && info?["file"] as? String == "-", "\(String(describing: info))")
+            #expect(bytes.starts(with: Array("SQLite format 3\0".utf8)))
+            let restored = try await bed.run(["store", "restore", file.path, "copy", "--new-identity"])
+            #expect(restored.status == 0, "\(restored)")
+            let names = try await bed.run(["--store", "copy", "fetch", "Trip", "--format", "jsonl"])
+            #expect(names.objects.map { $0["name"] as? String } == ["Kyoto"], "\(names)")
+        }
+    }
+
     @Test func badPathsFullDisksCorruptFilesAndTakenNamesFailClearly() async throws {
         try await CLITestbed.with { bed in
             #expect(

@@ -1,5 +1,6 @@
 import Foundation
 import ModelCore
+import ModelFixtures
 import ModelRemote
 import ModelTesting
 import SystemdHarness
@@ -64,6 +65,18 @@ import Testing
                 try await client.apply([save], in: "scratch")
                 let again = Exposition(try await client.metrics())
                 #expect(again.value("modeld_saves_total", ["store": "scratch"]) == 1)
+
+                // So does one a restored backup replaced (the store it replaced was dropped).
+                let backup = Shared(Data())
+                _ = try await client.backupStore("scratch") { chunk in backup.update { $0.append(chunk) } }
+                try await client.apply([save], in: "scratch")
+                let chunks = Shared([backup.value])
+                _ = try await client.restoreStore("scratch", replace: true) {
+                    chunks.update { $0.isEmpty ? nil : $0.removeFirst() }
+                }
+                try await client.apply([save], in: "scratch")
+                let restored = Exposition(try await client.metrics())
+                #expect(restored.value("modeld_saves_total", ["store": "scratch"]) == 1)
             }
             #expect(try await daemon.stop() == 0)
         } catch {

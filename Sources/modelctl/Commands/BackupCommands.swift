@@ -11,7 +11,8 @@ extension StoreCommand {
             discussion: """
                 The backup holds every transaction up to one history token and none after; it is \
                 printed with the store's UUID. Writers go on meanwhile. The file is an SQLite \
-                database ('-' writes it to standard output); 'store restore' makes a store from it. \
+                database ('-' writes it to standard output, and the summary to standard error); \
+                'store restore' makes a store from it. \
                 Memory and PostgreSQL stores are not copied by modeld (see docs/operations.md).
                 """)
         @OptionGroup var global: GlobalOptions
@@ -32,7 +33,9 @@ extension StoreCommand {
                     throw error
                 }
             }
-            let writer = RecordWriter(format: global.outputFormat, single: true)
+            // Written to standard output, the backup is followed by nothing: the summary goes to
+            // standard error.
+            let writer = RecordWriter(format: global.outputFormat, single: true, toStandardError: file == "-")
             writer.write([StoreCommand.record(info, store: name, file: file)])
             writer.finish()
         }

@@ -21,11 +21,20 @@ final class RecordWriter: @unchecked Sendable { // Used by one task at a time: b
     private var table: TableText?
     private var count = 0
     private let single: Bool
+    /// Whether the records go to standard error (standard output carries something else).
+    private let toStandardError: Bool
 
-    /// With `single`, the output is one record (JSON: an object, not an array).
-    init(format: OutputFormat, single: Bool = false) {
+    /// With `single`, the output is one record (JSON: an object, not an array). With
+    /// `toStandardError`, it is written there: for a command whose standard output is its data
+    /// (`store backup NAME -`).
+    init(format: OutputFormat, single: Bool = false, toStandardError: Bool = false) {
         self.format = format
         self.single = single
+        self.toStandardError = toStandardError
+    }
+
+    private func emit(_ text: String) {
+        if toStandardError { Terminal.error(text) } else { Terminal.write(text) }
     }
 
     func write(_ records: [Record]) {
@@ -57,14 +66,14 @@ final class RecordWriter: @unchecked Sendable { // Used by one task at a time: b
                 : rendered.split(separator: "\n", omittingEmptySubsequences: false).dropFirst(2).joined(separator: "\n")
             count += records.count
         }
-        Terminal.write(out)
+        emit(out)
     }
 
     /// Ends the output: closes a JSON array, or says there was nothing.
     func finish() {
         switch format {
-        case .json where !single: Terminal.write(count == 0 ? "[]\n" : "\n]\n")
-        case .table where count == 0: Terminal.write("(none)\n")
+        case .json where !single: emit(count == 0 ? "[]\n" : "\n]\n")
+        case .table where count == 0: emit("(none)\n")
         default: break
         }
     }
