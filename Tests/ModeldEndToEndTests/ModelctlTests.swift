@@ -284,6 +284,7 @@ import Testing
                 "insert", "Trip", "name=Kyoto", "destination=Japan", "startDate=2026-04-01", "endDate=2026-04-09",
             ]
             #expect(try await bed.run(trip).status == 0)
+            let badSchema = try bed.file("bad-schema.json", "{\"entities\": [")
             let cases: [([String], Int32, String)] = [
                 (["frobnicate"], 64, "Unexpected argument 'frobnicate'"),
                 (["fetch"], 64, "Missing expected argument '<entity>'"),
@@ -299,6 +300,11 @@ import Testing
                 (["store", "drop", "nope"], 66, "no store named 'nope'"),
                 (trip, 75, "must be unique in (name, startDate, endDate)"),
                 (["store", "create", "default"], 75, "a store named 'default' already exists"),
+                (["store", "create", "other", "--schema", badSchema], 64, "modelctl: \(badSchema): "),
+                (
+                    ["store", "create", "other", "--schema", "/nonexistent/schema.json"], 64,
+                    "modelctl: cannot read /nonexistent/schema.json"
+                ),
                 (
                     ["--socket", "/tmp/no-such-modeld.sock", "status"], 69,
                     "modelctl: is modeld running? tried /tmp/no-such-modeld.sock"
@@ -309,8 +315,10 @@ import Testing
                 #expect(result.status == code, "\(arguments): \(result)")
                 #expect(result.error.contains(message), "\(arguments): \(result.error)")
             }
-            // Nothing above changed the store.
+            // Nothing above changed the store, or made one.
             #expect(try await bed.run(["count", "Trip", "--format", "table"]).output == "1\n")
+            let stores = try await bed.run(["store", "list", "--format", "jsonl"])
+            #expect(stores.objects.map { $0["name"] as? String } == ["default"], "\(stores)")
         }
     }
 

@@ -20,10 +20,18 @@ import Testing
             #expect(own["history_retention_age_from"] as? String == "store")
             #expect(own["history_retention_transactions"] as? String == "1000")
             let info = try await bed.run(["store", "info", "--format", "json"])
-            #expect((info.json as? [String: Any])?["history_retention_transactions"] as? String == "1000")
+            let described = try #require(info.json as? [String: Any], "\(info)")
+            #expect(described["history_retention_transactions"] as? String == "1000")
+            #expect(described["history_retention_transactions_from"] as? String == "store")
 
+            // No limit of the store's own kind differs from following the daemon's: both say whose.
             let unlimited = try await bed.run(["store", "retention", "--age", "none", "--format", "json"])
             #expect((unlimited.json as? [String: Any])?["history_retention_age_seconds"] is NSNull, "\(unlimited)")
+            let unlimitedInfo = try #require(
+                try await bed.run(["store", "info", "--format", "json"]).json as? [String: Any])
+            #expect(
+                unlimitedInfo["history_retention_age_seconds"] is NSNull
+                    && unlimitedInfo["history_retention_age_from"] as? String == "store", "\(unlimitedInfo)")
             let reset = try await bed.run(["store", "retention", "--age", "default", "--format", "json"])
             let back = try #require(reset.json as? [String: Any])
             #expect(back["history_retention_age_seconds"] as? String == "2592000")

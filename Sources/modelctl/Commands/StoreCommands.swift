@@ -23,9 +23,7 @@ struct StoreCommand: AsyncParsableCommand {
             ("open_sessions", .number(Int64(store.openSessions))),
             ("path", .text(store.path)),
             ("owner", .text(store.owner)), ("grants", .uris(grantsText(store))),
-            ("history_retention_age_seconds", .text(store.historyRetention.age.map { String($0.components.seconds) })),
-            ("history_retention_transactions", .text(store.historyRetention.transactions.map(String.init))),
-        ]
+        ] + retentionRecord(store).dropFirst() // its fields without the store's name again
     }
 
     struct List: AsyncParsableCommand {
@@ -66,7 +64,9 @@ struct StoreCommand: AsyncParsableCommand {
         var schema: String?
 
         func run() async throws {
-            let schema = try self.schema.map(SchemaCommand.read)
+            let schema = try await CLI.reportingErrors(socket: global.socketPath) {
+                try self.schema.map(SchemaCommand.read)
+            }
             let backend = memory ? "memory" : self.backend
             let store = try await global.withClient {
                 try await $0.createStore(name, backend: backend, url: url, schema: schema)
