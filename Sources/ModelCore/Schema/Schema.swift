@@ -28,13 +28,41 @@ public struct Schema: Hashable, Sendable, Codable {
 
     /// Reads a schema from its JSON form, with an error that says what was wrong and where.
     public init(json: String) throws(ModelError) {
+        let data = Data(json.utf8)
         do {
-            self = try JSONDecoder().decode(Schema.self, from: Data(json.utf8))
+            self = try JSONDecoder().decode(Schema.self, from: data)
+        } catch let DecodingError.dataCorrupted(context)
+            where context.codingPath.isEmpty && context.underlyingError == nil
+        {
+            // Not JSON at all: JSONDecoder does not say where; JSONSerialization does.
+            throw ModelError(.invalidSchema, "the schema JSON is not valid: \(Self.syntaxError(in: data))")
         } catch let error as DecodingError {
             throw ModelError(.invalidSchema, "the schema JSON is not valid: \(error.readableDescription)")
         } catch {
             throw ModelError(.invalidSchema, "the schema JSON is not valid: \(error)")
         }
+    }
+}
+
+extension Schema {
+    /// Where JSON text stops being JSON, as JSONSerialization says it ("Invalid value around
+    /// character 14"), with the line and column of that character.
+    static func syntaxError(in data: Data) -> String {
+        let detail: String
+        do {
+            _ = try JSONSerialization.jsonObject(with: data)
+            return "it is not a JSON object"
+        } catch {
+            detail = ((error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String) ?? "\(error)"
+        }
+        let described = detail.hasSuffix(".") ? String(detail.dropLast()) : detail
+        guard let range = described.range(of: "character "), let offset = Int(described[range.upperBound...]),
+            offset <= data.count
+        else { return described }
+        let before = data.prefix(offset)
+        let line = before.count { $0 == UInt8(ascii: "\n") } + 1
+        let column = before.count - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
+        return "\(described) (line \(line), column \(column))"
     }
 }
 

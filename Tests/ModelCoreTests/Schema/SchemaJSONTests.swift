@@ -116,11 +116,16 @@ import Testing
     }
 
     @Test(arguments: [
-        ("not json", "the schema JSON is not valid"),
+        ("not json", "the schema JSON is not valid: Invalid value around character 1 (line 1, column 2)"),
+        (
+            "{\n  \"entities\": [}",
+            "the schema JSON is not valid: Invalid value around character 17 (line 2, column 16)"
+        ),
+        ("{\"entities\": [", "the schema JSON is not valid: Unexpected end of file"),
         ("{}", "missing key 'entities'"),
         (
             "{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\", \"type\": \"float\"}]}]}",
-            "entities[0].attributes[0].type"
+            "'float' is not an attribute type; use one of 'string', 'int', 'double', 'bool', 'date', 'data', 'uuid', 'url', 'decimal', 'json' at entities[0].attributes[0].type"
         ),
         (
             "{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\", \"type\": \"date\", \"default\": \"soon\"}]}]}",
@@ -133,7 +138,7 @@ import Testing
         ("{\"entities\": [{\"name\": \"A\", \"relationships\": [{\"name\": \"r\"}]}]}", "missing key 'destination'"),
         (
             "{\"entities\": [{\"name\": \"A\", \"relationships\": [{\"name\": \"r\", \"destination\": \"A\", \"deleteRule\": \"explode\"}]}]}",
-            "entities[0].relationships[0].deleteRule"
+            "'explode' is not a delete rule; use one of 'nullify', 'cascade', 'deny', 'noAction' at entities[0].relationships[0].deleteRule"
         ),
         ("{\"entities\": 5}", "entities"),
     ])
