@@ -24,9 +24,7 @@ final class SocketGuard: Sendable {
     /// Takes the data directory's lock (and, when binding a path, the socket's), and clears a
     /// stale socket file. Throws a `DaemonStartError` saying what is in the way.
     static func acquire(dataDirectory: String, socketPath: String, bindsPath: Bool) throws -> SocketGuard {
-        try FileManager.default.createDirectory(
-            atPath: dataDirectory, withIntermediateDirectories: true,
-            attributes: [.posixPermissions: 0o700])
+        try makeDirectory(dataDirectory, mode: 0o700, what: "data directory", option: "--data-dir (MODELD_DATA_DIR)")
         var locks: [Int32] = []
         do {
             locks.append(try lock(dataDirectory + "/modeld.lock", what: "data directory \(dataDirectory)"))
@@ -37,9 +35,9 @@ final class SocketGuard: Sendable {
                     )
                 }
                 let directory = (socketPath as NSString).deletingLastPathComponent
-                try FileManager.default.createDirectory(
-                    atPath: directory.isEmpty ? "." : directory, withIntermediateDirectories: true,
-                    attributes: [.posixPermissions: 0o755])
+                try makeDirectory(
+                    directory.isEmpty ? "." : directory, mode: 0o755, what: "socket's directory",
+                    option: "--socket (MODELD_SOCKET)")
                 locks.append(try lock(socketPath + ".lock", what: "socket \(socketPath)"))
                 try clearStaleSocket(socketPath)
             }
@@ -48,6 +46,31 @@ final class SocketGuard: Sendable {
             throw error
         }
         return SocketGuard(socketPath: socketPath, locks: locks)
+    }
+
+    /// Makes `path` and the directories above it that are missing (each with `mode`), or says
+    /// in one line which one cannot be made and why, and which option chooses another.
+    private static func makeDirectory(_ path: String, mode: mode_t, what: String, option: String) throws {
+        func failure(_ reason: String) -> DaemonStartError {
+            DaemonStartError("cannot make the \(what) \(path): \(reason); choose another with \(option)")
+        }
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            var info = stat()
+            if stat(prefix, &info) == 0 {
+                guard info.st_mode & S_IFMT == S_IFDIR else {
+                    throw failure(prefix.hasSuffix(path) ? "it is a file" : "\(prefix) is a file")
+                }
+                continue
+            }
+            guard mkdir(prefix, mode) == 0 || errno == EEXIST else {
+                let reason = String(cString: strerror(errno))
+                throw failure(prefix.hasSuffix(path) ? reason : "\(prefix): \(reason)")
+            }
+            // The mode as asked, whatever the umask took from it.
+            chmod(prefix, mode)
+        }
     }
 
     /// Sets the socket file's permissions.

@@ -18,7 +18,8 @@ enum DaemonManual {
                     The stores, as root or under systemd (StateDirectory=modeld).
                     .TP
                     .I $XDG_RUNTIME_DIR/modeld/modeld.sock, $XDG_DATA_HOME/modeld
-                    The socket and data directory of a user's daemon.
+                    The socket and data directory of a user's daemon (without those variables:
+                    /tmp/modeld-<uid>/modeld.sock and ~/.local/share/modeld).
                     """
                 ),
                 (

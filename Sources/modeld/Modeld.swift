@@ -20,8 +20,9 @@ struct Modeld: AsyncParsableCommand {
         discussion: """
             Every option can also be set with an environment variable (shown in brackets); an \
             option on the command line wins. With no options modeld listens on \
-            $XDG_RUNTIME_DIR/modeld/modeld.sock and keeps its stores in $XDG_DATA_HOME/modeld \
-            (as root: /run/modeld/modeld.sock and /var/lib/modeld), creating a 'default' store.
+            $XDG_RUNTIME_DIR/modeld/modeld.sock (without it: /tmp/modeld-<uid>/modeld.sock) and \
+            keeps its stores in $XDG_DATA_HOME/modeld (without it: ~/.local/share/modeld) (as \
+            root: /run/modeld/modeld.sock and /var/lib/modeld), creating a 'default' store.
 
             SIGTERM or SIGINT stops it cleanly: streams are ended, other calls under way get up to \
             5 seconds to finish, sessions are closed (discarding what they did not save), stores \

@@ -63,6 +63,13 @@ import Testing
         let lockPath = directory.appendingPathComponent("data/modeld.lock").path
         var copy = open(lockPath, O_RDWR | O_CLOEXEC)
         #expect(copy >= 0)
+        // A child process another test spawns meanwhile may hold the first daemon's lock for a
+        // moment, until it closes its inherited descriptors (see TestDaemon.withDaemon): the
+        // lock is taken once that child lets it go.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while flock(copy, LOCK_EX | LOCK_NB) != 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(2))
+        }
         #expect(flock(copy, LOCK_EX | LOCK_NB) == 0)
         // The copy is let go once the restart has found the lock held.
         let stores = try await TestDaemon.withDaemon(
@@ -117,6 +124,36 @@ import Testing
         let error = await #expect(throws: DaemonStartError.self) { try await daemon.run() }
         #expect(error?.description.contains("the limit is 107") == true, "\(String(describing: error))")
         await #expect(throws: DaemonStartError.self) { try await daemon.waitUntilReady() }
+    }
+
+    /// A data directory or socket directory that cannot be made is named, with why and the
+    /// option that chooses another, in one line; nothing is made beside it.
+    @Test func directoriesThatCannotBeMadeAreExplained() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "md")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("a-file").path
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
+        let cases: [(socket: String, data: String, message: String)] = [
+            (
+                directory.path + "/s1", file,
+                "cannot make the data directory \(file): it is a file; choose another with --data-dir (MODELD_DATA_DIR)"
+            ),
+            (
+                directory.path + "/s2", file + "/data",
+                "cannot make the data directory \(file)/data: \(file) is a file; choose another with --data-dir (MODELD_DATA_DIR)"
+            ),
+            (
+                file + "/s3", directory.path + "/data",
+                "cannot make the socket's directory \(file): it is a file; choose another with --socket (MODELD_SOCKET)"
+            ),
+        ]
+        for (socket, data, message) in cases {
+            let daemon = ModelDaemon(
+                configuration: ServerConfiguration(socketPath: socket, dataDirectory: data, registry: .daemon))
+            let error = await #expect(throws: DaemonStartError.self) { try await daemon.run() }
+            #expect(error?.description == message, "\(String(describing: error))")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["a-file", "data"])
     }
 
     /// Shutdown lets calls under way finish, ends followers, closes sessions and stores.
