@@ -96,8 +96,10 @@ public final class ModelContainer: Sendable {
     }
 
     /// Deletes the history transactions up to and including `token`, oldest first; refuses a
-    /// token past the latest (a mistake that would otherwise delete nothing, silently).
-    public func deleteHistory(through token: HistoryToken) async throws {
+    /// token past the latest (a mistake that would otherwise delete nothing, silently). Returns
+    /// `token` when history through it was kept until now, nil when it was all deleted already.
+    @discardableResult
+    public func deleteHistory(through token: HistoryToken) async throws -> HistoryToken? {
         guard token.rawValue > 0 else {
             throw ModelError(.invalidArgument, "history tokens start at 1; \(token.rawValue) names no transaction")
         }
@@ -108,7 +110,15 @@ public final class ModelContainer: Sendable {
                 "history token \(token.rawValue) is past the store's latest (\(latest.map { String($0.rawValue) } ?? "none yet")): delete through a token the store has written",
                 context: ["token": String(token.rawValue)])
         }
+        guard let oldest = try await oldestHistoryToken(), oldest <= token else { return nil }
         try await backend.deleteHistory(before: HistoryToken(token.rawValue + 1))
+        return token
+    }
+
+    /// The token of the oldest history transaction kept; nil when none is.
+    private func oldestHistoryToken() async throws -> HistoryToken? {
+        if let extent = backend as? any StorageHistoryExtent { return try await extent.oldestHistoryToken() }
+        return try await backend.history(after: nil, limit: 1).first?.token
     }
 
     /// Deletes the history transactions saved before `date`, from the oldest up to the first

@@ -80,15 +80,18 @@ extension DaemonClient {
         return collected.withLock { $0 }
     }
 
-    /// Deletes the history transactions of `store` up to and including `token`.
-    public func deleteHistory(through token: HistoryToken, in store: String) async throws {
+    /// Deletes the history transactions of `store` up to and including `token`; returns `token`,
+    /// or nil when history through it had been deleted already.
+    @discardableResult
+    public func deleteHistory(through token: HistoryToken, in store: String) async throws -> HistoryToken? {
         try await call(small: true) {
-            _ = try await unary(
+            let response = try await unary(
                 Modeld_V1_QueryService.Method.DeleteHistory.self,
                 Modeld_V1_DeleteHistoryRequest.with {
                     $0.store = store
                     $0.through = token.rawValue
                 })
+            return response.hasThrough ? HistoryToken(response.through) : nil
         }
     }
 

@@ -288,8 +288,8 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         try await core.rpc.handleCancellable("DeleteHistory") {
             let container = try core.store(request.store, for: .manage).container
             if request.through != 0 {
-                try await container.deleteHistory(through: HistoryToken(request.through))
-                return Modeld_V1_DeleteHistoryResponse.with { $0.through = request.through }
+                let deleted = try await container.deleteHistory(through: HistoryToken(request.through))
+                return Modeld_V1_DeleteHistoryResponse.with { if let deleted { $0.through = deleted.rawValue } }
             }
             guard request.savedBeforeMicros != 0 else {
                 throw ModelError(

@@ -134,8 +134,11 @@ struct HistoryPrune: AsyncParsableCommand {
     func run() async throws {
         try await global.withClient { client in
             if let through {
-                try await client.deleteHistory(through: HistoryToken(through), in: global.storeName)
-                print("deleted history through token \(through)")
+                if try await client.deleteHistory(through: HistoryToken(through), in: global.storeName) != nil {
+                    print("deleted history through token \(through)")
+                } else {
+                    print("no history through token \(through) was left to delete")
+                }
             } else if let before, let date = Self.date(before) {
                 if let newest = try await client.deleteHistory(savedBefore: date, in: global.storeName) {
                     print("deleted history through token \(newest.rawValue)")
