@@ -170,7 +170,7 @@ public actor ModelContext {
         if id.isTemporary, !pending.isKnown(id) {
             throw ModelError(
                 .notFound,
-                "\(id) is a temporary identifier this context did not create; save first and use the permanent URI",
+                "\(id) is a temporary identifier this context does not hold (another context's, or one its save replaced with a permanent URI): use the permanent URI the save returned",
                 context: ["uri": id.uriRepresentation])
         }
     }

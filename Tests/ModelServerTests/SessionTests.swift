@@ -28,6 +28,14 @@ struct SessionTests {
         let saved = try await alice.save()
         let id = try #require(saved.remappedIdentifiers[kyoto])
         #expect(id.primaryKey != nil && saved.token != nil)
+        // A temporary URI the save replaced (or another session's) is refused, saying which URI
+        // to use; a missing object is left out.
+        let replaced = await expectError(.notFound) { _ = try await alice.objects([kyoto, id]) }
+        #expect(replaced?.message.contains("use the permanent URI the save returned") == true)
+        await expectError(.notFound) { _ = try await bob.objects([kyoto]) }
+        try await alice.delete(id)
+        #expect(try await alice.objects([id]).isEmpty)
+        _ = try await alice.rollback()
         #expect(try await bob.fetch(all).objects.map(\.id) == [id])
         #expect(try await alice.describe().hasChanges == false)
         #expect(try await store.client.history(after: nil, in: store.name).map(\.author) == ["alice"])

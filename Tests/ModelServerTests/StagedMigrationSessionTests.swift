@@ -43,8 +43,12 @@ import Testing
             await expectError(.unavailable) { _ = try await store.client.beginMigration(of: store.name) }
             await expectError(.unavailable) { try await store.client.applySchema(Self.middle, to: store.name) }
             await expectError(.unavailable) { try await store.client.dropStore(store.name, force: true) }
-            // Describing the store still works: as it was.
+            // Describing the store still works: as it was. So does backing it up, as it was.
             #expect(try await store.client.store(store.name).schemaVersionHash == SampleTrips.schema.versionHash)
+            if kind == .sqlite {
+                let backup = try await store.client.backupStore(store.name) { _ in }
+                #expect(backup.schemaVersionHash == SampleTrips.schema.versionHash)
+            }
 
             // willMigrate: the old schema's values.
             let session = migration.session

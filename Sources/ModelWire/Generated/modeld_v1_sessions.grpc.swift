@@ -366,7 +366,8 @@ extension Modeld_V1_SessionService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Objects by URI as the session sees them; missing or deleted ones are left out.
+        /// > Objects by URI as the session sees them; missing or deleted ones are left out. A temporary
+    /// > URI the session does not hold (another session's, or one its save replaced) is NOT_FOUND.
         ///
         /// - Parameters:
         ///   - request: A streaming request of `Modeld_V1_SessionGetObjectsRequest` messages.
@@ -405,7 +406,8 @@ extension Modeld_V1_SessionService {
         /// > Rollback work as in any session, under the schema of the current stage; StepMigration moves
         /// > it to the next schema. Meanwhile every other call on the store — other sessions', the
         /// > QueryService's, ApplySchema, DropStore — is refused with UNAVAILABLE naming the migration;
-        /// > GetStore and GetSchema still answer (the store as it was).
+        /// > GetStore, GetSchema and BackupStore still answer (the store as it was), and so do
+        /// > SetHistoryRetention, GrantAccess and RevokeAccess.
         ///
         /// - Parameters:
         ///   - request: A streaming request of `Modeld_V1_BeginMigrationRequest` messages.
@@ -601,7 +603,8 @@ extension Modeld_V1_SessionService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Objects by URI as the session sees them; missing or deleted ones are left out.
+        /// > Objects by URI as the session sees them; missing or deleted ones are left out. A temporary
+    /// > URI the session does not hold (another session's, or one its save replaced) is NOT_FOUND.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_SessionGetObjectsRequest` message.
@@ -640,7 +643,8 @@ extension Modeld_V1_SessionService {
         /// > Rollback work as in any session, under the schema of the current stage; StepMigration moves
         /// > it to the next schema. Meanwhile every other call on the store — other sessions', the
         /// > QueryService's, ApplySchema, DropStore — is refused with UNAVAILABLE naming the migration;
-        /// > GetStore and GetSchema still answer (the store as it was).
+        /// > GetStore, GetSchema and BackupStore still answer (the store as it was), and so do
+        /// > SetHistoryRetention, GrantAccess and RevokeAccess.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_BeginMigrationRequest` message.
@@ -835,7 +839,8 @@ extension Modeld_V1_SessionService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Objects by URI as the session sees them; missing or deleted ones are left out.
+        /// > Objects by URI as the session sees them; missing or deleted ones are left out. A temporary
+    /// > URI the session does not hold (another session's, or one its save replaced) is NOT_FOUND.
         ///
         /// - Parameters:
         ///   - request: A `Modeld_V1_SessionGetObjectsRequest` message.
@@ -874,7 +879,8 @@ extension Modeld_V1_SessionService {
         /// > Rollback work as in any session, under the schema of the current stage; StepMigration moves
         /// > it to the next schema. Meanwhile every other call on the store — other sessions', the
         /// > QueryService's, ApplySchema, DropStore — is refused with UNAVAILABLE naming the migration;
-        /// > GetStore and GetSchema still answer (the store as it was).
+        /// > GetStore, GetSchema and BackupStore still answer (the store as it was), and so do
+        /// > SetHistoryRetention, GrantAccess and RevokeAccess.
         ///
         /// - Parameters:
         ///   - request: A `Modeld_V1_BeginMigrationRequest` message.
@@ -1586,7 +1592,8 @@ extension Modeld_V1_SessionService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Objects by URI as the session sees them; missing or deleted ones are left out.
+        /// > Objects by URI as the session sees them; missing or deleted ones are left out. A temporary
+    /// > URI the session does not hold (another session's, or one its save replaced) is NOT_FOUND.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_SessionGetObjectsRequest` message.
@@ -1635,7 +1642,8 @@ extension Modeld_V1_SessionService {
         /// > Rollback work as in any session, under the schema of the current stage; StepMigration moves
         /// > it to the next schema. Meanwhile every other call on the store — other sessions', the
         /// > QueryService's, ApplySchema, DropStore — is refused with UNAVAILABLE naming the migration;
-        /// > GetStore and GetSchema still answer (the store as it was).
+        /// > GetStore, GetSchema and BackupStore still answer (the store as it was), and so do
+        /// > SetHistoryRetention, GrantAccess and RevokeAccess.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_BeginMigrationRequest` message.
@@ -1980,7 +1988,8 @@ extension Modeld_V1_SessionService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Objects by URI as the session sees them; missing or deleted ones are left out.
+        /// > Objects by URI as the session sees them; missing or deleted ones are left out. A temporary
+    /// > URI the session does not hold (another session's, or one its save replaced) is NOT_FOUND.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_SessionGetObjectsRequest` message.
@@ -2051,7 +2060,8 @@ extension Modeld_V1_SessionService {
         /// > Rollback work as in any session, under the schema of the current stage; StepMigration moves
         /// > it to the next schema. Meanwhile every other call on the store — other sessions', the
         /// > QueryService's, ApplySchema, DropStore — is refused with UNAVAILABLE naming the migration;
-        /// > GetStore and GetSchema still answer (the store as it was).
+        /// > GetStore, GetSchema and BackupStore still answer (the store as it was), and so do
+        /// > SetHistoryRetention, GrantAccess and RevokeAccess.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_BeginMigrationRequest` message.
@@ -2377,7 +2387,8 @@ extension Modeld_V1_SessionService.ClientProtocol {
     ///
     /// > Source IDL Documentation:
     /// >
-    /// > Objects by URI as the session sees them; missing or deleted ones are left out.
+    /// > Objects by URI as the session sees them; missing or deleted ones are left out. A temporary
+    /// > URI the session does not hold (another session's, or one its save replaced) is NOT_FOUND.
     ///
     /// - Parameters:
     ///   - request: A request containing a single `Modeld_V1_SessionGetObjectsRequest` message.
@@ -2438,7 +2449,8 @@ extension Modeld_V1_SessionService.ClientProtocol {
     /// > Rollback work as in any session, under the schema of the current stage; StepMigration moves
     /// > it to the next schema. Meanwhile every other call on the store — other sessions', the
     /// > QueryService's, ApplySchema, DropStore — is refused with UNAVAILABLE naming the migration;
-    /// > GetStore and GetSchema still answer (the store as it was).
+    /// > GetStore, GetSchema and BackupStore still answer (the store as it was), and so do
+    /// > SetHistoryRetention, GrantAccess and RevokeAccess.
     ///
     /// - Parameters:
     ///   - request: A request containing a single `Modeld_V1_BeginMigrationRequest` message.
@@ -2780,7 +2792,8 @@ extension Modeld_V1_SessionService.ClientProtocol {
     ///
     /// > Source IDL Documentation:
     /// >
-    /// > Objects by URI as the session sees them; missing or deleted ones are left out.
+    /// > Objects by URI as the session sees them; missing or deleted ones are left out. A temporary
+    /// > URI the session does not hold (another session's, or one its save replaced) is NOT_FOUND.
     ///
     /// - Parameters:
     ///   - message: request message to send.
@@ -2849,7 +2862,8 @@ extension Modeld_V1_SessionService.ClientProtocol {
     /// > Rollback work as in any session, under the schema of the current stage; StepMigration moves
     /// > it to the next schema. Meanwhile every other call on the store — other sessions', the
     /// > QueryService's, ApplySchema, DropStore — is refused with UNAVAILABLE naming the migration;
-    /// > GetStore and GetSchema still answer (the store as it was).
+    /// > GetStore, GetSchema and BackupStore still answer (the store as it was), and so do
+    /// > SetHistoryRetention, GrantAccess and RevokeAccess.
     ///
     /// - Parameters:
     ///   - message: request message to send.

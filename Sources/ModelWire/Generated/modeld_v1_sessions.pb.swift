@@ -193,7 +193,7 @@ public nonisolated struct Modeld_V1_CloseSessionResponse: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// How many staged changes were discarded.
+  /// How many objects had staged changes that were discarded (an object changed twice counts once).
   public var discardedChanges: Int64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -265,6 +265,7 @@ public nonisolated struct Modeld_V1_RollbackResponse: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// As CloseSessionResponse.discarded_changes.
   public var discardedChanges: Int64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()

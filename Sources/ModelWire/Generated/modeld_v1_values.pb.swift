@@ -102,7 +102,8 @@ public nonisolated struct Modeld_V1_Value: Sendable {
     set {kind = .urlValue(newValue)}
   }
 
-  /// A decimal number as text, e.g. "12.50"; kept exactly.
+  /// A decimal number as text, e.g. "12.50"; its value kept exactly, and given back in its
+  /// shortest form ("12.5").
   public var decimalValue: String {
     get {
       if case .decimalValue(let v)? = kind {return v}
@@ -134,7 +135,8 @@ public nonisolated struct Modeld_V1_Value: Sendable {
     case uuidValue(String)
     /// An absolute URL, e.g. "https://example.com/a".
     case urlValue(String)
-    /// A decimal number as text, e.g. "12.50"; kept exactly.
+    /// A decimal number as text, e.g. "12.50"; its value kept exactly, and given back in its
+  /// shortest form ("12.5").
     case decimalValue(String)
     /// JSON text, kept as given.
     case jsonValue(String)
@@ -204,7 +206,8 @@ public nonisolated struct Modeld_V1_ObjectSnapshot: Sendable {
 
   public var uri: String = String()
 
-  /// Starts at 1 when the object is inserted; grows by one with every save that changes it.
+  /// 1 once the save that inserts the object is done (0 while a session's insert is unsaved);
+  /// grows by one with every save that changes it.
   public var version: Int64 = 0
 
   public var attributes: Dictionary<String,Modeld_V1_Value> = [:]
