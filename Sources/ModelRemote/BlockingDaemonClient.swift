@@ -9,7 +9,7 @@ import SwiftProtobuf
 /// command-line tool, a server with a thread per connection, a tight loop of small calls. Each
 /// call blocks its thread until the daemon answers, over the framed transport, with no event
 /// loop and no task between (``BlockingFramedConnection``): a point read costs this client about
-/// a fifth of what it costs ``DaemonClient``.
+/// half the instructions it costs ``DaemonClient``.
 ///
 /// One call at a time: a client per thread (it is not `Sendable`). The calls, their answers and
 /// their errors (``ModelError``s) are ``DaemonClient``'s. A call running longer than ``timeout``
