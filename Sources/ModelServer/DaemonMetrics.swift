@@ -136,9 +136,10 @@ final class DaemonMetrics: Sendable {
             descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help), labels: labels)
     }
 
-    /// The size of an SQLite store's file and WAL; nil for a store without files.
+    /// The size of an SQLite store's file and WAL; nil for a store without files of the daemon's
+    /// (memory, PostgreSQL: a `postgres://` URL's path starts with "/" too).
     static func bytesOnDisk(_ store: StoreHandle) -> Int? {
-        guard store.location.path.hasPrefix("/") else { return nil }
+        guard store.location.scheme == "sqlite", store.location.path.hasPrefix("/") else { return nil }
         var total = 0
         for suffix in ["", "-wal"] {
             var info = stat()

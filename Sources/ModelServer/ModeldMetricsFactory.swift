@@ -15,7 +15,8 @@ public struct ModeldMetricsFactory: CoreMetrics.MetricsFactory {
         "modeld_rpc_calls_total": "Calls answered, by method and gRPC status code.",
         "modeld_rpc_duration_seconds": "How long calls took, by method (a streamed call until its stream ended).",
         "modeld_saves_total": "Saves committed through the daemon, by store.",
-        "modeld_group_commit_saves": "Saves committed together in one SQLite transaction (one sync of the WAL).",
+        "modeld_group_commit_saves":
+            "Saves committed together in one transaction (SQLite: one sync of the WAL; PostgreSQL: one commit).",
     ]
 
     /// Latency buckets of calls: 50 µs to 10 s.

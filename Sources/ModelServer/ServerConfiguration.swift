@@ -77,7 +77,7 @@ public struct ServerConfiguration: Sendable {
     /// (`--admin-group`); nil for none.
     public var administratorsGroup: UInt32?
     /// The backends the daemon can open stores with, by URL scheme. The executable chooses them
-    /// (StandardBackends' `.daemon`: SQLite and memory); the daemon knows none by itself.
+    /// (StandardBackends' `.daemon`: SQLite, memory and PostgreSQL); the daemon knows none by itself.
     public var registry: StorageRegistry
 
     public init(socketPath: String, dataDirectory: String, registry: StorageRegistry) {

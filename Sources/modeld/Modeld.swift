@@ -16,7 +16,7 @@ import ServiceLifecycle
 struct Modeld: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "modeld",
-        abstract: "Serve object stores (SQLite or in memory) over a Unix socket, as gRPC.",
+        abstract: "Serve object stores (SQLite, in memory or PostgreSQL) over a Unix socket, as gRPC.",
         discussion: """
             Every option can also be set with an environment variable (shown in brackets); an \
             option on the command line wins. With no options modeld listens on \

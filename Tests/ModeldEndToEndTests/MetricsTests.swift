@@ -85,6 +85,31 @@ import Testing
         await daemon.remove()
     }
 
+    /// Only a store whose files the daemon keeps has a size on disk: a PostgreSQL store (whose
+    /// URL's path starts with "/" too) has its other gauges and none of that one.
+    @Test func aPostgreSQLStoreHasNoSizeOnDisk() async throws {
+        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
+        do {
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                try await client.createStore(
+                    "pg", backend: nil, url: try PostgresServer.freshStoreURL(), schema: Self.schema)
+                try await client.createStore("file", schema: Self.schema)
+                let save = ObjectEdit.insert(entity: "Item", attributes: ["n": .int(1)], relationships: [:], id: nil)
+                try await client.apply([save], in: "pg")
+                try await client.apply([save], in: "file")
+                let metrics = Exposition(try await client.metrics())
+                #expect(metrics.value("modeld_store_history_token", ["store": "pg", "backend": "postgres"]) == 1)
+                #expect(metrics.value("modeld_store_size_bytes", ["store": "pg"]) == nil)
+                #expect((metrics.value("modeld_store_size_bytes", ["store": "file"]) ?? 0) > 0)
+                try await client.dropStore("pg", force: true)
+            }
+            #expect(try await daemon.stop() == 0)
+        } catch {
+            Issue.record("\(error)\n\(daemon.log.suffix(3000))")
+        }
+        await daemon.remove()
+    }
+
     @Test func prometheusScrapesTheDaemonOverLoopbackHTTP() async throws {
         let daemon = try await ModeldProcess.launch(arguments: [
             "--default-store", "", "--metrics-address", "127.0.0.1:0",
