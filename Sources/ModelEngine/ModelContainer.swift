@@ -115,8 +115,9 @@ public final class ModelContainer: Sendable {
         return token
     }
 
-    /// The token of the oldest history transaction kept; nil when none is.
-    private func oldestHistoryToken() async throws -> HistoryToken? {
+    /// The token of the oldest history transaction kept; nil when none is. Asked of the backend
+    /// when it can say without reading the transaction.
+    public func oldestHistoryToken() async throws -> HistoryToken? {
         if let extent = backend as? any StorageHistoryExtent { return try await extent.oldestHistoryToken() }
         return try await backend.history(after: nil, limit: 1).first?.token
     }

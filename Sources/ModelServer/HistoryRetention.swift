@@ -51,7 +51,8 @@ struct HistoryRetention: Sendable {
     /// Deletes what `retention` no longer keeps of `container`'s history; returns how many
     /// transactions went.
     static func prune(_ container: ModelContainer, _ retention: EffectiveRetention) async throws -> Int64 {
-        guard let latest = try await container.currentHistoryToken(), let oldest = try await oldest(container)
+        guard let latest = try await container.currentHistoryToken(),
+            let oldest = try await container.oldestHistoryToken()
         else { return 0 }
         var target: Int64 = 0
         if let count = retention.transactions { target = latest.rawValue - Int64(count) }
@@ -69,11 +70,5 @@ struct HistoryRetention: Sendable {
             await Task.yield()
         }
         return max(0, target - oldest.rawValue + 1)
-    }
-
-    /// The oldest transaction kept: asked of the backend when it can say without reading it.
-    private static func oldest(_ container: ModelContainer) async throws -> HistoryToken? {
-        if let extent = container.backend as? any StorageHistoryExtent { return try await extent.oldestHistoryToken() }
-        return try await container.history(after: nil, limit: 1).first?.token
     }
 }

@@ -81,10 +81,7 @@ extension RawOutput {
         case .null:
             return header(tag, name: name, valueLength: 0)
         case .int(let number):
-            let zigZag = ProtobufWriter.zigZag(number)
-            guard header(tag, name: name, valueLength: 1 + ProtobufWriter.varintLength(zigZag)) else { return false }
-            byte(0x10)
-            varint(zigZag)
+            return zigZagEntry(tag, name: name, field: 0x10, number)
         case .double(let number):
             guard header(tag, name: name, valueLength: 9) else { return false }
             byte(0x19)
@@ -94,10 +91,7 @@ extension RawOutput {
             byte(0x20)
             byte(flag ? 1 : 0)
         case .date(let microseconds):
-            let zigZag = ProtobufWriter.zigZag(microseconds)
-            guard header(tag, name: name, valueLength: 1 + ProtobufWriter.varintLength(zigZag)) else { return false }
-            byte(0x28)
-            varint(zigZag)
+            return zigZagEntry(tag, name: name, field: 0x28, microseconds)
         case .text(let text):
             let length = 1 + ProtobufWriter.varintLength(UInt64(text.count)) + text.count
             guard header(tag, name: name, valueLength: length) else { return false }
@@ -109,6 +103,19 @@ extension RawOutput {
             else { return false }
             self.value(value)
         }
+        return true
+    }
+
+    /// A map entry whose `Value` holds `number` zig-zag encoded in the varint field `field`
+    /// (ints, dates), as ``entry(_:name:cell:)`` writes it.
+    @inline(__always)
+    private mutating func zigZagEntry(_ tag: UInt8, name: UnsafeBufferPointer<UInt8>, field: UInt8, _ number: Int64)
+        -> Bool
+    {
+        let zigZag = ProtobufWriter.zigZag(number)
+        guard header(tag, name: name, valueLength: 1 + ProtobufWriter.varintLength(zigZag)) else { return false }
+        byte(field)
+        varint(zigZag)
         return true
     }
 

@@ -161,7 +161,7 @@ struct ProtobufWriter: Sendable {
                     out.byte(0x0A)
                     out.varint(UInt64(name.count))
                     out.bytes(name)
-                    out.entryValue(.value(value), length: valueLength)
+                    out.entryValue(value, length: valueLength)
                 }
             }
             precondition(out.position == start + total, "an attribute map's size was miscounted")
@@ -282,12 +282,12 @@ struct RawOutput {
         }
     }
 
-    /// A map entry's value field (2): its tag, the length of `cell`'s `Value` message, and the
-    /// message (``cell(_:)``).
-    mutating func entryValue(_ cell: RowCell, length: Int) {
+    /// A map entry's value field (2): its tag, the length of `value`'s `Value` message, and the
+    /// message (``value(_:)``).
+    mutating func entryValue(_ value: Value, length: Int) {
         byte(0x12)
         varint(UInt64(length))
-        self.cell(cell)
+        self.value(value)
     }
 
     /// A `Value` message's contents, as ``ProtobufWriter/value(_:)`` writes them.

@@ -16,93 +16,92 @@ import Testing
     ])
 
     @Test func theMetricsCountWhatHappenedAndPassPromtool() async throws {
-        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
-        do {
-            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
-                try await client.createStore("shop", schema: Self.schema)
-                for n in 0..<7 {
-                    try await client.apply(
-                        [.insert(entity: "Item", attributes: ["n": .int(Int64(n))], relationships: [:], id: nil)],
-                        in: "shop")
-                }
-                _ = try? await client.store("nowhere")
-                _ = try await client.openSession(on: "shop", author: "metrics")
-                try await client.deleteHistory(through: HistoryToken(2), in: "shop")
-
-                let text = try await client.metrics()
-                let metrics = Exposition(text)
-                #expect(metrics.value("modeld_rpc_calls_total", ["method": "Apply", "code": "ok"]) == 7, "\(text)")
-                #expect(metrics.value("modeld_rpc_calls_total", ["method": "GetStore", "code": "notFound"]) == 1)
-                #expect(metrics.value("modeld_rpc_duration_seconds_count", ["method": "Apply"]) == 7)
-                #expect(metrics.value("modeld_saves_total", ["store": "shop"]) == 7)
-                #expect(metrics.value("modeld_stores") == 1)
-                #expect(metrics.value("modeld_open_sessions") == 1)
-                #expect(metrics.value("modeld_store_history_token", ["store": "shop", "backend": "sqlite"]) == 7)
-                #expect(metrics.value("modeld_store_history_transactions", ["store": "shop"]) == 5)
-                #expect((metrics.value("modeld_store_size_bytes", ["store": "shop"]) ?? 0) > 0)
-                // The storage layer's group commits, through the process's swift-metrics.
-                #expect(metrics.value("modeld_group_commit_saves_sum") == 7, "\(text)")
-                #expect((metrics.value("modeld_group_commit_saves_count") ?? 0) >= 1)
-
-                let checked = try await Self.promtool(text, in: daemon.directory)
-                #expect(checked.status == 0, "promtool: \(checked.error) \(checked.output)")
-
-                // A dropped store's series go with it.
-                try await client.dropStore("shop", force: true)
-                let after = Exposition(try await client.metrics())
-                #expect(after.value("modeld_saves_total", ["store": "shop"]) == nil)
-                #expect(after.value("modeld_store_history_token", ["store": "shop"]) == nil)
-                #expect(after.value("modeld_stores") == 0)
-
-                // A store made again under a dropped store's name, with no scrape between, counts
-                // its own saves from zero.
-                let save = ObjectEdit.insert(entity: "Item", attributes: ["n": .int(1)], relationships: [:], id: nil)
-                try await client.createStore("scratch", schema: Self.schema)
-                try await client.apply([save], in: "scratch")
-                try await client.apply([save], in: "scratch")
-                try await client.dropStore("scratch", force: true)
-                try await client.createStore("scratch", schema: Self.schema)
-                try await client.apply([save], in: "scratch")
-                let again = Exposition(try await client.metrics())
-                #expect(again.value("modeld_saves_total", ["store": "scratch"]) == 1)
-
-                // So does one a restored backup replaced (the store it replaced was dropped).
-                let backup = Shared(Data())
-                _ = try await client.backupStore("scratch") { chunk in backup.update { $0.append(chunk) } }
-                try await client.apply([save], in: "scratch")
-                let chunks = Shared([backup.value])
-                _ = try await client.restoreStore("scratch", replace: true) {
-                    chunks.update { $0.isEmpty ? nil : $0.removeFirst() }
-                }
-                try await client.apply([save], in: "scratch")
-                let restored = Exposition(try await client.metrics())
-                #expect(restored.value("modeld_saves_total", ["store": "scratch"]) == 1)
+        try await Self.withSpawnedDaemon { daemon, client in
+            try await client.createStore("shop", schema: Self.schema)
+            for n in 0..<7 {
+                try await client.apply(
+                    [.insert(entity: "Item", attributes: ["n": .int(Int64(n))], relationships: [:], id: nil)],
+                    in: "shop")
             }
-            #expect(try await daemon.stop() == 0)
-        } catch {
-            Issue.record("\(error)\n\(daemon.log.suffix(3000))")
+            _ = try? await client.store("nowhere")
+            _ = try await client.openSession(on: "shop", author: "metrics")
+            try await client.deleteHistory(through: HistoryToken(2), in: "shop")
+
+            let text = try await client.metrics()
+            let metrics = Exposition(text)
+            #expect(metrics.value("modeld_rpc_calls_total", ["method": "Apply", "code": "ok"]) == 7, "\(text)")
+            #expect(metrics.value("modeld_rpc_calls_total", ["method": "GetStore", "code": "notFound"]) == 1)
+            #expect(metrics.value("modeld_rpc_duration_seconds_count", ["method": "Apply"]) == 7)
+            #expect(metrics.value("modeld_saves_total", ["store": "shop"]) == 7)
+            #expect(metrics.value("modeld_stores") == 1)
+            #expect(metrics.value("modeld_open_sessions") == 1)
+            #expect(metrics.value("modeld_store_history_token", ["store": "shop", "backend": "sqlite"]) == 7)
+            #expect(metrics.value("modeld_store_history_transactions", ["store": "shop"]) == 5)
+            #expect((metrics.value("modeld_store_size_bytes", ["store": "shop"]) ?? 0) > 0)
+            // The storage layer's group commits, through the process's swift-metrics.
+            #expect(metrics.value("modeld_group_commit_saves_sum") == 7, "\(text)")
+            #expect((metrics.value("modeld_group_commit_saves_count") ?? 0) >= 1)
+
+            let checked = try await Self.promtool(text, in: daemon.directory)
+            #expect(checked.status == 0, "promtool: \(checked.error) \(checked.output)")
+
+            // A dropped store's series go with it.
+            try await client.dropStore("shop", force: true)
+            let after = Exposition(try await client.metrics())
+            #expect(after.value("modeld_saves_total", ["store": "shop"]) == nil)
+            #expect(after.value("modeld_store_history_token", ["store": "shop"]) == nil)
+            #expect(after.value("modeld_stores") == 0)
+
+            // A store made again under a dropped store's name, with no scrape between, counts
+            // its own saves from zero.
+            let save = ObjectEdit.insert(entity: "Item", attributes: ["n": .int(1)], relationships: [:], id: nil)
+            try await client.createStore("scratch", schema: Self.schema)
+            try await client.apply([save], in: "scratch")
+            try await client.apply([save], in: "scratch")
+            try await client.dropStore("scratch", force: true)
+            try await client.createStore("scratch", schema: Self.schema)
+            try await client.apply([save], in: "scratch")
+            let again = Exposition(try await client.metrics())
+            #expect(again.value("modeld_saves_total", ["store": "scratch"]) == 1)
+
+            // So does one a restored backup replaced (the store it replaced was dropped).
+            let backup = Shared(Data())
+            _ = try await client.backupStore("scratch") { chunk in backup.update { $0.append(chunk) } }
+            try await client.apply([save], in: "scratch")
+            let chunks = Shared([backup.value])
+            _ = try await client.restoreStore("scratch", replace: true) {
+                chunks.update { $0.isEmpty ? nil : $0.removeFirst() }
+            }
+            try await client.apply([save], in: "scratch")
+            let restored = Exposition(try await client.metrics())
+            #expect(restored.value("modeld_saves_total", ["store": "scratch"]) == 1)
         }
-        await daemon.remove()
     }
 
     /// Only a store whose files the daemon keeps has a size on disk: a PostgreSQL store (whose
     /// URL's path starts with "/" too) has its other gauges and none of that one.
     @Test func aPostgreSQLStoreHasNoSizeOnDisk() async throws {
+        try await Self.withSpawnedDaemon { _, client in
+            try await client.createStore(
+                "pg", backend: nil, url: try PostgresServer.freshStoreURL(), schema: Self.schema)
+            try await client.createStore("file", schema: Self.schema)
+            let save = ObjectEdit.insert(entity: "Item", attributes: ["n": .int(1)], relationships: [:], id: nil)
+            try await client.apply([save], in: "pg")
+            try await client.apply([save], in: "file")
+            let metrics = Exposition(try await client.metrics())
+            #expect(metrics.value("modeld_store_history_token", ["store": "pg", "backend": "postgres"]) == 1)
+            #expect(metrics.value("modeld_store_size_bytes", ["store": "pg"]) == nil)
+            #expect((metrics.value("modeld_store_size_bytes", ["store": "file"]) ?? 0) > 0)
+            try await client.dropStore("pg", force: true)
+        }
+    }
+
+    /// Runs `body` with a client of a modeld spawned for it (no default store), which must then
+    /// stop cleanly; a failure is recorded with the end of the daemon's log.
+    private static func withSpawnedDaemon(_ body: (ModeldProcess, DaemonClient) async throws -> Void) async throws {
         let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
         do {
-            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
-                try await client.createStore(
-                    "pg", backend: nil, url: try PostgresServer.freshStoreURL(), schema: Self.schema)
-                try await client.createStore("file", schema: Self.schema)
-                let save = ObjectEdit.insert(entity: "Item", attributes: ["n": .int(1)], relationships: [:], id: nil)
-                try await client.apply([save], in: "pg")
-                try await client.apply([save], in: "file")
-                let metrics = Exposition(try await client.metrics())
-                #expect(metrics.value("modeld_store_history_token", ["store": "pg", "backend": "postgres"]) == 1)
-                #expect(metrics.value("modeld_store_size_bytes", ["store": "pg"]) == nil)
-                #expect((metrics.value("modeld_store_size_bytes", ["store": "file"]) ?? 0) > 0)
-                try await client.dropStore("pg", force: true)
-            }
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await body(daemon, $0) }
             #expect(try await daemon.stop() == 0)
         } catch {
             Issue.record("\(error)\n\(daemon.log.suffix(3000))")
