@@ -2,6 +2,7 @@ import Foundation
 import GRPCCore
 import ModelCore
 import ModelWire
+import Synchronization
 
 /// What a backup holds (``DaemonClient/backupStore(_:writing:)``).
 public struct StoreBackupInfo: Hashable, Sendable {
@@ -73,6 +74,16 @@ extension DaemonClient {
         _ name: String, replace: Bool = false, newIdentity: Bool = false,
         reading read: @Sendable @escaping () async throws -> Data?
     ) async throws -> StoreInfo {
+        // What `read` threw, which ends the call: thrown in place of the call's cancellation.
+        let readFailure = Mutex<(any Error)?>(nil)
+        let read: @Sendable () async throws -> Data? = {
+            do {
+                return try await read()
+            } catch {
+                readFailure.withLock { $0 = error }
+                throw error
+            }
+        }
         do {
             let response: Modeld_V1_StoreInfo = try await caller.clientStreaming(
                 Modeld_V1_StoreService.Method.RestoreStore.descriptor
@@ -93,6 +104,7 @@ extension DaemonClient {
             }
             return try StoreInfo(wire: response)
         } catch {
+            if let failure = readFailure.withLock({ $0 }) { throw failure }
             throw translateAny(error, small: false)
         }
     }

@@ -118,6 +118,8 @@ import Testing
             #expect(taken.status == 75 && taken.error.contains("already exists"), "\(taken)")
             let absent = try await bed.run(["store", "restore", "/nonexistent/backup", "other"])
             #expect(absent.status == 1 && absent.error.contains("no such file"), "\(absent)")
+            let directory = try await bed.run(["store", "restore", bed.directory.path, "other"])
+            #expect(directory.status == 1 && directory.error.contains("it is a directory"), "\(directory)")
             let list = try await bed.run(["store", "list", "--format", "jsonl"])
             #expect(list.objects.map { $0["name"] as? String } == ["default"])
         }

@@ -70,6 +70,9 @@ import Testing
             #expect(refused.status == 75 && refused.error.contains("staged migration"), "\(refused)")
             let refusedDiff = try await bed.run(["schema", "diff", retypedFile])
             #expect(refusedDiff.status == 75 && refusedDiff.output.contains("refused"), "\(refusedDiff)")
+            let refusedDryRun = try await bed.run(["schema", "apply", retypedFile, "--dry-run"])
+            #expect(
+                refusedDryRun.status == 75 && refusedDryRun.error.contains("would be refused"), "\(refusedDryRun)")
             let broken = try await bed.run([
                 "schema", "apply",
                 try bed.file("broken.json", "{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\"}]}]}"),

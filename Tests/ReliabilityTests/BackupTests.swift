@@ -182,6 +182,21 @@ import Testing
                     }
                 }
                 #expect(try await client.stores().map(\.name) == stores)
+                // A reader that fails part-way ends the call with its own error (not a cancellation)
+                // and makes nothing.
+                struct ReadFailure: Error {}
+                let chunks = Shared(0)
+                await #expect(throws: ReadFailure.self) {
+                    _ = try await client.restoreStore("half", newIdentity: true) {
+                        guard
+                            chunks.withLock({
+                                $0 += 1; return $0
+                            }) == 1
+                        else { throw ReadFailure() }
+                        return backup.prefix(64 * 1024)
+                    }
+                }
+                #expect(try await client.stores().map(\.name) == stores)
                 // A name taken, without replace: ALREADY_EXISTS, and the store is untouched.
                 let good = daemon.directory.appendingPathComponent("good.backup")
                 try backup.write(to: good)

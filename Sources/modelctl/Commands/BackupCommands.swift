@@ -150,6 +150,10 @@ struct BackupInput: Sendable {
             handle = .standardInput
             return
         }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw FileError("cannot restore from \(path): it is a directory, not a backup file")
+        }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw FileError(
                 "cannot open \(path): \(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")"
@@ -159,7 +163,13 @@ struct BackupInput: Sendable {
     }
 
     func next() throws -> Data? {
-        guard let data = try handle.read(upToCount: Self.chunkSize), !data.isEmpty else { return nil }
+        let data: Data?
+        do {
+            data = try handle.read(upToCount: Self.chunkSize)
+        } catch {
+            throw FileError("cannot read the backup: \(error.localizedDescription)")
+        }
+        guard let data, !data.isEmpty else { return nil }
         return data
     }
 }

@@ -89,7 +89,7 @@ struct HistoryList: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: "Only transactions after this token.") var after: Int64?
     @Option(help: "Only transactions by this author.") var author: String?
-    @Option(help: "At most this many transactions.") var limit: Int = 0
+    @Option(help: "At most this many transactions (default: every one; 0 too).") var limit: Int?
     @Flag(help: "Keep the stream open, printing new transactions as they are saved.") var follow = false
 
     func run() async throws {
@@ -97,7 +97,8 @@ struct HistoryList: AsyncParsableCommand {
         let writer = RecordWriter(format: format)
         try await global.withClient { client in
             try await client.followHistory(
-                after: after.map(HistoryToken.init), in: global.storeName, author: author, limit: limit, follow: follow
+                after: after.map(HistoryToken.init), in: global.storeName, author: author, limit: limit ?? 0,
+                follow: follow
             ) { transaction in
                 writer.write(History.records(transaction, format: format))
             }

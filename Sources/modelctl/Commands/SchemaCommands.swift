@@ -75,7 +75,8 @@ struct SchemaCommand: AsyncParsableCommand {
                 """)
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The schema's JSON file ('-' for standard input).") var file: String
-        @Flag(help: "Print the migration plan and change nothing.") var dryRun = false
+        @Flag(help: "Print the migration plan and change nothing (exits with 75 when it would be refused).")
+        var dryRun = false
         @Flag(help: "Carry out steps that delete stored values (removing an attribute or entity with data).")
         var allowDataLoss = false
         @Option(help: "The author of the migration's history transaction.") var author: String?
@@ -99,6 +100,8 @@ struct SchemaCommand: AsyncParsableCommand {
                 Terminal.error(
                     "dry run: '\(store.name)' \(verdict) (\(applied.migration?.steps.count ?? 0) step(s)); nothing changed\n"
                 )
+                // As 'schema diff': a plan that would be refused is a conflict.
+                if let plan = applied.migration, !plan.isAllowed { throw ExitCode(CLI.conflict) }
             } else if applied.migrationApplied, let plan = applied.migration {
                 Terminal.error(
                     "migrated '\(store.name)' from version \(plan.fromVersion.prefix(12)) to \(version) (\(plan.steps.count) step(s))\n"

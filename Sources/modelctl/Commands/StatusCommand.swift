@@ -36,7 +36,8 @@ struct Metrics: AsyncParsableCommand {
             Calls by method and status with their latency, sessions, stores, watches, history \
             followers, saves and group-commit sizes, and each store's history and bytes on disk. \
             The same text is served over HTTP for scraping with modeld --metrics-address; \
-            'promtool check metrics' reads it from standard input.
+            'promtool check metrics' reads it from standard input. The output is always that text, \
+            of every store: --format and --store do not apply.
             """)
 
     @OptionGroup var global: GlobalOptions
