@@ -234,12 +234,17 @@ final class StoreCatalog: Sendable {
         }
     }
 
-    /// Changes who may use the store `name` (its access record: one made with the daemon's user
-    /// as owner if it had none), taking turns with drops.
-    func changeAccess(of name: String, _ change: (inout StoreAccessRecord) -> Void) async throws {
+    /// Changes who may use the store `name`, taking turns with drops. A store without an owner
+    /// (open to every caller) gets one, `ownerIfNone`, before `change`; without it (a revoke:
+    /// there is nothing to take back) such a store is left open and unchanged.
+    func changeAccess(of name: String, ownerIfNone: UInt32?, _ change: (inout StoreAccessRecord) -> Void)
+        async throws
+    {
         try await changes.withPermit {
             _ = try handle(named: name)
-            var record = access.record(for: name) ?? StoreAccessRecord(owner: getuid())
+            guard var record = access.record(for: name) ?? ownerIfNone.map({ StoreAccessRecord(owner: $0) }) else {
+                return
+            }
             change(&record)
             try access.set(record, for: name)
         }

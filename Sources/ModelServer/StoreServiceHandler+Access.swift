@@ -12,7 +12,19 @@ extension StoreServiceHandler {
             let store = try core.store(request.store, whileMigrating: true, for: .manage)
             let principal = try Self.principal(request.grant.principal)
             let level: StoreAccessRecord.GrantLevel = request.grant.level == .write ? .write : .read
-            try await core.catalog.changeAccess(of: store.name) { $0.grant(level, to: principal) }
+            // A store without an owner, open to every caller, becomes the granting caller's: an
+            // administrator's, lest any caller take over a store every caller shares.
+            let caller = Caller.current
+            if core.catalog.access.record(for: store.name) == nil, !core.access.isAdministrator(caller) {
+                throw ModelError(
+                    .permissionDenied,
+                    "the store '\(store.name)' has no owner and is open to every caller; its first grant makes "
+                        + "the granter its owner, which only an administrator may become (user \(caller.description) is not one)",
+                    context: ["store": store.name, "uid": String(caller.uid)])
+            }
+            try await core.catalog.changeAccess(of: store.name, ownerIfNone: caller.uid) {
+                $0.grant(level, to: principal)
+            }
             core.logger.info(
                 "store '\(store.name)': \(principal.description) may now \(level == .write ? "read and write" : "read")"
             )
@@ -26,7 +38,7 @@ extension StoreServiceHandler {
         try await core.rpc.handle("RevokeAccess") {
             let store = try core.store(request.store, whileMigrating: true, for: .manage)
             let principal = try Self.principal(request.principal)
-            try await core.catalog.changeAccess(of: store.name) { $0.revoke(principal) }
+            try await core.catalog.changeAccess(of: store.name, ownerIfNone: nil) { $0.revoke(principal) }
             core.logger.info("store '\(store.name)': \(principal.description)'s access revoked")
             return try await core.info(store)
         }

@@ -143,8 +143,24 @@ import Testing
                 #expect(try await root.store("shop").owner == accounts.alice)
                 #expect(try await root.count(FetchDescriptor(entityName: "Note"), in: "shop") == 2)
             }
+            // A number the host does not name is taken as the id it is.
+            let byNumber = try await run(accounts.alice, ["store", "grant", "shop", "--user", "4242424", "--read"])
+            #expect(byNumber.status == 0 && byNumber.output.contains("\"user:4242424=read\""), "\(byNumber)")
+
             // The default store, made by the daemon itself, is open to every caller.
             #expect(try await run(accounts.bob, ["--store", "default", "store", "info", "default"]).status == 0)
+            // A revoke on it changes nothing; only an administrator's grant gives it an owner.
+            #expect(try await run(accounts.bob, ["store", "revoke", "default", "--user", accounts.alice]).status == 0)
+            let takeOver = try await run(
+                accounts.bob, ["store", "grant", "default", "--user", accounts.bob, "--write"])
+            #expect(takeOver.status == 77 && takeOver.error.contains("has no owner"), "\(takeOver)")
+            let openInfo = try await run(accounts.bob, ["--store", "default", "store", "info", "default"])
+            #expect(openInfo.status == 0 && openInfo.output.contains("\"owner\":null"), "\(openInfo)")
+            let owned = try await run(
+                accounts.carol, ["store", "grant", "default", "--user", accounts.alice, "--read"])
+            #expect(owned.status == 0 && owned.output.contains("\"owner\":\"\(accounts.carol)\""), "\(owned)")
+            #expect(try await run(accounts.bob, ["--store", "default", "count", "Note"]).status == 77)
+            #expect(try await run(accounts.alice, ["--store", "default", "store", "info", "default"]).status == 0)
             #expect(try await daemon.stop() == 0)
         } catch {
             Issue.record("\(error)\n\(daemon.log.suffix(3000))")

@@ -370,7 +370,10 @@ extension Modeld_V1_StoreService {
         /// > Source IDL Documentation:
         /// >
         /// > Grants a user or a group read, or read and write, access to a store; its owner or an
-        /// > administrator may. INVALID_ARGUMENT for a user or group the host does not know. See
+        /// > administrator may. A store without an owner (open to every caller) becomes the granting
+        /// > administrator's with its first grant (another caller's is PERMISSION_DENIED), closed from
+        /// > then on to all but its owner, administrators and what is granted. INVALID_ARGUMENT for a
+        /// > user or group name the host does not know (a number is taken as the id it is). See
         /// > docs/operations.md, "Who may open which store".
         ///
         /// - Parameters:
@@ -389,7 +392,8 @@ extension Modeld_V1_StoreService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Takes back what a user or group was granted.
+        /// > Takes back what a user or group was granted. A store without an owner has no grants: it
+        /// > stays open, unchanged.
         ///
         /// - Parameters:
         ///   - request: A streaming request of `Modeld_V1_RevokeAccessRequest` messages.
@@ -578,7 +582,10 @@ extension Modeld_V1_StoreService {
         /// > Source IDL Documentation:
         /// >
         /// > Grants a user or a group read, or read and write, access to a store; its owner or an
-        /// > administrator may. INVALID_ARGUMENT for a user or group the host does not know. See
+        /// > administrator may. A store without an owner (open to every caller) becomes the granting
+        /// > administrator's with its first grant (another caller's is PERMISSION_DENIED), closed from
+        /// > then on to all but its owner, administrators and what is granted. INVALID_ARGUMENT for a
+        /// > user or group name the host does not know (a number is taken as the id it is). See
         /// > docs/operations.md, "Who may open which store".
         ///
         /// - Parameters:
@@ -597,7 +604,8 @@ extension Modeld_V1_StoreService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Takes back what a user or group was granted.
+        /// > Takes back what a user or group was granted. A store without an owner has no grants: it
+        /// > stays open, unchanged.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_RevokeAccessRequest` message.
@@ -785,7 +793,10 @@ extension Modeld_V1_StoreService {
         /// > Source IDL Documentation:
         /// >
         /// > Grants a user or a group read, or read and write, access to a store; its owner or an
-        /// > administrator may. INVALID_ARGUMENT for a user or group the host does not know. See
+        /// > administrator may. A store without an owner (open to every caller) becomes the granting
+        /// > administrator's with its first grant (another caller's is PERMISSION_DENIED), closed from
+        /// > then on to all but its owner, administrators and what is granted. INVALID_ARGUMENT for a
+        /// > user or group name the host does not know (a number is taken as the id it is). See
         /// > docs/operations.md, "Who may open which store".
         ///
         /// - Parameters:
@@ -804,7 +815,8 @@ extension Modeld_V1_StoreService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Takes back what a user or group was granted.
+        /// > Takes back what a user or group was granted. A store without an owner has no grants: it
+        /// > stays open, unchanged.
         ///
         /// - Parameters:
         ///   - request: A `Modeld_V1_RevokeAccessRequest` message.
@@ -1444,7 +1456,10 @@ extension Modeld_V1_StoreService {
         /// > Source IDL Documentation:
         /// >
         /// > Grants a user or a group read, or read and write, access to a store; its owner or an
-        /// > administrator may. INVALID_ARGUMENT for a user or group the host does not know. See
+        /// > administrator may. A store without an owner (open to every caller) becomes the granting
+        /// > administrator's with its first grant (another caller's is PERMISSION_DENIED), closed from
+        /// > then on to all but its owner, administrators and what is granted. INVALID_ARGUMENT for a
+        /// > user or group name the host does not know (a number is taken as the id it is). See
         /// > docs/operations.md, "Who may open which store".
         ///
         /// - Parameters:
@@ -1468,7 +1483,8 @@ extension Modeld_V1_StoreService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Takes back what a user or group was granted.
+        /// > Takes back what a user or group was granted. A store without an owner has no grants: it
+        /// > stays open, unchanged.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_RevokeAccessRequest` message.
@@ -1812,7 +1828,10 @@ extension Modeld_V1_StoreService {
         /// > Source IDL Documentation:
         /// >
         /// > Grants a user or a group read, or read and write, access to a store; its owner or an
-        /// > administrator may. INVALID_ARGUMENT for a user or group the host does not know. See
+        /// > administrator may. A store without an owner (open to every caller) becomes the granting
+        /// > administrator's with its first grant (another caller's is PERMISSION_DENIED), closed from
+        /// > then on to all but its owner, administrators and what is granted. INVALID_ARGUMENT for a
+        /// > user or group name the host does not know (a number is taken as the id it is). See
         /// > docs/operations.md, "Who may open which store".
         ///
         /// - Parameters:
@@ -1847,7 +1866,8 @@ extension Modeld_V1_StoreService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Takes back what a user or group was granted.
+        /// > Takes back what a user or group was granted. A store without an owner has no grants: it
+        /// > stays open, unchanged.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_RevokeAccessRequest` message.
@@ -2145,7 +2165,10 @@ extension Modeld_V1_StoreService.ClientProtocol {
     /// > Source IDL Documentation:
     /// >
     /// > Grants a user or a group read, or read and write, access to a store; its owner or an
-    /// > administrator may. INVALID_ARGUMENT for a user or group the host does not know. See
+    /// > administrator may. A store without an owner (open to every caller) becomes the granting
+    /// > administrator's with its first grant (another caller's is PERMISSION_DENIED), closed from
+    /// > then on to all but its owner, administrators and what is granted. INVALID_ARGUMENT for a
+    /// > user or group name the host does not know (a number is taken as the id it is). See
     /// > docs/operations.md, "Who may open which store".
     ///
     /// - Parameters:
@@ -2175,7 +2198,8 @@ extension Modeld_V1_StoreService.ClientProtocol {
     ///
     /// > Source IDL Documentation:
     /// >
-    /// > Takes back what a user or group was granted.
+    /// > Takes back what a user or group was granted. A store without an owner has no grants: it
+    /// > stays open, unchanged.
     ///
     /// - Parameters:
     ///   - request: A request containing a single `Modeld_V1_RevokeAccessRequest` message.
@@ -2504,7 +2528,10 @@ extension Modeld_V1_StoreService.ClientProtocol {
     /// > Source IDL Documentation:
     /// >
     /// > Grants a user or a group read, or read and write, access to a store; its owner or an
-    /// > administrator may. INVALID_ARGUMENT for a user or group the host does not know. See
+    /// > administrator may. A store without an owner (open to every caller) becomes the granting
+    /// > administrator's with its first grant (another caller's is PERMISSION_DENIED), closed from
+    /// > then on to all but its owner, administrators and what is granted. INVALID_ARGUMENT for a
+    /// > user or group name the host does not know (a number is taken as the id it is). See
     /// > docs/operations.md, "Who may open which store".
     ///
     /// - Parameters:
@@ -2538,7 +2565,8 @@ extension Modeld_V1_StoreService.ClientProtocol {
     ///
     /// > Source IDL Documentation:
     /// >
-    /// > Takes back what a user or group was granted.
+    /// > Takes back what a user or group was granted. A store without an owner has no grants: it
+    /// > stays open, unchanged.
     ///
     /// - Parameters:
     ///   - message: request message to send.
