@@ -99,7 +99,7 @@ final class DaemonCore: Sendable {
             $0.transactionsIsTheStores = retention.transactionsIsTheStores
         }
         // A store kept in a file (an SQLite store) names it.
-        if store.location.path.hasPrefix("/") { info.path = store.location.path }
+        if let path = store.location.filePath { info.path = path }
         return info
     }
 

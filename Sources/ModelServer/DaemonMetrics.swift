@@ -137,13 +137,13 @@ final class DaemonMetrics: Sendable {
     }
 
     /// The size of an SQLite store's file and WAL; nil for a store without files of the daemon's
-    /// (memory, PostgreSQL: a `postgres://` URL's path starts with "/" too).
+    /// (memory, PostgreSQL).
     static func bytesOnDisk(_ store: StoreHandle) -> Int? {
-        guard store.location.scheme == "sqlite", store.location.path.hasPrefix("/") else { return nil }
+        guard let path = store.location.filePath else { return nil }
         var total = 0
         for suffix in ["", "-wal"] {
             var info = stat()
-            if stat(store.location.path + suffix, &info) == 0 { total += Int(info.st_blocks) * 512 }
+            if stat(path + suffix, &info) == 0 { total += Int(info.st_blocks) * 512 }
         }
         return total
     }

@@ -244,8 +244,10 @@ public final class ModelDaemon: Service, Sendable {
             let server = try await MetricsHTTPServer.start(address: address) { [core] in
                 await core.metrics.exposition(core)
             }
-            logger.info(
-                "serving metrics at http://\(server.address.ipAddress ?? address):\(server.address.port ?? 0)/metrics")
+            let host = server.address.ipAddress ?? address
+            // An IPv6 address is bracketed in a URL (RFC 3986).
+            let urlHost = host.contains(":") ? "[\(host)]" : host
+            logger.info("serving metrics at http://\(urlHost):\(server.address.port ?? 0)/metrics")
             return server
         } catch {
             throw DaemonStartError("cannot serve the metrics on \(address): \(error)")

@@ -148,8 +148,12 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
                 if request.hasAgeSeconds { setting.ageSeconds = age }
                 if request.hasTransactions { setting.transactions = transactions }
             }
+            // 0 keeps everything.
+            func describe(_ value: Int64?, _ unit: String) -> String {
+                value.map { $0 == 0 ? "no limit" : "\($0)\(unit)" } ?? "the daemon's"
+            }
             core.logger.info(
-                "history retention of '\(store.name)': age \(setting.ageSeconds.map { "\($0) s" } ?? "the daemon's"), transactions \(setting.transactions.map(String.init) ?? "the daemon's")"
+                "history retention of '\(store.name)': age \(describe(setting.ageSeconds, " s")), transactions \(describe(setting.transactions, ""))"
             )
             return try await core.info(store)
         }

@@ -13,6 +13,12 @@ public struct StoreLocation: Hashable, Sendable, CustomStringConvertible {
     /// The URL text.
     public let url: String
 
+    /// The file the store is kept in: an SQLite store's absolute path; nil for every other backend
+    /// (a PostgreSQL store's URL path starts with `/` too, and names no file).
+    public var filePath: String? {
+        scheme == "sqlite" && path.hasPrefix("/") ? path : nil
+    }
+
     /// A location of `scheme` at `path`; its URL is `scheme://path` for an absolute path
     /// (`sqlite:///abs/path.sqlite`), `scheme:path` otherwise, unless `url` says.
     public init(scheme: String, path: String, url: String? = nil) {

@@ -66,25 +66,16 @@ struct DaemonSettings {
             server.streamStallTimeout = seconds
         }
         if let text = value(flags.maxPendingRequestBytes, "MODELD_MAX_PENDING_REQUEST_BYTES") {
-            guard let bytes = Self.bytes(text), bytes >= 1024 * 1024 else {
-                throw ValidationError(
-                    "max pending request bytes '\(text)' must be at least 1M (bytes, or with a K, M or G suffix)")
-            }
-            server.maximumPendingRequestBytes = bytes
+            server.maximumPendingRequestBytes = try Self.size(
+                text, "max pending request bytes", within: 1024 * 1024...Int.max, "at least 1M")
         }
         if let text = value(flags.maxMessageSize, "MODELD_MAX_MESSAGE_SIZE") {
-            guard let bytes = Self.bytes(text), bytes >= 64 * 1024, bytes <= 1 << 30 else {
-                throw ValidationError(
-                    "max message size '\(text)' must be between 64K and 1024M (bytes, or with a K or M suffix)")
-            }
-            server.maximumMessageSize = bytes
+            server.maximumMessageSize = try Self.size(
+                text, "max message size", within: 64 * 1024...1 << 30, "between 64K and 1024M")
         }
         if let text = value(flags.maxStoreSize, "MODELD_MAX_STORE_SIZE") {
-            guard let bytes = Self.bytes(text), bytes >= 64 * 1024 else {
-                throw ValidationError(
-                    "max store size '\(text)' must be at least 64K (bytes, or with a K, M or G suffix)")
-            }
-            server.maximumStoreSize = Int64(bytes)
+            server.maximumStoreSize = Int64(
+                try Self.size(text, "max store size", within: 64 * 1024...Int.max, "at least 64K"))
         }
         if let text = value(flags.historyRetentionAge, "MODELD_HISTORY_RETENTION_AGE") {
             guard let age = Self.age(text) else {
@@ -185,11 +176,29 @@ struct DaemonSettings {
         path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 
+    /// `text` as a number of bytes within `range` (`rangeText` says it in words), or a message
+    /// that says which of the two it is not.
+    private static func size(_ text: String, _ name: String, within range: ClosedRange<Int>, _ rangeText: String)
+        throws -> Int
+    {
+        guard let bytes = bytes(text) else {
+            throw ValidationError(
+                "\(name) '\(text)' is not a size: a whole number of bytes, or one with a K, M, G or T suffix (64M)")
+        }
+        guard range.contains(bytes) else { throw ValidationError("\(name) '\(text)' must be \(rangeText)") }
+        return bytes
+    }
+
+    /// A whole number of bytes, or of K, M, G or T (powers of 1024); nil for anything else, or a
+    /// size too large to count.
     private static func bytes(_ text: String) -> Int? {
         let upper = text.uppercased()
-        if upper.hasSuffix("G") { return Int(upper.dropLast()).map { $0 * 1024 * 1024 * 1024 } }
-        if upper.hasSuffix("M") { return Int(upper.dropLast()).map { $0 * 1024 * 1024 } }
-        if upper.hasSuffix("K") { return Int(upper.dropLast()).map { $0 * 1024 } }
-        return Int(upper)
+        let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        guard let last = upper.last else { return nil }
+        let (digits, unit) = units[last].map { (upper.dropLast(), $0) } ?? (Substring(upper), 1)
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), let count = Int(digits)
+        else { return nil }
+        let (bytes, overflow) = count.multipliedReportingOverflow(by: unit)
+        return overflow ? nil : bytes
     }
 }

@@ -61,13 +61,14 @@ struct Modeld: AsyncParsableCommand {
     @Option(
         name: .long,
         help:
-            "The largest request accepted, in bytes; K and M suffixes allowed (default 16M). [MODELD_MAX_MESSAGE_SIZE]")
+            "The largest request accepted, in bytes; K, M, G and T suffixes allowed (default 16M, at most 1024M). [MODELD_MAX_MESSAGE_SIZE]"
+    )
     var maxMessageSize: String?
 
     @Option(
         name: .long,
         help:
-            "The largest a store file may grow; K, M and G suffixes allowed (default: no limit). Saves beyond fail with RESOURCE_EXHAUSTED; reads go on. [MODELD_MAX_STORE_SIZE]"
+            "The largest a store file may grow; K, M, G and T suffixes allowed (default: no limit). Saves beyond fail with RESOURCE_EXHAUSTED; reads go on. [MODELD_MAX_STORE_SIZE]"
     )
     var maxStoreSize: String?
 
@@ -91,7 +92,7 @@ struct Modeld: AsyncParsableCommand {
     @Option(
         name: .long,
         help:
-            "The most bytes held for requests still arriving, across connections; K, M and G suffixes allowed (default 256M). [MODELD_MAX_PENDING_REQUEST_BYTES]"
+            "The most bytes held for requests still arriving, across connections; K, M, G and T suffixes allowed (default 256M). [MODELD_MAX_PENDING_REQUEST_BYTES]"
     )
     var maxPendingRequestBytes: String?
 

@@ -80,7 +80,8 @@ import Testing
 
     /// Only a store whose files the daemon keeps has a size on disk: a PostgreSQL store (whose
     /// URL's path starts with "/" too) has its other gauges and none of that one.
-    @Test func aPostgreSQLStoreHasNoSizeOnDisk() async throws {
+    /// Nor a path: `StoreInfo.path` names an SQLite store's file only.
+    @Test func aPostgreSQLStoreHasNoSizeOnDiskNorPath() async throws {
         try await Self.withSpawnedDaemon { _, client in
             try await client.createStore(
                 "pg", backend: nil, url: try PostgresServer.freshStoreURL(), schema: Self.schema)
@@ -92,6 +93,8 @@ import Testing
             #expect(metrics.value("modeld_store_history_token", ["store": "pg", "backend": "postgres"]) == 1)
             #expect(metrics.value("modeld_store_size_bytes", ["store": "pg"]) == nil)
             #expect((metrics.value("modeld_store_size_bytes", ["store": "file"]) ?? 0) > 0)
+            #expect(try await client.store("pg").path == nil)
+            #expect(try await client.store("file").path?.hasSuffix("/stores/file.sqlite") == true)
             try await client.dropStore("pg", force: true)
         }
     }
@@ -102,6 +105,24 @@ import Testing
         let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
         do {
             try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await body(daemon, $0) }
+            #expect(try await daemon.stop() == 0)
+        } catch {
+            Issue.record("\(error)\n\(daemon.log.suffix(3000))")
+        }
+        await daemon.remove()
+    }
+
+    @Test func anIPv6AddressIsLoggedAsAURLThatWorks() async throws {
+        let daemon = try await ModeldProcess.launch(arguments: [
+            "--default-store", "", "--metrics-address", "[::1]:0",
+        ])
+        do {
+            let line = try #require(await Self.logLine(of: daemon, containing: "serving metrics at http://"))
+            let url = try #require(line.split(separator: " ").last.map(String.init))
+            #expect(url.hasPrefix("http://[::1]:") && url.hasSuffix("/metrics"), "\(line)")
+            // -g: curl takes the brackets as the address's, not as a range to expand.
+            let page = try await Self.curl(["-s", "-g", "-i", url], in: daemon.directory)
+            #expect(page.output.hasPrefix("HTTP/1.1 200 OK"), "\(page)")
             #expect(try await daemon.stop() == 0)
         } catch {
             Issue.record("\(error)\n\(daemon.log.suffix(3000))")

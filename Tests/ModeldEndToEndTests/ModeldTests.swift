@@ -177,7 +177,11 @@ import Testing
         (["--socket-mode", "999"], "socket mode '999' is not an octal permission"),
         (["--idle-timeout=-1"], "the idle timeout must be a positive number of seconds"),
         (["--max-sessions", "0"], "max sessions must be at least 1"),
-        (["--max-message-size", "12Q"], "max message size '12Q' must be between 64K and 1024M"),
+        (["--max-message-size", "12Q"], "max message size '12Q' is not a size"),
+        (["--max-message-size", "2G"], "max message size '2G' must be between 64K and 1024M"),
+        (["--max-store-size", "10X"], "max store size '10X' is not a size"),
+        (["--max-store-size", "9999999999T"], "max store size '9999999999T' is not a size"),
+        (["--max-store-size", "1K"], "max store size '1K' must be at least 64K"),
         (["--log-level", "loud"], "log level 'loud' is not one of"),
         (["--time-slice", "50"], "time slice '50' must be 0 (the kernel's) or 100 to 100000 microseconds"),
     ])
