@@ -115,6 +115,10 @@ struct PostgresDialect: SQLDialect {
 
     var inlineListLimit: Int { 64 }
 
+    /// SQLite's limit (``SQLiteDialect``), so that a predicate one SQL store runs, the other runs
+    /// too (PostgreSQL itself refuses more than 65,535 parameters).
+    var maximumConditionValues: Int? { 4_096 }
+
     /// JSON arrays of the elements' text, one per type, cast back.
     func longList(_ values: [Value], bind: (Value) -> String) -> String {
         var groups: [String: [String]] = [:]

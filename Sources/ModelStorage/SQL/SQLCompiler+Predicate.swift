@@ -13,12 +13,12 @@ extension SQLCompiler {
             guard !parts.isEmpty else { return dialect.constant(true) }
             var terms: [String] = []
             for part in parts { terms.append(try self.predicate(part)) }
-            return "(" + terms.joined(separator: " AND ") + ")"
+            return Self.junction(terms, "AND")
         case .or(let parts):
             guard !parts.isEmpty else { return dialect.constant(false) }
             var terms: [String] = []
             for part in parts { terms.append(try self.predicate(part)) }
-            return "(" + terms.joined(separator: " OR ") + ")"
+            return Self.junction(terms, "OR")
         case .not(.not(let inner)):
             return try self.predicate(inner)
         case .not(let inner):
@@ -26,6 +26,26 @@ extension SQLCompiler {
         case .comparison(let comparison):
             return try self.comparison(comparison)
         }
+    }
+
+    /// The most terms of a junction written in one group of parentheses.
+    static let junctionWidth = 64
+
+    /// `terms` joined by `op` (`AND`, `OR`) in parentheses, in groups of at most
+    /// ``junctionWidth``, grouped again until one is left: SQLite parses a chain of n terms as a
+    /// tree n deep and refuses one deeper than 1,000 (`SQLITE_MAX_EXPR_DEPTH`), so a flat `AND`
+    /// of 998 comparisons, well within the predicate's limits, did not compile; grouped, 100,000
+    /// terms are three groups deep. Both SQLite's planner and PostgreSQL's flatten the groups
+    /// again (`sqlite3WhereSplit` splits nested ANDs and ORs alike).
+    static func junction(_ terms: [String], _ op: String) -> String {
+        precondition(!terms.isEmpty, "a junction of no terms")
+        var level = terms
+        repeat {
+            level = stride(from: 0, to: level.count, by: junctionWidth).map { start in
+                "(" + level[start..<min(start + junctionWidth, level.count)].joined(separator: " \(op) ") + ")"
+            }
+        } while level.count > 1
+        return level[0]
     }
 
     /// A comparison; with `ANY`/`ALL`/`NONE`, an `EXISTS`/`NOT EXISTS` subquery over the
@@ -145,7 +165,7 @@ extension SQLCompiler {
         {
             var tests: [String] = []
             for item in items { tests.append(try binary(lhs, .equal, try expression(item), options: options)) }
-            return tests.isEmpty ? dialect.constant(false) : "(" + tests.joined(separator: " OR ") + ")"
+            return tests.isEmpty ? dialect.constant(false) : Self.junction(tests, "OR")
         }
         var tested = lhs.sql
         if !options.isEmpty, lhs.type == .string {
@@ -158,7 +178,7 @@ extension SQLCompiler {
         var tests: [String] = []
         if !literals.isEmpty { tests.append("\(tested)\(collation(lhs)) IN \(list(literals))") }
         if hasNil { tests.append("\(lhs.sql) IS NULL") }
-        return tests.isEmpty ? dialect.constant(false) : "(" + tests.joined(separator: " OR ") + ")"
+        return tests.isEmpty ? dialect.constant(false) : Self.junction(tests, "OR")
     }
 
     private mutating func list(_ values: [Value]) -> String {

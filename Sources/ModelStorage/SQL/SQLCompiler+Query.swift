@@ -133,7 +133,15 @@ extension SQLCompiler {
         let entities = includesSubentities ? root.entity.descendants : [root.entity.name]
         var terms: [String] = []
         if let entityTerm = entityFilter(entities, alias: root.alias, table: table) { terms.append(entityTerm) }
-        if let predicate { terms.append(try self.predicate(predicate)) }
+        if let predicate {
+            terms.append(try self.predicate(predicate))
+            if let limit = dialect.maximumConditionValues, parameters.count > limit {
+                throw ModelError(
+                    .resourceExhausted,
+                    "the predicate holds \(parameters.count) values; this store's backend takes at most \(limit) in one query: put long lists of values in IN { … }",
+                    context: ["values": String(parameters.count), "limit": String(limit)])
+            }
+        }
         return terms.isEmpty ? dialect.constant(true) : terms.joined(separator: " AND ")
     }
 

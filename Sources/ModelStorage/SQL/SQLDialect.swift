@@ -41,6 +41,10 @@ package protocol SQLDialect: Sendable {
     /// The most elements of an `IN` list bound one parameter each.
     var inlineListLimit: Int { get }
 
+    /// The most values a query's condition may bind (nil: no limit), refused beyond with
+    /// `resourceExhausted` before the statement is prepared.
+    var maximumConditionValues: Int? { get }
+
     /// A longer `IN` list: `(SELECT …)` yielding each of `values` (all of one list).
     func longList(_ values: [Value], bind: (Value) -> String) -> String
 
