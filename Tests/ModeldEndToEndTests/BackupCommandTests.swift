@@ -23,7 +23,7 @@ import Testing
             let backup = try await bed.run(["store", "backup", "default", file, "--format", "json"])
             #expect(backup.status == 0, "\(backup)")
             let summary = try #require(backup.json as? [String: Any])
-            #expect(summary["history_token"] as? String == "2") // the two saves
+            #expect(summary["history_token"] as? Int == 2) // the two saves
             let size = try #require(summary["bytes"] as? Int)
             #expect(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int == size)
 
@@ -35,7 +35,7 @@ import Testing
             let restored = try await bed.run(["store", "restore", file, "copy", "--new-identity", "--format", "json"])
             #expect(restored.status == 0, "\(restored)")
             let info = try #require(restored.json as? [String: Any])
-            #expect(info["history_token"] as? String == "2" && info["uuid"] as? String != summary["uuid"] as? String)
+            #expect(info["history_token"] as? Int == 2 && info["uuid"] as? String != summary["uuid"] as? String)
             let names = try await bed.run(["--store", "copy", "fetch", "Trip", "--sort", "name", "--format", "jsonl"])
             #expect(names.objects.map { $0["name"] as? String } == ["Kyoto", "Rome"], "\(names)")
 

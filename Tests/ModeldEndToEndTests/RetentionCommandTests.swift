@@ -8,7 +8,7 @@ import Testing
         try await CLITestbed.with(["--history-retention-age", "30d"]) { bed in
             let shown = try await bed.run(["store", "retention", "--format", "json"])
             let initial = try #require(shown.json as? [String: Any], "\(shown)")
-            #expect(initial["history_retention_age_seconds"] as? String == "2592000")
+            #expect(initial["history_retention_age_seconds"] as? Int == 2592000)
             #expect(initial["history_retention_age_from"] as? String == "daemon")
             #expect(initial["history_retention_transactions"] is NSNull)
 
@@ -16,12 +16,12 @@ import Testing
                 "store", "retention", "default", "--age", "7d", "--transactions", "1000", "--format", "json",
             ])
             let own = try #require(set.json as? [String: Any], "\(set)")
-            #expect(own["history_retention_age_seconds"] as? String == "604800")
+            #expect(own["history_retention_age_seconds"] as? Int == 604800)
             #expect(own["history_retention_age_from"] as? String == "store")
-            #expect(own["history_retention_transactions"] as? String == "1000")
+            #expect(own["history_retention_transactions"] as? Int == 1000)
             let info = try await bed.run(["store", "info", "--format", "json"])
             let described = try #require(info.json as? [String: Any], "\(info)")
-            #expect(described["history_retention_transactions"] as? String == "1000")
+            #expect(described["history_retention_transactions"] as? Int == 1000)
             #expect(described["history_retention_transactions_from"] as? String == "store")
 
             // No limit of the store's own kind differs from following the daemon's: both say whose.
@@ -34,7 +34,7 @@ import Testing
                     && unlimitedInfo["history_retention_age_from"] as? String == "store", "\(unlimitedInfo)")
             let reset = try await bed.run(["store", "retention", "--age", "default", "--format", "json"])
             let back = try #require(reset.json as? [String: Any])
-            #expect(back["history_retention_age_seconds"] as? String == "2592000")
+            #expect(back["history_retention_age_seconds"] as? Int == 2592000)
             #expect(back["history_retention_age_from"] as? String == "daemon")
 
             for bad in [["--age", "soon"], ["--transactions=-5"], ["--transactions", "0"]] {

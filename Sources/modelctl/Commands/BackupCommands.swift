@@ -75,7 +75,7 @@ extension StoreCommand {
     static func record(_ info: StoreBackupInfo, store: String, file: String) -> Record {
         [
             ("store", .text(store)), ("uuid", .text(info.storeIdentifier.uuidString.lowercased())),
-            ("history_token", .text(info.historyToken.map { String($0.rawValue) })),
+            ("history_token", .number(info.historyToken?.rawValue)),
             ("schema_version_hash", .text(info.schemaVersionHash.isEmpty ? nil : info.schemaVersionHash)),
             ("bytes", .number(info.size)), ("format", .text(info.format)), ("file", .text(file)),
         ]

@@ -74,9 +74,9 @@ extension StoreCommand {
         func source(_ own: Bool) -> String { own ? "store" : "daemon" }
         return [
             ("store", .text(store.name)),
-            ("history_retention_age_seconds", .text(retention.age.map { String($0.components.seconds) })),
+            ("history_retention_age_seconds", .number(retention.age?.components.seconds)),
             ("history_retention_age_from", .text(source(retention.ageIsTheStores))),
-            ("history_retention_transactions", .text(retention.transactions.map(String.init))),
+            ("history_retention_transactions", .number(retention.transactions.map(Int64.init))),
             ("history_retention_transactions_from", .text(source(retention.transactionsIsTheStores))),
         ]
     }

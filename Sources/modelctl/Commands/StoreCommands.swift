@@ -19,7 +19,7 @@ struct StoreCommand: AsyncParsableCommand {
             ("backend", .text(store.backend)), ("url", .text(store.url.isEmpty ? nil : store.url)),
             ("entities", .uris(store.entities)),
             ("schema_version_hash", .text(store.schemaVersionHash.isEmpty ? nil : store.schemaVersionHash)),
-            ("history_token", .text(store.historyToken.map { String($0.rawValue) })),
+            ("history_token", .number(store.historyToken?.rawValue)),
             ("open_sessions", .number(Int64(store.openSessions))),
             ("path", .text(store.path)),
             ("owner", .text(store.owner)), ("grants", .uris(grantsText(store))),

@@ -5,7 +5,8 @@ import ModelCore
 enum Cell {
     case value(Value)
     case text(String?)
-    case number(Int64)
+    /// A whole number; nil is null in JSON and empty in a table.
+    case number(Int64?)
     case uris([String])
     /// JSON text for JSON output, and its plain-text form for tables and CSV.
     case nested(json: String, text: String)
@@ -14,7 +15,7 @@ enum Cell {
         switch self {
         case .value(let value): value.textForm
         case .text(let text): text
-        case .number(let number): String(number)
+        case .number(let number): number.map(String.init)
         case .uris(let uris): uris.joined(separator: " ")
         case .nested(_, let text): text
         }
@@ -24,7 +25,7 @@ enum Cell {
         switch self {
         case .value(let value): JSONText.value(value)
         case .text(let text): text.map(JSONText.string) ?? "null"
-        case .number(let number): String(number)
+        case .number(let number): number.map(String.init) ?? "null"
         case .uris(let uris): JSONText.array(uris.map(JSONText.string))
         case .nested(let json, _): json
         }
