@@ -158,7 +158,7 @@ extension ModelContext {
                 .invalidArgument, "'\(entity.name).\(name)' is to-one: set it with update(_:relationships:)",
                 context: ["relationship": name])
         }
-        try await loadTargets(targets, for: relationship)
+        try await loadTargets(targets, for: relationship, removing: !adding)
         if adding {
             try await loadHolders(of: targets, for: relationship)
             for target in targets { pending.link(relationship, id, target, direct: true) }
@@ -247,8 +247,11 @@ extension ModelContext {
     }
 
     /// Checks and loads relationship targets: of this store, of the destination entity (or a
-    /// subentity), existing and not deleted in this context.
-    func loadTargets(_ targets: [PersistentIdentifier], for relationship: ResolvedRelationship) async throws {
+    /// subentity), existing and not deleted in this context. Targets being removed need not
+    /// exist any more (docs/storage-semantics.md): one that is gone is loaded if it can be.
+    func loadTargets(_ targets: [PersistentIdentifier], for relationship: ResolvedRelationship, removing: Bool = false)
+        async throws
+    {
         for target in targets {
             try checkIdentifier(target)
             guard schema[target.entityName]?.isKind(of: relationship.destination) == true else {
@@ -257,12 +260,12 @@ extension ModelContext {
                     "\(target) is a \(target.entityName), but '\(relationship.name)' holds \(relationship.destination) objects",
                     context: ["relationship": relationship.name, "uri": target.uriRepresentation])
             }
-            guard !pending.deletedSet.contains(target) else {
+            guard removing || !pending.deletedSet.contains(target) else {
                 throw ModelError(
                     .notFound, "\(target) was deleted in this context", context: ["uri": target.uriRepresentation])
             }
         }
-        try await load(targets, required: true)
+        try await load(targets, required: !removing)
     }
 
     /// Loads the objects that currently hold `targets` through a to-one inverse of

@@ -94,8 +94,13 @@ public actor ModelContext {
     /// Fetches from the store as if the pending changes were saved.
     public func fetch(_ descriptor: FetchDescriptor) async throws -> FetchResult {
         try await serialized {
-            let result = try await backend.fetch(descriptor, overlay: try await overlay())
-            if case .objects(let objects, let prefetched) = result, descriptor.propertiesToFetch == nil {
+            let overlay = try await overlay()
+            let result = try await backend.fetch(descriptor, overlay: overlay)
+            // Only what the store holds becomes a base: an object read through the overlay may
+            // show what a delete rule of the pending changes will do to it (a nullified link),
+            // and as its base, the save would find nothing left to change.
+            if overlay == nil, case .objects(let objects, let prefetched) = result, descriptor.propertiesToFetch == nil
+            {
                 register(objects + prefetched)
             }
             return result
@@ -122,19 +127,63 @@ public actor ModelContext {
         try await objects(for: [id]).first
     }
 
-    /// The objects as this context sees them, in the order asked, leaving out missing ones.
+    /// The objects as this context sees them, in the order asked, leaving out missing ones: as
+    /// its fetches see them. Without unsaved changes, the store's objects as they are now; with
+    /// them, read through the same overlay as ``fetch(_:)`` (the changes applied, delete rules
+    /// included). An object the store no longer has, and the context has not changed, is
+    /// forgotten.
     public func objects(for ids: [PersistentIdentifier]) async throws -> [ObjectSnapshot] {
         try await serialized {
             for id in ids { try checkIdentifier(id) }
-            try await load(ids.filter { !$0.isTemporary && !pending.isTouched($0) }, required: false, refresh: true)
-            return ids.compactMap { id in
-                guard !pending.deletedSet.contains(id), let state = pending.view(of: id),
-                    let entity = pending.entity(of: id)
-                else { return nil }
-                return state.snapshot(version: pending.bases[id]?.version ?? 0, entity: entity)
+            let found = pending.hasChanges ? try await overlaidObjects(ids) : try await storedObjects(ids)
+            for id in Set(ids) where !id.isTemporary && found[id] == nil && !pending.isTouched(id) {
+                pending.bases[id] = nil
             }
+            return ids.compactMap { found[$0] }
         }
     }
+
+    /// The store's objects now (the context has no unsaved changes), remembered as bases.
+    private func storedObjects(_ ids: [PersistentIdentifier]) async throws -> [PersistentIdentifier: ObjectSnapshot] {
+        let wanted = Array(Set(ids.filter { !$0.isTemporary }))
+        guard !wanted.isEmpty else { return [:] }
+        let snapshots = try await read(wanted)
+        register(snapshots)
+        return Dictionary(snapshots.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The stored objects of `ids`, read here when the store can without waiting: no hop off the
+    /// context and back.
+    private func read(_ ids: [PersistentIdentifier]) async throws -> [ObjectSnapshot] {
+        if let read = try backend.snapshotsWithoutWaiting(for: ids) { return read }
+        return try await backend.snapshots(for: ids)
+    }
+
+    /// The objects as the context's fetches see them: fetched by identifier, an entity at a
+    /// time, through the overlay of its unsaved changes.
+    private func overlaidObjects(_ ids: [PersistentIdentifier]) async throws -> [PersistentIdentifier: ObjectSnapshot] {
+        let overlay = try await overlay()
+        var found: [PersistentIdentifier: ObjectSnapshot] = [:]
+        for (entity, group) in Dictionary(grouping: Set(ids), by: \.entityName) {
+            let group = Array(group)
+            for start in stride(from: 0, to: group.count, by: Self.objectsPerFetch) {
+                let chunk = group[start..<min(start + Self.objectsPerFetch, group.count)]
+                let descriptor = FetchDescriptor(
+                    entityName: entity,
+                    predicate: .comparison(
+                        Comparison(.keyPath(PropertyPath([])), .in, .list(chunk.map { .object($0) }))),
+                    includesSubentities: false)
+                guard case .objects(let objects, _) = try await backend.fetch(descriptor, overlay: overlay) else {
+                    continue
+                }
+                for object in objects { found[object.id] = object }
+            }
+        }
+        return found
+    }
+
+    /// Identifiers asked for in one fetch of ``overlaidObjects(_:)``, within a predicate's list.
+    static let objectsPerFetch = 10_000
 
     /// History transactions after `token`, oldest first.
     public func history(after token: HistoryToken?, limit: Int? = nil) async throws -> [HistoryTransaction] {
@@ -175,19 +224,12 @@ public actor ModelContext {
         }
     }
 
-    /// Reads the objects the context does not know yet (or all of them, with `refresh`, for
-    /// objects it has not changed) from the store. With `required`, a missing one is `notFound`.
-    func load(_ ids: [PersistentIdentifier], required: Bool, refresh: Bool = false) async throws {
-        let wanted = Array(
-            Set(ids.filter { !$0.isTemporary && (refresh ? !pending.isTouched($0) : !pending.isKnown($0)) }))
+    /// Reads the objects the context does not know yet from the store. With `required`, a
+    /// missing one is `notFound`.
+    func load(_ ids: [PersistentIdentifier], required: Bool) async throws {
+        let wanted = Array(Set(ids.filter { !$0.isTemporary && !pending.isKnown($0) }))
         guard !wanted.isEmpty else { return }
-        // Read here when the store can without waiting: no hop off the context and back.
-        let snapshots: [ObjectSnapshot]
-        if let read = try backend.snapshotsWithoutWaiting(for: wanted) {
-            snapshots = read
-        } else {
-            snapshots = try await backend.snapshots(for: wanted)
-        }
+        let snapshots = try await read(wanted)
         register(snapshots)
         if required {
             let found = Set(snapshots.map(\.id))

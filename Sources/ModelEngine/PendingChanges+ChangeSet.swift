@@ -50,7 +50,11 @@ extension PendingChanges {
                 }
             }
             guard !update.attributes.isEmpty || !update.relationships.isEmpty else { continue }
-            update.expectedVersion = directlyEdited.contains(id) ? base.version : nil
+            if directlyEdited.contains(id) {
+                update.expectedVersion = base.version
+            } else {
+                update.keepsInversesOnly = true
+            }
             changes.updates.append(update)
         }
         for id in deleted where !id.isTemporary {

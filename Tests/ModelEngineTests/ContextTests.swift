@@ -44,6 +44,81 @@ import Testing
         }
     }
 
+    /// Objects by identifier are what the context's fetches see: others' saves (a deletion
+    /// included), the context's own unsaved changes with their delete rules, and the version a
+    /// save would give them.
+    @Test(arguments: BackendKind.allCases)
+    func objectsByIdentifierAreWhatFetchesSee(_ kind: BackendKind) async throws {
+        try await withStore(kind, schema: Catalog.schema) { store in
+            let setup = store.context()
+            let a = try await setup.insert("Item", attributes: ["title": .string("a"), "rank": .int(1)])
+            let b = try await setup.insert("Item", attributes: ["title": .string("b"), "rank": .int(1)])
+            let person = try await setup.insert("Person", attributes: ["name": .string("p")])
+            let passport = try await setup.insert(
+                "Passport", attributes: ["number": .string("n")], relationships: ["holder": .toOne(person)])
+            let saved = try await setup.save().remappedIdentifiers
+            let (itemA, itemB) = (try #require(saved[a]), try #require(saved[b]))
+            let (holder, document) = (try #require(saved[person]), try #require(saved[passport]))
+
+            let context = store.context()
+            #expect(try await context.objects(for: [itemA, itemB]).count == 2)
+            func fetched(_ id: PersistentIdentifier) async throws -> ObjectSnapshot? {
+                let all = try await context.fetch(FetchDescriptor(entityName: id.entityName)).objects
+                return all.first { $0.id == id }
+            }
+
+            // Another context's save: a change and a deletion, seen at once.
+            let other = store.context()
+            try await other.update(itemA, attributes: ["rank": .int(7)])
+            try await other.delete(itemB)
+            _ = try await other.save()
+            let now = try await context.objects(for: [itemA, itemB])
+            #expect(now.map(\.id) == [itemA] && now.first?["rank"] == .int(7) && now.first?.version == 2)
+
+            // The context's own change, over another's later save: the store's values with the
+            // change applied, at the version the save would give, as a fetch shows it.
+            try await context.update(itemA, attributes: ["title": .string("x")])
+            try await other.update(itemA, attributes: ["rank": .int(8)])
+            _ = try await other.save()
+            let changed = try #require(try await context.objects(for: [itemA]).first)
+            #expect(changed["title"] == .string("x") && changed["rank"] == .int(8) && changed.version == 4)
+            #expect(try await fetched(itemA) == changed)
+
+            // A staged delete, and what its rule deletes with it, are gone; an unsaved insert
+            // is there, as a fetch shows it.
+            try await context.delete(holder)
+            let inserted = try await context.insert("Item", attributes: ["title": .string("new"), "rank": .int(1)])
+            #expect(try await context.objects(for: [holder, document]).isEmpty)
+            let new = try #require(try await context.objects(for: [inserted]).first)
+            #expect(try await fetched(inserted) == new)
+        }
+    }
+
+    /// Objects removed from a to-many relationship need not exist: removing one that is gone
+    /// (or never was) changes nothing, where adding one is `notFound`.
+    @Test(arguments: BackendKind.allCases)
+    func removingAnObjectThatIsGoneChangesNothing(_ kind: BackendKind) async throws {
+        try await withStore(kind, schema: Catalog.schema) { store in
+            let setup = store.context()
+            let author = try await setup.insert("Author", attributes: ["name": .string("a")])
+            let book = try await setup.insert(
+                "Book", attributes: ["title": .string("b")], relationships: ["authors": .toMany([author])])
+            let ids = try await setup.save().remappedIdentifiers
+            let (writer, written) = (try #require(ids[author]), try #require(ids[book]))
+            let gone = PersistentIdentifier(
+                storeIdentifier: writer.storeIdentifier, entityName: "Book", key: .permanent(999))
+
+            let context = store.context()
+            try await context.remove([gone], from: "books", of: writer)
+            #expect(await !context.hasChanges)
+            let error = await modelError { try await context.add([gone], to: "books", of: writer) }
+            #expect(error?.code == .notFound)
+            try await context.save()
+            let now = try #require(try await store.context().object(for: writer))
+            #expect(now.relationships["books"] == .toMany([written]))
+        }
+    }
+
     /// Infinities are doubles like any other: kept, not turned into nil; NaN is refused.
     @Test(arguments: BackendKind.allCases)
     func infinitiesAreKeptAndNaNIsRefused(_ kind: BackendKind) async throws {

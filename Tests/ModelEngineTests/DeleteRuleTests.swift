@@ -18,8 +18,12 @@ import Testing
             let techID = try #require(ids[tech]), articleID = try #require(ids[article])
 
             try await context.delete(techID)
-            // Before the save the article still points at the category…
-            #expect(try await context.object(for: articleID)?.toOne("category") == techID)
+            // Before the save the store's article still points at the category; the context's
+            // own reads show what the rule will do, as its fetches do…
+            #expect(try await store.context().object(for: articleID)?.toOne("category") == techID)
+            #expect(try await context.object(for: articleID)?.toOne("category") == nil)
+            let fetched = try await context.fetch(FetchDescriptor(entityName: "Article")).objects
+            #expect(fetched.map { $0.toOne("category") } == [nil])
             try await context.save()
             // …after it, the rule has cleared it, and the article was not deleted.
             let read = try #require(try await store.context().object(for: articleID))

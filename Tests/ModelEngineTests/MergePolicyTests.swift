@@ -38,6 +38,36 @@ import Testing
         try #require(try await scene.store.context().object(for: scene.id))
     }
 
+    /// An object removed from a to-many relationship need not exist any more: when another save
+    /// deleted it, a save under any policy but error removes it (there is nothing left to
+    /// remove), and error names it.
+    @Test(arguments: BackendKind.allCases, [MergePolicy.error, .objectTrump, .overwrite, .storeTrump, .rollback])
+    func aRemovalOfAnObjectAnotherSaveDeletedIsDone(_ kind: BackendKind, policy: MergePolicy) async throws {
+        try await withStore(kind, schema: Catalog.schema) { store in
+            let setup = store.context()
+            let first = try await setup.insert("Author", attributes: ["name": .string("first")])
+            let second = try await setup.insert("Author", attributes: ["name": .string("second")])
+            let book = try await setup.insert(
+                "Book", attributes: ["title": .string("b")], relationships: ["authors": .toMany([first, second])])
+            let ids = try await setup.save().remappedIdentifiers
+            let (author, written) = (try #require(ids[first]), try #require(ids[book]))
+
+            let late = store.context(mergePolicy: policy)
+            try await late.remove([written], from: "books", of: author)
+            let early = store.context()
+            try await early.delete(written)
+            try await early.save()
+            if policy == .error {
+                let error = await modelError { try await late.save() }
+                #expect(error?.code == .conflict, "\(String(describing: error))")
+            } else {
+                try await late.save()
+                let now = try #require(try await store.context().object(for: author))
+                #expect(now.relationships["books"] == .toMany([]), "\(now)")
+            }
+        }
+    }
+
     @Test(arguments: BackendKind.allCases)
     func errorPolicyRefusesAndWritesNothing(_ kind: BackendKind) async throws {
         try await scene(kind, policy: .error) { scene in

@@ -32,6 +32,11 @@ public struct UpdatedObject: Hashable, Sendable {
     /// The version the context read; the save fails with a conflict if the stored version
     /// differs. Nil skips the check (for the other side of a relationship change).
     public var expectedVersion: Int64?
+    /// Whether the update only keeps the inverse side of relationships the change set changes
+    /// on their other side (the context did not change the object itself). Such an update of an
+    /// object another save deleted is left out: what it would undo is gone with the object,
+    /// where any other update of a missing object fails with `notFound`.
+    public var keepsInversesOnly = false
 
     public init(
         id: PersistentIdentifier, attributes: [String: Value] = [:],

@@ -174,7 +174,7 @@ public struct ChangeSetPlan: Sendable {
         var updates: [Update] = []
         for update in changes.updates {
             guard let (ref, object) = try reads.existing(update.id), let entity = schema[object.entity] else {
-                if isOverlay { continue }
+                if isOverlay || update.keepsInversesOnly { continue }
                 throw ModelError(
                     .notFound, "cannot update \(update.id): no such object in this store; it may have been deleted",
                     context: ["uri": update.id.uriRepresentation])

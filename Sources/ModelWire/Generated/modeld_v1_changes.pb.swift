@@ -201,7 +201,9 @@ public nonisolated struct Modeld_V1_Update: Sendable {
   public init() {}
 }
 
-/// Deletes an object; delete rules (cascade, nullify, deny) run when the changes are saved.
+/// Deletes an object; delete rules (cascade, nullify, deny) run when the changes are saved. A
+/// session's own reads (Fetch, Count, Aggregate, GetObjects) show what cascade and nullify will
+/// do before the save; deny is checked at the save.
 public nonisolated struct Modeld_V1_Delete: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -264,8 +266,9 @@ public nonisolated struct Modeld_V1_SaveResult: Sendable {
   /// first ones; read the rest from history at `token`.
   public var transactionTruncated: Bool = false
 
-  /// Asked for by ApplyRequest.answer_runs: the objects a save of plain inserts alone inserted,
-  /// in the order of the request's inserts, as runs; they are then not in `remapped`.
+  /// Asked for by ApplyRequest.answer_runs: the objects a save of plain inserts alone (of
+  /// entities without a unique constraint) inserted, in the order of the request's inserts, as
+  /// runs; they are then not in `remapped`.
   public var insertedRuns: [Modeld_V1_InsertedRun] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()

@@ -366,8 +366,10 @@ extension Modeld_V1_SessionService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Objects by URI as the session sees them; missing or deleted ones are left out. A temporary
-    /// > URI the session does not hold (another session's, or one its save replaced) is NOT_FOUND.
+        /// > Objects by URI as the session sees them, as its Fetch does: the store's values now, with
+        /// > the session's unsaved changes applied (delete rules included). Missing or deleted ones
+        /// > (by the session, or by others' saves) are left out. A temporary URI the session does not
+        /// > hold (another session's, or one its save replaced) is NOT_FOUND.
         ///
         /// - Parameters:
         ///   - request: A streaming request of `Modeld_V1_SessionGetObjectsRequest` messages.
@@ -603,8 +605,10 @@ extension Modeld_V1_SessionService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Objects by URI as the session sees them; missing or deleted ones are left out. A temporary
-    /// > URI the session does not hold (another session's, or one its save replaced) is NOT_FOUND.
+        /// > Objects by URI as the session sees them, as its Fetch does: the store's values now, with
+        /// > the session's unsaved changes applied (delete rules included). Missing or deleted ones
+        /// > (by the session, or by others' saves) are left out. A temporary URI the session does not
+        /// > hold (another session's, or one its save replaced) is NOT_FOUND.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_SessionGetObjectsRequest` message.
@@ -839,8 +843,10 @@ extension Modeld_V1_SessionService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Objects by URI as the session sees them; missing or deleted ones are left out. A temporary
-    /// > URI the session does not hold (another session's, or one its save replaced) is NOT_FOUND.
+        /// > Objects by URI as the session sees them, as its Fetch does: the store's values now, with
+        /// > the session's unsaved changes applied (delete rules included). Missing or deleted ones
+        /// > (by the session, or by others' saves) are left out. A temporary URI the session does not
+        /// > hold (another session's, or one its save replaced) is NOT_FOUND.
         ///
         /// - Parameters:
         ///   - request: A `Modeld_V1_SessionGetObjectsRequest` message.
@@ -1592,8 +1598,10 @@ extension Modeld_V1_SessionService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Objects by URI as the session sees them; missing or deleted ones are left out. A temporary
-    /// > URI the session does not hold (another session's, or one its save replaced) is NOT_FOUND.
+        /// > Objects by URI as the session sees them, as its Fetch does: the store's values now, with
+        /// > the session's unsaved changes applied (delete rules included). Missing or deleted ones
+        /// > (by the session, or by others' saves) are left out. A temporary URI the session does not
+        /// > hold (another session's, or one its save replaced) is NOT_FOUND.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_SessionGetObjectsRequest` message.
@@ -1988,8 +1996,10 @@ extension Modeld_V1_SessionService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Objects by URI as the session sees them; missing or deleted ones are left out. A temporary
-    /// > URI the session does not hold (another session's, or one its save replaced) is NOT_FOUND.
+        /// > Objects by URI as the session sees them, as its Fetch does: the store's values now, with
+        /// > the session's unsaved changes applied (delete rules included). Missing or deleted ones
+        /// > (by the session, or by others' saves) are left out. A temporary URI the session does not
+        /// > hold (another session's, or one its save replaced) is NOT_FOUND.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_SessionGetObjectsRequest` message.
@@ -2387,8 +2397,10 @@ extension Modeld_V1_SessionService.ClientProtocol {
     ///
     /// > Source IDL Documentation:
     /// >
-    /// > Objects by URI as the session sees them; missing or deleted ones are left out. A temporary
-    /// > URI the session does not hold (another session's, or one its save replaced) is NOT_FOUND.
+    /// > Objects by URI as the session sees them, as its Fetch does: the store's values now, with
+    /// > the session's unsaved changes applied (delete rules included). Missing or deleted ones
+    /// > (by the session, or by others' saves) are left out. A temporary URI the session does not
+    /// > hold (another session's, or one its save replaced) is NOT_FOUND.
     ///
     /// - Parameters:
     ///   - request: A request containing a single `Modeld_V1_SessionGetObjectsRequest` message.
@@ -2792,8 +2804,10 @@ extension Modeld_V1_SessionService.ClientProtocol {
     ///
     /// > Source IDL Documentation:
     /// >
-    /// > Objects by URI as the session sees them; missing or deleted ones are left out. A temporary
-    /// > URI the session does not hold (another session's, or one its save replaced) is NOT_FOUND.
+    /// > Objects by URI as the session sees them, as its Fetch does: the store's values now, with
+    /// > the session's unsaved changes applied (delete rules included). Missing or deleted ones
+    /// > (by the session, or by others' saves) are left out. A temporary URI the session does not
+    /// > hold (another session's, or one its save replaced) is NOT_FOUND.
     ///
     /// - Parameters:
     ///   - message: request message to send.

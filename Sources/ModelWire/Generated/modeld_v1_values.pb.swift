@@ -206,8 +206,9 @@ public nonisolated struct Modeld_V1_ObjectSnapshot: Sendable {
 
   public var uri: String = String()
 
-  /// 1 once the save that inserts the object is done (0 while a session's insert is unsaved);
-  /// grows by one with every save that changes it.
+  /// 1 once the save that inserts the object is done; grows by one with every save that changes
+  /// it. A session's reads (Fetch, GetObjects) show its unsaved changes as if saved: an unsaved
+  /// insert at 1, an object with unsaved changes at one more than its stored version.
   public var version: Int64 = 0
 
   public var attributes: Dictionary<String,Modeld_V1_Value> = [:]
