@@ -21,7 +21,13 @@ struct HistoryStreaming: Sendable {
         var batch = Batch(budget: byteBudget)
         while remaining > 0 {
             let generation = store.history.generation
-            let page = try await store.container.history(after: after, limit: Self.pageSize)
+            let page: [HistoryTransaction]
+            do {
+                page = try await store.container.history(after: after, limit: Self.pageSize)
+            } catch let error as ModelError where error.code == .closed && store.wasDropped {
+                // As a watch of a dropped store ends.
+                throw ModelError(.notFound, "store '\(store.name)' was dropped", context: ["store": store.name])
+            }
             for transaction in page where remaining > 0 {
                 after = transaction.token
                 if !request.author.isEmpty, transaction.author != request.author { continue }

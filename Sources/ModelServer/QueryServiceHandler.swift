@@ -142,6 +142,12 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
         try await core.rpc.handle("History") {
             let store = try core.store(request.store, for: .read)
             guard request.limit >= 0 else { throw ModelError(.invalidArgument, "limit \(request.limit) is negative") }
+            guard !request.hasAfter || request.after >= 0 else {
+                throw ModelError(
+                    .invalidArgument,
+                    "after \(request.after) is not a history token: tokens count from 1 (0, or no token, reads from the start)"
+                )
+            }
             let streaming = HistoryStreaming(
                 store: store, request: request,
                 byteBudget: FetchStreaming.budget(maximumMessageSize: core.configuration.maximumMessageSize))

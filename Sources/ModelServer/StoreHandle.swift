@@ -20,6 +20,12 @@ final class StoreHandle: Sendable {
     /// The task that wakes history followers on saves other processes make, for a backend that
     /// hears them (``StorageChangeFeed``).
     private let feed = Mutex<Task<Void, Never>?>(nil)
+    /// Set when the store is closed because it is dropped (its data deleted next).
+    private let dropped = Atomic(false)
+
+    /// Whether the store was closed because it was dropped: a call that then finds it closed
+    /// answers NOT_FOUND, as a watch does.
+    var wasDropped: Bool { dropped.load(ordering: .acquiring) }
 
     /// A staged migration under way: its session, and the versions it went from and is at.
     struct StagedMigrationMark: Sendable {
@@ -57,6 +63,7 @@ final class StoreHandle: Sendable {
 
     /// Closes the store (see ``ModelContainer/close()``), `forRemoval` when its data is deleted next.
     func close(forRemoval: Bool = false) async {
+        if forRemoval { dropped.store(true, ordering: .releasing) }
         feed.withLock { task in
             task?.cancel()
             task = nil

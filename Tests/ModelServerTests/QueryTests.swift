@@ -218,6 +218,43 @@ struct QueryTests {
         #expect(Set(history.first?.changes.map(\.id) ?? []).count == 20_000)
     }
 
+    /// A follower of a store that is dropped hears NOT_FOUND, as a watch does; a negative token is
+    /// refused as one.
+    @Test func aFollowerOfADroppedStoreHearsNotFound() async throws {
+        try await TestDaemon.withDaemon { daemon in
+            try await daemon.withClient { client in
+                try await client.createStore("gone", schema: SampleTrips.schema)
+                try await client.apply(
+                    [
+                        .insert(
+                            entity: "Trip", attributes: trip("Kyoto", "2026-04-01", "2026-04-09"), relationships: [:],
+                            id: nil)
+                    ],
+                    in: "gone")
+                // A token below 0 is no token.
+                let negative = await expectError(.invalidArgument) {
+                    _ = try await client.history(after: HistoryToken(-1), in: "gone")
+                }
+                #expect(negative?.message.contains("not a history token") == true)
+                let heard = TestEvent()
+                let following = Task { () -> ModelError? in
+                    do {
+                        try await client.followHistory(after: nil, in: "gone") { _ in heard.signal() }
+                        return nil
+                    } catch let error as ModelError {
+                        return error
+                    }
+                }
+                #expect(await heard.wait(), "the follower heard of the save")
+                try await client.dropStore("gone", force: true)
+                let error = try await following.value
+                #expect(
+                    error?.code == .notFound && error?.message.contains("was dropped") == true,
+                    "\(String(describing: error))")
+            }
+        }
+    }
+
     @Test func followersHearOfNewSaves() async throws {
         let store = try store
         try await store.client.apply(

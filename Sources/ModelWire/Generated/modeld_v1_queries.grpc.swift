@@ -251,7 +251,8 @@ extension Modeld_V1_QueryService {
         /// > Source IDL Documentation:
         /// >
         /// > History transactions after a token, oldest first, in batches. With `follow`, the stream
-        /// > stays open and brings each new transaction as it is saved, until the client cancels.
+        /// > stays open and brings each new transaction as it is saved, until the client cancels; it
+        /// > ends NOT_FOUND when the store is dropped, as a watch does.
         ///
         /// - Parameters:
         ///   - request: A streaming request of `Modeld_V1_HistoryRequest` messages.
@@ -432,7 +433,8 @@ extension Modeld_V1_QueryService {
         /// > Source IDL Documentation:
         /// >
         /// > History transactions after a token, oldest first, in batches. With `follow`, the stream
-        /// > stays open and brings each new transaction as it is saved, until the client cancels.
+        /// > stays open and brings each new transaction as it is saved, until the client cancels; it
+        /// > ends NOT_FOUND when the store is dropped, as a watch does.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_HistoryRequest` message.
@@ -612,7 +614,8 @@ extension Modeld_V1_QueryService {
         /// > Source IDL Documentation:
         /// >
         /// > History transactions after a token, oldest first, in batches. With `follow`, the stream
-        /// > stays open and brings each new transaction as it is saved, until the client cancels.
+        /// > stays open and brings each new transaction as it is saved, until the client cancels; it
+        /// > ends NOT_FOUND when the store is dropped, as a watch does.
         ///
         /// - Parameters:
         ///   - request: A `Modeld_V1_HistoryRequest` message.
@@ -1194,7 +1197,8 @@ extension Modeld_V1_QueryService {
         /// > Source IDL Documentation:
         /// >
         /// > History transactions after a token, oldest first, in batches. With `follow`, the stream
-        /// > stays open and brings each new transaction as it is saved, until the client cancels.
+        /// > stays open and brings each new transaction as it is saved, until the client cancels; it
+        /// > ends NOT_FOUND when the store is dropped, as a watch does.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_HistoryRequest` message.
@@ -1475,7 +1479,8 @@ extension Modeld_V1_QueryService {
         /// > Source IDL Documentation:
         /// >
         /// > History transactions after a token, oldest first, in batches. With `follow`, the stream
-        /// > stays open and brings each new transaction as it is saved, until the client cancels.
+        /// > stays open and brings each new transaction as it is saved, until the client cancels; it
+        /// > ends NOT_FOUND when the store is dropped, as a watch does.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_HistoryRequest` message.
@@ -1786,7 +1791,8 @@ extension Modeld_V1_QueryService.ClientProtocol {
     /// > Source IDL Documentation:
     /// >
     /// > History transactions after a token, oldest first, in batches. With `follow`, the stream
-    /// > stays open and brings each new transaction as it is saved, until the client cancels.
+    /// > stays open and brings each new transaction as it is saved, until the client cancels; it
+    /// > ends NOT_FOUND when the store is dropped, as a watch does.
     ///
     /// - Parameters:
     ///   - request: A request containing a single `Modeld_V1_HistoryRequest` message.
@@ -2082,7 +2088,8 @@ extension Modeld_V1_QueryService.ClientProtocol {
     /// > Source IDL Documentation:
     /// >
     /// > History transactions after a token, oldest first, in batches. With `follow`, the stream
-    /// > stays open and brings each new transaction as it is saved, until the client cancels.
+    /// > stays open and brings each new transaction as it is saved, until the client cancels; it
+    /// > ends NOT_FOUND when the store is dropped, as a watch does.
     ///
     /// - Parameters:
     ///   - message: request message to send.

@@ -146,9 +146,10 @@ public nonisolated struct Modeld_V1_ApplyRequest: Sendable {
   public var returnTransaction: Bool = false
 
   /// Answer objects saved from runs as runs (SaveResult.inserted_runs): a save of plain inserts
-  /// alone, none naming a temporary URI (what a bulk load sends), then answers each run of
-  /// consecutive keys in one entry rather than a `remapped` entry per object under a temporary
-  /// URI made up for it. Any other save answers as without it.
+  /// alone, none naming a temporary URI (what a bulk load sends), of entities without a unique
+  /// constraint, then answers each run of consecutive keys in one entry rather than a `remapped`
+  /// entry per object under a temporary URI made up for it. Any other save (inserts of an entity
+  /// with a unique constraint included) answers as without it.
   public var answerRuns: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -220,7 +221,8 @@ public nonisolated struct Modeld_V1_BatchResult: Sendable {
   /// How many objects matched the predicate.
   public var matched: Int64 = 0
 
-  /// The save's history token; unset when nothing matched.
+  /// The save's history token; unset when nothing changed (nothing matched, or the matched
+  /// objects already held the values).
   public var token: Int64 {
     get {_token ?? 0}
     set {_token = newValue}
