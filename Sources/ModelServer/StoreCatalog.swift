@@ -157,6 +157,15 @@ final class StoreCatalog: Sendable {
             try checkAttachable(location, as: name)
             let handle = try await open(name: name, at: location, schema: schema)
             do {
+                // A copy of a served store's data (a file copied, a schema restored into another
+                // database) has its UUID: served twice, its objects' URIs would name two objects.
+                if let twin = stores.withLock({ $0.values.first { $0.storeIdentifier == handle.storeIdentifier } }) {
+                    let uuid = handle.storeIdentifier.uuidString.lowercased()
+                    throw ModelError(
+                        .uniqueConstraint,
+                        "the data at \(location) is a store with the UUID of the store '\(twin.name)' (\(uuid)), which is served already: serve one of them, or give the copy a new identity (store backup, then store restore --new-identity)",
+                        context: ["store": name, "url": location.description, "uuid": uuid])
+                }
                 if try registry.factory(for: location.scheme).isPersistent { try attached.add(name, location) }
             } catch {
                 await handle.close()

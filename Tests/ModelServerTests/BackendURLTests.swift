@@ -103,7 +103,7 @@ import Testing
                         "\(String(describing: error))")
 
                     let url = "sqlite://\(elsewhere.path)/one.sqlite"
-                    try await client.createStore("one", backend: nil, url: url)
+                    try await client.createStore("one", backend: nil, url: url, schema: SampleTrips.schema)
                     error = await expectError(.uniqueConstraint) {
                         try await client.createStore("two", backend: nil, url: url)
                     }
@@ -111,6 +111,33 @@ import Testing
                         error?.message.contains("served already, as the store 'one'") == true,
                         "\(String(describing: error))")
                     #expect(try await client.stores().map(\.name) == ["one"])
+
+                    // A copy of a served store's file has its UUID: refused, and left as it was.
+                    try await client.apply(
+                        [
+                            .insert(
+                                entity: "Trip", attributes: trip("Kyoto", "2026-04-01", "2026-04-09"),
+                                relationships: [:], id: nil)
+                        ],
+                        in: "one")
+                    let copy = "\(elsewhere.path)/copy.sqlite"
+                    #expect(FileManager.default.createFile(atPath: copy, contents: nil))
+                    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: copy))
+                    let backup = try await client.backupStore("one") { try output.write(contentsOf: $0) }
+                    try output.close()
+                    error = await expectError(.uniqueConstraint) {
+                        try await client.createStore("twin", backend: nil, url: "sqlite://\(copy)")
+                    }
+                    #expect(
+                        error?.message.contains("UUID of the store 'one'") == true
+                            && error?.message.contains(backup.storeIdentifier.uuidString.lowercased()) == true,
+                        "\(String(describing: error))")
+                    #expect(try await client.stores().map(\.name) == ["one"])
+                    // Nothing of the copy was lost: with the original gone, it is served.
+                    try await client.dropStore("one")
+                    let twin = try await client.createStore("twin", backend: nil, url: "sqlite://\(copy)")
+                    #expect(twin.storeIdentifier == backup.storeIdentifier)
+                    #expect(try await client.count(FetchDescriptor(entityName: "Trip"), in: "twin") == 1)
                 }
             }
         }

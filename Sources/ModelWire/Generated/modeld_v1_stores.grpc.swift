@@ -287,8 +287,9 @@ extension Modeld_V1_StoreService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Sets a store's schema. Allowed on a store without objects, or with the same schema;
-        /// > otherwise FAILED_PRECONDITION with the differences spelled out.
+        /// > Sets a store's schema: a store without one takes any; a store with one migrates to the new
+        /// > one by inference (ApplySchemaRequest), or is refused with FAILED_PRECONDITION (`schemaMismatch`)
+        /// > naming each step that cannot be inferred.
         ///
         /// - Parameters:
         ///   - request: A streaming request of `Modeld_V1_ApplySchemaRequest` messages.
@@ -499,8 +500,9 @@ extension Modeld_V1_StoreService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Sets a store's schema. Allowed on a store without objects, or with the same schema;
-        /// > otherwise FAILED_PRECONDITION with the differences spelled out.
+        /// > Sets a store's schema: a store without one takes any; a store with one migrates to the new
+        /// > one by inference (ApplySchemaRequest), or is refused with FAILED_PRECONDITION (`schemaMismatch`)
+        /// > naming each step that cannot be inferred.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_ApplySchemaRequest` message.
@@ -709,8 +711,9 @@ extension Modeld_V1_StoreService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Sets a store's schema. Allowed on a store without objects, or with the same schema;
-        /// > otherwise FAILED_PRECONDITION with the differences spelled out.
+        /// > Sets a store's schema: a store without one takes any; a store with one migrates to the new
+        /// > one by inference (ApplySchemaRequest), or is refused with FAILED_PRECONDITION (`schemaMismatch`)
+        /// > naming each step that cannot be inferred.
         ///
         /// - Parameters:
         ///   - request: A `Modeld_V1_ApplySchemaRequest` message.
@@ -1353,8 +1356,9 @@ extension Modeld_V1_StoreService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Sets a store's schema. Allowed on a store without objects, or with the same schema;
-        /// > otherwise FAILED_PRECONDITION with the differences spelled out.
+        /// > Sets a store's schema: a store without one takes any; a store with one migrates to the new
+        /// > one by inference (ApplySchemaRequest), or is refused with FAILED_PRECONDITION (`schemaMismatch`)
+        /// > naming each step that cannot be inferred.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_ApplySchemaRequest` message.
@@ -1683,8 +1687,9 @@ extension Modeld_V1_StoreService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Sets a store's schema. Allowed on a store without objects, or with the same schema;
-        /// > otherwise FAILED_PRECONDITION with the differences spelled out.
+        /// > Sets a store's schema: a store without one takes any; a store with one migrates to the new
+        /// > one by inference (ApplySchemaRequest), or is refused with FAILED_PRECONDITION (`schemaMismatch`)
+        /// > naming each step that cannot be inferred.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_ApplySchemaRequest` message.
@@ -2040,8 +2045,9 @@ extension Modeld_V1_StoreService.ClientProtocol {
     ///
     /// > Source IDL Documentation:
     /// >
-    /// > Sets a store's schema. Allowed on a store without objects, or with the same schema;
-    /// > otherwise FAILED_PRECONDITION with the differences spelled out.
+    /// > Sets a store's schema: a store without one takes any; a store with one migrates to the new
+    /// > one by inference (ApplySchemaRequest), or is refused with FAILED_PRECONDITION (`schemaMismatch`)
+    /// > naming each step that cannot be inferred.
     ///
     /// - Parameters:
     ///   - request: A request containing a single `Modeld_V1_ApplySchemaRequest` message.
@@ -2386,8 +2392,9 @@ extension Modeld_V1_StoreService.ClientProtocol {
     ///
     /// > Source IDL Documentation:
     /// >
-    /// > Sets a store's schema. Allowed on a store without objects, or with the same schema;
-    /// > otherwise FAILED_PRECONDITION with the differences spelled out.
+    /// > Sets a store's schema: a store without one takes any; a store with one migrates to the new
+    /// > one by inference (ApplySchemaRequest), or is refused with FAILED_PRECONDITION (`schemaMismatch`)
+    /// > naming each step that cannot be inferred.
     ///
     /// - Parameters:
     ///   - message: request message to send.
