@@ -28,7 +28,8 @@ extension EntityDescription {
         self.init(
             name: wire.name, superentity: wire.hasSuperentity ? wire.superentity : nil, isAbstract: wire.isAbstract,
             attributes: attributes, relationships: relationships,
-            uniqueConstraints: wire.uniqueConstraints.map(\.names), indexes: wire.indexes.map(\.names))
+            uniqueConstraints: wire.uniqueConstraints.map(\.names), indexes: wire.indexes.map(\.names),
+            originalName: wire.hasOriginalName ? wire.originalName : nil)
     }
 
     var wire: Modeld_V1_Entity {
@@ -40,6 +41,7 @@ extension EntityDescription {
         wire.relationships = relationships.map(\.wire)
         wire.uniqueConstraints = uniqueConstraints.map { names in Modeld_V1_NameList.with { $0.names = names } }
         wire.indexes = indexes.map { names in Modeld_V1_NameList.with { $0.names = names } }
+        if let originalName { wire.originalName = originalName }
         return wire
     }
 }

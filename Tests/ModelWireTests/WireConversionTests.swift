@@ -44,7 +44,15 @@ import Testing
         #expect(error.message.contains("is not a valid \(type)"))
     }
 
-    @Test(arguments: [SampleTrips.schema, Articles.schema, Catalog.schema])
+    /// SampleTrips with an entity and an attribute renamed (their `originalName`s).
+    static var renamed: Schema {
+        var schema = SampleTrips.schema
+        schema.entities[0].originalName = "Journey"
+        schema.entities[0].attributes[0].originalName = "title"
+        return schema
+    }
+
+    @Test(arguments: [SampleTrips.schema, Articles.schema, Catalog.schema, renamed])
     func schemasRoundTrip(schema: Schema) throws {
         #expect(try Schema(wire: try Self.throughBytes(schema.wire)) == schema)
     }

@@ -37,6 +37,30 @@ import Testing
         }
     }
 
+    /// An entity renamed in the schema's JSON (`originalName`) keeps its objects over the daemon,
+    /// and its old name is refused saying what it became.
+    @Test func anEntityRenamedByOriginalNameKeepsItsObjects() async throws {
+        try await CLITestbed.with { bed in
+            let notes = try bed.file(
+                "notes.json", #"{"entities": [{"name": "Note", "attributes": [{"name": "text", "type": "string"}]}]}"#)
+            #expect(try await bed.run(["schema", "apply", notes]).status == 0)
+            let inserted = try await bed.run(["insert", "Note", "text=kept", "--format", "jsonl"])
+            let uri = try #require(inserted.objects.first?["uri"] as? String, "\(inserted)")
+            let memos = try bed.file(
+                "memos.json",
+                #"{"entities": [{"name": "Memo", "originalName": "Note", "attributes": [{"name": "body", "originalName": "text", "type": "string"}]}]}"#
+            )
+            let diff = try await bed.run(["schema", "diff", memos, "--format", "csv"])
+            #expect(diff.status == 0 && !diff.output.contains("removeEntity"), "\(diff)")
+            #expect(try await bed.run(["schema", "apply", memos]).status == 0)
+            let fetched = try await bed.run(["fetch", "Memo", "--format", "jsonl"])
+            #expect(fetched.objects.map { $0["body"] as? String } == ["kept"], "\(fetched)")
+            #expect(fetched.objects.first?["uri"] as? String == uri.replacingOccurrences(of: "/Note/", with: "/Memo/"))
+            let old = try await bed.run(["fetch", "Note"])
+            #expect(old.status != 0 && old.error.contains("renamed to 'Memo'"), "\(old)")
+        }
+    }
+
     @Test func schemasAreShownAppliedAndRefusedWithTheirDifferences() async throws {
         try await CLITestbed.with { bed in
             let file = try bed.file("trips.json", SampleTrips.schema.canonicalJSON())

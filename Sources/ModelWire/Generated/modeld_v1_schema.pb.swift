@@ -176,11 +176,23 @@ public nonisolated struct Modeld_V1_Entity: Sendable {
   /// Compound indexes: each a list of property names.
   public var indexes: [Modeld_V1_NameList] = []
 
+  /// The name this entity had in the store's previous schema: a migration renames it, keeping
+  /// its objects, keys and history (docs/migrations.md).
+  public var originalName: String {
+    get {_originalName ?? String()}
+    set {_originalName = newValue}
+  }
+  /// Returns true if `originalName` has been explicitly set.
+  public var hasOriginalName: Bool {self._originalName != nil}
+  /// Clears the value of `originalName`. Subsequent reads from it will return its default value.
+  public mutating func clearOriginalName() {self._originalName = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _superentity: String? = nil
+  fileprivate var _originalName: String? = nil
 }
 
 public nonisolated struct Modeld_V1_NameList: Sendable {
@@ -333,7 +345,7 @@ nonisolated extension Modeld_V1_Schema: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension Modeld_V1_Entity: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Entity"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}superentity\0\u{3}is_abstract\0\u{1}attributes\0\u{1}relationships\0\u{3}unique_constraints\0\u{1}indexes\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}superentity\0\u{3}is_abstract\0\u{1}attributes\0\u{1}relationships\0\u{3}unique_constraints\0\u{1}indexes\0\u{3}original_name\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -348,6 +360,7 @@ nonisolated extension Modeld_V1_Entity: SwiftProtobuf.Message, SwiftProtobuf._Me
       case 5: try { try decoder.decodeRepeatedMessageField(value: &self.relationships) }()
       case 6: try { try decoder.decodeRepeatedMessageField(value: &self.uniqueConstraints) }()
       case 7: try { try decoder.decodeRepeatedMessageField(value: &self.indexes) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self._originalName) }()
       default: break
       }
     }
@@ -379,6 +392,9 @@ nonisolated extension Modeld_V1_Entity: SwiftProtobuf.Message, SwiftProtobuf._Me
     if !self.indexes.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.indexes, fieldNumber: 7)
     }
+    try { if let v = self._originalName {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 8)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -390,6 +406,7 @@ nonisolated extension Modeld_V1_Entity: SwiftProtobuf.Message, SwiftProtobuf._Me
     if lhs.relationships != rhs.relationships {return false}
     if lhs.uniqueConstraints != rhs.uniqueConstraints {return false}
     if lhs.indexes != rhs.indexes {return false}
+    if lhs._originalName != rhs._originalName {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
