@@ -163,7 +163,7 @@ final class StoreCatalog: Sendable {
                     let uuid = handle.storeIdentifier.uuidString.lowercased()
                     throw ModelError(
                         .uniqueConstraint,
-                        "the data at \(location) is a store with the UUID of the store '\(twin.name)' (\(uuid)), which is served already: serve one of them, or give the copy a new identity (store backup, then store restore --new-identity)",
+                        "the data at \(location) has the UUID of the store '\(twin.name)' (\(uuid)), served already: it is that store reached by another URL, or a copy of it; serve it under one name (a copy of an SQLite file gets a new identity by store backup, then store restore --new-identity)",
                         context: ["store": name, "url": location.description, "uuid": uuid])
                 }
                 if try registry.factory(for: location.scheme).isPersistent { try attached.add(name, location) }

@@ -36,7 +36,8 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
                 name: request.name, backend: backend, url: request.url.isEmpty ? nil : request.url,
                 schema: schema, owner: Caller.current.uid)
             core.logger.info("created \(store.backend) store '\(store.name)' at \(store.location)")
-            return try await core.info(store, isNew: true)
+            // A store made at a URL may be one that exists (attached, or joined): its history is read.
+            return try await core.info(store, isNew: request.url.isEmpty)
         }
     }
 

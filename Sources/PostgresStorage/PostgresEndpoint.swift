@@ -129,6 +129,9 @@ public struct PostgresEndpoint: Hashable, Sendable, CustomStringConvertible {
         if rootCertificates != nil, tlsMode != .verifyCA, tlsMode != .verifyFull {
             throw refuse("sslrootcert is for sslmode verify-ca or verify-full")
         }
+        if let path = rootCertificates, !FileManager.default.isReadableFile(atPath: path) {
+            throw refuse("sslrootcert '\(path)' is not a file the daemon can read (a PEM file on the daemon's host)")
+        }
         if let text = query["pool_size"] {
             guard let size = Int(text), (1...Self.maximumPoolSize).contains(size) else {
                 throw refuse("pool_size '\(text)' is not a number from 1 to \(Self.maximumPoolSize)")

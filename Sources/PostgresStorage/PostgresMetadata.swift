@@ -60,7 +60,10 @@ struct PostgresMetadata {
                 context: ["schema": namespace])
         }
         // A store is made whole in one transaction: one with its metadata table has the rest.
-        if meta == 0 { try createTables(session) }
+        if meta == 0 {
+            try refuseObjectsOfOthers(session)
+            try createTables(session)
+        }
         try session.query(
             "INSERT INTO \(metaTable) VALUES ('storeIdentifier', $1) ON CONFLICT DO NOTHING",
             [.string(UUID().uuidString.lowercased())])
@@ -69,6 +72,28 @@ struct PostgresMetadata {
             throw ModelError(.storageFailure, "the store's UUID in the PostgreSQL schema '\(namespace)' is unreadable")
         }
         return uuid
+    }
+
+    /// A new store's namespace is its own, and dropping the store drops it with everything in it:
+    /// one that already holds anything (a sequence, a function, a type: tables are refused above)
+    /// is refused, so that a drop never takes what was there before.
+    private func refuseObjectsOfOthers(_ session: PostgresSession) throws {
+        let rows = try session.query(
+            """
+            SELECT (SELECT count(*) FROM pg_catalog.pg_class c WHERE c.relnamespace = n.oid)
+                 + (SELECT count(*) FROM pg_catalog.pg_proc p WHERE p.pronamespace = n.oid)
+                 + (SELECT count(*) FROM pg_catalog.pg_type t
+                     WHERE t.typnamespace = n.oid AND t.typrelid = 0 AND t.typcategory <> 'A')
+            FROM pg_catalog.pg_namespace n WHERE n.nspname = $1
+            """,
+            [.string(namespace)])
+        let count = try rows.first.flatMap { try $0.first.flatMap(PostgresValues.int) } ?? 0
+        guard count == 0 else {
+            throw ModelError(
+                .storageFailure,
+                "the PostgreSQL schema '\(namespace)' already holds \(count) object(s) of its own (sequences, functions, types); a store's schema is its own, and dropping the store drops the schema with everything in it: choose another (?schema=…)",
+                context: ["schema": namespace])
+        }
     }
 
     /// Makes the namespace, the functions compiled queries call and the metadata tables, where

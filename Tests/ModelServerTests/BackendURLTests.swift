@@ -38,6 +38,7 @@ import Testing
                 try await other.withClient { client in
                     let info = try await client.createStore("shared", backend: nil, url: url)
                     #expect(info.storeIdentifier == made.storeIdentifier, "the same store, by its UUID")
+                    #expect(info.historyToken == HistoryToken(1), "its history, as attached")
                     #expect(try await client.count(FetchDescriptor(entityName: "Trip"), in: "shared") == 1)
                 }
             }

@@ -2,7 +2,7 @@ import Foundation
 import ModelCore
 import ModelFixtures
 import ModelStorage
-import PostgresStorage
+@testable import PostgresStorage
 import Testing
 
 /// The first part of the PostgreSQL backend against a real server (scripts/test starts one):
@@ -31,6 +31,10 @@ import Testing
             ("postgres://db.example/shop?pool_size=0", "pool_size '0' is not a number from 1 to 64"),
             ("postgres://db.example/shop?pool_size=65", "pool_size '65' is not a number from 1 to 64"),
             ("postgres://db.example/shop?pool_size=many&password=secret", "pool_size 'many'"),
+            (
+                "postgres://db.example/shop?sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem",
+                "sslrootcert '/nonexistent/ca.pem' is not a file the daemon can read"
+            ),
         ] {
             let error = #expect(throws: ModelError.self) { try PostgresEndpoint(url: bad) }
             #expect(
@@ -60,6 +64,31 @@ import Testing
         #expect(again.storeIdentifier == a.storeIdentifier)
         #expect(try await again.schema().versionHash == SampleTrips.schema.versionHash)
         await again.close()
+    }
+
+    /// A namespace that holds anything before the store (a function, a type) is not taken: a
+    /// drop of the store would drop it with them.
+    @Test func aNamespaceHoldingObjectsOfOthersIsRefused() async throws {
+        let observer = try await PostgresStore.open(url: try PostgresServer.freshStoreURL())
+        let name = "t_others_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
+        try await observer.writer.run { session in
+            try session.query("CREATE SCHEMA \(name)")
+            try session.query("CREATE FUNCTION \(name).mine() RETURNS int LANGUAGE sql AS 'SELECT 1'")
+            try session.query("CREATE TYPE \(name).mood AS ENUM ('ok')")
+        }
+        let error = await modelError {
+            _ = try await PostgresStore.open(url: try PostgresServer.url() + "&schema=\(name)")
+        }
+        #expect(error?.message.contains("already holds 2 object(s)") == true, "\(String(describing: error))")
+        let left = try await observer.writer.run { session in
+            try session.query(
+                "SELECT count(*) FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1",
+                [.string(String(name))]
+            ).first.flatMap { try $0.first.flatMap(PostgresValues.int) }
+        }
+        #expect(left == 1, "nothing of modeld's was put beside the function")
+        try await observer.writer.run { session in try session.query("DROP SCHEMA \(name) CASCADE") }
+        await observer.close()
     }
 
     @Test func anEmptyStoreTakesAnotherSchemaAndTheSameOneIsKept() async throws {

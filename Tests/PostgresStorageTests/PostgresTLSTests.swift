@@ -48,13 +48,15 @@ import Testing
         #expect(
             untrusted?.message.lowercased().contains("certificate") == true, "\(String(describing: untrusted))")
 
-        // An sslrootcert that is not there is refused, not ignored.
+        // An sslrootcert that is not there is refused, not ignored, saying which file.
         let missing = await modelError {
             _ = try await PostgresStore.open(
                 url: cluster.freshTCPStoreURL(
                     host: "localhost", "sslmode=verify-full", "sslrootcert=/nonexistent/ca.crt"))
         }
-        #expect(missing?.code == .unavailable, "\(String(describing: missing))")
+        #expect(
+            missing?.code == .invalidArgument && missing?.message.contains("'/nonexistent/ca.crt'") == true,
+            "\(String(describing: missing))")
     }
 
     @Test func sslParametersAreChecked() throws {
