@@ -68,7 +68,8 @@ extension DaemonClient {
     /// Makes the store `name` from a backup whose bytes `read` returns in order (nil at the end).
     /// The daemon checks it before serving it. With `replace`, a store of that name is dropped
     /// first (its sessions closed); with `newIdentity`, the restored store gets a new UUID (for a
-    /// copy served beside the store it was taken from).
+    /// copy served beside the store it was taken from). An error `read` throws ends the call,
+    /// with nothing made, and is thrown from here.
     @discardableResult
     public func restoreStore(
         _ name: String, replace: Bool = false, newIdentity: Bool = false,
@@ -76,7 +77,7 @@ extension DaemonClient {
     ) async throws -> StoreInfo {
         // What `read` threw, which ends the call: thrown in place of the call's cancellation.
         let readFailure = Mutex<(any Error)?>(nil)
-        let read: @Sendable () async throws -> Data? = {
+        let readNoting: @Sendable () async throws -> Data? = {
             do {
                 return try await read()
             } catch {
@@ -94,7 +95,7 @@ extension DaemonClient {
                     $0.newIdentity = newIdentity
                 }
                 var sentFirst = false
-                while let data = try await read() {
+                while let data = try await readNoting() {
                     message.data = data
                     try await writer.write(message)
                     message = Modeld_V1_RestoreStoreRequest()

@@ -71,7 +71,9 @@ final class StoreCatalog: Sendable {
                 continue
             }
             do {
-                let handle = try await open(name: name, at: location, schema: nil)
+                // A store at a remembered URL is opened only if it is still there.
+                let handle = try await open(
+                    name: name, at: location, schema: nil, existingOnly: attachedNames.contains(name))
                 if !attachedNames.contains(name) { rememberOwner(keptIn: handle) }
                 stores.withLock { $0[name] = handle }
             } catch {
@@ -338,10 +340,14 @@ final class StoreCatalog: Sendable {
         for handle in all { await handle.close() }
     }
 
-    func open(name: String, at location: StoreLocation, schema: Schema?, labels: [String: String] = [:]) async throws
-        -> StoreHandle
-    {
-        let backend = try await registry.open(location, applying: schema, labels: labels)
+    func open(
+        name: String, at location: StoreLocation, schema: Schema?, labels: [String: String] = [:],
+        existingOnly: Bool = false
+    ) async throws -> StoreHandle {
+        let backend =
+            existingOnly
+            ? try await registry.openExisting(location)
+            : try await registry.open(location, applying: schema, labels: labels)
         let container: ModelContainer
         do {
             if let maximumStoreSize, let limited = backend as? any StorageSizeLimiting {

@@ -24,6 +24,10 @@ public protocol StorageBackendFactory: Sendable {
     var isPersistent: Bool { get }
     /// Opens the store at `location`, creating it if it does not exist.
     func open(_ location: StoreLocation) async throws -> any StorageBackend
+    /// Opens the store at `location` only if it exists, `notFound` otherwise: what a daemon that
+    /// restarts opens at the URLs it remembers, so that a store dropped by another daemon (or a
+    /// file moved away) is not made anew, empty and under a new UUID. By default ``open(_:)``.
+    func openExisting(_ location: StoreLocation) async throws -> any StorageBackend
     /// Opens the store at `location` and applies `schema` (see `StorageBackend.apply(schema:)`).
     /// By default ``open(_:)`` then `apply(schema:)`; a factory that can do both in one write
     /// (one sync for a new store) does.
@@ -54,6 +58,8 @@ extension StorageBackendFactory {
     public var isPersistent: Bool { true }
 
     public func finishBackgroundWork() async {}
+
+    public func openExisting(_ location: StoreLocation) async throws -> any StorageBackend { try await open(location) }
 
     public func open(_ location: StoreLocation, applying schema: Schema) async throws -> any StorageBackend {
         let backend = try await open(location)
@@ -129,6 +135,11 @@ public struct StorageRegistry: Sendable {
         }
         guard let schema else { return try await factory.open(location) }
         return try await factory.open(location, applying: schema)
+    }
+
+    /// Opens the store at `location` only if it exists (``StorageBackendFactory/openExisting(_:)``).
+    public func openExisting(_ location: StoreLocation) async throws -> any StorageBackend {
+        try await factory(for: location.scheme).openExisting(location)
     }
 
     /// Whether stores of `scheme` keep labels of their own (``StorageLabelling``).

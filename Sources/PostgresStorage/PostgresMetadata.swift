@@ -44,7 +44,7 @@ struct PostgresMetadata {
     /// made by the first opener. Inside a transaction holding ``lock(_:)``, so that daemons
     /// opening a new store at once agree on it. A namespace that holds other tables but no
     /// modeld store is refused.
-    func prepare(_ session: PostgresSession) throws -> UUID {
+    func prepare(_ session: PostgresSession, creating: Bool = true) throws -> UUID {
         try lock(session)
         // pg_class rather than information_schema, whose views cost seconds on a busy catalog.
         let tables = try session.query(
@@ -57,6 +57,12 @@ struct PostgresMetadata {
             throw ModelError(
                 .storageFailure,
                 "the PostgreSQL schema '\(namespace)' holds tables but no modeld store; choose another (?schema=…)",
+                context: ["schema": namespace])
+        }
+        guard meta > 0 || creating else {
+            throw ModelError(
+                .notFound,
+                "the PostgreSQL schema '\(namespace)' holds no store: it was dropped (by another daemon?); create the store again to start an empty one there",
                 context: ["schema": namespace])
         }
         // A store is made whole in one transaction: one with its metadata table has the rest.

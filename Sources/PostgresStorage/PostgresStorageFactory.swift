@@ -29,6 +29,10 @@ public struct PostgresStorageFactory: StorageBackendFactory {
         try await PostgresStore.open(url: location.url)
     }
 
+    public func openExisting(_ location: StoreLocation) async throws -> any StorageBackend {
+        try await PostgresStore.open(url: location.url, creating: false)
+    }
+
     public func open(_ location: StoreLocation, applying schema: Schema) async throws -> any StorageBackend {
         try await PostgresStore.open(url: location.url, applying: schema)
     }

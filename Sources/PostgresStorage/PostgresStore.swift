@@ -26,14 +26,19 @@ public final class PostgresStore: StorageBackend {
     let isMigrating = Mutex(false)
 
     /// Opens the store at `url` (see ``PostgresEndpoint``), making its namespace and metadata the
-    /// first time; with a schema, applies it (``apply(schema:)``).
-    public static func open(url: String, applying schema: Schema? = nil) async throws -> PostgresStore {
+    /// first time (unless not `creating`: then a namespace without a store is `notFound`); with a
+    /// schema, applies it (``apply(schema:)``).
+    public static func open(url: String, applying schema: Schema? = nil, creating: Bool = true) async throws
+        -> PostgresStore
+    {
         let endpoint = try PostgresEndpoint(url: url)
         let metadata = PostgresMetadata(namespace: endpoint.namespace)
         let writer = PostgresConnectionQueue(endpoint: endpoint, label: "writer")
         do {
             let (identifier, stored) = try await writer.run { session in
-                try session.transaction { (try metadata.prepare(session), try metadata.schema(session)) }
+                try session.transaction {
+                    (try metadata.prepare(session, creating: creating), try metadata.schema(session))
+                }
             }
             let store = PostgresStore(
                 endpoint: endpoint, storeIdentifier: identifier, writer: writer, metadata: metadata,

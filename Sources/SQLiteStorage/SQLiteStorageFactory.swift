@@ -70,6 +70,17 @@ public struct SQLiteStorageFactory: StorageBackendFactory, StorageLabelling {
         FileManager.default.fileExists(atPath: location.path)
     }
 
+    /// Opens the store file at `location`, `notFound` when it is not there.
+    public func openExisting(_ location: StoreLocation) async throws -> any StorageBackend {
+        guard hasData(at: location) else {
+            throw ModelError(
+                .notFound,
+                "no store file at \(location.path): it was dropped (by another daemon?) or moved; put it back, or create the store again to start an empty one there",
+                context: ["url": location.description])
+        }
+        return try await open(location)
+    }
+
     /// Opens the store file at `location`, creating it (and its directory) when missing.
     public func open(_ location: StoreLocation) async throws -> any StorageBackend {
         try await SQLiteStore.open(path: try prepare(location))

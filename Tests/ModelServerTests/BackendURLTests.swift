@@ -63,6 +63,29 @@ import Testing
         }
     }
 
+    /// A daemon that restarts opens a remembered URL only if its store is still there: a file
+    /// deleted meanwhile (a drop by another daemon) is reported, not made anew and empty.
+    @Test func aRememberedStoreThatIsGoneIsNotMadeAnew() async throws {
+        try await withTemporaryDirectory { elsewhere in
+            let file = elsewhere.appendingPathComponent("gone.sqlite").path
+            let directory = try TemporaryDirectory.make(prefix: "mg")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await TestDaemon.withDaemon(directory: directory) { daemon in
+                try await daemon.withClient { client in
+                    try await client.createStore(
+                        "gone", backend: nil, url: "sqlite://\(file)", schema: SampleTrips.schema)
+                    try await client.createStore("kept", schema: SampleTrips.schema)
+                }
+            }
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+            try await TestDaemon.withDaemon(directory: directory) { daemon in
+                let stores = try await daemon.withClient { try await $0.stores() }
+                #expect(stores.map(\.name) == ["kept"], "\(stores.map(\.name))")
+                #expect(!FileManager.default.fileExists(atPath: file), "no empty store was made at \(file)")
+            }
+        }
+    }
+
     /// `backend` names a registered scheme; the store is placed by that backend.
     @Test func aBackendIsChosenByScheme() async throws {
         try await TestDaemon.withDaemon { daemon in

@@ -91,6 +91,21 @@ import Testing
         await observer.close()
     }
 
+    /// Opened only if it exists (as a daemon opens the URLs it remembers), a namespace without a
+    /// store is `notFound`, and nothing is made in it.
+    @Test func openingOnlyAnExistingStoreMakesNothing() async throws {
+        let url = try PostgresServer.freshStoreURL()
+        let error = await modelError { _ = try await PostgresStore.open(url: url, creating: false) }
+        #expect(
+            error?.code == .notFound && error?.message.contains("holds no store") == true,
+            "\(String(describing: error))")
+        let made = try await PostgresStore.open(url: url)
+        let again = try await PostgresStore.open(url: url, creating: false)
+        #expect(again.storeIdentifier == made.storeIdentifier)
+        await again.close()
+        await made.close()
+    }
+
     @Test func anEmptyStoreTakesAnotherSchemaAndTheSameOneIsKept() async throws {
         let store = try await PostgresStore.open(url: try PostgresServer.freshStoreURL(), applying: SampleTrips.schema)
         try await store.apply(schema: SampleTrips.schema)
