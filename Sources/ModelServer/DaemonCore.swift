@@ -50,9 +50,44 @@ final class DaemonCore: Sendable {
             connections: ConnectionLimit(maximum: descriptors.maximumConnections, onRefusal: refusals.refused))
         self.logger = logger
         self.access = AccessPolicy(daemonUID: getuid(), administrators: configuration.administratorsGroup)
-        self.rpc = RPCHandling(
+        var rpc = RPCHandling(
             logger: logger,
             metrics: DaemonMetrics(registry: configuration.metricsRegistry ?? PrometheusCollectorRegistry()))
+        let (catalog, sessions) = (catalog, sessions)
+        rpc.staleSchema = { version in
+            for store in catalog.all() where store.container.schema.versionHash == version {
+                await Self.refreshSchema(of: store, catalog: catalog, sessions: sessions, logger: logger)
+            }
+        }
+        self.rpc = rpc
+    }
+
+    /// Serves `store` with the schema it holds now, when another process (a daemon sharing it, an
+    /// embedded stack) migrated it since this daemon read it: its sessions, made for the old
+    /// schema, end, and their next call hears why, as after a migration made here.
+    static func refreshSchema(of store: StoreHandle, catalog: StoreCatalog, sessions: SessionRegistry, logger: Logger)
+        async
+    {
+        do {
+            _ = try await catalog.refreshSchema(of: store) { from, to in
+                let closed = await sessions.end(
+                    where: { $0.store === store },
+                    reason:
+                        "was closed: its store '\(store.name)' was migrated to schema version \(to.prefix(12)) (from \(from.prefix(12))) by another process; what it had not saved was discarded",
+                    code: .schemaMismatch)
+                logger.info(
+                    "store '\(store.name)' was migrated to schema \(to.prefix(12)) by another process; serving it with that schema\(closed > 0 ? ", closing \(closed) session(s)" : "")"
+                )
+            }
+        } catch {
+            logger.warning("store '\(store.name)': its schema could not be read again: \(error)")
+        }
+    }
+
+    /// ``refreshSchema(of:catalog:sessions:logger:)`` of one store: what a schema read does
+    /// (GetSchema), so that it shows what the store holds.
+    func refreshSchema(of store: StoreHandle) async {
+        await Self.refreshSchema(of: store, catalog: catalog, sessions: sessions, logger: logger)
     }
 
     /// A store's description, as StoreInfo carries it. One just created (`isNew`) has no

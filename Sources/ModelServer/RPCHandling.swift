@@ -15,6 +15,10 @@ struct RPCHandling: Sendable {
     let metrics: DaemonMetrics
     /// Set when the daemon begins to stop: calls cancelled from then on end with UNAVAILABLE.
     let stopping = StopFlag()
+    /// Called with the schema version a save was made for when the store refused it as migrated
+    /// by another process since (``staleSchemaVersion(of:)``): the daemon reads the stores'
+    /// schemas again.
+    var staleSchema: (@Sendable (_ servedVersion: String) async -> Void)?
     /// The methods whose saves history stamps with the caller's user.
     static let savingMethods: Set<String> = ["Apply", "Save", "BatchDelete", "BatchUpdate", "StepMigration"]
 
@@ -43,8 +47,19 @@ struct RPCHandling: Sendable {
         do {
             return try await body()
         } catch {
+            // Served with the new schema before the client hears, so that its next call is.
+            if let version = Self.staleSchemaVersion(of: error) { await staleSchema?(version) }
             throw rpcError(error, method: method)
         }
+    }
+
+    /// The schema version a save was made for, when the store refused it because another process
+    /// migrated the store since this one read its schema (the backends' `schemaMismatch` marked
+    /// `staleSchema`); nil for any other error.
+    static func staleSchemaVersion(of error: any Error) -> String? {
+        guard let error = error as? ModelError, error.code == .schemaMismatch, error.context["staleSchema"] == "true"
+        else { return nil }
+        return error.context["requestedVersion"]
     }
 
     /// ``handle(_:_:)`` for a body that answers at once on the calling thread, as `caller`
@@ -98,6 +113,10 @@ struct RPCHandling: Sendable {
     /// `error`, thrown by `method`'s call begun at `start`, as it leaves (``rpcError(_:method:)``),
     /// the call counted with its code.
     private func failure(_ error: any Error, method: String, since start: ContinuousClock.Instant) -> RPCError {
+        if let version = Self.staleSchemaVersion(of: error), let staleSchema {
+            // Answered on the calling thread: the schema is read again on a task of its own.
+            Task { await staleSchema(version) }
+        }
         let mapped = rpcError(error, method: method)
         metrics.called(method, code: mapped.code, since: start)
         return mapped

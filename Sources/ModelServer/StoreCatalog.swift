@@ -331,6 +331,24 @@ final class StoreCatalog: Sendable {
         }
     }
 
+    /// Reads the schema the store `name` holds now, for when another process may have migrated
+    /// it: when it differs from the one served, `beforeChange` runs (the daemon ends the store's
+    /// sessions) and the store is served with the new one. Whether it changed.
+    func refreshSchema(of handle: StoreHandle, beforeChange: (_ from: String, _ to: String) async -> Void)
+        async throws -> Bool
+    {
+        try await changes.withPermit {
+            guard stores.withLock({ $0[handle.name] }) === handle else { return false }
+            try handle.checkAvailable()
+            let served = handle.container.schema.versionHash
+            let stored = try await handle.container.backend.reloadSchema()
+            guard stored.versionHash != served else { return false }
+            await beforeChange(served, stored.versionHash)
+            handle.replace(try await ModelContainer.open(backend: handle.container.backend))
+            return true
+        }
+    }
+
     /// Closes every store.
     func closeAll() async {
         let all = stores.withLock { stores in

@@ -88,7 +88,11 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
         -> Modeld_V1_GetSchemaResponse
     {
         try await core.rpc.handle("GetSchema") {
-            let schema = try core.store(request.store, whileMigrating: true, for: .read).container.schema
+            let store = try core.store(request.store, whileMigrating: true, for: .read)
+            // Another process may have migrated the store: what it holds is shown, and served
+            // (not while a staged migration of this daemon holds it).
+            if (try? store.checkAvailable()) != nil { await core.refreshSchema(of: store) }
+            let schema = store.container.schema
             return Modeld_V1_GetSchemaResponse.with {
                 $0.schema = schema.schema.wire
                 $0.versionHash = schema.entityNames.isEmpty ? "" : schema.versionHash

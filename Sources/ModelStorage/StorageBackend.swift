@@ -132,11 +132,19 @@ public protocol StorageBackend: Sendable {
     /// Closes the store because its data is deleted next: a backend may skip what only tidies
     /// its files (SQLite's checkpoint at close). By default, ``close()``.
     func closeForRemoval() async
+
+    /// The schema the store holds now, read from it (another process may have migrated it since
+    /// this one read it), and used from now on. By default ``schema()``.
+    func reloadSchema() async throws -> ResolvedSchema
 }
 
 extension StorageBackend {
     public func closeForRemoval() async {
         await close()
+    }
+
+    public func reloadSchema() async throws -> ResolvedSchema {
+        try await schema()
     }
 
     public nonisolated(nonsending) func saveInsertRuns(_ runs: [InsertRun], author: String?, user: String?) async throws

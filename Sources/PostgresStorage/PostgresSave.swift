@@ -62,7 +62,7 @@ struct PostgresSave {
         return ModelError(
             .schemaMismatch,
             "the store was migrated to schema version \(stored.prefix(12)) after this process read its schema (version \(schema.versionHash.prefix(12))); nothing was saved: open the store again with the new schema",
-            context: ["storeVersion": stored, "requestedVersion": schema.versionHash])
+            context: ["storeVersion": stored, "requestedVersion": schema.versionHash, "staleSchema": "true"])
     }
 
     private func save(checking storedHash: PendingStatement?) throws -> SaveResult {

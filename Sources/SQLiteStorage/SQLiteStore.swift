@@ -128,6 +128,17 @@ public final class SQLiteStore: StorageBackend, LabelledStorage {
         return setLayout(SQLiteLayout(stored))
     }
 
+    /// The schema the file holds now, which the store uses from now on (another process, an
+    /// embedded stack or a daemon, may have migrated it since this one read it).
+    public func reloadSchema() async throws -> ResolvedSchema {
+        let layout = try cachedLayout()
+        let stored = try await readers.run { connection in
+            try connection.transaction(write: false) { try StoreMetadata.schema(connection) }
+        }
+        guard stored.versionHash != layout.schema.versionHash else { return layout.schema }
+        return setLayout(SQLiteLayout(stored)).schema
+    }
+
     /// The cached layout when it has the schema, without reading anything; nil for a store
     /// opened without one, which ``layout()`` reads from the file at first use.
     func knownLayout() throws(ModelError) -> SQLiteLayout? {

@@ -45,7 +45,7 @@ struct SaveOperation {
         throw ModelError(
             .schemaMismatch,
             "the store was migrated to schema version \(stored.prefix(12)) after this process read its schema (version \(schema.versionHash.prefix(12))); nothing was saved: open the store again with the new schema",
-            context: ["storeVersion": stored, "requestedVersion": schema.versionHash])
+            context: ["storeVersion": stored, "requestedVersion": schema.versionHash, "staleSchema": "true"])
     }
 
     /// Step 1: conflicts fail the save with ``SaveConflicts`` carrying each object's current

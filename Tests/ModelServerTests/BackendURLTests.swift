@@ -86,6 +86,55 @@ import Testing
         }
     }
 
+    /// Two daemons share a store file; one migrates it. The other's next save, made for the old
+    /// schema, is refused, and from then on that daemon serves the new schema (its sessions
+    /// ended); a schema read shows what the file holds without a save first.
+    @Test func aMigrationByAnotherDaemonIsServedAfterTheSaveItRefuses() async throws {
+        try await withTemporaryDirectory { elsewhere in
+            let url = "sqlite://\(elsewhere.path)/shared.sqlite"
+            try await TestDaemon.withDaemon { first in
+                try await TestDaemon.withDaemon { second in
+                    try await first.withClient { one in
+                        try await second.withClient { two in
+                            try await one.createStore("shared", backend: nil, url: url, schema: SampleTrips.schema)
+                            try await two.createStore("shared", backend: nil, url: url)
+                            let session = try await two.openSession(on: "shared")
+                            var budgeted = SampleTrips.schema
+                            budgeted.entities[0].attributes.append(
+                                AttributeDescription(name: "budget", type: .decimal, isOptional: true))
+                            _ = try await one.migrateSchema(of: "shared", to: budgeted)
+
+                            let kyoto = trip("Kyoto", "2026-04-01", "2026-04-09")
+                            await expectError(.schemaMismatch) {
+                                try await two.apply(
+                                    [.insert(entity: "Trip", attributes: kyoto, relationships: [:], id: nil)],
+                                    in: "shared")
+                            }
+                            #expect(try await two.schema(of: "shared").versionHash == budgeted.versionHash)
+                            var withBudget = kyoto
+                            withBudget["budget"] = .decimal(Decimal(1200))
+                            try await two.apply(
+                                [.insert(entity: "Trip", attributes: withBudget, relationships: [:], id: nil)],
+                                in: "shared")
+                            let closed = await expectError(.schemaMismatch) {
+                                _ = try await session.count(FetchDescriptor(entityName: "Trip"))
+                            }
+                            #expect(
+                                closed?.message.contains("by another process") == true, "\(String(describing: closed))")
+
+                            // A schema read alone shows the next migration.
+                            var noted = budgeted
+                            noted.entities[0].attributes.append(
+                                AttributeDescription(name: "note", type: .string, isOptional: true))
+                            _ = try await one.migrateSchema(of: "shared", to: noted)
+                            #expect(try await two.schema(of: "shared").versionHash == noted.versionHash)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// `backend` names a registered scheme; the store is placed by that backend.
     @Test func aBackendIsChosenByScheme() async throws {
         try await TestDaemon.withDaemon { daemon in
