@@ -29,6 +29,18 @@ extension PostgresSession {
                 .invalidArgument,
                 "PostgreSQL cannot store this text: it holds the NUL character (U+0000) or one the database's encoding lacks; take it out, or keep such bytes in a data attribute (PostgreSQL: \(text))",
                 context: ["store": endpoint.description, "sqlstate": state])
+        case "3F000":
+            // The namespace is gone: another daemon sharing the store dropped it.
+            return ModelError(
+                .notFound,
+                "the store's PostgreSQL schema is gone from \(endpoint): it was dropped (by another daemon sharing it?) (PostgreSQL: \(text))",
+                context: ["store": endpoint.description, "sqlstate": "3F000"])
+        case "42P01" where text.contains("_modeld_"):
+            // Its metadata tables are gone: the same.
+            return ModelError(
+                .notFound,
+                "the store is gone from \(endpoint): it was dropped (by another daemon sharing it?) (PostgreSQL: \(text))",
+                context: ["store": endpoint.description, "sqlstate": "42P01"])
         case "40001", "40P01":
             return ModelError(
                 .conflict, "another save changed the same objects at the same time; try again (PostgreSQL: \(text))",

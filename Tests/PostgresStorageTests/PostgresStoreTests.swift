@@ -106,6 +106,25 @@ import Testing
         await made.close()
     }
 
+    /// A store another opener dropped (another daemon sharing it) is `notFound` at its next
+    /// save, not a storage failure, and is not made anew.
+    @Test func aStoreDroppedByAnotherOpenerIsNotFound() async throws {
+        let url = try PostgresServer.freshStoreURL()
+        let kept = try await PostgresStore.open(url: url, applying: SampleTrips.schema)
+        let other = try await PostgresStore.open(url: url)
+        await other.close()
+        try await PostgresStorageFactory().destroy(try StoreLocation(url: url))
+        let insert = InsertedObject(
+            id: PersistentIdentifier(
+                storeIdentifier: kept.storeIdentifier, entityName: "Trip", key: .temporary(UUID())),
+            attributes: PostgresSaveTests.trip("Kyoto", "2026-04-01"))
+        let error = await modelError { _ = try await kept.save(ChangeSet(inserts: [insert])) }
+        #expect(error?.code == .notFound && error?.message.contains("dropped") == true, "\(String(describing: error))")
+        await kept.close()
+        let reopened = await modelError { _ = try await PostgresStore.open(url: url, creating: false) }
+        #expect(reopened?.code == .notFound)
+    }
+
     @Test func anEmptyStoreTakesAnotherSchemaAndTheSameOneIsKept() async throws {
         let store = try await PostgresStore.open(url: try PostgresServer.freshStoreURL(), applying: SampleTrips.schema)
         try await store.apply(schema: SampleTrips.schema)
