@@ -86,12 +86,15 @@ import Testing
         }
     }
 
-    /// Two daemons share a store file; one migrates it. The other's next save, made for the old
-    /// schema, is refused, and from then on that daemon serves the new schema (its sessions
-    /// ended); a schema read shows what the file holds without a save first.
-    @Test func aMigrationByAnotherDaemonIsServedAfterTheSaveItRefuses() async throws {
+    /// Two daemons share a store (an SQLite file, a PostgreSQL namespace); one migrates it. The
+    /// other's next save, made for the old schema, is refused, and from then on that daemon
+    /// serves the new schema (its sessions ended); a schema read shows what the store holds
+    /// without a save first.
+    @Test(arguments: ["sqlite", "postgres"])
+    func aMigrationByAnotherDaemonIsServedAfterTheSaveItRefuses(backend: String) async throws {
         try await withTemporaryDirectory { elsewhere in
-            let url = "sqlite://\(elsewhere.path)/shared.sqlite"
+            let url =
+                backend == "sqlite" ? "sqlite://\(elsewhere.path)/shared.sqlite" : try PostgresServer.freshStoreURL()
             try await TestDaemon.withDaemon { first in
                 try await TestDaemon.withDaemon { second in
                     try await first.withClient { one in
@@ -128,6 +131,7 @@ import Testing
                                 AttributeDescription(name: "note", type: .string, isOptional: true))
                             _ = try await one.migrateSchema(of: "shared", to: noted)
                             #expect(try await two.schema(of: "shared").versionHash == noted.versionHash)
+                            if backend == "postgres" { try await one.dropStore("shared") }
                         }
                     }
                 }
