@@ -26,7 +26,7 @@ struct HistoryStreaming: Sendable {
                 page = try await store.container.history(after: after, limit: Self.pageSize)
             } catch let error as ModelError where error.code == .closed && store.wasDropped {
                 // As a watch of a dropped store ends.
-                throw ModelError(.notFound, "store '\(store.name)' was dropped", context: ["store": store.name])
+                throw store.droppedError
             }
             for transaction in page where remaining > 0 {
                 after = transaction.token

@@ -25,8 +25,7 @@ extension QueryServiceHandler {
                             do {
                                 update = try await watch.next()
                             } catch let error as ModelError where error.code == .closed {
-                                throw ModelError(
-                                    .notFound, "store '\(store.name)' was dropped", context: ["store": store.name])
+                                throw store.droppedError
                             }
                             for part in update.wireResponses(initial: initial, budget: budget) {
                                 try await progress.writing { try await response.write(part) }

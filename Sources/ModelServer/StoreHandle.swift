@@ -24,8 +24,13 @@ final class StoreHandle: Sendable {
     private let dropped = Atomic(false)
 
     /// Whether the store was closed because it was dropped: a call that then finds it closed
-    /// answers NOT_FOUND, as a watch does.
+    /// answers NOT_FOUND (``droppedError``), as a watch does.
     var wasDropped: Bool { dropped.load(ordering: .acquiring) }
+
+    /// What a watch or a followed history of the store ends with once it is dropped.
+    var droppedError: ModelError {
+        ModelError(.notFound, "store '\(name)' was dropped", context: ["store": name])
+    }
 
     /// A staged migration under way: its session, and the versions it went from and is at.
     struct StagedMigrationMark: Sendable {
@@ -70,7 +75,7 @@ final class StoreHandle: Sendable {
         }
         watches.close(
             with: forRemoval
-                ? ModelError(.notFound, "store '\(name)' was dropped", context: ["store": name])
+                ? droppedError
                 : ModelError(
                     .unavailable, "store '\(name)' was closed: watch it again once it is served",
                     context: ["store": name]))

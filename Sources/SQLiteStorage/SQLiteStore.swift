@@ -120,23 +120,24 @@ public final class SQLiteStore: StorageBackend, LabelledStorage {
     /// process may have given it one since: the file is read again.
     nonisolated(nonsending) func layout() async throws -> SQLiteLayout {
         if let known = try knownLayout() { return known }
+        return try await storedLayout()
+    }
+
+    /// The schema the file holds now, which the store uses from now on (another process, an
+    /// embedded stack or a daemon, may have migrated it since this one read it).
+    public func reloadSchema() async throws -> ResolvedSchema {
+        try await storedLayout().schema
+    }
+
+    /// The layout of the schema the file holds, read now and cached (kept when it is the one
+    /// cached already).
+    private nonisolated(nonsending) func storedLayout() async throws -> SQLiteLayout {
         let layout = try cachedLayout()
         let stored = try await readers.run { connection in
             try connection.transaction(write: false) { try StoreMetadata.schema(connection) }
         }
         guard stored.versionHash != layout.schema.versionHash else { return layout }
         return setLayout(SQLiteLayout(stored))
-    }
-
-    /// The schema the file holds now, which the store uses from now on (another process, an
-    /// embedded stack or a daemon, may have migrated it since this one read it).
-    public func reloadSchema() async throws -> ResolvedSchema {
-        let layout = try cachedLayout()
-        let stored = try await readers.run { connection in
-            try connection.transaction(write: false) { try StoreMetadata.schema(connection) }
-        }
-        guard stored.versionHash != layout.schema.versionHash else { return layout.schema }
-        return setLayout(SQLiteLayout(stored)).schema
     }
 
     /// The cached layout when it has the schema, without reading anything; nil for a store

@@ -99,10 +99,12 @@ import Testing
         }
     }
 
-    /// Runs `body` with a client of a modeld spawned for it (no default store), which must then
-    /// stop cleanly; a failure is recorded with the end of the daemon's log.
-    private static func withSpawnedDaemon(_ body: (ModeldProcess, DaemonClient) async throws -> Void) async throws {
-        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
+    /// Runs `body` with a client of a modeld spawned for it (no default store, and `arguments`),
+    /// which must then stop cleanly; a failure is recorded with the end of the daemon's log.
+    private static func withSpawnedDaemon(
+        _ arguments: [String] = [], _ body: (ModeldProcess, DaemonClient) async throws -> Void
+    ) async throws {
+        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""] + arguments)
         do {
             try await DaemonClient.withClient(socketPath: daemon.socketPath) { try await body(daemon, $0) }
             #expect(try await daemon.stop() == 0)
@@ -113,21 +115,14 @@ import Testing
     }
 
     @Test func anIPv6AddressIsLoggedAsAURLThatWorks() async throws {
-        let daemon = try await ModeldProcess.launch(arguments: [
-            "--default-store", "", "--metrics-address", "[::1]:0",
-        ])
-        do {
+        try await Self.withSpawnedDaemon(["--metrics-address", "[::1]:0"]) { daemon, _ in
             let line = try #require(await Self.logLine(of: daemon, containing: "serving metrics at http://"))
             let url = try #require(line.split(separator: " ").last.map(String.init))
             #expect(url.hasPrefix("http://[::1]:") && url.hasSuffix("/metrics"), "\(line)")
             // -g: curl takes the brackets as the address's, not as a range to expand.
             let page = try await Self.curl(["-s", "-g", "-i", url], in: daemon.directory)
             #expect(page.output.hasPrefix("HTTP/1.1 200 OK"), "\(page)")
-            #expect(try await daemon.stop() == 0)
-        } catch {
-            Issue.record("\(error)\n\(daemon.log.suffix(3000))")
         }
-        await daemon.remove()
     }
 
     @Test func prometheusScrapesTheDaemonOverLoopbackHTTP() async throws {
