@@ -27,7 +27,14 @@ enum DocumentedExamples {
         }
     }
 
-    @Model class BusinessTrip: Trip { var perdiem: Double = 0 } // a subentity
+    @Model class BusinessTrip: Trip { // a subentity
+        var perdiem: Double = 0
+
+        init(name: String, destination: String, startDate: Date, endDate: Date, perdiem: Double) {
+            self.perdiem = perdiem
+            super.init(name: name, destination: destination, startDate: startDate, endDate: endDate)
+        }
+    }
 
     @Model final class BucketListItem {
         var title: String
@@ -45,9 +52,13 @@ enum DocumentedExamples {
 }
 
 // The Testing example's trait, as written: the models it names, the related ones found from them.
-@Suite(.modelContainer(for: DocumentedExamples.Trip.self, DocumentedExamples.BucketListItem.self))
+@Suite(
+    .modelContainer(
+        for: DocumentedExamples.Trip.self, DocumentedExamples.BusinessTrip.self, DocumentedExamples.BucketListItem.self)
+)
 struct DocumentedExamplesTests {
     typealias Trip = DocumentedExamples.Trip
+    typealias BusinessTrip = DocumentedExamples.BusinessTrip
 
     @Test func savesATrip() async throws {
         let context = ModelContext(try #require(TestContainer.current))
@@ -79,8 +90,13 @@ struct DocumentedExamplesTests {
         #expect(Set(rows.map { $0[\Trip.destination] }) == ["Norway", "Japan"])
         #expect(rows.allSatisfy { $0.count() == 1 })
 
-        var descriptor = HistoryDescriptor<DefaultHistoryTransaction>()
-        descriptor.predicate = #Predicate { $0.token > token && $0.author == "widget" }
+        let descriptor = HistoryDescriptor<DefaultHistoryTransaction>(after: token, author: "widget")
         #expect(try await context.fetchHistory(descriptor).isEmpty) // nothing saved as "widget"
+
+        // "Models": a subentity, made with its own initializer, is fetched as its parent.
+        context.insert(BusinessTrip(name: "Bergen", destination: "Norway", startDate: .now, endDate: .now, perdiem: 80))
+        try await context.save()
+        let trips = try await context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Bergen" }))
+        #expect((trips.first as? BusinessTrip)?.perdiem == 80)
     }
 }

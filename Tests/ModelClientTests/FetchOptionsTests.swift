@@ -29,6 +29,32 @@ import Testing
         }
     }
 
+    /// An object the context knew only by reference (from a relationship it did not prefetch),
+    /// then fetched in part, knows which attributes it lacks, and `load(_:)` brings them.
+    @Test(arguments: Backend.everyKind)
+    func loadBringsTheRestOfAnObjectFirstKnownByReference(backend: Backend) async throws {
+        try await backend.withContainer(for: sampleTripsModels) { container in
+            let writer = ModelContext(container)
+            let trip = Trip(name: "Oslo", destination: "Norway", startDate: day("2026-05-01"))
+            let item = BucketListItem(title: "Fjords", details: "a boat", hasReservation: true, isInPlan: false)
+            writer.insert(trip)
+            trip.bucketList.append(item)
+            try await writer.save()
+
+            let context = ModelContext(container)
+            var trips = FetchDescriptor<Trip>()
+            trips.relationshipKeyPathsForPrefetching = [\.livingAccommodation]
+            let fetchedTrip = try #require(try await context.fetch(trips).first)
+            #expect(fetchedTrip.bucketList.count == 1)
+            var items = FetchDescriptor<BucketListItem>()
+            items.propertiesToFetch = [\.title]
+            let fetchedItem = try #require(try await context.fetch(items).first)
+            #expect(fetchedItem.title == "Fjords")
+            try await context.load([fetchedItem])
+            #expect(fetchedItem.details == "a boat" && fetchedItem.hasReservation && !fetchedItem.isInPlan)
+        }
+    }
+
     @Test func readingAnAttributeLeftOutStopsTheProgramNamingIt() async throws {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let container = try await ModelContainer(

@@ -75,6 +75,41 @@ struct ObservationTests {
         }
     }
 
+    /// An observed fetch's models come with their relationships' objects loaded, as a fetch's
+    /// do; `propertiesToFetch` leaves the other attributes for `load(_:)`.
+    @Test(arguments: Store.allCases)
+    func observedModelsComeWithTheirRelatedObjects(_ store: Store) async throws {
+        try await store.withContainer { container in
+            let writer = ModelContext(container)
+            let trip = Trip(name: "Oslo", destination: "Norway", startDate: day("2026-05-01"))
+            writer.insert(trip)
+            trip.bucketList.append(
+                BucketListItem(title: "Fjords", details: "a boat", hasReservation: true, isInPlan: false))
+            try await writer.save()
+
+            let reader = ModelContext(container)
+            var results = try reader.observe(FetchDescriptor<Trip>()).makeAsyncIterator()
+            let first = try #require(try await results.next())
+            #expect(first.models.first?.bucketList.map(\.title) == ["Fjords"])
+            #expect(first.models.first?.bucketList.first?.details == "a boat")
+
+            trip.bucketList.append(
+                BucketListItem(title: "Trolls", details: "a hike", hasReservation: false, isInPlan: true))
+            try await writer.save()
+            let second = try #require(try await results.next())
+            #expect(Set(second.models.first?.bucketList.map(\.details) ?? []) == ["a boat", "a hike"])
+
+            var part = FetchDescriptor<Trip>()
+            part.propertiesToFetch = [\.name]
+            let partial = ModelContext(container)
+            var names = try partial.observe(part).makeAsyncIterator()
+            let observed = try #require(try await names.next()?.models.first)
+            #expect(observed.name == "Oslo")
+            try await partial.load([observed])
+            #expect(observed.destination == "Norway")
+        }
+    }
+
     @Test(arguments: Store.allCases)
     func countsAndAggregatesAreObservedToo(_ store: Store) async throws {
         try await store.withContainer { container in

@@ -133,8 +133,11 @@ final class ContextCore {
 
     /// Takes in a snapshot from the store: a new record, or fresh values for the properties of
     /// a known one that have no unsaved changes (observers hear of values that changed).
+    /// `attributesFetched` names the attributes a fetch of some of them brought (its
+    /// `propertiesToFetch`): a record it loads first, new or known only by reference, then
+    /// knows which it lacks, and ``ModelContext/load(_:)`` brings them.
     @discardableResult
-    func merge(_ snapshot: ObjectSnapshot) throws(ModelError) -> ObjectRecord {
+    func merge(_ snapshot: ObjectSnapshot, attributesFetched: [String]? = nil) throws(ModelError) -> ObjectRecord {
         guard let info = types.info(forEntity: snapshot.id.entityName) else {
             throw ModelError(
                 .unknownEntity,
@@ -145,13 +148,18 @@ final class ContextCore {
             let record = ObjectRecord(
                 id: snapshot.id, info: info, isLoaded: true, attributes: snapshot.attributes,
                 relationships: snapshot.relationshipIDs)
+            if let attributesFetched { record.unfetched = info.attributesLeftOut(fetching: attributesFetched) }
             records[snapshot.id] = record
             return record
         }
         guard record.lifecycle == .persisted, !record.isMarkedDeleted else { return record }
         let wasLoaded = record.isLoaded
         record.isLoaded = true
-        if !record.unfetched.isEmpty { record.unfetched.subtract(snapshot.attributes.keys) }
+        if !wasLoaded, let attributesFetched {
+            record.unfetched = info.attributesLeftOut(fetching: attributesFetched)
+        } else if !record.unfetched.isEmpty {
+            record.unfetched.subtract(snapshot.attributes.keys)
+        }
         let object = record.object
         for (name, value) in snapshot.attributes where !record.changed.contains(name) {
             let old = record.attributes[name]

@@ -12,13 +12,7 @@ extension ModelContext {
             var records: [ObjectRecord] = []
             records.reserveCapacity(objects.count)
             for snapshot in objects {
-                let isNew = core.records[snapshot.id] == nil
-                let record = try core.merge(snapshot)
-                // A record first made from some attributes only knows which it lacks.
-                if isNew, let fetched = request.propertiesToFetch {
-                    record.unfetched = Set(record.info.attributes.map(\.name)).subtracting(fetched)
-                }
-                records.append(record)
+                records.append(try core.merge(snapshot, attributesFetched: request.propertiesToFetch))
             }
             for snapshot in prefetched { try core.merge(snapshot) }
             return records.map { core.object(for: $0) as! T }
@@ -125,7 +119,7 @@ extension ContextCore {
         let result = try await read(batch, pending: true)
         guard case .objects(let objects, let prefetched) = result else { return [] }
         var byID: [PersistentIdentifier: ObjectRecord] = [:]
-        for snapshot in objects { byID[snapshot.id] = try merge(snapshot) }
+        for snapshot in objects { byID[snapshot.id] = try merge(snapshot, attributesFetched: batch.propertiesToFetch) }
         for snapshot in prefetched { try merge(snapshot) }
         return ids.compactMap { byID[$0].flatMap { object(for: $0) as? T } }
     }

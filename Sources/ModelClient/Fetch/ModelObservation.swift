@@ -54,13 +54,18 @@ public struct ObservedResults<T: PersistentModel> {
 
 extension ModelContext {
     /// Observes a fetch: its models now, then each time a save changes them, with the
-    /// difference from the last result. The models are this context's (as its fetches return);
-    /// the results are of saved data — this context's unsaved changes are not in them.
+    /// difference from the last result. The models are this context's (as its fetches return),
+    /// with the objects of their relationships loaded as a fetch brings them
+    /// (``FetchDescriptor/relationshipKeyPathsForPrefetching`` narrows that); the results are of
+    /// saved data — this context's unsaved changes are not in them.
     public func observe<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> ModelObservation<
         ObservedResults<T>
     > {
         var request = try descriptor.storeDescriptor(in: core.types)
+        // A watch sends no related objects: they are loaded after each result, as a fetch's.
+        let related = Set(request.relationshipKeyPathsForPrefetching.compactMap(\.components.first))
         request.relationshipKeyPathsForPrefetching = []
+        let fetched = request.propertiesToFetch
         let core = core
         return ModelObservation(store: core.container.store, query: .fetch(request)) {
             var previous: (snapshots: [ObjectSnapshot], models: [T])?
@@ -72,9 +77,11 @@ extension ModelContext {
                     var models: [T] = []
                     models.reserveCapacity(snapshots.count)
                     for snapshot in snapshots {
+                        let record = try core.merge(snapshot, attributesFetched: fetched)
                         // `as!`: the fetch was of T, so each record's entity is T's or a subclass's.
-                        models.append(core.object(for: try core.merge(snapshot)) as! T)
+                        models.append(core.object(for: record) as! T)
                     }
+                    try await core.loadRelated(of: snapshots, through: related)
                     return models
                 }
                 var difference: CollectionDifference<T>?
@@ -129,5 +136,22 @@ extension ModelContext {
             changes.append(.insert(offset: move.to, element: new[move.to], associatedWith: move.from))
         }
         return CollectionDifference(changes)
+    }
+}
+
+extension ContextCore {
+    /// Loads the objects that `snapshots`' relationships named in `names` hold and the context
+    /// has not loaded, as a fetch prefetching those relationships would have brought them.
+    func loadRelated(of snapshots: [ObjectSnapshot], through names: Set<String>) async throws {
+        guard !names.isEmpty else { return }
+        var missing: [PersistentIdentifier] = [], seen: Set<PersistentIdentifier> = []
+        for snapshot in snapshots {
+            for (name, targets) in snapshot.relationshipIDs where names.contains(name) {
+                for id in targets where !(records[id]?.isLoaded ?? false) && seen.insert(id).inserted {
+                    missing.append(id)
+                }
+            }
+        }
+        if !missing.isEmpty { try await load(missing) }
     }
 }

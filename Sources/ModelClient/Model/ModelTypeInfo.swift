@@ -134,6 +134,11 @@ final class ModelTypeInfo: @unchecked Sendable { // Immutable once made; holds m
     var attributes: [PropertyInfo] { properties.filter { !$0.isRelationship } }
     var relationships: [PropertyInfo] { properties.filter(\.isRelationship) }
 
+    /// The names of the attributes a fetch of `fetched` (its `propertiesToFetch`) leaves out.
+    func attributesLeftOut(fetching fetched: [String]) -> Set<String> {
+        Set(attributes.map(\.name)).subtracting(fetched)
+    }
+
     /// Whether `self` is `other` or a subclass of it.
     func isKind(of other: ModelTypeInfo) -> Bool {
         var current: ModelTypeInfo? = self
