@@ -81,7 +81,9 @@ final class FrameReader {
             compact()
             return nil
         }
-        if header.length > limits.maximumMessageSize + 1024 {
+        // A message is held to the limit; the frame that opens a call (its method and metadata)
+        // to the limit and a little more.
+        if header.length > limits.maximumMessageSize + (header.kind == .message ? 0 : 1024) {
             return refuse(
                 header, context: context,
                 Status(

@@ -15,6 +15,9 @@ public final class FramedServerTransport: ServerTransport, Sendable {
     public let boundDescriptor: Int32?
     let limits: ConnectionLimits
     let directMethods: DirectMethods
+    /// The metadata of a status the transport gives itself (a request over the size limit, one
+    /// that did not arrive in time): what a call's own errors carry beside their status.
+    let refusalMetadata: @Sendable (Status) -> Metadata
     /// The calls taken in: handed to GRPCCore's server, or run directly.
     let calls = ServerCalls()
     private let serverChannel = Mutex<(channel: (any Channel)?, isShutdown: Bool)>((nil, false))
@@ -27,15 +30,17 @@ public final class FramedServerTransport: ServerTransport, Sendable {
     /// Calls to `directMethods` are run by the transport itself (``DirectMethods``).
     ///
     /// With `boundDescriptor` (a listening socket at `path` that systemd made, under socket
-    /// activation), it serves that socket instead of binding one.
+    /// activation), it serves that socket instead of binding one. The statuses the transport
+    /// gives itself carry `refusalMetadata` of them.
     public init(
         path: String, limits: ConnectionLimits, directMethods: DirectMethods = DirectMethods(),
-        boundDescriptor: Int32? = nil
+        boundDescriptor: Int32? = nil, refusalMetadata: @escaping @Sendable (Status) -> Metadata = { _ in [:] }
     ) {
         self.path = path
         self.boundDescriptor = boundDescriptor
         self.limits = limits
         self.directMethods = directMethods
+        self.refusalMetadata = refusalMetadata
     }
 
     /// Returns once the socket listens (or throws why it could not).

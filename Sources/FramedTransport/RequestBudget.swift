@@ -34,9 +34,16 @@ public final class RequestBudget: Sendable {
         reserved.subtract(bytes, ordering: .relaxed)
     }
 
-    /// The message of a request refused because the budget is spent.
+    /// The message of a request refused because the budget is spent: one bigger than the
+    /// whole cap can never be taken, and is told so; another may be once others have arrived.
     public func refusal(for bytes: Int) -> String {
-        "modeld is holding \(held / 1_048_576) MiB of requests still arriving, and this one announces \(bytes) bytes more than its "
-            + "cap of \(capacity / 1_048_576) MiB (modeld --max-pending-request-bytes) allows: send it again shortly, or in smaller parts"
+        let cap = "modeld --max-pending-request-bytes \(capacity) bytes"
+        guard bytes <= capacity else {
+            return "this request announces \(bytes) bytes, more than modeld holds for requests still arriving "
+                + "(\(cap)): send it in smaller parts"
+        }
+        return
+            "modeld is holding \(held) bytes of requests still arriving, and this one's \(bytes) bytes would take it "
+            + "over its cap (\(cap)): send it again shortly, or in smaller parts"
     }
 }

@@ -143,10 +143,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 flow?.released(record.unread.takeAll())
             }
             pendingDirect.remove(stream)
-            context.writeAndFlush(
-                wrapOutboundOut(
-                    Self.statusFrame(stream: stream, status: status, allocator: context.channel.allocator).bytes),
-                promise: nil)
+            let frame = Self.statusFrame(
+                stream: stream, status: status, metadata: transport.refusalMetadata(status),
+                allocator: context.channel.allocator)
+            context.writeAndFlush(wrapOutboundOut(frame.bytes), promise: nil)
             noteIdle()
         case .frame(var frame):
             switch frame.kind {

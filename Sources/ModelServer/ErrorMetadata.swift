@@ -17,6 +17,12 @@ enum ErrorMetadata {
         return RPCError(ModelError(ModelError(error).code, error.message))
     }
 
+    /// The metadata of a status a transport gives itself (the framed socket's refusals), as a
+    /// `ModelError` of the code the status maps to.
+    @Sendable static func metadata(of status: Status) -> Metadata {
+        completed(RPCError(code: RPCError.Code(status.code) ?? .unknown, message: status.message)).metadata
+    }
+
     /// Decodes a request message, refusing bytes that are not one with `invalidArgument` and
     /// the metadata (on the framed socket's direct methods, which decode without GRPCCore).
     static func request<Request: SwiftProtobuf.Message>(_ type: Request.Type, from bytes: [UInt8]) throws -> Request {

@@ -113,7 +113,8 @@ public final class ModelDaemon: Service, Sendable {
             if let framedPath, bindsPath || configuration.framedSocketDescriptor != nil {
                 FramedServerTransport(
                     path: framedPath, limits: core.limits, directMethods: .modeld(core: core),
-                    boundDescriptor: bindsPath ? nil : configuration.framedSocketDescriptor)
+                    boundDescriptor: bindsPath ? nil : configuration.framedSocketDescriptor,
+                    refusalMetadata: ErrorMetadata.metadata(of:))
             } else {
                 nil
             }

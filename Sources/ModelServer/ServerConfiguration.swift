@@ -5,7 +5,7 @@ import ModelStorage
 /// How a daemon runs: where it listens and keeps its data, and its limits. The `modeld`
 /// executable fills it from flags and `MODELD_*` variables; tests fill it directly.
 public struct ServerConfiguration: Sendable {
-    /// The Unix socket to listen on (at most 107 bytes).
+    /// The Unix socket to listen on (at most 96 bytes, so that the framed socket beside it fits).
     public var socketPath: String
     /// The socket file's permissions (0660 by default: the owner and its group).
     public var socketMode: UInt16 = 0o660

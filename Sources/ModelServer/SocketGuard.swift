@@ -10,8 +10,14 @@ import ModelCore
 /// a stale socket file replaced but a live one refused, a socket path checked for length before
 /// NIO fails on it, and the socket's permissions set before anyone else can connect.
 final class SocketGuard: Sendable {
-    /// The longest socket path the kernel takes (`sun_path` is 108 bytes with its NUL).
+    /// The longest socket path the kernel takes (`sun_path` is 108 bytes with its NUL): what
+    /// ``isListening(_:)`` can reach.
     static let maximumPathLength = 107
+    /// The longest socket path NIO binds (it keeps to 103 bytes, as macOS's `sun_path` would).
+    static let maximumBoundPathLength = 103
+    /// The longest socket path the daemon binds: the framed socket beside it, at the same path
+    /// with `.frames` after it, must fit in ``maximumBoundPathLength`` too.
+    static let maximumSocketPathLength = maximumBoundPathLength - ".frames".utf8.count
 
     let socketPath: String
     private let locks: [Int32]
@@ -29,9 +35,9 @@ final class SocketGuard: Sendable {
         do {
             locks.append(try lock(dataDirectory + "/modeld.lock", what: "data directory \(dataDirectory)"))
             if bindsPath {
-                guard socketPath.utf8.count <= maximumPathLength else {
+                guard socketPath.utf8.count <= maximumSocketPathLength else {
                     throw DaemonStartError(
-                        "the socket path \(socketPath) is \(socketPath.utf8.count) bytes long; the limit is \(maximumPathLength): choose a shorter path"
+                        "the socket path \(socketPath) is \(socketPath.utf8.count) bytes long; the limit is \(maximumSocketPathLength) (the framed socket beside it, at the path with .frames after it, must fit in \(maximumBoundPathLength)): choose a shorter path"
                     )
                 }
                 let directory = (socketPath as NSString).deletingLastPathComponent

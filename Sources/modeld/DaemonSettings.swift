@@ -65,13 +65,22 @@ struct DaemonSettings {
         {
             server.streamStallTimeout = seconds
         }
-        if let text = value(flags.maxPendingRequestBytes, "MODELD_MAX_PENDING_REQUEST_BYTES") {
-            server.maximumPendingRequestBytes = try Self.size(
-                text, "max pending request bytes", within: 1024 * 1024...Int.max, "at least 1M")
-        }
         if let text = value(flags.maxMessageSize, "MODELD_MAX_MESSAGE_SIZE") {
             server.maximumMessageSize = try Self.size(
                 text, "max message size", within: 64 * 1024...1 << 30, "between 64K and 1024M")
+        }
+        if let text = value(flags.maxPendingRequestBytes, "MODELD_MAX_PENDING_REQUEST_BYTES") {
+            server.maximumPendingRequestBytes = try Self.size(
+                text, "max pending request bytes", within: 1024 * 1024...Int.max, "at least 1M")
+            // A request between the two could never arrive (it would wait for room it never gets).
+            guard server.maximumPendingRequestBytes >= server.maximumMessageSize else {
+                throw ValidationError(
+                    "max pending request bytes '\(text)' is less than the max message size (\(server.maximumMessageSize) bytes): a request between the two could never arrive; raise it, or lower --max-message-size"
+                )
+            }
+        } else {
+            // The default budget grows to hold one request of the largest size allowed.
+            server.maximumPendingRequestBytes = max(server.maximumPendingRequestBytes, server.maximumMessageSize)
         }
         if let text = value(flags.maxStoreSize, "MODELD_MAX_STORE_SIZE") {
             server.maximumStoreSize = Int64(

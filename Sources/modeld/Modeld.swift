@@ -24,14 +24,14 @@ struct Modeld: AsyncParsableCommand {
             keeps its stores in $XDG_DATA_HOME/modeld (without it: ~/.local/share/modeld) (as \
             root: /run/modeld/modeld.sock and /var/lib/modeld), creating a 'default' store.
 
-            SIGTERM or SIGINT stops it cleanly: streams are ended, other calls under way get up to \
+            SIGTERM, SIGINT or SIGHUP (it has no configuration to reload) stops it cleanly: streams are ended, other calls under way get up to \
             5 seconds to finish, sessions are closed (discarding what they did not save), stores \
             are closed and the socket is removed.
             """,
         version: ModelDaemon.version
     )
 
-    @Option(name: .long, help: "The Unix socket to listen on, at most 107 bytes. [MODELD_SOCKET]")
+    @Option(name: .long, help: "The Unix socket to listen on, at most 96 bytes. [MODELD_SOCKET]")
     var socket: String?
 
     @Option(
@@ -61,7 +61,7 @@ struct Modeld: AsyncParsableCommand {
     @Option(
         name: .long,
         help:
-            "The largest request accepted, in bytes; K, M, G and T suffixes allowed (default 16M, at most 1024M). [MODELD_MAX_MESSAGE_SIZE]"
+            "The largest request accepted, in bytes; K, M, G and T suffixes allowed (default 16M, at least 64K, at most 1024M). [MODELD_MAX_MESSAGE_SIZE]"
     )
     var maxMessageSize: String?
 
@@ -92,7 +92,7 @@ struct Modeld: AsyncParsableCommand {
     @Option(
         name: .long,
         help:
-            "The most bytes held for requests still arriving, across connections; K, M, G and T suffixes allowed (default 256M). [MODELD_MAX_PENDING_REQUEST_BYTES]"
+            "The most bytes held for requests still arriving, across connections; K, M, G and T suffixes allowed (default 256M, or --max-message-size when that is larger; at least 1M and at least --max-message-size). [MODELD_MAX_PENDING_REQUEST_BYTES]"
     )
     var maxPendingRequestBytes: String?
 
@@ -228,7 +228,7 @@ struct Modeld: AsyncParsableCommand {
         }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                services: services, gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
         do {
             try await group.run()
         } catch let error as DaemonStartError {

@@ -186,6 +186,19 @@ import Testing
             }
         ),
         (
+            // NaN is refused whatever form it comes in: as text it once reached a run as NaN,
+            // which SQLite stores as NULL.
+            "NaN written as text", "typeMismatch",
+            { _ in
+                [
+                    .insert(entity: "Item", attributes: ["title": .string("a")], relationships: [:], id: nil),
+                    .insert(
+                        entity: "Item", attributes: ["title": .string("b"), "price": .string("NaN")],
+                        relationships: [:], id: nil),
+                ]
+            }
+        ),
+        (
             "an unknown attribute", "unknownProperty",
             { _ in
                 [

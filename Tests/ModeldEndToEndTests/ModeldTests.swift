@@ -71,8 +71,10 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: socket))
     }
 
-    /// SIGTERM: exit 0, socket removed, saved data there after a restart.
-    @Test func sigtermStopsCleanlyAndStoresComeBack() async throws {
+    /// SIGTERM, SIGINT and SIGHUP (a closed terminal; SIGHUP once killed it, leaving its
+    /// sockets): exit 0, socket removed, saved data there after a restart.
+    @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
+    func aStopSignalStopsCleanlyAndStoresComeBack(signal: Int32) async throws {
         let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
         do {
             let id: PersistentIdentifier = try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
@@ -88,8 +90,9 @@ import Testing
                     ], in: "trips")
                 return try #require(saved.remappedIdentifiers.values.first)
             }
-            #expect(try await daemon.stop(signal: SIGTERM) == 0)
+            #expect(try await daemon.stop(signal: signal) == 0)
             #expect(!FileManager.default.fileExists(atPath: daemon.socketPath))
+            #expect(!FileManager.default.fileExists(atPath: daemon.socketPath + ".frames"))
             #expect(daemon.log.contains("stopped"), "\(daemon.log)")
             try await daemon.restart()
             let name = try await DaemonClient.withClient(socketPath: daemon.socketPath) {
@@ -182,6 +185,10 @@ import Testing
         (["--max-store-size", "10X"], "max store size '10X' is not a size"),
         (["--max-store-size", "9999999999T"], "max store size '9999999999T' is not a size"),
         (["--max-store-size", "1K"], "max store size '1K' must be at least 64K"),
+        (
+            ["--max-pending-request-bytes", "1M"],
+            "max pending request bytes '1M' is less than the max message size (16777216 bytes)"
+        ),
         (["--log-level", "loud"], "log level 'loud' is not one of"),
         (["--time-slice", "50"], "time slice '50' must be 0 (the kernel's) or 100 to 100000 microseconds"),
     ])

@@ -1,7 +1,9 @@
 import Foundation
+import FramedTransport
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import ModelRemote
+import ModelServer
 import ModelCore
 import ModelFixtures
 import ModelTesting
@@ -17,6 +19,46 @@ import Testing
         var predicate = ModelCore.Predicate.constant(true)
         for _ in 0..<depth { predicate = .not(predicate) }
         return predicate
+    }
+
+    /// On the framed socket a request is held to `--max-message-size` exactly (it once took up
+    /// to a kilobyte more), and the refusal carries modeld's error metadata as every error does.
+    @Test func theFramedSocketHoldsARequestToTheLimitExactly() async throws {
+        let limit = 64 * 1024
+        try await TestDaemon.withDaemon(configure: { $0.maximumMessageSize = limit }) { daemon in
+            let path = try #require(DefaultLocations.framedSocketPath(for: daemon.socketPath))
+            let connection = try BlockingFramedConnection(path: path)
+            defer { connection.close() }
+            let method = MethodDescriptor(fullyQualifiedService: "modeld.v1.QueryService", method: "Apply")
+            // Bytes that are no request: at the limit they are read, and refused as such.
+            let atLimit = #expect(throws: RPCError.self) {
+                _ = try connection.unary(method, request: [UInt8](repeating: 0xff, count: limit))
+            }
+            #expect(atLimit?.code == .invalidArgument, "\(String(describing: atLimit))")
+            let over = #expect(throws: RPCError.self) {
+                _ = try connection.unary(method, request: [UInt8](repeating: 0xff, count: limit + 1))
+            }
+            #expect(over?.code == .resourceExhausted, "\(String(describing: over))")
+            #expect(over?.message.contains("maximum message size of \(limit) bytes") == true)
+            #expect(
+                over?.metadata[stringValues: ModelError.codeMetadataKey].first(where: { _ in true })
+                    == "resourceExhausted", "\(String(describing: over?.metadata))")
+            // The connection still serves.
+            let answer = try connection.unary(Modeld_V1_DaemonService.Method.Status.descriptor, request: [])
+            #expect(try Modeld_V1_StatusResponse(serializedBytes: answer).version == ModelDaemon.version)
+        }
+    }
+
+    /// A request refused for the pending budget is told what is held, and one bigger than the
+    /// whole budget that it can never be taken (it was told "0 MiB" held, and to send again).
+    @Test func aRefusalForThePendingBudgetSaysWhetherTheRequestCanFit() {
+        let budget = RequestBudget(capacity: 1_048_576)
+        #expect(budget.reserve(900_000))
+        #expect(!budget.reserve(200_000))
+        #expect(budget.refusal(for: 200_000).contains("holding 900000 bytes"), "\(budget.refusal(for: 200_000))")
+        #expect(budget.refusal(for: 200_000).contains("send it again shortly"))
+        let never = budget.refusal(for: 2_000_000)
+        #expect(never.contains("more than modeld holds") && !never.contains("again"), "\(never)")
     }
 
     @Test func oversizedDeepAndHugeRequestsAreRefused() async throws {

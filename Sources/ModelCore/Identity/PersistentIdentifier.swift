@@ -192,7 +192,7 @@ public struct PersistentIdentifier: Hashable, Sendable, Codable, CustomStringCon
         func bad(_ why: String) -> ModelError {
             ModelError(
                 .invalidIdentifier,
-                "'\(uri.prefix(200))' is not an object URI (\(why)); expected modeld://<store-uuid>/<Entity>/p<key>",
+                "'\(uri.prefix(200))' is not an object URI (\(why)); expected modeld://<store-uuid>/<Entity>/p<key>, or t<uuid> in place of p<key> for an object not yet saved",
                 context: ["uri": String(uri.prefix(200))])
         }
         let prefix = "modeld://"

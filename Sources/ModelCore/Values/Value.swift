@@ -93,7 +93,8 @@ extension Value {
                 return .decimal(decimal)
             }
         case (.string(let text), _):
-            if let value = Value(parsing: text, as: type) { return value }
+            // Checked as any double is: the text of a NaN is refused as NaN itself is.
+            if let value = Value(parsing: text, as: type) { return try value.converted(to: type) }
         case (.int(let v), .bool) where v == 0 || v == 1:
             return .bool(v == 1)
         default:

@@ -109,6 +109,8 @@ import Testing
         #expect(error.context["uri"] == String(uri.prefix(200)))
         #expect(error.message.contains("is not an object URI"))
         #expect(error.message.contains("expected modeld://<store-uuid>/<Entity>/p<key>"))
+        // A client writing a temporary URI is shown its form too.
+        #expect(error.message.contains("or t<uuid> in place of p<key> for an object not yet saved"))
     }
 
     @Test func rejectsAnotherStore() throws {
