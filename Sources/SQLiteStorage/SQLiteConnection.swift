@@ -54,6 +54,9 @@ final class SQLiteConnection {
     var readHold = ReadHold.none
     /// The first region of the file's shared memory, once mapped (``walIndexRegion()``).
     private var sharedRegion: UnsafePointer<UInt8>?
+    /// The writer's file as it opened it (device and inode), to tell when another process has
+    /// deleted or replaced it (``beginWrite()``).
+    private var openedFile: (device: UInt64, inode: UInt64)?
 
     /// Opens `path` (creating the file when `role` is the writer, through ``writerVFS``),
     /// registers modeld's SQL functions and collation, and sets WAL, synchronous=FULL (writer),
@@ -101,6 +104,7 @@ final class SQLiteConnection {
                         context: ["path": path])
                 }
                 if unsyncedNew == nil { try execute("PRAGMA synchronous=FULL") }
+                openedFile = Self.identity(of: path)
             }
             if role == .reader {
                 let code = csqlite_map_file_for_reading(db)
@@ -327,13 +331,34 @@ final class SQLiteConnection {
         handle.map { sqlite3_get_autocommit($0) == 0 } ?? false
     }
 
-    /// Runs `body` in a transaction: `BEGIN IMMEDIATE` (takes the write lock at once, waiting up to
-    /// the busy timeout for another process) when `write`, a deferred read transaction otherwise.
-    /// Commits when `body` returns, rolls back when it throws.
+    /// Begins a write transaction (`BEGIN IMMEDIATE`, which takes the write lock at once, waiting
+    /// up to the busy timeout for another process), refused with `notFound` when the store's file
+    /// is no longer the one this connection opened: another daemon sharing it dropped it (or
+    /// something replaced it), and what was written to the deleted file would be lost when it
+    /// is closed, though acknowledged.
+    func beginWrite() throws {
+        try run("BEGIN IMMEDIATE")
+        guard let openedFile, let now = Self.identity(of: path), now != openedFile else { return }
+        _ = try? run("ROLLBACK")
+        throw ModelError(
+            .notFound,
+            "the store's file \(path) was deleted or replaced since this daemon opened it: it was dropped (by another daemon sharing it?); nothing was saved",
+            context: ["path": path])
+    }
+
+    /// The device and inode of the file at `path`; for a file that is not there, ones no file has.
+    private static func identity(of path: String) -> (device: UInt64, inode: UInt64)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return errno == ENOENT ? (0, 0) : nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
+    /// Runs `body` in a transaction: a write one (``beginWrite()``) when `write`, a deferred read
+    /// transaction otherwise. Commits when `body` returns, rolls back when it throws.
     func transaction<T>(write: Bool, _ body: () throws -> T) throws -> T {
         // Inside a transaction already (a staged migration's), a savepoint: undone alone on error.
         if isInTransaction { return try savepoint(body) }
-        try run(write ? "BEGIN IMMEDIATE" : "BEGIN")
+        if write { try beginWrite() } else { try run("BEGIN") }
         let result: T
         do {
             result = try body()

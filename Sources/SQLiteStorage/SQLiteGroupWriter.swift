@@ -30,7 +30,7 @@ struct SQLiteGroupWriter: GroupCommitWriter {
     func interrupt() { queue.interrupt() }
 
     func begin(_ connection: SQLiteConnection, alone: Bool) throws {
-        try connection.run("BEGIN IMMEDIATE")
+        try connection.beginWrite()
         // A save alone reads and writes each sequence once anyway.
         connection.groupMemo = alone ? nil : GroupMemo()
     }

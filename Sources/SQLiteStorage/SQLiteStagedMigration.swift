@@ -13,7 +13,7 @@ extension SQLiteStore {
         _ = try await layout()
         let lease = ConnectionQueue.newLease()
         let stored = try await writer.run(lease: .acquire(lease, refusal: .migrating(location))) { connection in
-            try connection.run("BEGIN IMMEDIATE")
+            try connection.beginWrite()
             do {
                 return try StoreMetadata.schema(connection)
             } catch {

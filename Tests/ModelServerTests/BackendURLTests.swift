@@ -139,6 +139,39 @@ import Testing
         }
     }
 
+    /// Two daemons share a store; one drops it. The other's saves are refused with NOT_FOUND
+    /// saying so, not acknowledged: an SQLite writer once went on writing to the deleted file,
+    /// and every save it acknowledged was lost when it closed the store.
+    @Test(arguments: ["sqlite", "postgres"])
+    func aStoreDroppedByAnotherDaemonRefusesSaves(backend: String) async throws {
+        try await withTemporaryDirectory { elsewhere in
+            let file = "\(elsewhere.path)/shared.sqlite"
+            let url = backend == "sqlite" ? "sqlite://\(file)" : try PostgresServer.freshStoreURL()
+            try await TestDaemon.withDaemon { first in
+                try await TestDaemon.withDaemon { second in
+                    try await first.withClient { one in
+                        try await second.withClient { two in
+                            try await one.createStore("shared", backend: nil, url: url, schema: SampleTrips.schema)
+                            try await two.createStore("shared", backend: nil, url: url)
+                            let kyoto = trip("Kyoto", "2026-04-01", "2026-04-09")
+                            try await one.apply(
+                                [.insert(entity: "Trip", attributes: kyoto, relationships: [:], id: nil)], in: "shared")
+                            try await two.dropStore("shared")
+                            let nara = trip("Nara", "2026-05-01", "2026-05-03")
+                            let refused = await expectError(.notFound) {
+                                try await one.apply(
+                                    [.insert(entity: "Trip", attributes: nara, relationships: [:], id: nil)],
+                                    in: "shared")
+                            }
+                            #expect(refused?.message.contains("dropped") == true, "\(String(describing: refused))")
+                            if backend == "sqlite" { #expect(!FileManager.default.fileExists(atPath: file)) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// `backend` names a registered scheme; the store is placed by that backend.
     @Test func aBackendIsChosenByScheme() async throws {
         try await TestDaemon.withDaemon { daemon in
