@@ -219,8 +219,8 @@ public struct SessionDescription: Hashable, Sendable {
 /// schema, the migration made (or planned, for a dry run) with its refusals.
 public struct SchemaApplication: Hashable, Sendable {
     public var store: StoreInfo
-    /// The migration's plan: its steps, with the objects each touches, and its refusals; nil
-    /// when the store had no schema.
+    /// The migration's plan: its steps, with the objects each touches, and its refusals (from
+    /// version "" for a store that had no schema); nil from a daemon that sent none.
     public var migration: MigrationPlan?
     /// Whether the migration changed the store (false for a dry run, or nothing to do).
     public var migrationApplied: Bool

@@ -10,8 +10,16 @@ extension StoreServiceHandler {
     {
         try await core.rpc.handle("GrantAccess") {
             let store = try core.store(request.store, whileMigrating: true, for: .manage)
-            let principal = try Self.principal(request.grant.principal)
-            let level: StoreAccessRecord.GrantLevel = request.grant.level == .write ? .write : .read
+            let principal = try Self.principal(request.grant.principal, "grant access to")
+            let level: StoreAccessRecord.GrantLevel
+            switch request.grant.level {
+            case .read: level = .read
+            case .write: level = .write
+            case .UNRECOGNIZED(let number):
+                throw ModelError(
+                    .invalidArgument, "access level \(number) is none of READ (0) and WRITE (1)",
+                    context: ["store": store.name])
+            }
             // A store without an owner, open to every caller, becomes the granting caller's: an
             // administrator's, lest any caller take over a store every caller shares.
             let caller = Caller.current
@@ -37,15 +45,16 @@ extension StoreServiceHandler {
     {
         try await core.rpc.handle("RevokeAccess") {
             let store = try core.store(request.store, whileMigrating: true, for: .manage)
-            let principal = try Self.principal(request.principal)
+            let principal = try Self.principal(request.principal, "revoke access from")
             try await core.catalog.changeAccess(of: store.name, ownerIfNone: nil) { $0.revoke(principal) }
             core.logger.info("store '\(store.name)': \(principal.description)'s access revoked")
             return try await core.info(store)
         }
     }
 
-    /// The user or group a request names (by name, or by number), or INVALID_ARGUMENT.
-    static func principal(_ wire: Modeld_V1_AccessPrincipal) throws(ModelError) -> Principal {
+    /// The user or group a request names (by name, or by number), or INVALID_ARGUMENT asking
+    /// for one to `action`.
+    static func principal(_ wire: Modeld_V1_AccessPrincipal, _ action: String) throws(ModelError) -> Principal {
         switch wire.kind {
         case .user(let name):
             if let uid = UnixAccounts.user(named: name)?.uid ?? UInt32(name) { return .user(uid) }
@@ -55,7 +64,7 @@ extension StoreServiceHandler {
             throw ModelError(
                 .invalidArgument, "no group named '\(name)' on the daemon's host", context: ["group": name])
         case nil:
-            throw ModelError(.invalidArgument, "name a user or a group to grant access to")
+            throw ModelError(.invalidArgument, "name a user or a group to \(action)")
         }
     }
 }

@@ -14,6 +14,7 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
             let backend: String
             if !request.backend.isEmpty {
                 backend = request.backend.lowercased()
+                if !request.url.isEmpty { try checkBackend(backend, agreesWith: request.url) }
             } else {
                 backend =
                     switch request.kind {
@@ -38,6 +39,20 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
             core.logger.info("created \(store.backend) store '\(store.name)' at \(store.location)")
             // A store made at a URL may be one that exists (attached, or joined): its history is read.
             return try await core.info(store, isNew: request.url.isEmpty)
+        }
+    }
+
+    /// Refuses a backend named beside a URL whose scheme is another backend's: the URL decides,
+    /// and the caller asked for something else (a memory store, say, and would get a file).
+    private func checkBackend(_ backend: String, agreesWith url: String) throws(ModelError) {
+        let registry = core.catalog.registry
+        let location = try registry.location(parsing: url)
+        guard type(of: try registry.factory(for: backend)) == type(of: try registry.factory(for: location.scheme))
+        else {
+            throw ModelError(
+                .invalidArgument,
+                "backend '\(backend)' and url \(location) name different backends: a store at a URL is of its scheme's backend ('\(location.scheme)'); leave backend out, or give a URL of its scheme",
+                context: ["backend": backend, "url": location.description])
         }
     }
 
@@ -106,10 +121,18 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
             let store = try core.store(request.store, for: .manage)
             let schema = try Schema(wire: request.schema)
             try schema.validate()
-            // A store without a schema takes any (nothing to migrate, nothing to record).
-            if store.container.schema.entityNames.isEmpty, !request.dryRun {
+            // A store without a schema takes any (nothing to migrate, nothing to record); its
+            // answer names what it made as a dry run's plan would, from no schema ("").
+            let hadSchema = !store.container.schema.entityNames.isEmpty
+            if !hadSchema, !request.dryRun {
+                let (_, plan) = try await core.catalog.migrate(
+                    store.name, to: schema, options: MigrationOptions(dryRun: true, allowDataLoss: false, author: nil)
+                ) { _ in }
                 let updated = try await core.catalog.apply(schema: schema, to: store.name)
-                return try await core.info(updated)
+                var info = try await core.info(updated)
+                info.migration = plan.wire(applied: true)
+                info.migration.fromVersion = ""
+                return info
             }
             let options = MigrationOptions(
                 dryRun: request.dryRun, allowDataLoss: request.allowDataLoss,
@@ -128,6 +151,7 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
             }
             var info = try await core.info(updated)
             info.migration = plan.wire(applied: !request.dryRun && !plan.isEmpty)
+            if !hadSchema { info.migration.fromVersion = "" }
             return info
         }
     }

@@ -51,7 +51,15 @@ extension AttributeDescription {
         let type = try AttributeType(wire: wire.type, attribute: "\(entity).\(wire.name)")
         var defaultValue: Value?
         if wire.hasDefaultValue {
-            let value = try Value(wire: wire.defaultValue)
+            let value: Value
+            do {
+                value = try Value(wire: wire.defaultValue)
+            } catch {
+                // Named as the schema's other errors name what they are about.
+                throw ModelError(
+                    .invalidSchema, "the default of '\(entity).\(wire.name)': \(error.message)",
+                    context: ["entity": entity, "attribute": wire.name])
+            }
             defaultValue = value.isNull ? nil : value
         }
         self.init(

@@ -23,8 +23,12 @@ extension Value {
     static func parse(_ text: String, as type: AttributeType) throws(ModelError) -> Value {
         guard let value = Value(parsing: text, as: type) else {
             let shown = text.count > 60 ? String(text.prefix(57)) + "..." : text
+            let note =
+                type == .decimal
+                ? " (digits, a point and an exponent, with at most \(Value.maximumDecimalDigits) significant digits)"
+                : ""
             throw ModelError(
-                .typeMismatch, "\(type.rawValue)_value \"\(shown)\" is not a valid \(type.rawValue)",
+                .typeMismatch, "\(type.rawValue)_value \"\(shown)\" is not a valid \(type.rawValue)\(note)",
                 context: ["expected": type.rawValue])
         }
         return value

@@ -131,6 +131,14 @@ public struct SQLiteStorageFactory: StorageBackendFactory, StorageLabelling {
         if recyclesFiles, !FileManager.default.fileExists(atPath: path) {
             recyclers.recycler(for: URL(fileURLWithPath: path).deletingLastPathComponent())?.claim(for: path)
         }
+        // A file of something else is the caller's mistake, not a failure of the store.
+        let header = SQLiteConnection.firstBytes(of: path, count: 16)
+        guard header.isEmpty || header == Array("SQLite format 3\0".utf8) else {
+            throw ModelError(
+                .invalidArgument,
+                "\(path) is not an SQLite database (the file holds something else): choose another path",
+                context: ["path": path])
+        }
         return path
     }
 

@@ -36,7 +36,8 @@ enum StoreMetadata {
         let tables = try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table'") ?? 0
         guard hasMeta > 0 || tables == 0 else {
             throw ModelError(
-                .storageFailure, "\(connection.path) is an SQLite database but not a modeld store; choose another path",
+                .invalidArgument,
+                "\(connection.path) is an SQLite database but not a modeld store; choose another path",
                 context: ["path": connection.path])
         }
         for statement in createStatements { try connection.execute(statement) }

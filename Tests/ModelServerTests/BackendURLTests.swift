@@ -172,6 +172,29 @@ import Testing
         }
     }
 
+    /// A URL naming a file that is not an SQLite database is the caller's mistake: refused with
+    /// INVALID_ARGUMENT naming it (it was INTERNAL), and the file is left as it was.
+    @Test func aURLAtAFileOfSomethingElseIsRefused() async throws {
+        try await withTemporaryDirectory { elsewhere in
+            let file = elsewhere.appendingPathComponent("notes.sqlite")
+            try Data("shopping: milk, eggs\n".utf8).write(to: file)
+            try await TestDaemon.withDaemon { daemon in
+                try await daemon.withClient { client in
+                    let refused = await expectError(.invalidArgument) {
+                        _ = try await client.createStore("notes", backend: nil, url: "sqlite://\(file.path)")
+                    }
+                    #expect(
+                        refused?.message.contains("is not an SQLite database") == true, "\(String(describing: refused))"
+                    )
+                    let stores = try await client.stores()
+                    #expect(stores.isEmpty)
+                }
+            }
+            let kept = try Data(contentsOf: file)
+            #expect(kept == Data("shopping: milk, eggs\n".utf8))
+        }
+    }
+
     /// `backend` names a registered scheme; the store is placed by that backend.
     @Test func aBackendIsChosenByScheme() async throws {
         try await TestDaemon.withDaemon { daemon in

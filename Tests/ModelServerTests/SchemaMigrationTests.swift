@@ -39,6 +39,26 @@ import Testing
         }
     }
 
+    /// A store without a schema takes its first as it is, and answers with what it made as a
+    /// plan applied from no schema (""), as its dry run does (the answer once had no plan, so
+    /// `applied` read false though the store changed).
+    @Test func aFirstSchemaIsAnsweredAsAnAppliedPlan() async throws {
+        try await TestDaemon.withDaemon { daemon in
+            try await daemon.withClient { client in
+                _ = try await client.createStore("blank")
+                let planned = try await client.migrateSchema(of: "blank", to: SampleTrips.schema, dryRun: true)
+                #expect(planned.migration?.fromVersion == "" && !planned.migrationApplied)
+                #expect(try await client.store("blank").schemaVersionHash.isEmpty)
+                let applied = try await client.migrateSchema(of: "blank", to: SampleTrips.schema)
+                let plan = try #require(applied.migration)
+                #expect(applied.migrationApplied, "\(applied)")
+                #expect(plan.fromVersion == "" && plan.toVersion == SampleTrips.schema.versionHash)
+                #expect(!plan.steps.isEmpty && plan.steps.allSatisfy { $0.kind == .addEntity }, "\(plan.steps)")
+                #expect(applied.store.schemaVersionHash == SampleTrips.schema.versionHash)
+            }
+        }
+    }
+
     /// A dry run answers with the plan and changes nothing; a refusal changes nothing and
     /// leaves the sessions open.
     @Test func dryRunsAndRefusalsChangeNothing() async throws {

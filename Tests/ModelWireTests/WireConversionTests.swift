@@ -65,6 +65,12 @@ import Testing
         wire = SampleTrips.schema.wire
         wire.entities[0].relationships[0].maxCount = -2
         #expect(throws: ModelError.self) { try Schema(wire: wire) }
+        // A default that is no value of its kind names its attribute, as the schema's errors do.
+        wire = SampleTrips.schema.wire
+        wire.entities[0].attributes[1].defaultValue = .with { $0.decimalValue = "x" }
+        let badDefault = try #require(throws: ModelError.self) { try Schema(wire: wire) }
+        #expect(badDefault.code == .invalidSchema, "\(badDefault)")
+        #expect(badDefault.message.contains("the default of 'Trip.destination'"), "\(badDefault)")
     }
 
     /// Every kind of predicate node, nested, survives the wire.

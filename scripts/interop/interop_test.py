@@ -741,6 +741,20 @@ def run(daemon):
                not os.path.exists(os.path.join(daemon.directory, "etc")), "found <tmp>/etc")
     still_answers("an invalid store name")
 
+    check_error("bad input: an access level that is neither READ nor WRITE", rpc_error(
+        stores.GrantAccess, stores_pb2.GrantAccessRequest(store=store, grant=stores_pb2.AccessGrant(
+            principal=stores_pb2.AccessPrincipal(user="root"), level=7))),
+        grpc.StatusCode.INVALID_ARGUMENT, "invalidArgument")
+    still_answers("an unknown access level")
+
+    check_error("bad input: a backend that is not the URL's", rpc_error(
+        stores.CreateStore, stores_pb2.CreateStoreRequest(
+            name="mixed", backend="memory", url="sqlite://" + os.path.join(daemon.directory, "mixed.sqlite"))),
+        grpc.StatusCode.INVALID_ARGUMENT, "invalidArgument")
+    check_true("bad input: nothing made for the mixed request",
+               not os.path.exists(os.path.join(daemon.directory, "mixed.sqlite")), "found mixed.sqlite")
+    still_answers("a backend beside another's URL")
+
     # Close the sessions.
     for name, session in [("alice", alice), ("bob", bob)]:
         closed = sessions.CloseSession(sessions_pb2.CloseSessionRequest(session_id=session.session_id), timeout=t)

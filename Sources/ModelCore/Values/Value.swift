@@ -172,14 +172,29 @@ extension Value {
         return "\(type.rawValue) \"\(shown)\""
     }
 
+    /// The most significant digits a decimal keeps (Foundation's `Decimal`): a text with more
+    /// would be cut, not rounded, so it is refused.
+    public static let maximumDecimalDigits = 38
+
     /// Whether `text` is a plain decimal number: `[+-]digits[.digits][(e|E)[+-]digits]`, with at
-    /// least one digit before the exponent. Foundation's reader would otherwise take "1.2.3" as 1.2.
+    /// least one digit before the exponent and at most ``maximumDecimalDigits`` significant ones
+    /// (from the first digit that is not zero to the last). Foundation's reader would otherwise
+    /// take "1.2.3" as 1.2, and cut the digits past its 38th.
     static func isDecimalText(_ text: String) -> Bool {
         var bytes = Substring(text).utf8[...]
+        var significant = 0, zerosSinceNonZero = 0
         func digits() -> Int {
-            let count = bytes.prefix { $0 >= 0x30 && $0 <= 0x39 }.count
-            bytes = bytes.dropFirst(count)
-            return count
+            let run = bytes.prefix { $0 >= 0x30 && $0 <= 0x39 }
+            for digit in run {
+                if digit != 0x30 {
+                    significant += (significant > 0 ? zerosSinceNonZero : 0) + 1
+                    zerosSinceNonZero = 0
+                } else if significant > 0 {
+                    zerosSinceNonZero += 1
+                }
+            }
+            bytes = bytes.dropFirst(run.count)
+            return run.count
         }
         if let sign = bytes.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
         var mantissaDigits = digits()
@@ -187,7 +202,7 @@ extension Value {
             bytes = bytes.dropFirst()
             mantissaDigits += digits()
         }
-        guard mantissaDigits > 0 else { return false }
+        guard mantissaDigits > 0, significant <= maximumDecimalDigits else { return false }
         if let e = bytes.first, e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
             bytes = bytes.dropFirst()
             if let sign = bytes.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {

@@ -303,6 +303,8 @@ public nonisolated struct Modeld_V1_PredicateNode: @unchecked Sendable {
     set {_uniqueStorage()._kind = .comparison(newValue)}
   }
 
+  /// At least two predicates each (an AND or OR of none or one is refused with
+  /// INVALID_ARGUMENT, invalidPredicate: send TRUEPREDICATE, or the one predicate, instead).
   public var and: Modeld_V1_PredicateList {
     get {
       if case .and(let v)? = _storage._kind {return v}
@@ -333,6 +335,8 @@ public nonisolated struct Modeld_V1_PredicateNode: @unchecked Sendable {
     /// TRUEPREDICATE or FALSEPREDICATE.
     case constant(Bool)
     case comparison(Modeld_V1_ComparisonNode)
+    /// At least two predicates each (an AND or OR of none or one is refused with
+    /// INVALID_ARGUMENT, invalidPredicate: send TRUEPREDICATE, or the one predicate, instead).
     case and(Modeld_V1_PredicateList)
     case or(Modeld_V1_PredicateList)
     case not(Modeld_V1_PredicateNode)
@@ -601,6 +605,9 @@ public nonisolated struct Modeld_V1_SubqueryNode: @unchecked Sendable {
   fileprivate var _storage = _StorageClass.defaultInstance
 }
 
+/// Arithmetic on numbers and dates (a date plus or minus seconds; a date minus a date is seconds,
+/// a double). An int result that overflows 64 bits becomes a double; a date past the range of
+/// dates is nil, and so compares as nil does.
 public nonisolated struct Modeld_V1_ArithmeticNode: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for

@@ -128,7 +128,8 @@ public nonisolated struct Modeld_V1_SortKey: Sendable {
   public init() {}
 }
 
-/// What to fetch. Nil sorts first; ties are broken by primary key, so the order is total.
+/// What to fetch. Nil is the smallest value (first in an ascending sort, last in a descending
+/// one); ties are broken by primary key, so the order is total.
 public nonisolated struct Modeld_V1_FetchRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -326,7 +327,8 @@ public nonisolated struct Modeld_V1_AggregateRow: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// Group-by key paths and aggregation names to values.
+  /// Group-by key paths and aggregation names to values. A sum of an int attribute is an
+  /// int_value, or a double_value (near, not exact) when it does not fit in 64 bits: read both.
   public var values: Dictionary<String,Modeld_V1_Value> = [:]
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()

@@ -218,7 +218,8 @@ public nonisolated struct Modeld_V1_Attribute: Sendable {
 
   public var isOptional: Bool = false
 
-  /// The value a new object gets when none is given; unset for none.
+  /// The value a new object gets when none is given; unset for none. Of the attribute's type:
+  /// it is not converted as the values of inserts are (see Value).
   public var defaultValue: Modeld_V1_Value {
     get {_defaultValue ?? Modeld_V1_Value()}
     set {_defaultValue = newValue}

@@ -569,6 +569,8 @@ public nonisolated struct Modeld_V1_MigrationPlan: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// The schema version the store had: "" for a store without a schema (whose first schema is
+  /// applied as it is, and answered as a plan of adding each entity).
   public var fromVersion: String = String()
 
   public var toVersion: String = String()

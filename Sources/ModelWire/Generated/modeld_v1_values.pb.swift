@@ -27,7 +27,12 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
-/// One attribute value. A Value with no field set is nil.
+/// One attribute value. A Value with no field set is nil. Sent for an attribute of another type,
+/// a value is converted where nothing is lost (an int for a double or a decimal attribute, a whole
+/// double for an int, 0 or 1 for a bool, and a string in the text form of the attribute's type:
+/// "5" for an int, "true"/"yes"/"1" for a bool, an ISO 8601 date, …); another is refused with
+/// INVALID_ARGUMENT (typeMismatch). A schema's default values are not converted: each is of its
+/// attribute's type.
 public nonisolated struct Modeld_V1_Value: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -51,6 +56,8 @@ public nonisolated struct Modeld_V1_Value: Sendable {
     set {kind = .intValue(newValue)}
   }
 
+  /// A double; NaN is refused (in any form, "NaN" as text too), and -0.0 is kept as 0.0, as
+  /// SQLite keeps no sign on zero.
   public var doubleValue: Double {
     get {
       if case .doubleValue(let v)? = kind {return v}
@@ -102,8 +109,9 @@ public nonisolated struct Modeld_V1_Value: Sendable {
     set {kind = .urlValue(newValue)}
   }
 
-  /// A decimal number as text, e.g. "12.50"; its value kept exactly, and given back in its
-  /// shortest form ("12.5").
+  /// A decimal number as text, e.g. "12.50": digits, a point and an exponent, with at most 38
+  /// significant digits (more is refused, as a decimal keeps no more); its value kept exactly,
+  /// and given back in its shortest form ("12.5").
   public var decimalValue: String {
     get {
       if case .decimalValue(let v)? = kind {return v}
@@ -112,7 +120,7 @@ public nonisolated struct Modeld_V1_Value: Sendable {
     set {kind = .decimalValue(newValue)}
   }
 
-  /// JSON text, kept as given.
+  /// JSON text, kept as given; it must parse, with its numbers within a double's range.
   public var jsonValue: String {
     get {
       if case .jsonValue(let v)? = kind {return v}
@@ -126,6 +134,8 @@ public nonisolated struct Modeld_V1_Value: Sendable {
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
     case stringValue(String)
     case intValue(Int64)
+    /// A double; NaN is refused (in any form, "NaN" as text too), and -0.0 is kept as 0.0, as
+    /// SQLite keeps no sign on zero.
     case doubleValue(Double)
     case boolValue(Bool)
     /// Microseconds since 1970-01-01T00:00:00Z.
@@ -135,10 +145,11 @@ public nonisolated struct Modeld_V1_Value: Sendable {
     case uuidValue(String)
     /// An absolute URL, e.g. "https://example.com/a".
     case urlValue(String)
-    /// A decimal number as text, e.g. "12.50"; its value kept exactly, and given back in its
-  /// shortest form ("12.5").
+    /// A decimal number as text, e.g. "12.50": digits, a point and an exponent, with at most 38
+    /// significant digits (more is refused, as a decimal keeps no more); its value kept exactly,
+    /// and given back in its shortest form ("12.5").
     case decimalValue(String)
-    /// JSON text, kept as given.
+    /// JSON text, kept as given; it must parse, with its numbers within a double's range.
     case jsonValue(String)
 
   }

@@ -91,6 +91,9 @@ import Testing
             (.string("NaN"), .double),
             (.string("-nan"), .double),
             (.string("NaN"), .decimal),
+            // More significant digits than a decimal keeps: once cut, not refused.
+            (.string("1.00000000000000000000000000000000000000001"), .decimal),
+            (.string("99999999999999999999999999999999999999999"), .decimal),
             (.string("maybe"), .bool),
             (.string("2026-02-30"), .date),
             (.string("not base64!"), .data),
@@ -104,6 +107,20 @@ import Testing
         #expect(error.code == .typeMismatch)
         #expect(error.context["expected"] == type.rawValue)
         #expect(error.message.contains("expected a value of type \(type.rawValue)"))
+    }
+
+    /// Up to 38 significant digits are kept exactly; zeros before the first and after the last
+    /// other digit are not significant.
+    @Test(arguments: [
+        "12345678901234567890123456789012345678", "1.234567890123456789012345678901234567",
+        "1" + String(repeating: "0", count: 45), "0." + String(repeating: "0", count: 30) + "1",
+        "-1" + String(repeating: "0", count: 36) + "1",
+    ])
+    func decimalsOfUpTo38SignificantDigitsAreKept(text: String) throws {
+        let value = try Value.string(text).converted(to: .decimal)
+        guard case .decimal(let decimal) = value else { throw ModelError(.typeMismatch, "\(value)") }
+        #expect(decimal == Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")))
+        #expect(Value(parsing: value.textForm ?? "", as: .decimal) == value)
     }
 
     /// The text form reads back to the same value, for every type.
