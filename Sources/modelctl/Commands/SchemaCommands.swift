@@ -88,7 +88,9 @@ struct SchemaCommand: AsyncParsableCommand {
                     of: global.storeName, to: schema, dryRun: dryRun, allowDataLoss: allowDataLoss, author: author)
             }
             let store = applied.store
-            if let plan = applied.migration, dryRun || !plan.steps.isEmpty {
+            // A store's first schema (from version "") is applied as it is: no migration to show.
+            let migrated = applied.migration.flatMap { $0.fromVersion.isEmpty ? nil : $0 }
+            if let plan = dryRun ? applied.migration : migrated, dryRun || !plan.steps.isEmpty {
                 let writer = RecordWriter(format: global.outputFormat)
                 writer.write(SchemaCommand.records(plan))
                 writer.finish()
@@ -102,7 +104,7 @@ struct SchemaCommand: AsyncParsableCommand {
                 )
                 // As 'schema diff': a plan that would be refused is a conflict.
                 if let plan = applied.migration, !plan.isAllowed { throw ExitCode(CLI.conflict) }
-            } else if applied.migrationApplied, let plan = applied.migration {
+            } else if applied.migrationApplied, let plan = migrated {
                 Terminal.error(
                     "migrated '\(store.name)' from version \(plan.fromVersion.prefix(12)) to \(version) (\(plan.steps.count) step(s))\n"
                 )
