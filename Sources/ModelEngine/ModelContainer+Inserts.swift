@@ -141,7 +141,7 @@ extension ModelContainer {
             } catch {
                 throw ModelError(
                     .typeMismatch,
-                    "'\(entity.name).\(name)' is \(attribute.type.rawValue), and \(value.debugText) is not",
+                    "'\(entity.name).\(name)' is \(attribute.type.rawValue), and \(value.debugText) cannot be one: \((error as? ModelError)?.message ?? "\(error)")",
                     context: ["entity": entity.name, "attribute": name, "expected": attribute.type.rawValue])
             }
         }

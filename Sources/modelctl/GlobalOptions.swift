@@ -57,7 +57,7 @@ enum CLI {
 
     static let exitCodes = """
         Exit codes: 0 success; 1 failure (daemon or storage error); 64 usage (a bad command \
-        line, or input the daemon refused as invalid); 66 not found (store, session or object); \
+        line, or input the daemon refused as invalid); 66 not found (store, session, object or input file); \
         69 unavailable (modeld is not running or not at the socket); 75 conflict (a unique \
         constraint, a concurrent change, a deny rule, a schema difference: resolve and retry); \
         77 permission denied (the store's owner or an administrator grants access).
@@ -79,19 +79,50 @@ enum CLI {
     static func reportingErrors<T>(socket: String, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let error as ModelError {
-            let message =
-                error.code == .unavailable && error.context["socket"] != nil
-                ? "is modeld running? tried \(socket)" + (error.context["detail"].map { " (\($0))" } ?? "")
-                : error.message
+        } catch {
+            guard let code = report(error, socket: socket) else { throw error }
+            throw ExitCode(code)
+        }
+    }
+
+    /// Whether this user may not connect to the socket at `path` (or the framed one beside it):
+    /// its permissions keep them out, so the daemon may well run.
+    static func mayNotConnect(_ path: String) -> Bool {
+        for candidate in [path, path + ".frames"] where Glibc.access(candidate, W_OK) != 0 && errno == EACCES {
+            return true
+        }
+        return false
+    }
+
+    /// Prints a `ModelError` or an input or file mistake as `modelctl: …` and answers its exit
+    /// code; nil (nothing printed) for any other error.
+    static func report(_ error: any Error, socket: String?) -> Int32? {
+        switch error {
+        case let error as ModelError:
+            var message = error.message
+            var code = exitCode(for: error)
+            if error.code == .unavailable, error.context["socket"] != nil {
+                let detail = error.context["detail"] ?? ""
+                if detail.contains("Permission denied") || socket.map(Self.mayNotConnect) == true {
+                    // The daemon runs; this user may not use its socket.
+                    message =
+                        "permission denied on \(socket ?? "the socket"): modeld lets in its own user and group (modeld), and root; ask to be added to its group"
+                    code = permissionDenied
+                } else {
+                    message =
+                        "is modeld running? tried \(socket ?? "its socket")" + (detail.isEmpty ? "" : ": \(detail)")
+                }
+            }
             Terminal.error("modelctl: \(message)\n")
-            throw ExitCode(exitCode(for: error))
-        } catch let error as InputError {
+            return code
+        case let error as InputError:
             Terminal.error("modelctl: \(error.message)\n")
-            throw ExitCode(usage)
-        } catch let error as FileError {
+            return usage
+        case let error as FileError:
             Terminal.error("modelctl: \(error.message)\n")
-            throw ExitCode(failure)
+            return error.exitCode
+        default:
+            return nil
         }
     }
 }
@@ -106,5 +137,22 @@ struct InputError: Error {
 /// A file modelctl could not read or write on its side (a full disk, a missing directory).
 struct FileError: Error {
     let message: String
-    init(_ message: String) { self.message = message }
+    /// 66 (not found) for an input file that is not there; 1 otherwise.
+    let exitCode: Int32
+    init(_ message: String, exitCode: Int32 = CLI.failure) {
+        self.message = message
+        self.exitCode = exitCode
+    }
+
+    /// An input file that cannot be opened, saying why in a word.
+    static func cannotRead(_ path: String) -> FileError {
+        guard !path.isEmpty else {
+            return FileError("no file named: give a path ('-' for standard input)", exitCode: CLI.usage)
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            return FileError("cannot read \(path): no such file", exitCode: CLI.notFound)
+        }
+        return FileError("cannot read \(path): \(isDirectory.boolValue ? "it is a directory" : "permission denied")")
+    }
 }

@@ -31,4 +31,21 @@ struct Modelctl: AsyncParsableCommand {
 
     /// Lets the global options come before the subcommand too (`modelctl --store trips fetch Trip`).
     @OptionGroup var global: GlobalOptions
+
+    /// ArgumentParser's `main`, but a mistake a command did not report itself (an input error
+    /// thrown outside a call to the daemon) is reported as every other: `modelctl: …` and its
+    /// exit code, not a dump of the error.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if let code = CLI.report(error, socket: nil) { Self.exit(withError: ExitCode(code)) }
+            Self.exit(withError: error)
+        }
+    }
 }

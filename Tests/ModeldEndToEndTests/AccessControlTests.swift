@@ -161,6 +161,14 @@ import Testing
             #expect(owned.status == 0 && owned.output.contains("\"owner\":\"\(accounts.carol)\""), "\(owned)")
             #expect(try await run(accounts.bob, ["--store", "default", "count", "Note"]).status == 77)
             #expect(try await run(accounts.alice, ["--store", "default", "store", "info", "default"]).status == 0)
+
+            // A user the socket's permissions keep out is told so (77), not asked whether modeld
+            // runs (69).
+            for path in [daemon.socketPath, daemon.socketPath + ".frames"] {
+                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+            }
+            let kept = try await run(accounts.bob, ["status"])
+            #expect(kept.status == 77 && kept.error.contains("permission denied on"), "\(kept)")
             #expect(try await daemon.stop() == 0)
         } catch {
             Issue.record("\(error)\n\(daemon.log.suffix(3000))")

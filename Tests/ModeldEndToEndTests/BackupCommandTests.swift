@@ -117,7 +117,7 @@ import Testing
             let taken = try await bed.run(["store", "restore", file, "default"])
             #expect(taken.status == 75 && taken.error.contains("already exists"), "\(taken)")
             let absent = try await bed.run(["store", "restore", "/nonexistent/backup", "other"])
-            #expect(absent.status == 1 && absent.error.contains("no such file"), "\(absent)")
+            #expect(absent.status == 66 && absent.error.contains("no such file"), "\(absent)")
             let directory = try await bed.run(["store", "restore", bed.directory.path, "other"])
             #expect(directory.status == 1 && directory.error.contains("it is a directory"), "\(directory)")
             let list = try await bed.run(["store", "list", "--format", "jsonl"])

@@ -114,7 +114,12 @@ extension Value {
             guard let v = Int64(text) else { return nil }
             self = .int(v)
         case .double:
-            guard let v = Double(text), !text.isEmpty else { return nil }
+            // NaN is no value a store keeps; a number too large for a double is refused rather
+            // than made infinite (infinity is written "inf").
+            guard let v = Double(text), !text.isEmpty, !v.isNaN else { return nil }
+            if v.isInfinite, !["inf", "infinity"].contains(text.lowercased().trimmingCharacters(in: ["+", "-"])) {
+                return nil
+            }
             self = .double(v)
         case .bool:
             switch text.lowercased() {

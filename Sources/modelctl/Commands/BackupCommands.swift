@@ -154,11 +154,7 @@ struct BackupInput: Sendable {
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             throw FileError("cannot restore from \(path): it is a directory, not a backup file")
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw FileError(
-                "cannot open \(path): \(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")"
-            )
-        }
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw FileError.cannotRead(path) }
         self.handle = handle
     }
 

@@ -87,7 +87,7 @@ struct HistoryList: AsyncParsableCommand {
         discussion: "With --follow, keep printing saves as they happen (Ctrl-C stops).")
 
     @OptionGroup var global: GlobalOptions
-    @Option(help: "Only transactions after this token.") var after: Int64?
+    @Option(parsing: .unconditional, help: "Only transactions after this token.") var after: Int64?
     @Option(help: "Only transactions by this author.") var author: String?
     @Option(help: "At most this many transactions (default: every one; 0 too).") var limit: Int?
     @Flag(help: "Keep the stream open, printing new transactions as they are saved.") var follow = false
@@ -136,15 +136,15 @@ struct HistoryPrune: AsyncParsableCommand {
         try await global.withClient { client in
             if let through {
                 if try await client.deleteHistory(through: HistoryToken(through), in: global.storeName) != nil {
-                    print("deleted history through token \(through)")
+                    Terminal.error("deleted history through token \(through)\n")
                 } else {
-                    print("no history through token \(through) was left to delete")
+                    Terminal.error("no history through token \(through) was left to delete\n")
                 }
             } else if let before, let date = Self.date(before) {
                 if let newest = try await client.deleteHistory(savedBefore: date, in: global.storeName) {
-                    print("deleted history through token \(newest.rawValue)")
+                    Terminal.error("deleted history through token \(newest.rawValue)\n")
                 } else {
-                    print("no history was saved before \(before)")
+                    Terminal.error("no history was saved before \(before)\n")
                 }
             }
         }

@@ -12,7 +12,8 @@ func resolvedEntity(_ name: String, client: DaemonClient, store: String) async t
 struct Insert: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Insert an object (or several, with --json), as one save; print the new URIs.",
-        discussion: "Example: modelctl insert Trip name=Kyoto startDate=2026-04-01 endDate=2026-04-09")
+        discussion: "Example: modelctl insert Trip name=Kyoto destination=Japan startDate=2026-04-01 endDate=2026-04-09"
+    )
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The entity.") var entity: String

@@ -42,7 +42,7 @@ struct Fetch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the objects of an entity that match a predicate, sorted, streamed in batches.",
         discussion:
-            "Example: modelctl fetch Trip --where 'destination CONTAINS[c] \"par\"' --sort -startDate,name --limit 10")
+            "Example: modelctl fetch Trip --where 'destination CONTAINS[c] \"jap\"' --sort -startDate,name --limit 10")
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var query: QueryOptions
@@ -50,15 +50,15 @@ struct Fetch: AsyncParsableCommand {
         parsing: .unconditional,
         help: ArgumentHelp("Sort keys: name,-startDate (descending), title:c (ignoring case).", valueName: "keys"))
     var sort: String?
-    @Option(help: "At most this many objects.") var limit: Int?
-    @Option(help: "Skip this many objects first.") var offset: Int = 0
+    @Option(parsing: .unconditional, help: "At most this many objects.") var limit: Int?
+    @Option(parsing: .unconditional, help: "Skip this many objects first.") var offset: Int = 0
     @Option(help: ArgumentHelp("Only these properties: name,startDate.", valueName: "names")) var fields: String?
     @Flag(help: watchHelp) var watch = false
 
     func run() async throws {
         try await global.withClient { client in
             let entity = try await resolvedEntity(query.entity, client: client, store: global.storeName)
-            let fields = self.fields.map { $0.split(separator: ",").map(String.init) }
+            let fields = fieldList(self.fields)
             let descriptor = FetchDescriptor(
                 entityName: entity.name, predicate: try query.parsedPredicate(), sortBy: try sortKeys(sort),
                 offset: offset, limit: limit, includesSubentities: !query.excludeSubentities,
@@ -110,7 +110,8 @@ struct Count: AsyncParsableCommand {
         }
         switch global.outputFormat {
         case .json, .jsonl: Terminal.write("{\"count\":\(count)}\n")
-        case .table, .csv: Terminal.write("\(count)\n")
+        case .csv: Terminal.write("count\n\(count)\n")
+        case .table: Terminal.write("\(count)\n")
         }
     }
 }

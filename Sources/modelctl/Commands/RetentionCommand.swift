@@ -17,10 +17,13 @@ extension StoreCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The store (default: --store).") var name: String?
         @Option(
+            parsing: .unconditional,
             help: ArgumentHelp(
                 "Delete transactions older than this: 30d, 12h, 90m, 45s; none; default.", valueName: "age"))
         var age: String?
-        @Option(help: ArgumentHelp("Keep at most this many transactions; none; default.", valueName: "count"))
+        @Option(
+            parsing: .unconditional,
+            help: ArgumentHelp("Keep at most this many transactions; none; default.", valueName: "count"))
         var transactions: String?
 
         func validate() throws {

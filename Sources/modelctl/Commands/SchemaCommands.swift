@@ -12,12 +12,13 @@ struct SchemaCommand: AsyncParsableCommand {
     /// A schema from a JSON file ('-' for standard input).
     static func read(_ path: String) throws -> Schema {
         let data: Data
-        do {
-            data =
-                path == "-"
-                ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw InputError("cannot read \(path): \(error.localizedDescription)")
+        if path == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard !path.isEmpty, let read = FileManager.default.contents(atPath: path) else {
+                throw FileError.cannotRead(path)
+            }
+            data = read
         }
         do {
             let schema = try Schema(json: String(decoding: data, as: UTF8.self))
@@ -34,13 +35,13 @@ struct SchemaCommand: AsyncParsableCommand {
             [
                 ("entity", .text(step.entity)), ("step", .text(step.kind.rawValue)),
                 ("objects", .number(Int64(step.objects))),
-                ("losesData", .text(step.losesData ? "yes" : "no")), ("detail", .text(step.detail)),
+                ("losesData", .value(.bool(step.losesData))), ("detail", .text(step.detail)),
             ]
         }
             + plan.refusals.map { refusal in
                 [
-                    ("entity", .text("")), ("step", .text("refused")), ("objects", .number(0)),
-                    ("losesData", .text("")),
+                    ("entity", .text(nil)), ("step", .text("refused")), ("objects", .number(nil)),
+                    ("losesData", .text(nil)),
                     ("detail", .text(refusal)),
                 ]
             }

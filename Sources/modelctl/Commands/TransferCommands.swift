@@ -10,8 +10,10 @@ struct Import: AsyncParsableCommand {
         discussion: """
             A JSON Lines file holds one object per line ({"name": "Kyoto", "startDate": "2026-04-01"}); \
             a CSV file has a header row of property names. 'uri' and 'version' columns (what export \
-            writes) are ignored. Each batch is saved atomically: if one fails, the batches before it \
-            stay saved and the command says which rows failed. The file is read as it goes, so a file \
+            writes) are ignored, but for this: an object whose uri names a subentity of ENTITY is \
+            inserted as one of that subentity, so an export of an entity with subentities reads back \
+            whole. Each batch is saved atomically: if one fails, the batches before it stay saved and \
+            the command says which rows failed. The file is read as it goes, so a file \
             of any size needs a batch of memory. On a terminal a progress line shows rows, rate and \
             time left.
             """)
@@ -23,7 +25,7 @@ struct Import: AsyncParsableCommand {
     @Argument(help: "The file ('-' for standard input).") var file: String
     @Option(name: .customLong("input-format"), help: "jsonl or csv (default: by the file's extension, .csv for CSV).")
     var inputFormat: FileFormat?
-    @Option(help: "Objects per save.") var batchSize: Int = 1_000
+    @Option(parsing: .unconditional, help: "Objects per save.") var batchSize: Int = 1_000
     @Option(help: "Stamped on every save's history.") var author: String?
     @Flag(help: "Update existing objects that collide with a unique constraint instead of failing.") var upsert = false
     @Flag(help: "Ignore relationship columns (URIs of another store cannot be imported).") var skipRelationships = false
@@ -36,7 +38,9 @@ struct Import: AsyncParsableCommand {
 
     func run() async throws {
         let total = try await global.withClient { client in
-            let entity = try await resolvedEntity(self.entity, client: client, store: global.storeName)
+            let kinds = try EntityKinds(
+                self.entity, schema: ResolvedSchema(try await client.schema(of: global.storeName)))
+            let entity = kinds.entity
             let reader = try ChunkReader(path: file)
             let format = inputFormat ?? (file.lowercased().hasSuffix(".csv") ? .csv : .jsonl)
             let progress = Progress(label: "import")
@@ -57,15 +61,23 @@ struct Import: AsyncParsableCommand {
                 batch = []
                 progress.update(rows: imported, bytes: reader.bytesRead, totalBytes: reader.totalBytes)
             }
-            func add(_ object: (attributes: [String: Value], relationships: [String: RelationshipValue]), line: Int)
-                async throws
-            {
+            func add(
+                _ object: (attributes: [String: Value], relationships: [String: RelationshipValue]),
+                as kind: ResolvedEntity, line: Int
+            ) async throws {
                 if batch.isEmpty { firstLine = line }
                 batch.append(
                     .insert(
-                        entity: entity.name, attributes: object.attributes,
+                        entity: kind.name, attributes: object.attributes,
                         relationships: skipRelationships ? [:] : object.relationships, id: nil))
                 if batch.count >= batchSize { try await flush(lastLine: line) }
+            }
+            // A line refused on this side ends the import as the daemon's refusals do: saying
+            // what was saved before it.
+            func refuse(_ error: InputError, line: Int) -> InputError {
+                let saved =
+                    imported == 0 ? "" : " (the \(imported.formatted()) objects before line \(firstLine) were imported)"
+                return InputError("line \(line): \(error.message)\(saved)")
             }
             switch format {
             case .jsonl:
@@ -76,9 +88,11 @@ struct Import: AsyncParsableCommand {
                         line += 1
                         guard !text.allSatisfy(\.isWhitespace) else { continue }
                         do {
-                            try await add(try ObjectInput.json(try JSONValue.parse(text), entity: entity), line: line)
+                            let json = try JSONValue.parse(text)
+                            let kind = kinds.entity(ofObjectAt: json.member("uri")?.stringValue)
+                            try await add(try ObjectInput.json(json, entity: kind), as: kind, line: line)
                         } catch let error as InputError {
-                            throw InputError("line \(line): \(error.message)")
+                            throw refuse(error, line: line)
                         }
                     }
                     if chunk == nil { break }
@@ -91,15 +105,17 @@ struct Import: AsyncParsableCommand {
                     for (fields, line) in try parser.records(chunk ?? [], final: chunk == nil) {
                         lastLine = line
                         guard let columns = header else {
-                            header = fields.map(\.text)
-                            try CSVInput.check(header!, entity: entity, skipRelationships: skipRelationships)
+                            header = try CSVInput.header(fields.map(\.text), of: kinds)
                             continue
                         }
                         if fields.count == 1, fields[0].text.isEmpty, !fields[0].quoted { continue }
                         do {
-                            try await add(try CSVInput.object(fields, columns: columns, entity: entity), line: line)
+                            let uri = columns.firstIndex(of: "uri").map { fields[$0].text }
+                            let kind = kinds.entity(ofObjectAt: uri)
+                            try await add(
+                                try CSVInput.object(fields, columns: columns, entity: kind), as: kind, line: line)
                         } catch let error as InputError {
-                            throw InputError("line \(line): \(error.message)")
+                            throw refuse(error, line: line)
                         }
                     }
                     if chunk == nil { break }
@@ -117,11 +133,23 @@ struct Import: AsyncParsableCommand {
 enum CSVInput {
     static let ignored: Set<String> = ["uri", "version"]
 
-    static func check(_ columns: [String], entity: ResolvedEntity, skipRelationships: Bool) throws {
-        for column in columns
-        where !ignored.contains(column) && entity.attribute(column) == nil && entity.relationship(column) == nil {
-            throw InputError("the CSV header names '\(column)', which entity '\(entity.name)' does not have")
+    /// The header's column names, checked: each a property of the entity or of one of its
+    /// subentities (or ignored), each once. A byte order mark before the first is dropped.
+    static func header(_ names: [String], of kinds: EntityKinds) throws -> [String] {
+        var columns = names
+        if let first = columns.first, first.hasPrefix("\u{FEFF}") { columns[0] = String(first.dropFirst()) }
+        var seen: Set<String> = []
+        for column in columns {
+            guard seen.insert(column).inserted else {
+                throw InputError("the CSV header names '\(column)' twice")
+            }
+            guard ignored.contains(column) || kinds.all.contains(where: { $0.has(column) }) else {
+                throw InputError(
+                    "the CSV header names '\(column)', which entity '\(kinds.entity.name)' (and its subentities) does not have"
+                )
+            }
         }
+        return columns
     }
 
     static func object(_ fields: [CSVField], columns: [String], entity: ResolvedEntity) throws -> (
@@ -132,6 +160,10 @@ enum CSVInput {
         }
         var attributes: [String: Value] = [:], relationships: [String: RelationshipValue] = [:]
         for (column, field) in zip(columns, fields) where !ignored.contains(column) {
+            // A column of another subentity, empty in this row.
+            guard entity.has(column) || (field.text.isEmpty && !field.quoted) else {
+                throw InputError("'\(column)' has a value, but entity '\(entity.name)' has no such property")
+            }
             if let attribute = entity.attribute(column) {
                 if field.text.isEmpty, !field.quoted || attribute.type != .string {
                     attributes[column] = .null
@@ -162,27 +194,31 @@ struct Export: AsyncParsableCommand {
 
     func run() async throws {
         if let output {
-            guard FileManager.default.createFile(atPath: output, contents: nil),
-                let handle = FileHandle(forWritingAtPath: output)
-            else {
-                Terminal.error("modelctl: cannot write \(output)\n")
+            let descriptor = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else {
+                Terminal.error("modelctl: cannot write \(output): \(String(cString: strerror(errno)))\n")
                 throw ExitCode(CLI.failure)
             }
-            dup2(handle.fileDescriptor, STDOUT_FILENO)
+            dup2(descriptor, STDOUT_FILENO)
+            close(descriptor)
         }
         let format = global.format ?? .jsonl
         let count = try await global.withClient { client in
-            let entity = try await resolvedEntity(query.entity, client: client, store: global.storeName)
-            // CSV needs the same columns in every row; JSON takes each object's own properties.
+            let kinds = try EntityKinds(
+                query.entity, schema: ResolvedSchema(try await client.schema(of: global.storeName)))
+            let entity = kinds.entity
+            // CSV needs the same columns in every row (its subentities' too); JSON takes each
+            // object's own properties. Properties named are checked by the daemon.
+            let named = fieldList(self.fields)
             let fields =
-                self.fields.map { $0.split(separator: ",").map(String.init) }
-                ?? (format == .csv ? entity.propertyOrder : nil)
+                named
+                ?? (format == .csv ? (query.excludeSubentities ? entity.propertyOrder : kinds.propertyOrder) : nil)
             let order = entity.propertyOrder
             let writer = RecordWriter(format: format)
             let count = try await client.fetch(
                 FetchDescriptor(
                     entityName: entity.name, predicate: try query.parsedPredicate(),
-                    includesSubentities: !query.excludeSubentities),
+                    includesSubentities: !query.excludeSubentities, propertiesToFetch: named),
                 in: global.storeName
             ) { batch in
                 writer.write(batch.map { $0.record(fields: fields, order: order) })
@@ -192,4 +228,52 @@ struct Export: AsyncParsableCommand {
         }
         if output != nil || !Terminal.outputIsTerminal { Terminal.error("exported \(count.formatted()) objects\n") }
     }
+}
+
+/// An entity and its subentities, by name: what import and export of the entity take in.
+struct EntityKinds {
+    let entity: ResolvedEntity
+    /// The entity, then its subentities.
+    let all: [ResolvedEntity]
+
+    init(_ name: String, schema: ResolvedSchema) throws {
+        entity = try schema.entity(name)
+        all = [entity] + entity.descendants.compactMap { try? schema.entity($0) }
+    }
+
+    /// The entity an object whose `uri` (export's) names is to be of: that subentity, when it is
+    /// one of this entity's; the entity itself otherwise (an object of another store's entity
+    /// of another name is imported as the one named).
+    func entity(ofObjectAt uri: String?) -> ResolvedEntity {
+        guard let uri, !uri.isEmpty, let id = try? PersistentIdentifier(uri: uri) else { return entity }
+        return all.first { $0.name == id.entityName } ?? entity
+    }
+
+    /// The properties of the entity, then those its subentities add.
+    var propertyOrder: [String] {
+        var seen: Set<String> = [], order: [String] = []
+        for kind in all { for name in kind.propertyOrder where seen.insert(name).inserted { order.append(name) } }
+        return order
+    }
+}
+
+extension ResolvedEntity {
+    func has(_ property: String) -> Bool { attribute(property) != nil || relationship(property) != nil }
+}
+
+extension JSONValue {
+    /// The member `name` of an object.
+    func member(_ name: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.0 == name }?.1
+    }
+
+    var stringValue: String? {
+        if case .string(let text) = self { text } else { nil }
+    }
+}
+
+/// A `--fields` list: names separated by commas, spaces around them dropped.
+func fieldList(_ text: String?) -> [String]? {
+    text.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
 }

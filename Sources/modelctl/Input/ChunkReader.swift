@@ -15,11 +15,7 @@ final class ChunkReader {
             totalBytes = nil
             return
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw InputError(
-                "cannot open \(path): \(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")"
-            )
-        }
+        guard !path.isEmpty, let handle = FileHandle(forReadingAtPath: path) else { throw FileError.cannotRead(path) }
         self.handle = handle
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         totalBytes = (attributes?[.size] as? NSNumber)?.int64Value

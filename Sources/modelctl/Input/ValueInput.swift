@@ -42,7 +42,7 @@ enum ValueInput {
         case .int: "a whole number such as 42"
         case .double: "a number such as 1.5"
         case .bool: "true or false"
-        case .date: "an ISO 8601 date such as 2026-01-31 or 2026-01-31T12:00:00Z"
+        case .date: "an ISO 8601 date such as 2026-01-31 or 2026-01-31T12:00:00.5Z (to the microsecond)"
         case .data: "base64 data"
         case .uuid: "a UUID"
         case .url: "an absolute URL"

@@ -89,6 +89,8 @@ import Testing
             (.string("9223372036854775808"), .int),
             (.string(""), .double),
             (.string("NaN"), .double),
+            (.string("1e400"), .double),
+            (.string("-1e999"), .double),
             (.string("-nan"), .double),
             (.string("NaN"), .decimal),
             // More significant digits than a decimal keeps: once cut, not refused.
@@ -107,6 +109,16 @@ import Testing
         #expect(error.code == .typeMismatch)
         #expect(error.context["expected"] == type.rawValue)
         #expect(error.message.contains("expected a value of type \(type.rawValue)"))
+    }
+
+    /// Infinity is written "inf" (what a double's text form is); a number too large to be a
+    /// double is not made infinite, and NaN is no value.
+    @Test func infinityIsWrittenAndOverflowIsNot() {
+        #expect(Value(parsing: "inf", as: .double) == .double(.infinity))
+        #expect(Value(parsing: "-Infinity", as: .double) == .double(-.infinity))
+        #expect(Value(parsing: "1e308", as: .double) == .double(1e308))
+        #expect(Value(parsing: "1e400", as: .double) == nil)
+        #expect(Value(parsing: "nan", as: .double) == nil)
     }
 
     /// Up to 38 significant digits are kept exactly; zeros before the first and after the last
