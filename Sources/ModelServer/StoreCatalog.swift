@@ -14,6 +14,9 @@ final class StoreCatalog: Sendable {
     let directory: URL
     let registry: StorageRegistry
     let stores = Mutex<[String: StoreHandle]>([:])
+    /// The stores whose data was there at start-up but could not be opened, with why: a call
+    /// naming one is told so, not that there is no such store.
+    let unopened = Mutex<[String: String]>([:])
     /// Creating, dropping, restoring and migrating stores take turns.
     let changes = AsyncSemaphore(permits: 1)
     let attached: AttachedStores
@@ -61,6 +64,7 @@ final class StoreCatalog: Sendable {
                 found.append((name, try registry.location(parsing: url)))
             } catch {
                 failures.append(("\(name) (\(url))", error))
+                unopened.withLock { $0[name] = Self.reason(error) }
             }
         }
         for (name, location) in found {
@@ -71,22 +75,33 @@ final class StoreCatalog: Sendable {
                 continue
             }
             do {
-                // A store at a remembered URL is opened only if it is still there.
-                let handle = try await open(
-                    name: name, at: location, schema: nil, existingOnly: attachedNames.contains(name))
+                // A store is opened only as it is: one at a remembered URL only if it is still
+                // there, and none made anew from an empty file.
+                let handle = try await open(name: name, at: location, schema: nil, existingOnly: true)
                 if !attachedNames.contains(name) { rememberOwner(keptIn: handle) }
                 stores.withLock { $0[name] = handle }
             } catch {
                 failures.append(("\(name) (\(location))", error))
+                unopened.withLock { $0[name] = Self.reason(error) }
             }
         }
         return failures
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        (error as? ModelError)?.message ?? "\(error)"
     }
 
     /// The store named `name`.
     func handle(named name: String) throws(ModelError) -> StoreHandle {
         if let handle = stores.withLock({ $0[name] }) { return handle }
         try StoreName.validate(name)
+        if let reason = unopened.withLock({ $0[name] }) {
+            throw ModelError(
+                .storageFailure,
+                "the store '\(name)' could not be opened when modeld started: \(reason); repair or move its data (the daemon's log says where), then restart modeld",
+                context: ["store": name])
+        }
         throw ModelError(
             .notFound, "no store named '\(name)'; list the stores, or create it first", context: ["store": name])
     }

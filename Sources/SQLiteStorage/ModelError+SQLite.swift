@@ -43,7 +43,9 @@ extension ModelError {
             modelCode = .resourceExhausted
             advice = "; make the request smaller"
         case SQLITE_BUSY, SQLITE_LOCKED:
-            modelCode = .storageFailure
+            // The store is there and will take the call once the other lets go: UNAVAILABLE,
+            // which gRPC clients retry, not INTERNAL.
+            modelCode = .unavailable
             advice = "; another connection held the database too long, try again"
         case SQLITE_NOTADB, SQLITE_CORRUPT:
             modelCode = .storageFailure

@@ -134,7 +134,17 @@ final class SQLiteConnection {
     /// empty database was not written: two syncs.
     func finishCreation() throws(ModelError) {
         guard let unsyncedNew else { return }
-        if unsyncedNew == .empty { try Self.sync(path) }
+        // Both through SQLite's descriptors: another descriptor of the database file, closed,
+        // would drop this process's locks on it (``csqlite_sync_database``).
+        if unsyncedNew == .empty {
+            let code = csqlite_sync_database(try open())
+            guard code == SQLITE_OK else {
+                throw ModelError(
+                    .storageFailure,
+                    "cannot sync the new store file \(path) to disk: \(String(cString: sqlite3_errstr(code)))",
+                    context: ["path": path])
+            }
+        }
         // The transaction that prepared the store left the WAL open on this connection.
         let code = csqlite_sync_wal(try open())
         guard code == SQLITE_OK else {

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import ModelCore
 import ModelStorage
@@ -70,12 +71,21 @@ public struct SQLiteStorageFactory: StorageBackendFactory, StorageLabelling {
         FileManager.default.fileExists(atPath: location.path)
     }
 
-    /// Opens the store file at `location`, `notFound` when it is not there.
+    /// Opens the store file at `location`, `notFound` when it is not there; an empty file (cut
+    /// short, or made by a creation that never finished) is refused rather than made a new,
+    /// empty store under a new UUID.
     public func openExisting(_ location: StoreLocation) async throws -> any StorageBackend {
         guard hasData(at: location) else {
             throw ModelError(
                 .notFound,
                 "no store file at \(location.path): it was dropped (by another daemon?) or moved; put it back, or create the store again to start an empty one there",
+                context: ["url": location.description])
+        }
+        var info = stat()
+        if stat(location.path, &info) == 0, info.st_size == 0 {
+            throw ModelError(
+                .storageFailure,
+                "the store file \(location.path) is empty: it was cut short, or its creation never finished; restore a backup there, or remove it to make the store anew",
                 context: ["url": location.description])
         }
         return try await open(location)
@@ -131,15 +141,60 @@ public struct SQLiteStorageFactory: StorageBackendFactory, StorageLabelling {
         if recyclesFiles, !FileManager.default.fileExists(atPath: path) {
             recyclers.recycler(for: URL(fileURLWithPath: path).deletingLastPathComponent())?.claim(for: path)
         }
+        try Self.checkPlace(path)
         // A file of something else is the caller's mistake, not a failure of the store.
-        let header = SQLiteConnection.firstBytes(of: path, count: 16)
-        guard header.isEmpty || header == Array("SQLite format 3\0".utf8) else {
+        let header = SQLiteConnection.firstBytes(of: path, count: 20)
+        guard header.isEmpty || header.starts(with: Array("SQLite format 3\0".utf8)) else {
             throw ModelError(
                 .invalidArgument,
                 "\(path) is not an SQLite database (the file holds something else): choose another path",
                 context: ["path": path])
         }
+        // Opening the store switches its file to WAL: a database in another mode is looked
+        // into first, read-only, so that one that is not a store is refused as it was found.
+        if header.count == 20, header[18] != 2, !Self.holdsStoreMetadata(path) {
+            throw ModelError(
+                .invalidArgument, "\(path) is an SQLite database but not a modeld store; choose another path",
+                context: ["path": path])
+        }
         return path
+    }
+
+    /// Refuses a path that names a directory, or lies under a file: the caller's mistakes, said
+    /// as such rather than as the failures opening there would give.
+    private static func checkPlace(_ path: String) throws(ModelError) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw ModelError(
+                .invalidArgument, "\(path) is a directory: a store's URL names its file (sqlite:///path/name.sqlite)",
+                context: ["path": path])
+        }
+        var above = (path as NSString).deletingLastPathComponent
+        while !above.isEmpty, above != "/" {
+            if FileManager.default.fileExists(atPath: above, isDirectory: &isDirectory) {
+                guard isDirectory.boolValue else {
+                    throw ModelError(
+                        .invalidArgument, "\(above) is a file, so no store can be made under it at \(path)",
+                        context: ["path": path])
+                }
+                return
+            }
+            above = (above as NSString).deletingLastPathComponent
+        }
+    }
+
+    /// Whether the database at `path` has modeld's metadata table, or no table at all (read-only).
+    private static func holdsStoreMetadata(_ path: String) -> Bool {
+        var db: OpaquePointer?
+        defer { sqlite3_close_v2(db) }
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else { return false }
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        let sql =
+            "SELECT count(*) = 0 OR sum(name = '_modeld_meta') > 0 FROM sqlite_master WHERE type = 'table'"
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, sqlite3_step(statement) == SQLITE_ROW
+        else { return false }
+        return sqlite3_column_int(statement, 0) == 1
     }
 
     private func path(of location: StoreLocation) throws(ModelError) -> String {

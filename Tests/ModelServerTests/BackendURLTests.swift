@@ -82,8 +82,60 @@ import Testing
                 let stores = try await daemon.withClient { try await $0.stores() }
                 #expect(stores.map(\.name) == ["kept"], "\(stores.map(\.name))")
                 #expect(!FileManager.default.fileExists(atPath: file), "no empty store was made at \(file)")
+                // A call naming it hears why it is not served, not that there is no such store.
+                let told = await expectError(.storageFailure) {
+                    _ = try await daemon.withClient {
+                        try await $0.count(FetchDescriptor(entityName: "Trip"), in: "gone")
+                    }
+                }
+                #expect(
+                    told?.message.contains("could not be opened when modeld started") == true,
+                    "\(String(describing: told))")
             }
         }
+    }
+
+    /// A store the daemon placed whose file was emptied (cut short) is not served as a new, empty
+    /// store under a new UUID, and one whose file is no database is named as such to its callers;
+    /// the other stores are served.
+    @Test func storesWhoseFilesAreBrokenAreNotServedAndSaySo() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "mb")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await TestDaemon.withDaemon(directory: directory) { daemon in
+            try await daemon.withClient { client in
+                for name in ["good", "hollow", "junk"] {
+                    try await client.createStore(name, schema: SampleTrips.schema)
+                }
+            }
+        }
+        let stores = directory.appendingPathComponent("data/stores")
+        for suffix in ["-wal", "-shm"] {
+            for name in ["hollow", "junk"] {
+                try? FileManager.default.removeItem(at: stores.appendingPathComponent(name + ".sqlite" + suffix))
+            }
+        }
+        try Data().write(to: stores.appendingPathComponent("hollow.sqlite"))
+        try Data(repeating: 0x2a, count: 8192).write(to: stores.appendingPathComponent("junk.sqlite"))
+        try await TestDaemon.withDaemon(directory: directory) { daemon in
+            try await daemon.withClient { client in
+                let served = try await client.stores().map(\.name)
+                #expect(served == ["good"])
+                let hollow = await expectError(.storageFailure) {
+                    _ = try await client.count(FetchDescriptor(entityName: "Trip"), in: "hollow")
+                }
+                #expect(hollow?.message.contains("is empty") == true, "\(String(describing: hollow))")
+                let junk = await expectError(.storageFailure) {
+                    _ = try await client.count(FetchDescriptor(entityName: "Trip"), in: "junk")
+                }
+                #expect(
+                    junk?.message.contains("could not be opened when modeld started") == true,
+                    "\(String(describing: junk))")
+                let good = try await client.count(FetchDescriptor(entityName: "Trip"), in: "good")
+                #expect(good == 0)
+            }
+        }
+        let hollow = try Data(contentsOf: stores.appendingPathComponent("hollow.sqlite"))
+        #expect(hollow.isEmpty, "nothing was made of it")
     }
 
     /// Two daemons share a store (an SQLite file, a PostgreSQL namespace); one migrates it. The
@@ -192,6 +244,41 @@ import Testing
             }
             let kept = try Data(contentsOf: file)
             #expect(kept == Data("shopping: milk, eggs\n".utf8))
+
+            // An SQLite database of another program's is refused as it was found: not switched
+            // to WAL first (it was).
+            let database = elsewhere.appendingPathComponent("theirs.sqlite")
+            let shell = Process()
+            shell.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+            shell.arguments = [database.path, "CREATE TABLE t(a); INSERT INTO t VALUES (1);"]
+            try shell.run()
+            shell.waitUntilExit()
+            let before = try Data(contentsOf: database)
+            try await TestDaemon.withDaemon { daemon in
+                try await daemon.withClient { client in
+                    let refused = await expectError(.invalidArgument) {
+                        _ = try await client.createStore("theirs", backend: nil, url: "sqlite://\(database.path)")
+                    }
+                    #expect(refused?.message.contains("not a modeld store") == true, "\(String(describing: refused))")
+                }
+            }
+            let after = try Data(contentsOf: database)
+            #expect(after == before, "the refused database was changed")
+
+            // A URL naming a directory, or a path under a file, is the caller's mistake too.
+            try await TestDaemon.withDaemon { daemon in
+                try await daemon.withClient { client in
+                    for (url, words) in [
+                        ("sqlite://\(elsewhere.path)", "is a directory"),
+                        ("sqlite://\(file.path)/under/s.sqlite", "is a file, so no store can be made under it"),
+                    ] {
+                        let refused = await expectError(.invalidArgument) {
+                            _ = try await client.createStore("misplaced", backend: nil, url: url)
+                        }
+                        #expect(refused?.message.contains(words) == true, "\(String(describing: refused))")
+                    }
+                }
+            }
         }
     }
 

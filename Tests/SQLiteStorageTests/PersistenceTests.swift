@@ -82,6 +82,41 @@ import Testing
         }
     }
 
+    /// Another process that opens a new store's file and closes it leaves the WAL in place, and
+    /// every save stays. Creating the file once synced it through a descriptor of its own, whose
+    /// closing dropped this process's locks on the file: the other process then took itself for
+    /// the last connection, checkpointed, and deleted the WAL the store went on writing to, and
+    /// what the store saved after that was lost when it closed.
+    @Test func anotherProcessReadingANewFileLeavesItsWALAndSaves() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("new.sqlite").path
+            let store = try await openStore(path, schema: SampleTrips.schema)
+            func trip(_ name: String) -> [String: Value] {
+                [
+                    "name": .string(name), "destination": .string("FR"), "startDate": date("2026-04-01"),
+                    "endDate": date("2026-04-02"),
+                ]
+            }
+            func transactionsSeenByAnotherProcess() throws -> String {
+                let shell = Process()
+                let output = Pipe()
+                shell.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+                shell.arguments = [path, "SELECT count(*) FROM _modeld_transaction"]
+                shell.standardOutput = output
+                try shell.run()
+                shell.waitUntilExit()
+                return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            }
+            _ = try await store.insert("PersonalTrip", [trip("Lyon")])
+            #expect(try transactionsSeenByAnotherProcess() == "1\n")
+            #expect(FileManager.default.fileExists(atPath: path + "-wal"), "the other process deleted the WAL")
+            _ = try await store.insert("PersonalTrip", [trip("Nice")])
+            #expect(try transactionsSeenByAnotherProcess() == "2\n")
+            await store.close()
+            #expect(try transactionsSeenByAnotherProcess() == "2\n")
+        }
+    }
+
     @Test func closingForRemovalSkipsTheCheckpointAndLosesNothingUntilDeleted() async throws {
         try await withTemporaryDirectory { directory in
             // An ordinary close copies the WAL into the file and removes it.
