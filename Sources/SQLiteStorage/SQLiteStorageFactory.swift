@@ -142,22 +142,21 @@ public struct SQLiteStorageFactory: StorageBackendFactory, StorageLabelling {
             recyclers.recycler(for: URL(fileURLWithPath: path).deletingLastPathComponent())?.claim(for: path)
         }
         try Self.checkPlace(path)
-        // A file of something else is the caller's mistake, not a failure of the store.
-        let header = SQLiteConnection.firstBytes(of: path, count: 20)
-        guard header.isEmpty || header.starts(with: Array("SQLite format 3\0".utf8)) else {
+        switch Self.contents(of: path) {
+        case .nothing, .store:
+            return path
+        case .notADatabase:
+            // A file of something else is the caller's mistake, not a failure of the store.
             throw ModelError(
                 .invalidArgument,
                 "\(path) is not an SQLite database (the file holds something else): choose another path",
                 context: ["path": path])
-        }
-        // Opening the store switches its file to WAL: a database in another mode is looked
-        // into first, read-only, so that one that is not a store is refused as it was found.
-        if header.count == 20, header[18] != 2, !Self.holdsStoreMetadata(path) {
+        case .anotherProgramsDatabase:
+            // Refused as it was found: opening the store would have switched it to WAL first.
             throw ModelError(
                 .invalidArgument, "\(path) is an SQLite database but not a modeld store; choose another path",
                 context: ["path": path])
         }
-        return path
     }
 
     /// Refuses a path that names a directory, or lies under a file: the caller's mistakes, said
@@ -183,18 +182,43 @@ public struct SQLiteStorageFactory: StorageBackendFactory, StorageLabelling {
         }
     }
 
-    /// Whether the database at `path` has modeld's metadata table, or no table at all (read-only).
-    private static func holdsStoreMetadata(_ path: String) -> Bool {
+    /// What the file at `path` holds, as a store is about to be opened there.
+    enum Contents {
+        /// No file, or an empty one: a new store.
+        case nothing
+        /// A store, or a database opening it as one will sort out (in WAL mode, as every
+        /// store is: ``StoreMetadata`` refuses one that is not a store, without changing it).
+        case store
+        case notADatabase
+        /// A database in another journal mode with tables, none of them modeld's.
+        case anotherProgramsDatabase
+    }
+
+    /// What the file at `path` holds, looked at through SQLite, read-only: a descriptor of the
+    /// file's own, closed, would drop every lock this process holds on it, were it open here
+    /// already (under another path) — see ``SQLiteConnection/finishCreation()``.
+    static func contents(of path: String) -> Contents {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_size > 0 else { return .nothing }
         var db: OpaquePointer?
         defer { sqlite3_close_v2(db) }
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else { return false }
-        var statement: OpaquePointer?
-        defer { sqlite3_finalize(statement) }
-        let sql =
-            "SELECT count(*) = 0 OR sum(name = '_modeld_meta') > 0 FROM sqlite_master WHERE type = 'table'"
-        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, sqlite3_step(statement) == SQLITE_ROW
-        else { return false }
-        return sqlite3_column_int(statement, 0) == 1
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else { return .store }
+        func first(_ sql: String) -> (code: Int32, text: String?) {
+            var statement: OpaquePointer?
+            defer { sqlite3_finalize(statement) }
+            var code = sqlite3_prepare_v2(db, sql, -1, &statement, nil)
+            if code == SQLITE_OK { code = sqlite3_step(statement) }
+            guard code == SQLITE_ROW else { return (sqlite3_extended_errcode(db) & 0xff, nil) }
+            return (code, sqlite3_column_text(statement, 0).map { String(cString: $0) })
+        }
+        let mode = first("PRAGMA journal_mode")
+        if mode.code == SQLITE_NOTADB { return .notADatabase }
+        // Anything else the opening itself reports, in its own words.
+        guard let journal = mode.text, journal.lowercased() != "wal" else { return .store }
+        let owned = first(
+            "SELECT count(*) = 0 OR sum(name = '_modeld_meta') > 0 FROM sqlite_master WHERE type = 'table'")
+        if owned.code == SQLITE_NOTADB { return .notADatabase }
+        return owned.text == "0" ? .anotherProgramsDatabase : .store
     }
 
     private func path(of location: StoreLocation) throws(ModelError) -> String {
