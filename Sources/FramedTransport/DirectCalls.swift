@@ -310,8 +310,26 @@ extension FramedServerTransport {
 struct PendingDirectCalls {
     private var current: (stream: UInt32, call: PendingDirectCall)?
     private var others: [UInt32: PendingDirectCall] = [:]
+    /// What the calls' messages hold is reserved from the server's budget of requests still
+    /// arriving until each call ends: a client that sends messages and never ends their calls
+    /// holds no more than the budget lets it.
+    let budget: RequestBudget?
+
+    init(budget: RequestBudget? = nil) {
+        self.budget = budget
+    }
 
     var isEmpty: Bool { current == nil && others.isEmpty }
+    var count: Int { (current == nil ? 0 : 1) + others.count }
+
+    /// What ``received(_:on:)`` did with a message.
+    enum Receipt {
+        /// No call of that stream is pending.
+        case notPending
+        case kept
+        /// The budget has no room for it: the call is taken out (answer it with the refusal).
+        case refused
+    }
 
     func contains(_ stream: UInt32) -> Bool {
         current?.stream == stream || others[stream] != nil
@@ -322,27 +340,42 @@ struct PendingDirectCalls {
         if current == nil { current = (stream, call) } else { others[stream] = call }
     }
 
-    /// Hands `bytes` to the call of `stream`; false if no call of that stream is pending.
-    mutating func received(_ bytes: [UInt8], on stream: UInt32) -> Bool {
-        if current?.stream == stream {
-            current?.call.received(bytes)
-            return true
+    /// Hands `bytes` to the call of `stream`, reserving their size from the budget.
+    mutating func received(_ bytes: [UInt8], on stream: UInt32) -> Receipt {
+        guard contains(stream) else { return .notPending }
+        if let budget, !budget.reserve(bytes.count) {
+            remove(stream)
+            return .refused
         }
-        return others[stream]?.received(bytes) != nil
+        if current?.stream == stream {
+            if let replaced = current?.call.message { budget?.release(replaced.count) }
+            current?.call.received(bytes)
+        } else {
+            if let replaced = others[stream]?.message { budget?.release(replaced.count) }
+            others[stream]?.received(bytes)
+        }
+        return .kept
     }
 
-    /// Takes the call of `stream` out, if it is pending.
+    /// Takes the call of `stream` out, if it is pending, giving back what its message held.
     @discardableResult
     mutating func remove(_ stream: UInt32) -> PendingDirectCall? {
+        let call: PendingDirectCall?
         if let pending = current, pending.stream == stream {
             current = nil
-            return pending.call
+            call = pending.call
+        } else {
+            // A look-up in an empty table returns at once; a removal hashes the key first.
+            call = others.isEmpty ? nil : others.removeValue(forKey: stream)
         }
-        // A look-up in an empty table returns at once; a removal hashes the key first.
-        return others.isEmpty ? nil : others.removeValue(forKey: stream)
+        if let held = call?.message?.count, held > 0 { budget?.release(held) }
+        return call
     }
 
     mutating func removeAll() {
+        var held = current?.call.message?.count ?? 0
+        for call in others.values { held += call.message?.count ?? 0 }
+        if held > 0 { budget?.release(held) }
         current = nil
         others = [:]
     }

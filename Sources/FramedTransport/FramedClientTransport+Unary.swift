@@ -17,7 +17,17 @@ extension FramedClientTransport {
         do {
             return try await attemptUnary(descriptor, request: request)
         } catch is UnsentCall {
-            return try await attemptUnary(descriptor, request: request)
+            do {
+                return try await attemptUnary(descriptor, request: request)
+            } catch is UnsentCall {
+                // The new connection closed too before the call left (a daemon at its
+                // connection limit closes new ones at once): unavailable, as gRPC says it.
+                throw RPCError(
+                    code: .unavailable,
+                    message:
+                        "the call was not sent: the daemon closed the connection before it left (at its connection limit?)"
+                )
+            }
         }
     }
 

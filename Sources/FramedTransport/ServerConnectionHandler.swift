@@ -25,7 +25,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private let reader: FrameReader
     private var streams: [UInt32: ServerStreamRecord] = [:]
     /// Direct calls (``DirectMethods``) whose request is still arriving.
-    private var pendingDirect = PendingDirectCalls()
+    private var pendingDirect: PendingDirectCalls
     private var loopExecutor: EventLoopTaskExecutor?
     /// What the connection's writers have queued (see ``OutboundQueue``).
     private let outbound = OutboundQueue()
@@ -50,7 +50,11 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         self.transport = transport
         self.peer = peer
         self.reader = FrameReader(limits: transport.limits)
+        self.pendingDirect = PendingDirectCalls(budget: transport.limits.requestBudget)
     }
+
+    /// The calls one connection may have open at once, as an HTTP/2 connection's streams.
+    static let maximumOpenCalls = 100
 
     func handlerAdded(context: ChannelHandlerContext) {
         loopExecutor = EventLoopTaskExecutor(eventLoop: context.eventLoop)
@@ -156,12 +160,20 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             case .message:
                 let bytes = frame.payload.readBytes(length: frame.payload.readableBytes) ?? []
                 // A direct call's message is kept until its end; a stream's goes to GRPCCore.
-                if !pendingDirect.received(bytes, on: frame.stream), let record = streams[frame.stream],
-                    let requests = record.requests
-                {
-                    record.unread.add(bytes.count)
-                    flow?.received(bytes.count)
-                    requests.yield(.message(bytes))
+                switch pendingDirect.received(bytes, on: frame.stream) {
+                case .kept:
+                    break
+                case .refused:
+                    let status = Status(
+                        code: .resourceExhausted,
+                        message: transport.limits.requestBudget.refusal(for: bytes.count))
+                    handle(.refused(stream: frame.stream, status: status), context: context)
+                case .notPending:
+                    if let record = streams[frame.stream], let requests = record.requests {
+                        record.unread.add(bytes.count)
+                        flow?.received(bytes.count)
+                        requests.yield(.message(bytes))
+                    }
                 }
             case .end:
                 guard let call = pendingDirect.remove(frame.stream) else {
@@ -220,6 +232,15 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             !pendingDirect.contains(frame.stream)
         else {
             errorCaught(context: context, error: FramingError("a malformed or repeated open frame"))
+            return
+        }
+        guard streams.count + pendingDirect.count < Self.maximumOpenCalls else {
+            let status = Status(
+                code: .resourceExhausted,
+                message:
+                    "a connection may have \(Self.maximumOpenCalls) calls open at once: wait for one to end, or use another connection"
+            )
+            handle(.refused(stream: frame.stream, status: status), context: context)
             return
         }
         // A call with a deadline goes through GRPCCore, which enforces it.

@@ -14,7 +14,19 @@ enum ErrorMetadata {
         guard error.metadata[stringValues: ModelError.codeMetadataKey].first(where: { _ in true }) == nil else {
             return error
         }
-        return RPCError(ModelError(ModelError(error).code, error.message))
+        return RPCError(ModelError(ModelError(error).code, readable(error.message)))
+    }
+
+    /// gRPC's words for bytes that are no request ("Can't deserialize to message of type
+    /// Modeld_V1_StoreFetchRequest."), in the protos' names.
+    private static func readable(_ message: String) -> String {
+        let prefix = "Can't deserialize to message of type "
+        guard message.hasPrefix(prefix) else { return message }
+        var type = String(message.dropFirst(prefix.count))
+        if type.hasSuffix(".") { type.removeLast() }
+        if type.hasPrefix("Modeld_V1_") { type = "modeld.v1." + type.dropFirst("Modeld_V1_".count) }
+        return
+            "the request is not a valid \(type) message (protobuf bytes of that message were expected): check the method called and the message sent"
     }
 
     /// The metadata of a status a transport gives itself (the framed socket's refusals), as a

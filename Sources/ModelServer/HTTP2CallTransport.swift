@@ -76,6 +76,9 @@ final class HTTP2CallTransport: ServerTransport, Sendable {
         try? await channel.closeFuture.get()
     }
 
+    /// The calls (streams) one HTTP/2 connection may have open at once; clients queue the rest.
+    static let maximumConcurrentStreams = 100
+
     /// A new connection's pipeline: the idle closer, then NIOHTTP2's handler with a call handler
     /// on each stream.
     private func configure(_ channel: any Channel, peer: PeerCredentials?) throws {
@@ -83,8 +86,11 @@ final class HTTP2CallTransport: ServerTransport, Sendable {
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(HTTP2IdleCloser(after: idleTimeout, grace: gracePeriod))
         var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
-        // grpc-swift's server settings: its window and frame size, no limit on streams.
+        // grpc-swift's server settings: its window and frame size; and the streams a connection
+        // may have open at once, said (NIOHTTP2 holds a connection to 100 whether it is said or
+        // not, and a client not told so sent more: they hung, or were refused).
         connectionConfiguration.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: Self.maximumConcurrentStreams),
             HTTP2Setting(parameter: .initialWindowSize, value: 65_535),
             HTTP2Setting(parameter: .maxFrameSize, value: 1 << 14),
             HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),

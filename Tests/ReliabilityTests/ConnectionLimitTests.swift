@@ -52,6 +52,15 @@ import Testing
             }
             #expect(refused > 0, "no connection was refused; \(notConnected) could not connect at all")
 
+            // A new client meanwhile is told modeld is unavailable (its connections are closed at
+            // once), as gRPC says it, not with an error of the transport's own (was `UnsentCall()`).
+            let turnedAway = await #expect(throws: ModelError.self) {
+                try await DaemonClient.withClient(socketPath: daemon.socketPath, transport: .framed) {
+                    try await $0.status()
+                }
+            }
+            #expect(turnedAway?.code == .unavailable, "\(String(describing: turnedAway))")
+
             // A read that opens the store's readers works beside the flood.
             #expect(
                 try await StalledClients.within(.seconds(20), "a count beside 700 connections") {

@@ -377,8 +377,11 @@ def run(daemon):
     # Bytes that are not the request message: INVALID_ARGUMENT with modeld's error code.
     not_protobuf = grpc.insecure_channel(f"unix://{daemon.socket}").unary_unary(
         "/modeld.v1.StoreService/CreateStore", request_serializer=None, response_deserializer=None)
+    garbled = rpc_error(not_protobuf, b"\xff" * 64)
     check_error("a request that is not protobuf: INVALID_ARGUMENT with modeld-error-code",
-                rpc_error(not_protobuf, b"\xff" * 64), grpc.StatusCode.INVALID_ARGUMENT, "invalidArgument")
+                garbled, grpc.StatusCode.INVALID_ARGUMENT, "invalidArgument")
+    check_true("a request that is not protobuf: the message names the message expected, as the protos do",
+               "is not a valid modeld.v1.CreateStoreRequest message" in (garbled.details() or ""), garbled.details())
 
     sent_schema = sample_trips_schema()
     applied = stores.ApplySchema(stores_pb2.ApplySchemaRequest(store=store, schema=sent_schema), timeout=t)
@@ -754,6 +757,20 @@ def run(daemon):
     check_true("bad input: nothing made for the mixed request",
                not os.path.exists(os.path.join(daemon.directory, "mixed.sqlite")), "found mixed.sqlite")
     still_answers("a backend beside another's URL")
+
+    # More calls at once on one connection than the daemon takes (100 streams, said in its
+    # SETTINGS): grpcio queues the rest, and every one is answered (they hung or were refused).
+    futures = [queries.Count.future(queries_pb2.StoreFetchRequest(store=store, fetch=all_trips), timeout=60)
+               for _ in range(300)]
+    outcomes = []
+    for future in futures:
+        try:
+            outcomes.append(future.result().count)
+        except grpc.RpcError as error:
+            outcomes.append(error.code().name)
+    check_true("300 calls at once on one connection: every one answered",
+               all(isinstance(outcome, int) for outcome in outcomes),
+               f"outcomes: {sorted(set(map(str, outcomes)))}")
 
     # Close the sessions.
     for name, session in [("alice", alice), ("bob", bob)]:
