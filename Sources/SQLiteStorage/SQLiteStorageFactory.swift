@@ -138,10 +138,13 @@ public struct SQLiteStorageFactory: StorageBackendFactory, StorageLabelling {
     /// The store's path; a store about to be created takes an emptied set of files, recycling.
     private func prepare(_ location: StoreLocation) throws(ModelError) -> String {
         let path = try path(of: location)
-        if recyclesFiles, !FileManager.default.fileExists(atPath: path) {
-            recyclers.recycler(for: URL(fileURLWithPath: path).deletingLastPathComponent())?.claim(for: path)
-        }
         try Self.checkPlace(path)
+        // A set of the daemon's own emptied files needs no look.
+        if recyclesFiles, !FileManager.default.fileExists(atPath: path),
+            recyclers.recycler(for: URL(fileURLWithPath: path).deletingLastPathComponent())?.claim(for: path) == true
+        {
+            return path
+        }
         switch Self.contents(of: path) {
         case .nothing, .store:
             return path

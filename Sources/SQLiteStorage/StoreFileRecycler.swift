@@ -114,7 +114,8 @@ final class StoreFileRecycler: Sendable {
 
     /// Moves an emptied set into place for a new store at `path`, if the bin has one; otherwise
     /// SQLite creates the files.
-    func claim(for path: String) {
+    @discardableResult
+    func claim(for path: String) -> Bool {
         while let name = bin.withLock({ bin -> String? in
             guard let name = bin.emptied.popLast() else { return nil }
             bin.count -= 1
@@ -132,8 +133,9 @@ final class StoreFileRecycler: Sendable {
                 unlink(set + suffix)
                 unlink(path + suffix)
             }
-            return
+            return true
         }
+        return false
     }
 
     /// On `queue`: empties the set at `pending` (see the type's description), syncs it, and
