@@ -18,28 +18,30 @@ static inline int csqlite_disable_memory_statistics(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
-// Syncs the WAL through SQLite's own file object (its xSync): the same fdatasync we would make,
-// and, the first time, the fsync of its directory that SQLite's Unix VFS owes a journal it
-// opened with O_CREAT. Made here, at a store's creation, that directory sync is not left to the
-// store's first save. SQLITE_NOTFOUND when the connection has no journal file open.
-// Syncs the connection's database file through SQLite's own descriptor of it. Opening and closing
-// another descriptor of the file would drop every POSIX lock this process holds on it (closing any
-// descriptor of a file does), SQLite's shared lock among them: another process closing its last
-// connection would then think itself the last, checkpoint, and delete the WAL this one writes to.
-static inline int csqlite_sync_database(sqlite3 *db) {
+// Syncs one of the connection's files through SQLite's own file object (its xSync), the file
+// that `op` (a file-pointer file control) names; SQLITE_NOTFOUND when it has none open.
+static inline int csqlite_sync_file(sqlite3 *db, int op) {
     sqlite3_file *file = 0;
-    int code = sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file);
+    int code = sqlite3_file_control(db, "main", op, &file);
     if (code != SQLITE_OK) return code;
     if (file == 0 || file->pMethods == 0) return SQLITE_NOTFOUND;
     return file->pMethods->xSync(file, SQLITE_SYNC_NORMAL);
 }
 
+// Syncs the connection's database file through SQLite's own descriptor of it. Opening and closing
+// another descriptor of the file would drop every POSIX lock this process holds on it (closing any
+// descriptor of a file does), SQLite's shared lock among them: another process closing its last
+// connection would then think itself the last, checkpoint, and delete the WAL this one writes to.
+static inline int csqlite_sync_database(sqlite3 *db) {
+    return csqlite_sync_file(db, SQLITE_FCNTL_FILE_POINTER);
+}
+
+// Syncs the WAL through SQLite's own file object: the same fdatasync we would make, and, the
+// first time, the fsync of its directory that SQLite's Unix VFS owes a journal it opened with
+// O_CREAT. Made here, at a store's creation, that directory sync is not left to the store's first
+// save. SQLITE_NOTFOUND when the connection has no journal file open.
 static inline int csqlite_sync_wal(sqlite3 *db) {
-    sqlite3_file *file = 0;
-    int code = sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file);
-    if (code != SQLITE_OK) return code;
-    if (file == 0 || file->pMethods == 0) return SQLITE_NOTFOUND;
-    return file->pMethods->xSync(file, SQLITE_SYNC_NORMAL);
+    return csqlite_sync_file(db, SQLITE_FCNTL_JOURNAL_POINTER);
 }
 
 // Maps up to SQLite's largest size of the connection's file into memory (its MAX_MMAP_SIZE on

@@ -136,23 +136,17 @@ final class SQLiteConnection {
         guard let unsyncedNew else { return }
         // Both through SQLite's descriptors: another descriptor of the database file, closed,
         // would drop this process's locks on it (``csqlite_sync_database``).
-        if unsyncedNew == .empty {
-            let code = csqlite_sync_database(try open())
+        func sync(_ what: String, _ body: (OpaquePointer) -> Int32) throws(ModelError) {
+            let code = body(try open())
             guard code == SQLITE_OK else {
                 throw ModelError(
-                    .storageFailure,
-                    "cannot sync the new store file \(path) to disk: \(String(cString: sqlite3_errstr(code)))",
+                    .storageFailure, "cannot sync \(what) to disk: \(String(cString: sqlite3_errstr(code)))",
                     context: ["path": path])
             }
         }
+        if unsyncedNew == .empty { try sync("the new store file \(path)", csqlite_sync_database) }
         // The transaction that prepared the store left the WAL open on this connection.
-        let code = csqlite_sync_wal(try open())
-        guard code == SQLITE_OK else {
-            throw ModelError(
-                .storageFailure,
-                "cannot sync the new store's write-ahead log \(path)-wal to disk: \(String(cString: sqlite3_errstr(code)))",
-                context: ["path": path])
-        }
+        try sync("the new store's write-ahead log \(path)-wal", csqlite_sync_wal)
         try execute("PRAGMA synchronous=FULL")
         self.unsyncedNew = nil
     }

@@ -147,44 +147,54 @@ import Testing
         try await withTemporaryDirectory { elsewhere in
             let url =
                 backend == "sqlite" ? "sqlite://\(elsewhere.path)/shared.sqlite" : try PostgresServer.freshStoreURL()
-            try await TestDaemon.withDaemon { first in
-                try await TestDaemon.withDaemon { second in
-                    try await first.withClient { one in
-                        try await second.withClient { two in
-                            try await one.createStore("shared", backend: nil, url: url, schema: SampleTrips.schema)
-                            try await two.createStore("shared", backend: nil, url: url)
-                            let session = try await two.openSession(on: "shared")
-                            var budgeted = SampleTrips.schema
-                            budgeted.entities[0].attributes.append(
-                                AttributeDescription(name: "budget", type: .decimal, isOptional: true))
-                            _ = try await one.migrateSchema(of: "shared", to: budgeted)
+            try await Self.withTwoDaemonsSharing(url) { one, two in
+                let session = try await two.openSession(on: "shared")
+                var budgeted = SampleTrips.schema
+                budgeted.entities[0].attributes.append(
+                    AttributeDescription(name: "budget", type: .decimal, isOptional: true))
+                _ = try await one.migrateSchema(of: "shared", to: budgeted)
 
-                            let kyoto = trip("Kyoto", "2026-04-01", "2026-04-09")
-                            await expectError(.schemaMismatch) {
-                                try await two.apply(
-                                    [.insert(entity: "Trip", attributes: kyoto, relationships: [:], id: nil)],
-                                    in: "shared")
-                            }
-                            #expect(try await two.schema(of: "shared").versionHash == budgeted.versionHash)
-                            var withBudget = kyoto
-                            withBudget["budget"] = .decimal(Decimal(1200))
-                            try await two.apply(
-                                [.insert(entity: "Trip", attributes: withBudget, relationships: [:], id: nil)],
-                                in: "shared")
-                            let closed = await expectError(.schemaMismatch) {
-                                _ = try await session.count(FetchDescriptor(entityName: "Trip"))
-                            }
-                            #expect(
-                                closed?.message.contains("by another process") == true, "\(String(describing: closed))")
+                let kyoto = trip("Kyoto", "2026-04-01", "2026-04-09")
+                await expectError(.schemaMismatch) {
+                    try await two.apply(
+                        [.insert(entity: "Trip", attributes: kyoto, relationships: [:], id: nil)],
+                        in: "shared")
+                }
+                #expect(try await two.schema(of: "shared").versionHash == budgeted.versionHash)
+                var withBudget = kyoto
+                withBudget["budget"] = .decimal(Decimal(1200))
+                try await two.apply(
+                    [.insert(entity: "Trip", attributes: withBudget, relationships: [:], id: nil)],
+                    in: "shared")
+                let closed = await expectError(.schemaMismatch) {
+                    _ = try await session.count(FetchDescriptor(entityName: "Trip"))
+                }
+                #expect(
+                    closed?.message.contains("by another process") == true, "\(String(describing: closed))")
 
-                            // A schema read alone shows the next migration.
-                            var noted = budgeted
-                            noted.entities[0].attributes.append(
-                                AttributeDescription(name: "note", type: .string, isOptional: true))
-                            _ = try await one.migrateSchema(of: "shared", to: noted)
-                            #expect(try await two.schema(of: "shared").versionHash == noted.versionHash)
-                            if backend == "postgres" { try await one.dropStore("shared") }
-                        }
+                // A schema read alone shows the next migration.
+                var noted = budgeted
+                noted.entities[0].attributes.append(
+                    AttributeDescription(name: "note", type: .string, isOptional: true))
+                _ = try await one.migrateSchema(of: "shared", to: noted)
+                #expect(try await two.schema(of: "shared").versionHash == noted.versionHash)
+                if backend == "postgres" { try await one.dropStore("shared") }
+            }
+        }
+    }
+
+    /// Runs `body` with clients of two daemons serving one store, "shared", at `url` (made with
+    /// the sample trips' schema by the first).
+    static func withTwoDaemonsSharing(_ url: String, _ body: (DaemonClient, DaemonClient) async throws -> Void)
+        async throws
+    {
+        try await TestDaemon.withDaemon { first in
+            try await TestDaemon.withDaemon { second in
+                try await first.withClient { one in
+                    try await second.withClient { two in
+                        try await one.createStore("shared", backend: nil, url: url, schema: SampleTrips.schema)
+                        try await two.createStore("shared", backend: nil, url: url)
+                        try await body(one, two)
                     }
                 }
             }
@@ -199,27 +209,19 @@ import Testing
         try await withTemporaryDirectory { elsewhere in
             let file = "\(elsewhere.path)/shared.sqlite"
             let url = backend == "sqlite" ? "sqlite://\(file)" : try PostgresServer.freshStoreURL()
-            try await TestDaemon.withDaemon { first in
-                try await TestDaemon.withDaemon { second in
-                    try await first.withClient { one in
-                        try await second.withClient { two in
-                            try await one.createStore("shared", backend: nil, url: url, schema: SampleTrips.schema)
-                            try await two.createStore("shared", backend: nil, url: url)
-                            let kyoto = trip("Kyoto", "2026-04-01", "2026-04-09")
-                            try await one.apply(
-                                [.insert(entity: "Trip", attributes: kyoto, relationships: [:], id: nil)], in: "shared")
-                            try await two.dropStore("shared")
-                            let nara = trip("Nara", "2026-05-01", "2026-05-03")
-                            let refused = await expectError(.notFound) {
-                                try await one.apply(
-                                    [.insert(entity: "Trip", attributes: nara, relationships: [:], id: nil)],
-                                    in: "shared")
-                            }
-                            #expect(refused?.message.contains("dropped") == true, "\(String(describing: refused))")
-                            if backend == "sqlite" { #expect(!FileManager.default.fileExists(atPath: file)) }
-                        }
-                    }
+            try await Self.withTwoDaemonsSharing(url) { one, two in
+                let kyoto = trip("Kyoto", "2026-04-01", "2026-04-09")
+                try await one.apply(
+                    [.insert(entity: "Trip", attributes: kyoto, relationships: [:], id: nil)], in: "shared")
+                try await two.dropStore("shared")
+                let nara = trip("Nara", "2026-05-01", "2026-05-03")
+                let refused = await expectError(.notFound) {
+                    try await one.apply(
+                        [.insert(entity: "Trip", attributes: nara, relationships: [:], id: nil)],
+                        in: "shared")
                 }
+                #expect(refused?.message.contains("dropped") == true, "\(String(describing: refused))")
+                if backend == "sqlite" { #expect(!FileManager.default.fileExists(atPath: file)) }
             }
         }
     }
