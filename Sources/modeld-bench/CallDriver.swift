@@ -27,6 +27,8 @@ struct CallDriver {
         case blockingRead = "blocking-read"
         /// The grouped count of workload 5: objects per category.
         case groupedCount = "grouped-count"
+        /// What workload 8 does per test: a store made, one save in it, the store dropped.
+        case testStore = "test-store"
     }
 
     let socketPath: String
@@ -100,6 +102,14 @@ struct CallDriver {
                 guard rows.count == Dataset.categories else {
                     throw BenchError("the grouped count gave \(rows.count) groups, not \(Dataset.categories)")
                 }
+            }
+        case .testStore:
+            let schema = try Dataset.schema()
+            for n in 0..<count {
+                let name = "test-store-\(n)"
+                _ = try await client.createStore(name, schema: schema)
+                try await client.apply([Dataset.insert(n + 1)], in: name)
+                _ = try await client.dropStore(name, force: true)
             }
         case .save:
             let first = Int.random(in: 1_000_000..<1_000_000_000)
