@@ -11,8 +11,11 @@ extension MemoryStore {
         let new = try ResolvedSchema.resolved(schema)
         let old = state.schema
         if old.versionHash == new.versionHash {
-            if !options.dryRun { state.schema = new }
-            return MigrationPlan(fromVersion: old.versionHash, toVersion: new.versionHash)
+            let same = MigrationPlanner.planSameShape(from: old, to: new)
+            if options.dryRun { return same }
+            guard same.isAllowed else { throw same.refusalError }
+            state.schema = new
+            return same
         }
         let reads = MemoryMigrationReads(reader: StoreReader(state: state, storeIdentifier: storeIdentifier))
         let plan = try MigrationPlanner.plan(from: old, to: new, reads: reads, allowDataLoss: options.allowDataLoss)
@@ -46,8 +49,21 @@ extension MemoryState {
         let entityName = Dictionary(changes.entities.map { ($0.oldName, $0.name) }, uniquingKeysWith: { a, _ in a })
         let byNewName = Dictionary(changes.entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         var result = MemoryState(schema: new)
-        for (root, key) in sequences {
-            result.sequences[entityName[root] ?? root] = key
+        // As RelationalMigration keeps them: every name keeps its row, a retired subentity's
+        // name its hierarchy's last key, and a hierarchy goes on from its old root's and from
+        // any name it takes in that drew keys before.
+        result.sequences = sequences
+        func keepAtLeast(_ name: String, keysOf source: String) {
+            guard let key = result.sequences[source] else { return }
+            result.sequences[name] = max(result.sequences[name] ?? 0, key)
+        }
+        for entity in schema.entities where entityName[entity.name] != entity.name && entity.root != entity.name {
+            keepAtLeast(entity.name, keysOf: entity.root)
+        }
+        for entity in new.entities {
+            let from =
+                entity.root == entity.name ? changes.renamedEntities.first { $0.new == entity.name }?.old : entity.name
+            if let from, from != entity.root { keepAtLeast(entity.root, keysOf: from) }
         }
         // What changes for each entity's objects, worked out once per entity, not per row.
         var rules: [String: RowRules] = [:]

@@ -215,7 +215,7 @@ public actor ModelContext {
                 "\(id) belongs to store \(id.storeIdentifier.uuidString.lowercased()), not to this store (\(container.storeIdentifier.uuidString.lowercased()))",
                 context: ["uri": id.uriRepresentation])
         }
-        guard schema[id.entityName] != nil else { throw ModelError.unknownEntity(id.entityName) }
+        _ = try schema.entity(id.entityName) // unknown: says so, naming a rename
         if id.isTemporary, !pending.isKnown(id) {
             throw ModelError(
                 .notFound,

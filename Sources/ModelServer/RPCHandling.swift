@@ -125,8 +125,14 @@ struct RPCHandling: Sendable {
     /// What `error`, thrown by `method`'s handler, leaves as.
     private func rpcError(_ error: any Error, method: String) -> RPCError {
         switch error {
-        case let error as ModelError:
+        case var error as ModelError:
             if error.code == .storageFailure { logger.error("\(method): \(error)") }
+            if Self.staleSchemaVersion(of: error) != nil, let stored = error.context["storeVersion"] {
+                // The backend speaks to the process that opened the store; the daemon has
+                // served the new schema since (`staleSchema`), so the caller need only ask again.
+                error.message =
+                    "the store was migrated to schema version \(stored.prefix(12)) while this call was under way (it was made for version \((error.context["requestedVersion"] ?? "").prefix(12))); nothing was saved: send it again for the new schema (a session opened before the migration is closed: open another)"
+            }
             return RPCError(error)
         case let error as RPCError:
             return error

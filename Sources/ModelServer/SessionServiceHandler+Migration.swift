@@ -79,6 +79,11 @@ extension SessionServiceHandler {
                     code: .schemaMismatch)
             }
             store.history.notify()
+            // The migration's saves went by the store's watches, which the commit kept when the
+            // schema stayed as it was: they catch up from the history.
+            if after == before, let token = try? await store.container.backend.currentHistoryToken() {
+                store.watches.heard(token)
+            }
             core.logger.info(
                 "store '\(store.name)': a staged migration committed (session \(session.id)), schema \(after.prefix(12))\(closed > 0 ? ", closing \(closed) session(s)" : "")"
             )

@@ -54,9 +54,13 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
             let session = try core.session(request.sessionID)
             try core.checkAccess(.write, to: session.store.name)
             let edits = try ObjectEdit.edits(wire: request.changes, in: session.store.storeIdentifier)
-            return try await session.run {
-                try await core.save(
-                    $0, applying: edits, store: session.store, returnTransaction: request.returnTransaction)
+            return try await session.run { context in
+                // A migration's saves are committed with it: the store's watches and followers
+                // hear of them then (a watch told now would read the store without them, and
+                // take their token as heard).
+                if session.migration != nil { return SaveResponse(try await context.save(applying: edits)) }
+                return try await core.save(
+                    context, applying: edits, store: session.store, returnTransaction: request.returnTransaction)
             }
         }
     }

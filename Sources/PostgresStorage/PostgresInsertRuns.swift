@@ -60,7 +60,7 @@ struct PostgresInsertRuns {
         var result = SaveResult()
         var history: [String] = []
         for run in runs where run.count > 0 {
-            guard let entity = layout.schema[run.entityName] else { throw ModelError.unknownEntity(run.entityName) }
+            let entity = try layout.schema.entity(run.entityName)
             let firstKey = try metadata.lockedSequence(entity.root, session) + 1
             if let mismatch = try PostgresSave.mismatch(storedHash, schema: layout.schema) { throw mismatch }
             try insertRows(of: run, entity: entity, firstKey: firstKey)

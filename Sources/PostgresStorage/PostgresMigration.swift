@@ -33,10 +33,12 @@ extension PostgresStore {
     ) throws -> (MigrationPlan, PostgresLayout?) {
         let current = try metadata.schema(session)
         let old = PostgresLayout(current, namespace: namespace)
-        let unchanged = MigrationPlan(fromVersion: current.versionHash, toVersion: resolved.versionHash)
         if current.versionHash == resolved.versionHash {
+            let unchanged = MigrationPlanner.planSameShape(from: current, to: resolved)
+            if options.dryRun { return (unchanged, nil) }
+            guard unchanged.isAllowed else { throw unchanged.refusalError }
             // The same stored shape: keep the declaration as given (order, rename hints).
-            guard !options.dryRun, current.schema != resolved.schema else { return (unchanged, nil) }
+            guard current.schema != resolved.schema else { return (unchanged, nil) }
             try metadata.setValue(resolved.canonicalJSON, for: "schema", session)
             return (unchanged, PostgresLayout(resolved, namespace: namespace))
         }

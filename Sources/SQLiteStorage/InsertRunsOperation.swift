@@ -63,7 +63,7 @@ struct InsertRunsOperation {
         try SaveOperation.checkSchemaVersion(layout.schema, connection)
         var result = SaveResult()
         for run in runs where run.count > 0 {
-            guard let entity = layout.schema[run.entityName] else { throw ModelError.unknownEntity(run.entityName) }
+            let entity = try layout.schema.entity(run.entityName)
             let firstKey = try StoreMetadata.sequence(entity.root, connection) + 1
             try insertRows(of: run, entity: entity, firstKey: firstKey)
             try StoreMetadata.setSequence(entity.root, to: firstKey + Int64(run.count) - 1, connection)

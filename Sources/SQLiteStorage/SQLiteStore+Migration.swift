@@ -30,8 +30,11 @@ extension SQLiteStore {
         let current = try StoreMetadata.schema(connection)
         let old = SQLiteLayout(current)
         if current.versionHash == resolved.versionHash {
+            let same = MigrationPlanner.planSameShape(from: current, to: resolved)
+            if options.dryRun { return (same, nil) }
+            guard same.isAllowed else { throw same.refusalError }
             // The same stored shape: keep the declaration as given (order, rename hints).
-            if !options.dryRun, current.schema != resolved.schema {
+            if current.schema != resolved.schema {
                 try StoreMetadata.setValue(resolved.canonicalJSON, for: "schema", connection)
                 return (
                     MigrationPlan(fromVersion: current.versionHash, toVersion: resolved.versionHash),

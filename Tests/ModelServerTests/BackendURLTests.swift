@@ -155,11 +155,18 @@ import Testing
                 _ = try await one.migrateSchema(of: "shared", to: budgeted)
 
                 let kyoto = trip("Kyoto", "2026-04-01", "2026-04-09")
-                await expectError(.schemaMismatch) {
+                let stale = await expectError(.schemaMismatch) {
                     try await two.apply(
                         [.insert(entity: "Trip", attributes: kyoto, relationships: [:], id: nil)],
                         in: "shared")
                 }
+                // In the daemon's words: the call is to be sent again, not the store reopened.
+                let version = String(try #require(budgeted.versionHash).prefix(12))
+                #expect(
+                    stale?.message.hasPrefix(
+                        "the store was migrated to schema version \(version) while this call was under way") == true
+                        && stale?.message.contains("nothing was saved: send it again for the new schema") == true,
+                    "\(String(describing: stale))")
                 #expect(try await two.schema(of: "shared").versionHash == budgeted.versionHash)
                 var withBudget = kyoto
                 withBudget["budget"] = .decimal(Decimal(1200))

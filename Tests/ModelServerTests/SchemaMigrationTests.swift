@@ -115,4 +115,36 @@ import Testing
             #expect(last.schemaChange?.to == Self.budgeted.versionHash)
         }
     }
+
+    /// After a rename, every call that names an object by its old URI is told the new name.
+    @Test func oldEntityURIsAreToldOfTheRename() async throws {
+        let text = [AttributeDescription(name: "text", type: .string)]
+        let notes = Schema(entities: [EntityDescription(name: "Note", attributes: text)])
+        let memos = Schema(entities: [EntityDescription(name: "Memo", attributes: text, originalName: "Note")])
+        try await withTestStore(schema: notes) { store in
+            let old = try #require(try await store.insert("Note", [["text": .string("hi")]]).first)
+            _ = try await store.client.migrateSchema(of: store.name, to: memos)
+            let session = try await store.openSession()
+            let calls: [(String, () async throws -> Void)] = [
+                ("GetObjects", { _ = try await store.client.objects([old], in: store.name) }),
+                (
+                    "Apply update",
+                    {
+                        _ = try await store.client.apply(
+                            [.update(old, attributes: ["text": .string("x")], relationships: [:])], in: store.name)
+                    }
+                ),
+                ("Apply delete", { _ = try await store.client.apply([.delete(old)], in: store.name) }),
+                ("session read", { _ = try await session.objects([old]) }),
+                ("session stage", { try await session.delete(old) }),
+            ]
+            for (call, body) in calls {
+                let error = await expectError(.unknownEntity) { try await body() }
+                #expect(
+                    error?.message.contains("entity 'Note' was renamed to 'Memo' by a migration") == true,
+                    "\(call): \(String(describing: error))")
+            }
+            #expect(try await store.values("Memo", key: "text") == ["hi"])
+        }
+    }
 }

@@ -103,6 +103,24 @@ import Testing
         }
     }
 
+    /// A migration that only saves keeps the schema, and so the store's watches: they hear
+    /// what it saved once it commits.
+    @Test(arguments: [StoreInfo.Kind.sqlite, .memory])
+    func aCommitWithoutAStepReachesTheWatches(_ kind: StoreInfo.Kind) async throws {
+        try await withTestStore(schema: SampleTrips.schema, kind: kind) { store in
+            _ = try await store.insert("Trip", [trip("Kyoto", "2026-04-01", "2026-04-09")])
+            let count = WatchFeed(store.client, .count(FetchDescriptor(entityName: "Trip")), store: store.name)
+            #expect(try await count.next().result == .count(1))
+            let migration = try await store.client.beginMigration(of: store.name)
+            _ = try await migration.session.insert("Trip", attributes: trip("Rome", "2026-05-01", "2026-05-03"))
+            try await migration.session.save()
+            let committed = try await migration.commit()
+            let update = try await count.next()
+            #expect(update.result == .count(2))
+            #expect(update.token == committed.historyToken)
+        }
+    }
+
     /// A migration whose client goes quiet is rolled back after the migration idle timeout,
     /// and the store serves again.
     @Test func anAbandonedMigrationIsRolledBack() async throws {

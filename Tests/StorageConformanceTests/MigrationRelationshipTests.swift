@@ -98,4 +98,60 @@ import Testing
             try await MigrationTests.expectRefusal(store, to: new, mentioning: "this needs a staged migration")
         }
     }
+
+    /// Trip with a subentity Biz; Item with a required `trip` and `trips` of at least one.
+    static func items(required: Bool, biz: Bool) -> Schema {
+        let trip = EntityDescription(name: "Trip", attributes: [AttributeDescription(name: "name", type: .string)])
+        let item = EntityDescription(
+            name: "Item", attributes: [AttributeDescription(name: "title", type: .string)],
+            relationships: [
+                RelationshipDescription(name: "trip", destination: "Trip", isOptional: !required),
+                RelationshipDescription(
+                    name: "trips", destination: "Trip", isToMany: true, minCount: required ? 1 : nil),
+            ])
+        return Schema(entities: [trip, item] + (biz ? [EntityDescription(name: "Biz", superentity: "Trip")] : []))
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func removingAnEntityRefusesToLeaveRequiredReferencesEmpty(_ kind: BackendKind) async throws {
+        try await withStore(kind, Self.items(required: true, biz: true)) { store in
+            var c = store.changes()
+            let plain = c.insert("Trip", ["name": .string("plain")])
+            let biz = c.insert("Biz", ["name": .string("biz")])
+            // `only` holds nothing but the Biz; `both` keeps the plain trip in each.
+            let only = c.insert("Item", ["title": .string("only")])
+            let both = c.insert("Item", ["title": .string("both")])
+            c.link(only, "trip", biz)
+            c.link(only, "trips", biz)
+            c.link(both, "trip", plain)
+            c.link(both, "trips", plain)
+            c.link(both, "trips", biz)
+            let saved = try await store.save(c)
+            let onlyURI = saved[only].uriRepresentation
+
+            let without = Self.items(required: true, biz: false)
+            try await MigrationTests.expectRefusal(
+                store, to: without, allowDataLoss: true,
+                mentioning:
+                    "Item.trip is required, and 1 object(s) would lose what they hold there with the objects of Biz (\(onlyURI))"
+            )
+            try await MigrationTests.expectRefusal(
+                store, to: without, allowDataLoss: true,
+                mentioning:
+                    "Item.trips needs at least 1 related object(s), and 1 object(s) would lose what they hold there with the objects of Biz (\(onlyURI))"
+            )
+
+            // Optional, the references are cleared, and the plan says where.
+            let relaxed = Self.items(required: false, biz: false)
+            let plan = try await store.backend.migrate(to: relaxed, options: MigrationOptions(allowDataLoss: true))
+            let removal = try #require(plan.steps.first { $0.kind == .removeEntity })
+            #expect(
+                removal.detail
+                    == "remove entity Biz: its objects are deleted, and references to them cleared in Item.trip (1 object(s)), Item.trips (2 object(s))"
+            )
+            let migrated = try MigrationTests.migrated(store, relaxed)
+            #expect(try await migrated.snapshot(saved[only]).toOne("trip") == nil)
+            #expect(try await migrated.snapshot(saved[both]).toMany("trips") == [saved[plain]])
+        }
+    }
 }

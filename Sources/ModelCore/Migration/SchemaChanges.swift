@@ -64,6 +64,9 @@ public struct SchemaChanges: Hashable, Sendable {
     public internal(set) var entities: [EntityChanges] = []
     /// What an inferred migration cannot do, each with why: a staged migration is needed.
     public internal(set) var unsupported: [String] = []
+    /// Renames that cannot be told from what the new schema keeps (an `originalName` the new
+    /// schema still uses), each with what to do instead.
+    public internal(set) var ambiguousRenames: [String] = []
     /// What an inferred migration cannot do if the entity named holds objects (moving an entity
     /// in its hierarchy, making it abstract): entity (old name) → why.
     public internal(set) var unsupportedWithObjects: [Condition] = []
@@ -79,6 +82,7 @@ public struct SchemaChanges: Hashable, Sendable {
     public var isEmpty: Bool {
         addedEntities.isEmpty && removedEntities.isEmpty && renamedEntities.isEmpty
             && entities.allSatisfy(\.isUnchanged) && unsupported.isEmpty && unsupportedWithObjects.isEmpty
+            && ambiguousRenames.isEmpty
     }
 
     /// The changes from `old` to `new`.
@@ -96,6 +100,13 @@ public struct SchemaChanges: Hashable, Sendable {
             } else {
                 addedEntities.append(entity.name)
             }
+            if let original = entity.originalName, original != entity.name, oldNames.contains(original),
+                new.entityNames.contains(original)
+            {
+                ambiguousRenames.append(
+                    "entity \(entity.name) names \(original) as its original name, but the new schema has an entity \(original) too, so it cannot continue it: rename in two steps (first \(original) to a name the new schema does not use)"
+                )
+            }
         }
         let kept = Set(continued.values)
         removedEntities = old.entityNames.filter { !kept.contains($0) }
@@ -104,13 +115,14 @@ public struct SchemaChanges: Hashable, Sendable {
             entities.append(
                 Self.changes(
                     of: entity, from: before, continued: continued, old: old, new: new,
-                    unsupported: &unsupported, conditions: &unsupportedWithObjects))
+                    unsupported: &unsupported, conditions: &unsupportedWithObjects, ambiguous: &ambiguousRenames))
         }
     }
 
     private static func changes(
         of after: EntityDescription, from before: EntityDescription, continued: [String: String],
-        old: ResolvedSchema, new: ResolvedSchema, unsupported: inout [String], conditions: inout [Condition]
+        old: ResolvedSchema, new: ResolvedSchema, unsupported: inout [String], conditions: inout [Condition],
+        ambiguous: inout [String]
     ) -> EntityChanges {
         var changes = EntityChanges(name: after.name, oldName: before.name)
         let oldSuper = before.superentity
@@ -143,6 +155,13 @@ public struct SchemaChanges: Hashable, Sendable {
                 matched[attribute.name] = source
             } else {
                 changes.addedAttributes.append(attribute)
+            }
+            if let original = attribute.originalName, original != attribute.name, oldAttributes[original] != nil,
+                after.attributes.contains(where: { $0.name == original })
+            {
+                ambiguous.append(
+                    "\(after.name).\(attribute.name) names \(original) as its original name, but \(after.name) keeps an attribute \(original), so it cannot continue it: rename in two steps (first \(original) to a name the new schema does not use)"
+                )
             }
         }
         let keptAttributes = Set(matched.values.map(\.name))

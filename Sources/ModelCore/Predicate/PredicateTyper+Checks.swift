@@ -111,7 +111,7 @@ extension PredicateTyper {
                 throw ModelError(
                     .invalidIdentifier, "\(id) belongs to another store", context: ["uri": id.uriRepresentation])
             }
-            guard let referenced = schema[id.entityName] else { throw ModelError.unknownEntity(id.entityName) }
+            let referenced = try schema.entity(id.entityName)
             guard let target = schema[entity], referenced.root == target.root else {
                 throw ModelError(
                     .typeMismatch, "\(id) is an object of \(id.entityName), which cannot be an object of \(entity)",

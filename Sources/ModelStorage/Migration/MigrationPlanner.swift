@@ -13,8 +13,9 @@ public enum MigrationPlanner {
         from old: ResolvedSchema, to new: ResolvedSchema, reads: Reads, allowDataLoss: Bool
     ) throws -> MigrationPlan {
         let changes = SchemaChanges(from: old, to: new)
-        var planner = Planner(old: old, new: new, reads: reads, allowDataLoss: allowDataLoss)
+        var planner = MigrationPlanning(old: old, new: new, reads: reads, allowDataLoss: allowDataLoss)
         planner.plan.refusals += changes.unsupported.map { "\($0); this needs a staged migration" }
+        planner.plan.refusals += changes.ambiguousRenames
         for condition in changes.unsupportedWithObjects {
             let objects = try planner.count(condition.entity, exactly: true)
             if objects > 0 {
@@ -29,19 +30,27 @@ public enum MigrationPlanner {
             let objects = try planner.count(rename.old, exactly: true)
             planner.add(.renameEntity, rename.new, "rename entity \(rename.old) to \(rename.new)", objects: objects)
         }
-        for name in changes.removedEntities {
-            let objects = try planner.count(name, exactly: true)
-            planner.add(
-                .removeEntity, name, "remove entity \(name)" + (objects > 0 ? ": its objects are deleted" : ""),
-                objects: objects, losesData: objects > 0)
-        }
+        let references = planner.referencesIntoRemoved(changes)
+        for name in changes.removedEntities { try planner.planRemoval(of: name, references: references) }
+        try planner.checkRequiredReferences(references)
         for entity in changes.entities { try planner.plan(entity) }
         return planner.plan
     }
 }
 
+extension MigrationPlanner {
+    /// The plan between two schemas of one stored shape (one version hash): nothing to do, or
+    /// refused when a rename hint cannot be followed (an `originalName` the new schema still
+    /// uses, as two attributes swapping names), rather than taken as nothing asked.
+    public static func planSameShape(from old: ResolvedSchema, to new: ResolvedSchema) -> MigrationPlan {
+        var plan = MigrationPlan(fromVersion: old.versionHash, toVersion: new.versionHash)
+        plan.refusals = SchemaChanges(from: old, to: new).ambiguousRenames
+        return plan
+    }
+}
+
 /// One plan being worked out.
-private struct Planner<Reads: MigrationReads> {
+struct MigrationPlanning<Reads: MigrationReads> {
     let old: ResolvedSchema
     let new: ResolvedSchema
     let reads: Reads
@@ -150,12 +159,8 @@ private struct Planner<Reads: MigrationReads> {
             add(
                 .addUniqueConstraint, name, "add unique constraint (\(constraint.joined(separator: ", ")))",
                 objects: objects)
-            if let collisions = try collisions(of: constraint.map(stored), in: oldName) {
-                refuse(
-                    "\(name): existing objects violate the new unique constraint (\(constraint.joined(separator: ", "))): \(collisions); change or delete them first"
-                )
-            }
         }
+        try checkUniqueness(of: entity)
         for relationship in entity.removedRelationships {
             guard let old = old[oldName]?.relationship(relationship) else { continue }
             let holding = try count(
@@ -216,30 +221,6 @@ private struct Planner<Reads: MigrationReads> {
                 "\(entity.name).\(relationship): \(violating) object(s) break its new bounds (\(try named(entity.oldName, where: predicate))); change them first"
             )
         }
-    }
-
-    /// The objects of `entity` whose values of `attributes` collide, named by URI (a few groups),
-    /// or nil when none do. Nil values never collide, as in a save.
-    private func collisions(of attributes: [String], in entity: String) throws -> String? {
-        let descriptor = AggregateDescriptor(
-            entityName: entity, groupBy: attributes.map { PropertyPath([$0]) },
-            aggregations: [Aggregation("n", .count)],
-            sortBy: [AggregateSort("n", ascending: false)], limit: 50)
-        let groups = try reads.aggregate(try descriptor.validated(in: old)).filter { row in
-            guard case .int(let n)? = row["n"], n > 1 else { return false }
-            return attributes.allSatisfy { !(row[$0]?.isNull ?? true) }
-        }
-        guard !groups.isEmpty else { return nil }
-        var named: [String] = []
-        for row in groups.prefix(3) {
-            let predicate = Predicate.all(attributes.map { Predicate.equal(PropertyPath([$0]), row[$0] ?? .null) })
-            let fetch = FetchDescriptor(
-                entityName: entity, predicate: predicate, limit: MigrationPlanner.namedObjects, resultType: .identifiers
-            )
-            let uris = try reads.fetch(try fetch.validated(in: old)).identifiers.map(\.uriRepresentation)
-            named.append("(" + uris.joined(separator: ", ") + ")")
-        }
-        return named.joined(separator: "; ") + (groups.count > 3 ? " and \(groups.count - 3) more group(s)" : "")
     }
 }
 

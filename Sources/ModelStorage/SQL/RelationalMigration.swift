@@ -67,6 +67,7 @@ package struct RelationalMigration {
         for (name, statement) in oldIndexes where newIndexes[name] != statement {
             try connection.execute("DROP INDEX IF EXISTS \(SQL.quote(name))")
         }
+        try keepRetiredNamesKeys()
         try migrateTables()
         try migrateJoinTables()
         try clearDanglingReferences()
@@ -105,9 +106,6 @@ package struct RelationalMigration {
             let before = old.table(root: oldRoot)
             if oldRoot != table.name {
                 try connection.execute("ALTER TABLE \(before.quoted) RENAME TO \(table.quoted)")
-                try connection.run(
-                    "UPDATE \(connection.sequenceTable) SET \"name\" = \(p(1)) WHERE \"name\" = \(p(2))",
-                    [.string(table.name), .string(oldRoot)])
             }
             try migrateColumns(of: table, from: before)
         }
@@ -271,6 +269,29 @@ package struct RelationalMigration {
                 )
             }
         }
+    }
+
+    /// A URI names an entity and a key, so no name may draw a key again that it drew before,
+    /// whatever hierarchy it comes back in. A name the store stops using (renamed or removed)
+    /// keeps a sequence row holding its hierarchy's last key; a root continued under a new name
+    /// goes on from its old one's; and a hierarchy that takes in a name used before goes on
+    /// from that name's last key. (Rows are never deleted: a removed root's stays as it was.)
+    private func keepRetiredNamesKeys() throws {
+        for entity in old.schema.entities where continued[entity.name] != entity.name {
+            if entity.root != entity.name { try keepAtLeast(entity.name, keysOf: entity.root) }
+        }
+        for entity in new.schema.entities {
+            let from =
+                entity.root == entity.name ? changes.renamedEntities.first { $0.new == entity.name }?.old : entity.name
+            if let from, from != entity.root { try keepAtLeast(entity.root, keysOf: from) }
+        }
+    }
+
+    /// Raises the sequence row `name` to row `source`'s value, making it when there is none.
+    private func keepAtLeast(_ name: String, keysOf source: String) throws {
+        try connection.run(
+            "INSERT INTO \(connection.sequenceTable) AS s (\"name\", \"value\") SELECT \(p(1)), \"value\" FROM \(connection.sequenceTable) WHERE \"name\" = \(p(2)) ON CONFLICT (\"name\") DO UPDATE SET \"value\" = CASE WHEN excluded.\"value\" > s.\"value\" THEN excluded.\"value\" ELSE s.\"value\" END",
+            [.string(name), .string(source)])
     }
 
     /// History names objects by entity: a renamed entity's past changes name it by its new name.
