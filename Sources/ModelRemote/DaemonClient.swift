@@ -4,6 +4,7 @@ import GRPCCore
 import GRPCNIOTransportHTTP2
 import ModelCore
 import ModelWire
+import Synchronization
 
 /// A connection to a running `modeld` over its Unix socket: stores, sessions, queries and
 /// history, with ModelCore's types in and out. Every error is a `ModelError`: the daemon's own
@@ -31,6 +32,9 @@ public final class DaemonClient: Sendable {
     /// calls, so it should be short.
     public let preferredExecutor: (any TaskExecutor)?
     private let shutdown: @Sendable () -> Void
+    /// Whether ``close()`` was called: calls after it fail as `closed`, not as a daemon that
+    /// cannot be reached.
+    private let isClosed = Atomic<Bool>(false)
 
     private init<T: ClientTransport>(socketPath: String, transport: DaemonTransport, grpc: GRPCClient<T>, made: T) {
         self.socketPath = socketPath
@@ -90,6 +94,7 @@ public final class DaemonClient: Sendable {
 
     /// Ends a connection made with ``connect(socketPath:transport:)``, after calls under way finish.
     public func close() {
+        isClosed.store(true, ordering: .releasing)
         shutdown()
     }
 
@@ -179,6 +184,13 @@ public final class DaemonClient: Sendable {
     }
 
     func translateAny(_ error: any Error, small: Bool) -> any Error {
+        let fromDaemon = (error as? RPCError)?.metadata[stringValues: ModelError.codeMetadataKey].contains { _ in true }
+        if isClosed.load(ordering: .acquiring), !(error is ModelError), fromDaemon != true {
+            return ModelError(
+                .closed,
+                "this connection to modeld at \(socketPath) was closed (by its client's close(), or its container's); open a new one to use the store",
+                context: ["socket": socketPath])
+        }
         do {
             throw error
         } catch let error as RPCError {

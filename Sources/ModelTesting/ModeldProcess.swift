@@ -32,6 +32,13 @@ public final class ModeldProcess: @unchecked Sendable {
             throw ModelError(
                 .notFound, "cannot find the modeld executable: build it (swift build) or set MODELD_EXECUTABLE")
         }
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            let named = executable.path == ProcessInfo.processInfo.environment["MODELD_EXECUTABLE"]
+            throw ModelError(
+                .notFound,
+                "\(executable.path)\(named ? " (MODELD_EXECUTABLE)" : "") is not an executable file: build modeld (swift build --product modeld) or point MODELD_EXECUTABLE at one",
+                context: ["executable": executable.path])
+        }
         let directory = try directory ?? TemporaryDirectory.make(prefix: "mp")
         let process = ModeldProcess(
             directory: directory, executable: executable, arguments: arguments, launcher: launcher)

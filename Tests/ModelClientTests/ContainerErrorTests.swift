@@ -84,4 +84,30 @@ import Testing
             await again.close()
         }
     }
+
+    /// Containers that open a store the daemon does not have yet, all at once, all open the
+    /// one store (those that lost the race to create it were refused "already exists").
+    @Test func containersOpeningAMissingStoreAtOnceAllOpenIt() async throws {
+        try await withTestStore { store in
+            let name = store.name + "-new"
+            var components = URLComponents(url: store.url, resolvingAgainstBaseURL: false)! // made by TestStore
+            components.queryItems = [URLQueryItem(name: "store", value: name)]
+            let url = try #require(components.url)
+            let opened = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<6 {
+                    group.addTask {
+                        let container = try await ModelContainer(
+                            for: [Maker.self], configuration: ModelConfiguration(url: url))
+                        let count = try await ModelContext(container).fetchCount(FetchDescriptor<Maker>())
+                        await container.close()
+                        return count
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(opened == Array(repeating: 0, count: 6))
+            #expect(try await store.client.stores().filter { $0.name == name }.count == 1)
+            _ = try await store.client.dropStore(name, force: true)
+        }
+    }
 }

@@ -55,6 +55,27 @@ import Testing
         }
     }
 
+    /// A limit of 0 is no limit, as Core Data's, for objects, aggregates and history alike, on
+    /// every kind of store (a fetch gave nothing, and history all of it from the daemon and
+    /// none from a file).
+    @Test(arguments: Backend.everyKind)
+    func aLimitOfZeroIsNoLimit(backend: Backend) async throws {
+        try await backend.withContainer(for: itemModels) { container in
+            let context = ModelContext(container)
+            for name in ["a", "b", "c"] {
+                context.insert(Item(name: name))
+                try await context.save()
+            }
+            var fetch = FetchDescriptor<Item>()
+            fetch.fetchLimit = 0
+            #expect(try await context.fetch(fetch).count == 3)
+            #expect(try await context.fetchHistory(HistoryDescriptor(fetchLimit: 0)).count == 3)
+            var limited = FetchDescriptor<Item>()
+            limited.fetchLimit = 2
+            #expect(try await context.fetch(limited).count == 2)
+        }
+    }
+
     @Test func readingAnAttributeLeftOutStopsTheProgramNamingIt() async throws {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let container = try await ModelContainer(

@@ -178,6 +178,16 @@ import Testing
             }
             let names = try await handler.names()
             #expect(names.count == 9, "\(names)")
+            // Inserts only the context holds, saved at once: each save that finishes while the
+            // next are waiting keeps their objects (they were freed, and their saves reported
+            // success without them).
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<8 { group.addTask { try await handler.createUnheldItem(named: "unheld \(index)") } }
+                try await group.waitForAll()
+            }
+            let all = try await ModelContext(container).fetch(FetchDescriptor<Item>()).map(\.name)
+            #expect(all.filter { $0.hasPrefix("unheld") }.sorted() == (0..<8).map { "unheld \($0)" }, "\(all)")
+            #expect(try await !handler.hasChanges())
         }
     }
 }
@@ -192,6 +202,15 @@ actor DataHandler {
         try await modelContext.save()
         return item.persistentModelID
     }
+
+    /// Inserts an item and saves, keeping no reference to it: until its save, only the context
+    /// holds it.
+    func createUnheldItem(named name: String) async throws {
+        modelContext.insert(Item(name: name, height: nil))
+        try await modelContext.save()
+    }
+
+    func hasChanges() -> Bool { modelContext.hasChanges }
 
     func rename(_ id: PersistentIdentifier, to name: String) async throws {
         guard let item = try await model(for: id, as: Item.self) else { throw ModelError(.notFound, "no item \(id)") }

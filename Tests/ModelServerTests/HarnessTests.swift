@@ -68,4 +68,17 @@ import Testing
         await process.remove()
         #expect(!FileManager.default.fileExists(atPath: process.directory.path))
     }
+
+    /// A modeld that is not there is named in the error, which is a ModelError (it was
+    /// Foundation's "The file doesn't exist.").
+    @Test func aMissingExecutableIsNamed() async throws {
+        let missing = URL(fileURLWithPath: "/nonexistent/modeld")
+        do {
+            _ = try await ModeldProcess.launch(executable: missing)
+            Issue.record("a daemon was launched from \(missing.path)")
+        } catch let error as ModelError {
+            #expect(error.code == .notFound)
+            #expect(error.message.hasPrefix("/nonexistent/modeld is not an executable file"), "\(error)")
+        }
+    }
 }

@@ -32,7 +32,12 @@ final class DaemonStore: StoreConnection {
             do {
                 info = try await client.store(store)
             } catch let error as ModelError where error.code == .notFound {
-                info = try await client.createStore(store, schema: schema)
+                do {
+                    info = try await client.createStore(store, schema: schema)
+                } catch let error as ModelError where error.code == .uniqueConstraint {
+                    // Another opener made it first: open the one it made.
+                    info = try await client.store(store)
+                }
             }
             if info.schemaVersionHash != versionHash {
                 if let migrationPlan, !info.schemaVersionHash.isEmpty,

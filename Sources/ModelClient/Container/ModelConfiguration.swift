@@ -8,7 +8,8 @@ import ModelWire
 ///   on that socket (created if the daemon has no such store).
 /// - `sqlite:///path/to/trips.sqlite` (or a `file:` URL): a SQLite file opened in-process, which
 ///   may be a daemon's store file too (`modelctl store info` shows its path).
-/// - `memory:` (a store of its own, gone when the container closes) or `memory:name`.
+/// - `memory:` or `memory:name` (a store of the container's own, gone when it closes; the
+///   name is a label, not shared: two containers on `memory:x` are two stores).
 public struct ModelConfiguration: Hashable, Sendable {
     public var url: URL
 

@@ -114,8 +114,14 @@ extension ContextCore {
         }
         removeFromRelationships(deleted)
         let remaining = pending.filter { $0.hasChanges }
+        // Changes made while the save was under way stay pending, their objects pinned: let go
+        // of in between, an object only the context held (an insert whose caller kept no
+        // reference) would be freed, and its values with it.
+        let held = remaining.map(\.pinned)
         clearPending()
-        for record in remaining { markPending(record) }
+        withExtendedLifetime(held) {
+            for record in remaining { markPending(record) }
+        }
         flushedChanges = false
     }
 

@@ -225,6 +225,15 @@ final class ContextCore {
     /// Marks `object` for deletion; delete rules run when the context saves.
     func delete(_ object: any PersistentModel) {
         let state = object._$modelState
+        if let core = state.core, core !== self, let record = state.record, !record.isDetached {
+            // Another context's object: the stored object it stands for is deleted, by its URI
+            // (an object that context has not saved yet has none in this one).
+            precondition(
+                !record.id.isTemporary,
+                "\(type(of: object)) \(record.id) is another context's unsaved object; delete it in that context"
+            )
+            return delete(id: record.id)
+        }
         guard let record = state.record, state.core === self, !record.isDetached else { return }
         guard !record.isMarkedDeleted else { return }
         record.isMarkedDeleted = true

@@ -75,7 +75,10 @@ public final class ModelContext {
     }
 
     /// Marks `model` for deletion. At the next save its delete rules run (cascade, nullify,
-    /// deny) and it leaves the context and every relationship that held it.
+    /// deny) and it leaves the context and every relationship that held it. An object another
+    /// context fetched or saved is deleted by its identifier, as ``delete(model:where:)`` would
+    /// (the other context's object stays as it is until that context reads it again); one that
+    /// context has not saved yet stops the program, as it has no identifier here.
     public func delete<T: PersistentModel>(_ model: T) {
         core.delete(model)
     }
@@ -113,6 +116,20 @@ public final class ModelContext {
                         .invalidArgument,
                         "a batch update of \(info.entityName) sets stored attributes; \(keyPath) is a relationship or not stored"
                     )
+                }
+                // The values are `any Sendable`: one of another type than the property's is
+                // refused here (the codec would cast it, and stop the program).
+                if let given = unwrap(value) {
+                    guard type(of: given) == codec.valueType else {
+                        throw ModelError(
+                            .typeMismatch,
+                            "a batch update of \(info.entityName) sets \(property.name), a \(codec.valueType)\(codec.isOptional ? "?" : ""), to a value of type \(type(of: given))"
+                        )
+                    }
+                } else if !codec.isOptional {
+                    throw ModelError(
+                        .validationFailed,
+                        "a batch update of \(info.entityName) sets \(property.name) to nil, but it is not optional")
                 }
                 do {
                     attributes[property.name] = try codec.encode(value)

@@ -41,7 +41,12 @@ public struct AggregateDescriptor<T: PersistentModel> {
     /// Sorts rows by a group-by key path or an aggregate's name; rows are otherwise ordered by
     /// their group keys.
     public var sortBy: [(key: String, order: SortOrder)] = []
-    public var fetchLimit: Int?
+    /// At most this many results; nil or 0 for all of them (0 as Core Data's `fetchLimit`).
+    public var fetchLimit: Int? {
+        get { limit }
+        set { limit = newValue == 0 ? nil : newValue }
+    }
+    private var limit: Int?
     /// Whether the context's unsaved changes count (true by default).
     public var includePendingChanges = true
 

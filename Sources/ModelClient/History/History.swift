@@ -15,7 +15,12 @@ public struct HistoryDescriptor<Transaction>: @unchecked Sendable {
     public var predicate: Foundation.Predicate<Transaction>?
     /// Their order (oldest first when empty).
     public var sortBy: [Foundation.SortDescriptor<Transaction>]
-    public var fetchLimit: Int?
+    /// At most this many results; nil or 0 for all of them (0 as Core Data's `fetchLimit`).
+    public var fetchLimit: Int? {
+        get { limit }
+        set { limit = newValue == 0 ? nil : newValue }
+    }
+    private var limit: Int?
     /// Transactions after this token only, read so by the store (all of them when nil).
     public var token: DefaultHistoryToken?
     /// Only the transactions of this author (a context's ``ModelContext/author``), read so by the store.
