@@ -163,6 +163,16 @@ import Testing
             } else {
                 Issue.record("the upsert is recorded as \(String(describing: upsert.changes.first))")
             }
+            // Both objects are the stored trip from then on: a change through either is read
+            // through both and saved (a change through the twin was dropped, the save a success).
+            twin.destination = "Lazio"
+            #expect(rome.destination == "Lazio")
+            try await context.save()
+            #expect(try await ModelContext(container).fetch(FetchDescriptor<Trip>()).map(\.destination) == ["Lazio"])
+            rome.destination = "Italia"
+            #expect(twin.destination == "Italia")
+            try await context.save()
+            #expect(try await ModelContext(container).fetch(FetchDescriptor<Trip>()).map(\.destination) == ["Italia"])
 
             // Inserted in a context that never saw it.
             let other = ModelContext(container)

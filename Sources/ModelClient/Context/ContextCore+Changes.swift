@@ -29,7 +29,9 @@ extension ContextCore {
                 continue
             }
             let insertNow = record.lifecycle == .inserted && !record.insertSent
-            guard insertNow || !record.unsent.isEmpty, let object = record.object ?? record.pinned else { continue }
+            guard insertNow || !record.unsent.isEmpty, let object = record.objects.first ?? record.pinned else {
+                continue
+            }
             var values: [String: Value] = [:]
             var relationships: [String: RelationshipValue] = [:]
             let names =
@@ -146,16 +148,18 @@ extension ContextCore {
                 detach(record, deleted: false)
                 continue
             }
-            let object = record.object
+            let objects = record.objects
             for name in record.changed {
                 let property = record.info.property(name)
-                guard !property.isRelationship, let object else { continue }
-                property.metadata.writeSlot(object, nil)
-                property.metadata.notify(object)
+                guard !property.isRelationship else { continue }
+                for object in objects {
+                    property.metadata.writeSlot(object, nil)
+                    property.metadata.notify(object)
+                }
             }
             for (name, ids) in record.savedRelationships {
                 record.relationships[name] = ids
-                if let object { record.info.property(name).metadata.notify(object) }
+                for object in objects { record.info.property(name).metadata.notify(object) }
             }
             record.changed = []
             record.unsent = [:]

@@ -138,6 +138,10 @@ extension ContextCore {
         object._$modelState.record = existing
         // Its attributes are read again, from the record (which the save's caller reloads).
         for property in inserted.info.attributes { property.metadata.writeSlot(object, nil) }
-        if existing.object == nil { existing.object = object }
+        if existing.object == nil {
+            existing.object = object
+        } else if existing.object !== object {
+            existing.joined.append(.init(object: object))
+        }
     }
 }

@@ -98,7 +98,7 @@ final class ContextCore {
     // MARK: Records and objects
 
     func markPending(_ record: ObjectRecord) {
-        if let object = record.object { record.pinned = object }
+        if let object = record.objects.first { record.pinned = object }
         if pendingSet.insert(ObjectIdentifier(record)).inserted { pending.append(record) }
     }
 
@@ -160,12 +160,12 @@ final class ContextCore {
         } else if !record.unfetched.isEmpty {
             record.unfetched.subtract(snapshot.attributes.keys)
         }
-        let object = record.object
+        let objects = record.objects
         for (name, value) in snapshot.attributes where !record.changed.contains(name) {
             let old = record.attributes[name]
             record.attributes[name] = value
-            guard let object, let property = info.propertyIfAny(name) else { continue }
-            if old != value || !wasLoaded {
+            guard let property = info.propertyIfAny(name), old != value || !wasLoaded else { continue }
+            for object in objects {
                 property.metadata.writeSlot(object, nil)
                 if wasLoaded { property.metadata.notify(object) }
             }
@@ -174,8 +174,8 @@ final class ContextCore {
         where !record.changed.contains(name) && !record.derived.contains(name) {
             let old = record.relationships[name]
             record.relationships[name] = ids
-            if wasLoaded, old != ids, let object, let property = info.propertyIfAny(name) {
-                property.metadata.notify(object)
+            if wasLoaded, old != ids, let property = info.propertyIfAny(name) {
+                for object in objects { property.metadata.notify(object) }
             }
         }
         return record

@@ -15,6 +15,14 @@ final class ObjectRecord {
     var id: PersistentIdentifier
     let info: ModelTypeInfo
     weak var object: AnyObject?
+    /// Models of inserts a save merged into this object (upserts): they read this record as
+    /// `object` does, and a value set on one is set on all.
+    var joined: [Joined] = []
+    struct Joined {
+        weak var object: AnyObject?
+    }
+    /// `object` and the joined models still alive.
+    var objects: [AnyObject] { ([object] + joined.map(\.object)).compactMap { $0 } }
     /// The object, held while it has unsaved changes.
     var pinned: AnyObject?
     /// Whether the attribute values are known (false for an object only referred to so far).

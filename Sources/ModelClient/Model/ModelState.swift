@@ -85,6 +85,12 @@ public final class _ModelState {
         switch property.kind {
         case .attribute:
             core.attributeChanged(record, name)
+            // Models sharing the record (an upsert's) read the value too: the one the record
+            // holds is the one its save sends.
+            for other in record.objects where other !== object {
+                property.metadata.writeSlot(other, value)
+                property.metadata.notify(other)
+            }
             return true
         case .toOne, .toMany:
             core.setRelationship(record, property, to: value)
