@@ -55,6 +55,24 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 [\(raw: properties.isEmpty ? "" : "\n" + properties.joined(separator: ",\n") + "\n")]
             }
             """)
+        // Key paths of this class's properties written against the dynamic class, for a
+        // subclass's key paths (`\Sub.inherited`) to be found: a key path through a subclass
+        // is not == to the superclass's.
+        let ownKeyPaths = model.properties.flatMap {
+            ["(\\S.\($0.name), \"\($0.name)\")", "(\\S?.?.\($0.name), \"\($0.name)\")"]
+        }
+        members.append(
+            """
+            \(raw: access)static func _$keyPathsOf\(raw: model.name)<S: \(raw: model.name)>(_: S.Type) -> [(AnyKeyPath, String)] {
+                [\(raw: ownKeyPaths.joined(separator: ", "))]
+            }
+            """)
+        members.append(
+            """
+            \(raw: access)\(raw: override)class var _$keyPathsForSelf: [(AnyKeyPath, String)] {
+                \(raw: isSubclass ? "super._$keyPathsForSelf + " : "")Self._$keyPathsOf\(raw: model.name)(Self.self)
+            }
+            """)
         members.append(
             """
             \(raw: access)\(raw: override)class var _$entityMetadata: _EntityMetadata {

@@ -67,6 +67,14 @@ import Testing
                         ]
                     }
 
+                    static func _$keyPathsOfNote<S: Note>(_: S.Type) -> [(AnyKeyPath, String)] {
+                        [(\S.title, "title"), (\S?.?.title, "title"), (\S.stars, "stars"), (\S?.?.stars, "stars")]
+                    }
+
+                    class var _$keyPathsForSelf: [(AnyKeyPath, String)] {
+                        Self._$keyPathsOfNote(Self.self)
+                    }
+
                     class var _$entityMetadata: _EntityMetadata {
                         _EntityMetadata(Note.self, unique: [], indexes: [], identity: \Note.id)
                     }
@@ -183,6 +191,8 @@ import Testing
         #expect(expansion.diagnostics.isEmpty)
         #expect(expansion.contains(line: "override class var schemaMetadata: [_PropertyMetadata] {"))
         #expect(expansion.contains(line: "override class var _$entityMetadata: _EntityMetadata {"))
+        // Its key paths go after its superclasses', all written against the dynamic class.
+        #expect(expansion.contains(line: "super._$keyPathsForSelf + Self._$keyPathsOfSpecial(Self.self)"))
         #expect(expansion.contains(line: "super.init(backingData: backingData)"))
         // Its `id` is the identity unless a superclass declares an `id` of its own.
         #expect(

@@ -121,12 +121,16 @@ enum SortTranslation {
             guard let destination = relationship.destination else { continue }
             let target = try ModelTypeInfo.of(destination)
             for attribute in target.attributes {
-                let candidates = [
-                    attribute.metadata.optionalChainKeyPath.flatMap {
-                        relationship.metadata.keyPath.appending(path: $0)
-                    },
-                    relationship.metadata.keyPath.appending(path: attribute.metadata.keyPath),
-                ]
+                // The destination class's own key paths too: an inherited attribute's are
+                // written against the superclass, which a path through the relationship is not.
+                let own = target.selfKeyPaths.filter { $0.1 == attribute.name }.map(\.0)
+                let candidates =
+                    [
+                        attribute.metadata.optionalChainKeyPath.flatMap {
+                            relationship.metadata.keyPath.appending(path: $0)
+                        },
+                        relationship.metadata.keyPath.appending(path: attribute.metadata.keyPath),
+                    ] + own.map { relationship.metadata.keyPath.appending(path: $0) }
                 // A key path built by appending is not == to the literal that reads the same
                 // way (their buffers differ), but it describes itself the same way: components
                 // named by their accessors' addresses, unique in the process.

@@ -100,13 +100,10 @@ public struct DefaultHistoryUpdate<Model: PersistentModel>: HistoryUpdate {
     /// The changed attributes and relationships, in the order the model declares them.
     public var updatedAttributes: [PartialKeyPath<Model>] {
         guard let info = try? ModelTypeInfo.of(Model.self) else { return [] }
-        return info.properties.filter { names.contains($0.name) }.compactMap {
-            $0.metadata.keyPath as? PartialKeyPath<Model>
-        }
+        return info.properties.filter { names.contains($0.name) }.compactMap { info.keyPath(of: $0, as: Model.self) }
     }
 
-    /// The names of the changed attributes and relationships (inherited ones too, which
-    /// `updatedAttributes` of a subclass's update cannot name by a key path on the subclass).
+    /// The names of the changed attributes and relationships.
     public var updatedPropertyNames: Set<String> { names }
 
     func sameDetails(as other: Self) -> Bool { names == other.names }
@@ -135,9 +132,7 @@ public struct HistoryTombstone<Model: PersistentModel>: Hashable, Sendable {
     /// The key paths of the properties the tombstone holds.
     public var attributes: [PartialKeyPath<Model>] {
         guard let info = try? ModelTypeInfo.of(Model.self) else { return [] }
-        return info.properties.filter { values[$0.name] != nil }.compactMap {
-            $0.metadata.keyPath as? PartialKeyPath<Model>
-        }
+        return info.properties.filter { values[$0.name] != nil }.compactMap { info.keyPath(of: $0, as: Model.self) }
     }
 }
 

@@ -85,6 +85,9 @@ final class ModelTypeInfo: @unchecked Sendable { // Immutable once made; holds m
     let properties: [PropertyInfo]
     private let byName: [String: PropertyInfo]
     private let byKeyPath: [AnyKeyPath: PropertyInfo]
+    /// The key paths of every property written against this class (an inherited property's
+    /// among them), and the properties' names: `\Sub.name`, `\Sub?.?.name`.
+    let selfKeyPaths: [(AnyKeyPath, String)]
     let entityMetadata: _EntityMetadata
 
     private init(_ type: any PersistentModel.Type, superInfo: ModelTypeInfo?) throws(ModelError) {
@@ -109,6 +112,8 @@ final class ModelTypeInfo: @unchecked Sendable { // Immutable once made; holds m
         byName = Dictionary(properties.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         var keyPaths: [AnyKeyPath: PropertyInfo] = [:]
         for property in properties { keyPaths[property.metadata.keyPath] = property }
+        selfKeyPaths = type._$keyPathsForSelf
+        for (keyPath, name) in selfKeyPaths { keyPaths[keyPath] = keyPaths[keyPath] ?? byName[name] }
         byKeyPath = keyPaths
         entityMetadata = type._$entityMetadata
     }
@@ -129,6 +134,13 @@ final class ModelTypeInfo: @unchecked Sendable { // Immutable once made; holds m
         if let property = byKeyPath[keyPath] { return property }
         // A key path written against a subclass names the superclass's property just as well.
         return properties.first { $0.metadata.keyPath == keyPath }
+    }
+
+    /// The key path of `property` written against this class (an inherited property's too),
+    /// as a `PartialKeyPath<Model>` for this class's `Model`.
+    func keyPath<Model>(of property: PropertyInfo, as _: Model.Type) -> PartialKeyPath<Model>? {
+        if let own = property.metadata.keyPath as? PartialKeyPath<Model> { return own }
+        return selfKeyPaths.lazy.compactMap { $0.1 == property.name ? $0.0 as? PartialKeyPath<Model> : nil }.first
     }
 
     var attributes: [PropertyInfo] { properties.filter { !$0.isRelationship } }

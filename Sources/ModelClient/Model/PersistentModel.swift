@@ -11,6 +11,9 @@ public protocol PersistentModel: AnyObject, Observable, Hashable, Identifiable {
     static var schemaMetadata: [_PropertyMetadata] { get }
     /// The class's `#Unique` and `#Index` declarations.
     static var _$entityMetadata: _EntityMetadata { get }
+    /// The key paths of every persisted property, its superclasses' included, written against
+    /// the class itself (`\Sub.name`, `\Sub?.?.name`), with the properties' names.
+    static var _$keyPathsForSelf: [(AnyKeyPath, String)] { get }
     /// The object's identity, context and changes.
     var _$modelState: _ModelState { get }
 }
@@ -31,6 +34,9 @@ public enum _ModelSlot<Value> {
 }
 
 extension PersistentModel {
+    /// None, for a class `@Model` did not make.
+    public static var _$keyPathsForSelf: [(AnyKeyPath, String)] { [] }
+
     /// The object's identity: temporary until the context that inserted it saves, permanent after.
     public var persistentModelID: PersistentIdentifier { _$modelState.identifier(of: Self.self) }
 
