@@ -96,6 +96,15 @@ extension ModelContext {
         case .remove(let targets, let relationship, let id):
             try await changeToMany(relationship, of: id, targets: targets, adding: false)
             return id
+        case .expectVersion(let version, let id):
+            try checkIdentifier(id)
+            guard !id.isTemporary else {
+                throw ModelError(
+                    .invalidArgument, "\(id) is a new object's temporary URI; only a stored object has a version",
+                    context: ["uri": id.uriRepresentation])
+            }
+            pending.expectedVersions[id] = version
+            return id
         }
     }
 

@@ -165,6 +165,7 @@ extension ModelContext {
                 }
                 pending.discardChanges(to: id)
                 pending.bases[id] = nil
+                pending.expectedVersions[id] = nil
                 continue
             }
             let old = pending.bases[id]
@@ -187,6 +188,7 @@ extension ModelContext {
                 pending.discardChanges(to: id)
             }
             pending.bases[id] = current
+            pending.expectedVersions[id] = nil
         }
         pending.rebuildViews()
     }

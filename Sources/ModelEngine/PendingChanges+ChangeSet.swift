@@ -51,7 +51,7 @@ extension PendingChanges {
             }
             guard !update.attributes.isEmpty || !update.relationships.isEmpty else { continue }
             if directlyEdited.contains(id) {
-                update.expectedVersion = base.version
+                update.expectedVersion = expectedVersions[id] ?? base.version
             } else {
                 update.keepsInversesOnly = true
             }
@@ -59,7 +59,9 @@ extension PendingChanges {
         }
         for id in deleted where !id.isTemporary {
             changes.deletes.append(
-                DeletedObject(id: id, expectedVersion: directlyEdited.contains(id) ? bases[id]?.version : nil))
+                DeletedObject(
+                    id: id,
+                    expectedVersion: directlyEdited.contains(id) ? expectedVersions[id] ?? bases[id]?.version : nil))
         }
         return changes
     }

@@ -29,6 +29,10 @@ struct PendingChanges: Sendable {
     /// Objects the client changed itself; their saves check the version read. Objects changed
     /// only as the other side of a relationship edit are not checked.
     var directlyEdited: Set<PersistentIdentifier> = []
+    /// Versions the caller read objects at (``ObjectEdit/expectVersion(_:of:)``): a save checks
+    /// these rather than the bases' (a client that keeps its own unit of work read the objects
+    /// itself, maybe before this context existed).
+    var expectedVersions: [PersistentIdentifier: Int64] = [:]
     /// Working views of every object the context touched.
     private(set) var views: [PersistentIdentifier: ObjectState] = [:]
     /// The objects with views, in the order they were first touched (so saves are deterministic).

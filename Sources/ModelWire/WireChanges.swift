@@ -41,8 +41,18 @@ extension ObjectEdit {
             self = .add(try ids(edit.targets), relationship: edit.relationship, of: try id(edit.uri))
         case .remove(let edit):
             self = .remove(try ids(edit.targets), relationship: edit.relationship, of: try id(edit.uri))
+        case .expectVersion(let expectation):
+            guard expectation.version > 0 else {
+                throw ModelError(
+                    .invalidArgument,
+                    "expect_version of \(expectation.uri) is \(expectation.version); versions start at 1 (ObjectSnapshot.version)"
+                )
+            }
+            self = .expectVersion(expectation.version, of: try id(expectation.uri))
         case nil:
-            throw ModelError(.invalidArgument, "the change has nothing set; set insert, update, delete, add or remove")
+            throw ModelError(
+                .invalidArgument,
+                "the change has nothing set; set insert, update, delete, add, remove or expect_version")
         }
     }
 
@@ -85,6 +95,11 @@ extension ObjectEdit {
             change.add = Self.edit(id, relationship, targets)
         case .remove(let targets, let relationship, let id):
             change.remove = Self.edit(id, relationship, targets)
+        case .expectVersion(let version, let id):
+            change.expectVersion = Modeld_V1_ExpectVersion.with {
+                $0.uri = id.uriRepresentation
+                $0.version = version
+            }
         }
         return change
     }

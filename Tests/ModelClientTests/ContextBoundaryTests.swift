@@ -37,4 +37,51 @@ import Testing
             #expect(error?.code == .closed, "\(String(describing: error))")
         }
     }
+
+    /// The default merge policy (`.error`) refuses a save that would overwrite a change saved
+    /// since the context read the object, however it read it: from saved data alone
+    /// (`includePendingChanges = false`), or before its settings changed (a new unit of work).
+    /// Both saved silently over the other context's change.
+    @Test(arguments: Backend.everyKind)
+    func aChangeSavedSinceTheReadIsNotOverwritten(backend: Backend) async throws {
+        try await backend.withContainer(for: itemModels) { container in
+            let writer = ModelContext(container)
+            writer.insert(Item(name: "a", height: 1))
+            writer.insert(Item(name: "b", height: 1))
+            try await writer.save()
+            func item(_ name: String, in context: ModelContext, saved: Bool = false) async throws -> Item {
+                var descriptor = FetchDescriptor<Item>(predicate: #Predicate { $0.name == name })
+                descriptor.includePendingChanges = !saved
+                return try #require(try await context.fetch(descriptor).first)
+            }
+            let savedRead = ModelContext(container), renamed = ModelContext(container)
+            let a = try await item("a", in: savedRead, saved: true)
+            let b = try await item("b", in: renamed)
+            renamed.author = "someone else" // a unit of work of its own from here
+            // Another context changes both.
+            let other = ModelContext(container)
+            for name in ["a", "b"] { try await item(name, in: other).height = 2 }
+            try await other.save()
+
+            a.height = 3
+            #expect(await modelError { try await savedRead.save() }?.code == .conflict)
+            b.height = 3
+            #expect(await modelError { try await renamed.save() }?.code == .conflict)
+            let stored = try await ModelContext(container).fetch(
+                FetchDescriptor<Item>(sortBy: [SortDescriptor(\.name)]))
+            #expect(stored.map(\.height) == [2, 2])
+
+            // Read again, the change saves; and again after that save, with nothing in between.
+            let fresh = ModelContext(container)
+            let again = try await item("a", in: fresh, saved: true)
+            again.height = 4
+            try await fresh.save()
+            again.height = 5
+            try await fresh.save()
+            // A policy that resolves conflicts still does.
+            savedRead.mergePolicy = .objectTrump
+            try await savedRead.save()
+            #expect(try await item("a", in: ModelContext(container)).height == 3)
+        }
+    }
 }

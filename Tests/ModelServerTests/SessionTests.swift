@@ -157,6 +157,42 @@ struct SessionTests {
         #expect(try await store.values("Trip", key: "destination") == ["Nice"])
     }
 
+    /// A client that read an object elsewhere says at which version (`expect_version`): a
+    /// session that never read it, and a plain Apply, check that version.
+    @Test func anExpectedVersionIsChecked() async throws {
+        let store = try store
+        let ids = try await store.insert("Trip", [trip("Paris", "2026-03-01", "2026-03-10")])
+        let read = try #require(try await store.client.objects(ids, in: store.name).first)
+        #expect(read.version == 1)
+        _ = try await store.client.apply(
+            [.update(ids[0], attributes: ["destination": .string("Lyon")], relationships: [:])], in: store.name)
+        let stale: [ObjectEdit] = [
+            .expectVersion(read.version, of: ids[0]),
+            .update(ids[0], attributes: ["destination": .string("Nice")], relationships: [:]),
+        ]
+        let session = try await store.openSession()
+        let inSession = await expectError(.conflict) { _ = try await session.save(applying: stale) }
+        #expect(inSession?.message.contains("read version 1, now 2") == true, "\(String(describing: inSession))")
+        await expectError(.conflict) { _ = try await store.client.apply(stale, in: store.name) }
+        let deleting = await expectError(.conflict) {
+            _ = try await store.client.apply([.expectVersion(1, of: ids[0]), .delete(ids[0])], in: store.name)
+        }
+        #expect(deleting?.context["objects"] == ids[0].uriRepresentation)
+        #expect(try await store.values("Trip", key: "destination") == ["Lyon"])
+        // The version it is at saves.
+        _ = try await store.client.apply(
+            [
+                .expectVersion(2, of: ids[0]),
+                .update(ids[0], attributes: ["destination": .string("Nice")], relationships: [:]),
+            ],
+            in: store.name)
+        #expect(try await store.values("Trip", key: "destination") == ["Nice"])
+        let zero = await expectError(.invalidArgument) {
+            _ = try await store.client.apply([.expectVersion(0, of: ids[0])], in: store.name)
+        }
+        #expect(zero?.message.contains("versions start at 1") == true, "\(String(describing: zero))")
+    }
+
     @Test func uniqueConflictsAndUpserts() async throws {
         let store = try store
         _ = try await store.insert("Trip", [trip("Paris", "2026-03-01", "2026-03-10", destination: "France")])

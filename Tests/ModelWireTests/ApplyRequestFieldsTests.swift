@@ -240,7 +240,7 @@ import Testing
             switch edit {
             case .insert(_, _, let relationships, _), .update(_, _, let relationships): relationships.isEmpty
             case .delete: true
-            case .add, .remove: false
+            case .add, .remove, .expectVersion: false
             }
         }
         let fields = ApplyRequestFields(serialized: bytes)

@@ -20,10 +20,20 @@ extension ContextCore {
     /// to each other), then deletes.
     func outgoingChanges() throws(ModelError) -> OutgoingChanges {
         var inserts: [ObjectEdit] = [], updates: [ObjectEdit] = [], deletes: [ObjectEdit] = []
+        // The versions the context read the changed objects at: the unit of work checks them at
+        // the save, whether or not it read the objects itself (a fetch of saved data, a watch,
+        // a session opened since).
+        var expectations: [ObjectEdit] = []
+        func expect(_ record: ObjectRecord) {
+            if record.lifecycle == .persisted, let version = record.version {
+                expectations.append(.expectVersion(version, of: record.id))
+            }
+        }
         var outgoing = OutgoingChanges()
         for record in pending where !record.isDetached {
             if record.isMarkedDeleted {
                 guard !(record.lifecycle == .inserted && !record.insertSent), !record.deleteSent else { continue }
+                expect(record)
                 deletes.append(.delete(record.id))
                 outgoing.entries.append(.init(record: record, unsent: [:], insert: false, delete: true, values: [:]))
                 continue
@@ -61,12 +71,13 @@ extension ContextCore {
                     updates.append(.update(record.id, attributes: [:], relationships: relationships))
                 }
             } else {
+                expect(record)
                 updates.append(.update(record.id, attributes: values, relationships: relationships))
             }
             outgoing.entries.append(
                 .init(record: record, unsent: record.unsent, insert: insertNow, delete: false, values: values))
         }
-        outgoing.edits = inserts + updates + deletes
+        outgoing.edits = inserts + expectations + updates + deletes
         return outgoing
     }
 
@@ -103,7 +114,12 @@ extension ContextCore {
             deleted.insert(record.id)
             detach(record, deleted: true)
         }
+        for id in report.merged { records[id]?.version = nil }
         for record in pending where !record.isDetached {
+            // Saved: the store holds a version the unit of work knows, not the one read.
+            if !record.sentAttributes.isEmpty || record.changed.contains(where: { record.unsent[$0] == nil }) {
+                record.version = nil
+            }
             record.attributes.merge(record.sentAttributes) { _, new in new }
             record.sentAttributes = [:]
             if record.lifecycle == .inserted, record.insertSent { record.lifecycle = .persisted }

@@ -149,10 +149,13 @@ final class ContextCore {
                 id: snapshot.id, info: info, isLoaded: true, attributes: snapshot.attributes,
                 relationships: snapshot.relationshipIDs)
             if let attributesFetched { record.unfetched = info.attributesLeftOut(fetching: attributesFetched) }
+            record.version = snapshot.version
             records[snapshot.id] = record
             return record
         }
         guard record.lifecycle == .persisted, !record.isMarkedDeleted else { return record }
+        // Unsaved changes were made to the values of the version read before: a save checks that one.
+        if record.changed.isEmpty || record.version == nil { record.version = snapshot.version }
         let wasLoaded = record.isLoaded
         record.isLoaded = true
         if !wasLoaded, let attributesFetched {

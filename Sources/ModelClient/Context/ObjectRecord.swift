@@ -25,6 +25,10 @@ final class ObjectRecord {
     var objects: [AnyObject] { ([object] + joined.map(\.object)).compactMap { $0 } }
     /// The object, held while it has unsaved changes.
     var pinned: AnyObject?
+    /// The version the values were read at (``ObjectSnapshot/version``), which a save of a
+    /// change to the object expects the store to hold still; nil when not known (never read, or
+    /// changed by a save since: the unit of work knows the version it saved).
+    var version: Int64?
     /// Whether the attribute values are known (false for an object only referred to so far).
     var isLoaded: Bool
     /// Attribute values as last saved or fetched.

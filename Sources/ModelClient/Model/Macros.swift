@@ -5,7 +5,8 @@ import ModelCore
 /// model or an array or set of them), it is `Observable`, and it tracks which properties changed.
 /// Subclasses of a model, also marked `@Model`, are subentities. Mark properties that are not to
 /// be stored `@Transient`.
-@attached(member, names: named(_$modelState), named(init), named(schemaMetadata), named(_$entityMetadata),
+@attached(
+    member, names: named(_$modelState), named(init), named(schemaMetadata), named(_$entityMetadata),
     named(_$keyPathsForSelf), prefixed(_$keyPathsOf))
 @attached(memberAttribute)
 @attached(extension, conformances: PersistentModel, Observable, Hashable)

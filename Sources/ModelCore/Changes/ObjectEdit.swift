@@ -13,4 +13,7 @@ public enum ObjectEdit: Hashable, Sendable {
     case add([PersistentIdentifier], relationship: String, of: PersistentIdentifier)
     /// Removes targets from a to-many relationship of an object.
     case remove([PersistentIdentifier], relationship: String, of: PersistentIdentifier)
+    /// The object was read at this version (``ObjectSnapshot/version``): its update or delete in
+    /// the same save conflicts if it has changed since, as a context's own reads make it.
+    case expectVersion(Int64, of: PersistentIdentifier)
 }

@@ -148,6 +148,18 @@ public nonisolated struct Modeld_V1_Change: Sendable {
     set {kind = .remove(newValue)}
   }
 
+  /// The version an object was read at, for the update or delete of it in the same save:
+  /// the save fails with ABORTED (`conflict`) if the object has changed since, unless the
+  /// session's merge policy resolves it. Without one, a session checks the version it read
+  /// the object at itself (none for an object it has not read; Apply checks none).
+  public var expectVersion: Modeld_V1_ExpectVersion {
+    get {
+      if case .expectVersion(let v)? = kind {return v}
+      return Modeld_V1_ExpectVersion()
+    }
+    set {kind = .expectVersion(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -158,8 +170,28 @@ public nonisolated struct Modeld_V1_Change: Sendable {
     case add(Modeld_V1_RelationshipEdit)
     /// Removes objects from a to-many relationship.
     case remove(Modeld_V1_RelationshipEdit)
+    /// The version an object was read at, for the update or delete of it in the same save:
+    /// the save fails with ABORTED (`conflict`) if the object has changed since, unless the
+    /// session's merge policy resolves it. Without one, a session checks the version it read
+    /// the object at itself (none for an object it has not read; Apply checks none).
+    case expectVersion(Modeld_V1_ExpectVersion)
 
   }
+
+  public init() {}
+}
+
+/// An object's version as the client read it (ObjectSnapshot.version).
+public nonisolated struct Modeld_V1_ExpectVersion: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var uri: String = String()
+
+  public var version: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -399,7 +431,7 @@ nonisolated extension Modeld_V1_ChangeKind: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension Modeld_V1_Change: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Change"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}insert\0\u{1}update\0\u{1}delete\0\u{1}add\0\u{1}remove\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}insert\0\u{1}update\0\u{1}delete\0\u{1}add\0\u{1}remove\0\u{3}expect_version\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -472,6 +504,19 @@ nonisolated extension Modeld_V1_Change: SwiftProtobuf.Message, SwiftProtobuf._Me
           self.kind = .remove(v)
         }
       }()
+      case 6: try {
+        var v: Modeld_V1_ExpectVersion?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .expectVersion(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .expectVersion(v)
+        }
+      }()
       default: break
       }
     }
@@ -503,6 +548,10 @@ nonisolated extension Modeld_V1_Change: SwiftProtobuf.Message, SwiftProtobuf._Me
       guard case .remove(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
     }()
+    case .expectVersion?: try {
+      guard case .expectVersion(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -510,6 +559,41 @@ nonisolated extension Modeld_V1_Change: SwiftProtobuf.Message, SwiftProtobuf._Me
 
   public static func ==(lhs: Modeld_V1_Change, rhs: Modeld_V1_Change) -> Bool {
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Modeld_V1_ExpectVersion: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ExpectVersion"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uri\0\u{1}version\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.uri) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.version) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.uri.isEmpty {
+      try visitor.visitSingularStringField(value: self.uri, fieldNumber: 1)
+    }
+    if self.version != 0 {
+      try visitor.visitSingularInt64Field(value: self.version, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Modeld_V1_ExpectVersion, rhs: Modeld_V1_ExpectVersion) -> Bool {
+    if lhs.uri != rhs.uri {return false}
+    if lhs.version != rhs.version {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
