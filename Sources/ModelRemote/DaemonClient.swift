@@ -92,7 +92,8 @@ public final class DaemonClient: Sendable {
         }
     }
 
-    /// Ends a connection made with ``connect(socketPath:transport:)``, after calls under way finish.
+    /// Ends a connection made with ``connect(socketPath:transport:)``, after calls under way
+    /// finish; calls after it fail with `closed`.
     public func close() {
         isClosed.store(true, ordering: .releasing)
         shutdown()

@@ -35,4 +35,24 @@ import Testing
             #expect(stored.kind == .toy && stored.tags == ["a"] && stored.rating == nil && stored.count == 3)
         }
     }
+
+    /// A batch update of an object the context holds with unsaved changes: the next save
+    /// keeps both (it conflicted with the context's own batch under `.error`).
+    @Test(arguments: Backend.everyKind)
+    func unsavedChangesSaveAfterTheContextsOwnBatchUpdate(backend: Backend) async throws {
+        try await backend.withContainer(for: gadgetModels) { container in
+            let context = ModelContext(container)
+            let hammer = Gadget(
+                name: "hammer", notes: nil, price: 10, count: 1, rating: nil, released: Date(timeIntervalSince1970: 0),
+                isActive: true, kind: .tool, code: UUID(), link: nil)
+            context.insert(hammer)
+            try await context.save()
+            hammer.name = "mallet"
+            #expect(try await context.update(model: Gadget.self, set: [\.count: 7]) == 1)
+            #expect(hammer.count == 7 && hammer.name == "mallet")
+            try await context.save()
+            let stored = try #require(try await ModelContext(container).fetch(FetchDescriptor<Gadget>()).first)
+            #expect(stored.name == "mallet" && stored.count == 7)
+        }
+    }
 }

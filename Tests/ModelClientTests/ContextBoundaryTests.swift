@@ -84,4 +84,28 @@ import Testing
             #expect(try await item("a", in: ModelContext(container)).height == 3)
         }
     }
+
+    /// An object changed only as the other side of a relationship, then read through the
+    /// context's unit of work (which shows it as the save would make it, a version on), and then
+    /// changed itself: its save expects the stored version, and saves.
+    @Test(arguments: Backend.everyKind)
+    func anInverseChangeReadBackMakesNoConflict(backend: Backend) async throws {
+        try await backend.withContainer(for: itemModels) { container in
+            let writer = ModelContext(container)
+            writer.insert(Item(name: "pen"))
+            writer.insert(Note(name: "desk"))
+            try await writer.save()
+            let context = ModelContext(container)
+            let pen = try #require(try await context.fetch(FetchDescriptor<Item>()).first)
+            let desk = try #require(try await context.fetch(FetchDescriptor<Note>()).first)
+            pen.note = desk
+            _ = try await context.fetch(FetchDescriptor<Note>())
+            desk.name = "drawer"
+            try await context.save()
+            let stored = try #require(try await ModelContext(container).fetch(FetchDescriptor<Note>()).first)
+            #expect(stored.name == "drawer" && stored.items.map(\.name) == ["pen"])
+            desk.name = "shelf"
+            try await context.save()
+        }
+    }
 }

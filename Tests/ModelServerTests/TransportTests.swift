@@ -135,7 +135,8 @@ import Testing
             #expect(try await client.status().processIdentifier == Int(getpid()))
             client.close()
             let error = await #expect(throws: ModelError.self) { _ = try await client.status() }
-            #expect(error?.code == .unavailable, "a closed client refuses calls: \(String(describing: error))")
+            #expect(error?.code == .closed, "a closed client refuses calls: \(String(describing: error))")
+            #expect(error?.message.contains("was closed") == true, "\(String(describing: error))")
         }
     }
 

@@ -39,7 +39,7 @@ extension ContextCore {
                 continue
             }
             let insertNow = record.lifecycle == .inserted && !record.insertSent
-            guard insertNow || !record.unsent.isEmpty, let object = record.objects.first ?? record.pinned else {
+            guard insertNow || !record.unsent.isEmpty, let object = record.anyObject ?? record.pinned else {
                 continue
             }
             var values: [String: Value] = [:]

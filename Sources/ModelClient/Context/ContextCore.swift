@@ -98,7 +98,7 @@ final class ContextCore {
     // MARK: Records and objects
 
     func markPending(_ record: ObjectRecord) {
-        if let object = record.objects.first { record.pinned = object }
+        if let object = record.anyObject { record.pinned = object }
         if pendingSet.insert(ObjectIdentifier(record)).inserted { pending.append(record) }
     }
 
@@ -154,8 +154,10 @@ final class ContextCore {
             return record
         }
         guard record.lifecycle == .persisted, !record.isMarkedDeleted else { return record }
-        // Unsaved changes were made to the values of the version read before: a save checks that one.
-        if record.changed.isEmpty || record.version == nil { record.version = snapshot.version }
+        // Unsaved changes were made to the values of the version read before: a save checks that
+        // one. (A unit of work's read of an object it holds changes to shows the version the
+        // save would make, not the stored one.)
+        if !record.hasChanges { record.version = snapshot.version }
         let wasLoaded = record.isLoaded
         record.isLoaded = true
         if !wasLoaded, let attributesFetched {

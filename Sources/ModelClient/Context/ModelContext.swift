@@ -145,6 +145,23 @@ public final class ModelContext {
                 $0.isLoaded && $0.lifecycle == .persisted && !$0.isDetached && $0.info.isKind(of: info)
             }
             try await core.load(held.map(\.id))
+            // The batch's new versions are this context's own doing: its unsaved changes (sent
+            // to its unit of work by the load) go on from them, rather than conflicting with the
+            // batch at the next save. They are read from saved data, which the unsaved changes
+            // leave as it is.
+            let changed = held.filter(\.hasChanges).map(\.id)
+            if !changed.isEmpty {
+                let request = ModelCore.FetchDescriptor(
+                    entityName: info.entityName,
+                    predicate: .comparison(
+                        Comparison(.keyPath(PropertyPath([])), .in, .list(changed.map { .object($0) }))))
+                var expectations: [ObjectEdit] = []
+                for snapshot in try await core.container.store.fetchSaved(request).objects {
+                    core.records[snapshot.id]?.version = snapshot.version
+                    expectations.append(.expectVersion(snapshot.version, of: snapshot.id))
+                }
+                try await core.unitOfWork().stage(expectations)
+            }
             return matched
         }
     }

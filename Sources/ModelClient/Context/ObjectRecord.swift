@@ -22,7 +22,12 @@ final class ObjectRecord {
         weak var object: AnyObject?
     }
     /// `object` and the joined models still alive.
-    var objects: [AnyObject] { ([object] + joined.map(\.object)).compactMap { $0 } }
+    var objects: [AnyObject] {
+        guard !joined.isEmpty else { return object.map { [$0] } ?? [] }
+        return ([object] + joined.map(\.object)).compactMap { $0 }
+    }
+    /// The first of ``objects``, without making the array.
+    var anyObject: AnyObject? { object ?? joined.lazy.compactMap(\.object).first }
     /// The object, held while it has unsaved changes.
     var pinned: AnyObject?
     /// The version the values were read at (``ObjectSnapshot/version``), which a save of a
