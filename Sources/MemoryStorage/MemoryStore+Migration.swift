@@ -49,21 +49,11 @@ extension MemoryState {
         let entityName = Dictionary(changes.entities.map { ($0.oldName, $0.name) }, uniquingKeysWith: { a, _ in a })
         let byNewName = Dictionary(changes.entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         var result = MemoryState(schema: new)
-        // As RelationalMigration keeps them: every name keeps its row, a retired subentity's
-        // name its hierarchy's last key, and a hierarchy goes on from its old root's and from
-        // any name it takes in that drew keys before.
+        // As every backend keeps them (RetiredNameKeys): no name draws a key it drew before.
         result.sequences = sequences
-        func keepAtLeast(_ name: String, keysOf source: String) {
-            guard let key = result.sequences[source] else { return }
-            result.sequences[name] = max(result.sequences[name] ?? 0, key)
-        }
-        for entity in schema.entities where entityName[entity.name] != entity.name && entity.root != entity.name {
-            keepAtLeast(entity.name, keysOf: entity.root)
-        }
-        for entity in new.entities {
-            let from =
-                entity.root == entity.name ? changes.renamedEntities.first { $0.new == entity.name }?.old : entity.name
-            if let from, from != entity.root { keepAtLeast(entity.root, keysOf: from) }
+        for raise in RetiredNameKeys.raises(from: schema, to: new, changes: changes) {
+            guard let key = result.sequences[raise.keysOf] else { continue }
+            result.sequences[raise.name] = max(result.sequences[raise.name] ?? 0, key)
         }
         // What changes for each entity's objects, worked out once per entity, not per row.
         var rules: [String: RowRules] = [:]

@@ -271,19 +271,10 @@ package struct RelationalMigration {
         }
     }
 
-    /// A URI names an entity and a key, so no name may draw a key again that it drew before,
-    /// whatever hierarchy it comes back in. A name the store stops using (renamed or removed)
-    /// keeps a sequence row holding its hierarchy's last key; a root continued under a new name
-    /// goes on from its old one's; and a hierarchy that takes in a name used before goes on
-    /// from that name's last key. (Rows are never deleted: a removed root's stays as it was.)
+    /// Sequence rows raised so that no name draws a key it drew before (``RetiredNameKeys``).
     private func keepRetiredNamesKeys() throws {
-        for entity in old.schema.entities where continued[entity.name] != entity.name {
-            if entity.root != entity.name { try keepAtLeast(entity.name, keysOf: entity.root) }
-        }
-        for entity in new.schema.entities {
-            let from =
-                entity.root == entity.name ? changes.renamedEntities.first { $0.new == entity.name }?.old : entity.name
-            if let from, from != entity.root { try keepAtLeast(entity.root, keysOf: from) }
+        for raise in RetiredNameKeys.raises(from: old.schema, to: new.schema, changes: changes) {
+            try keepAtLeast(raise.name, keysOf: raise.keysOf)
         }
     }
 
