@@ -162,6 +162,8 @@ public struct SaveOutcome: Hashable, Sendable {
     public var transaction: HistoryTransaction?
     /// The transaction has more changes than the response carried; read the rest from history.
     public var transactionIsTruncated: Bool
+    /// The version each object the save updated has after it (inserted objects are at 1).
+    public var versions: [PersistentIdentifier: Int64] = [:]
 
     init(wire: Modeld_V1_SaveResult, store: UUID?) throws(ModelError) {
         var remap: [PersistentIdentifier: PersistentIdentifier] = [:]
@@ -184,6 +186,7 @@ public struct SaveOutcome: Hashable, Sendable {
         token = wire.hasToken ? HistoryToken(wire.token) : nil
         transaction = wire.hasTransaction ? try HistoryTransaction(wire: wire.transaction, in: store) : nil
         transactionIsTruncated = wire.transactionTruncated
+        for (uri, version) in wire.versions { versions[try PersistentIdentifier(wire: uri, in: store)] = version }
     }
 
     init(_ fields: SaveResultFields) {
@@ -192,6 +195,7 @@ public struct SaveOutcome: Hashable, Sendable {
         token = fields.token
         transaction = fields.transaction
         transactionIsTruncated = fields.transactionIsTruncated
+        versions = fields.versions
     }
 }
 

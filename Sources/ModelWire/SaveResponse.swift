@@ -51,6 +51,14 @@ public struct SaveResponse: Sendable, Equatable {
                 entry.varint(UInt64(run.count))
             }
         }
+        // Updated objects only: an inserted one is at 1.
+        for (id, version) in result.versions where version > 1 {
+            writer.message(6) { entry in
+                entry.uri(1, id)
+                entry.tag(2, 0)
+                entry.varint(UInt64(bitPattern: version))
+            }
+        }
         guard let transaction else { return writer.bytes }
         // The transaction's fields (3 and 4) follow as SwiftProtobuf writes them: a message's
         // bytes followed by another's read as the two merged.
@@ -83,6 +91,8 @@ public struct SaveResultFields: Sendable {
     public private(set) var token: HistoryToken?
     public private(set) var transaction: HistoryTransaction?
     public private(set) var transactionIsTruncated = false
+    /// The versions of the objects the save updated (`versions`).
+    public private(set) var versions: [PersistentIdentifier: Int64] = [:]
 
     private init() {}
 
@@ -133,6 +143,18 @@ public struct SaveResultFields: Sendable {
                         InsertedRun(
                             storeIdentifier: id.storeIdentifier, entityName: id.entityName, firstKey: key,
                             count: Int(count)))
+                case (6, 2):
+                    var entry = try reader.message()
+                    var uri = 0..<0, version: UInt64 = 0
+                    while let (field, type) = try entry.tag() {
+                        switch (field, type) {
+                        case (1, 2): uri = try entry.stringRange()
+                        case (2, 0): version = try entry.varint()
+                        default: try entry.skip(type)
+                        }
+                    }
+                    fields.versions[try entry.identifier(in: uri, store: store, prefix: &uriPrefix)] =
+                        Int64(bitPattern: version)
                 case (2, 0): fields.token = HistoryToken(Int64(bitPattern: try reader.varint()))
                 case (3, 2): transactionBytes = (transactionBytes ?? []) + (try reader.lengthDelimitedBytes())
                 case (4, 0): fields.transactionIsTruncated = try reader.varint() != 0

@@ -78,6 +78,7 @@ extension Modeld_V1_SaveResult {
             }
         }
         if let token = result.token { self.token = token.rawValue }
+        for (id, version) in result.versions where version > 1 { versions[id.uriRepresentation] = version }
         if var transaction {
             if transaction.changes.count > Self.transactionChangeLimit {
                 transaction.changes.removeSubrange(Self.transactionChangeLimit...)

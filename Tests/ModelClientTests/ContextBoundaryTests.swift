@@ -106,6 +106,37 @@ import Testing
             #expect(stored.name == "drawer" && stored.items.map(\.name) == ["pen"])
             desk.name = "shelf"
             try await context.save()
+            // Changed only as the other side of a relationship by a save, then changed itself.
+            let lamp = Note(name: "lamp")
+            context.insert(lamp)
+            try await context.save()
+            pen.note = lamp
+            try await context.save()
+            desk.name = "cupboard"
+            lamp.name = "lantern"
+            try await context.save()
+        }
+    }
+
+    /// An object the context saved, then changed by another context while the first's unit of
+    /// work was replaced (a new author): the first's next save of it conflicts, from the version
+    /// its own save answered with.
+    @Test(arguments: Backend.everyKind)
+    func aChangeSavedSinceTheContextsOwnSaveIsNotOverwritten(backend: Backend) async throws {
+        try await backend.withContainer(for: itemModels) { container in
+            let context = ModelContext(container)
+            let pen = Item(name: "pen", height: 1)
+            context.insert(pen)
+            try await context.save()
+            pen.height = 2
+            try await context.save()
+            context.author = "another author"
+            let other = ModelContext(container)
+            try #require(try await other.fetch(FetchDescriptor<Item>()).first).height = 3
+            try await other.save()
+            pen.height = 4
+            #expect(await modelError { try await context.save() }?.code == .conflict)
+            #expect(try await ModelContext(container).fetch(FetchDescriptor<Item>()).map(\.height) == [3])
         }
     }
 }

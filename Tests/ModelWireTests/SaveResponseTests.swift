@@ -40,7 +40,17 @@ import Testing
             random.chance(0.2)
             ? nil : HistoryToken(random.pick([0, -1, 1, Int64.max, Int64(random.int(2...1_000_000))]))
         let transaction = random.chance(0.3) ? Self.transaction(&random, changes: random.int(0...20)) : nil
-        let response = SaveResponse(SaveResult(remappedIdentifiers: remapped, token: token), transaction: transaction)
+        // Versions: the inserted objects' 1s, which are not sent, and some updated objects'.
+        var versions = Dictionary(uniqueKeysWithValues: remapped.values.map { ($0, Int64(1)) })
+        var updated: [PersistentIdentifier: Int64] = [:]
+        for index in 0..<random.pick([0, 1, random.int(2...50)]) {
+            let id = PersistentIdentifier(
+                storeIdentifier: Self.store, entityName: "Stop", key: .permanent(Int64(index + 1)))
+            updated[id] = random.pick([2, 3, Int64.max, Int64(random.int(4...1_000_000))])
+        }
+        versions.merge(updated) { _, new in new }
+        let response = SaveResponse(
+            SaveResult(remappedIdentifiers: remapped, versions: versions, token: token), transaction: transaction)
 
         let parsed = try Modeld_V1_SaveResult(serializedBytes: response.serializedBytes())
         #expect(parsed == response.wire)
@@ -51,6 +61,8 @@ import Testing
         let fields = try SaveResultFields(
             serialized: response.serializedBytes(), in: random.chance(0.5) ? Self.store : nil)
         #expect(fields.remappedIdentifiers == remapped)
+        #expect(fields.versions == updated)
+        #expect(parsed.versions.count == updated.count)
         #expect(fields.token == token)
         #expect(try fields.transaction == (parsed.hasTransaction ? HistoryTransaction(wire: parsed.transaction) : nil))
         #expect(fields.transactionIsTruncated == parsed.transactionTruncated)

@@ -8,11 +8,16 @@ struct SaveReport: Sendable {
     var deleted: [PersistentIdentifier] = []
     /// Existing objects that inserts were merged into (an upsert on a unique constraint).
     var merged: [PersistentIdentifier] = []
+    /// The versions of the objects the save updated, after it.
+    var versions: [PersistentIdentifier: Int64] = [:]
 
-    init(remapped: [PersistentIdentifier: PersistentIdentifier], token: HistoryToken?, transaction: HistoryTransaction?)
-    {
+    init(
+        remapped: [PersistentIdentifier: PersistentIdentifier], token: HistoryToken?, transaction: HistoryTransaction?,
+        versions: [PersistentIdentifier: Int64]
+    ) {
         self.remapped = remapped
         self.token = token
+        self.versions = versions
         deleted = transaction?.changes.filter { $0.kind == .delete }.map(\.id) ?? []
         // An insert merged into an existing object is that object's update in history; two
         // inserts merged into one new object map to one identifier.

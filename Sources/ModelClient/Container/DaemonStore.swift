@@ -149,7 +149,9 @@ final class DaemonSession: ContextConnection {
         if outcome.transactionIsTruncated, let token = outcome.token {
             transaction = try await client.history(after: HistoryToken(token.rawValue - 1), in: store, limit: 1).first
         }
-        return SaveReport(remapped: outcome.remappedIdentifiers, token: outcome.token, transaction: transaction)
+        return SaveReport(
+            remapped: outcome.remappedIdentifiers, token: outcome.token, transaction: transaction,
+            versions: outcome.versions)
     }
 
     func rollback() async throws {

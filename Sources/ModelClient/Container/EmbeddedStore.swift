@@ -162,7 +162,9 @@ final class EngineContext: ContextConnection {
         if let token = result.token {
             transaction = try await container.history(after: HistoryToken(token.rawValue - 1), limit: 1).first
         }
-        return SaveReport(remapped: result.remappedIdentifiers, token: result.token, transaction: transaction)
+        return SaveReport(
+            remapped: result.remappedIdentifiers, token: result.token, transaction: transaction,
+            versions: result.versions.filter { $0.value > 1 })
     }
 
     func rollback() async throws {

@@ -114,12 +114,11 @@ extension ContextCore {
             deleted.insert(record.id)
             detach(record, deleted: true)
         }
-        for id in report.merged { records[id]?.version = nil }
+        // Every object the save updated (changed directly, as the other side of a relationship,
+        // or by an upsert) is at the version it answered with; one it left as it was (a change
+        // back to the stored value) is at the version read.
+        for (id, version) in report.versions { records[id]?.version = version }
         for record in pending where !record.isDetached {
-            // Saved: the store holds a version the unit of work knows, not the one read.
-            if !record.sentAttributes.isEmpty || record.changed.contains(where: { record.unsent[$0] == nil }) {
-                record.version = nil
-            }
             record.attributes.merge(record.sentAttributes) { _, new in new }
             record.sentAttributes = [:]
             if record.lifecycle == .inserted, record.insertSent { record.lifecycle = .persisted }

@@ -173,7 +173,7 @@ public final class ModelContext {
         try await core.perform {
             let outgoing = try core.outgoingChanges()
             guard !outgoing.edits.isEmpty || core.flushedChanges else {
-                core.finishSave(SaveReport(remapped: [:], token: nil, transaction: nil))
+                core.finishSave(SaveReport(remapped: [:], token: nil, transaction: nil, versions: [:]))
                 return
             }
             let report = try await core.unitOfWork().save(applying: outgoing.edits)

@@ -303,6 +303,11 @@ public nonisolated struct Modeld_V1_SaveResult: Sendable {
   /// runs; they are then not in `remapped`.
   public var insertedRuns: [Modeld_V1_InsertedRun] = []
 
+  /// The version each object the save updated has after it, by URI (an upserted insert's
+  /// among them): what to send as `expect_version` with its next change. Inserted objects
+  /// start at 1 and are not listed.
+  public var versions: Dictionary<String,Int64> = [:]
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -756,7 +761,7 @@ nonisolated extension Modeld_V1_RelationshipEdit: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Modeld_V1_SaveResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SaveResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}remapped\0\u{1}token\0\u{1}transaction\0\u{3}transaction_truncated\0\u{3}inserted_runs\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}remapped\0\u{1}token\0\u{1}transaction\0\u{3}transaction_truncated\0\u{3}inserted_runs\0\u{1}versions\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -769,6 +774,7 @@ nonisolated extension Modeld_V1_SaveResult: SwiftProtobuf.Message, SwiftProtobuf
       case 3: try { try decoder.decodeSingularMessageField(value: &self._transaction) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.transactionTruncated) }()
       case 5: try { try decoder.decodeRepeatedMessageField(value: &self.insertedRuns) }()
+      case 6: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufInt64>.self, value: &self.versions) }()
       default: break
       }
     }
@@ -794,6 +800,9 @@ nonisolated extension Modeld_V1_SaveResult: SwiftProtobuf.Message, SwiftProtobuf
     if !self.insertedRuns.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.insertedRuns, fieldNumber: 5)
     }
+    if !self.versions.isEmpty {
+      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufInt64>.self, value: self.versions, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -803,6 +812,7 @@ nonisolated extension Modeld_V1_SaveResult: SwiftProtobuf.Message, SwiftProtobuf
     if lhs._transaction != rhs._transaction {return false}
     if lhs.transactionTruncated != rhs.transactionTruncated {return false}
     if lhs.insertedRuns != rhs.insertedRuns {return false}
+    if lhs.versions != rhs.versions {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
