@@ -97,7 +97,8 @@ public final class TestDaemon: Sendable {
     }
 
     /// One daemon for the whole test process, started on first use. Its directory is removed
-    /// when the process exits.
+    /// when the process exits, or, when it stops without cleaning up (a trap), by the next test
+    /// process's shared daemon.
     public static var shared: TestDaemon {
         get async throws { try await SharedDaemon.instance.get() }
     }
@@ -108,6 +109,8 @@ public final class TestDaemon: Sendable {
     }
 
     fileprivate static func startShared() async throws -> TestDaemon {
+        // Those of test processes that stopped without cleaning up (a trap in a test).
+        TemporaryDirectory.removeAbandoned(prefix: "ms")
         let daemon = TestDaemon(directory: try TemporaryDirectory.make(prefix: "ms"), configure: { _ in })
         TemporaryDirectory.removeAtExit(daemon.directory)
         // The shared daemon lives as long as the test process, beyond any one test's scope.

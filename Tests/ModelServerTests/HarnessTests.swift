@@ -81,4 +81,22 @@ import Testing
             #expect(error.message.hasPrefix("/nonexistent/modeld is not an executable file"), "\(error)")
         }
     }
+
+    /// A shared daemon's directory left by a test process that trapped (its exit handlers never
+    /// ran) is removed by the next; one whose process still runs is not.
+    @Test func directoriesOfEndedTestProcessesAreRemoved() async throws {
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/true")
+        try ended.run()
+        ended.waitUntilExit()
+        let abandoned = try TemporaryDirectory.make(prefix: "ms")
+        let alive = try TemporaryDirectory.make(prefix: "ms")
+        defer { try? FileManager.default.removeItem(at: alive) }
+        try "\(ended.processIdentifier)\n".write(
+            to: abandoned.appendingPathComponent(".owner-pid"), atomically: true, encoding: .utf8)
+        try "\(getpid())\n".write(to: alive.appendingPathComponent(".owner-pid"), atomically: true, encoding: .utf8)
+        TemporaryDirectory.removeAbandoned(prefix: "ms")
+        #expect(!FileManager.default.fileExists(atPath: abandoned.path))
+        #expect(FileManager.default.fileExists(atPath: alive.path))
+    }
 }
