@@ -185,8 +185,7 @@ public final class DaemonClient: Sendable {
     }
 
     func translateAny(_ error: any Error, small: Bool) -> any Error {
-        let fromDaemon = (error as? RPCError)?.metadata[stringValues: ModelError.codeMetadataKey].contains { _ in true }
-        if isClosed.load(ordering: .acquiring), !(error is ModelError), fromDaemon != true {
+        if isClosed.load(ordering: .acquiring), !(error is ModelError), (error as? RPCError)?.isFromDaemon != true {
             return ModelError(
                 .closed,
                 "this connection to modeld at \(socketPath) was closed (by its client's close(), or its container's); open a new one to use the store",
@@ -212,7 +211,7 @@ public final class DaemonClient: Sendable {
     /// A call's error as a `ModelError`: the daemon's own as it sent it, the transport's
     /// explained (a reset stream, an unreachable daemon).
     static func translate(_ error: RPCError, socketPath: String, small: Bool) -> ModelError {
-        let fromDaemon = error.metadata[stringValues: ModelError.codeMetadataKey].contains { _ in true }
+        let fromDaemon = error.isFromDaemon
         if !fromDaemon, error.message.contains("RST_STREAM") {
             if small {
                 return ModelError(
@@ -234,4 +233,9 @@ public final class DaemonClient: Sendable {
         }
         return ModelError(error)
     }
+}
+
+extension RPCError {
+    /// Whether modeld sent it (with its error code), rather than the transport.
+    var isFromDaemon: Bool { metadata[stringValues: ModelError.codeMetadataKey].contains { _ in true } }
 }

@@ -163,18 +163,17 @@ extension ContextCore {
                 detach(record, deleted: false)
                 continue
             }
-            let objects = record.objects
             for name in record.changed {
                 let property = record.info.property(name)
                 guard !property.isRelationship else { continue }
-                for object in objects {
+                record.forEachObject { object in
                     property.metadata.writeSlot(object, nil)
                     property.metadata.notify(object)
                 }
             }
             for (name, ids) in record.savedRelationships {
                 record.relationships[name] = ids
-                for object in objects { record.info.property(name).metadata.notify(object) }
+                record.forEachObject { record.info.property(name).metadata.notify($0) }
             }
             record.changed = []
             record.unsent = [:]

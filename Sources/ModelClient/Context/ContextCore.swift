@@ -165,12 +165,11 @@ final class ContextCore {
         } else if !record.unfetched.isEmpty {
             record.unfetched.subtract(snapshot.attributes.keys)
         }
-        let objects = record.objects
         for (name, value) in snapshot.attributes where !record.changed.contains(name) {
             let old = record.attributes[name]
             record.attributes[name] = value
             guard let property = info.propertyIfAny(name), old != value || !wasLoaded else { continue }
-            for object in objects {
+            record.forEachObject { object in
                 property.metadata.writeSlot(object, nil)
                 if wasLoaded { property.metadata.notify(object) }
             }
@@ -180,7 +179,7 @@ final class ContextCore {
             let old = record.relationships[name]
             record.relationships[name] = ids
             if wasLoaded, old != ids, let property = info.propertyIfAny(name) {
-                for object in objects { property.metadata.notify(object) }
+                record.forEachObject { property.metadata.notify($0) }
             }
         }
         return record

@@ -21,12 +21,12 @@ final class ObjectRecord {
     struct Joined {
         weak var object: AnyObject?
     }
-    /// `object` and the joined models still alive.
-    var objects: [AnyObject] {
-        guard !joined.isEmpty else { return object.map { [$0] } ?? [] }
-        return ([object] + joined.map(\.object)).compactMap { $0 }
+    /// Runs `body` with `object` and each joined model still alive.
+    func forEachObject(_ body: (AnyObject) -> Void) {
+        if let object { body(object) }
+        for model in joined { if let object = model.object { body(object) } }
     }
-    /// The first of ``objects``, without making the array.
+    /// `object`, or a joined model still alive.
     var anyObject: AnyObject? { object ?? joined.lazy.compactMap(\.object).first }
     /// The object, held while it has unsaved changes.
     var pinned: AnyObject?

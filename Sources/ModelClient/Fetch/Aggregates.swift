@@ -42,11 +42,7 @@ public struct AggregateDescriptor<T: PersistentModel> {
     /// their group keys.
     public var sortBy: [(key: String, order: SortOrder)] = []
     /// At most this many results; nil or 0 for all of them (0 as Core Data's `fetchLimit`).
-    public var fetchLimit: Int? {
-        get { limit }
-        set { limit = newValue == 0 ? nil : newValue }
-    }
-    private var limit: Int?
+    @ZeroIsNoLimit public var fetchLimit: Int?
     /// Whether the context's unsaved changes count (true by default).
     public var includePendingChanges = true
 

@@ -7,11 +7,7 @@ public struct FetchDescriptor<T: PersistentModel> {
     public var predicate: Foundation.Predicate<T>?
     public var sortBy: [Foundation.SortDescriptor<T>]
     /// At most this many results; nil or 0 for all of them (0 as Core Data's `fetchLimit`).
-    public var fetchLimit: Int? {
-        get { limit }
-        set { limit = newValue == 0 ? nil : newValue }
-    }
-    private var limit: Int?
+    @ZeroIsNoLimit public var fetchLimit: Int?
     public var fetchOffset: Int?
     /// Whether the fetch sees the context's unsaved changes (true by default).
     public var includePendingChanges: Bool = true

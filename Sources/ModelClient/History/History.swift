@@ -16,11 +16,7 @@ public struct HistoryDescriptor<Transaction>: @unchecked Sendable {
     /// Their order (oldest first when empty).
     public var sortBy: [Foundation.SortDescriptor<Transaction>]
     /// At most this many results; nil or 0 for all of them (0 as Core Data's `fetchLimit`).
-    public var fetchLimit: Int? {
-        get { limit }
-        set { limit = newValue == 0 ? nil : newValue }
-    }
-    private var limit: Int?
+    @ZeroIsNoLimit public var fetchLimit: Int?
     /// Transactions after this token only, read so by the store (all of them when nil).
     public var token: DefaultHistoryToken?
     /// Only the transactions of this author (a context's ``ModelContext/author``), read so by the store.

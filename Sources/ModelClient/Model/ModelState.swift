@@ -87,7 +87,8 @@ public final class _ModelState {
             core.attributeChanged(record, name)
             // Models sharing the record (an upsert's) read the value too: the one the record
             // holds is the one its save sends.
-            for other in record.objects where other !== object {
+            record.forEachObject { other in
+                guard other !== object else { return }
                 property.metadata.writeSlot(other, value)
                 property.metadata.notify(other)
             }

@@ -117,13 +117,9 @@ extension MigrationPlanning {
     }
 
     private func countAndName(_ entity: String, _ predicate: Predicate) throws -> (count: Int, named: [String]) {
-        let counting = FetchDescriptor(entityName: entity, predicate: predicate, resultType: .count)
-        guard case .count(let count) = try reads.fetch(try counting.validated(in: old)), count > 0 else {
-            return (0, [])
-        }
-        let naming = FetchDescriptor(
-            entityName: entity, predicate: predicate, limit: MigrationPlanner.namedObjects, resultType: .identifiers)
-        return (count, try reads.fetch(try naming.validated(in: old)).identifiers.map(\.uriRepresentation))
+        let count = try reads.count(entity, matching: predicate, in: old)
+        guard count > 0 else { return (0, []) }
+        return (count, try reads.uris(entity, matching: predicate, limit: MigrationPlanner.namedObjects, in: old))
     }
 
     /// `@entity IN {…}` (or `$variable.@entity IN {…}`).

@@ -92,10 +92,7 @@ extension MigrationPlanning {
         guard !groups.isEmpty else { return nil }
         var named: [String] = []
         for group in groups.prefix(Self.groupsNamed) {
-            let fetch = FetchDescriptor(
-                entityName: entity, predicate: group.predicate, limit: MigrationPlanner.namedObjects,
-                resultType: .identifiers)
-            let uris = try reads.fetch(try fetch.validated(in: old)).identifiers.map(\.uriRepresentation)
+            let uris = try reads.uris(entity, matching: group.predicate, limit: MigrationPlanner.namedObjects, in: old)
             let unnamed = group.size - uris.count
             named.append("(" + uris.joined(separator: ", ") + (unnamed > 0 ? " and \(unnamed) more" : "") + ")")
         }
