@@ -118,6 +118,10 @@ public struct DaemonStatus: Hashable, Sendable {
     public var processIdentifier: Int
     /// Watches open on all stores.
     public var openWatches: Int = 0
+    /// About how many bytes the open watches hold, and the most they may (`modeld
+    /// --max-watch-memory`).
+    public var watchMemoryBytes: Int = 0
+    public var maximumWatchMemoryBytes: Int = 0
 }
 
 extension DaemonStatus {
@@ -128,6 +132,8 @@ extension DaemonStatus {
             idleTimeoutSeconds: Int(status.idleTimeoutSeconds), dataDirectory: status.dataDirectory,
             processIdentifier: Int(status.pid))
         openWatches = Int(status.openWatches)
+        watchMemoryBytes = Int(status.watchMemoryBytes)
+        maximumWatchMemoryBytes = Int(status.maxWatchMemoryBytes)
     }
 }
 

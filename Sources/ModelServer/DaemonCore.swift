@@ -14,6 +14,8 @@ final class DaemonCore: Sendable {
     let catalog: StoreCatalog
     let sessions: SessionRegistry
     let streams: StreamRegistry
+    /// What the watches hold, against `--max-watch-memory`.
+    let watchMemory: WatchMemory
     /// What both transports hold to: connections, request bytes, timeouts.
     let limits: ConnectionLimits
     let descriptors: DescriptorBudget
@@ -42,6 +44,7 @@ final class DaemonCore: Sendable {
         self.streams = StreamRegistry(
             maximumStreamingFetches: configuration.maximumStreamingFetches,
             stallTimeout: configuration.streamStallTimeout)
+        self.watchMemory = WatchMemory(capacity: configuration.maximumWatchMemory)
         let refusals = RefusalLog(logger: logger, descriptors: descriptors)
         self.limits = ConnectionLimits(
             maximumMessageSize: configuration.maximumMessageSize, requestTimeout: configuration.requestTimeout,

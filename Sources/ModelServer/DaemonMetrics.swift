@@ -94,6 +94,8 @@ final class DaemonMetrics: Sendable {
         gauge("modeld_open_sessions", help: "Sessions open.").set(core.sessions.count)
         gauge("modeld_open_watches", help: "Watches (live queries) open.").set(
             stores.reduce(0) { $0 + $1.watches.watchCount })
+        gauge("modeld_watch_memory_bytes", help: "Bytes the open watches hold, about (at most --max-watch-memory).")
+            .set(core.watchMemory.held)
         gauge("modeld_history_followers", help: "History streams open (followers).").set(
             core.streams.count(of: .history))
         gauge("modeld_streamed_fetches", help: "Fetches streamed as the store reads them.").set(

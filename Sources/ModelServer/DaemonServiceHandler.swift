@@ -32,6 +32,8 @@ struct DaemonServiceHandler: Modeld_V1_DaemonService.SimpleServiceProtocol {
             $0.stores = Int64(core.catalog.count)
             $0.openSessions = Int64(core.sessions.count)
             $0.openWatches = Int64(core.catalog.all().reduce(0) { $0 + $1.watches.watchCount })
+            $0.watchMemoryBytes = Int64(core.watchMemory.held)
+            $0.maxWatchMemoryBytes = Int64(core.watchMemory.capacity)
             $0.maxSessions = Int64(core.configuration.maximumSessions)
             $0.idleTimeoutSeconds = core.configuration.idleTimeout.components.seconds
             $0.dataDirectory = core.configuration.dataDirectory

@@ -8,7 +8,8 @@ extension QueryServiceHandler {
     /// save that changed it (``QueryWatch``). The watch reads again only when the stream can
     /// take a response, so a slow client gets one difference covering every save since its last,
     /// and the daemon holds the last result and one token for it, whatever the rate of saves. A
-    /// client that takes no response for the stall timeout is ended, as a fetch's is.
+    /// client that takes no response for the stall timeout is ended, as a fetch's is. What the
+    /// watch holds counts against the daemon's ``WatchMemory``: one that does not fit ends.
     func watch(
         request: Modeld_V1_WatchRequest, response: RPCWriter<Modeld_V1_WatchResponse>, context: ServerContext
     ) async throws {
@@ -16,9 +17,13 @@ extension QueryServiceHandler {
             let store = try core.store(request.store, for: .read)
             let watch = try QueryWatch(try WatchedQuery(wire: request), on: store.container, hub: store.watches)
             let budget = FetchStreaming.budget(maximumMessageSize: core.configuration.maximumMessageSize)
+            let memory = core.watchMemory
             try await core.rpc.cancellable {
                 try await core.streams.run(.watch, store: store.name) { progress in
                     try await FetchStreaming.offEventLoop {
+                        var held = 0
+                        defer { memory.release(held) }
+                        try memory.resize(&held, to: WatchMemory.perWatch)
                         var initial = true
                         while true {
                             let update: WatchUpdate
@@ -27,6 +32,7 @@ extension QueryServiceHandler {
                             } catch let error as ModelError where error.code == .closed {
                                 throw store.droppedError
                             }
+                            try memory.resize(&held, to: WatchMemory.perWatch + update.result.estimatedSize)
                             for part in update.wireResponses(initial: initial, budget: budget) {
                                 try await progress.writing { try await response.write(part) }
                             }

@@ -36,6 +36,9 @@ public struct ServerConfiguration: Sendable {
     public var maximumPendingRequestBytes: Int = 256 * 1024 * 1024
     /// The most fetches streamed from stores at once, each holding a reader of its own.
     public var maximumStreamingFetches: Int = 32
+    /// The most bytes the daemon's watches hold between them (their last results, and a little
+    /// for each watch); a watch past it ends with RESOURCE_EXHAUSTED (``WatchMemory``).
+    public var maximumWatchMemory: Int = 256 * 1024 * 1024
     /// A streamed response that waits this long for its client to read ends the stream with
     /// RESOURCE_EXHAUSTED, freeing what it held.
     public var streamStallTimeout: Duration = .seconds(20)

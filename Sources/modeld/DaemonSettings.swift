@@ -82,6 +82,10 @@ struct DaemonSettings {
             // The default budget grows to hold one request of the largest size allowed.
             server.maximumPendingRequestBytes = max(server.maximumPendingRequestBytes, server.maximumMessageSize)
         }
+        if let text = value(flags.maxWatchMemory, "MODELD_MAX_WATCH_MEMORY") {
+            server.maximumWatchMemory = try Self.size(
+                text, "max watch memory", within: 1024 * 1024...Int.max, "at least 1M")
+        }
         if let text = value(flags.maxStoreSize, "MODELD_MAX_STORE_SIZE") {
             server.maximumStoreSize = Int64(
                 try Self.size(text, "max store size", within: 64 * 1024...Int.max, "at least 64K"))

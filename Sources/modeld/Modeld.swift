@@ -106,6 +106,13 @@ struct Modeld: AsyncParsableCommand {
     @Option(
         name: .long,
         help:
+            "The most bytes the open watches hold between them (their last results); K, M, G and T suffixes allowed (default 256M, at least 1M). A watch past it ends with RESOURCE_EXHAUSTED. [MODELD_MAX_WATCH_MEMORY]"
+    )
+    var maxWatchMemory: String?
+
+    @Option(
+        name: .long,
+        help:
             "Seconds a streamed response may wait for its client to read before the stream is ended (default 20). [MODELD_STREAM_STALL_TIMEOUT]"
     )
     var streamStallTimeout: Double?

@@ -169,7 +169,7 @@ import Testing
             "--socket ", "--socket-mode", "--data-dir", "--idle-timeout", "--max-sessions", "--max-message-size",
             "--log-level", "--default-store", "--time-slice",
             "MODELD_SOCKET", "MODELD_SOCKET_MODE", "MODELD_DATA_DIR", "MODELD_IDLE_TIMEOUT", "MODELD_MAX_SESSIONS",
-            "MODELD_MAX_MESSAGE_SIZE",
+            "MODELD_MAX_MESSAGE_SIZE", "--max-watch-memory", "MODELD_MAX_WATCH_MEMORY",
             "MODELD_LOG_LEVEL", "MODELD_TIME_SLICE", "SIGTERM",
         ] {
             #expect(help.output.contains(option), "\(option) missing from:\n\(help.output)")
@@ -185,6 +185,8 @@ import Testing
         (["--max-store-size", "10X"], "max store size '10X' is not a size"),
         (["--max-store-size", "9999999999T"], "max store size '9999999999T' is not a size"),
         (["--max-store-size", "1K"], "max store size '1K' must be at least 64K"),
+        (["--max-watch-memory", "512K"], "max watch memory '512K' must be at least 1M"),
+        (["--max-watch-memory", "lots"], "max watch memory 'lots' is not a size"),
         (
             ["--max-pending-request-bytes", "1M"],
             "max pending request bytes '1M' is less than the max message size (16777216 bytes)"

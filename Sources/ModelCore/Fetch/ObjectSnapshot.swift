@@ -79,8 +79,22 @@ extension ObjectSnapshot {
     /// About how many bytes the object takes on the wire, or in memory (an overestimate): for
     /// keeping batches and messages of objects under a budget.
     public var estimatedSize: Int {
-        var size = 96
-        for (name, value) in attributes {
+        var size = 96 + Self.estimatedSize(of: attributes)
+        for (name, value) in relationships {
+            size += name.utf8.count + 16
+            switch value {
+            case .toOne: size += 100
+            case .toMany(let ids): size += ids.count * 100
+            }
+        }
+        return size
+    }
+
+    /// About how many bytes a table of values by name takes (an object's attributes, an
+    /// aggregate's row): an overestimate, as ``estimatedSize``.
+    public static func estimatedSize(of values: [String: Value]) -> Int {
+        var size = 0
+        for (name, value) in values {
             size += name.utf8.count + 16
             switch value {
             case .string(let text), .json(let text): size += text.utf8.count
@@ -89,13 +103,6 @@ extension ObjectSnapshot {
             case .decimal: size += 40
             case .uuid: size += 36
             default: size += 10
-            }
-        }
-        for (name, value) in relationships {
-            size += name.utf8.count + 16
-            switch value {
-            case .toOne: size += 100
-            case .toMany(let ids): size += ids.count * 100
             }
         }
         return size

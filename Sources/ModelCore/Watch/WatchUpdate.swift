@@ -5,6 +5,16 @@ public enum WatchResult: Hashable, Sendable {
     case objects([ObjectSnapshot])
     case count(Int)
     case groups([AggregateRow])
+
+    /// About how many bytes the result takes in memory (an overestimate, as
+    /// ``ObjectSnapshot/estimatedSize``): what a watch holding it holds.
+    public var estimatedSize: Int {
+        switch self {
+        case .objects(let objects): objects.reduce(16) { $0 + $1.estimatedSize }
+        case .count: 16
+        case .groups(let rows): rows.reduce(16) { $0 + 32 + ObjectSnapshot.estimatedSize(of: $1) }
+        }
+    }
 }
 
 /// One result of a watch: the first is the query's result when the watch began; each later one

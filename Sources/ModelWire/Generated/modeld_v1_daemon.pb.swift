@@ -79,6 +79,12 @@ public nonisolated struct Modeld_V1_StatusResponse: Sendable {
   /// Watches (QueryService.Watch) open on all stores.
   public var openWatches: Int64 = 0
 
+  /// About how many bytes the open watches hold (their last results, and a little for each), and
+  /// the most they may (modeld --max-watch-memory): a watch past it ends with RESOURCE_EXHAUSTED.
+  public var watchMemoryBytes: Int64 = 0
+
+  public var maxWatchMemoryBytes: Int64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -158,7 +164,7 @@ nonisolated extension Modeld_V1_StatusRequest: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Modeld_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{3}uptime_seconds\0\u{1}stores\0\u{3}open_sessions\0\u{3}max_sessions\0\u{3}idle_timeout_seconds\0\u{3}data_directory\0\u{1}pid\0\u{3}open_watches\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{3}uptime_seconds\0\u{1}stores\0\u{3}open_sessions\0\u{3}max_sessions\0\u{3}idle_timeout_seconds\0\u{3}data_directory\0\u{1}pid\0\u{3}open_watches\0\u{3}watch_memory_bytes\0\u{3}max_watch_memory_bytes\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -175,6 +181,8 @@ nonisolated extension Modeld_V1_StatusResponse: SwiftProtobuf.Message, SwiftProt
       case 7: try { try decoder.decodeSingularStringField(value: &self.dataDirectory) }()
       case 8: try { try decoder.decodeSingularInt64Field(value: &self.pid) }()
       case 9: try { try decoder.decodeSingularInt64Field(value: &self.openWatches) }()
+      case 10: try { try decoder.decodeSingularInt64Field(value: &self.watchMemoryBytes) }()
+      case 11: try { try decoder.decodeSingularInt64Field(value: &self.maxWatchMemoryBytes) }()
       default: break
       }
     }
@@ -208,6 +216,12 @@ nonisolated extension Modeld_V1_StatusResponse: SwiftProtobuf.Message, SwiftProt
     if self.openWatches != 0 {
       try visitor.visitSingularInt64Field(value: self.openWatches, fieldNumber: 9)
     }
+    if self.watchMemoryBytes != 0 {
+      try visitor.visitSingularInt64Field(value: self.watchMemoryBytes, fieldNumber: 10)
+    }
+    if self.maxWatchMemoryBytes != 0 {
+      try visitor.visitSingularInt64Field(value: self.maxWatchMemoryBytes, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -221,6 +235,8 @@ nonisolated extension Modeld_V1_StatusResponse: SwiftProtobuf.Message, SwiftProt
     if lhs.dataDirectory != rhs.dataDirectory {return false}
     if lhs.pid != rhs.pid {return false}
     if lhs.openWatches != rhs.openWatches {return false}
+    if lhs.watchMemoryBytes != rhs.watchMemoryBytes {return false}
+    if lhs.maxWatchMemoryBytes != rhs.maxWatchMemoryBytes {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

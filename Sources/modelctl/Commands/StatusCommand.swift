@@ -22,6 +22,8 @@ struct Status: AsyncParsableCommand {
                 ("max_sessions", .number(Int64(status.maximumSessions))),
                 ("idle_timeout_seconds", .number(Int64(status.idleTimeoutSeconds))),
                 ("open_watches", .number(Int64(status.openWatches))),
+                ("watch_memory_bytes", .number(Int64(status.watchMemoryBytes))),
+                ("max_watch_memory_bytes", .number(Int64(status.maximumWatchMemoryBytes))),
             ]
         ])
         writer.finish()
