@@ -30,6 +30,9 @@ public struct StoreInfo: Hashable, Sendable {
     public var owner: String?
     /// What others were granted.
     public var grants: [AccessGrant]
+    /// Why the store's server could not be reached for this answer (a PostgreSQL server down):
+    /// ``historyToken`` is then nil. Nil when it was reached.
+    public var unavailable: String?
 
     /// Access to a store granted to a user or group of the daemon's host.
     public struct AccessGrant: Hashable, Sendable {
@@ -91,6 +94,7 @@ public struct StoreInfo: Hashable, Sendable {
         backend = wire.backend.isEmpty ? kind.rawValue : wire.backend
         url = wire.url
         owner = wire.owner.isEmpty ? nil : wire.owner
+        unavailable = wire.unavailable.isEmpty ? nil : wire.unavailable
         grants = wire.grants.compactMap { grant in
             switch grant.principal.kind {
             case .user(let name): AccessGrant(principal: .user(name), mayWrite: grant.level == .write)

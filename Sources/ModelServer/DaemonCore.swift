@@ -116,6 +116,9 @@ final class DaemonCore: Sendable {
             // Dropped while we looked.
             throw ModelError(
                 .notFound, "no store named '\(store.name)': it was just dropped", context: ["store": store.name])
+        } catch let error as ModelError where error.code == .unavailable {
+            // Its server is down: the rest of what is known of it is told, and why not its token.
+            info.unavailable = error.message
         }
         info.openSessions = Int64(sessions.count(on: store.name))
         let retention = catalog.retention.effective(

@@ -163,6 +163,9 @@ public final class ModelDaemon: Service, Sendable {
                 group.addTask {
                     try await self.core.streams.endStalledStreams(); return .housekeeping
                 }
+                group.addTask {
+                    try await self.openUnreachableStores(); return .housekeeping
+                }
                 group.addTask { [retention = HistoryRetention(configuration, logger: logger)] in
                     try await retention.run(self.core.catalog); return .housekeeping
                 }
@@ -334,6 +337,21 @@ public final class ModelDaemon: Service, Sendable {
             limits: core.limits, directMethods: .modeld(core: core),
             idleTimeout: configuration.connectionIdleTimeout, gracePeriod: configuration.shutdownGracePeriod)
     }
+
+    /// Opens the stores whose server could not be reached at start-up, trying every few seconds
+    /// until none is left (a call naming one tries at once too).
+    private func openUnreachableStores() async throws {
+        while core.catalog.unreachable.withLock({ !$0.isEmpty }) {
+            try await Task.sleep(for: Self.unreachableRetryInterval)
+            let before = core.catalog.count
+            await core.catalog.openUnreachable()
+            let opened = core.catalog.count - before
+            if opened > 0 { logger.info("opened \(opened) store(s) whose server could not be reached at start-up") }
+        }
+    }
+
+    /// How often the stores whose server could not be reached at start-up are tried again.
+    static let unreachableRetryInterval = Duration.seconds(2)
 
     /// Closes sessions idle for longer than the timeout, checking a few times per timeout.
     private func endIdleSessions() async throws {

@@ -17,6 +17,19 @@ final class StoreCatalog: Sendable {
     /// The stores whose data was there at start-up but could not be opened, with why: a call
     /// naming one is told so, not that there is no such store.
     let unopened = Mutex<[String: String]>([:])
+    /// The stores whose server could not be reached at start-up (UNAVAILABLE: a PostgreSQL server
+    /// down, or not up yet): opened as soon as it can be (``openUnreachable()``).
+    let unreachable = Mutex<[String: UnreachableStore]>([:])
+    /// Whether ``openUnreachable()`` is under way.
+    private let reopening = Atomic(false)
+
+    /// A store whose server could not be reached, and why.
+    struct UnreachableStore: Sendable {
+        let location: StoreLocation
+        var reason: String
+        /// Whether it is attached (at a URL of its own) rather than placed by its backend.
+        let attached: Bool
+    }
     /// Creating, dropping, restoring and migrating stores take turns.
     let changes = AsyncSemaphore(permits: 1)
     let attached: AttachedStores
@@ -80,12 +93,43 @@ final class StoreCatalog: Sendable {
                 let handle = try await open(name: name, at: location, schema: nil, existingOnly: true)
                 if !attachedNames.contains(name) { rememberOwner(keptIn: handle) }
                 stores.withLock { $0[name] = handle }
+            } catch let error as ModelError where error.code == .unavailable {
+                failures.append(("\(name) (\(location))", error))
+                unreachable.withLock {
+                    $0[name] = UnreachableStore(
+                        location: location, reason: error.message, attached: attachedNames.contains(name))
+                }
             } catch {
                 failures.append(("\(name) (\(location))", error))
                 unopened.withLock { $0[name] = Self.reason(error) }
             }
         }
         return failures
+    }
+
+    /// Tries again to open the stores whose server could not be reached: each one opened is
+    /// served from then on; one that fails otherwise than UNAVAILABLE is told as unopened. Returns
+    /// how many are still unreachable. One try at a time: a call while one runs returns at once.
+    @discardableResult
+    func openUnreachable() async -> Int {
+        guard reopening.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else {
+            return unreachable.withLock { $0.count }
+        }
+        defer { reopening.store(false, ordering: .releasing) }
+        for (name, store) in unreachable.withLock({ Array($0) }) {
+            do {
+                let handle = try await open(name: name, at: store.location, schema: nil, existingOnly: true)
+                if !store.attached { rememberOwner(keptIn: handle) }
+                stores.withLock { $0[name] = handle }
+                unreachable.withLock { _ = $0.removeValue(forKey: name) }
+            } catch let error as ModelError where error.code == .unavailable {
+                unreachable.withLock { $0[name]?.reason = error.message }
+            } catch {
+                unreachable.withLock { _ = $0.removeValue(forKey: name) }
+                unopened.withLock { $0[name] = Self.reason(error) }
+            }
+        }
+        return unreachable.withLock { $0.count }
     }
 
     private static func reason(_ error: any Error) -> String {
@@ -96,6 +140,14 @@ final class StoreCatalog: Sendable {
     func handle(named name: String) throws(ModelError) -> StoreHandle {
         if let handle = stores.withLock({ $0[name] }) { return handle }
         try StoreName.validate(name)
+        if let reason = unreachable.withLock({ $0[name]?.reason }) {
+            // Tried again now, and every few seconds by the daemon: the next call may find it open.
+            Task { await self.openUnreachable() }
+            throw ModelError(
+                .unavailable,
+                "the store '\(name)' could not be opened yet, its server unreachable since modeld started (\(reason)); modeld opens it as soon as the server answers: try again shortly",
+                context: ["store": name])
+        }
         if let reason = unopened.withLock({ $0[name] }) {
             throw ModelError(
                 .storageFailure,
@@ -152,7 +204,7 @@ final class StoreCatalog: Sendable {
     }
 
     private func checkNameFree(_ name: String) throws {
-        guard stores.withLock({ $0[name] }) == nil else {
+        guard stores.withLock({ $0[name] }) == nil, unreachable.withLock({ $0[name] }) == nil else {
             throw ModelError(.uniqueConstraint, "a store named '\(name)' already exists", context: ["store": name])
         }
     }

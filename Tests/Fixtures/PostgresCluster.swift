@@ -67,6 +67,16 @@ public final class PostgresCluster: Sendable {
         _ = try await Self.run(["restart", directory])
     }
 
+    /// Stops the server, keeping its data, until ``resume()``.
+    public func halt() async throws {
+        _ = try await Self.run(["halt", directory])
+    }
+
+    /// Starts a halted server again; answers once it accepts connections.
+    public func resume() async throws {
+        _ = try await Self.run(["resume", directory])
+    }
+
     /// Stops the server and removes the cluster.
     public func stop() async throws {
         _ = try await Self.run(["stop", directory])

@@ -244,6 +244,13 @@ public nonisolated struct Modeld_V1_StoreInfo: @unchecked Sendable {
     set {_uniqueStorage()._grants = newValue}
   }
 
+  /// Why the store's server could not be reached while this answer was made (a PostgreSQL server
+  /// down): its history token is then unset. Empty when it was reached.
+  public var unavailable: String {
+    get {_storage._unavailable}
+    set {_uniqueStorage()._unavailable = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -780,7 +787,7 @@ nonisolated extension Modeld_V1_CreateStoreRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StoreInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}uuid\0\u{1}kind\0\u{3}schema_version_hash\0\u{1}entities\0\u{3}history_token\0\u{3}open_sessions\0\u{1}path\0\u{1}backend\0\u{1}url\0\u{1}migration\0\u{3}history_retention\0\u{1}owner\0\u{1}grants\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}uuid\0\u{1}kind\0\u{3}schema_version_hash\0\u{1}entities\0\u{3}history_token\0\u{3}open_sessions\0\u{1}path\0\u{1}backend\0\u{1}url\0\u{1}migration\0\u{3}history_retention\0\u{1}owner\0\u{1}grants\0\u{1}unavailable\0")
 
   fileprivate class _StorageClass {
     var _name: String = String()
@@ -797,6 +804,7 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
     var _historyRetention: Modeld_V1_HistoryRetention? = nil
     var _owner: String = String()
     var _grants: [Modeld_V1_AccessGrant] = []
+    var _unavailable: String = String()
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -821,6 +829,7 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
       _historyRetention = source._historyRetention
       _owner = source._owner
       _grants = source._grants
+      _unavailable = source._unavailable
     }
   }
 
@@ -853,6 +862,7 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
         case 12: try { try decoder.decodeSingularMessageField(value: &_storage._historyRetention) }()
         case 13: try { try decoder.decodeSingularStringField(value: &_storage._owner) }()
         case 14: try { try decoder.decodeRepeatedMessageField(value: &_storage._grants) }()
+        case 15: try { try decoder.decodeSingularStringField(value: &_storage._unavailable) }()
         default: break
         }
       }
@@ -907,6 +917,9 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
       if !_storage._grants.isEmpty {
         try visitor.visitRepeatedMessageField(value: _storage._grants, fieldNumber: 14)
       }
+      if !_storage._unavailable.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._unavailable, fieldNumber: 15)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -930,6 +943,7 @@ nonisolated extension Modeld_V1_StoreInfo: SwiftProtobuf.Message, SwiftProtobuf.
         if _storage._historyRetention != rhs_storage._historyRetention {return false}
         if _storage._owner != rhs_storage._owner {return false}
         if _storage._grants != rhs_storage._grants {return false}
+        if _storage._unavailable != rhs_storage._unavailable {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -23,6 +23,7 @@ struct StoreCommand: AsyncParsableCommand {
             ("open_sessions", .number(Int64(store.openSessions))),
             ("path", .text(store.path)),
             ("owner", .text(store.owner)), ("grants", .uris(grantsText(store))),
+            ("unavailable", .text(store.unavailable)),
         ] + retentionRecord(store).dropFirst() // its fields without the store's name again
     }
 
