@@ -28,6 +28,7 @@ public final class BlockingDaemonClient {
 
     /// Connects to the daemon whose socket is `socketPath`, on the framed socket beside it.
     public init(socketPath: String, timeout: Duration? = nil) throws(ModelError) {
+        try DaemonClient.checkTrusted(socketPath)
         guard let framed = DefaultLocations.framedSocketPath(for: socketPath) else {
             throw ModelError(
                 .invalidArgument, "the framed socket beside \(socketPath) would be longer than 107 bytes")

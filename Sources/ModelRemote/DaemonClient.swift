@@ -117,6 +117,19 @@ public final class DaemonClient: Sendable {
         case http2(HTTP2ClientTransport.Posix)
     }
 
+    /// Refuses the per-user socket in /tmp when its directory is not the user's own: another
+    /// user may have made it first to serve a daemon of their own
+    /// (``DefaultLocations/untrustedFallbackDirectory(of:userID:)``).
+    static func checkTrusted(_ socketPath: String) throws(ModelError) {
+        guard let reason = DefaultLocations.untrustedFallbackDirectory(of: socketPath, userID: geteuid()) else {
+            return
+        }
+        throw ModelError(
+            .permissionDenied,
+            "will not connect to \(socketPath): \(reason), so another user may be serving it; remove that directory (modeld makes it again, private), set XDG_RUNTIME_DIR, or name a socket",
+            context: ["socket": socketPath])
+    }
+
     private static func makeTransport(_ socketPath: String, _ transport: DaemonTransport) throws(ModelError)
         -> MadeTransport
     {
@@ -125,6 +138,7 @@ public final class DaemonClient: Sendable {
                 .invalidArgument,
                 "the socket path \(socketPath) is longer than 107 bytes, which a Unix socket cannot be")
         }
+        try checkTrusted(socketPath)
         if transport == .framed {
             guard let framed = DefaultLocations.framedSocketPath(for: socketPath) else {
                 throw ModelError(

@@ -44,6 +44,7 @@ final class SocketGuard: Sendable {
                 try makeDirectory(
                     directory.isEmpty ? "." : directory, mode: 0o755, what: "socket's directory",
                     option: "--socket (MODELD_SOCKET)")
+                try checkPrivate(directory.isEmpty ? "." : directory)
                 locks.append(try lock(socketPath + ".lock", what: "socket \(socketPath)"))
                 try clearStaleSocket(socketPath)
             }
@@ -77,6 +78,28 @@ final class SocketGuard: Sendable {
             // The mode as asked, whatever the umask took from it.
             chmod(prefix, mode)
         }
+    }
+
+    /// Refuses a socket's directory that another user could swap the socket in: one that is not
+    /// the daemon's user's (or root's), or that others may write to without the sticky bit (as
+    /// `/tmp` has). Such a directory is one someone else made first, at a path the daemon would
+    /// have made (`/tmp/modeld-<uid>`, say), to serve clients a socket of their own.
+    private static func checkPrivate(_ directory: String) throws {
+        var info = stat()
+        guard stat(directory, &info) == 0 else { return }
+        let user = geteuid()
+        let reason: String? =
+            if info.st_uid != user && info.st_uid != 0 {
+                "it belongs to uid \(info.st_uid), not to the daemon's user (uid \(user)) or root"
+            } else if info.st_mode & 0o022 != 0 && info.st_mode & S_ISVTX == 0 {
+                "other users may write to it (mode \(String(info.st_mode & 0o777, radix: 8))) and could replace the socket"
+            } else {
+                nil
+            }
+        guard let reason else { return }
+        throw DaemonStartError(
+            "the socket's directory \(directory) is not safe to serve in: \(reason); remove it (modeld makes it again, private) or choose another with --socket (MODELD_SOCKET)"
+        )
     }
 
     /// Sets the socket file's permissions.

@@ -11,6 +11,7 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
     func createStore(request: Modeld_V1_CreateStoreRequest, context: ServerContext) async throws -> Modeld_V1_StoreInfo
     {
         try await core.rpc.handle("CreateStore") {
+            if !request.url.isEmpty { try checkMayAttach(Caller.current) }
             let backend: String
             if !request.backend.isEmpty {
                 backend = request.backend.lowercased()
@@ -40,6 +41,17 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
             // A store made at a URL may be one that exists (attached, or joined): its history is read.
             return try await core.info(store, isNew: request.url.isEmpty)
         }
+    }
+
+    /// Refuses a store at a URL of its own to any caller but an administrator: the daemon opens
+    /// it with its own rights (a file its user may read and delete, a PostgreSQL role it logs in
+    /// as), which would let any caller read, and by dropping it delete, what only the daemon may.
+    private func checkMayAttach(_ caller: Caller) throws(ModelError) {
+        guard !core.access.isAdministrator(caller) else { return }
+        throw ModelError(
+            .permissionDenied,
+            "user \(caller.description) may not create a store at a URL of its own: modeld would open it with its own rights (its user's files, its PostgreSQL role), so only administrators may (root, the daemon's user, modeld --admin-group); without a URL the daemon places the store in its data directory",
+            context: ["uid": String(caller.uid)])
     }
 
     /// Refuses a backend named beside a URL whose scheme is another backend's: the URL decides,

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Where modeld listens and keeps its data when nobody says otherwise. `modeld` and `modelctl`
 /// both use these, so that both find each other with no flags at all.
 public enum DefaultLocations {
@@ -38,5 +44,22 @@ public enum DefaultLocations {
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/modeld" }
         let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp/modeld-\(userID)-home"
         return home + "/.local/share/modeld"
+    }
+
+    /// Why the directory of the per-user socket in /tmp (``socketPath(environment:userID:)``
+    /// without `XDG_RUNTIME_DIR`) cannot be trusted, or nil when it can (or is not there yet, or
+    /// `socketPath` is another): any user may make `/tmp/modeld-<uid>` first and serve a socket of
+    /// their own in it, so it must be `userID`'s and written by no one else.
+    public static func untrustedFallbackDirectory(of socketPath: String, userID: UInt32) -> String? {
+        let directory = "/tmp/modeld-\(userID)"
+        guard socketPath.hasPrefix(directory + "/") else { return nil }
+        var info = stat()
+        guard lstat(directory, &info) == 0 else { return nil }
+        if info.st_mode & S_IFMT != S_IFDIR { return "\(directory) is not a directory" }
+        if info.st_uid != userID { return "\(directory) belongs to uid \(info.st_uid), not to uid \(userID)" }
+        if info.st_mode & 0o022 != 0 {
+            return "\(directory) may be written by other users (mode \(String(info.st_mode & 0o777, radix: 8)))"
+        }
+        return nil
     }
 }

@@ -104,6 +104,16 @@ import Testing
             #expect(
                 try await run(accounts.bob, ["store", "grant", "shop", "--user", accounts.bob, "--write"]).status == 77)
 
+            // Nor may he have the daemon open a file as a store: it would with the daemon's rights.
+            let secret = directory.appendingPathComponent("root-only.sqlite")
+            try Data("not bob's".utf8).write(to: secret)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secret.path)
+            let attach = try await run(accounts.bob, ["store", "create", "spy", "--url", "sqlite://" + secret.path])
+            #expect(attach.status == 77, "\(attach)")
+            #expect(attach.error.contains("may not create a store at a URL of its own"), "\(attach.error)")
+            #expect(try Data(contentsOf: secret) == Data("not bob's".utf8))
+            #expect(try await run(accounts.bob, ["store", "info", "spy"]).status == 66)
+
             // Read for Bob: he reads, and still may not write.
             let granted = try await run(accounts.alice, ["store", "grant", "shop", "--user", accounts.bob, "--read"])
             #expect(granted.output.contains("\"user:\(accounts.bob)=read\""), "\(granted)")
