@@ -169,3 +169,10 @@ enum StoreName {
         }
     }
 }
+
+extension ServerConfiguration {
+    /// Checks a store's name (``defaultStore``) as a client's would be.
+    public static func checkStoreName(_ name: String) throws(ModelError) {
+        try StoreName.validate(name)
+    }
+}

@@ -87,6 +87,19 @@ enum CLI {
 
     /// Whether this user may not connect to the socket at `path` (or the framed one beside it):
     /// its permissions keep them out, so the daemon may well run.
+    /// Who the socket at `path` lets in, from its owner, group and mode (the daemon's
+    /// `--socket-mode`): "its owner root, group modeld (mode 660)".
+    static func whoMayConnect(_ path: String) -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return "modeld lets in its own user and group, and root" }
+        let owner =
+            getpwuid(info.st_uid).flatMap { String(validatingCString: $0.pointee.pw_name) } ?? "uid \(info.st_uid)"
+        let group =
+            getgrgid(info.st_gid).flatMap { String(validatingCString: $0.pointee.gr_name) } ?? "gid \(info.st_gid)"
+        return
+            "the socket lets in its owner \(owner) and group \(group) (mode \(String(info.st_mode & 0o777, radix: 8))), and root"
+    }
+
     static func mayNotConnect(_ path: String) -> Bool {
         for candidate in [path, path + ".frames"] where Glibc.access(candidate, W_OK) != 0 && errno == EACCES {
             return true
@@ -106,7 +119,7 @@ enum CLI {
                 if detail.contains("Permission denied") || socket.map(Self.mayNotConnect) == true {
                     // The daemon runs; this user may not use its socket.
                     message =
-                        "permission denied on \(socket ?? "the socket"): modeld lets in its own user and group (modeld), and root; ask to be added to its group"
+                        "permission denied on \(socket ?? "the socket"): \(socket.map(Self.whoMayConnect) ?? "modeld lets in its own user and group, and root"); ask to be added to its group"
                     code = permissionDenied
                 } else {
                     message =

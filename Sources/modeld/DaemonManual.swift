@@ -31,7 +31,7 @@ enum DaemonManual {
                     standard error is the journal.
                     """
                 ),
-                ("SEE ALSO", ".BR modelctl (1), .BR systemd.socket (5)"),
+                ("SEE ALSO", ".BR modelctl (1),\n.BR systemd.socket (5)"),
             ])
     }
 }

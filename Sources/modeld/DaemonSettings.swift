@@ -123,6 +123,13 @@ struct DaemonSettings {
             server.administratorsGroup = gid
         }
         if let store = flags.defaultStore ?? environment["MODELD_DEFAULT_STORE"] {
+            if !store.isEmpty {
+                do {
+                    try ServerConfiguration.checkStoreName(store)
+                } catch {
+                    throw ValidationError("default store: \(error.message)")
+                }
+            }
             server.defaultStore = store.isEmpty ? nil : store
         }
         if let text = flags.timeSlice.map(String.init) ?? value(nil, "MODELD_TIME_SLICE") {

@@ -67,6 +67,14 @@ import Testing
                 try await bed.run([
                     "--store", "src", "export", "Item", "--where", "rank < 10", "--format", "csv", "-o", csvFile,
                 ]).status == 0)
+            // A failed export (a misspelt entity, a missing store) leaves the last one as it was.
+            let before = try Data(contentsOf: URL(fileURLWithPath: csvFile))
+            #expect(try await bed.run(["--store", "src", "export", "Itme", "-o", csvFile]).status == 64)
+            #expect(try await bed.run(["--store", "nowhere", "export", "Item", "-o", csvFile]).status == 66)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: csvFile)) == before)
+            let partials = try FileManager.default.contentsOfDirectory(atPath: bed.directory.path)
+                .filter { $0.contains(".partial-") }
+            #expect(partials.isEmpty, "\(partials)")
             #expect(try await bed.run(["--store", "csv", "import", "Item", csvFile]).status == 0)
 
             func contents(_ store: String, _ predicate: String = "TRUEPREDICATE") async throws -> [String] {
@@ -113,11 +121,25 @@ import Testing
             #expect(
                 bad.status == 64 && bad.error.contains("line 2: 'rank' is int, and \"many\" is not a whole number"),
                 "\(bad.error)")
+            // A line refused here, after whole batches were saved, names the last line saved.
+            let late = try await bed.run([
+                "import", "Item",
+                try bed.file(
+                    "late.jsonl",
+                    (1...4).map { "{\"title\": \"late \($0)\"}" }.joined(separator: "\n")
+                        + "\n{\"title\": \"x\", \"rank\": \"many\"}\n"),
+                "--batch-size", "2",
+            ])
+            #expect(
+                late.status == 64 && late.error.contains("line 5: 'rank' is int")
+                    && late.error.contains("(the 4 objects up to line 4 were imported, none after it)"),
+                "\(late.error)")
+            #expect(try await bed.run(["count", "Item", "--format", "table"]).output == "14\n")
             let broken = try await bed.run(["import", "Item", try bed.file("broken.csv", "title,colour\nx,red\n")])
             #expect(broken.status == 64 && broken.error.contains("the CSV header names 'colour'"), "\(broken.error)")
             let missing = try await bed.run(["import", "Item", bed.directory.appendingPathComponent("nope.jsonl").path])
             #expect(missing.status == 66 && missing.error.contains("no such file"), "\(missing.error)")
-            #expect(try await bed.run(["count", "Item", "--format", "table"]).output == "10\n")
+            #expect(try await bed.run(["count", "Item", "--format", "table"]).output == "14\n")
         }
     }
 

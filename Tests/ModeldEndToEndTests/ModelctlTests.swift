@@ -234,7 +234,12 @@ import Testing
             #expect(expired.status != 0 && expired.error.contains("was deleted"), "\(expired.error)")
             let nothingOld = try await bed.run(["history", "prune", "--before", "2000-01-01"])
             #expect(nothingOld.error.contains("no history was saved before 2000-01-01"), "\(nothingOld)")
-            let all = try await bed.run(["history", "prune", "--before", "2999-01-01T00:00:00Z"])
+            let zero = try await bed.run(["history", "prune", "--through", "0"])
+            #expect(zero.status == 64 && zero.error.contains("1 or more"), "\(zero.error)")
+            // A date and time is taken whole, never cut to its day: no zone is UTC, fractions count.
+            let cut = try await bed.run(["history", "prune", "--before", "2999-01-01T00:00"])
+            #expect(cut.status == 64 && cut.error.contains("is not a date"), "\(cut.error)")
+            let all = try await bed.run(["history", "prune", "--before", "2999-01-01T00:00:00.5"])
             #expect(all.error.contains("through token 3"), "\(all.output)\(all.error)")
             #expect(try await bed.run(["history", "--format", "jsonl"]).objects.isEmpty)
 

@@ -135,6 +135,46 @@ import Testing
         await daemon.remove()
     }
 
+    /// A socket's directory someone else could swap the socket in (another user's, or written by
+    /// all without the sticky bit) is refused by the daemon; a client refuses the per-user socket
+    /// in /tmp when its directory is not the user's own.
+    @Test func aSocketDirectoryOthersControlIsRefused() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "mq")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let shared = directory.appendingPathComponent("shared")
+        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: false)
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: shared.path)
+        let open = try await run(
+            try modeldExecutable(), ["--socket", shared.path + "/s", "--data-dir", directory.path + "/d"],
+            in: directory)
+        #expect(open.status == 1, "\(open)")
+        #expect(open.error.contains("the socket's directory \(shared.path) is not safe to serve in"), "\(open.error)")
+        #expect(open.error.contains("other users may write to it (mode 777)"), "\(open.error)")
+        #expect(!FileManager.default.fileExists(atPath: shared.path + "/s"))
+        // Another user's, even private.
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: shared.path)
+        #expect(chown(shared.path, 65534, 65534) == 0)
+        let others = try await run(
+            try modeldExecutable(), ["--socket", shared.path + "/s", "--data-dir", directory.path + "/d"],
+            in: directory)
+        #expect(others.status == 1, "\(others)")
+        #expect(others.error.contains("it belongs to uid 65534"), "\(others.error)")
+
+        // A client's per-user socket in /tmp, in a directory another user made first.
+        let fallback = "/tmp/modeld-\(geteuid())"
+        try? FileManager.default.removeItem(atPath: fallback)
+        try FileManager.default.createDirectory(atPath: fallback, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: fallback) }
+        #expect(chown(fallback, 65534, 65534) == 0)
+        do {
+            _ = try await DaemonClient.withClient(socketPath: fallback + "/modeld.sock") { try await $0.status() }
+            Issue.record("a client connected through \(fallback), which uid 65534 owns")
+        } catch let error as ModelError {
+            #expect(error.code == .permissionDenied)
+            #expect(error.message.contains("\(fallback) belongs to uid 65534"), "\(error.message)")
+        }
+    }
+
     @Test func aSecondDaemonOnTheSameDataIsRefused() async throws {
         let daemon = try await ModeldProcess.launch()
         let second = try await run(
@@ -186,6 +226,7 @@ import Testing
         (["--max-store-size", "9999999999T"], "max store size '9999999999T' is not a size"),
         (["--max-store-size", "1K"], "max store size '1K' must be at least 64K"),
         (["--max-watch-memory", "512K"], "max watch memory '512K' must be at least 1M"),
+        (["--default-store", "Bad!"], "default store: 'Bad!' is not a valid store name"),
         (["--max-watch-memory", "lots"], "max watch memory 'lots' is not a size"),
         (
             ["--max-pending-request-bytes", "1M"],

@@ -130,6 +130,9 @@ struct HistoryPrune: AsyncParsableCommand {
         if let before, Self.date(before) == nil {
             throw ValidationError("'\(before)' is not a date: write 2026-11-01 or 2026-11-01T12:00:00Z")
         }
+        if let through, through < 1 {
+            throw ValidationError("--through takes a history token, 1 or more (the first transaction's is 1)")
+        }
     }
 
     func run() async throws {
@@ -141,7 +144,10 @@ struct HistoryPrune: AsyncParsableCommand {
                     Terminal.error("no history through token \(through) was left to delete\n")
                 }
             } else if let before, let date = Self.date(before) {
-                if let newest = try await client.deleteHistory(savedBefore: date, in: global.storeName) {
+                // Nothing is saved before 1970: the daemon would read the epoch as no date.
+                if date.timeIntervalSince1970 > 0,
+                    let newest = try await client.deleteHistory(savedBefore: date, in: global.storeName)
+                {
                     Terminal.error("deleted history through token \(newest.rawValue)\n")
                 } else {
                     Terminal.error("no history was saved before \(before)\n")
@@ -150,10 +156,17 @@ struct HistoryPrune: AsyncParsableCommand {
         }
     }
 
-    /// `2026-11-01` (midnight UTC) or an ISO 8601 date and time.
+    /// `2026-11-01` (midnight UTC) or an ISO 8601 date and time, with or without fractions of a
+    /// second, in UTC unless it names a zone. Nothing of a date and time is dropped: one that
+    /// reads only as far as its date is not a date.
     static func date(_ text: String) -> Date? {
-        let full = ISO8601DateFormatter()
-        if let date = full.date(from: text) { return date }
+        let whole = ISO8601DateFormatter()
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        for candidate in [text, text + "Z"] {
+            if let date = whole.date(from: candidate) ?? fractional.date(from: candidate) { return date }
+        }
+        guard text.utf8.count == 10 else { return nil }
         let day = ISO8601DateFormatter()
         day.formatOptions = [.withFullDate]
         return day.date(from: text)

@@ -44,7 +44,8 @@ struct Import: AsyncParsableCommand {
             let reader = try ChunkReader(path: file)
             let format = inputFormat ?? (file.lowercased().hasSuffix(".csv") ? .csv : .jsonl)
             let progress = Progress(label: "import")
-            var batch: [ObjectEdit] = [], firstLine = 1, imported = 0
+            // The last line of the last batch saved: where an import refused later may resume after.
+            var batch: [ObjectEdit] = [], firstLine = 1, imported = 0, savedThrough = 0
             func flush(lastLine: Int) async throws {
                 guard !batch.isEmpty else { return }
                 do {
@@ -58,6 +59,7 @@ struct Import: AsyncParsableCommand {
                         context: error.context)
                 }
                 imported += batch.count
+                savedThrough = lastLine
                 batch = []
                 progress.update(rows: imported, bytes: reader.bytesRead, totalBytes: reader.totalBytes)
             }
@@ -76,7 +78,9 @@ struct Import: AsyncParsableCommand {
             // what was saved before it.
             func refuse(_ error: InputError, line: Int) -> InputError {
                 let saved =
-                    imported == 0 ? "" : " (the \(imported.formatted()) objects before line \(firstLine) were imported)"
+                    imported == 0
+                    ? ""
+                    : " (the \(imported.formatted()) objects up to line \(savedThrough) were imported, none after it)"
                 return InputError("line \(line): \(error.message)\(saved)")
             }
             switch format {
@@ -193,8 +197,14 @@ struct Export: AsyncParsableCommand {
     var output: String?
 
     func run() async throws {
+        // A regular file is written beside its path and renamed onto it once whole, as a backup
+        // is: a failed export leaves an older one at that path untouched.
+        var partial: String?
         if let output {
-            let descriptor = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            var info = stat()
+            let isSpecial = stat(output, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG
+            partial = isSpecial ? nil : output + ".partial-\(getpid())"
+            let descriptor = open(partial ?? output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else {
                 Terminal.error("modelctl: cannot write \(output): \(String(cString: strerror(errno)))\n")
                 throw ExitCode(CLI.failure)
@@ -202,8 +212,27 @@ struct Export: AsyncParsableCommand {
             dup2(descriptor, STDOUT_FILENO)
             close(descriptor)
         }
+        let count: Int
+        do {
+            count = try await exported()
+        } catch {
+            if let partial { unlink(partial) }
+            throw error
+        }
+        if let partial, let output {
+            guard fsync(STDOUT_FILENO) == 0, rename(partial, output) == 0 else {
+                Terminal.error("modelctl: cannot write \(output): \(String(cString: strerror(errno)))\n")
+                unlink(partial)
+                throw ExitCode(CLI.failure)
+            }
+        }
+        if output != nil || !Terminal.outputIsTerminal { Terminal.error("exported \(count.formatted()) objects\n") }
+    }
+
+    /// Writes the objects to standard output; returns how many.
+    private func exported() async throws -> Int {
         let format = global.format ?? .jsonl
-        let count = try await global.withClient { client in
+        return try await global.withClient { client in
             let kinds = try EntityKinds(
                 query.entity, schema: ResolvedSchema(try await client.schema(of: global.storeName)))
             let entity = kinds.entity
@@ -226,7 +255,6 @@ struct Export: AsyncParsableCommand {
             writer.finish()
             return count
         }
-        if output != nil || !Terminal.outputIsTerminal { Terminal.error("exported \(count.formatted()) objects\n") }
     }
 }
 
