@@ -34,6 +34,11 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
     private var state = State.waitingForHeaders
     private var messages = GRPCMessageReader()
     private var clientEnded = false
+    /// The bytes of a collected call's message held from the daemon's budget of requests still
+    /// arriving until the call runs or ends, as the framed socket holds them
+    /// (``PendingDirectCalls``): a client that sends whole messages and never ends their streams
+    /// holds no more than the budget lets it.
+    private var held = 0
     /// Whether the frame being read ends the request (set while it is read).
     private var endingNow = false
     private var context: ChannelHandlerContext?
@@ -50,6 +55,7 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+        releaseHeld()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -128,6 +134,13 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
             while let message = try messages.next(maximumSize: transport.limits.maximumMessageSize) {
                 switch state {
                 case .collecting(var call, let request):
+                    let budget = transport.limits.requestBudget
+                    guard budget.reserve(message.count) else {
+                        let refusal = RPCError(code: .resourceExhausted, message: budget.refusal(for: message.count))
+                        return failRequest(refusal, context: context)
+                    }
+                    releaseHeld()
+                    held = message.count
                     call.received(message)
                     state = .collecting(call, request)
                 case .handedOver(let record): deliver(message, to: record)
@@ -139,6 +152,13 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
         }
     }
 
+    /// Gives back what a collected call's message held of the request budget.
+    private func releaseHeld() {
+        guard held > 0 else { return }
+        transport.limits.requestBudget.release(held)
+        held = 0
+    }
+
     /// A message for a call handed to GRPCCore, counted until its handler takes it.
     private func deliver(_ message: [UInt8], to record: ServerStreamRecord) {
         record.unread.add(message.count)
@@ -148,6 +168,7 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
 
     /// A request that cannot be read: its call ends with `error`'s status.
     private func failRequest(_ error: RPCError, context: ChannelHandlerContext) {
+        releaseHeld()
         switch state {
         case .handedOver(let record):
             record.fail(error)
@@ -165,6 +186,7 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
     private func requestEnded(context: ChannelHandlerContext) {
         guard !clientEnded else { return }
         clientEnded = true
+        releaseHeld()
         switch state {
         case .collecting(let call, let request):
             run(call, request: request, context: context)
@@ -280,6 +302,7 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
     /// The stream closed: reset by the client, or its connection gone. A call under way is
     /// cancelled.
     func channelInactive(context: ChannelHandlerContext) {
+        releaseHeld()
         switch state {
         case .handedOver(let record):
             connection.flow.released(record.unread.takeAll())

@@ -196,6 +196,56 @@ import Testing
     }
 }
 
+extension ConnectionLimitTests {
+    /// Whole messages of HTTP/2 calls whose streams never end are held from the budget of
+    /// requests still arriving, as the framed socket holds them: past it, more are refused at
+    /// once (RESOURCE_EXHAUSTED), and what they held is given back when their connections close.
+    @Test func wholeHTTP2MessagesOfUnendedCallsAreCapped() async throws {
+        let arguments = ["--max-pending-request-bytes", "1M", "--max-message-size", "64K"]
+        try await StalledClients.withDaemon(arguments: arguments) { daemon in
+            // 75 calls of 16,000 bytes (1.2 MB), each on a connection of its own (within its
+            // flow-control window), none ending its stream.
+            let message = [UInt8](repeating: 7, count: 16_000)
+            let exchanges = try (0..<75).map { _ in try HTTP2Exchange(daemon.socketPath) }
+            defer { for exchange in exchanges { exchange.close() } }
+            for exchange in exchanges {
+                try exchange.send(
+                    HTTP2Bytes.preface
+                        + HTTP2Bytes.stream(1, path: HTTP2ProtocolTests.status, messages: [message], endsStream: false))
+            }
+            let answers = await withTaskGroup(of: HTTP2Exchange.Answer?.self) { group in
+                for exchange in exchanges { group.addTask { await exchange.answer(stream: 1) } }
+                var answers: [HTTP2Exchange.Answer?] = []
+                for await answer in group { answers.append(answer) }
+                return answers
+            }
+            let refused = answers.compactMap { $0 }.filter { $0.trailers.first(name: "grpc-status") == "8" }
+            // 1 MiB holds 65 of them; the rest are refused, and none is answered otherwise.
+            #expect(refused.count >= 5 && refused.count <= 15, "\(refused.count) refused: \(answers)")
+            #expect(answers.compactMap { $0 }.count == refused.count, "\(answers)")
+            #expect(
+                refused.allSatisfy { $0.trailers.first(name: "grpc-message")?.contains("still arriving") == true },
+                "\(refused)")
+            for exchange in exchanges { exchange.close() }
+            // Given back: a call of the same size is answered (Status refuses the bytes it cannot
+            // read as its request, which it could not if they were refused first).
+            let after = try HTTP2Exchange(daemon.socketPath)
+            defer { after.close() }
+            var status: String?
+            let deadline = ContinuousClock.now + .seconds(30)
+            var stream: UInt32 = 1
+            repeat {
+                try after.send(
+                    (stream == 1 ? HTTP2Bytes.preface : [])
+                        + HTTP2Bytes.stream(stream, path: HTTP2ProtocolTests.status, messages: [message]))
+                status = await after.answer(stream: stream)?.trailers.first(name: "grpc-status")
+                stream += 2
+            } while status == "8" && ContinuousClock.now < deadline
+            #expect(status != nil && status != "8", "\(String(describing: status))")
+        }
+    }
+}
+
 /// The first status a half-sent framed call (stream 1) hears, and when it arrived.
 private struct FirstAnswer: Sendable, CustomStringConvertible {
     /// The status code, or nil if the connection closed or nothing came in time.
