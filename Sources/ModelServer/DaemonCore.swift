@@ -197,6 +197,21 @@ final class DaemonCore: Sendable {
         }
     }
 
+    /// PERMISSION_DENIED unless the current call's caller may drop, or restore over, the store
+    /// `name` whose data could not be opened at start-up: its owner, by access.json's record;
+    /// without one (the owner an SQLite store keeps in itself could not be read), only an
+    /// administrator.
+    func checkMayManageUnopened(_ name: String) throws(ModelError) {
+        let caller = Caller.current
+        guard catalog.access.record(for: name) != nil || access.isAdministrator(caller) else {
+            throw ModelError(
+                .permissionDenied,
+                "user \(caller.description) may not manage the store '\(name)': its data could not be opened, so its owner is not known; an administrator may drop it or restore over it",
+                context: ["store": name, "uid": String(caller.uid)])
+        }
+        try checkAccess(.manage, to: name)
+    }
+
     /// Whether the current call's caller may read the store (what ListStores shows).
     func mayRead(_ store: String) -> Bool {
         access.allows(Caller.current, .read, catalog.access.record(for: store))

@@ -75,6 +75,8 @@ extension StoreCatalog {
                     "the store '\(twin.name)' is served with this backup's UUID (\(summary.storeIdentifier.uuidString.lowercased())): restore over it with replace, or restore a copy with a new identity (new UUID, so new URIs)",
                     context: ["store": name, "uuid": summary.storeIdentifier.uuidString.lowercased()])
             }
+            // Whether the name's data could not be opened at start-up and is replaced now.
+            var replacedUnopened = false
             if let existing {
                 try existing.checkAvailable()
                 // The store keeps its owner and grants: in access.json from now on, since the
@@ -85,6 +87,14 @@ extension StoreCatalog {
                 try attached.remove(name)
                 await existing.close(forRemoval: true)
                 try await registry.destroy(existing.location)
+            } else if replace, let unopened = unopened.withLock({ $0[name] }) {
+                // Data that could not be opened at start-up, replaced: the backup is what it was
+                // kept for. Its owner and grants stay, as over a store that opened.
+                if let record = access.record(for: name) { try access.set(record, for: name) }
+                if let location = unopened.location { try await registry.destroy(location) }
+                self.unopened.withLock { _ = $0.removeValue(forKey: name) }
+                try attached.remove(name)
+                replacedUnopened = true
             } else {
                 guard count < maximumStores else {
                     throw ModelError(
@@ -102,17 +112,18 @@ extension StoreCatalog {
             // A new store is its restorer's; one restored over keeps its owner and grants (or
             // its having none). The owner the backup's store kept in itself (``ownerLabel``) is
             // replaced by that one ("" for none), so that no later start takes it from there.
-            let record = existing == nil ? StoreAccessRecord(owner: owner) : access.record(for: name)
+            let record =
+                existing == nil && !replacedUnopened ? StoreAccessRecord(owner: owner) : access.record(for: name)
             let labels =
                 registry.keepsLabels(location.scheme) ? [Self.ownerLabel: record.map { String($0.owner) } ?? ""] : [:]
             try await factory.installBackup(at: path, to: location)
             do {
-                if existing == nil { try access.set(record, for: name) }
+                if existing == nil, !replacedUnopened { try access.set(record, for: name) }
                 let handle = try await open(name: name, at: location, schema: nil, labels: labels)
                 stores.withLock { $0[name] = handle }
                 return (handle, summary)
             } catch {
-                if existing == nil { try? access.set(nil, for: name) }
+                if existing == nil, !replacedUnopened { try? access.set(nil, for: name) }
                 try? await registry.destroy(location)
                 throw error
             }

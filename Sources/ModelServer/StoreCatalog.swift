@@ -16,12 +16,19 @@ final class StoreCatalog: Sendable {
     let stores = Mutex<[String: StoreHandle]>([:])
     /// The stores whose data was there at start-up but could not be opened, with why: a call
     /// naming one is told so, not that there is no such store.
-    let unopened = Mutex<[String: String]>([:])
+    let unopened = Mutex<[String: UnopenedStore]>([:])
     /// The stores whose server could not be reached at start-up (UNAVAILABLE: a PostgreSQL server
     /// down, or not up yet): opened as soon as it can be (``openUnreachable()``).
     let unreachable = Mutex<[String: UnreachableStore]>([:])
     /// Whether ``openUnreachable()`` is under way.
     private let reopening = Atomic(false)
+
+    /// A store whose data could not be opened at start-up: why, and where (nil when its URL could
+    /// not be read). A drop removes its data; a restore with replace puts a backup in its place.
+    struct UnopenedStore: Sendable {
+        let reason: String
+        let location: StoreLocation?
+    }
 
     /// A store whose server could not be reached, and why.
     struct UnreachableStore: Sendable {
@@ -77,7 +84,7 @@ final class StoreCatalog: Sendable {
                 found.append((name, try registry.location(parsing: url)))
             } catch {
                 failures.append(("\(name) (\(url))", error))
-                unopened.withLock { $0[name] = Self.reason(error) }
+                unopened.withLock { $0[name] = UnopenedStore(reason: Self.reason(error), location: nil) }
             }
         }
         for (name, location) in found {
@@ -101,7 +108,7 @@ final class StoreCatalog: Sendable {
                 }
             } catch {
                 failures.append(("\(name) (\(location))", error))
-                unopened.withLock { $0[name] = Self.reason(error) }
+                unopened.withLock { $0[name] = UnopenedStore(reason: Self.reason(error), location: location) }
             }
         }
         return failures
@@ -126,7 +133,7 @@ final class StoreCatalog: Sendable {
                 unreachable.withLock { $0[name]?.reason = error.message }
             } catch {
                 unreachable.withLock { _ = $0.removeValue(forKey: name) }
-                unopened.withLock { $0[name] = Self.reason(error) }
+                unopened.withLock { $0[name] = UnopenedStore(reason: Self.reason(error), location: store.location) }
             }
         }
         return unreachable.withLock { $0.count }
@@ -148,10 +155,10 @@ final class StoreCatalog: Sendable {
                 "the store '\(name)' could not be opened yet, its server unreachable since modeld started (\(reason)); modeld opens it as soon as the server answers: try again shortly",
                 context: ["store": name])
         }
-        if let reason = unopened.withLock({ $0[name] }) {
+        if let reason = unopened.withLock({ $0[name]?.reason }) {
             throw ModelError(
                 .storageFailure,
-                "the store '\(name)' could not be opened when modeld started: \(reason); repair or move its data (the daemon's log says where), then restart modeld",
+                "the store '\(name)' could not be opened when modeld started: \(reason); drop it, restore a backup over it (restore with replace), or repair or move its data (the daemon's log says where) and restart modeld",
                 context: ["store": name])
         }
         throw ModelError(
@@ -295,6 +302,26 @@ final class StoreCatalog: Sendable {
             access.forget(name)
             await handle.close(forRemoval: true)
             try await registry.destroy(handle.location)
+        }
+    }
+
+    /// Whether `name` is a store whose data could not be opened at start-up.
+    func isUnopened(_ name: String) -> Bool {
+        unopened.withLock { $0[name] != nil }
+    }
+
+    /// Drops the store `name` whose data could not be opened at start-up: its data is removed
+    /// (where its URL could be read) and its settings forgotten.
+    func dropUnopened(name: String) async throws {
+        try await changes.withPermit {
+            guard let store = unopened.withLock({ $0[name] }) else {
+                throw ModelError(.notFound, "no store named '\(name)'", context: ["store": name])
+            }
+            if let location = store.location { try await registry.destroy(location) }
+            unopened.withLock { _ = $0.removeValue(forKey: name) }
+            try attached.remove(name)
+            retention.forget(name)
+            access.forget(name)
         }
     }
 

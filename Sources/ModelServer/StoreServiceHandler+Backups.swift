@@ -93,6 +93,8 @@ extension StoreServiceHandler {
                 // Said before the bytes come, not after.
                 if message.replace, (try? core.catalog.handle(named: message.name)) != nil {
                     try core.checkAccess(.manage, to: message.name)
+                } else if message.replace, core.catalog.isUnopened(message.name) {
+                    try core.checkMayManageUnopened(message.name)
                 }
                 if !message.replace, (try? core.catalog.handle(named: message.name)) != nil {
                     throw ModelError(

@@ -94,6 +94,13 @@ struct StoreServiceHandler: Modeld_V1_StoreService.SimpleServiceProtocol {
         -> Modeld_V1_DropStoreResponse
     {
         try await core.rpc.handle("DropStore") {
+            if core.catalog.isUnopened(request.name) {
+                // Its data could not be opened at start-up: dropping it removes that data.
+                try core.checkMayManageUnopened(request.name)
+                try await core.catalog.dropUnopened(name: request.name)
+                core.logger.info("dropped store '\(request.name)', which could not be opened at start-up")
+                return Modeld_V1_DropStoreResponse()
+            }
             let store = try core.store(request.name, for: .manage)
             let open = core.sessions.count(on: store.name)
             if open > 0, !request.force {

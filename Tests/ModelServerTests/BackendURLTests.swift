@@ -3,6 +3,7 @@ import ModelCore
 import ModelFixtures
 import ModelRemote
 import ModelTesting
+import Synchronization
 import Testing
 
 /// Stores on a backend named by scheme, or at a URL of their own (attached), over a real socket.
@@ -136,6 +137,40 @@ import Testing
         }
         let hollow = try Data(contentsOf: stores.appendingPathComponent("hollow.sqlite"))
         #expect(hollow.isEmpty, "nothing was made of it")
+
+        // Such a store is dropped, or a backup restored over it, without a restart or a hand in
+        // the data directory: what its log tells an operator to do.
+        try await TestDaemon.withDaemon(directory: directory) { daemon in
+            try await daemon.withClient { client in
+                let now = Value.date(Timestamp(Date()))
+                try await client.apply(
+                    [
+                        .insert(
+                            entity: "Trip",
+                            attributes: [
+                                "name": .string("Oslo"), "destination": .string("Oslo"), "startDate": now,
+                                "endDate": now,
+                            ],
+                            relationships: [:], id: nil)
+                    ], in: "good")
+                let backup = Mutex(Data())
+                _ = try await client.backupStore("good") { chunk in backup.withLock { $0.append(chunk) } }
+                let whole = backup.withLock { $0 }
+                let sent = Mutex(false)
+                let restored = try await client.restoreStore("junk", replace: true, newIdentity: true) {
+                    sent.withLock { sent in
+                        defer { sent = true }
+                        return sent ? nil : whole
+                    }
+                }
+                #expect(restored.name == "junk")
+                #expect(try await client.count(FetchDescriptor(entityName: "Trip"), in: "junk") == 1)
+                #expect(try await client.dropStore("hollow") == 0)
+                #expect(!FileManager.default.fileExists(atPath: stores.appendingPathComponent("hollow.sqlite").path))
+                _ = try await client.createStore("hollow", schema: SampleTrips.schema)
+                #expect(try await client.stores().map(\.name) == ["good", "hollow", "junk"])
+            }
+        }
     }
 
     /// Two daemons share a store (an SQLite file, a PostgreSQL namespace); one migrates it. The
