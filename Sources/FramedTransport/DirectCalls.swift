@@ -121,6 +121,9 @@ package struct PendingDirectCall {
     package let handler: DirectMethods.Handler
     package var message: [UInt8]?
     package var messages = 0
+    /// When the call was first found still pending at the end of a read (its request did not all
+    /// come in the read that opened it): from then it has the request timeout to end.
+    package var pendingSince: NIODeadline?
 
     package init(descriptor: MethodDescriptor, handler: DirectMethods.Handler) {
         self.descriptor = descriptor
@@ -370,6 +373,27 @@ struct PendingDirectCalls {
         }
         if let held = call?.message?.count, held > 0 { budget?.release(held) }
         return call
+    }
+
+    /// Marks the calls found pending for the first time with `now`, and answers when the
+    /// earliest of them began waiting (nil when none is pending).
+    mutating func notePending(at now: NIODeadline) -> NIODeadline? {
+        var earliest: NIODeadline?
+        func note(_ call: inout PendingDirectCall) {
+            if call.pendingSince == nil { call.pendingSince = now }
+            earliest = min(earliest ?? .distantFuture, call.pendingSince ?? now)
+        }
+        if current != nil { note(&current!.call) } // ! checked just before
+        for stream in others.keys { note(&others[stream]!) } // ! a key of the table
+        return earliest
+    }
+
+    /// The streams of the calls pending since `deadline` or earlier.
+    func pending(since deadline: NIODeadline) -> [UInt32] {
+        var streams: [UInt32] = []
+        if let current, let since = current.call.pendingSince, since <= deadline { streams.append(current.stream) }
+        for (stream, call) in others where call.pendingSince.map({ $0 <= deadline }) == true { streams.append(stream) }
+        return streams
     }
 
     mutating func removeAll() {

@@ -42,6 +42,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private var lastMethod: OpenedMethod?
     /// When the answers written at once are flushed.
     private var answersFlush = TurnEndFlush()
+    /// Ends the direct calls whose request has not ended within the request timeout: one timer
+    /// for the connection, armed while calls stay pending across reads (``checkPending(context:)``).
+    private var pendingTimer: Scheduled<Void>?
 
     /// Who connected (`SO_PEERCRED`), given to every call of the connection.
     private let peer: PeerCredentials?
@@ -67,6 +70,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         idleTimer?.cancel()
         idleTimer = nil
+        pendingTimer?.cancel()
+        pendingTimer = nil
         reader.close()
     }
 
@@ -127,7 +132,30 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     func channelReadComplete(context: ChannelHandlerContext) {
         if answersFlush.readsComplete() { context.flush() }
+        if !pendingDirect.isEmpty { checkPending(context: context) }
         context.fireChannelReadComplete()
+    }
+
+    /// Notes the calls whose request did not end in the read that opened it, and arms the timer
+    /// that ends them once the request timeout has passed (a request must arrive whole, its end
+    /// included, within it: a call opened and never ended would hold its message and its place
+    /// among the connection's calls for good).
+    private func checkPending(context: ChannelHandlerContext) {
+        guard let earliest = pendingDirect.notePending(at: .now()), pendingTimer == nil else { return }
+        let timeout = TimeAmount(transport.limits.requestTimeout)
+        pendingTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: earliest + timeout) { [self] in
+            pendingTimer = nil
+            let seconds = transport.limits.requestTimeout.components.seconds
+            for stream in pendingDirect.pending(since: .now() - timeout) {
+                let status = Status(
+                    code: .deadlineExceeded,
+                    message:
+                        "the request did not end within \(seconds) s of its first bytes (modeld --request-timeout): a call's request ends once its message is sent; the call is ended"
+                )
+                handle(.refused(stream: stream, status: status), context: context)
+            }
+            checkPending(context: context)
+        }
     }
 
     /// Flushes the answer just written at the end of the event loop's turn (``TurnEndFlush``).

@@ -39,6 +39,9 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
     /// (``PendingDirectCalls``): a client that sends whole messages and never ends their streams
     /// holds no more than the budget lets it.
     private var held = 0
+    /// Ends a direct call whose request has not ended within the request timeout; armed when
+    /// one is still being collected at the end of a read.
+    private var requestTimer: Scheduled<Void>?
     /// Whether the frame being read ends the request (set while it is read).
     private var endingNow = false
     private var context: ChannelHandlerContext?
@@ -56,6 +59,27 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
         releaseHeld()
+        requestTimer?.cancel()
+        requestTimer = nil
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if case .collecting = state, requestTimer == nil, !clientEnded {
+            // A request must arrive whole, its end included, within the request timeout: a
+            // call opened and never ended would hold its message and its stream for good.
+            let timeout = transport.limits.requestTimeout
+            requestTimer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(timeout)) { [self] in
+                requestTimer = nil
+                guard case .collecting = state, !clientEnded else { return }
+                failRequest(
+                    RPCError(
+                        code: .deadlineExceeded,
+                        message:
+                            "the request did not end within \(timeout.components.seconds) s of its first bytes (modeld --request-timeout): a call's request ends once its message is sent; the call is ended"
+                    ), context: context)
+            }
+        }
+        context.fireChannelReadComplete()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -187,6 +211,8 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
         guard !clientEnded else { return }
         clientEnded = true
         releaseHeld()
+        requestTimer?.cancel()
+        requestTimer = nil
         switch state {
         case .collecting(let call, let request):
             run(call, request: request, context: context)

@@ -246,6 +246,47 @@ extension ConnectionLimitTests {
     }
 }
 
+extension ConnectionLimitTests {
+    /// A call whose whole message came but whose request never ends is ended DEADLINE_EXCEEDED
+    /// after the request timeout, on both sockets, and its connection serves on: it held its
+    /// message (from the shared budget) and its place among the connection's calls for good.
+    @Test func callsOpenedAndNeverEndedAreTimedOut() async throws {
+        try await StalledClients.withDaemon(arguments: ["--request-timeout", "1"]) { daemon in
+            let message = [UInt8](repeating: 7, count: 1_000)
+            let socket = try RawSocket.connect(daemon.socketPath + ".frames")
+            defer { socket.close() }
+            let status = "modeld.v1.DaemonService/Status"
+            try socket.send(
+                FramedBytes.open(stream: 1, path: status) + FramedBytes.frame(stream: 1, kind: .message, message))
+            let framed = await FirstAnswer.read(from: socket, within: .seconds(20))
+            #expect(framed.code == 4, "\(framed)")
+            // The connection serves its next call.
+            try socket.send(FramedBytes.call(stream: 3, path: status, request: []))
+            var received: [UInt8] = []
+            let deadline = ContinuousClock.now + .seconds(20)
+            while FramedBytes.statuses(in: received)[3] == nil,
+                case .bytes(let bytes) = await socket.read(timeout: max(deadline - ContinuousClock.now, .zero))
+            {
+                received += bytes
+            }
+            #expect(FramedBytes.statuses(in: received)[3]?.code == 0, "\(FramedBytes.statuses(in: received))")
+
+            let exchange = try HTTP2Exchange(daemon.socketPath)
+            defer { exchange.close() }
+            try exchange.send(
+                HTTP2Bytes.preface
+                    + HTTP2Bytes.stream(1, path: HTTP2ProtocolTests.status, messages: [message], endsStream: false))
+            let answer = await exchange.answer(stream: 1)
+            #expect(answer?.trailers.first(name: "grpc-status") == "4", "\(String(describing: answer))")
+            #expect(
+                answer?.trailers.first(name: "grpc-message")?.contains("did not end within 1 s") == true,
+                "\(String(describing: answer))")
+            try exchange.send(HTTP2Bytes.stream(3, path: HTTP2ProtocolTests.status, messages: [[]]))
+            #expect(await exchange.answer(stream: 3)?.trailers.first(name: "grpc-status") == "0")
+        }
+    }
+}
+
 /// The first status a half-sent framed call (stream 1) hears, and when it arrived.
 private struct FirstAnswer: Sendable, CustomStringConvertible {
     /// The status code, or nil if the connection closed or nothing came in time.
