@@ -170,7 +170,7 @@ final class PostgresConnectionQueue: Sendable {
             try session.query("SET search_path TO \(SQL.quote(searchPath))")
             return session
         } catch {
-            throw Self.unreachable(endpoint, error)
+            throw PostgresSession.connectionError(error, endpoint: endpoint)
         }
     }
 
@@ -215,13 +215,6 @@ final class PostgresConnectionQueue: Sendable {
         if let roots = endpoint.rootCertificates { configuration.trustRoots = .file(roots) }
         let context = try NIOSSLContext(configuration: configuration)
         return endpoint.tlsMode == .prefer ? .prefer(context) : .require(context)
-    }
-
-    /// The error of a connection that could not be opened.
-    static func unreachable(_ endpoint: PostgresEndpoint, _ error: any Error) -> ModelError {
-        ModelError(
-            .unavailable, "cannot reach the PostgreSQL server of \(endpoint): \(PostgresSession.describe(error))",
-            context: ["store": endpoint.description])
     }
 }
 

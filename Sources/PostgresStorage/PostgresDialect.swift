@@ -6,8 +6,8 @@ import ModelStorage
 /// strings fold by reading the folded forms the save keeps beside each string attribute
 /// (``PostgresLayout/foldedColumn(_:_:)``); sums of doubles are exact, as on the other backends
 /// (``PostgresFunctions``' `modeld_fsum`); double arithmetic overflows to an infinity rather
-/// than failing, and NaN is NULL, as in SQLite; ints are summed and computed in `numeric`,
-/// so that nothing overflows.
+/// than failing, and NaN (of arithmetic, sums and averages) is NULL, as in SQLite; ints are
+/// summed and computed in `numeric`, so that nothing overflows.
 struct PostgresDialect: SQLDialect {
     static let shared = PostgresDialect()
 
@@ -145,15 +145,17 @@ struct PostgresDialect: SQLDialect {
         return "(" + selects.joined(separator: " UNION ALL ") + ")"
     }
 
+    /// A NaN sum of doubles (an infinity of each sign) is NULL, as in SQLite (PostgreSQL's NaN
+    /// equals itself and sorts above every number).
     func sum(_ column: String, _ type: AttributeType) -> String {
-        type == .double ? "modeld_fsum(\(column))" : "sum(\(column))"
+        type == .double ? "NULLIF(modeld_fsum(\(column)), 'NaN'::float8)" : "sum(\(column))"
     }
 
     func average(_ column: String, _ type: AttributeType) -> String {
         switch type {
         case .int: "(sum(\(column))::float8 / NULLIF(count(\(column)), 0))"
         case .decimal: "modeld_decimal_quotient(sum(\(column)), count(\(column)))"
-        default: "(modeld_fsum(\(column)) / NULLIF(count(\(column)), 0))"
+        default: "NULLIF(modeld_fsum(\(column)) / NULLIF(count(\(column)), 0), 'NaN'::float8)"
         }
     }
 

@@ -69,8 +69,12 @@ public struct PostgresEndpoint: Hashable, Sendable, CustomStringConvertible {
                 context: ["url": Self.redacted(url)])
         }
         self.url = url
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            scheme == "postgres" || scheme == "postgresql"
+        let lowercased = url.lowercased()
+        let prefixed = lowercased.hasPrefix("postgres://") || lowercased.hasPrefix("postgresql://")
+        guard let components = URLComponents(string: url) else {
+            throw refuse(prefixed ? Self.unreadable(url) : "it does not start with postgres://")
+        }
+        guard let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql"
         else { throw refuse("it does not start with postgres://") }
         var query: [String: String] = [:]
         for item in components.queryItems ?? [] {
@@ -145,6 +149,11 @@ public struct PostgresEndpoint: Hashable, Sendable, CustomStringConvertible {
                 "the schema '\(namespace)' is not a name modeld uses for a store: 1 to 63 characters of a-z, 0-9 and _, starting with a letter"
             )
         }
+        guard !Self.isReserved(namespace) else {
+            throw refuse(
+                "the schema '\(namespace)' is PostgreSQL's own: names starting with pg_ are reserved for its system schemas, and information_schema is its catalog; choose another"
+            )
+        }
     }
 
     /// The query parameters a URL may give.
@@ -158,8 +167,43 @@ public struct PostgresEndpoint: Hashable, Sendable, CustomStringConvertible {
         return name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
     }
 
-    /// The URL without its password (see ``StoreLocation/redacted(_:)``).
-    static func redacted(_ url: String) -> String { StoreLocation.redacted(url) }
+    /// A name PostgreSQL keeps for itself: `pg_…` (its system schemas; it refuses to create
+    /// others, 42939) and `information_schema`.
+    static func isReserved(_ namespace: String) -> Bool {
+        namespace.hasPrefix("pg_") || namespace == "information_schema"
+    }
+
+    /// Why a URL that starts with `postgres://` is not one URLComponents reads: most often a port
+    /// that is not a number (`host:abc`), which is said; otherwise that it is malformed.
+    static func unreadable(_ url: String) -> String {
+        guard let start = url.range(of: "://") else { return "it is not a well-formed URL" }
+        let authority = url[start.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        // The host and port follow the last `@`; an IPv6 address is bracketed, the port after `]`.
+        var server = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
+        if server.hasPrefix("["), let end = server.firstIndex(of: "]") { server = server[server.index(after: end)...] }
+        if let colon = server.firstIndex(of: ":") {
+            let port = server[server.index(after: colon)...]
+            if !port.isEmpty, !port.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                return "the port '\(port)' is not a number"
+            }
+        }
+        return "it is not a well-formed URL (are its special characters percent-encoded?)"
+    }
+
+    /// The URL without its password (see ``StoreLocation/redacted(_:)``). One URLComponents cannot
+    /// read (a port that is not a number), which that leaves as it is, has its user part's
+    /// password and its `password` parameter masked here (erring towards masking more).
+    static func redacted(_ url: String) -> String {
+        guard URLComponents(string: url) == nil else { return StoreLocation.redacted(url) }
+        var text = url
+        if let start = text.range(of: "://")?.upperBound {
+            let end = text[start...].firstIndex { $0 == "?" || $0 == "#" } ?? text.endIndex
+            if let at = text[start..<end].lastIndex(of: "@"), let colon = text[start..<at].firstIndex(of: ":") {
+                text.replaceSubrange(text.index(after: colon)..<at, with: "***")
+            }
+        }
+        return text.replacing(/([?&]password=)[^&#]*/.ignoresCase()) { $0.output.1 + "***" }
+    }
 
     /// ``url`` without its password: what messages, logs and store listings show.
     public var redactedURL: String { Self.redacted(url) }

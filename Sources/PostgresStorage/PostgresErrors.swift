@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 import NIOCore
 import PostgresNIO
 
@@ -41,6 +42,8 @@ extension PostgresSession {
                 .notFound,
                 "the store is gone from \(endpoint): it was dropped (by another daemon sharing it?) (PostgreSQL: \(text))",
                 context: ["store": endpoint.description, "sqlstate": "42P01"])
+        case "42501":
+            return insufficientPrivilege(text, endpoint: endpoint)
         case "40001", "40P01":
             return ModelError(
                 .conflict, "another save changed the same objects at the same time; try again (PostgreSQL: \(text))",
@@ -54,6 +57,56 @@ extension PostgresSession {
         }
         return ModelError(
             .storageFailure, "PostgreSQL (\(endpoint)): \(text)", context: ["store": endpoint.description])
+    }
+
+    /// The ModelError for a connection that could not be opened: `permissionDenied` when the
+    /// server refused the login (no such role, a wrong or missing password, no `pg_hba.conf`
+    /// entry: SQLSTATE 28000, 28P01) or the role may not connect to the database (42501);
+    /// `notFound` when the database does not exist (3D000); otherwise `unavailable`, the server
+    /// not reached (nothing listening, shutting down, starting), to be tried again.
+    static func connectionError(_ error: any Error, endpoint: PostgresEndpoint) -> ModelError {
+        let text = describe(error)
+        let context = ["store": endpoint.description, "user": endpoint.user, "database": endpoint.database]
+        let login = "check the URL's user and password (or the daemon's PGPASSWORD) and the server's pg_hba.conf"
+        if let code = (error as? PSQLError)?.code, code == .authMechanismRequiresPassword || code == .saslError {
+            let why =
+                code == .authMechanismRequiresPassword
+                ? "it asks for a password, and neither the URL nor PGPASSWORD gives one" : "authentication failed"
+            return ModelError(
+                .permissionDenied,
+                "the PostgreSQL server of \(endpoint) refused to log in the role '\(endpoint.user)': \(why); \(login) (PostgreSQL: \(text))",
+                context: context)
+        }
+        switch sqlState(of: error) {
+        case let state? where state == "28000" || state == "28P01":
+            return ModelError(
+                .permissionDenied,
+                "the PostgreSQL server of \(endpoint) refused to log in the role '\(endpoint.user)': \(login) (PostgreSQL: \(text))",
+                context: context.merging(["sqlstate": state]) { $1 })
+        case "3D000":
+            return ModelError(
+                .notFound,
+                "the database '\(endpoint.database)' does not exist on the PostgreSQL server of \(endpoint): create it (CREATE DATABASE), or name another in the URL (PostgreSQL: \(text))",
+                context: context.merging(["sqlstate": "3D000"]) { $1 })
+        case "42501":
+            return insufficientPrivilege(text, endpoint: endpoint)
+        default:
+            return ModelError(
+                .unavailable, "cannot reach the PostgreSQL server of \(endpoint): \(text)",
+                context: ["store": endpoint.description])
+        }
+    }
+
+    /// A privilege the store's role lacks (42501): it needs `CONNECT` and `CREATE` on the
+    /// database (the store makes its namespace and functions), and to own the namespace.
+    static func insufficientPrivilege(_ text: String, endpoint: PostgresEndpoint) -> ModelError {
+        ModelError(
+            .permissionDenied,
+            "the role '\(endpoint.user)' lacks a privilege the store needs in \(endpoint): the role needs CREATE on the database '\(endpoint.database)' (GRANT CREATE ON DATABASE \(SQL.quote(endpoint.database)) TO \(SQL.quote(endpoint.user))), as the store makes its schema and functions there, and to own the store's schema (PostgreSQL: \(text))",
+            context: [
+                "store": endpoint.description, "user": endpoint.user, "database": endpoint.database,
+                "sqlstate": "42501",
+            ])
     }
 
     /// Whether `error` says the connection is gone, as PostgresNIO reports it for a statement

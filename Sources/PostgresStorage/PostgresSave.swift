@@ -222,8 +222,23 @@ struct PostgresSave {
 }
 
 extension PostgresMetadata {
-    /// The store's notification channel: `modeld.<namespace>`.
-    var channel: String { "modeld." + storeNamespace }
+    /// The store's notification channel (``channel(of:)`` of its namespace).
+    var channel: String { Self.channel(of: storeNamespace) }
+
+    /// The notification channel of the store in `namespace`: `modeld.<namespace>` when that fits
+    /// PostgreSQL's 63 bytes of an identifier (a namespace of up to 56 characters, as before
+    /// longer ones were taken); for a longer one, which `pg_notify` would refuse, its first 39
+    /// characters, `.` and 16 hex digits of its 64-bit FNV-1a hash: 63 bytes, the same in every
+    /// daemon, and two namespaces of one database share a channel only if their hashes collide
+    /// (which costs a follower nothing but a needless read of history).
+    static func channel(of namespace: String) -> String {
+        let plain = "modeld." + namespace
+        guard plain.utf8.count > PostgresEndpoint.maximumIdentifierLength else { return plain }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in namespace.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let digits = String(hash, radix: 16)
+        return "modeld." + namespace.prefix(39) + "." + String(repeating: "0", count: 16 - digits.count) + digits
+    }
 
     /// The name of the history tokens' sequence (a row of the sequence table).
     static let historySequence = "_history"

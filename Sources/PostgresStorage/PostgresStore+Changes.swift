@@ -19,7 +19,7 @@ extension PostgresStore: StorageChangeFeed {
         do {
             connection = try await PostgresConnectionQueue.connect(endpoint).get()
         } catch {
-            throw PostgresConnectionQueue.unreachable(endpoint, error)
+            throw PostgresSession.connectionError(error, endpoint: endpoint)
         }
         do {
             try await connection.listen(on: PostgresMetadata(namespace: endpoint.namespace).channel) { notifications in

@@ -1,7 +1,8 @@
 import Foundation
 import ModelCore
 import ModelFixtures
-import PostgresStorage
+import ModelStorage
+@testable import PostgresStorage
 import Testing
 
 /// Saves through one opener (one daemon) are heard by another as they commit, through the
@@ -71,5 +72,52 @@ import Testing
                 "PostgreSQL notification to another opener, from the saver's answer to the follower's hearing (negative: heard first), 20 saves: median \(sorted[10]), max \(sorted[19])"
             )
         }
+    }
+
+    /// A namespace of any length the URL check takes (up to 63 characters) names a channel
+    /// `pg_notify` takes: saves to the store work and another opener hears them. Names that fit
+    /// `modeld.<namespace>` keep that channel, as stores made before longer names worked.
+    @Test(.timeLimit(.minutes(2))) func aStoreOfTheLongestNamespaceSavesAndIsHeard() async throws {
+        #expect(PostgresMetadata.channel(of: "trips") == "modeld.trips")
+        let fits = String(repeating: "f", count: 56)
+        #expect(PostgresMetadata.channel(of: fits) == "modeld." + fits)
+        let a = "l" + String(repeating: "x", count: 61) + "a", b = "l" + String(repeating: "x", count: 61) + "b"
+        for long in [a, b, String(repeating: "g", count: 57)] {
+            let channel = PostgresMetadata.channel(of: long)
+            #expect(channel.utf8.count <= 63 && channel.hasPrefix("modeld." + long.prefix(39) + "."), "\(channel)")
+            #expect(PostgresMetadata.channel(of: long) == channel, "the same in every daemon")
+        }
+        #expect(PostgresMetadata.channel(of: a) != PostgresMetadata.channel(of: b))
+
+        let namespace = "t_" + (UUID().uuidString + UUID().uuidString).lowercased().filter { $0 != "-" }.prefix(61)
+        #expect(namespace.count == 63)
+        let url = try PostgresServer.url() + "&schema=\(namespace)"
+        let store = try await PostgresStore.open(url: url, applying: SampleTrips.schema)
+        let other = try await PostgresStore.open(url: url)
+        let (heard, continuation) = AsyncStream<Int64>.makeStream()
+        let listening = TestEvent()
+        let follower = Task {
+            try? await other.followChanges(listening: { listening.signal() }) { token in
+                continuation.yield(token.rawValue)
+                return true
+            }
+            listening.signal()
+            continuation.finish()
+        }
+        #expect(await listening.wait(), "the follower never listened")
+        let saved = try await store.save(
+            ChangeSet(inserts: [
+                InsertedObject(
+                    id: PostgresSaveTests.temporary(store, "Trip"),
+                    attributes: PostgresSaveTests.trip("Kyoto", "2026-04-01"))
+            ]))
+        var tokens = heard.makeAsyncIterator()
+        #expect(await tokens.next() == saved.token?.rawValue)
+        #expect(try await other.fetch(FetchDescriptor(entityName: "Trip")).objects.count == 1)
+        follower.cancel()
+        continuation.finish()
+        await other.close()
+        await store.close()
+        try await PostgresStorageFactory().destroy(try StoreLocation(url: url))
     }
 }

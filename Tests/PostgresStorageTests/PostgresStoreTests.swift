@@ -28,6 +28,12 @@ import Testing
             ("postgres://db.example/shop?colour=blue", "'colour' is not a parameter"),
             ("postgres://ann:secret@db.example:99999/shop", "out of range"),
             ("mysql://db.example/shop", "does not start with postgres://"),
+            ("postgres://ann:secret@db.example:abc/shop", "the port 'abc' is not a number"),
+            ("postgres://db.example:x1/shop?password=secret&schema=s", "the port 'x1' is not a number"),
+            ("postgres://db.example/shop?port=abc", "the port 'abc' is not a number"),
+            ("postgres://db.example/shop?schema=pg_catalog", "is PostgreSQL's own"),
+            ("postgres://db.example/shop?schema=pg_foo", "names starting with pg_ are reserved"),
+            ("postgres://db.example/shop?schema=information_schema", "is PostgreSQL's own"),
             ("postgres://db.example/shop?pool_size=0", "pool_size '0' is not a number from 1 to 64"),
             ("postgres://db.example/shop?pool_size=65", "pool_size '65' is not a number from 1 to 64"),
             ("postgres://db.example/shop?pool_size=many&password=secret", "pool_size 'many'"),
@@ -140,5 +146,78 @@ import Testing
         }
         #expect(error?.code == .unavailable, "\(String(describing: error))")
         #expect(error?.message.contains("cannot reach the PostgreSQL server") == true, "\(String(describing: error))")
+    }
+
+    /// A server that answers but refuses is not "unreachable" (UNAVAILABLE, to be tried again):
+    /// a login it refuses (no such role, a wrong or missing password) is `permissionDenied`
+    /// naming the role and what to check, a database it lacks `notFound` naming it, and a role
+    /// without CREATE on the database `permissionDenied` saying it needs it. On a cluster of the
+    /// test's own, whose pg_hba.conf asks one role for a password.
+    @Test func refusedLoginsAndMissingDatabasesSayWhy() async throws {
+        try await PostgresCluster.with { cluster in
+            let dir = cluster.directory
+            let admin = try await PostgresStore.open(url: cluster.freshStoreURL())
+            try await admin.writer.run { session in
+                try session.query("CREATE ROLE pwuser LOGIN PASSWORD 'rightpw'")
+                try session.query("GRANT CREATE ON DATABASE postgres TO pwuser")
+                try session.query("CREATE ROLE nocreate LOGIN")
+            }
+            let hba = dir + "/data/pg_hba.conf"
+            let rules = try String(contentsOfFile: hba, encoding: .utf8)
+            try ("local all pwuser scram-sha-256\n" + rules).write(toFile: hba, atomically: false, encoding: .utf8)
+            _ = try await admin.writer.run { session in try session.query("SELECT pg_reload_conf()") }
+            let wrong = "postgres://pwuser:wrongpw@/postgres?host=\(dir)&schema=t_wrong"
+            // The server reloads its rules after answering: until then, the role is trusted.
+            var refused: ModelError?
+            for _ in 0..<100 {
+                refused = await modelError {
+                    let store = try await PostgresStore.open(url: wrong)
+                    await store.close()
+                }
+                if refused != nil { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(refused?.code == .permissionDenied, "\(String(describing: refused))")
+            #expect(
+                refused?.message.contains("refused to log in the role 'pwuser'") == true
+                    && refused?.message.contains("pg_hba.conf") == true && refused?.message.contains("28P01") == true
+                    && refused?.message.contains("wrongpw") == false, "\(String(describing: refused))")
+
+            let noPassword = await modelError {
+                _ = try await PostgresStore.open(url: "postgres:///postgres?host=\(dir)&user=pwuser&schema=t_none")
+            }
+            #expect(
+                noPassword?.code == .permissionDenied
+                    && noPassword?.message.contains("refused to log in the role 'pwuser'") == true,
+                "\(String(describing: noPassword))")
+            let noRole = await modelError {
+                _ = try await PostgresStore.open(url: "postgres:///postgres?host=\(dir)&user=nobody&schema=t_nobody")
+            }
+            #expect(
+                noRole?.code == .permissionDenied && noRole?.message.contains("the role 'nobody'") == true
+                    && noRole?.message.contains("check the URL's user and password") == true,
+                "\(String(describing: noRole))")
+            let noDatabase = await modelError {
+                _ = try await PostgresStore.open(url: "postgres:///nodb?host=\(dir)&user=modeld&schema=t_nodb")
+            }
+            #expect(
+                noDatabase?.code == .notFound
+                    && noDatabase?.message.contains("the database 'nodb' does not exist") == true,
+                "\(String(describing: noDatabase))")
+            let noCreate = await modelError {
+                _ = try await PostgresStore.open(
+                    url: "postgres:///postgres?host=\(dir)&user=nocreate&schema=t_nocreate")
+            }
+            #expect(
+                noCreate?.code == .permissionDenied
+                    && noCreate?.message.contains("needs CREATE on the database 'postgres'") == true,
+                "\(String(describing: noCreate))")
+
+            let right = try await PostgresStore.open(
+                url: "postgres://pwuser:rightpw@/postgres?host=\(dir)&schema=t_right", applying: SampleTrips.schema)
+            #expect(try await right.tableNames().contains("Trip"))
+            await right.close()
+            await admin.close()
+        }
     }
 }

@@ -191,4 +191,52 @@ import Testing
                     ])
         }
     }
+
+    /// A sum or average of doubles that is NaN (an infinity of each sign) is nil, as SQLite's NaN
+    /// is NULL: in predicates (where `@sum` of nil is 0, as of nothing), in grouped aggregates
+    /// and in their sorts, on every backend. PostgreSQL's NaN equals itself and sorts above every
+    /// number; the memory backend's is a double that compares with nothing.
+    @Test(arguments: BackendKind.allCases)
+    func aNaNSumOrAverageIsNil(_ kind: BackendKind) async throws {
+        try await withStore(kind, Catalog.schema) { store in
+            var c = store.changes()
+            let high = c.insert("Item", ["title": .string("high"), "label": .string("x"), "price": .double(.infinity)])
+            let low = c.insert("Item", ["title": .string("low"), "label": .string("x"), "price": .double(-.infinity)])
+            let one = c.insert("Item", ["title": .string("one"), "label": .string("y"), "price": .double(1)])
+            let mixed = c.insert("Shelf", ["name": .string("mixed")])
+            let plain = c.insert("Shelf", ["name": .string("plain")])
+            c.insert("Shelf", ["name": .string("empty")])
+            c.link(mixed, "items", high)
+            c.link(mixed, "items", low)
+            c.link(plain, "items", one)
+            try await store.save(c)
+            try await expectMatches(
+                store, "Shelf", key: "name",
+                [
+                    ("items.@sum.price > 0", ["plain"]),
+                    ("items.@sum.price == 0", ["mixed", "empty"]),
+                    ("NOT (items.@sum.price > 0)", ["mixed", "empty"]),
+                    ("items.@sum.price > 1e308", []),
+                    ("items.@avg.price == nil", ["mixed", "empty"]),
+                    ("items.@avg.price != nil", ["plain"]),
+                    ("items.@avg.price > 0", ["plain"]),
+                    ("items.@avg.price >= items.@avg.price", ["plain"]),
+                ])
+            let byLabel = try await store.backend.aggregate(
+                AggregateDescriptor(
+                    entityName: "Item", groupBy: ["label"],
+                    aggregations: [Aggregation("sum", .sum, "price"), Aggregation("avg", .avg, "price")],
+                    sortBy: [AggregateSort("sum", ascending: false)]))
+            #expect(
+                byLabel == [
+                    ["label": .string("y"), "sum": .double(1), "avg": .double(1)],
+                    ["label": .string("x"), "sum": .null, "avg": .null],
+                ], "\(byLabel)")
+            let all = try await store.backend.aggregate(
+                AggregateDescriptor(
+                    entityName: "Item",
+                    aggregations: [Aggregation("sum", .sum, "price"), Aggregation("avg", .avg, "price")]))
+            #expect(all == [["sum": .null, "avg": .null]], "\(all)")
+        }
+    }
 }

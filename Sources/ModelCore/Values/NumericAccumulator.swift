@@ -3,7 +3,9 @@ import Foundation
 /// Sums and averages of attribute values, the same in every backend whatever order the values
 /// arrive in: ints are added exactly (a sum beyond the range of Int64 becomes a double), doubles
 /// are added exactly and rounded once (Shewchuk's algorithm, as Python's `math.fsum`), decimals
-/// are added as decimals. Nil and non-numeric values are ignored.
+/// are added as decimals. Nil and non-numeric values are ignored. A double sum or average that
+/// is NaN (an infinity of each sign among the values) is nil, as SQLite's NaN is NULL: no value
+/// is ever NaN.
 ///
 /// The memory backend feeds it directly; the SQLite backend calls it from its `modeld_sum` and
 /// `modeld_avg` aggregate functions.
@@ -37,7 +39,7 @@ public struct NumericAccumulator: Sendable {
     }
 
     /// The sum as a value of `type` (int, double or decimal), or nil when nothing was added.
-    /// An int sum outside Int64's range is returned as a double.
+    /// An int sum outside Int64's range is returned as a double; a NaN double sum is nil.
     public func sum(as type: AttributeType) -> Value {
         guard count > 0 else { return .null }
         switch type {
@@ -45,20 +47,23 @@ public struct NumericAccumulator: Sendable {
             if let exact = Int64(exactly: integerSum) { return .int(exact) }
             return .double(Double(integerSum))
         case .decimal: return .decimal(decimalSum)
-        default: return .double(doubleSum)
+        default: return Self.number(doubleSum)
         }
     }
 
     /// The average: a double for ints and doubles, a decimal for decimals; nil when nothing was
-    /// added.
+    /// added, and for a NaN double average.
     public func average(as type: AttributeType) -> Value {
         guard count > 0 else { return .null }
         switch type {
         case .int: return .double(Double(integerSum) / Double(count))
         case .decimal: return .decimal(decimalSum / Decimal(count))
-        default: return .double(doubleSum / Double(count))
+        default: return Self.number(doubleSum / Double(count))
         }
     }
+
+    /// `value` as a double, or nil for NaN.
+    private static func number(_ value: Double) -> Value { value.isNaN ? .null : .double(value) }
 
     private mutating func addExactly(_ value: Double) {
         var x = value
