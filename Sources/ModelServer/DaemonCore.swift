@@ -197,6 +197,22 @@ final class DaemonCore: Sendable {
         }
     }
 
+    /// After a save named an entity or property `store`'s served schema lacks: whether another
+    /// process (a daemon sharing the store, an embedded stack) migrated the store since this
+    /// daemon read its schema. If it did, the store is served with the schema it holds from now
+    /// on, as after a save the backend refused as stale, and the answer is that save's
+    /// `schemaMismatch`, telling the caller to send it again; nil when the schema is the same.
+    func migratedElsewhere(_ store: StoreHandle) async -> ModelError? {
+        let served = store.container.schema.versionHash
+        await Self.refreshSchema(of: store, catalog: catalog, sessions: sessions, logger: logger)
+        let now = store.container.schema.versionHash
+        guard now != served else { return nil }
+        return ModelError(
+            .schemaMismatch,
+            "the store was migrated to schema version \(now.prefix(12)) by another process since this daemon read it (version \(served.prefix(12))); nothing was saved: send it again for the new schema (a session opened before the migration is closed: open another)",
+            context: ["store": store.name, "storeVersion": now, "requestedVersion": served])
+    }
+
     /// PERMISSION_DENIED unless the current call's caller may drop, or restore over, the store
     /// `name` whose data could not be opened at start-up: its owner, by access.json's record;
     /// without one (the owner an SQLite store keeps in itself could not be read), only an

@@ -21,14 +21,20 @@ extension QueryServiceHandler {
             // Read before anything is saved, as the usual way reads it.
             _ = try UniquenessPolicy(wire: request.uniquenessPolicy)
             let core = core, answerRuns = request.answerRuns
-            let giveUp = try store.container.submitInsertRuns(
-                runs, author: request.author.isEmpty ? nil : request.author
-            ) { result in
-                respond {
-                    var response = core.announced(try result.get(), store: store)
-                    response.answersRuns = answerRuns
-                    return try response.serializedBytes()
+            let giveUp: (@Sendable () -> Void)?
+            do {
+                giveUp = try store.container.submitInsertRuns(
+                    runs, author: request.author.isEmpty ? nil : request.author
+                ) { result in
+                    respond {
+                        var response = core.announced(try result.get(), store: store)
+                        response.answersRuns = answerRuns
+                        return try response.serializedBytes()
+                    }
                 }
+            } catch let error as ModelError where error.code == .unknownProperty || error.code == .unknownEntity {
+                // Nothing was queued: the usual way asks whether another process migrated the store.
+                return false
             }
             guard let giveUp else { return false }
             answer.onCancel(giveUp)

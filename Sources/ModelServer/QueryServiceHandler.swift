@@ -227,25 +227,31 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     ) async throws -> SaveResponse {
         try await core.rpc.handleCancellable("Apply") {
             let store = try core.store(name, for: .write)
-            let author = author.isEmpty ? nil : author
-            // Plain inserts alone are saved from their runs, without an edit per object (runs name
-            // no URIs, so their edits could not have failed before the policy is read).
-            if let insertRuns,
-                let result = try await store.container.saveInsertRuns(
-                    insertRuns, author: author, uniquenessPolicy: try UniquenessPolicy(wire: uniquenessPolicy))
-            {
-                // Answered without another async call unless the transaction is asked for: each
-                // call's frame comes from the task's allocator (see DaemonCore.response).
-                var response =
-                    returnTransaction
-                    ? try await core.response(to: result, store: store, returnTransaction: true)
-                    : core.announced(result, store: store)
-                response.answersRuns = answerRuns
-                return response
+            do {
+                let author = author.isEmpty ? nil : author
+                // Plain inserts alone are saved from their runs, without an edit per object (runs name
+                // no URIs, so their edits could not have failed before the policy is read).
+                if let insertRuns,
+                    let result = try await store.container.saveInsertRuns(
+                        insertRuns, author: author, uniquenessPolicy: try UniquenessPolicy(wire: uniquenessPolicy))
+                {
+                    // Answered without another async call unless the transaction is asked for: each
+                    // call's frame comes from the task's allocator (see DaemonCore.response).
+                    var response =
+                        returnTransaction
+                        ? try await core.response(to: result, store: store, returnTransaction: true)
+                        : core.announced(result, store: store)
+                    response.answersRuns = answerRuns
+                    return response
+                }
+                return try await applyEdits(
+                    try edits(store.storeIdentifier), to: store, author: author,
+                    uniquenessPolicy: try UniquenessPolicy(wire: uniquenessPolicy), returnTransaction: returnTransaction
+                )
+            } catch let error as ModelError where error.code == .unknownProperty || error.code == .unknownEntity {
+                // Named what the served schema lacks: another process may have migrated the store.
+                throw await core.migratedElsewhere(store) ?? error
             }
-            return try await applyEdits(
-                try edits(store.storeIdentifier), to: store, author: author,
-                uniquenessPolicy: try UniquenessPolicy(wire: uniquenessPolicy), returnTransaction: returnTransaction)
         }
     }
 

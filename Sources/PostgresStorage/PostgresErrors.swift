@@ -42,6 +42,13 @@ extension PostgresSession {
                 .notFound,
                 "the store is gone from \(endpoint): it was dropped (by another daemon sharing it?) (PostgreSQL: \(text))",
                 context: ["store": endpoint.description, "sqlstate": "42P01"])
+        case "42P01":
+            // A table of one of its entities is gone: the store was dropped by another daemon
+            // (its namespace, out of the search path, leaves the tables unfound), or migrated.
+            return ModelError(
+                .notFound,
+                "a table of the store is gone from \(endpoint): the store was dropped, or migrated, by another daemon sharing it; list the stores, or open it again (PostgreSQL: \(text))",
+                context: ["store": endpoint.description, "sqlstate": "42P01"])
         case "42501":
             return insufficientPrivilege(text, endpoint: endpoint)
         case "40001", "40P01":

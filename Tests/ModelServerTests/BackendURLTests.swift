@@ -220,6 +220,26 @@ import Testing
                     AttributeDescription(name: "note", type: .string, isOptional: true))
                 _ = try await one.migrateSchema(of: "shared", to: noted)
                 #expect(try await two.schema(of: "shared").versionHash == noted.versionHash)
+
+                // A save naming what the next migration added is told the store was migrated
+                // (it was unknownProperty, again and again, until something read the schema),
+                // and goes through when sent again.
+                var rated = noted
+                rated.entities[0].attributes.append(AttributeDescription(name: "rating", type: .int, isOptional: true))
+                _ = try await one.migrateSchema(of: "shared", to: rated)
+                var withRating = trip("Nara", "2026-05-01", "2026-05-03")
+                withRating["rating"] = .int(5)
+                let named = await expectError(.schemaMismatch) {
+                    try await two.apply(
+                        [.insert(entity: "Trip", attributes: withRating, relationships: [:], id: nil)], in: "shared")
+                }
+                #expect(
+                    named?.message.contains(
+                        "migrated to schema version \(String((rated.versionHash ?? "").prefix(12)))")
+                        == true && named?.message.contains("send it again") == true,
+                    "\(String(describing: named))")
+                try await two.apply(
+                    [.insert(entity: "Trip", attributes: withRating, relationships: [:], id: nil)], in: "shared")
                 if backend == "postgres" { try await one.dropStore("shared") }
             }
         }
@@ -255,7 +275,32 @@ import Testing
                 let kyoto = trip("Kyoto", "2026-04-01", "2026-04-09")
                 try await one.apply(
                     [.insert(entity: "Trip", attributes: kyoto, relationships: [:], id: nil)], in: "shared")
+                // A watch through the daemon that did not drop it.
+                let (first, arrived) = AsyncStream<Void>.makeStream()
+                let watch = Task<ModelError?, Never> {
+                    do {
+                        try await one.watch(.count(FetchDescriptor(entityName: "Trip")), in: "shared") { _ in
+                            arrived.yield()
+                        }
+                        return nil
+                    } catch {
+                        return error as? ModelError
+                    }
+                }
+                for await _ in first { break }
                 try await two.dropStore("shared")
+                if backend == "postgres" {
+                    // Its reads are told the store is gone (they were INTERNAL with PostgreSQL's
+                    // own message), and its watch ends saying so (it waited for good).
+                    let read = await expectError(.notFound) {
+                        _ = try await one.count(FetchDescriptor(entityName: "Trip"), in: "shared")
+                    }
+                    #expect(read?.message.contains("dropped") == true, "\(String(describing: read))")
+                    let ended = await watch.value
+                    #expect(ended?.code == .notFound, "\(String(describing: ended))")
+                } else {
+                    watch.cancel()
+                }
                 let nara = trip("Nara", "2026-05-01", "2026-05-03")
                 let refused = await expectError(.notFound) {
                     try await one.apply(

@@ -222,8 +222,11 @@ public final class WatchHub: Sendable {
             do {
                 let page = try await history(after, Self.pageSize)
                 if tell(page, epoch: epoch), page.count == Self.pageSize { continue }
-            } catch let error as ModelError where error.code == .closed {
-                close(with: ModelError(.notFound, "the store was closed: \(error.message)"))
+            } catch let error as ModelError where error.code == .closed || error.code == .notFound {
+                // Closed here, or gone from its server (dropped by another daemon sharing it).
+                close(
+                    with: ModelError(
+                        .notFound, "the store was \(error.code == .closed ? "closed" : "dropped"): \(error.message)"))
                 return
             } catch {
                 // The store's server cannot be reached: the next poll tries again.
