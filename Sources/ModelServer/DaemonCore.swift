@@ -248,3 +248,9 @@ final class DaemonCore: Sendable {
         return session
     }
 }
+
+extension ModelError {
+    /// Whether the error is a request naming an entity or property the served schema lacks,
+    /// which another process's migration may have added (``DaemonCore/migratedElsewhere(_:)``).
+    var namesWhatTheSchemaLacks: Bool { code == .unknownProperty || code == .unknownEntity }
+}

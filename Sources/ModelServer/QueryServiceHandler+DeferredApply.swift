@@ -32,7 +32,7 @@ extension QueryServiceHandler {
                         return try response.serializedBytes()
                     }
                 }
-            } catch let error as ModelError where error.code == .unknownProperty || error.code == .unknownEntity {
+            } catch let error as ModelError where error.namesWhatTheSchemaLacks {
                 // Nothing was queued: the usual way asks whether another process migrated the store.
                 return false
             }

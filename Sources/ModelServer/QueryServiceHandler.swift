@@ -248,7 +248,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
                     try edits(store.storeIdentifier), to: store, author: author,
                     uniquenessPolicy: try UniquenessPolicy(wire: uniquenessPolicy), returnTransaction: returnTransaction
                 )
-            } catch let error as ModelError where error.code == .unknownProperty || error.code == .unknownEntity {
+            } catch let error as ModelError where error.namesWhatTheSchemaLacks {
                 // Named what the served schema lacks: another process may have migrated the store.
                 throw await core.migratedElsewhere(store) ?? error
             }

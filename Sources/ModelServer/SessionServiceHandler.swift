@@ -38,9 +38,13 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
     func stage(request: Modeld_V1_StageRequest, context: ServerContext) async throws -> Modeld_V1_StageResponse {
         try await core.rpc.handleCancellable("Stage") {
             let session = try core.session(request.sessionID)
-            let edits = try ObjectEdit.edits(wire: request.changes, in: session.store.storeIdentifier)
-            let ids = try await session.run { try await $0.apply(edits) }
-            return Modeld_V1_StageResponse.with { $0.uris = ids.map(\.uriRepresentation) }
+            do {
+                let edits = try ObjectEdit.edits(wire: request.changes, in: session.store.storeIdentifier)
+                let ids = try await session.run { try await $0.apply(edits) }
+                return Modeld_V1_StageResponse.with { $0.uris = ids.map(\.uriRepresentation) }
+            } catch let error as ModelError where session.migration == nil && error.namesWhatTheSchemaLacks {
+                throw await core.migratedElsewhere(session.store) ?? error
+            }
         }
     }
 
@@ -53,14 +57,18 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
         try await core.rpc.handleCancellable("Save") {
             let session = try core.session(request.sessionID)
             try core.checkAccess(.write, to: session.store.name)
-            let edits = try ObjectEdit.edits(wire: request.changes, in: session.store.storeIdentifier)
-            return try await session.run { context in
-                // A migration's saves are committed with it: the store's watches and followers
-                // hear of them then (a watch told now would read the store without them, and
-                // take their token as heard).
-                if session.migration != nil { return SaveResponse(try await context.save(applying: edits)) }
-                return try await core.save(
-                    context, applying: edits, store: session.store, returnTransaction: request.returnTransaction)
+            do {
+                let edits = try ObjectEdit.edits(wire: request.changes, in: session.store.storeIdentifier)
+                return try await session.run { context in
+                    // A migration's saves are committed with it: the store's watches and followers
+                    // hear of them then (a watch told now would read the store without them, and
+                    // take their token as heard).
+                    if session.migration != nil { return SaveResponse(try await context.save(applying: edits)) }
+                    return try await core.save(
+                        context, applying: edits, store: session.store, returnTransaction: request.returnTransaction)
+                }
+            } catch let error as ModelError where session.migration == nil && error.namesWhatTheSchemaLacks {
+                throw await core.migratedElsewhere(session.store) ?? error
             }
         }
     }

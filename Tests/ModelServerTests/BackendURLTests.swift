@@ -226,16 +226,40 @@ import Testing
                 // and goes through when sent again.
                 var rated = noted
                 rated.entities[0].attributes.append(AttributeDescription(name: "rating", type: .int, isOptional: true))
+                let staging = try await two.openSession(on: "shared")
                 _ = try await one.migrateSchema(of: "shared", to: rated)
                 var withRating = trip("Nara", "2026-05-01", "2026-05-03")
                 withRating["rating"] = .int(5)
+                // A session's stage is told so too, and the session, made for the old schema, ends.
+                let staged = await expectError(.schemaMismatch) {
+                    _ = try await staging.stage(
+                        [.insert(entity: "Trip", attributes: withRating, relationships: [:], id: nil)])
+                }
+                #expect(
+                    staged?.message.contains(
+                        "migrated to schema version \(String((rated.versionHash ?? "").prefix(12)))")
+                        == true && staged?.message.contains("send it again") == true,
+                    "\(String(describing: staged))")
+                let ended = await expectError(.schemaMismatch) {
+                    _ = try await staging.count(FetchDescriptor(entityName: "Trip"))
+                }
+                #expect(ended?.message.contains("by another process") == true, "\(String(describing: ended))")
+                try await two.apply(
+                    [.insert(entity: "Trip", attributes: withRating, relationships: [:], id: nil)], in: "shared")
+
+                // An Apply meets the same after the next migration.
+                var starred = rated
+                starred.entities[0].attributes.append(AttributeDescription(name: "stars", type: .int, isOptional: true))
+                _ = try await one.migrateSchema(of: "shared", to: starred)
+                withRating["stars"] = .int(4)
+                withRating["name"] = .string("Kobe")
                 let named = await expectError(.schemaMismatch) {
                     try await two.apply(
                         [.insert(entity: "Trip", attributes: withRating, relationships: [:], id: nil)], in: "shared")
                 }
                 #expect(
                     named?.message.contains(
-                        "migrated to schema version \(String((rated.versionHash ?? "").prefix(12)))")
+                        "migrated to schema version \(String((starred.versionHash ?? "").prefix(12)))")
                         == true && named?.message.contains("send it again") == true,
                     "\(String(describing: named))")
                 try await two.apply(
