@@ -94,28 +94,18 @@ import Testing
         let url = try PostgresServer.url() + "&schema=\(namespace)"
         let store = try await PostgresStore.open(url: url, applying: SampleTrips.schema)
         let other = try await PostgresStore.open(url: url)
-        let (heard, continuation) = AsyncStream<Int64>.makeStream()
-        let listening = TestEvent()
-        let follower = Task {
-            try? await other.followChanges(listening: { listening.signal() }) { token in
-                continuation.yield(token.rawValue)
-                return true
-            }
-            listening.signal()
-            continuation.finish()
-        }
-        #expect(await listening.wait(), "the follower never listened")
+        let (followed, listening) = await FollowedTokens.follow(other)
+        #expect(listening, "the follower never listened")
         let saved = try await store.save(
             ChangeSet(inserts: [
                 InsertedObject(
                     id: PostgresSaveTests.temporary(store, "Trip"),
                     attributes: PostgresSaveTests.trip("Kyoto", "2026-04-01"))
             ]))
-        var tokens = heard.makeAsyncIterator()
+        var tokens = followed.tokens.makeAsyncIterator()
         #expect(await tokens.next() == saved.token?.rawValue)
         #expect(try await other.fetch(FetchDescriptor(entityName: "Trip")).objects.count == 1)
-        follower.cancel()
-        continuation.finish()
+        followed.stop()
         await other.close()
         await store.close()
         try await PostgresStorageFactory().destroy(try StoreLocation(url: url))

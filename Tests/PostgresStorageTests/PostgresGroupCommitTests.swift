@@ -101,16 +101,8 @@ import Testing
     @Test(.timeLimit(.minutes(3))) func aGroupNotifiesFollowersOnceOfItsLastToken() async throws {
         try await Self.withStore { store in
             let other = try await PostgresStore.open(url: store.endpoint.url)
-            let (heard, continuation) = AsyncStream<Int64>.makeStream()
-            let listening = TestEvent()
-            let follower = Task {
-                try? await other.followChanges(listening: { listening.signal() }) { token in
-                    continuation.yield(token.rawValue)
-                    return true
-                }
-                continuation.finish()
-            }
-            #expect(await listening.wait(), "the follower never listened")
+            let (followed, listening) = await FollowedTokens.follow(other)
+            #expect(listening, "the follower never listened")
             let gate = WriterGate(store)
             let saves = try await Self.queueInserts(store, (0..<8).map { ("n\($0)", "N\($0)") })
             gate.release()
@@ -119,14 +111,14 @@ import Testing
             #expect(tokens.max()! - tokens.min()! == 7, "\(tokens)")
             let alone = try #require(try await store.save(Self.insertItem(store, title: "alone", sku: "A")).token)
             var notified: [Int64] = []
-            for await token in heard {
+            for await token in followed.tokens {
                 notified.append(token)
                 if token == alone.rawValue { break }
             }
             #expect(notified == [tokens.max()!, alone.rawValue])
             let history = try await store.history(after: nil, limit: nil)
             #expect(history.map(\.token.rawValue) == tokens.sorted() + [alone.rawValue])
-            follower.cancel()
+            followed.stop()
             await other.close()
         }
     }
