@@ -117,8 +117,9 @@ extension ModelContainer {
         return values
     }
 
-    /// Converts attribute values to their declared types, rejecting unknown names and values
-    /// that cannot convert (an invalid JSON text for a json attribute, say).
+    /// Converts attribute values to their declared types, rejecting unknown names, values that
+    /// cannot convert (an invalid JSON text for a json attribute, say) and values the store cannot
+    /// keep (``StorageValueChecking``), so that they are refused when staged, not at the save.
     func convert(_ attributes: [String: Value], for entity: ResolvedEntity) throws(ModelError) -> [String: Value] {
         // Values already of their attribute's type (the usual case) leave the table as it is.
         var values = attributes
@@ -143,6 +144,9 @@ extension ModelContainer {
                     .typeMismatch,
                     "'\(entity.name).\(name)' is \(attribute.type.rawValue), and \(value.debugText) cannot be one: \((error as? ModelError)?.message ?? "\(error)")",
                     context: ["entity": entity.name, "attribute": name, "expected": attribute.type.rawValue])
+            }
+            if let valueChecker {
+                try valueChecker.checkStorable(values[name] ?? value, entity: entity.name, attribute: name)
             }
         }
         return values

@@ -12,10 +12,14 @@ public final class ModelContainer: Sendable {
 
     /// The store's UUID, the same in every process that opens it.
     public var storeIdentifier: UUID { backend.storeIdentifier }
+    /// The backend, when it cannot keep some values: each value a context is given is checked
+    /// with it (``convert(_:for:)``).
+    let valueChecker: (any StorageValueChecking)?
 
     private init(backend: any StorageBackend, schema: ResolvedSchema) {
         self.backend = backend
         self.schema = schema
+        self.valueChecker = backend as? any StorageValueChecking
     }
 
     /// Opens the store at `url` (`sqlite:///abs/path.sqlite`, `memory:name`). With a schema, a

@@ -24,3 +24,12 @@ public protocol StorageLabelling: StorageBackendFactory {
 public protocol LabelledStorage: StorageBackend {
     var labels: [String: String] { get }
 }
+
+/// A backend whose stores cannot keep every value a client may send (PostgreSQL's text cannot
+/// hold U+0000): a context refuses such a value when it is given one, with what the save would
+/// answer, rather than keep it staged, where every read of the context would fail on it.
+public protocol StorageValueChecking: StorageBackend {
+    /// Throws `invalidArgument`, saying why, when the store cannot keep `value` as the attribute
+    /// `attribute` of `entity`.
+    func checkStorable(_ value: Value, entity: String, attribute: String) throws(ModelError)
+}

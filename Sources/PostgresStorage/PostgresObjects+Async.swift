@@ -28,7 +28,7 @@ extension PostgresObjects {
         async throws
     {
         for load in relationshipLoads(snapshots, properties: properties) {
-            let owners = load.rows.compactMap { snapshots[$0].id.primaryKey }
+            let owners = load.rows.compactMap { key(of: snapshots[$0].id) }
             guard !owners.isEmpty, let sql = relatedStatement(load.relationship) else { continue }
             let rows = try await session.query(overlay.prefix + sql, keys: owners)
             fill(&snapshots, load, related: try related(rows, load.relationship))

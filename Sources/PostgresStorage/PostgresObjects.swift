@@ -28,6 +28,15 @@ struct PostgresObjects {
 
     var schema: ResolvedSchema { layout.schema }
 
+    /// The key `id` is stored under: its permanent key, or the key the overlay gives an object
+    /// the session inserts (whose relationships are read as a stored object's are).
+    func key(of id: PersistentIdentifier) -> Int64? {
+        switch id.key {
+        case .permanent(let key): key
+        case .temporary(let uuid): overlay.temporaryKeys[uuid]
+        }
+    }
+
     /// The objects of the hierarchy `root` with these keys, in key order.
     func objects(root: String, keys: [Int64]) throws -> [ObjectSnapshot] {
         guard !keys.isEmpty, let (sql, columns, reads) = objectsStatement(root: root) else { return [] }
@@ -66,7 +75,7 @@ struct PostgresObjects {
     /// side holds), one query per relationship.
     func loadRelationships(_ snapshots: inout [ObjectSnapshot], properties: Set<String>?) throws {
         for load in relationshipLoads(snapshots, properties: properties) {
-            let owners = load.rows.compactMap { snapshots[$0].id.primaryKey }
+            let owners = load.rows.compactMap { key(of: snapshots[$0].id) }
             guard !owners.isEmpty, let sql = relatedStatement(load.relationship) else { continue }
             fill(&snapshots, load, related: try related(try query(sql, keys: owners), load.relationship))
         }
@@ -100,7 +109,7 @@ struct PostgresObjects {
     /// Sets `load`'s relationship of its snapshots to their `related` objects.
     func fill(_ snapshots: inout [ObjectSnapshot], _ load: RelationshipLoad, related: [Int64: [PersistentIdentifier]]) {
         for row in load.rows {
-            let targets = snapshots[row].id.primaryKey.flatMap { related[$0] } ?? []
+            let targets = key(of: snapshots[row].id).flatMap { related[$0] } ?? []
             snapshots[row].relationships[load.relationship.name] =
                 load.relationship.isToMany ? .toMany(targets) : .toOne(targets.first)
         }

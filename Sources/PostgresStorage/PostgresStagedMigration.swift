@@ -159,29 +159,32 @@ final class PostgresStagedMigration: StagedMigration {
         PostgresMetadata(namespace: staging, storeNamespace: store.endpoint.namespace)
     }
 
-    private func read<T: Sendable>(_ body: @escaping @Sendable (PostgresRead) throws -> T) async throws -> T {
-        let storeIdentifier = store.storeIdentifier
+    /// Runs `body` on the copy, with `changes` shadowing the tables they change when they change
+    /// anything, as the store's own reads do (``PostgresOverlay``): installed in a savepoint of
+    /// their own, rolled back afterwards, so that nothing of them is kept.
+    private func read<T: Sendable>(
+        overlay changes: ChangeSet? = nil, _ body: @escaping @Sendable (PostgresRead) throws -> T
+    ) async throws -> T {
+        let storeIdentifier = store.storeIdentifier, metadata = stagingMetadata
         return try await run { session, layout in
-            try body(
-                PostgresRead(
-                    objects: PostgresObjects(session: session, layout: layout, storeIdentifier: storeIdentifier)))
+            var objects = PostgresObjects(session: session, layout: layout, storeIdentifier: storeIdentifier)
+            guard let changes, !changes.isEmpty else { return try body(PostgresRead(objects: objects)) }
+            try session.query("SAVEPOINT overlay")
+            defer { _ = try? session.query("ROLLBACK TO SAVEPOINT overlay") }
+            objects.overlay = try PostgresOverlay.install(
+                changes, layout: layout, metadata: metadata, storeIdentifier: storeIdentifier, session: session)
+            return try body(PostgresRead(objects: objects))
         }
     }
 
     func fetch(_ descriptor: FetchDescriptor, overlay: ChangeSet?) async throws -> FetchResult {
-        guard overlay?.isEmpty ?? true else {
-            throw ModelError(.invalidArgument, "inside a staged migration, fetch without pending changes")
-        }
         let validated = try descriptor.validated(in: try layout().schema, storeIdentifier: store.storeIdentifier)
-        return try await read { try $0.fetch(validated) }
+        return try await read(overlay: overlay) { try $0.fetch(validated) }
     }
 
     func aggregate(_ descriptor: AggregateDescriptor, overlay: ChangeSet?) async throws -> [AggregateRow] {
-        guard overlay?.isEmpty ?? true else {
-            throw ModelError(.invalidArgument, "inside a staged migration, aggregate without pending changes")
-        }
         let validated = try descriptor.validated(in: try layout().schema, storeIdentifier: store.storeIdentifier)
-        return try await read { try $0.aggregate(validated) }
+        return try await read(overlay: overlay) { try $0.aggregate(validated) }
     }
 
     func snapshots(for ids: [PersistentIdentifier]) async throws -> [ObjectSnapshot] {

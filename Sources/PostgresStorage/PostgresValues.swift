@@ -1,5 +1,6 @@
 import Foundation
 import ModelCore
+import ModelStorage
 import PostgresNIO
 
 /// How attribute values are kept in PostgreSQL: each type in a column type of its own that
@@ -107,5 +108,30 @@ enum PostgresValues {
     /// A bigint cell (nil for NULL).
     static func int(_ cell: PostgresCell) throws -> Int64? {
         cell.bytes == nil ? nil : try decoded(cell, Int64.self)
+    }
+}
+
+/// PostgreSQL's text cannot hold U+0000 (SQLite's can): a session is refused such a string when
+/// it stages it, as a save of it would be, rather than keep it staged where every read it makes
+/// (each shows what it stages) would fail on it.
+extension PostgresStore: StorageValueChecking {
+    public func checkStorable(_ value: Value, entity: String, attribute: String) throws(ModelError) {
+        try PostgresValues.checkStorable(value, entity: entity, attribute: attribute)
+    }
+}
+
+extension PostgresStagedMigration: StorageValueChecking {
+    func checkStorable(_ value: Value, entity: String, attribute: String) throws(ModelError) {
+        try PostgresValues.checkStorable(value, entity: entity, attribute: attribute)
+    }
+}
+
+extension PostgresValues {
+    static func checkStorable(_ value: Value, entity: String, attribute: String) throws(ModelError) {
+        guard case .string(let text) = value, text.utf8.contains(0) else { return }
+        throw ModelError(
+            .invalidArgument,
+            "PostgreSQL cannot store this text: '\(entity).\(attribute)' holds the NUL character (U+0000); take it out, or keep such bytes in a data attribute",
+            context: ["entity": entity, "attribute": attribute])
     }
 }

@@ -104,7 +104,7 @@ enum OverlayTables {
         for name in existing { try connection.execute("DROP TABLE temp.\(SQL.quote(name))") }
         for table in layout.tables {
             try connection.execute(
-                "CREATE TEMP TABLE \(SQL.quote("_overlay_rows_\(table.name)")) (\(SQLiteLayout.columnDefinitions(table)))"
+                "CREATE TEMP TABLE \(SQL.quote("_overlay_rows_\(table.name)")) (\(try storedColumns(table, connection)))"
             )
             for name in ["_overlay_hidden_\(table.name)", "_overlay_deleted_\(table.name)"] {
                 try connection.execute("CREATE TEMP TABLE \(SQL.quote(name)) (\"pk\" INTEGER PRIMARY KEY)")
@@ -119,5 +119,17 @@ enum OverlayTables {
         }
         connection.clearCache()
         connection.overlaySchemaHash = layout.schema.versionHash
+    }
+
+    /// The columns of `table` as the file lays them out: the overlay's rows are copied from the
+    /// stored ones and read beside them with `SELECT *`, which pairs columns by position, and a
+    /// column a migration added is last in the file wherever the layout lists it.
+    private static func storedColumns(_ table: TableLayout, _ connection: SQLiteConnection) throws -> String {
+        var columns: [String] = []
+        try connection.query("SELECT name, type FROM pragma_table_info(?1, 'main')", [.string(table.name)]) {
+            let name = $0.text(0)
+            columns.append(name == "_pk" ? "\"_pk\" INTEGER PRIMARY KEY" : "\(SQL.quote(name)) \($0.text(1))")
+        }
+        return columns.isEmpty ? SQLiteLayout.columnDefinitions(table) : columns.joined(separator: ", ")
     }
 }

@@ -186,6 +186,7 @@ final class SQLiteStagedMigration: StagedMigration {
                 try connection.run("COMMIT")
             } catch {
                 if connection.isInTransaction { _ = try? connection.run("ROLLBACK") }
+                connection.overlaySchemaHash = nil
                 throw error
             }
         }
@@ -201,6 +202,8 @@ final class SQLiteStagedMigration: StagedMigration {
         else { return }
         _ = try? await store.writer.run(lease: .release(lease)) { connection in
             if connection.isInTransaction { try connection.run("ROLLBACK") }
+            // Overlay tables made inside the transaction went with it: made again at the next.
+            connection.overlaySchemaHash = nil
         }
     }
 

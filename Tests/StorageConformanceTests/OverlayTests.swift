@@ -102,6 +102,69 @@ import Testing
         }
     }
 
+    /// An object the overlay inserts has its to-many relationships as a stored one has: those a
+    /// join table keeps and those the other side's foreign key holds, in its snapshot and when
+    /// prefetched through it (PostgreSQL's reads once left them out).
+    @Test(arguments: BackendKind.allCases)
+    func insertedObjectsHaveTheirToManyRelationships(_ kind: BackendKind) async throws {
+        try await withStore(kind, Catalog.schema) { store in
+            var stored = store.changes()
+            let ada = stored.insert("Author", ["name": .string("Ada")])
+            let notes = stored.insert("Book", ["title": .string("Notes")])
+            stored.link(notes, "authors", ada)
+            let oak = stored.insert("Shelf", ["name": .string("Oak")])
+            let saved = try await store.save(stored)
+
+            var pending = store.changes()
+            let bob = pending.insert("Author", ["name": .string("Bob")])
+            pending.link(bob, "books", saved[notes])
+            let city = pending.insert("Library", ["name": .string("City")])
+            pending.link(saved[oak], "library", city)
+
+            let authors = try await store.fetch("Author", sort: ["name"], overlay: pending)
+            #expect(authors.map(\.id) == [saved[ada], bob])
+            #expect(authors.last?.toMany("books") == [saved[notes]])
+            let book = try #require(try await store.fetch("Book", overlay: pending).first)
+            #expect(Set(book.toMany("authors")) == [saved[ada], bob])
+            let library = try #require(try await store.fetch("Library", overlay: pending).first)
+            #expect(library.id == city)
+            #expect(library.toMany("shelves") == [saved[oak]])
+
+            let prefetch = FetchDescriptor(
+                entityName: "Author", predicate: try PredicateParser.parse("name == \"Bob\""),
+                relationshipKeyPathsForPrefetching: ["books"])
+            guard case .objects(_, let prefetched) = try await store.backend.fetch(prefetch, overlay: pending.set)
+            else {
+                Issue.record("not objects"); return
+            }
+            #expect(prefetched.map(\.id) == [saved[notes]])
+        }
+    }
+
+    /// After a migration adds an attribute (a column SQLite puts last in its table, wherever the
+    /// layout lists it), an overlay's values of it and of the others are read as staged.
+    @Test(arguments: BackendKind.allCases)
+    func overlaysAfterAMigrationReadWhatTheyStage(_ kind: BackendKind) async throws {
+        try await withStore(kind, SampleTrips.schema) { store in
+            let ids = try await MigrationTests.load(store)
+            _ = try await store.backend.migrate(to: StagedMigrationTests.middle, options: MigrationOptions())
+            let migrated = try MigrationTests.migrated(store, StagedMigrationTests.middle)
+            var pending = migrated.changes()
+            pending.update(try #require(ids["Kyoto"]), ["country": .string("Japan"), "destination": .string("Kansai")])
+            var oslo = MigrationTests.trip("Oslo", "Norway", "2026-07-01", "2026-07-02")
+            oslo["country"] = .string("Norway")
+            pending.insert("Trip", oslo)
+            #expect(
+                try await migrated.values("Trip", key: "country", sort: ["name"], overlay: pending)
+                    == ["Japan", "Norway", "nil", "nil"])
+            #expect(
+                try await migrated.values("Trip", key: "destination", sort: ["name"], overlay: pending)
+                    == ["Kansai", "Norway", "France", "Italy"])
+            #expect(
+                try await migrated.values("Trip", "country != nil", key: "name", overlay: pending) == ["Kyoto", "Oslo"])
+        }
+    }
+
     /// An overlay checks neither versions nor uniqueness, and skips what refers to objects that
     /// are gone; bad input still fails.
     @Test(arguments: BackendKind.allCases)

@@ -119,6 +119,38 @@ import Testing
         }
     }
 
+    /// A migration's reads show pending changes as the store's reads do (a session's unsaved
+    /// changes, inside a staged migration), and keep nothing of them.
+    @Test(arguments: BackendKind.allCases)
+    func readsInsideAMigrationSeePendingChanges(_ kind: BackendKind) async throws {
+        try await withStore(kind, SampleTrips.schema) { store in
+            _ = try await MigrationTests.load(store)
+            let migration = try await store.backend.beginStagedMigration(author: nil)
+            _ = try await migration.migrate(to: Self.middle, options: MigrationOptions())
+            let middle = try Self.view(migration, Self.middle)
+            var pending = middle.changes()
+            pending.insert("Trip", MigrationTests.trip("Oslo", "Norway", "2026-07-01", "2026-07-02"))
+            let kyoto = try #require(try await middle.fetch("Trip", "name == \"Kyoto\"").first)
+            pending.update(kyoto.id, ["country": .string("Japan")])
+
+            #expect(
+                try await middle.values("Trip", key: "name", sort: ["name"], overlay: pending)
+                    == ["Kyoto", "Oslo", "Paris", "Rome"])
+            let withCountry = try await middle.values("Trip", "country != nil", key: "name", overlay: pending)
+            let countries = try await middle.values("Trip", key: "country", sort: ["name"], overlay: pending)
+            #expect(withCountry == ["Kyoto"], "\(withCountry); \(countries)")
+            let counted = try await migration.aggregate(
+                AggregateDescriptor(entityName: "Trip", aggregations: [Aggregation("n", .count)]), overlay: pending.set)
+            #expect(counted == [["n": .int(4)]])
+
+            #expect(try await middle.values("Trip", key: "name", sort: ["name"]) == ["Kyoto", "Paris", "Rome"])
+            try await migration.commit()
+            let after = try MigrationTests.migrated(store, Self.middle)
+            #expect(try await after.values("Trip", key: "name", sort: ["name"]) == ["Kyoto", "Paris", "Rome"])
+            #expect(try await after.values("Trip", "country != nil", key: "name").isEmpty)
+        }
+    }
+
     @Test(arguments: BackendKind.allCases)
     func badSavesInsideAMigrationAreUndoneAlone(_ kind: BackendKind) async throws {
         try await withStore(kind, SampleTrips.schema) { store in

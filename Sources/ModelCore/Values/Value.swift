@@ -86,8 +86,9 @@ extension Value {
             return .double(Double(v))
         case (.int(let v), .decimal):
             return .decimal(Decimal(v))
-        case (.double(let v), .int) where v.rounded() == v && abs(v) < 9.2e18:
-            return .int(Int64(v))
+        case (.double(let v), .int):
+            // Every whole double an Int64 holds, -2^63 included (2^63 is not one).
+            if let whole = Int64(exactly: v) { return .int(whole) }
         case (.double(let v), .decimal) where v.isFinite:
             if let decimal = Decimal(string: "\(v)", locale: Locale(identifier: "en_US_POSIX")) {
                 return .decimal(decimal)

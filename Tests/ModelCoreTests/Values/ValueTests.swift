@@ -27,6 +27,10 @@ import Testing
             (.int(9_007_199_254_740_992), .double, .double(9_007_199_254_740_992)),
             (.double(4), .int, .int(4)),
             (.double(-0.0), .int, .int(0)),
+            // Every whole double an Int64 holds, at both ends (9.2e18 and up were once refused).
+            (.double(9.2e18), .int, .int(9_200_000_000_000_000_000)),
+            (.double(9_223_372_036_854_774_784), .int, .int(9_223_372_036_854_774_784)),
+            (.double(-9_223_372_036_854_775_808), .int, .int(.min)),
             (.double(0.25), .decimal, .decimal(Decimal(string: "0.25")!)), // a valid literal
             (.string("42"), .int, .int(42)),
             (.string("-1.5"), .double, .double(-1.5)),
@@ -87,6 +91,9 @@ import Testing
             (.string(""), .int),
             (.string(" 1"), .int),
             (.string("9223372036854775808"), .int),
+            (.double(9_223_372_036_854_775_808), .int), // 2^63, one past the largest
+            (.double(1.5), .int),
+            (.double(.infinity), .int),
             (.string(""), .double),
             (.string("NaN"), .double),
             (.string("1e400"), .double),
