@@ -80,7 +80,16 @@ public final class ModelContainer: Sendable {
         var page = try await backend.history(after: token, limit: limit)
         guard let token, limit != 0 else { return page }
         if page.isEmpty {
-            guard let latest = try await backend.currentHistoryToken(), latest > token else { return page }
+            let latest = try await backend.currentHistoryToken()
+            guard let latest, latest > token else {
+                // A token past the latest names no transaction of this store's: a follower would
+                // skip the transactions up to it when they came.
+                guard token > latest ?? HistoryToken(0) else { return page }
+                throw ModelError(
+                    .historyTokenExpired,
+                    "history token \(token.rawValue) is past the store's latest (\(latest.map { String($0.rawValue) } ?? "none yet")), so it is not of this store's history (was the store restored from an older backup, or made again under its name?): fetch what you need again, then read history after the store's current token",
+                    context: ["token": String(token.rawValue), "latest": String(latest?.rawValue ?? 0)])
+            }
             // Saved since the read, or deleted: read again, now that a later token is known to exist.
             page = try await backend.history(after: token, limit: limit)
         }

@@ -15,6 +15,7 @@ extension QueryServiceHandler {
     ) async throws {
         try await core.rpc.handle("Watch") {
             let store = try core.store(request.store, for: .read)
+            try Self.checkWatchedFetch(request)
             let watch = try QueryWatch(try WatchedQuery(wire: request), on: store.container, hub: store.watches)
             let budget = FetchStreaming.budget(maximumMessageSize: core.configuration.maximumMessageSize)
             let memory = core.watchMemory
@@ -41,6 +42,24 @@ extension QueryServiceHandler {
                     }
                 }
             }
+        }
+    }
+}
+
+extension QueryServiceHandler {
+    /// Refuses what a watched fetch cannot do, as Fetch refuses it: a `batch_size` out of range
+    /// (a watch sends its objects in parts of a byte budget, and checks it only), and a result
+    /// type other than objects (a watch reports objects, and the differences between them).
+    static func checkWatchedFetch(_ request: Modeld_V1_WatchRequest) throws(ModelError) {
+        guard case .fetch(let fetch) = request.query else { return }
+        _ = try FetchStreaming(requested: fetch.batchSize, maximumMessageSize: 0)
+        switch fetch.resultType {
+        case .objects: return
+        case .identifiers, .count, .UNRECOGNIZED:
+            throw ModelError(
+                .invalidArgument,
+                "a watched fetch reports objects: leave result_type OBJECTS (its default), and watch `count` for a count"
+            )
         }
     }
 }

@@ -50,7 +50,11 @@ extension WatchUpdate {
         start()
         switch result {
         case .count(let count): current.count = Int64(count)
-        case .groups(let rows): current.rows = rows.map { row in Modeld_V1_AggregateRow.with { $0.values = row.wire } }
+        case .groups(let rows):
+            for row in rows {
+                current.rows.append(Modeld_V1_AggregateRow.with { $0.values = row.wire })
+                add(16 + ObjectSnapshot.estimatedSize(of: row))
+            }
         case .objects(let objects):
             if let difference, !initial {
                 for deletion in difference.deleted {

@@ -65,5 +65,17 @@ struct DeleteHistoryTests {
         #expect(
             try await store.client.deleteHistory(savedBefore: Date(timeIntervalSince1970: 946_684_800), in: store.name)
                 == nil)
+
+        // After a token past the latest (one kept from before the store was restored from an
+        // older backup, say): refused, for a read and a follower, rather than skip what comes up
+        // to it. The latest token itself reads as caught up.
+        let past = await expectError(.historyTokenExpired) {
+            _ = try await store.client.history(after: HistoryToken(9), in: store.name)
+        }
+        #expect(past?.message.contains("past the store's latest (5)") == true, "\(String(describing: past))")
+        await expectError(.historyTokenExpired) {
+            try await store.client.followHistory(after: HistoryToken(9), in: store.name) { _ in }
+        }
+        #expect(try await store.client.history(after: HistoryToken(5), in: store.name).isEmpty)
     }
 }

@@ -202,3 +202,32 @@ struct RawBytes: MessageSerializer, MessageDeserializer {
         serializedMessageBytes.withUnsafeBytes { Array($0) }
     }
 }
+
+extension WireTests {
+    /// A watched aggregate's groups too many for one message come in several responses, as a
+    /// watched fetch's objects do (they came in one, past a client's 4 MiB limit), and are
+    /// gathered back whole.
+    @Test func theGroupsOfAWatchedAggregateAreSplitAcrossResponses() throws {
+        let rows: [AggregateRow] = (0..<5_000).map { ["name": .string("group \($0)"), "n": .int(Int64($0))] }
+        let update = WatchUpdate(token: HistoryToken(7), result: .groups(rows))
+        let budget = 16 * 1_024
+        let responses = update.wireResponses(initial: true, budget: budget)
+        #expect(responses.count > 5, "\(responses.count) responses")
+        #expect(responses.dropLast().allSatisfy(\.continues) && responses.last?.continues == false)
+        for response in responses {
+            let size = try response.serializedBytes() as [UInt8]
+            #expect(size.count < 2 * budget, "a part of \(size.count) bytes")
+        }
+        var assembler = WatchResponseAssembler(
+            query: .aggregate(
+                AggregateDescriptor(entityName: "Trip", groupBy: ["name"], aggregations: [Aggregation("n", .count)])),
+            storeIdentifier: nil)
+        var gathered: [WatchUpdate] = []
+        for response in responses {
+            if let whole = try assembler.add(response) { gathered.append(whole) }
+        }
+        #expect(gathered.count == 1)
+        #expect(gathered.first?.result == .groups(rows))
+        #expect(gathered.first?.token == HistoryToken(7))
+    }
+}

@@ -109,6 +109,16 @@ def run_watches(channel, schema, timeout, check, check_true, check_error, rpc_er
     check_error("Watch without a query", rpc_error(
         lambda request, timeout: next(queries.Watch(request, timeout=timeout)), queries_pb2.WatchRequest(store=store)),
         grpc.StatusCode.INVALID_ARGUMENT)
+    for size in (-1, 20000):
+        check_error(f"Watch: a batch_size of {size} is refused as Fetch refuses it", rpc_error(
+            lambda request, timeout: next(queries.Watch(request, timeout=timeout)),
+            queries_pb2.WatchRequest(store=store, fetch=query.FetchRequest(entity="Trip", batch_size=size))),
+            grpc.StatusCode.INVALID_ARGUMENT)
+    check_error("Watch: a watched fetch of identifiers is refused", rpc_error(
+        lambda request, timeout: next(queries.Watch(request, timeout=timeout)),
+        queries_pb2.WatchRequest(store=store, fetch=query.FetchRequest(
+            entity="Trip", result_type=query.RESULT_TYPE_IDENTIFIERS))),
+        grpc.StatusCode.INVALID_ARGUMENT)
     dropped = queries.Watch(queries_pb2.WatchRequest(store=store, count=query.FetchRequest(entity="Trip")),
                             timeout=60)
     next(dropped)

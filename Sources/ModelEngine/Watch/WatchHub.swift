@@ -19,6 +19,9 @@ public final class WatchHub: Sendable {
 
     let pollInterval: Duration
     private let history: @Sendable (HistoryToken?, Int) async throws -> [HistoryTransaction]
+    /// Where the store's history is now, and whether its schema changed: asked when history
+    /// that was not read was deleted (``HistoryGap``).
+    private let store: HistoryGap.Store?
     private let state = Mutex(State())
 
     private struct State {
@@ -88,16 +91,19 @@ public final class WatchHub: Sendable {
     /// A hub reading its store's history with `history` (transactions after a token, at most a
     /// number of them) for saves it is not told of.
     public init(
-        pollInterval: Duration = defaultPollInterval,
+        pollInterval: Duration = defaultPollInterval, store: HistoryGap.Store? = nil,
         history: @escaping @Sendable (HistoryToken?, Int) async throws -> [HistoryTransaction]
     ) {
         self.pollInterval = pollInterval
+        self.store = store
         self.history = history
     }
 
     /// A hub for `backend`'s store, reading its history.
     public convenience init(backend: any StorageBackend) {
-        self.init { after, limit in try await backend.history(after: after, limit: limit) }
+        self.init(store: HistoryGap.Store(backend)) { after, limit in
+            try await backend.history(after: after, limit: limit)
+        }
     }
 
     /// Watches open on the store.
@@ -220,7 +226,17 @@ public final class WatchHub: Sendable {
             guard case .some(let after) = after else { return }
             state.withLock { $0.historyReads += 1 }
             do {
-                let page = try await history(after, Self.pageSize)
+                var page = try await history(after, Self.pageSize)
+                if let store {
+                    let gap = try await HistoryGap.find(after: after, in: &page, store: store, history: history)
+                    if let gap {
+                        if let changed = try await store.schemaChange() {
+                            endWatches(with: Self.schemaChanged(changed.from, changed.to))
+                            return
+                        }
+                        if page.isEmpty { tellEveryWatch(gap, epoch: epoch) }
+                    }
+                }
                 if tell(page, epoch: epoch), page.count == Self.pageSize { continue }
             } catch let error as ModelError where error.code == .closed || error.code == .notFound {
                 // Closed here, or gone from its server (dropped by another daemon sharing it).
@@ -263,14 +279,26 @@ public final class WatchHub: Sendable {
             state.tellPending()
             return true
         }
-        if let schemaChange {
-            endWatches(
-                with: ModelError(
-                    .schemaMismatch,
-                    "the store's schema changed (version \(schemaChange.from.prefix(12)) to \(schemaChange.to.prefix(12))): open the watch again"
-                ))
-        }
+        if let schemaChange { endWatches(with: Self.schemaChanged(schemaChange.from, schemaChange.to)) }
         return told
+    }
+
+    /// Why watches end when the store's schema changes.
+    private static func schemaChanged(_ from: String, _ to: String) -> ModelError {
+        ModelError(
+            .schemaMismatch,
+            "the store's schema changed (version \(from.prefix(12)) to \(to.prefix(12))): open the watch again")
+    }
+
+    /// Wakes every watch for `token`, the newest of transactions whose history was deleted
+    /// before it was read: what they changed is not known, so every watch looks again.
+    private func tellEveryWatch(_ token: HistoryToken, epoch: UInt64) {
+        state.withLock { state in
+            guard state.epoch == epoch, token > state.lastToken ?? HistoryToken(0) else { return }
+            for subscriber in state.subscribers.values { subscriber.mailbox.post(token) }
+            state.lastToken = token
+            state.tellPending()
+        }
     }
 }
 

@@ -252,7 +252,9 @@ extension Modeld_V1_QueryService {
         /// >
         /// > History transactions after a token, oldest first, in batches. With `follow`, the stream
         /// > stays open and brings each new transaction as it is saved, until the client cancels; it
-        /// > ends NOT_FOUND when the store is dropped, as a watch does.
+        /// > ends NOT_FOUND when the store is dropped, as a watch does. FAILED_PRECONDITION
+        /// > (`historyTokenExpired`) when transactions right after `after` were deleted, or `after` is
+        /// > past the store's latest token: never a silent gap.
         ///
         /// - Parameters:
         ///   - request: A streaming request of `Modeld_V1_HistoryRequest` messages.
@@ -434,7 +436,9 @@ extension Modeld_V1_QueryService {
         /// >
         /// > History transactions after a token, oldest first, in batches. With `follow`, the stream
         /// > stays open and brings each new transaction as it is saved, until the client cancels; it
-        /// > ends NOT_FOUND when the store is dropped, as a watch does.
+        /// > ends NOT_FOUND when the store is dropped, as a watch does. FAILED_PRECONDITION
+        /// > (`historyTokenExpired`) when transactions right after `after` were deleted, or `after` is
+        /// > past the store's latest token: never a silent gap.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_HistoryRequest` message.
@@ -615,7 +619,9 @@ extension Modeld_V1_QueryService {
         /// >
         /// > History transactions after a token, oldest first, in batches. With `follow`, the stream
         /// > stays open and brings each new transaction as it is saved, until the client cancels; it
-        /// > ends NOT_FOUND when the store is dropped, as a watch does.
+        /// > ends NOT_FOUND when the store is dropped, as a watch does. FAILED_PRECONDITION
+        /// > (`historyTokenExpired`) when transactions right after `after` were deleted, or `after` is
+        /// > past the store's latest token: never a silent gap.
         ///
         /// - Parameters:
         ///   - request: A `Modeld_V1_HistoryRequest` message.
@@ -1198,7 +1204,9 @@ extension Modeld_V1_QueryService {
         /// >
         /// > History transactions after a token, oldest first, in batches. With `follow`, the stream
         /// > stays open and brings each new transaction as it is saved, until the client cancels; it
-        /// > ends NOT_FOUND when the store is dropped, as a watch does.
+        /// > ends NOT_FOUND when the store is dropped, as a watch does. FAILED_PRECONDITION
+        /// > (`historyTokenExpired`) when transactions right after `after` were deleted, or `after` is
+        /// > past the store's latest token: never a silent gap.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_HistoryRequest` message.
@@ -1480,7 +1488,9 @@ extension Modeld_V1_QueryService {
         /// >
         /// > History transactions after a token, oldest first, in batches. With `follow`, the stream
         /// > stays open and brings each new transaction as it is saved, until the client cancels; it
-        /// > ends NOT_FOUND when the store is dropped, as a watch does.
+        /// > ends NOT_FOUND when the store is dropped, as a watch does. FAILED_PRECONDITION
+        /// > (`historyTokenExpired`) when transactions right after `after` were deleted, or `after` is
+        /// > past the store's latest token: never a silent gap.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_HistoryRequest` message.
@@ -1792,7 +1802,9 @@ extension Modeld_V1_QueryService.ClientProtocol {
     /// >
     /// > History transactions after a token, oldest first, in batches. With `follow`, the stream
     /// > stays open and brings each new transaction as it is saved, until the client cancels; it
-    /// > ends NOT_FOUND when the store is dropped, as a watch does.
+    /// > ends NOT_FOUND when the store is dropped, as a watch does. FAILED_PRECONDITION
+    /// > (`historyTokenExpired`) when transactions right after `after` were deleted, or `after` is
+    /// > past the store's latest token: never a silent gap.
     ///
     /// - Parameters:
     ///   - request: A request containing a single `Modeld_V1_HistoryRequest` message.
@@ -2089,7 +2101,9 @@ extension Modeld_V1_QueryService.ClientProtocol {
     /// >
     /// > History transactions after a token, oldest first, in batches. With `follow`, the stream
     /// > stays open and brings each new transaction as it is saved, until the client cancels; it
-    /// > ends NOT_FOUND when the store is dropped, as a watch does.
+    /// > ends NOT_FOUND when the store is dropped, as a watch does. FAILED_PRECONDITION
+    /// > (`historyTokenExpired`) when transactions right after `after` were deleted, or `after` is
+    /// > past the store's latest token: never a silent gap.
     ///
     /// - Parameters:
     ///   - message: request message to send.
