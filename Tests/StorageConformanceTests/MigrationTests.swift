@@ -69,6 +69,24 @@ import Testing
         #expect(!plan.isAllowed && plan.refusals.contains { $0.contains(text) }, "\(plan.refusals)")
     }
 
+    /// A default of -0.0 is kept as 0.0, as a value given is: in the objects a migration fills
+    /// and in those inserted after (PostgreSQL kept the sign, so backends answered differently).
+    @Test(arguments: BackendKind.allCases)
+    func aDefaultOfNegativeZeroIsZero(_ kind: BackendKind) async throws {
+        try await withStore(kind, SampleTrips.schema) { store in
+            _ = try await Self.load(store)
+            let new = Self.trips("Trip") { trip in
+                trip.attributes.append(AttributeDescription(name: "tilt", type: .double, defaultValue: .double(-0.0)))
+            }
+            _ = try await store.backend.migrate(to: new, options: MigrationOptions())
+            let store = try Self.migrated(store, new)
+            var c = store.changes()
+            c.insert("Trip", Self.trip("Lisbon", "Portugal", "2026-06-01", "2026-06-05"))
+            try await store.save(c)
+            #expect(try await store.values("Trip", key: "tilt", sort: ["name"]) == ["0.0", "0.0", "0.0", "0.0"])
+        }
+    }
+
     @Test(arguments: BackendKind.allCases)
     func addingAttributesKeepsEverythingElse(_ kind: BackendKind) async throws {
         try await withStore(kind, SampleTrips.schema) { store in

@@ -110,6 +110,11 @@ public struct SchemaChanges: Hashable, Sendable {
         }
         let kept = Set(continued.values)
         removedEntities = old.entityNames.filter { !kept.contains($0) }
+        for rename in renamedEntities where removedEntities.contains(rename.new) {
+            ambiguousRenames.append(
+                "entity \(rename.old) cannot be renamed \(rename.new), the name of the entity this migration removes: the URIs of \(rename.new)'s objects would come to name \(rename.old)'s; give it another name"
+            )
+        }
         for entity in new.schema.entities {
             guard let oldName = continued[entity.name], let before = old.schema.entity(named: oldName) else { continue }
             entities.append(
@@ -166,6 +171,11 @@ public struct SchemaChanges: Hashable, Sendable {
         }
         let keptAttributes = Set(matched.values.map(\.name))
         changes.removedAttributes = before.attributes.map(\.name).filter { !keptAttributes.contains($0) }
+        for rename in changes.renamedAttributes where changes.removedAttributes.contains(rename.new) {
+            ambiguous.append(
+                "\(after.name).\(rename.new) continues \(rename.old) under the name of the attribute \(rename.new) this migration removes: migrate in two steps (first remove \(rename.new), then rename \(rename.old) to it)"
+            )
+        }
         for attribute in after.attributes {
             guard let source = matched[attribute.name] else { continue }
             if source.type != attribute.type {

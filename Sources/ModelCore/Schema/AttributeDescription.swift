@@ -23,9 +23,16 @@ public struct AttributeDescription: Hashable, Sendable, Codable {
         self.name = name
         self.type = type
         self.isOptional = isOptional
-        self.defaultValue = defaultValue
+        self.defaultValue = defaultValue.map(Self.kept)
         self.preserveValueOnDeletion = preserveValueOnDeletion
         self.originalName = originalName
+    }
+
+    /// A default as a backend keeps it: -0.0 as 0.0, as every value given is (values.proto),
+    /// so that no backend fills an object with a zero's sign another would drop.
+    private static func kept(_ value: Value) -> Value {
+        if case .double(let d) = value, d == 0, d.sign == .minus { return .double(0) }
+        return value
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -42,7 +49,7 @@ public struct AttributeDescription: Hashable, Sendable, Codable {
         if c.contains(.defaultValue) {
             let nested = try c.superDecoder(forKey: .defaultValue)
             let value = try Value(untagged: try nested.singleValueContainer(), as: type)
-            defaultValue = value.isNull ? nil : value
+            defaultValue = value.isNull ? nil : Self.kept(value)
         } else {
             defaultValue = nil
         }

@@ -111,6 +111,40 @@ import Testing
         #expect(changes.unsupported.isEmpty)
     }
 
+    /// A rename into a name the same migration removes is refused, saying what to do (the
+    /// backends failed it, INTERNAL): an attribute's is done in two migrations, an entity's not
+    /// at all (the removed entity's URIs would name the renamed one's objects).
+    @Test func renamesIntoNamesTheMigrationRemovesAreRefused() throws {
+        let attribute = Self.trips(changing: "Trip") { trip in
+            trip.attributes.removeAll { $0.name == "endDate" }
+            let destination = trip.attributes.firstIndex { $0.name == "destination" }! // SampleTrips' Trip has it
+            trip.attributes[destination].name = "endDate"
+            trip.attributes[destination].originalName = "destination"
+        }
+        let renamed = try Self.changes(SampleTrips.schema, attribute)
+        #expect(renamed.ambiguousRenames.count == 1, "\(renamed.ambiguousRenames)")
+        #expect(
+            renamed.ambiguousRenames.first?.contains("first remove endDate, then rename destination to it") == true,
+            "\(renamed.ambiguousRenames)")
+
+        var entity = SampleTrips.schema
+        entity.entities.removeAll { $0.name == "BusinessTrip" }
+        let item = entity.entities.firstIndex { $0.name == "BucketListItem" }! // SampleTrips has it
+        entity.entities[item].name = "BusinessTrip"
+        entity.entities[item].originalName = "BucketListItem"
+        for index in entity.entities.indices {
+            for relationship in entity.entities[index].relationships.indices
+            where entity.entities[index].relationships[relationship].destination == "BucketListItem" {
+                entity.entities[index].relationships[relationship].destination = "BusinessTrip"
+            }
+        }
+        let taken = try Self.changes(SampleTrips.schema, entity)
+        #expect(taken.ambiguousRenames.count == 1, "\(taken.ambiguousRenames)")
+        #expect(
+            taken.ambiguousRenames.first?.contains("entity BucketListItem cannot be renamed BusinessTrip") == true,
+            "\(taken.ambiguousRenames)")
+    }
+
     /// What an inferred migration cannot do is named, with why.
     @Test func typeAndCardinalityChangesNeedAStagedMigration() throws {
         let new = Self.trips(changing: "Trip") { trip in
