@@ -141,6 +141,34 @@ import Testing
         }
     }
 
+    /// Thousands of inserted objects, more than one of PostgreSQL's overlay statements holds,
+    /// every one seen with its values (rows of different columns among them).
+    @Test(arguments: BackendKind.allCases)
+    func manyInsertedObjectsAreAllSeen(_ kind: BackendKind) async throws {
+        try await withStore(kind, Catalog.schema) { store in
+            _ = try await Datasets.items(store)
+            var pending = store.changes()
+            for n in 0..<4_000 {
+                var values: [String: Value] = ["title": .string("new \(n)"), "count": .int(Int64(n))]
+                if n.isMultiple(of: 3) { values["label"] = .string("third") }
+                pending.insert("Item", values)
+            }
+            #expect(
+                try await store.backend.fetch(
+                    FetchDescriptor(entityName: "Item", resultType: .count), overlay: pending.set)
+                    == .count(4_006))
+            #expect(
+                try await store.values(
+                    "Item", "count >= 3995 AND title BEGINSWITH \"new\"", key: "title", sort: ["count"],
+                    overlay: pending)
+                    == (3_995..<4_000).map { "new \($0)" })
+            #expect(
+                try await store.values("Item", "label == \"third\"", key: "count", sort: ["-count"], overlay: pending)
+                    .first == "3999")
+            #expect(try await store.fetch("Item").count == 6)
+        }
+    }
+
     /// After a migration adds an attribute (a column SQLite puts last in its table, wherever the
     /// layout lists it), an overlay's values of it and of the others are read as staged.
     @Test(arguments: BackendKind.allCases)
