@@ -41,8 +41,10 @@ final class SocketGuard: Sendable {
                     )
                 }
                 let directory = (socketPath as NSString).deletingLastPathComponent
+                // The fallback in /tmp (no XDG_RUNTIME_DIR) is the user's alone, as that would be.
+                let isFallback = directory == "/tmp/modeld-\(geteuid())"
                 try makeDirectory(
-                    directory.isEmpty ? "." : directory, mode: 0o755, what: "socket's directory",
+                    directory.isEmpty ? "." : directory, mode: isFallback ? 0o700 : 0o755, what: "socket's directory",
                     option: "--socket (MODELD_SOCKET)")
                 try checkPrivate(directory.isEmpty ? "." : directory)
                 locks.append(try lock(socketPath + ".lock", what: "socket \(socketPath)"))

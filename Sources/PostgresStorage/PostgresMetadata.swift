@@ -55,8 +55,8 @@ struct PostgresMetadata {
         let meta = try cells.dropFirst().first.flatMap(PostgresValues.int) ?? 0
         guard meta > 0 || all == 0 else {
             throw ModelError(
-                .storageFailure,
-                "the PostgreSQL schema '\(namespace)' holds tables but no modeld store; choose another (?schema=…)",
+                .invalidArgument,
+                "the PostgreSQL schema '\(namespace)' holds \(all) table(s) of its own but no modeld store; a store's schema is its own, and dropping the store drops the schema with everything in it: choose another (?schema=…)",
                 context: ["schema": namespace])
         }
         guard meta > 0 || creating else {
@@ -96,7 +96,7 @@ struct PostgresMetadata {
         let count = try rows.first.flatMap { try $0.first.flatMap(PostgresValues.int) } ?? 0
         guard count == 0 else {
             throw ModelError(
-                .storageFailure,
+                .invalidArgument,
                 "the PostgreSQL schema '\(namespace)' already holds \(count) object(s) of its own (sequences, functions, types); a store's schema is its own, and dropping the store drops the schema with everything in it: choose another (?schema=…)",
                 context: ["schema": namespace])
         }

@@ -86,6 +86,7 @@ import Testing
             _ = try await PostgresStore.open(url: try PostgresServer.url() + "&schema=\(name)")
         }
         #expect(error?.message.contains("already holds 2 object(s)") == true, "\(String(describing: error))")
+        #expect(error?.code == .invalidArgument, "a namespace the caller chose: another is to be chosen")
         let left = try await observer.writer.run { session in
             try session.query(
                 "SELECT count(*) FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1",
@@ -93,6 +94,16 @@ import Testing
             ).first.flatMap { try $0.first.flatMap(PostgresValues.int) }
         }
         #expect(left == 1, "nothing of modeld's was put beside the function")
+        // Tables of others: the same, naming how many.
+        try await observer.writer.run { session in
+            try session.query("CREATE TABLE \(name).orders (id bigint)")
+            try session.query("CREATE TABLE \(name).lines (id bigint)")
+        }
+        let tables = await modelError {
+            _ = try await PostgresStore.open(url: try PostgresServer.url() + "&schema=\(name)")
+        }
+        #expect(tables?.code == .invalidArgument, "\(String(describing: tables))")
+        #expect(tables?.message.contains("holds 2 table(s) of its own") == true, "\(String(describing: tables))")
         try await observer.writer.run { session in try session.query("DROP SCHEMA \(name) CASCADE") }
         await observer.close()
     }

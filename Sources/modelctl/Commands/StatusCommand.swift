@@ -46,6 +46,6 @@ struct Metrics: AsyncParsableCommand {
 
     func run() async throws {
         let text = try await global.withClient { try await $0.metrics() }
-        print(text, terminator: "")
+        Terminal.write(text)
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Glibc
 
 /// How results are printed.
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
@@ -95,7 +96,30 @@ final class RecordWriter: @unchecked Sendable { // Used by one task at a time: b
 /// Standard output and error, unbuffered, and whether they are terminals.
 enum Terminal {
     static func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        var bytes = Array(text.utf8)
+        bytes.withUnsafeMutableBytes { buffer in
+            guard let start = buffer.baseAddress else { return } // nil only for no text
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(STDOUT_FILENO, start + offset, buffer.count - offset)
+                if written >= 0 {
+                    offset += written
+                } else if errno != EINTR {
+                    outputFailed(errno)
+                }
+            }
+        }
+    }
+
+    /// Ends modelctl when its output cannot be written. When what reads it stopped (`| head`),
+    /// as other tools end then: by SIGPIPE, quietly (141 in a shell); otherwise saying why, 1.
+    private static func outputFailed(_ code: Int32) -> Never {
+        if code == EPIPE {
+            signal(SIGPIPE, SIG_DFL)
+            raise(SIGPIPE)
+        }
+        error("modelctl: cannot write its output: \(String(cString: strerror(code)))\n")
+        exit(1)
     }
 
     static func error(_ text: String) {

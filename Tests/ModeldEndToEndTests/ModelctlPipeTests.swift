@@ -1,0 +1,55 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import Foundation
+import ModelCore
+import ModelFixtures
+import ModelTesting
+import SystemdHarness
+import Testing
+
+/// What reads modelctl's output stopping early (`| head -1`) ends modelctl as it ends other
+/// tools: by SIGPIPE, quietly. It crashed on a forced `try`, printing a backtrace for seconds.
+@Suite struct ModelctlPipeTests {
+    @Test(.timeLimit(.minutes(2)))
+    func aReaderThatStopsEndsModelctlBySIGPIPE() async throws {
+        try await CLITestbed.with { bed in
+            #expect(
+                try await bed.run(["schema", "apply", try bed.file("catalog.json", Catalog.schema.canonicalJSON())])
+                    .status == 0)
+            #expect(try await bed.run(["insert", "Library", "name=first"]).status == 0)
+            let errors = bed.directory.appendingPathComponent("watch.err")
+            _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+            let output = Pipe()
+            let process = Process()
+            process.executableURL = bed.modelctl
+            process.arguments = [
+                "--socket", bed.daemon.socketPath, "--store", "default", "fetch", "Library", "--format", "jsonl",
+                "--watch",
+            ]
+            process.standardOutput = output
+            process.standardError = try FileHandle(forWritingTo: errors)
+            try process.run()
+            defer { if process.isRunning { process.terminate() } }
+
+            // The first result, then the reader goes (as `head -1` does once it has its line).
+            var first = Data()
+            while !first.contains(UInt8(ascii: "\n")) {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                first += chunk
+            }
+            #expect(String(decoding: first, as: UTF8.self).contains("first"))
+            try output.fileHandleForReading.close()
+
+            // The next change is written to no reader.
+            #expect(try await bed.run(["insert", "Library", "name=second"]).status == 0)
+            let deadline = ContinuousClock.now + .seconds(60)
+            while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(!process.isRunning, "modelctl went on writing to a closed pipe")
+            #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGPIPE)
+            let said = try String(contentsOf: errors, encoding: .utf8)
+            #expect(said.isEmpty, "\(said)")
+        }
+    }
+}
