@@ -231,7 +231,10 @@ public final class WatchHub: Sendable {
                     let gap = try await HistoryGap.find(after: after, in: &page, store: store, history: history)
                     if let gap {
                         if let changed = try await store.schemaChange() {
-                            endWatches(with: Self.schemaChanged(changed.from, changed.to))
+                            // Unless the hub went idle meanwhile: its next watches are of the new schema.
+                            if state.withLock({ $0.epoch == epoch }) {
+                                endWatches(with: Self.schemaChanged(changed.from, changed.to))
+                            }
                             return
                         }
                         if page.isEmpty { tellEveryWatch(gap, epoch: epoch) }
