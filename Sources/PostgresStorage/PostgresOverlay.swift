@@ -60,11 +60,16 @@ enum PostgresOverlay {
             }
         }
         try insertRows(content.inserts, session: session)
-        for update in content.updates {
-            let table = layout.qualified(update.root)
+        // Updated objects: their stored rows copied and hidden, a statement a hierarchy, then
+        // each changed in its copy, found by an index when there are many (without one, 10,000
+        // updates each read the whole copy: 20,000 changes took a count 22 s).
+        for (root, keys) in keysByRoot(content.updates.map { ($0.root, $0.key) }) {
             try session.send(
-                "INSERT INTO \(rows(update.root)) SELECT * FROM \(table) WHERE \"_pk\" = $1", [.int(update.key)])
-            try session.send("INSERT INTO \(hidden(update.root)) VALUES ($1)", [.int(update.key)])
+                "INSERT INTO \(rows(root)) SELECT * FROM \(layout.qualified(root)) WHERE \"_pk\" = ANY($1)", keys: keys)
+            try session.send("INSERT INTO \(hidden(root)) SELECT unnest($1::bigint[])", keys: keys)
+            if keys.count > 32 { try session.send("CREATE INDEX ON \(rows(root)) (\"_pk\")") }
+        }
+        for update in content.updates {
             let columns = PostgresLayout.withFoldedForms(update.columns, of: update.entity)
             let sets =
                 columns.enumerated().map { "\(SQL.quote($1.0)) = $\($0 + 2)" } + ["\"_version\" = \"_version\" + 1"]
@@ -73,16 +78,19 @@ enum PostgresOverlay {
                 [.int(update.key)] + columns.map(\.1))
         }
         for (join, pairs) in content.joinRows {
-            for (pair, present) in pairs {
-                try session.send(
-                    "INSERT INTO \(joinRows(join, present)) VALUES ($1, $2)", [.int(pair.source), .int(pair.target)])
+            for present in [true, false] {
+                let listed = pairs.filter { $0.value == present }.map {
+                    [Value.int($0.key.source), .int($0.key.target)]
+                }
+                try insertValues(
+                    listed, into: joinRows(join, present), columns: "\"source\", \"target\"", session: session)
             }
         }
-        for ref in content.deletes {
-            try session.send("DELETE FROM \(rows(ref.root)) WHERE \"_pk\" = $1", [.int(ref.key)])
+        for (root, keys) in keysByRoot(content.deletes.map { ($0.root, $0.key) }) {
+            try session.send("DELETE FROM \(rows(root)) WHERE \"_pk\" = ANY($1)", keys: keys)
             try session.send(
-                "INSERT INTO \(hidden(ref.root)) VALUES ($1) ON CONFLICT DO NOTHING", [.int(ref.key)])
-            try session.send("INSERT INTO \(deleted(ref.root)) VALUES ($1)", [.int(ref.key)])
+                "INSERT INTO \(hidden(root)) SELECT unnest($1::bigint[]) ON CONFLICT DO NOTHING", keys: keys)
+            try session.send("INSERT INTO \(deleted(root)) SELECT unnest($1::bigint[])", keys: keys)
         }
 
         var shadows: [String] = []
@@ -146,19 +154,42 @@ enum PostgresOverlay {
             }
         }
         for group in groups {
-            let perStatement = max(1, parametersPerStatement / group.names.count)
-            let columns = group.names.map(SQL.quote).joined(separator: ", ")
-            for start in stride(from: 0, to: group.rows.count, by: perStatement) {
-                var values: [String] = [], binds: [Value] = []
-                for row in group.rows[start..<min(start + perStatement, group.rows.count)] {
-                    values.append(
-                        "(" + (binds.count + 1...binds.count + row.count).map { "$\($0)" }.joined(separator: ", ") + ")"
-                    )
-                    binds += row
-                }
-                try session.send(
-                    "INSERT INTO \(group.table) (\(columns)) VALUES \(values.joined(separator: ", "))", binds)
+            try insertValues(
+                group.rows, into: group.table, columns: group.names.map(SQL.quote).joined(separator: ", "),
+                session: session)
+        }
+    }
+
+    /// Inserts `rows` (each with a value for every column of `columns`) into `table`, in
+    /// statements of many rows.
+    private static func insertValues(
+        _ rows: [[Value]], into table: String, columns: String, session: PostgresSession
+    ) throws {
+        guard let width = rows.first?.count, width > 0 else { return }
+        let perStatement = max(1, parametersPerStatement / width)
+        for start in stride(from: 0, to: rows.count, by: perStatement) {
+            var values: [String] = [], binds: [Value] = []
+            for row in rows[start..<min(start + perStatement, rows.count)] {
+                values.append(
+                    "(" + (binds.count + 1...binds.count + row.count).map { "$\($0)" }.joined(separator: ", ") + ")")
+                binds += row
+            }
+            try session.send("INSERT INTO \(table) (\(columns)) VALUES \(values.joined(separator: ", "))", binds)
+        }
+    }
+
+    /// The keys of `objects` by hierarchy, the hierarchies in the order first met.
+    private static func keysByRoot(_ objects: [(root: String, key: Int64)]) -> [(String, [Int64])] {
+        var keys: [(String, [Int64])] = []
+        var positions: [String: Int] = [:]
+        for (root, key) in objects {
+            if let position = positions[root] {
+                keys[position].1.append(key)
+            } else {
+                positions[root] = keys.count
+                keys.append((root, [key]))
             }
         }
+        return keys
     }
 }
