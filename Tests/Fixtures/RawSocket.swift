@@ -3,12 +3,16 @@
 #endif
 import Dispatch
 import Foundation
+import Synchronization
 
 /// A client socket on a Unix socket path with nothing on top: for tests that play a broken or
 /// hostile client (one that stops reading, sends half a request, or only connects). Blocking
 /// waits run on a thread of their own.
 public final class RawSocket: Sendable {
     public let descriptor: Int32
+    /// Whether ``close()`` closed the descriptor: a second close would close whatever the
+    /// process opened since under the same number (another test's socket, run beside this one).
+    private let closed = Atomic(false)
 
     private init(descriptor: Int32) {
         self.descriptor = descriptor
@@ -112,7 +116,10 @@ public final class RawSocket: Sendable {
         }
     }
 
+    /// Closes the descriptor, once however often it is called.
     public func close() {
+        guard closed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
         Glibc.close(descriptor)
     }
 

@@ -169,6 +169,52 @@ import Testing
         }
     }
 
+    /// Hundreds of updated and deleted objects (PostgreSQL copies and hides them a statement a
+    /// hierarchy, and indexes the copies), each seen as staged, with links in and out.
+    @Test(arguments: BackendKind.allCases)
+    func manyUpdatedAndDeletedObjectsAreAllSeen(_ kind: BackendKind) async throws {
+        try await withStore(kind, Catalog.schema) { store in
+            var stored = store.changes()
+            let items = (0..<400).map {
+                stored.insert("Item", ["title": .string("item \($0)"), "count": .int(Int64($0))])
+            }
+            let authors = (0..<3).map { stored.insert("Author", ["name": .string("author \($0)")]) }
+            let books = (0..<100).map { n in
+                let book = stored.insert("Book", ["title": .string("book \(n)")])
+                stored.link(book, "authors", authors[0])
+                return book
+            }
+            let saved = try await store.save(stored)
+            var pending = store.changes()
+            for (n, item) in items.enumerated() {
+                if n.isMultiple(of: 2) {
+                    pending.update(saved[item], ["count": .int(Int64(n + 1_000))])
+                } else if n.isMultiple(of: 3) {
+                    pending.delete(saved[item])
+                }
+            }
+            for book in books {
+                pending.link(saved[book], "authors", saved[authors[1]])
+                pending.unlink(saved[book], "authors", saved[authors[0]])
+            }
+            let deleted = (0..<400).filter { !$0.isMultiple(of: 2) && $0.isMultiple(of: 3) }.count
+            #expect(
+                try await store.backend.fetch(
+                    FetchDescriptor(entityName: "Item", resultType: .count), overlay: pending.set)
+                    == .count(400 - deleted))
+            #expect(
+                try await store.values("Item", "count >= 1000", key: "title", sort: ["count"], overlay: pending)
+                    == stride(from: 0, to: 400, by: 2).map { "item \($0)" })
+            #expect(try await store.values("Item", "count == 3", key: "title", overlay: pending).isEmpty)
+            #expect(try await store.values("Item", "count == 5", key: "title", overlay: pending) == ["item 5"])
+            let second = try #require(try await store.fetch("Author", "name == \"author 1\"", overlay: pending).first)
+            #expect(Set(second.toMany("books")) == Set(books.map { saved[$0] }))
+            let first = try #require(try await store.fetch("Author", "name == \"author 0\"", overlay: pending).first)
+            #expect(first.toMany("books").isEmpty)
+            #expect(try await store.fetch("Item", "count >= 1000").isEmpty, "nothing was saved")
+        }
+    }
+
     /// After a migration adds an attribute (a column SQLite puts last in its table, wherever the
     /// layout lists it), an overlay's values of it and of the others are read as staged.
     @Test(arguments: BackendKind.allCases)
