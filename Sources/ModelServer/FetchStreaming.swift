@@ -26,14 +26,19 @@ struct FetchStreaming {
 
     /// The batch size a request asks for, checked.
     init(requested: Int32, maximumMessageSize: Int) throws(ModelError) {
-        guard requested >= 0, requested <= Self.maximumBatchSize else {
-            throw ModelError(
-                .invalidArgument,
-                "batch_size \(requested) is out of range: use 1 to \(Self.maximumBatchSize), or 0 for the default (\(Self.defaultBatchSize))"
-            )
-        }
+        try Self.checkBatchSize(requested)
         batchSize = requested == 0 ? Self.defaultBatchSize : Int(requested)
         byteBudget = Self.budget(maximumMessageSize: maximumMessageSize)
+    }
+
+    /// Refuses a `batch_size` out of range (0 is the default).
+    static func checkBatchSize(_ requested: Int32) throws(ModelError) {
+        guard requested >= 0, requested <= maximumBatchSize else {
+            throw ModelError(
+                .invalidArgument,
+                "batch_size \(requested) is out of range: use 1 to \(maximumBatchSize), or 0 for the default (\(defaultBatchSize))"
+            )
+        }
     }
 
     /// The size a streamed response aims to stay under: a megabyte (plenty to keep a stream

@@ -52,7 +52,7 @@ extension QueryServiceHandler {
     /// type other than objects (a watch reports objects, and the differences between them).
     static func checkWatchedFetch(_ request: Modeld_V1_WatchRequest) throws(ModelError) {
         guard case .fetch(let fetch) = request.query else { return }
-        _ = try FetchStreaming(requested: fetch.batchSize, maximumMessageSize: 0)
+        try FetchStreaming.checkBatchSize(fetch.batchSize)
         switch fetch.resultType {
         case .objects: return
         case .identifiers, .count, .UNRECOGNIZED:

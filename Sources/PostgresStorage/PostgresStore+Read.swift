@@ -195,10 +195,7 @@ struct PostgresRead {
     /// gives an inserted object.
     private func key(of id: PersistentIdentifier, root: String) -> Int64? {
         guard schema[id.entityName]?.root == root else { return nil }
-        switch id.key {
-        case .permanent(let key): return key
-        case .temporary(let uuid): return objects.overlay.temporaryKeys[uuid]
-        }
+        return objects.key(of: id)
     }
 
     /// Runs a validated aggregate with PostgreSQL's GROUP BY.

@@ -11,13 +11,18 @@ import Testing
 /// watches read it: the watches still hear of them (every one looks again), and a migration
 /// among them still ends them as a migration does.
 extension WatchRPCTests {
-    @Test(.timeLimit(.minutes(1)))
-    func savesOfAnotherProcessWhoseHistoryIsDeletedStillReachWatches() async throws {
-        let store = try store
+    /// A watch of how many Items the store holds, its first answer (none) read, and the store's
+    /// file opened by another process (an embedded stack).
+    func itemCountBesideAnotherProcess(_ store: TestStore) async throws -> (WatchFeed, ModelContainer) {
         let path = try #require(store.info.path)
         let feed = WatchFeed(store.client, .count(FetchDescriptor(entityName: "Item")), store: store.name)
         #expect(try await feed.next().result == .count(0))
-        let embedded = try await ModelContainer.open(url: "sqlite://\(path)", registry: .standard)
+        return (feed, try await ModelContainer.open(url: "sqlite://\(path)", registry: .standard))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func savesOfAnotherProcessWhoseHistoryIsDeletedStillReachWatches() async throws {
+        let (feed, embedded) = try await itemCountBesideAnotherProcess(try store)
         let context = embedded.makeContext(author: "embedded")
         _ = try await context.insert("Item", attributes: ["title": .string("from outside")])
         let token = try #require(try await context.save().token)

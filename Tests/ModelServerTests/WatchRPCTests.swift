@@ -102,11 +102,7 @@ struct WatchRPCTests {
     /// Another process saving to the store's file (an embedded stack) reaches the watch within
     /// the hub's poll interval.
     @Test func savesByAnotherProcessOnTheFileReachWatches() async throws {
-        let store = try store
-        let path = try #require(store.info.path)
-        let feed = WatchFeed(store.client, .count(FetchDescriptor(entityName: "Item")), store: store.name)
-        #expect(try await feed.next().result == .count(0))
-        let embedded = try await ModelContainer.open(url: "sqlite://\(path)", registry: .standard)
+        let (feed, embedded) = try await itemCountBesideAnotherProcess(try store)
         let context = embedded.makeContext(author: "embedded")
         _ = try await context.insert("Item", attributes: ["title": .string("from outside")])
         let started = ContinuousClock.now

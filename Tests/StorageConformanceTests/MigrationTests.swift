@@ -138,20 +138,11 @@ import Testing
     func renamesKeepValuesRelationshipsAndHistory(_ kind: BackendKind) async throws {
         try await withStore(kind, SampleTrips.schema) { store in
             let ids = try await Self.load(store)
-            var new = Self.trips("Trip") { trip in
+            let new = Self.trips("Trip") { trip in
                 let destination = trip.attributes.firstIndex { $0.name == "destination" }! // SampleTrips' Trip has it
                 trip.attributes[destination].name = "place"
                 trip.attributes[destination].originalName = "destination"
-            }
-            let item = new.entities.firstIndex { $0.name == "BucketListItem" }! // SampleTrips has it
-            new.entities[item].name = "Wish"
-            new.entities[item].originalName = "BucketListItem"
-            for entity in new.entities.indices {
-                for relationship in new.entities[entity].relationships.indices
-                where new.entities[entity].relationships[relationship].destination == "BucketListItem" {
-                    new.entities[entity].relationships[relationship].destination = "Wish"
-                }
-            }
+            }.renamingEntity("BucketListItem", to: "Wish")
             let plan = try await store.backend.migrate(to: new, options: MigrationOptions())
             #expect(plan.steps.map(\.kind).sorted { $0.rawValue < $1.rawValue } == [.renameAttribute, .renameEntity])
             #expect(plan.steps.first { $0.kind == .renameEntity }?.objects == 2)

@@ -33,18 +33,13 @@ public enum HistoryGap {
         }
     }
 
-    /// The newest token history skips after `after`, or nil when `page` (history after it) goes
-    /// on from it. An empty page with later transactions saved is read again first: they may have
-    /// been saved since, not deleted.
-    static func find(
-        after: HistoryToken?, in page: inout [HistoryTransaction], store: Store,
-        history: @Sendable (HistoryToken?, Int) async throws -> [HistoryTransaction]
-    ) async throws -> HistoryToken? {
+    /// The newest token history skips after `after`, or nil when `page` (history after it, read
+    /// after `current`, the store's token) goes on from it: transactions up to `current` were
+    /// saved before the page was read, so a page without them means they were deleted.
+    static func find(after: HistoryToken?, page: [HistoryTransaction], current: HistoryToken?) -> HistoryToken? {
         let next = (after?.rawValue ?? 0) + 1
         if let first = page.first { return first.token.rawValue == next ? nil : first.token }
-        guard let current = try await store.currentToken(), current.rawValue >= next else { return nil }
-        page = try await history(after, WatchHub.pageSize)
-        if let first = page.first { return first.token.rawValue == next ? nil : first.token }
+        guard let current, current.rawValue >= next else { return nil }
         return current
     }
 }

@@ -58,6 +58,13 @@ public final class WatchHub: Sendable {
             lastToken = token
         }
 
+        /// Tells every watch of `token`, after a gap (history deleted before it was read): what
+        /// changed is not known, so every watch looks again.
+        mutating func tellEveryWatch(_ token: HistoryToken) {
+            for subscriber in subscribers.values { subscriber.mailbox.post(token) }
+            lastToken = token
+        }
+
         /// Tells the pending saves that now follow on from the last token told.
         mutating func tellPending() {
             guard !pending.isEmpty else { return }
@@ -224,21 +231,29 @@ public final class WatchHub: Sendable {
                 return .some(state.lastToken)
             }
             guard case .some(let after) = after else { return }
-            state.withLock { $0.historyReads += 1 }
             do {
-                var page = try await history(after, Self.pageSize)
+                var page: [HistoryTransaction] = []
+                var gap: HistoryToken?
                 if let store {
-                    let gap = try await HistoryGap.find(after: after, in: &page, store: store, history: history)
-                    if let gap {
-                        if let changed = try await store.schemaChange() {
-                            // Unless the hub went idle meanwhile: its next watches are of the new schema.
-                            if state.withLock({ $0.epoch == epoch }) {
-                                endWatches(with: Self.schemaChanged(changed.from, changed.to))
-                            }
-                            return
-                        }
-                        if page.isEmpty { tellEveryWatch(gap, epoch: epoch) }
+                    // The store's token first: an idle poll reads no history, and history missing
+                    // below the token (read before it) was deleted, not yet to come.
+                    let current = try await store.currentToken()
+                    if current ?? HistoryToken(0) > after ?? HistoryToken(0) {
+                        page = try await readPage(after: after)
+                        gap = HistoryGap.find(after: after, page: page, current: current)
                     }
+                } else {
+                    page = try await readPage(after: after)
+                }
+                if let gap, let store {
+                    if let changed = try await store.schemaChange() {
+                        // Unless the hub went idle meanwhile: its next watches are of the new schema.
+                        if state.withLock({ $0.epoch == epoch }) {
+                            endWatches(with: Self.schemaChanged(changed.from, changed.to))
+                        }
+                        return
+                    }
+                    if page.isEmpty { tellEveryWatch(gap, epoch: epoch) }
                 }
                 if tell(page, epoch: epoch), page.count == Self.pageSize { continue }
             } catch let error as ModelError where error.code == .closed || error.code == .notFound {
@@ -260,6 +275,12 @@ public final class WatchHub: Sendable {
         }
     }
 
+    /// A page of history after `after`, counted.
+    private func readPage(after: HistoryToken?) async throws -> [HistoryTransaction] {
+        state.withLock { $0.historyReads += 1 }
+        return try await history(after, Self.pageSize)
+    }
+
     /// Tells each subscriber of the transactions that touch its entities, skipping those told
     /// already; false when the hub went idle meanwhile.
     private func tell(_ page: [HistoryTransaction], epoch: UInt64) -> Bool {
@@ -274,9 +295,7 @@ public final class WatchHub: Sendable {
                 if transaction.token.rawValue == (state.lastToken?.rawValue ?? 0) + 1 {
                     state.tell(transaction.token, touching: transaction.changes.lazy.map(\.id.entityName))
                 } else {
-                    // A gap: history was deleted, so what changed is not known; every watch looks again.
-                    for subscriber in state.subscribers.values { subscriber.mailbox.post(transaction.token) }
-                    state.lastToken = transaction.token
+                    state.tellEveryWatch(transaction.token)
                 }
             }
             state.tellPending()
@@ -294,101 +313,12 @@ public final class WatchHub: Sendable {
     }
 
     /// Wakes every watch for `token`, the newest of transactions whose history was deleted
-    /// before it was read: what they changed is not known, so every watch looks again.
+    /// before it was read, unless the hub went idle meanwhile or was told of it already.
     private func tellEveryWatch(_ token: HistoryToken, epoch: UInt64) {
         state.withLock { state in
             guard state.epoch == epoch, token > state.lastToken ?? HistoryToken(0) else { return }
-            for subscriber in state.subscribers.values { subscriber.mailbox.post(token) }
-            state.lastToken = token
+            state.tellEveryWatch(token)
             state.tellPending()
-        }
-    }
-}
-
-/// A watch's place in a hub: unsubscribed when released.
-final class WatchSubscription: Sendable {
-    let mailbox: WatchMailbox
-    private let hub: WatchHub
-    private let id: UInt64
-
-    init(hub: WatchHub, id: UInt64, mailbox: WatchMailbox) {
-        self.hub = hub
-        self.id = id
-        self.mailbox = mailbox
-    }
-
-    deinit { hub.unsubscribe(id) }
-}
-
-/// What a hub tells one watch: the newest token of a transaction that touched its entities, or
-/// why it ended. Holds one token, however many saves there were.
-final class WatchMailbox: Sendable {
-    private struct State {
-        var latest: HistoryToken?
-        var ended: ModelError?
-        var waiter: CheckedContinuation<Void, Never>?
-    }
-
-    private let state = Mutex(State())
-
-    func post(_ token: HistoryToken) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard token > state.latest ?? HistoryToken(0) else { return nil }
-            state.latest = token
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume()
-    }
-
-    func end(_ error: ModelError) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if state.ended == nil { state.ended = error }
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume()
-    }
-
-    /// Waits for a token after `token`, and returns it; throws why the watch ended, or
-    /// `CancellationError`.
-    func wait(after token: HistoryToken?) async throws -> HistoryToken {
-        try Task.checkCancellation()
-        var found = try ready(after: token)
-        while found == nil {
-            await suspend(after: token)
-            try Task.checkCancellation()
-            found = try ready(after: token)
-        }
-        return found ?? HistoryToken(0) // not nil: the loop ended
-    }
-
-    /// The newest token if it is after `token`; throws why the watch ended.
-    private func ready(after token: HistoryToken?) throws -> HistoryToken? {
-        let (ended, latest) = state.withLock { ($0.ended, $0.latest) }
-        if let ended { throw ended }
-        if let latest, latest > token ?? HistoryToken(0) { return latest }
-        return nil
-    }
-
-    /// Returns once a token after `token` is posted, the watch ends, or the task is cancelled.
-    private func suspend(after token: HistoryToken?) async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { state -> Bool in
-                    let ready = state.ended != nil || (state.latest.map { $0 > token ?? HistoryToken(0) } ?? false)
-                    if ready || Task.isCancelled { return true }
-                    state.waiter = waiter
-                    return false
-                }
-                if resumeNow { waiter.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                defer { state.waiter = nil }
-                return state.waiter
-            }
-            waiter?.resume()
         }
     }
 }

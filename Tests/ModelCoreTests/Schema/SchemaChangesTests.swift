@@ -89,19 +89,10 @@ import Testing
     }
 
     @Test func entitiesAddedRemovedAndRenamed() throws {
-        var new = SampleTrips.schema
+        var new = SampleTrips.schema.renamingEntity("BucketListItem", to: "Wish")
         new.entities.removeAll { $0.name == "BusinessTrip" }
         new.entities.append(
             EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)]))
-        let item = new.entities.firstIndex { $0.name == "BucketListItem" }! // SampleTrips has it
-        new.entities[item].name = "Wish"
-        new.entities[item].originalName = "BucketListItem"
-        for index in new.entities.indices {
-            for relationship in new.entities[index].relationships.indices
-            where new.entities[index].relationships[relationship].destination == "BucketListItem" {
-                new.entities[index].relationships[relationship].destination = "Wish"
-            }
-        }
         let changes = try Self.changes(SampleTrips.schema, new)
         #expect(changes.addedEntities == ["Note"])
         #expect(changes.removedEntities == ["BusinessTrip"])
@@ -129,15 +120,7 @@ import Testing
 
         var entity = SampleTrips.schema
         entity.entities.removeAll { $0.name == "BusinessTrip" }
-        let item = entity.entities.firstIndex { $0.name == "BucketListItem" }! // SampleTrips has it
-        entity.entities[item].name = "BusinessTrip"
-        entity.entities[item].originalName = "BucketListItem"
-        for index in entity.entities.indices {
-            for relationship in entity.entities[index].relationships.indices
-            where entity.entities[index].relationships[relationship].destination == "BucketListItem" {
-                entity.entities[index].relationships[relationship].destination = "BusinessTrip"
-            }
-        }
+        entity = entity.renamingEntity("BucketListItem", to: "BusinessTrip")
         let taken = try Self.changes(SampleTrips.schema, entity)
         #expect(taken.ambiguousRenames.count == 1, "\(taken.ambiguousRenames)")
         #expect(
