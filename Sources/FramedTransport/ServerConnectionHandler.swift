@@ -356,8 +356,11 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 }
 
-/// A method path as an open frame names it, and what the transport found for it.
-private struct OpenedMethod {
+/// A method path as an open frame names it, and what the transport found for it. A class, kept
+/// as the connection's last method: each call's open frame takes it with one retain, where
+/// copying its fields (two strings, a descriptor, a handler's closures) cost about a thousand
+/// instructions a call.
+private final class OpenedMethod {
     /// The path's UTF-8 bytes, as they come.
     let bytes: [UInt8]
     let path: String
@@ -365,6 +368,16 @@ private struct OpenedMethod {
     let slash: String.Index
     /// The method's direct handler, if it has one (``DirectMethods``).
     let direct: (descriptor: MethodDescriptor, handler: DirectMethods.Handler)?
+
+    init(
+        bytes: [UInt8], path: String, slash: String.Index,
+        direct: (descriptor: MethodDescriptor, handler: DirectMethods.Handler)?
+    ) {
+        self.bytes = bytes
+        self.path = path
+        self.slash = slash
+        self.direct = direct
+    }
 }
 
 extension ByteBuffer {

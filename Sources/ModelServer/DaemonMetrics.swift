@@ -50,8 +50,9 @@ final class DaemonMetrics: Sendable {
         } else {
             metrics.succeeded.increment()
         }
-        metrics.timer.recordNanoseconds(
-            Int64(elapsed.components.seconds) * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        // Taken apart once: each `components` divides a 128-bit count (about 190 instructions).
+        let (seconds, attoseconds) = elapsed.components
+        metrics.timer.recordNanoseconds(seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000)
     }
 
     private static func callCounter(method: String, code: String, factory: ModeldMetricsFactory) -> CoreMetrics.Counter
