@@ -2,7 +2,7 @@ import ModelCore
 
 /// Arithmetic in predicates, as docs/storage-semantics.md defines it: int op int is int (a
 /// result that overflows becomes a double), except `/`, which is always a double; int with double
-/// is double; division by zero is nil; nil in, nil out. `date ± seconds` is a date,
+/// is double; division by zero, and a NaN result, is nil; nil in, nil out. `date ± seconds` is a date,
 /// `round(micros + seconds × 1e6)` half away from zero; `date − date` is seconds as a double.
 enum ValueArithmetic {
     static func apply(_ op: ArithmeticOperator, _ lhs: Value, _ rhs: Value) -> Value {
@@ -40,13 +40,19 @@ enum ValueArithmetic {
         return result.overflow ? floating(op, Double(a), Double(b)) : .int(result.partialValue)
     }
 
+    /// Double arithmetic; a NaN result (`inf - inf`, `inf * 0`, `inf / inf`) is nil, as in
+    /// SQLite and on PostgreSQL (`modeld_arith`).
     private static func floating(_ op: ArithmeticOperator, _ a: Double, _ b: Double) -> Value {
+        let result: Double
         switch op {
-        case .add: return .double(a + b)
-        case .subtract: return .double(a - b)
-        case .multiply: return .double(a * b)
-        case .divide: return b == 0 ? .null : .double(a / b)
+        case .add: result = a + b
+        case .subtract: result = a - b
+        case .multiply: result = a * b
+        case .divide:
+            guard b != 0 else { return .null }
+            result = a / b
         }
+        return result.isNaN ? .null : .double(result)
     }
 
     private static func shifted(_ t: Timestamp, by seconds: Double) -> Value {

@@ -11,6 +11,9 @@ extension ModelContainer {
         guard !attributes.isEmpty else {
             throw ModelError(.invalidArgument, "a batch update needs at least one attribute to set")
         }
+        // Checked before any object is looked for, so that a value no object could take (NaN, an
+        // unknown attribute) is refused whether or not objects match.
+        _ = try convert(attributes, for: try schema.entity(entity))
         return try await batch(entity, where: predicate, author: author) {
             .update($0, attributes: attributes, relationships: [:])
         }

@@ -101,16 +101,38 @@ struct PostgresDialect: SQLDialect {
     }
 
     func compareMixedDecimal(_ lhs: SQLExpression, _ op: ComparisonOperator, _ rhs: SQLExpression) -> String {
-        let symbol =
-            switch op {
-            case .equal: "="
-            case .notEqual: "<>"
-            case .less: "<"
-            case .lessOrEqual: "<="
-            case .greater: ">"
-            default: ">="
-            }
-        return "((\(lhs.sql))::numeric \(symbol) (\(rhs.sql))::numeric)"
+        Self.twoValued(
+            "((\(lhs.sql))::numeric \(Self.symbol(op)) (\(rhs.sql))::numeric)", op, lhs.sql, rhs.sql)
+    }
+
+    var comparesIntsWithDoublesExactly: Bool { false }
+
+    func compareIntWithDouble(_ lhs: SQLExpression, _ op: ComparisonOperator, _ rhs: SQLExpression) -> String {
+        let order =
+            lhs.type == .int
+            ? "modeld_compare_number(\(lhs.sql), \(rhs.sql))" : "(-modeld_compare_number(\(rhs.sql), \(lhs.sql)))"
+        return Self.twoValued("(\(order) \(Self.symbol(op)) 0)", op, lhs.sql, rhs.sql)
+    }
+
+    private static func symbol(_ op: ComparisonOperator) -> String {
+        switch op {
+        case .equal: "="
+        case .notEqual: "<>"
+        case .less: "<"
+        case .lessOrEqual: "<="
+        case .greater: ">"
+        default: ">="
+        }
+    }
+
+    /// `test` (NULL when a side is nil) with modeld's nil rules: `==` true when both sides are
+    /// nil, `!=` when exactly one is; any other comparison with nil stays NULL, which is false.
+    private static func twoValued(_ test: String, _ op: ComparisonOperator, _ l: String, _ r: String) -> String {
+        switch op {
+        case .equal: "COALESCE(\(test), (\(l)) IS NULL AND (\(r)) IS NULL)"
+        case .notEqual: "COALESCE(\(test), ((\(l)) IS NULL) <> ((\(r)) IS NULL))"
+        default: test
+        }
     }
 
     var inlineListLimit: Int { 64 }
@@ -155,7 +177,8 @@ struct PostgresDialect: SQLDialect {
         switch type {
         case .int: "(sum(\(column))::float8 / NULLIF(count(\(column)), 0))"
         case .decimal: "modeld_decimal_quotient(sum(\(column)), count(\(column)))"
-        default: "NULLIF(modeld_fsum(\(column)) / NULLIF(count(\(column)), 0), 'NaN'::float8)"
+        // Through modeld_arith: PostgreSQL's own `/` fails when the quotient underflows.
+        default: "modeld_arith('/', modeld_fsum(\(column)), count(\(column))::float8)"
         }
     }
 

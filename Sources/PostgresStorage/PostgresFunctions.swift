@@ -11,6 +11,9 @@ import ModelStorage
 ///   zero, division by zero and NaN NULL (as SQLite);
 /// - `modeld_decimal_quotient(sum, count)`: a decimal average as Foundation's `Decimal` divides,
 ///   to as many significant digits as its 128-bit mantissa holds, the rest cut off; NULL for none;
+/// - `modeld_compare_number(n, d)`: an int (or a sum of ints) against a double exactly, -1, 0 or
+///   1, as ``Value/compare(_:_:)`` and SQLite compare them (PostgreSQL's own `bigint = float8`
+///   compares through a double: 2^53 + 1 equals 2^53);
 /// - `modeld_date_add(micros, seconds, sign)`: a date plus seconds, rounded half away from zero,
 ///   NULL beyond Int64.
 enum PostgresFunctions {
@@ -129,6 +132,19 @@ enum PostgresFunctions {
               IF r >= -9223372036854775808::float8 AND r < 9223372036854775808::float8 THEN RETURN r::bigint; END IF;
               RETURN NULL;
             END $f$
+            """,
+            """
+            CREATE OR REPLACE FUNCTION \(ns).modeld_compare_number(n numeric, d float8) RETURNS int
+            LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $f$
+              SELECT CASE
+                WHEN n::float8 < d THEN -1
+                WHEN n::float8 > d THEN 1
+                -- n rounds to d: d is a whole number, compared with n exactly.
+                WHEN d >= 9223372036854775808::float8 THEN CASE WHEN n < 9223372036854775808 THEN -1 ELSE 0 END
+                WHEN d < -9223372036854775808::float8 THEN 0
+                ELSE sign(n - d::bigint)::int
+              END
+            $f$
             """,
             """
             CREATE OR REPLACE FUNCTION \(ns).modeld_decimal_quotient(s numeric, c bigint) RETURNS numeric

@@ -52,6 +52,13 @@ struct SQLiteDialect: SQLDialect {
         return "modeld_compare(\(lhs.sql), \(rhs.sql), \(code.rawValue))"
     }
 
+    /// SQLite compares an INTEGER with a REAL exactly.
+    var comparesIntsWithDoublesExactly: Bool { true }
+
+    func compareIntWithDouble(_ lhs: SQLExpression, _ op: ComparisonOperator, _ rhs: SQLExpression) -> String {
+        compareMixedDecimal(lhs, op, rhs)
+    }
+
     var inlineListLimit: Int { 64 }
 
     /// SQLite prepares a statement in time that grows with the square of its constants (each new

@@ -189,6 +189,25 @@ struct QueryTests {
         #expect(none.matched == 0 && none.token == nil)
     }
 
+    /// A batch update's values are checked before any object is looked for: a value no object
+    /// could take is refused whether or not objects match, and nothing is saved.
+    @Test func aBatchUpdateOfAValueNoObjectCouldTakeIsRefusedWhetherOrNotObjectsMatch() async throws {
+        let store = try store
+        try await items(store, 10)
+        for predicate in ["rank == 99", "rank == 1"] {
+            await expectError(.typeMismatch) {
+                _ = try await store.client.batchUpdate(
+                    "Item", where: where_(predicate), set: ["price": .double(.nan)], in: store.name)
+            }
+            await expectError(.unknownProperty) {
+                _ = try await store.client.batchUpdate(
+                    "Item", where: where_(predicate), set: ["colour": .string("red")], in: store.name)
+            }
+        }
+        #expect(try await store.client.history(after: nil, in: store.name).count == 1)
+        #expect(try await store.values("Item", "price != nil", key: "title").isEmpty)
+    }
+
     @Test func historyAfterATokenWithAuthorAndLimit() async throws {
         let store = try store
         for author in ["a", "b", "a", "b", "a"] {

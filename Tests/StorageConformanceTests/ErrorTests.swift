@@ -23,6 +23,24 @@ import Testing
         (FetchDescriptor(entityName: "Item", predicate: .equal("count", .string("many"))), .typeMismatch),
         (FetchDescriptor(entityName: "Item", predicate: .equal("added", .string("yesterday"))), .typeMismatch),
         (FetchDescriptor(entityName: "Item", predicate: .equal("shelf.items.title", .string("x"))), .invalidPredicate),
+        // NaN, refused in text (`CAST("NaN", "double")`), is refused in a tree too, in any place.
+        (FetchDescriptor(entityName: "Item", predicate: .equal("price", .double(.nan))), .invalidPredicate),
+        (
+            FetchDescriptor(
+                entityName: "Item",
+                predicate: .comparison(
+                    Comparison(.keyPath("price"), .in, .list([.literal(.double(1)), .literal(.double(.nan))])))),
+            .invalidPredicate
+        ),
+        (
+            FetchDescriptor(
+                entityName: "Item",
+                predicate: .comparison(
+                    Comparison(.arithmetic(.add, .keyPath("price"), .literal(.double(.nan))), .less, .literal(.int(1))))
+            ),
+            .invalidPredicate
+        ),
+        (FetchDescriptor(entityName: "Item", predicate: .equal("amount", .decimal(.nan))), .invalidPredicate),
         (
             FetchDescriptor(
                 entityName: "Item",

@@ -193,6 +193,10 @@ struct PredicateTyper {
         }
         switch expression {
         case .literal(let value):
+            // As the parser refuses `CAST("NaN", "double")`: NaN is no value a store keeps, and
+            // each backend would compare it its own way.
+            if case .double(let d) = value, d.isNaN { throw Self.nanLiteral }
+            if case .decimal(let d) = value, d.isNaN { throw Self.nanLiteral }
             return Typed(
                 expression: expression, kind: value.type.map { .value($0) } ?? .null, isLiteral: true,
                 crossesToMany: false)
@@ -295,6 +299,9 @@ struct PredicateTyper {
     }
 
     /// Text for an error's context, cut to a readable length.
+    static let nanLiteral = ModelError(
+        .invalidPredicate, "a predicate cannot compare with NaN: no store keeps NaN (compare with nil, or a number)")
+
     static func shortened(_ text: String) -> String {
         text.count > 300 ? String(text.prefix(297)) + "..." : text
     }

@@ -95,7 +95,7 @@ extension SQLCompiler {
                 throw ModelError(.invalidPredicate, "BETWEEN needs exactly two bounds, {low, high}")
             }
             let low = try expression(bounds[0]), high = try expression(bounds[1])
-            if options.isEmpty, !isMixedDecimal(lhs, low), !isMixedDecimal(lhs, high), low.kind != .null,
+            if options.isEmpty, !needsOwnComparison(lhs, low), !needsOwnComparison(lhs, high), low.kind != .null,
                 high.kind != .null
             {
                 return "(\(lhs.sql)\(collation(lhs)) BETWEEN \(low.sql) AND \(high.sql))"
@@ -128,6 +128,7 @@ extension SQLCompiler {
         default: break
         }
         if isMixedDecimal(lhs, rhs) { return dialect.compareMixedDecimal(lhs, op, rhs) }
+        if isInexactIntDouble(lhs, rhs) { return dialect.compareIntWithDouble(lhs, op, rhs) }
         let l = try folded(lhs, options), r = try folded(rhs, options) + collation(lhs, rhs)
         switch op {
         case .equal where lhs.literal != nil || rhs.literal != nil: return "(\(l) = \(r))"
@@ -160,8 +161,9 @@ extension SQLCompiler {
         }
         let probe = SQLExpression(sql: "", kind: lhs.kind)
         if computed
-            || literals.contains(where: { isMixedDecimal(probe, SQLExpression(sql: "", kind: .value($0.type ?? .int))) }
-            )
+            || literals.contains(where: {
+                needsOwnComparison(probe, SQLExpression(sql: "", kind: .value($0.type ?? .int)))
+            })
         {
             var tests: [String] = []
             for item in items { tests.append(try binary(lhs, .equal, try expression(item), options: options)) }
@@ -194,6 +196,18 @@ extension SQLCompiler {
     private func isMixedDecimal(_ a: SQLExpression, _ b: SQLExpression) -> Bool {
         guard let x = a.type, let y = b.type, x.isNumeric, y.isNumeric else { return false }
         return (x == .decimal) != (y == .decimal)
+    }
+
+    /// Whether one side is an int and the other a double, on a dialect whose SQL compares such
+    /// pairs through a double (``SQLDialect/comparesIntsWithDoublesExactly``).
+    private func isInexactIntDouble(_ a: SQLExpression, _ b: SQLExpression) -> Bool {
+        guard !dialect.comparesIntsWithDoublesExactly, let x = a.type, let y = b.type else { return false }
+        return (x == .int && y == .double) || (x == .double && y == .int)
+    }
+
+    /// Whether the pair is compared by the dialect's own function rather than SQL's operators.
+    private func needsOwnComparison(_ a: SQLExpression, _ b: SQLExpression) -> Bool {
+        isMixedDecimal(a, b) || isInexactIntDouble(a, b)
     }
 
     /// The dialect's ordering of decimals when decimals are compared, so they compare by value

@@ -38,6 +38,15 @@ package protocol SQLDialect: Sendable {
     /// A comparison of a decimal with an int or a double, by ``Value/compare(_:_:)``.
     func compareMixedDecimal(_ lhs: SQLExpression, _ op: ComparisonOperator, _ rhs: SQLExpression) -> String
 
+    /// Whether the SQL's own comparison of an int with a double is exact (SQLite's is;
+    /// PostgreSQL's goes through a double). When not, such pairs are compared with
+    /// ``compareIntWithDouble(_:_:_:)``.
+    var comparesIntsWithDoublesExactly: Bool { get }
+
+    /// A comparison of an int with a double (either side), by ``Value/compare(_:_:)``, with
+    /// modeld's nil rules; used when ``comparesIntsWithDoublesExactly`` is false.
+    func compareIntWithDouble(_ lhs: SQLExpression, _ op: ComparisonOperator, _ rhs: SQLExpression) -> String
+
     /// The most elements of an `IN` list bound one parameter each.
     var inlineListLimit: Int { get }
 
