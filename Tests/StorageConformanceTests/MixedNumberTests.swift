@@ -88,6 +88,37 @@ import Testing
         }
     }
 
+    /// Decimals are summed exactly and rounded once (as PostgreSQL's `numeric` sums), not in a
+    /// 38-digit `Decimal` that loses each 0.4 against 38 nines; an average keeps 39 digits, or 38
+    /// when 39 would not fit in 128 bits.
+    @Test(arguments: BackendKind.allCases)
+    func decimalSumsAndAveragesAreExactWhateverTheOrder(_ kind: BackendKind) async throws {
+        func decimal(_ text: String) -> Decimal { Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))! }
+        let nines = decimal(String(repeating: "9", count: 38))
+        try await withStore(kind, Catalog.schema) { store in
+            var c = store.changes()
+            for (label, amounts) in [("x", [nines, decimal("0.4"), decimal("0.4"), -nines]), ("y", [nines, nines, decimal("0.3")])] {
+                for (index, amount) in amounts.enumerated() {
+                    c.insert("Item", ["title": .string("\(label)\(index)"), "label": .string(label), "amount": .decimal(amount)])
+                }
+            }
+            try await store.save(c)
+            let rows = try await store.backend.aggregate(
+                AggregateDescriptor(
+                    entityName: "Item", groupBy: ["label"],
+                    aggregations: [Aggregation("sum", .sum, "amount"), Aggregation("avg", .avg, "amount")]))
+            #expect(
+                rows == [
+                    ["label": .string("x"), "sum": .decimal(decimal("0.8")), "avg": .decimal(decimal("0.2"))],
+                    [
+                        // 199…998.3 read into a Decimal keeps its 39 integer digits.
+                        "label": .string("y"), "sum": .decimal(decimal("199999999999999999999999999999999999998")),
+                        "avg": .decimal(decimal(String(repeating: "6", count: 38))),
+                    ],
+                ], "\(rows)")
+        }
+    }
+
     @Test(arguments: BackendKind.allCases)
     func anAverageTooSmallForADoubleIsZero(_ kind: BackendKind) async throws {
         try await withStore(kind, Catalog.schema) { store in

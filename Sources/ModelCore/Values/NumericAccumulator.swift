@@ -3,7 +3,7 @@ import Foundation
 /// Sums and averages of attribute values, the same in every backend whatever order the values
 /// arrive in: ints are added exactly (a sum beyond the range of Int64 becomes a double), doubles
 /// are added exactly and rounded once (Shewchuk's algorithm, as Python's `math.fsum`), decimals
-/// are added as decimals. Nil and non-numeric values are ignored. A double sum or average that
+/// are added exactly (``ExactDecimal`` once `Decimal` would round) and read into a `Decimal` once. Nil and non-numeric values are ignored. A double sum or average that
 /// is NaN (an infinity of each sign among the values) is nil, as SQLite's NaN is NULL: no value
 /// is ever NaN.
 ///
@@ -18,7 +18,10 @@ public struct NumericAccumulator: Sendable {
     /// The naive sum of the doubles, used when one of them is infinite or NaN.
     private var naiveSum: Double = 0
     private var sawSpecial = false
+    /// The decimals' sum while Foundation's `Decimal` holds it exactly.
     private var decimalSum = Decimal.zero
+    /// The decimals' exact sum, once adding in `Decimal` would have rounded.
+    private var exactDecimalSum: ExactDecimal?
 
     public init() {}
 
@@ -31,7 +34,7 @@ public struct NumericAccumulator: Sendable {
             naiveSum += v
             if v.isFinite { addExactly(v) } else { sawSpecial = true }
         case .decimal(let v):
-            decimalSum += v
+            addDecimal(v)
         default:
             return
         }
@@ -46,7 +49,7 @@ public struct NumericAccumulator: Sendable {
         case .int:
             if let exact = Int64(exactly: integerSum) { return .int(exact) }
             return .double(Double(integerSum))
-        case .decimal: return .decimal(decimalSum)
+        case .decimal: return .decimal(exactDecimalSum.flatMap(\.decimal) ?? decimalSum)
         default: return Self.number(doubleSum)
         }
     }
@@ -57,8 +60,28 @@ public struct NumericAccumulator: Sendable {
         guard count > 0 else { return .null }
         switch type {
         case .int: return .double(Double(integerSum) / Double(count))
-        case .decimal: return .decimal(decimalSum / Decimal(count))
+        case .decimal:
+            return .decimal((exactDecimalSum ?? ExactDecimal(decimalSum)).quotient(by: count) ?? decimalSum / Decimal(count))
         default: return Self.number(doubleSum / Double(count))
+        }
+    }
+
+    /// Adds a decimal in Foundation's `Decimal` while the sum stays exact there (38 digits),
+    /// then exactly (``ExactDecimal``): {B, 0.4, 0.4, -B} with B of 38 nines sums to 0.8, as
+    /// PostgreSQL's `numeric` sums, not to 0 (each 0.4 lost against B).
+    private mutating func addDecimal(_ value: Decimal) {
+        if var exact = exactDecimalSum {
+            exact.add(ExactDecimal(value))
+            exactDecimalSum = exact
+            return
+        }
+        var result = Decimal.zero, sum = decimalSum, added = value
+        if NSDecimalAdd(&result, &sum, &added, .plain) == .noError {
+            decimalSum = result
+        } else {
+            var exact = ExactDecimal(decimalSum)
+            exact.add(ExactDecimal(value))
+            exactDecimalSum = exact
         }
     }
 
