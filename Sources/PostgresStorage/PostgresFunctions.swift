@@ -6,7 +6,9 @@ import ModelStorage
 /// gives the same answers:
 /// - `modeld_like_pattern(p)`: a modeld `LIKE` pattern as PostgreSQL's;
 /// - `modeld_fsum(x)`: the exact sum of doubles, rounded once (Shewchuk's algorithm, as
-///   `NumericAccumulator`), NULL for none; an infinity or NaN among them gives the plain sum;
+///   `NumericAccumulator`, values of 2^960 or more added scaled down apart from the others so
+///   that no partial sum overflows unless the sum does), NULL for none; with an infinity among them,
+///   that infinity (NaN for both signs);
 /// - `modeld_arith(op, a, b)`: double `+ - * /` where overflow gives an infinity, underflow
 ///   zero, division by zero and NaN NULL (as SQLite);
 /// - `modeld_decimal_quotient(sum, count)`: a decimal average as Foundation's `Decimal` divides,
@@ -42,54 +44,93 @@ enum PostgresFunctions {
             END $f$
             """,
             """
-            CREATE OR REPLACE FUNCTION \(ns).modeld_fsum_step(state float8[], value float8) RETURNS float8[]
-            LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $f$
-            DECLARE
-              naive float8; x float8 := value; y float8; t float8; high float8; low float8;
-              kept float8[] := '{}';
+            CREATE OR REPLACE FUNCTION \(ns).modeld_fsum_add(partials float8[], value float8) RETURNS float8[]
+            LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $f$
+            DECLARE x float8 := value; y float8; t float8; high float8; low float8; kept float8[] := '{}';
             BEGIN
-              IF value IS NULL THEN RETURN state; END IF;
-              IF state IS NULL THEN state := '{0,0}'; END IF;
-              BEGIN
-                naive := state[1] + value;
-              EXCEPTION WHEN numeric_value_out_of_range THEN
-                naive := sign(value) * 'Infinity'::float8;
-              END;
-              IF state[2] <> 0 OR value IN ('Infinity', '-Infinity', 'NaN') THEN RETURN ARRAY[naive, 1]; END IF;
-              FOR i IN 3..coalesce(array_length(state, 1), 2) LOOP
-                y := state[i];
+              FOREACH y IN ARRAY partials LOOP
                 IF abs(x) < abs(y) THEN t := x; x := y; y := t; END IF;
                 BEGIN
                   high := x + y;
                 EXCEPTION WHEN numeric_value_out_of_range THEN
-                  RETURN ARRAY[naive, 1];
+                  RETURN NULL;
                 END;
                 low := y - (high - x);
                 IF low <> 0 THEN kept := kept || low; END IF;
                 x := high;
               END LOOP;
-              RETURN ARRAY[naive, 0] || kept || x;
+              RETURN kept || x;
+            END $f$
+            """,
+            """
+            CREATE OR REPLACE FUNCTION \(ns).modeld_fsum_total(partials float8[]) RETURNS float8
+            LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $f$
+            DECLARE n int := coalesce(array_length(partials, 1), 0); high float8; low float8 := 0; x float8; y float8;
+            BEGIN
+              IF n = 0 THEN RETURN 0; END IF;
+              high := partials[n];
+              WHILE n > 1 LOOP
+                x := high; n := n - 1; y := partials[n];
+                high := x + y;
+                low := y - (high - x);
+                IF low <> 0 THEN EXIT; END IF;
+              END LOOP;
+              IF n > 1 AND ((low < 0 AND partials[n - 1] < 0) OR (low > 0 AND partials[n - 1] > 0)) THEN
+                y := low * 2; x := high + y;
+                IF y = x - high THEN high := x; END IF;
+              END IF;
+              RETURN high;
+            END $f$
+            """,
+            """
+            CREATE OR REPLACE FUNCTION \(ns).modeld_fsum_step(state float8[], value float8) RETURNS float8[]
+            LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $f$
+            DECLARE k int; scaled float8[]; plain float8[];
+            BEGIN
+              IF value IS NULL THEN RETURN state; END IF;
+              -- The sum when the values held an infinity (NaN for both signs), whether they did, how
+              -- many partials of values of 2^960 or more (scaled by 2^-600) come next, then the others'.
+              IF state IS NULL THEN state := '{0,0,0}'; END IF;
+              IF value IN ('Infinity', '-Infinity', 'NaN') THEN
+                RETURN ARRAY[CASE WHEN state[2] = 0 OR state[1] = value THEN value ELSE 'NaN'::float8 END, 1, 0];
+              END IF;
+              IF state[2] <> 0 THEN RETURN state; END IF;
+              k := state[3]::int;
+              scaled := coalesce(state[4:3 + k], '{}');
+              plain := coalesce(state[4 + k:], '{}');
+              IF abs(value) >= 2::float8 ^ 960 THEN
+                scaled := \(ns).modeld_fsum_add(scaled, value * 2::float8 ^ -600);
+              ELSE
+                plain := \(ns).modeld_fsum_add(plain, value);
+              END IF;
+              IF scaled IS NULL OR plain IS NULL THEN RETURN ARRAY[sign(value) * 'Infinity'::float8, 1, 0]; END IF;
+              RETURN ARRAY[0, 0, coalesce(array_length(scaled, 1), 0)] || scaled || plain;
             END $f$
             """,
             """
             CREATE OR REPLACE FUNCTION \(ns).modeld_fsum_final(state float8[]) RETURNS float8
             LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $f$
-            DECLARE n int := array_length(state, 1); high float8; low float8 := 0; x float8; y float8;
+            DECLARE k int := state[3]::int; merged float8[] := '{}'; x float8; overflow float8;
             BEGIN
               IF state[2] <> 0 THEN RETURN state[1]; END IF;
-              IF n < 3 THEN RETURN 0; END IF;
-              high := state[n];
-              WHILE n > 3 LOOP
-                x := high; n := n - 1; y := state[n];
-                high := x + y;
-                low := y - (high - x);
-                IF low <> 0 THEN EXIT; END IF;
+              IF k = 0 THEN RETURN \(ns).modeld_fsum_total(coalesce(state[4:], '{}')); END IF;
+              -- The largest partial of the large values is the last; past the largest double, the
+              -- sum is the infinity of its sign.
+              overflow := sign(state[3 + k]) * 'Infinity'::float8;
+              FOR i IN 4..3 + k LOOP
+                BEGIN
+                  x := state[i] * 2::float8 ^ 600;
+                EXCEPTION WHEN numeric_value_out_of_range THEN
+                  RETURN overflow;
+                END;
+                merged := \(ns).modeld_fsum_add(merged, x);
+                IF merged IS NULL THEN RETURN overflow; END IF;
               END LOOP;
-              IF n > 3 AND ((low < 0 AND state[n - 1] < 0) OR (low > 0 AND state[n - 1] > 0)) THEN
-                y := low * 2; x := high + y;
-                IF y = x - high THEN high := x; END IF;
-              END IF;
-              RETURN high;
+              FOREACH x IN ARRAY coalesce(state[4 + k:], '{}') LOOP
+                merged := \(ns).modeld_fsum_add(merged, x);
+                IF merged IS NULL THEN RETURN overflow; END IF;
+              END LOOP;
+              RETURN \(ns).modeld_fsum_total(merged);
             END $f$
             """,
             """

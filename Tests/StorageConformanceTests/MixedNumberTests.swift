@@ -119,6 +119,38 @@ import Testing
         }
     }
 
+    /// A double sum whose running total would pass the largest double is still the exact sum
+    /// rounded once, in whatever order the rows are visited; an infinity among the values is
+    /// that infinity.
+    @Test(arguments: BackendKind.allCases)
+    func doubleSumsNearTheLargestDoubleAreExact(_ kind: BackendKind) async throws {
+        try await withStore(kind, Catalog.schema) { store in
+            var c = store.changes()
+            let groups: [(String, [Double])] = [
+                ("a", [1e308, 1e308, -1e308]), ("b", [-1e308, 1e308, 1e308]), ("c", [1e308, 1e308, -1e308, -.infinity]),
+                ("d", [1e308, 1e308]), ("e", [0x1p1000, 1, -0x1p1000]),
+            ]
+            for (label, prices) in groups {
+                for (index, price) in prices.enumerated() {
+                    c.insert("Item", ["title": .string("\(label)\(index)"), "label": .string(label), "price": .double(price)])
+                }
+            }
+            try await store.save(c)
+            let rows = try await store.backend.aggregate(
+                AggregateDescriptor(
+                    entityName: "Item", groupBy: ["label"],
+                    aggregations: [Aggregation("sum", .sum, "price"), Aggregation("avg", .avg, "price")]))
+            let expected: [(String, Double, Double)] = [
+                ("a", 1e308, 1e308 / 3), ("b", 1e308, 1e308 / 3), ("c", -.infinity, -.infinity),
+                ("d", .infinity, .infinity), ("e", 1, 1.0 / 3),
+            ]
+            let rowsExpected: [[String: Value]] = expected.map { label, sum, average in
+                ["label": .string(label), "sum": .double(sum), "avg": .double(average)]
+            }
+            #expect(rows == rowsExpected, "\(rows)")
+        }
+    }
+
     @Test(arguments: BackendKind.allCases)
     func anAverageTooSmallForADoubleIsZero(_ kind: BackendKind) async throws {
         try await withStore(kind, Catalog.schema) { store in

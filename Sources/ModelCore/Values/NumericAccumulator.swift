@@ -2,10 +2,12 @@ import Foundation
 
 /// Sums and averages of attribute values, the same in every backend whatever order the values
 /// arrive in: ints are added exactly (a sum beyond the range of Int64 becomes a double), doubles
-/// are added exactly and rounded once (Shewchuk's algorithm, as Python's `math.fsum`), decimals
-/// are added exactly (``ExactDecimal`` once `Decimal` would round) and read into a `Decimal` once. Nil and non-numeric values are ignored. A double sum or average that
-/// is NaN (an infinity of each sign among the values) is nil, as SQLite's NaN is NULL: no value
-/// is ever NaN.
+/// are added exactly and rounded once (Shewchuk's algorithm, as Python's `math.fsum`, with the
+/// largest values apart so that no partial sum overflows), decimals are added exactly
+/// (``ExactDecimal`` once `Decimal` would round) and read into a `Decimal` once. Nil and
+/// non-numeric values are ignored. A double sum with an infinity among the values is that
+/// infinity; one that is NaN (an infinity of each sign among the values) is nil, as SQLite's NaN
+/// is NULL: no value is ever NaN.
 ///
 /// The memory backend feeds it directly; the SQLite backend calls it from its `modeld_sum` and
 /// `modeld_avg` aggregate functions.
@@ -13,11 +15,19 @@ public struct NumericAccumulator: Sendable {
     /// How many non-nil numeric values were added.
     public private(set) var count = 0
     private var integerSum: Int128 = 0
-    /// Non-overlapping partial sums whose exact total is the sum of the doubles added so far.
+    /// Non-overlapping partial sums whose exact total is the sum of the doubles below 2^960 in
+    /// magnitude added so far.
     private var partials: [Double] = []
-    /// The naive sum of the doubles, used when one of them is infinite or NaN.
-    private var naiveSum: Double = 0
-    private var sawSpecial = false
+    /// The same for the doubles of 2^960 or more, each scaled by 2^-600 (exactly: a power of
+    /// two), so that no partial sum overflows unless the whole sum does (1e308 + 1e308 - 1e308 is
+    /// 1e308 in every order).
+    private var scaledPartials: [Double] = []
+    /// The infinities among the doubles: nil for none, the infinity when all are of one sign,
+    /// NaN when both signs came (the sum is then that, whatever the finite values).
+    private var infinity: Double?
+    /// The infinity a partial sum overflowed to (never, short of 2^63 values near the largest
+    /// double, with the large values scaled).
+    private var overflow: Double?
     /// The decimals' sum while Foundation's `Decimal` holds it exactly.
     private var decimalSum = Decimal.zero
     /// The decimals' exact sum, once adding in `Decimal` would have rounded.
@@ -31,8 +41,15 @@ public struct NumericAccumulator: Sendable {
         case .int(let v):
             integerSum += Int128(v)
         case .double(let v):
-            naiveSum += v
-            if v.isFinite { addExactly(v) } else { sawSpecial = true }
+            if v.isInfinite {
+                infinity = infinity == nil || infinity == v ? v : .nan
+            } else if v.isNaN {
+                infinity = .nan
+            } else if abs(v) >= Self.large {
+                if !Self.addExactly(v * Self.scaleDown, to: &scaledPartials) { overflow = v < 0 ? -.infinity : .infinity }
+            } else if !Self.addExactly(v, to: &partials) {
+                overflow = v < 0 ? -.infinity : .infinity
+            }
         case .decimal(let v):
             addDecimal(v)
         default:
@@ -88,7 +105,14 @@ public struct NumericAccumulator: Sendable {
     /// `value` as a double, or nil for NaN.
     private static func number(_ value: Double) -> Value { value.isNaN ? .null : .double(value) }
 
-    private mutating func addExactly(_ value: Double) {
+    /// Values of this magnitude or more are added scaled (``scaledPartials``).
+    private static let large = 0x1p960
+    private static let scaleDown = 0x1p-600
+    private static let scaleUp = 0x1p600
+
+    /// Adds `value` to the non-overlapping `partials` exactly (Shewchuk); false when a partial
+    /// sum overflowed (the partials are then of no use: the caller gives them up).
+    private static func addExactly(_ value: Double, to partials: inout [Double]) -> Bool {
         var x = value
         var kept = 0
         for index in partials.indices {
@@ -102,18 +126,32 @@ public struct NumericAccumulator: Sendable {
             }
             x = high
         }
-        guard x.isFinite else {
-            // The running total overflowed: the naive sum says which infinity.
-            sawSpecial = true
-            return
-        }
+        guard x.isFinite else { return false }
         partials.removeSubrange(kept...)
         partials.append(x)
+        return true
     }
 
-    /// The correctly rounded total of the partials (the final step of `math.fsum`).
+    /// The exact sum of the doubles, rounded once: the scaled partials back at their size, with
+    /// the others; past the largest double, the infinity of the sum's sign.
     private var doubleSum: Double {
-        if sawSpecial { return naiveSum }
+        if let infinity { return infinity }
+        if let overflow { return overflow }
+        guard let largest = scaledPartials.last else { return Self.total(partials) }
+        let overflow = largest < 0 ? -Double.infinity : .infinity
+        var merged: [Double] = []
+        for partial in scaledPartials {
+            let back = partial * Self.scaleUp
+            guard back.isFinite, Self.addExactly(back, to: &merged) else { return overflow }
+        }
+        for partial in partials {
+            guard Self.addExactly(partial, to: &merged) else { return overflow }
+        }
+        return Self.total(merged)
+    }
+
+    /// The correctly rounded total of `partials` (the final step of `math.fsum`).
+    private static func total(_ partials: [Double]) -> Double {
         guard var n = partials.indices.last else { return 0 }
         var high = partials[n]
         var low = 0.0

@@ -102,6 +102,34 @@ import Testing
         #expect(ExactDecimal(0).quotient(by: 5) == 0)
     }
 
+    private static func doubleSum(_ values: [Double]) -> Value {
+        var accumulator = NumericAccumulator()
+        for value in values { accumulator.add(.double(value)) }
+        return accumulator.sum(as: .double)
+    }
+
+    /// A running total past the largest double does not decide a double sum: it is the exact
+    /// sum rounded once in every order, an infinity among the values is that infinity, and one
+    /// of each sign is nil.
+    @Test func doubleSumsNearTheLargestDoubleDoNotDependOnTheOrder() {
+        let orders: [[Double]] = [[1e308, 1e308, -1e308], [1e308, -1e308, 1e308], [-1e308, 1e308, 1e308]]
+        for values in orders {
+            #expect(Self.doubleSum(values) == .double(1e308), "\(values)")
+            #expect(Self.doubleSum(values + [-.infinity]) == .double(-.infinity), "\(values)")
+            #expect(Self.doubleSum([.infinity] + values) == .double(.infinity), "\(values)")
+            #expect(Self.doubleSum(values + [.infinity, -.infinity]) == .null, "\(values)")
+            var accumulator = NumericAccumulator()
+            for value in values { accumulator.add(.double(value)) }
+            #expect(accumulator.average(as: .double) == .double(1e308 / 3), "\(values)")
+        }
+        #expect(Self.doubleSum([1e308, 1e308]) == .double(.infinity))
+        #expect(Self.doubleSum([-1e308, -1e308, 1e-300]) == .double(-.infinity))
+        #expect(Self.doubleSum([.greatestFiniteMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 1]) == .double(.greatestFiniteMagnitude))
+        // Large and small together, exactly: 2^1000 + 1 - 2^1000 is 1.
+        #expect(Self.doubleSum([0x1p1000, 1, -0x1p1000]) == .double(1))
+        #expect(Self.doubleSum([0x1p1000, 0x1p-1000, -0x1p1000, 0.5]) == .double(0.5))
+    }
+
     @Test func exactDecimalsAddWithCarriesAndBorrows() {
         var total = ExactDecimal(Self.decimal("4294967295"))
         total.add(ExactDecimal(Self.decimal("1")))
