@@ -97,9 +97,13 @@ import Testing
         let nines = decimal(String(repeating: "9", count: 38))
         try await withStore(kind, Catalog.schema) { store in
             var c = store.changes()
-            for (label, amounts) in [("x", [nines, decimal("0.4"), decimal("0.4"), -nines]), ("y", [nines, nines, decimal("0.3")])] {
+            for (label, amounts) in [
+                ("x", [nines, decimal("0.4"), decimal("0.4"), -nines]), ("y", [nines, nines, decimal("0.3")]),
+            ] {
                 for (index, amount) in amounts.enumerated() {
-                    c.insert("Item", ["title": .string("\(label)\(index)"), "label": .string(label), "amount": .decimal(amount)])
+                    c.insert(
+                        "Item",
+                        ["title": .string("\(label)\(index)"), "label": .string(label), "amount": .decimal(amount)])
                 }
             }
             try await store.save(c)
@@ -127,12 +131,15 @@ import Testing
         try await withStore(kind, Catalog.schema) { store in
             var c = store.changes()
             let groups: [(String, [Double])] = [
-                ("a", [1e308, 1e308, -1e308]), ("b", [-1e308, 1e308, 1e308]), ("c", [1e308, 1e308, -1e308, -.infinity]),
+                ("a", [1e308, 1e308, -1e308]), ("b", [-1e308, 1e308, 1e308]),
+                ("c", [1e308, 1e308, -1e308, -.infinity]),
                 ("d", [1e308, 1e308]), ("e", [0x1p1000, 1, -0x1p1000]),
             ]
             for (label, prices) in groups {
                 for (index, price) in prices.enumerated() {
-                    c.insert("Item", ["title": .string("\(label)\(index)"), "label": .string(label), "price": .double(price)])
+                    c.insert(
+                        "Item",
+                        ["title": .string("\(label)\(index)"), "label": .string(label), "price": .double(price)])
                 }
             }
             try await store.save(c)

@@ -46,7 +46,9 @@ public struct NumericAccumulator: Sendable {
             } else if v.isNaN {
                 infinity = .nan
             } else if abs(v) >= Self.large {
-                if !Self.addExactly(v * Self.scaleDown, to: &scaledPartials) { overflow = v < 0 ? -.infinity : .infinity }
+                if !Self.addExactly(v * Self.scaleDown, to: &scaledPartials) {
+                    overflow = v < 0 ? -.infinity : .infinity
+                }
             } else if !Self.addExactly(v, to: &partials) {
                 overflow = v < 0 ? -.infinity : .infinity
             }
@@ -78,7 +80,8 @@ public struct NumericAccumulator: Sendable {
         switch type {
         case .int: return .double(Double(integerSum) / Double(count))
         case .decimal:
-            return .decimal((exactDecimalSum ?? ExactDecimal(decimalSum)).quotient(by: count) ?? decimalSum / Decimal(count))
+            return .decimal(
+                (exactDecimalSum ?? ExactDecimal(decimalSum)).quotient(by: count) ?? decimalSum / Decimal(count))
         default: return Self.number(doubleSum / Double(count))
         }
     }

@@ -29,7 +29,8 @@ import Testing
         let values = [Self.big, Self.decimal("0.4"), Self.decimal("0.4"), -Self.big]
         #expect(Self.sum(values) == .decimal(Self.decimal("0.8")))
         #expect(Self.average(values) == .decimal(Self.decimal("0.2")))
-        #expect(Self.sum([Self.big, -Self.big, Self.decimal("0.4"), Self.decimal("0.4")]) == .decimal(Self.decimal("0.8")))
+        #expect(
+            Self.sum([Self.big, -Self.big, Self.decimal("0.4"), Self.decimal("0.4")]) == .decimal(Self.decimal("0.8")))
     }
 
     /// A sum too long for a `Decimal` is cut as Foundation reads a longer number's text (as
@@ -52,7 +53,8 @@ import Testing
                 String(Int.random(in: 0...9, using: &random))
             }.joined()
             let exponent = Int.random(in: -30...30, using: &random)
-            let large = Decimal(sign: random.chance(0.5) ? .minus : .plus, exponent: exponent, significand: Self.decimal(digits))
+            let large = Decimal(
+                sign: random.chance(0.5) ? .minus : .plus, exponent: exponent, significand: Self.decimal(digits))
             let little = Decimal(Int.random(in: -999...999, using: &random)) / 100
             small += little
             values += [large, -large, little]
@@ -124,7 +126,9 @@ import Testing
         }
         #expect(Self.doubleSum([1e308, 1e308]) == .double(.infinity))
         #expect(Self.doubleSum([-1e308, -1e308, 1e-300]) == .double(-.infinity))
-        #expect(Self.doubleSum([.greatestFiniteMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 1]) == .double(.greatestFiniteMagnitude))
+        #expect(
+            Self.doubleSum([.greatestFiniteMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 1])
+                == .double(.greatestFiniteMagnitude))
         // Large and small together, exactly: 2^1000 + 1 - 2^1000 is 1.
         #expect(Self.doubleSum([0x1p1000, 1, -0x1p1000]) == .double(1))
         #expect(Self.doubleSum([0x1p1000, 0x1p-1000, -0x1p1000, 0.5]) == .double(0.5))
