@@ -45,6 +45,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// Ends the direct calls whose request has not ended within the request timeout: one timer
     /// for the connection, armed while calls stay pending across reads (``checkPending(context:)``).
     private var pendingTimer: Scheduled<Void>?
+    /// The calls handed to GRPCCore whose request has not ended, and the timer that ends those
+    /// that go quiet (``checkUnended(context:)``).
+    private var unended = UnendedRequests()
+    private var unendedTimer: Scheduled<Void>?
 
     /// Who connected (`SO_PEERCRED`), given to every call of the connection.
     private let peer: PeerCredentials?
@@ -72,6 +76,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         idleTimer = nil
         pendingTimer?.cancel()
         pendingTimer = nil
+        unendedTimer?.cancel()
+        unendedTimer = nil
         reader.close()
     }
 
@@ -133,7 +139,28 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     func channelReadComplete(context: ChannelHandlerContext) {
         if answersFlush.readsComplete() { context.flush() }
         if !pendingDirect.isEmpty { checkPending(context: context) }
+        if !unended.isEmpty, unendedTimer == nil { checkUnended(context: context) }
         context.fireChannelReadComplete()
+    }
+
+    /// Arms the timer that ends the calls handed to GRPCCore whose request has gone the request
+    /// timeout with no frame and has not ended (``UnendedRequests``).
+    private func checkUnended(context: ChannelHandlerContext) {
+        let timeout = TimeAmount(transport.limits.requestTimeout)
+        guard let deadline = unended.earliestDeadline(timeout: timeout) else { return }
+        unendedTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            unendedTimer = nil
+            let seconds = transport.limits.requestTimeout.components.seconds
+            for stream in unended.takeQuiet(since: .now() - timeout) where streams[stream] != nil {
+                let status = Status(
+                    code: .deadlineExceeded,
+                    message:
+                        "no part of the request arrived for \(seconds) s, and it has not ended (modeld --request-timeout): a call's request ends once its last message is sent; the call is ended"
+                )
+                handle(.refused(stream: stream, status: status), context: context)
+            }
+            checkUnended(context: context)
+        }
     }
 
     /// Notes the calls whose request did not end in the read that opened it, and arms the timer
@@ -175,6 +202,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 flow?.released(record.unread.takeAll())
             }
             pendingDirect.remove(stream)
+            unended.remove(stream)
             let frame = Self.statusFrame(
                 stream: stream, status: status, metadata: transport.refusalMetadata(status),
                 allocator: context.channel.allocator)
@@ -198,6 +226,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                     handle(.refused(stream: frame.stream, status: status), context: context)
                 case .notPending:
                     if let record = streams[frame.stream], let requests = record.requests {
+                        unended.received(on: frame.stream)
                         record.unread.add(bytes.count)
                         flow?.received(bytes.count)
                         requests.yield(.message(bytes))
@@ -205,6 +234,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 }
             case .end:
                 guard let call = pendingDirect.remove(frame.stream) else {
+                    unended.remove(frame.stream)
                     streams[frame.stream]?.requests?.finish()
                     return
                 }
@@ -224,6 +254,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                     loopExecutor: loopExecutor!, outbound: outbound, peer: peer)
             case .cancel:
                 pendingDirect.remove(frame.stream)
+                unended.remove(frame.stream)
                 if let record = streams.removeValue(forKey: frame.stream) {
                     flow?.released(record.unread.takeAll())
                     record.cancel()
@@ -299,6 +330,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             outbound: RPCWriter.Closable(wrapping: writer))
         if transport.calls.accept(stream, record: record, peer: peer) {
             streams[frame.stream] = record
+            unended.received(on: frame.stream)
         } else {
             continuation.finish()
             context.writeAndFlush(
@@ -316,6 +348,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let outbound = unwrapOutboundIn(data)
         if let ended = outbound.ends {
+            unended.remove(ended)
             if let record = streams.removeValue(forKey: ended) {
                 record.requests?.finish()
                 flow?.released(record.unread.takeAll())
@@ -353,41 +386,5 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             buffer.writeMetadata(metadata)
         }
         return ServerOutbound(bytes: bytes, ends: stream)
-    }
-}
-
-/// A method path as an open frame names it, and what the transport found for it. A class, kept
-/// as the connection's last method: each call's open frame takes it with one retain, where
-/// copying its fields (two strings, a descriptor, a handler's closures) cost about a thousand
-/// instructions a call.
-private final class OpenedMethod {
-    /// The path's UTF-8 bytes, as they come.
-    let bytes: [UInt8]
-    let path: String
-    /// Where the service's name ends.
-    let slash: String.Index
-    /// The method's direct handler, if it has one (``DirectMethods``).
-    let direct: (descriptor: MethodDescriptor, handler: DirectMethods.Handler)?
-
-    init(
-        bytes: [UInt8], path: String, slash: String.Index,
-        direct: (descriptor: MethodDescriptor, handler: DirectMethods.Handler)?
-    ) {
-        self.bytes = bytes
-        self.path = path
-        self.slash = slash
-        self.direct = direct
-    }
-}
-
-extension ByteBuffer {
-    /// Whether the readable bytes begin with `bytes` as a short string (their count, then them).
-    fileprivate func startsWith(shortString bytes: [UInt8]) -> Bool {
-        guard readableBytes >= 4 + bytes.count, getInteger(at: readerIndex, as: UInt32.self) == UInt32(bytes.count)
-        else { return false }
-        // Both `!`s: `readable` holds at least 4 bytes, and `bytes` a path, which is never empty.
-        return withUnsafeReadableBytes { readable in
-            bytes.withUnsafeBytes { memcmp(readable.baseAddress! + 4, $0.baseAddress!, bytes.count) == 0 }
-        }
     }
 }

@@ -39,9 +39,12 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
     /// (``PendingDirectCalls``): a client that sends whole messages and never ends their streams
     /// holds no more than the budget lets it.
     private var held = 0
-    /// Ends a direct call whose request has not ended within the request timeout; armed when
-    /// one is still being collected at the end of a read.
+    /// Ends a direct call whose request has not ended within the request timeout, or a call
+    /// handed to GRPCCore none of whose request has arrived for the request timeout; armed when
+    /// the request has not ended at the end of a read.
     private var requestTimer: Scheduled<Void>?
+    /// When the last frame of a handed-over call's request came (its headers, then each message).
+    private var lastRequestFrame = NIODeadline.now()
     /// Whether the frame being read ends the request (set while it is read).
     private var endingNow = false
     private var context: ChannelHandlerContext?
@@ -64,22 +67,51 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if case .collecting = state, requestTimer == nil, !clientEnded {
-            // A request must arrive whole, its end included, within the request timeout: a
-            // call opened and never ended would hold its message and its stream for good.
-            let timeout = transport.limits.requestTimeout
-            requestTimer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(timeout)) { [self] in
-                requestTimer = nil
-                guard case .collecting = state, !clientEnded else { return }
-                failRequest(
-                    RPCError(
-                        code: .deadlineExceeded,
-                        message:
-                            "the request did not end within \(timeout.components.seconds) s of its first bytes (modeld --request-timeout): a call's request ends once its message is sent; the call is ended"
-                    ), context: context)
+        if requestTimer == nil, !clientEnded {
+            switch state {
+            case .collecting:
+                // A request must arrive whole, its end included, within the request timeout: a
+                // call opened and never ended would hold its message and its stream for good.
+                let timeout = transport.limits.requestTimeout
+                requestTimer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(timeout)) { [self] in
+                    requestTimer = nil
+                    guard case .collecting = state, !clientEnded else { return }
+                    failRequest(
+                        RPCError(
+                            code: .deadlineExceeded,
+                            message:
+                                "the request did not end within \(timeout.components.seconds) s of its first bytes (modeld --request-timeout): a call's request ends once its message is sent; the call is ended"
+                        ), context: context)
+                }
+            case .handedOver:
+                watchHandedOverRequest(context: context)
+            case .waitingForHeaders, .running, .ended:
+                break
             }
         }
         context.fireChannelReadComplete()
+    }
+
+    /// Ends a call handed to GRPCCore (health, history, watches, a restore) once its request has
+    /// gone the request timeout with no frame, not ended: before, a stream that sent only its
+    /// headers was held, with its place among the connection's streams and the connection's
+    /// place among the daemon's, for as long as its client liked. A restore's stream of messages
+    /// may take longer than the timeout as a whole, as long as it keeps coming.
+    private func watchHandedOverRequest(context: ChannelHandlerContext) {
+        let timeout = TimeAmount(transport.limits.requestTimeout)
+        requestTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: lastRequestFrame + timeout) { [self] in
+            requestTimer = nil
+            guard case .handedOver = state, !clientEnded else { return }
+            guard NIODeadline.now() - lastRequestFrame >= timeout else {
+                return watchHandedOverRequest(context: context)
+            }
+            failRequest(
+                RPCError(
+                    code: .deadlineExceeded,
+                    message:
+                        "no part of the request arrived for \(transport.limits.requestTimeout.components.seconds) s, and it has not ended (modeld --request-timeout): a call's request ends once its last message is sent; the call is ended"
+                ), context: context)
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -93,6 +125,7 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
             }
             if headers.endStream { requestEnded(context: context) }
         case .data(let frame):
+            if case .handedOver = state { lastRequestFrame = .now() }
             if case .byteBuffer(let bytes) = frame.data {
                 received(bytes, context: context)
             }
@@ -149,6 +182,7 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
             return refuse(.trailers(status: ServerCalls.stopping), context: context)
         }
         state = .handedOver(record)
+        lastRequestFrame = .now()
         if clientEnded { continuation.finish() }
     }
 

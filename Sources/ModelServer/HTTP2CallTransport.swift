@@ -80,7 +80,7 @@ final class HTTP2CallTransport: ServerTransport, Sendable {
     static let maximumConcurrentStreams = 100
 
     /// A new connection's pipeline: the idle closer, then NIOHTTP2's handler with a call handler
-    /// on each stream.
+    /// on each stream, then what closes the connection after a connection error.
     private func configure(_ channel: any Channel, peer: PeerCredentials?) throws {
         let connection = HTTP2Connection(transport: self, channel: channel, peer: peer)
         let pipeline = channel.pipeline.syncOperations
@@ -105,6 +105,7 @@ final class HTTP2CallTransport: ServerTransport, Sendable {
                     HTTP2RequestGuard(limits: limits), HTTP2CallHandler(connection: connection))
             }
         }
+        try pipeline.addHandler(HTTP2ConnectionErrorCloser { [self] in state.withLock { $0.isShutdown } })
         let key = ObjectIdentifier(channel)
         let isShutdown = state.withLock { state in
             if !state.isShutdown { state.connections[key] = channel }

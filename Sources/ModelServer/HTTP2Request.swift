@@ -127,7 +127,11 @@ struct GRPCMessageReader {
         else { return nil }
         guard flag == 0 else {
             throw RPCError(
-                code: .internalError, message: "a message arrived compressed, but the call named no compression")
+                code: .internalError,
+                message: flag == 1
+                    ? "a message arrived compressed, but the call named no compression"
+                    : "a message's first byte is \(flag), which gRPC does not define (0: not compressed; 1: compressed)"
+            )
         }
         guard Int(length) <= maximumSize else {
             throw RPCError(

@@ -21,8 +21,9 @@ final class HTTP2RequestGuard: ChannelInboundHandler {
     private let limits: ConnectionLimits
     /// The prefix of the next message, while fewer than its 5 bytes have come.
     private var prefix: [UInt8] = []
-    /// Bytes of the current message still to come.
+    /// Bytes of the current message still to come, of the `announced` its prefix said.
     private var remaining = 0
+    private var announced = 0
     private var reserved = 0
     private var timeout: Scheduled<Void>?
     private var refused = false
@@ -34,8 +35,29 @@ final class HTTP2RequestGuard: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }
         let payload = unwrapInboundIn(data)
-        if case .data(let frame) = payload, case .byteBuffer(let bytes) = frame.data {
-            guard read(bytes, context: context) else { return }
+        var ends = false
+        switch payload {
+        case .data(let frame):
+            if case .byteBuffer(let bytes) = frame.data {
+                guard read(bytes, context: context) else { return }
+            }
+            ends = frame.endStream
+        case .headers(let headers):
+            ends = headers.endStream
+        default:
+            break
+        }
+        if ends, remaining > 0 || !prefix.isEmpty {
+            // Said here, where the message's length is known: gRPC's reader says only that no
+            // (or one fewer) message came.
+            let arrived = prefix.isEmpty ? announced - remaining : prefix.count
+            let what = prefix.isEmpty ? "its 5-byte prefix announced \(announced) bytes" : "its 5-byte prefix was cut"
+            return refuse(
+                context,
+                ModelError(
+                    .invalidArgument,
+                    "the request's message was cut short: \(what), and \(arrived) arrived before the request ended; send each message whole"
+                ))
         }
         context.fireChannelRead(data)
     }
@@ -66,6 +88,7 @@ final class HTTP2RequestGuard: ChannelInboundHandler {
                 return false
             }
             remaining = length
+            announced = length
             if remaining == 0 { continue }
             // A message that does not end in this frame is held by gRPC until it is whole.
             if remaining > bytes.readableBytes {
