@@ -74,7 +74,23 @@ struct HTTP2Request {
             headers.add(name: "grpc-accept-encoding", value: "identity")
             return .failure(Refusal(headers: headers))
         }
+        if let timeout = headers.first(name: "grpc-timeout"), !isTimeout(timeout) {
+            // GRPCCore ignores a timeout it cannot read, so the call would run without one.
+            return .failure(
+                refusal(
+                    .invalidArgument,
+                    "grpc-timeout '\(timeout.prefix(40))' is not a timeout: it is 1 to 8 digits and a unit, H, M, S, m, u or n (gRPC's PROTOCOL-HTTP2.md)"
+                ))
+        }
         return .success(HTTP2Request(method: String(path.dropFirst()), headers: headers))
+    }
+
+    /// Whether `value` is a `grpc-timeout` as gRPC's HTTP/2 protocol writes one: 1 to 8 ASCII
+    /// digits, then one of the units.
+    static func isTimeout(_ value: String) -> Bool {
+        let bytes = Array(value.utf8)
+        guard (2...9).contains(bytes.count), let unit = bytes.last, "HMSmun".utf8.contains(unit) else { return false }
+        return bytes.dropLast().allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 
     private static func refusal(_ code: Status.Code, _ message: String) -> Refusal {

@@ -98,7 +98,8 @@ struct HostileConnectionTests {
 
     /// A message cut short by the end of its request is said to be (before, gRPC's reader
     /// answered that no message arrived), and a message whose first byte is neither 0 nor 1 is
-    /// said to be (before: "compressed").
+    /// said to be (before: "compressed"), and a `grpc-timeout` that is no timeout is refused
+    /// (before, the call ran without one).
     @Test func aMessageCutShortIsSaidToBe() async throws {
         try await StalledClients.withDaemon { daemon in
             let exchange = try HTTP2Exchange(daemon.socketPath)
@@ -114,6 +115,20 @@ struct HostileConnectionTests {
             let flagged = try #require(await exchange.answer(stream: 3))
             #expect(flagged.trailers.first(name: "grpc-status") == "13", "\(flagged)")
             #expect(flagged.trailers.first(name: "grpc-message")?.contains("first byte is 2") == true, "\(flagged)")
+            // A grpc-timeout that is none is refused (GRPCCore would run the call without one).
+            var stream: UInt32 = 5
+            for timeout in ["abc", "999999999S", "5", "5s x"] {
+                try exchange.send(
+                    HTTP2Bytes.stream(stream, path: Self.status, headers: [("grpc-timeout", timeout)], messages: [[]]))
+                let refused = try #require(await exchange.answer(stream: stream), "\(timeout)")
+                #expect(refused.trailers.first(name: "grpc-status") == "3", "\(timeout): \(refused)")
+                #expect(
+                    refused.trailers.first(name: "grpc-message")?.contains("is not a timeout") == true, "\(refused)")
+                stream += 2
+            }
+            try exchange.send(
+                HTTP2Bytes.stream(stream, path: Self.status, headers: [("grpc-timeout", "5S")], messages: [[]]))
+            #expect(await exchange.answer(stream: stream)?.trailers.first(name: "grpc-status") == "0")
         }
     }
 }

@@ -83,8 +83,7 @@ struct ExactDecimal: Sendable, Equatable {
     /// `self / count` as PostgreSQL's `modeld_decimal_quotient` computes it: the quotient rounded
     /// (half away from zero) to 120 decimal places, then cut to 39 significant digits (38 when 39
     /// would not fit in a 128-bit mantissa). Foundation's own `Decimal` division keeps fewer
-    /// digits, a varying number of them (and NumericAccumulatorTests' random cases found it wrong
-    /// in the leading digits of one quotient), so every backend's average is this one.
+    /// digits, a varying number of them, so every backend's average is this one.
     func quotient(by count: Int) -> Decimal? {
         guard count > 0, let divisor = UInt32(exactly: count) else { return nil }
         var scaled = self
