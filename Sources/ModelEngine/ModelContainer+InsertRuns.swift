@@ -1,3 +1,4 @@
+import Foundation
 import ModelCore
 import ModelStorage
 
@@ -69,13 +70,46 @@ extension ModelContainer {
                         attributes: run.attributes(ofRow: index)))
             }
         }
+        let result: SaveResult
         do {
-            return try await backend.save(changes)
+            result = try await backend.save(changes)
         } catch is SaveConflicts {
             // Inserts alone conflict with no version read; should a store say otherwise, the
             // general way resolves it.
             return nil
         }
+        // Runs a backend could have written straight (the memory backend writes none) come back
+        // as runs, as that backend's would: a client that asked for runs is answered with them.
+        guard (try? InsertRun.areWritableStraight(prepared, in: schema)) == true else { return result }
+        return Self.answeredAsRuns(result, inserts: changes.inserts.map(\.id))
+    }
+
+    /// `result` with the objects saved for `inserts` (their temporary identifiers, in the order
+    /// they were inserted) as ``SaveResult/insertedRuns`` of consecutive keys, rather than a
+    /// remapped entry and a version each; `result` as it was should one not have a permanent key.
+    static func answeredAsRuns(_ result: SaveResult, inserts: [PersistentIdentifier]) -> SaveResult {
+        var runs: [(entity: String, store: UUID, first: Int64, count: Int)] = []
+        for temporary in inserts {
+            guard let permanent = result.remappedIdentifiers[temporary], case .permanent(let key) = permanent.key else {
+                return result
+            }
+            if let last = runs.last, last.entity == permanent.entityName, last.first + Int64(last.count) == key {
+                runs[runs.count - 1].count += 1
+            } else {
+                runs.append((permanent.entityName, permanent.storeIdentifier, key, 1))
+            }
+        }
+        var answered = result
+        for temporary in inserts {
+            // Objects of runs are at version 1 without an entry, as a backend's runs are.
+            if let permanent = answered.remappedIdentifiers.removeValue(forKey: temporary) {
+                answered.versions.removeValue(forKey: permanent)
+            }
+        }
+        answered.insertedRuns += runs.map {
+            InsertedRun(storeIdentifier: $0.store, entityName: $0.entity, firstKey: $0.first, count: $0.count)
+        }
+        return answered
     }
 
     /// `run` with a column per attribute of its entity, in the entity's order: its values

@@ -890,8 +890,15 @@ def run(daemon):
     # Apply of plain inserts alone (what a bulk load sends): a `remapped` entry per object under
     # a temporary URI made up for it, or, with answer_runs, the objects as runs in the order of
     # the inserts, which history lists in that order too.
-    bulk = "interop-bulk"
-    stores.CreateStore(stores_pb2.CreateStoreRequest(name=bulk), timeout=t)
+    for backend in ["sqlite", "memory"]:
+        bulk_loads(stores, queries, t, backend)
+
+
+def bulk_loads(stores, queries, t, backend):
+    """Apply of plain inserts, remapped or answered as runs, on a store of `backend`: the memory
+    backend answers runs as SQLite's does."""
+    bulk = f"interop-bulk-{backend}"
+    stores.CreateStore(stores_pb2.CreateStoreRequest(name=bulk, backend=backend), timeout=t)
     stores.ApplySchema(stores_pb2.ApplySchemaRequest(store=bulk, schema=schema.Schema(entities=[
         schema.Entity(name="Reading", attributes=[attribute("station", T.ATTRIBUTE_TYPE_STRING)]),
         schema.Entity(name="Sensor", attributes=[attribute("code", T.ATTRIBUTE_TYPE_STRING)])])), timeout=t)
@@ -901,32 +908,32 @@ def run(daemon):
                 for n in range(first, first + count)]
 
     plain_save = queries.Apply(queries_pb2.ApplyRequest(store=bulk, changes=readings(3, 0)), timeout=t)
-    check("Apply of plain inserts: a remapped entry per object, no runs", (3, 0),
+    check(f"Apply of plain inserts ({backend}): a remapped entry per object, no runs", (3, 0),
           (len(plain_save.remapped), len(plain_save.inserted_runs)))
-    check("Apply of plain inserts: the made-up URIs are temporary, the others permanent",
+    check(f"Apply of plain inserts ({backend}): the made-up URIs are temporary, the others permanent",
           [("t", "p")] * 3, [(uri_parts(k)[2], uri_parts(v)[2]) for k, v in plain_save.remapped.items()])
     sensor = changes.Change(insert=changes.Insert(entity="Sensor", attributes={"code": string("x")}))
     run_save = queries.Apply(queries_pb2.ApplyRequest(
         store=bulk, changes=readings(400, 3) + [sensor] + readings(2, 403), answer_runs=True,
         return_transaction=True), timeout=t)
-    check("Apply with answer_runs: nothing remapped, three runs of 400, 1 and 2", (0, [400, 1, 2]),
+    check(f"Apply with answer_runs ({backend}): nothing remapped, three runs of 400, 1 and 2", (0, [400, 1, 2]),
           (len(run_save.remapped), [r.count for r in run_save.inserted_runs]))
     answered = []
     for r in run_save.inserted_runs:
         store_part, entity, _, key = uri_parts(r.first_uri)
         answered += [f"modeld://{store_part}/{entity}/p{int(key) + n}" for n in range(r.count)]
-    check("Apply with answer_runs: the runs' URIs are the transaction's inserts, in order",
+    check(f"Apply with answer_runs ({backend}): the runs' URIs are the transaction's inserts, in order",
           [c.uri for c in run_save.transaction.changes], answered)
     got = {o.uri: plain_attributes(o) for o in queries.GetObjects(
         queries_pb2.GetObjectsRequest(store=bulk, uris=[answered[0], answered[399], answered[400], answered[402]]),
         timeout=t).objects}
-    check("Apply with answer_runs: the objects hold the inserts' values, in order",
+    check(f"Apply with answer_runs ({backend}): the objects hold the inserts' values, in order",
           [{"station": "s3"}, {"station": "s402"}, {"code": "x"}, {"station": "s404"}],
           [got.get(u) for u in [answered[0], answered[399], answered[400], answered[402]]])
     mixed = queries.Apply(queries_pb2.ApplyRequest(store=bulk, changes=readings(1, 500) + [
         changes.Change(update=changes.Update(uri=answered[0], attributes={"station": string("moved")}))],
         answer_runs=True), timeout=t)
-    check("Apply with answer_runs of more than inserts: answered as without it", (1, 0),
+    check(f"Apply with answer_runs of more than inserts ({backend}): answered as without it", (1, 0),
           (len(mixed.remapped), len(mixed.inserted_runs)))
 
 
