@@ -17,7 +17,9 @@ import Testing
     /// A connected pair of Unix sockets: one end a NIO channel on `loop`, the other a descriptor.
     static func channelPair(on loop: any EventLoop) async throws -> (channel: any Channel, peer: Int32) {
         var ends: [Int32] = [-1, -1]
-        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        // Close-on-exec: a daemon another test spawns meanwhile would otherwise inherit the peer's
+        // end, and closing it here would not close the socket (a write to it then succeeds).
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0)
         let channel = try await ClientBootstrap(group: loop).withConnectedSocket(ends[0]).get()
         return (channel, ends[1])
     }
