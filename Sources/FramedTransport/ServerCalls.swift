@@ -152,6 +152,26 @@ package final class ServerCalls: Sendable {
     /// The answer to a call that arrives while the daemon stops.
     package static let stopping = Status(code: .unavailable, message: "modeld is stopping and takes no new calls")
 
+    /// The error of a call whose request did not end within the request timeout of its first
+    /// bytes (`timeout`, modeld's --request-timeout): a direct call's, on either socket.
+    package static func requestNotEnded(within timeout: Duration) -> RPCError {
+        RPCError(
+            code: .deadlineExceeded,
+            message:
+                "the request did not end within \(timeout.components.seconds) s of its first bytes (modeld --request-timeout): a call's request ends once its message is sent; the call is ended"
+        )
+    }
+
+    /// The error of a call handed to GRPCCore none of whose request arrived for the request
+    /// timeout before its end, on either socket.
+    package static func requestWentQuiet(for timeout: Duration) -> RPCError {
+        RPCError(
+            code: .deadlineExceeded,
+            message:
+                "no part of the request arrived for \(timeout.components.seconds) s, and it has not ended (modeld --request-timeout): a call's request ends once its last message is sent; the call is ended"
+        )
+    }
+
     /// The error of a call of a unary or server-streaming method that sent `messages` messages.
     package static func oneMessageNeeded(_ messages: Int) -> RPCError {
         RPCError(

@@ -150,17 +150,16 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         guard let deadline = unended.earliestDeadline(timeout: timeout) else { return }
         unendedTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             unendedTimer = nil
-            let seconds = transport.limits.requestTimeout.components.seconds
-            for stream in unended.takeQuiet(since: .now() - timeout) where streams[stream] != nil {
-                let status = Status(
-                    code: .deadlineExceeded,
-                    message:
-                        "no part of the request arrived for \(seconds) s, and it has not ended (modeld --request-timeout): a call's request ends once its last message is sent; the call is ended"
-                )
-                handle(.refused(stream: stream, status: status), context: context)
-            }
+            let quiet = unended.takeQuiet(since: .now() - timeout).filter { streams[$0] != nil }
+            end(quiet, with: ServerCalls.requestWentQuiet(for: transport.limits.requestTimeout), context: context)
             checkUnended(context: context)
         }
+    }
+
+    /// Ends the calls on `streams` with `error`'s status (a request timeout's).
+    private func end(_ streams: [UInt32], with error: RPCError, context: ChannelHandlerContext) {
+        let status = Status(code: Status.Code(error.code), message: error.message)
+        for stream in streams { handle(.refused(stream: stream, status: status), context: context) }
     }
 
     /// Notes the calls whose request did not end in the read that opened it, and arms the timer
@@ -172,15 +171,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         let timeout = TimeAmount(transport.limits.requestTimeout)
         pendingTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: earliest + timeout) { [self] in
             pendingTimer = nil
-            let seconds = transport.limits.requestTimeout.components.seconds
-            for stream in pendingDirect.pending(since: .now() - timeout) {
-                let status = Status(
-                    code: .deadlineExceeded,
-                    message:
-                        "the request did not end within \(seconds) s of its first bytes (modeld --request-timeout): a call's request ends once its message is sent; the call is ended"
-                )
-                handle(.refused(stream: stream, status: status), context: context)
-            }
+            end(
+                pendingDirect.pending(since: .now() - timeout),
+                with: ServerCalls.requestNotEnded(within: transport.limits.requestTimeout), context: context)
             checkPending(context: context)
         }
     }

@@ -43,8 +43,9 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
     /// handed to GRPCCore none of whose request has arrived for the request timeout; armed when
     /// the request has not ended at the end of a read.
     private var requestTimer: Scheduled<Void>?
-    /// When the last frame of a handed-over call's request came (its headers, then each message).
-    private var lastRequestFrame = NIODeadline.now()
+    /// When the last frame of a handed-over call's request came (its headers, then each message;
+    /// set when the call is handed over, so no stream reads the clock for it otherwise).
+    private var lastRequestFrame = NIODeadline.uptimeNanoseconds(0)
     /// Whether the frame being read ends the request (set while it is read).
     private var endingNow = false
     private var context: ChannelHandlerContext?
@@ -76,12 +77,7 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
                 requestTimer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(timeout)) { [self] in
                     requestTimer = nil
                     guard case .collecting = state, !clientEnded else { return }
-                    failRequest(
-                        RPCError(
-                            code: .deadlineExceeded,
-                            message:
-                                "the request did not end within \(timeout.components.seconds) s of its first bytes (modeld --request-timeout): a call's request ends once its message is sent; the call is ended"
-                        ), context: context)
+                    failRequest(ServerCalls.requestNotEnded(within: timeout), context: context)
                 }
             case .handedOver:
                 watchHandedOverRequest(context: context)
@@ -105,12 +101,7 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
             guard NIODeadline.now() - lastRequestFrame >= timeout else {
                 return watchHandedOverRequest(context: context)
             }
-            failRequest(
-                RPCError(
-                    code: .deadlineExceeded,
-                    message:
-                        "no part of the request arrived for \(transport.limits.requestTimeout.components.seconds) s, and it has not ended (modeld --request-timeout): a call's request ends once its last message is sent; the call is ended"
-                ), context: context)
+            failRequest(ServerCalls.requestWentQuiet(for: transport.limits.requestTimeout), context: context)
         }
     }
 

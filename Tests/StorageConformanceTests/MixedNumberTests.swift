@@ -96,21 +96,12 @@ import Testing
         func decimal(_ text: String) -> Decimal { Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))! }
         let nines = decimal(String(repeating: "9", count: 38))
         try await withStore(kind, Catalog.schema) { store in
-            var c = store.changes()
-            for (label, amounts) in [
-                ("x", [nines, decimal("0.4"), decimal("0.4"), -nines]), ("y", [nines, nines, decimal("0.3")]),
-            ] {
-                for (index, amount) in amounts.enumerated() {
-                    c.insert(
-                        "Item",
-                        ["title": .string("\(label)\(index)"), "label": .string(label), "amount": .decimal(amount)])
-                }
-            }
-            try await store.save(c)
-            let rows = try await store.backend.aggregate(
-                AggregateDescriptor(
-                    entityName: "Item", groupBy: ["label"],
-                    aggregations: [Aggregation("sum", .sum, "amount"), Aggregation("avg", .avg, "amount")]))
+            let rows = try await Self.sumsAndAverages(
+                of: "amount", in: store,
+                [
+                    ("x", [nines, decimal("0.4"), decimal("0.4"), -nines].map { .decimal($0) }),
+                    ("y", [nines, nines, decimal("0.3")].map { .decimal($0) }),
+                ])
             #expect(
                 rows == [
                     ["label": .string("x"), "sum": .decimal(decimal("0.8")), "avg": .decimal(decimal("0.2"))],
@@ -129,24 +120,13 @@ import Testing
     @Test(arguments: BackendKind.allCases)
     func doubleSumsNearTheLargestDoubleAreExact(_ kind: BackendKind) async throws {
         try await withStore(kind, Catalog.schema) { store in
-            var c = store.changes()
             let groups: [(String, [Double])] = [
                 ("a", [1e308, 1e308, -1e308]), ("b", [-1e308, 1e308, 1e308]),
                 ("c", [1e308, 1e308, -1e308, -.infinity]),
                 ("d", [1e308, 1e308]), ("e", [0x1p1000, 1, -0x1p1000]),
             ]
-            for (label, prices) in groups {
-                for (index, price) in prices.enumerated() {
-                    c.insert(
-                        "Item",
-                        ["title": .string("\(label)\(index)"), "label": .string(label), "price": .double(price)])
-                }
-            }
-            try await store.save(c)
-            let rows = try await store.backend.aggregate(
-                AggregateDescriptor(
-                    entityName: "Item", groupBy: ["label"],
-                    aggregations: [Aggregation("sum", .sum, "price"), Aggregation("avg", .avg, "price")]))
+            let rows = try await Self.sumsAndAverages(
+                of: "price", in: store, groups.map { label, prices in (label, prices.map { .double($0) }) })
             let expected: [(String, Double, Double)] = [
                 ("a", 1e308, 1e308 / 3), ("b", 1e308, 1e308 / 3), ("c", -.infinity, -.infinity),
                 ("d", .infinity, .infinity), ("e", 1, 1.0 / 3),
@@ -156,6 +136,27 @@ import Testing
             }
             #expect(rows == rowsExpected, "\(rows)")
         }
+    }
+
+    /// Saves an Item labelled with each group's name for each of its `attribute` values, in
+    /// order, and returns the sum and average of `attribute` per label.
+    private static func sumsAndAverages(
+        of attribute: String, in store: TestStore, _ groups: [(label: String, values: [Value])]
+    ) async throws -> [[String: Value]] {
+        var c = store.changes()
+        for (label, values) in groups {
+            for (index, value) in values.enumerated() {
+                c.insert("Item", ["title": .string("\(label)\(index)"), "label": .string(label), attribute: value])
+            }
+        }
+        try await store.save(c)
+        return try await store.backend.aggregate(
+            AggregateDescriptor(
+                entityName: "Item", groupBy: ["label"],
+                aggregations: [
+                    Aggregation("sum", .sum, PropertyPath([attribute])),
+                    Aggregation("avg", .avg, PropertyPath([attribute])),
+                ]))
     }
 
     @Test(arguments: BackendKind.allCases)
