@@ -29,7 +29,13 @@ extension QueryServiceHandler {
                     respond {
                         var response = core.announced(try result.get(), store: store)
                         response.answersRuns = answerRuns
-                        return try response.serializedBytes()
+                        // The store's last URI prefix, taken out rather than written under the
+                        // lock, which reads of other connections take too; put back when it changed.
+                        let kept = store.lastURIPrefix.withLock { $0 }
+                        var prefix = kept
+                        let bytes = try response.serializedBytes(uriPrefix: &prefix)
+                        if prefix?.bytes != kept?.bytes { store.lastURIPrefix.withLock { $0 = prefix } }
+                        return bytes
                     }
                 }
             } catch let error as ModelError where error.namesWhatTheSchemaLacks {

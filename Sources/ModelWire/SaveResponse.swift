@@ -24,7 +24,18 @@ public struct SaveResponse: Sendable, Equatable {
     /// the message first made two strings per inserted object and a map of them, and
     /// SwiftProtobuf then wrote the map (about half a second for 100,000 objects).
     public func serializedBytes() throws -> [UInt8] {
-        var writer = ProtobufWriter()
+        var prefix: PersistentIdentifier.URIPrefix?
+        return try serializedBytes(uriPrefix: &prefix)
+    }
+
+    /// ``serializedBytes()``, starting from `uriPrefix`, the store and entity part of a URI
+    /// written before (the daemon keeps its store's last one), and leaving there the last URI's:
+    /// a one-object save's answer then does not spell its store's UUID out again (about 2,200
+    /// instructions). A prefix of another store or entity is replaced, as ``serializedBytes()``
+    /// would make it.
+    public func serializedBytes(uriPrefix: inout PersistentIdentifier.URIPrefix?) throws -> [UInt8] {
+        var writer = ProtobufWriter(uriPrefix: uriPrefix)
+        defer { uriPrefix = writer.uriPrefix }
         writer.bytes.reserveCapacity(estimatedSize)
         for (temporary, permanent) in result.remappedIdentifiers {
             writer.message(1) { entry in

@@ -166,4 +166,33 @@ import Testing
             try SaveResultFields(serialized: try foreignResponse.serializedBytes(), in: Self.store)
         }
     }
+
+    /// Answers written one after another from one kept URI prefix (as the daemon keeps its
+    /// store's last), of saves in two stores and two entities, runs and remapped entries: each
+    /// the bytes written from nothing, and the prefix left is the last URI's store and entity.
+    @Test func answersWrittenFromAKeptPrefixAreTheSameBytes() throws {
+        let other = UUID()
+        var kept: PersistentIdentifier.URIPrefix?
+        for (store, entity, answersRuns) in [
+            (Self.store, "Trip", true), (Self.store, "Trip", true), (Self.store, "Stop", false),
+            (other, "Stop", true), (Self.store, "Stop", true), (Self.store, "Trip", false),
+        ] {
+            var result = SaveResult(token: HistoryToken(5))
+            result.insertedRuns = [InsertedRun(storeIdentifier: store, entityName: entity, firstKey: 41, count: 1)]
+            var response = SaveResponse(result)
+            response.answersRuns = answersRuns
+            let before = kept
+            let bytes = try response.serializedBytes(uriPrefix: &kept)
+            #expect(
+                bytes == (try response.serializedBytes()),
+                "after \(before.map { String(decoding: $0.bytes, as: UTF8.self) } ?? "none")")
+            #expect(
+                kept.map { String(decoding: $0.bytes, as: UTF8.self) }
+                    == "modeld://\(store.uuidString.lowercased())/\(entity)/")
+            let fields = try SaveResultFields(serialized: bytes, in: store)
+            let answered =
+                answersRuns ? fields.insertedRuns.first?.firstIdentifier : fields.remappedIdentifiers.values.first
+            #expect(answered == PersistentIdentifier(storeIdentifier: store, entityName: entity, key: .permanent(41)))
+        }
+    }
 }
