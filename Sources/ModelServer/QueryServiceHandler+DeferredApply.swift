@@ -29,12 +29,12 @@ extension QueryServiceHandler {
                     respond {
                         var response = core.announced(try result.get(), store: store)
                         response.answersRuns = answerRuns
-                        // The store's last URI prefix, taken out rather than written under the
-                        // lock, which reads of other connections take too; put back when it changed.
-                        let kept = store.lastURIPrefix.withLock { $0 }
+                        // The last answer's URI prefix, taken out rather than written under the
+                        // lock, which other connections' saves take too; put back when it changed.
+                        let kept = store.lastAnsweredURIPrefix.withLock { $0 }
                         var prefix = kept
                         let bytes = try response.serializedBytes(uriPrefix: &prefix)
-                        if prefix?.bytes != kept?.bytes { store.lastURIPrefix.withLock { $0 = prefix } }
+                        if prefix?.bytes != kept?.bytes { store.lastAnsweredURIPrefix.withLock { $0 = prefix } }
                         return bytes
                     }
                 }

@@ -13,6 +13,10 @@ final class StoreHandle: Sendable {
     /// The store and entity part of the URI a point read last asked for, for the next to start
     /// from: parsing the store's UUID from text was most of reading a URI.
     let lastURIPrefix = Mutex<PersistentIdentifier.URIPrefix?>(nil)
+    /// The store and entity part of the URI a save's answer last wrote, for the next to start
+    /// from. Not ``lastURIPrefix``: that one keeps a request's bytes as its client spelt them (a
+    /// UUID in capitals reads too), and answers spell URIs one way.
+    let lastAnsweredURIPrefix = Mutex<PersistentIdentifier.URIPrefix?>(nil)
     /// The store's watches (live queries), told of saves by one task for them all.
     let watches: WatchHub
     private let current: Mutex<ModelContainer>

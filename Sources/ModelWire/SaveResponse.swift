@@ -32,7 +32,8 @@ public struct SaveResponse: Sendable, Equatable {
     /// written before (the daemon keeps its store's last one), and leaving there the last URI's:
     /// a one-object save's answer then does not spell its store's UUID out again (about 2,200
     /// instructions). A prefix of another store or entity is replaced, as ``serializedBytes()``
-    /// would make it.
+    /// would make it. Its bytes are written as they are: give it only prefixes made by writing
+    /// URIs (one read from a request keeps the client's spelling, a UUID in capitals too).
     public func serializedBytes(uriPrefix: inout PersistentIdentifier.URIPrefix?) throws -> [UInt8] {
         var writer = ProtobufWriter(uriPrefix: uriPrefix)
         defer { uriPrefix = writer.uriPrefix }

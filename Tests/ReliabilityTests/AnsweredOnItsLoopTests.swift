@@ -77,6 +77,56 @@ extension OneAtATime {
             }
         }
 
+        /// A point read by a URI whose store's UUID is written in capitals reads the object (a
+        /// URI's UUID reads in either case); the answers of one-object saves after it, which
+        /// start from the URI the store's last answer wrote, still spell URIs as the daemon
+        /// does, in small letters, whether they answer a run or a remapped URI.
+        @Test func savesAfterAReadByACapitalisedURIAnswerInSmallLetters() async throws {
+            try await StalledClients.withDaemon { daemon in
+                let uri = try #require(try await Self.blobURIs(on: daemon, rows: 1, bytes: 10).first)
+                let scheme = "modeld://"
+                let store = String(uri.dropFirst(scheme.count).prefix(36))
+                #expect(store == store.lowercased() && store != store.uppercased())
+                let capitalised = scheme + store.uppercased() + uri.dropFirst(scheme.count + 36)
+                let socket = try RawSocket.connect(daemon.socketPath + ".frames")
+                defer { socket.close() }
+                try socket.send(
+                    FramedBytes.call(stream: 1, path: Self.getObjects, request: try Self.pointRead(capitalised)))
+                #expect(await Self.statuses(of: [1], on: socket)[1]?.code == 0, "the read by \(capitalised)")
+
+                let insert = ObjectEdit.insert(
+                    entity: "Blob", attributes: ["name": .string("new"), "body": .string("b")], relationships: [:],
+                    id: nil)
+                var calls: [UInt8] = []
+                for (stream, answerRuns) in [(3, true), (5, false)] as [(UInt32, Bool)] {
+                    let request =
+                        try Modeld_V1_ApplyRequest.with {
+                            $0.store = "big"
+                            $0.changes = [insert.wire]
+                            $0.answerRuns = answerRuns
+                        }.serializedBytes() as [UInt8]
+                    calls += FramedBytes.call(stream: stream, path: "modeld.v1.QueryService/Apply", request: request)
+                }
+                try socket.send(calls)
+                var received: [UInt8] = []
+                let deadline = ContinuousClock.now + .seconds(30)
+                while FramedBytes.statuses(in: received).count < 2, ContinuousClock.now < deadline,
+                    case .bytes(let bytes) = await socket.read(timeout: deadline - ContinuousClock.now)
+                {
+                    received += bytes
+                }
+                let statuses = FramedBytes.statuses(in: received), messages = FramedBytes.messages(in: received)
+                #expect(statuses[3]?.code == 0 && statuses[5]?.code == 0, "\(statuses)")
+                let run = try Modeld_V1_SaveResult(serializedBytes: try #require(messages[3]?.first))
+                let remapped = try Modeld_V1_SaveResult(serializedBytes: try #require(messages[5]?.first))
+                let answered = run.insertedRuns.map(\.firstUri) + remapped.remapped.values
+                #expect(answered.count == 2)
+                for answer in answered {
+                    #expect(answer.hasPrefix(scheme + store + "/Blob/"), "answered \(answer)")
+                }
+            }
+        }
+
         /// Direct calls whose frames interleave on one connection (several pending at once, as
         /// a client may send them) are each answered on their own stream with their own objects;
         /// one cancelled among them gets no answer.
