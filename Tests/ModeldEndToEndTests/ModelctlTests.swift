@@ -360,33 +360,6 @@ import Testing
             #expect(stores.objects.map { $0["name"] as? String } == ["default"], "\(stores)")
         }
     }
-
-    @Test func completionsAndTheManualComeFromTheCommands() async throws {
-        try await CLITestbed.with { bed in
-            let commands = [
-                "status", "store", "schema", "insert", "get", "update", "delete", "fetch", "count", "aggregate",
-                "history", "import", "export", "shell",
-            ]
-            for shell in ["bash", "zsh", "fish"] {
-                let script = try await bed.run(["--generate-completion-script", shell])
-                #expect(script.status == 0 && script.output.count > 1_000, "\(shell)")
-                for command in commands { #expect(script.output.contains(command), "\(shell): \(command)") }
-            }
-            let manual = try await bed.run(["manual"])
-            #expect(manual.status == 0 && manual.output.hasPrefix(".TH MODELCTL 1"))
-            for command in commands { #expect(manual.output.contains(".SS \"modelctl \(command)"), "\(command)") }
-            #expect(manual.output.contains("--where <predicate>") && manual.output.contains("EXIT STATUS"))
-            let ascii = manual.output.unicodeScalars.allSatisfy { $0.isASCII }
-            #expect(ascii)
-            if FileManager.default.isExecutableFile(atPath: "/usr/bin/groff") {
-                let page = try bed.file("modelctl.1", manual.output)
-                let rendered = try await run(
-                    URL(fileURLWithPath: "/usr/bin/groff"), ["-man", "-Tutf8", "-ww", page], in: bed.directory)
-                #expect(rendered.status == 0 && rendered.error.isEmpty, "\(rendered.error)")
-                #expect(rendered.output.contains("modelctl - Work with the object stores"))
-            }
-        }
-    }
 }
 
 extension ModelctlTests {
