@@ -33,7 +33,7 @@ public enum ManualPage {
                     ".SS \"\(path.joined(separator: " "))\"\n" + literal(root.helpMessage(for: command, columns: 100))
             }
         } else {
-            page += ".SH OPTIONS\n" + literal(root.helpMessage(columns: 100))
+            page += ".SH OPTIONS\n" + literal(optionsPart(of: root.helpMessage(columns: 100)))
         }
         for (title, body) in sections {
             page += ".SH \"\(title)\"\n\(body)\n"
@@ -51,6 +51,14 @@ public enum ManualPage {
             all += commands(sub, path: path + [name])
         }
         return all
+    }
+
+    /// The options of a command's help text, after its `OPTIONS:` heading: what comes before
+    /// (the overview and the usage line) is the page's DESCRIPTION and SYNOPSIS already. The
+    /// whole text when it has no such heading.
+    public static func optionsPart(of help: String) -> String {
+        guard let heading = help.range(of: "\nOPTIONS:\n") else { return help }
+        return String(help[heading.upperBound...])
     }
 
     /// Text as roff paragraphs (blank lines separate them).

@@ -216,6 +216,24 @@ import Testing
         }
     }
 
+    /// The manual page says the overview once, in DESCRIPTION, and its OPTIONS section lists the
+    /// options alone (it held the whole `--help` text: the overview again and a usage line).
+    @Test func theManualListsTheOptionsOnce() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "mm")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let manual = try await run(try modeldExecutable(), ["--manual"], in: directory)
+        #expect(manual.status == 0 && manual.output.hasPrefix(".TH MODELD 8"))
+        let page = manual.output
+        let options = try #require(page.range(of: ".SH OPTIONS\n")).upperBound
+        let section = page[options...]
+        let optionsSection = String(section[..<(section.range(of: "\n.SH ")?.lowerBound ?? section.endIndex)])
+        for option in ["--socket <socket>", "--idle-timeout", "--time-slice", "MODELD_DATA_DIR", "--help"] {
+            #expect(optionsSection.contains(option), "\(option) missing from OPTIONS:\n\(optionsSection)")
+        }
+        #expect(!optionsSection.contains("OVERVIEW:") && !optionsSection.contains("USAGE:"), "\(optionsSection)")
+        #expect(page.components(separatedBy: "SIGTERM, SIGINT or SIGHUP").count == 2, "the overview once")
+    }
+
     @Test(arguments: [
         (["--socket-mode", "999"], "socket mode '999' is not an octal permission"),
         (["--idle-timeout=-1"], "the idle timeout must be a positive number of seconds"),
