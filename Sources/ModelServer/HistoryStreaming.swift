@@ -10,6 +10,9 @@ struct HistoryStreaming: Sendable {
     let store: StoreHandle
     let request: Modeld_V1_HistoryRequest
     let byteBudget: Int
+    /// Throws (PERMISSION_DENIED) once the caller may no longer read the store: checked before
+    /// each page is sent, so that a revoke ends a follower at the next save.
+    let stillReads: @Sendable () throws -> Void
     /// Transactions read from the store at a time.
     static let pageSize = 256
     /// How often a follower looks for saves made by other processes on the same store file.
@@ -28,6 +31,7 @@ struct HistoryStreaming: Sendable {
                 // As a watch of a dropped store ends.
                 throw store.droppedError
             }
+            if !page.isEmpty { try stillReads() }
             for transaction in page where remaining > 0 {
                 after = transaction.token
                 if !request.author.isEmpty, transaction.author != request.author { continue }

@@ -9,7 +9,8 @@ extension QueryServiceHandler {
     /// take a response, so a slow client gets one difference covering every save since its last,
     /// and the daemon holds the last result and one token for it, whatever the rate of saves. A
     /// client that takes no response for the stall timeout is ended, as a fetch's is. What the
-    /// watch holds counts against the daemon's ``WatchMemory``: one that does not fit ends.
+    /// watch holds counts against the daemon's ``WatchMemory``: one that does not fit ends. A
+    /// caller no longer let read the store is refused its next response (PERMISSION_DENIED).
     func watch(
         request: Modeld_V1_WatchRequest, response: RPCWriter<Modeld_V1_WatchResponse>, context: ServerContext
     ) async throws {
@@ -33,6 +34,9 @@ extension QueryServiceHandler {
                             } catch let error as ModelError where error.code == .closed {
                                 throw store.droppedError
                             }
+                            // A revoke (or leaving a granted group) ends the watch at its next
+                            // result, rather than let it show what is saved after.
+                            try core.checkAccess(.read, to: store.name)
                             try memory.resize(&held, to: WatchMemory.perWatch + update.result.estimatedSize)
                             for part in update.wireResponses(initial: initial, budget: budget) {
                                 try await progress.writing { try await response.write(part) }

@@ -150,7 +150,8 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             }
             let streaming = HistoryStreaming(
                 store: store, request: request,
-                byteBudget: FetchStreaming.budget(maximumMessageSize: core.configuration.maximumMessageSize))
+                byteBudget: FetchStreaming.budget(maximumMessageSize: core.configuration.maximumMessageSize),
+                stillReads: { [core] in try core.checkAccess(.read, to: store.name) })
             // A history can be long; it is not read on a direct call's event loop.
             try await core.rpc.cancellable {
                 try await core.streams.run(.history, store: store.name) { _ in

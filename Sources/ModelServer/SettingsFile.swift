@@ -62,6 +62,9 @@ final class StoreSettings<Value: Codable & Sendable>: Sendable {
     /// What the file holds, for the message when it cannot be read.
     private let contents: String
     private let values = Mutex<[String: Value]>([:])
+    /// The stores the file holds a value for, as last read or written: a dropped store among
+    /// them is written out of it at once (``forget(_:)``).
+    private let inFile = Mutex<Set<String>>([])
 
     init(file: URL, contents: String) {
         self.file = file
@@ -76,6 +79,7 @@ final class StoreSettings<Value: Codable & Sendable>: Sendable {
                 .storageFailure, "\(file.path) is not \(contents) it should be; move it away to start without them")
         }
         values.withLock { $0 = loaded }
+        inFile.withLock { $0 = Set(loaded.keys) }
     }
 
     func value(for store: String) -> Value? {
@@ -102,13 +106,22 @@ final class StoreSettings<Value: Codable & Sendable>: Sendable {
         values.withLock { $0[store] = value }
     }
 
-    /// Drops a dropped store's value from what the daemon goes by, without writing the file: the
-    /// next write leaves it out, and the daemon's next start drops a value the file still has for
-    /// a store that is gone (``keepOnly(_:)``). That saves a synced write per dropped store (a
-    /// test's store is made and dropped per test). Were a store's drop cut short by a crash
-    /// before its data went, the store and its value both stay.
-    func forget(_ store: String) {
-        values.withLock { _ = $0.removeValue(forKey: store) }
+    /// Drops a dropped store's value. When the file holds one for it (a grant, a restore, a
+    /// setting made), the file is written without it at once, before the store's data goes: the
+    /// daemon's next start goes by the file before a store's own record of its owner, so a store
+    /// made later under the name must not find this one's there (it would get the dropped
+    /// store's owner, grants or retention). A value the daemon only remembered (a store that
+    /// keeps its owner in itself, one in memory) goes without a write: a test's store, made and
+    /// dropped per test, writes no file. If the write fails, the value stays and this throws.
+    func forget(_ store: String) throws {
+        guard let removed = values.withLock({ $0.removeValue(forKey: store) }) else { return }
+        guard inFile.withLock({ $0.contains(store) }) else { return }
+        do {
+            try write(values.withLock { $0 })
+        } catch {
+            values.withLock { $0[store] = $0[store] ?? removed }
+            throw error
+        }
     }
 
     /// Drops the values of stores not in `stores` (dropped, or gone, before the daemon started);
@@ -125,5 +138,6 @@ final class StoreSettings<Value: Codable & Sendable>: Sendable {
 
     private func write(_ all: [String: Value]) throws {
         if all.isEmpty { try SettingsFile.remove(file) } else { try SettingsFile.write(all, to: file) }
+        inFile.withLock { $0 = Set(all.keys) }
     }
 }

@@ -143,7 +143,9 @@ extension StoreSettings<StoreAccessRecord> {
 
 /// Who may do what: root, the daemon's own user and the members of the administrators' group
 /// (`--admin-group`) may do anything; a store's owner may do anything to it; others what they
-/// were granted (read, or read and write); a store without a record is open to every caller.
+/// were granted (read, or read and write); a store without a record (no owner) is open to every
+/// caller to read and write, and only administrators may manage it: dropping the shared default
+/// store, or dropping it and making it again as one's own, would take it from everyone.
 struct AccessPolicy: Sendable {
     let daemonUID: UInt32
     let administrators: UInt32?
@@ -153,7 +155,9 @@ struct AccessPolicy: Sendable {
     }
 
     func allows(_ caller: Caller, _ need: AccessNeed, _ record: StoreAccessRecord?) -> Bool {
-        guard let record, !isAdministrator(caller), caller.uid != record.owner else { return true }
+        if isAdministrator(caller) { return true }
+        guard let record else { return need < .manage }
+        guard caller.uid != record.owner else { return true }
         guard need < .manage else { return false }
         let granted = record.grants.compactMap { grant -> AccessNeed? in
             switch grant.principal {
@@ -168,9 +172,11 @@ struct AccessPolicy: Sendable {
     func refusal(_ caller: Caller, _ need: AccessNeed, store: String, record: StoreAccessRecord?) -> ModelError {
         let owner = record.map { UnixAccounts.user(uid: $0.owner)?.name ?? "uid \($0.owner)" } ?? "its owner"
         let advice =
-            need == .manage
-            ? "only its owner (\(owner)) or an administrator may"
-            : "its owner (\(owner)) or an administrator can grant it: modelctl store grant \(store) --user \(caller.name ?? String(caller.uid)) --\(need == .read ? "read" : "write")"
+            record == nil && need == .manage
+            ? "it has no owner, so only an administrator may (an administrator's first grant on it makes them its owner)"
+            : need == .manage
+                ? "only its owner (\(owner)) or an administrator may"
+                : "its owner (\(owner)) or an administrator can grant it: modelctl store grant \(store) --user \(caller.name ?? String(caller.uid)) --\(need == .read ? "read" : "write")"
         return ModelError(
             .permissionDenied, "user \(caller.description) may not \(need.verb) the store '\(store)'; \(advice)",
             context: ["store": store, "uid": String(caller.uid)])

@@ -39,7 +39,9 @@ extension StoreCatalog {
             handle = try await make(name: name, backend: backend, url: url, schema: schema)
         } catch {
             _ = try? await recording.value()
-            access.forget(name)
+            // A record written for a store that was not made; one a failed write leaves there is
+            // dropped at the next start, unless a store of the name exists by then.
+            try? access.forget(name)
             throw error
         }
         do {

@@ -61,8 +61,8 @@ extension StoreCatalog {
             if let location = store.location { try await registry.destroy(location) }
             unopened.withLock { _ = $0.removeValue(forKey: name) }
             try attached.remove(name)
-            retention.forget(name)
-            access.forget(name)
+            try retention.forget(name)
+            try access.forget(name)
         }
     }
 }

@@ -158,7 +158,7 @@ final class StoreCatalog: Sendable {
                     name: name, backend: backend, url: url, schema: schema,
                     labels: keeping == .inStore ? [Self.ownerLabel: String(owner)] : [:])
             } catch {
-                access.forget(name)
+                try? access.forget(name)
                 throw error
             }
         }
@@ -259,8 +259,10 @@ final class StoreCatalog: Sendable {
             try handle.checkAvailable()
             stores.withLock { $0[name] = nil }
             try attached.remove(name)
-            retention.forget(name)
-            access.forget(name)
+            // Out of the settings files before the data goes; a failure leaves the store's data
+            // and its owner's record, and the store unserved until the daemon starts again.
+            try retention.forget(name)
+            try access.forget(name)
             await handle.close(forRemoval: true)
             try await registry.destroy(handle.location)
         }

@@ -20,17 +20,9 @@ extension StoreServiceHandler {
                     .invalidArgument, "access level \(number) is none of READ (0) and WRITE (1)",
                     context: ["store": store.name])
             }
-            // A store without an owner, open to every caller, becomes the granting caller's: an
-            // administrator's, lest any caller take over a store every caller shares.
-            let caller = Caller.current
-            if core.catalog.access.record(for: store.name) == nil, !core.access.isAdministrator(caller) {
-                throw ModelError(
-                    .permissionDenied,
-                    "the store '\(store.name)' has no owner and is open to every caller; its first grant makes "
-                        + "the granter its owner, which only an administrator may become (user \(caller.description) is not one)",
-                    context: ["store": store.name, "uid": String(caller.uid)])
-            }
-            try await core.catalog.changeAccess(of: store.name, ownerIfNone: caller.uid) {
+            // A store without an owner becomes the granting caller's, an administrator's: only
+            // they may manage such a store (``AccessPolicy/allows(_:_:_:)``, checked above).
+            try await core.catalog.changeAccess(of: store.name, ownerIfNone: Caller.current.uid) {
                 $0.grant(level, to: principal)
             }
             core.logger.info(

@@ -159,11 +159,18 @@ import Testing
 
             // The default store, made by the daemon itself, is open to every caller.
             #expect(try await run(accounts.bob, ["--store", "default", "store", "info", "default"]).status == 0)
-            // A revoke on it changes nothing; only an administrator's grant gives it an owner.
-            #expect(try await run(accounts.bob, ["store", "revoke", "default", "--user", accounts.alice]).status == 0)
-            let takeOver = try await run(
-                accounts.bob, ["store", "grant", "default", "--user", accounts.bob, "--write"])
-            #expect(takeOver.status == 77 && takeOver.error.contains("has no owner"), "\(takeOver)")
+            // Only an administrator may manage it: a grant (which gives it an owner), a revoke, or
+            // a drop (after which the store made again under its name would be the dropper's).
+            for attempt in [
+                ["store", "grant", "default", "--user", accounts.bob, "--write"],
+                ["store", "revoke", "default", "--user", accounts.alice],
+                ["store", "drop", "default", "--force"],
+            ] {
+                let takeOver = try await run(accounts.bob, attempt)
+                #expect(takeOver.status == 77 && takeOver.error.contains("has no owner"), "\(attempt): \(takeOver)")
+            }
+            // Still there, and still open to him.
+            #expect(try await run(accounts.bob, ["--store", "default", "store", "info", "default"]).status == 0)
             let openInfo = try await run(accounts.bob, ["--store", "default", "store", "info", "default"])
             #expect(openInfo.status == 0 && openInfo.output.contains("\"owner\":null"), "\(openInfo)")
             let owned = try await run(

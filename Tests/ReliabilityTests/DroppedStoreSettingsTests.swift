@@ -3,11 +3,12 @@ import ModelRemote
 import ModelTesting
 import Testing
 
-/// A dropped store's settings (its owner and grants, its history retention) are forgotten
-/// without a synced write of the daemon's settings files; the next write leaves them out. A
-/// crash before that write leaves them in the files, and the next start drops them: the store
-/// the daemon makes under that name (its default store, which has no owner) is open to every
-/// caller and keeps the daemon's retention, not its predecessor's.
+/// A dropped store's settings (its owner and grants, its history retention) are forgotten: a
+/// setting the files hold is written out of them at the drop, one the daemon only remembered
+/// (an owner the store keeps in itself) without a write. Settings a crash leaves in the files for
+/// a store that is gone are dropped at the next start: the store the daemon makes under that
+/// name (its default store, which has no owner) is open to every caller and keeps the daemon's
+/// retention, not its predecessor's.
 @Suite struct DroppedStoreSettingsTests {
     @Test func aDroppedStoresSettingsDoNotOutliveACrash() async throws {
         let daemon = try await ModeldProcess.launch()
@@ -52,6 +53,46 @@ import Testing
             let access = URL(fileURLWithPath: daemon.dataDirectory).appendingPathComponent("stores/access.json")
             let records = try JSONSerialization.jsonObject(with: Data(contentsOf: access)) as? [String: Any]
             #expect(records.map { Set($0.keys) } == ["second"])
+        } catch {
+            await daemon.remove()
+            throw error
+        }
+        await daemon.remove()
+    }
+
+    /// A store with grants and a retention of its own, dropped, and made again under its name
+    /// (whose owner the new store keeps in itself, writing no settings file): the drop writes
+    /// the files without the dropped store at once, so that the daemon's next start, which goes
+    /// by the files before a store's own record, does not give the new store the old one's
+    /// grants and retention (a user could otherwise make, grant and drop a name another user
+    /// would make later, and own their store after the next restart).
+    @Test func aStoreMadeAgainUnderADroppedNameKeepsNoneOfItsSettingsAfterARestart() async throws {
+        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
+        do {
+            let stores = URL(fileURLWithPath: daemon.dataDirectory).appendingPathComponent("stores")
+            func recorded(_ file: String) throws -> Set<String> {
+                guard let data = FileManager.default.contents(atPath: stores.appendingPathComponent(file).path)
+                else { return [] }
+                return Set((try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]).keys)
+            }
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                _ = try await client.createStore("payroll")
+                try await client.grantAccess(to: .user("nobody"), on: "payroll", write: true)
+                _ = try await client.setHistoryRetention(of: "payroll", transactions: .limit(7))
+                #expect(try recorded("access.json") == ["payroll"] && recorded("retention.json") == ["payroll"])
+                _ = try await client.dropStore("payroll", force: true)
+                #expect(try recorded("access.json").isEmpty && recorded("retention.json").isEmpty)
+                let made = try await client.createStore("payroll")
+                #expect(made.grants.isEmpty && !made.historyRetention.transactionsIsTheStores)
+            }
+            try await daemon.kill()
+            try await daemon.restart()
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                let restarted = try await client.store("payroll")
+                #expect(restarted.grants.isEmpty, "the dropped store's grants: \(restarted.grants)")
+                #expect(!restarted.historyRetention.transactionsIsTheStores, "the dropped store's retention")
+                #expect(restarted.owner != nil)
+            }
         } catch {
             await daemon.remove()
             throw error

@@ -393,8 +393,8 @@ extension Modeld_V1_StoreService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Takes back what a user or group was granted. A store without an owner has no grants: it
-        /// > stays open, unchanged.
+        /// > Takes back what a user or group was granted. A store without an owner has no grants: an
+        /// > administrator's revoke leaves it open and unchanged; another caller's is PERMISSION_DENIED.
         ///
         /// - Parameters:
         ///   - request: A streaming request of `Modeld_V1_RevokeAccessRequest` messages.
@@ -606,8 +606,8 @@ extension Modeld_V1_StoreService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Takes back what a user or group was granted. A store without an owner has no grants: it
-        /// > stays open, unchanged.
+        /// > Takes back what a user or group was granted. A store without an owner has no grants: an
+        /// > administrator's revoke leaves it open and unchanged; another caller's is PERMISSION_DENIED.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_RevokeAccessRequest` message.
@@ -818,8 +818,8 @@ extension Modeld_V1_StoreService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Takes back what a user or group was granted. A store without an owner has no grants: it
-        /// > stays open, unchanged.
+        /// > Takes back what a user or group was granted. A store without an owner has no grants: an
+        /// > administrator's revoke leaves it open and unchanged; another caller's is PERMISSION_DENIED.
         ///
         /// - Parameters:
         ///   - request: A `Modeld_V1_RevokeAccessRequest` message.
@@ -1487,8 +1487,8 @@ extension Modeld_V1_StoreService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Takes back what a user or group was granted. A store without an owner has no grants: it
-        /// > stays open, unchanged.
+        /// > Takes back what a user or group was granted. A store without an owner has no grants: an
+        /// > administrator's revoke leaves it open and unchanged; another caller's is PERMISSION_DENIED.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_RevokeAccessRequest` message.
@@ -1871,8 +1871,8 @@ extension Modeld_V1_StoreService {
         ///
         /// > Source IDL Documentation:
         /// >
-        /// > Takes back what a user or group was granted. A store without an owner has no grants: it
-        /// > stays open, unchanged.
+        /// > Takes back what a user or group was granted. A store without an owner has no grants: an
+        /// > administrator's revoke leaves it open and unchanged; another caller's is PERMISSION_DENIED.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Modeld_V1_RevokeAccessRequest` message.
@@ -2204,8 +2204,8 @@ extension Modeld_V1_StoreService.ClientProtocol {
     ///
     /// > Source IDL Documentation:
     /// >
-    /// > Takes back what a user or group was granted. A store without an owner has no grants: it
-    /// > stays open, unchanged.
+    /// > Takes back what a user or group was granted. A store without an owner has no grants: an
+    /// > administrator's revoke leaves it open and unchanged; another caller's is PERMISSION_DENIED.
     ///
     /// - Parameters:
     ///   - request: A request containing a single `Modeld_V1_RevokeAccessRequest` message.
@@ -2572,8 +2572,8 @@ extension Modeld_V1_StoreService.ClientProtocol {
     ///
     /// > Source IDL Documentation:
     /// >
-    /// > Takes back what a user or group was granted. A store without an owner has no grants: it
-    /// > stays open, unchanged.
+    /// > Takes back what a user or group was granted. A store without an owner has no grants: an
+    /// > administrator's revoke leaves it open and unchanged; another caller's is PERMISSION_DENIED.
     ///
     /// - Parameters:
     ///   - message: request message to send.

@@ -1,0 +1,91 @@
+import Foundation
+import ModelTesting
+import SystemdHarness
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A revoke reaches what its user opened before it: a watch and a history follower end
+/// (PERMISSION_DENIED, modelctl's 77) at the next save rather than show it, and a session is
+/// refused at its next call. Real Unix users, as in ``AccessControlTests``.
+extension AccessControlTests {
+    @Test func aRevokeEndsWatchesFollowersAndSessionsOpenedBefore() async throws {
+        let accounts = Accounts()
+        let daemon = try await ModeldProcess.launch(arguments: ["--socket-mode", "0666"])
+        let directory = daemon.directory
+        defer { Task { await daemon.remove() } }
+        do {
+            try await accounts.create(in: directory)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
+            let modelctl = try await Self.copyModelctl(to: directory)
+            let common = [modelctl.path, "--socket", daemon.socketPath, "--store", "shop", "--format", "jsonl"]
+            func run(_ user: String, _ arguments: [String]) async throws -> CommandResult {
+                try await SystemdHarness.run(
+                    URL(fileURLWithPath: "/usr/sbin/runuser"), ["-u", user, "--"] + common + arguments, in: directory)
+            }
+            /// `arguments` run as `user` in the background, their output written to `name`, their
+            /// input from `input` when given.
+            func start(_ user: String, _ arguments: [String], into name: String, input: Pipe? = nil) throws
+                -> (Process, URL)
+            {
+                let output = directory.appendingPathComponent(name)
+                _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
+                process.arguments = ["-u", user, "--"] + common + arguments
+                process.standardOutput = try FileHandle(forWritingTo: output)
+                process.standardError = process.standardOutput
+                if let input { process.standardInput = input }
+                try process.run()
+                return (process, output)
+            }
+            let schema = directory.appendingPathComponent("schema.json")
+            try #"{"entities": [{"name": "Note", "attributes": [{"name": "text", "type": "string"}]}]}"#
+                .write(to: schema, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: schema.path)
+            #expect(try await run(accounts.alice, ["store", "create", "shop"]).status == 0)
+            #expect(try await run(accounts.alice, ["schema", "apply", schema.path]).status == 0)
+            #expect(try await run(accounts.alice, ["insert", "Note", "text=before"]).status == 0)
+            #expect(
+                try await run(accounts.alice, ["store", "grant", "shop", "--user", accounts.bob, "--read"]).status == 0)
+
+            // Bob watches the notes, follows the history and counts in a session of his shell, each
+            // seeing what is there now.
+            let (watch, watched) = try start(accounts.bob, ["fetch", "Note", "--watch"], into: "watch.out")
+            let (follower, followed) = try start(accounts.bob, ["history", "--follow"], into: "follow.out")
+            let commands = Pipe()
+            let (shell, shellOutput) = try start(accounts.bob, ["shell"], into: "shell.out", input: commands)
+            defer {
+                for process in [watch, follower, shell] where process.isRunning {
+                    kill(process.processIdentifier, SIGKILL)
+                }
+            }
+            commands.fileHandleForWriting.write(Data("count Note\n".utf8))
+            #expect(try await ModelctlTests.waitForOutput(watched, containing: "before").contains("before"))
+            #expect(try await ModelctlTests.waitForOutput(followed, containing: "\"token\":1").contains("\"token\":1"))
+            #expect(
+                try await ModelctlTests.waitForOutput(shellOutput, containing: "\"count\":1").contains("\"count\":1"))
+
+            // Revoked, then a save: none shows it; the watch and the follower end refused, and so
+            // does the session's next call.
+            #expect(try await run(accounts.alice, ["store", "revoke", "shop", "--user", accounts.bob]).status == 0)
+            #expect(try await run(accounts.alice, ["insert", "Note", "text=after"]).status == 0)
+            commands.fileHandleForWriting.write(Data("count Note\n".utf8))
+            try commands.fileHandleForWriting.close()
+            for (process, output, saved) in [
+                (watch, watched, "after"), (follower, followed, "\"token\":2"), (shell, shellOutput, "\"count\":2"),
+            ] {
+                let deadline = ContinuousClock.now + .seconds(30)
+                while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+                let seen = try String(contentsOf: output, encoding: .utf8)
+                #expect(!process.isRunning && process.terminationStatus == 77, "\(output.lastPathComponent): \(seen)")
+                #expect(!seen.contains(saved) && seen.contains("may not read the store 'shop'"), "\(seen)")
+            }
+        } catch {
+            Issue.record("\(error)\n\(daemon.log.suffix(3000))")
+        }
+        await accounts.remove(in: directory)
+    }
+}
