@@ -114,13 +114,15 @@ public struct StoreInfo: Hashable, Sendable {
 public struct DaemonStatus: Hashable, Sendable {
     public var version: String
     public var uptimeSeconds: Int
+    /// The stores the caller may read (every store, for an administrator).
     public var stores: Int
+    /// Sessions open on those stores.
     public var openSessions: Int
     public var maximumSessions: Int
     public var idleTimeoutSeconds: Int
     public var dataDirectory: String
     public var processIdentifier: Int
-    /// Watches open on all stores.
+    /// Watches open on those stores.
     public var openWatches: Int = 0
     /// About how many bytes the open watches hold, and the most they may (`modeld
     /// --max-watch-memory`).

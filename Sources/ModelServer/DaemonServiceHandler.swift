@@ -25,13 +25,18 @@ struct DaemonServiceHandler: Modeld_V1_DaemonService.SimpleServiceProtocol {
         }
     }
 
+    /// The daemon's figures; its counts of stores, sessions and watches are of the stores the
+    /// caller may read (all of them for an administrator), as ListStores lists them, so that no
+    /// caller learns what others keep or do.
     private func status() -> Modeld_V1_StatusResponse {
-        Modeld_V1_StatusResponse.with {
+        let readable = core.catalog.all().filter { core.mayRead($0.name) }
+        let names = Set(readable.map(\.name))
+        return Modeld_V1_StatusResponse.with {
             $0.version = core.configuration.version
             $0.uptimeSeconds = (ContinuousClock.now - core.startedAt).components.seconds
-            $0.stores = Int64(core.catalog.count)
-            $0.openSessions = Int64(core.sessions.count)
-            $0.openWatches = Int64(core.catalog.all().reduce(0) { $0 + $1.watches.watchCount })
+            $0.stores = Int64(readable.count)
+            $0.openSessions = Int64(core.sessions.count { names.contains($0.store.name) })
+            $0.openWatches = Int64(readable.reduce(0) { $0 + $1.watches.watchCount })
             $0.watchMemoryBytes = Int64(core.watchMemory.held)
             $0.maxWatchMemoryBytes = Int64(core.watchMemory.capacity)
             $0.maxSessions = Int64(core.configuration.maximumSessions)

@@ -133,7 +133,12 @@ final class SessionRegistry: Sendable {
     var count: Int { state.withLock { $0.sessions.count } }
 
     func count(on store: String) -> Int {
-        state.withLock { $0.sessions.values.filter { $0.store.name == store }.count }
+        count { $0.store.name == store }
+    }
+
+    /// How many open sessions `included` takes.
+    func count(where included: (Session) -> Bool) -> Int {
+        state.withLock { $0.sessions.values.reduce(0) { $0 + (included($1) ? 1 : 0) } }
     }
 
     static func describe(_ duration: Duration) -> String {

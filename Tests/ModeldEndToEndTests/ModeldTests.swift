@@ -135,6 +135,36 @@ import Testing
         await daemon.remove()
     }
 
+    /// A data directory (or its stores directory) that other users may write to, or another
+    /// user's, is refused before anything is served: they could rename or delete stores there,
+    /// whatever access control says. One the daemon makes is its user's alone (0700).
+    @Test func aDataDirectoryOthersMayWriteToIsRefused() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "mw")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let data = directory.appendingPathComponent("data")
+        func start() async throws -> CommandResult {
+            try await run(
+                try modeldExecutable(), ["--socket", directory.path + "/s", "--data-dir", data.path], in: directory)
+        }
+        for (path, mode) in [(data.path, 0o777), (data.path + "/stores", 0o1777)] as [(String, Int)] {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: data.path)
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+            let refused = try await start()
+            #expect(refused.status == 1, "\(refused)")
+            #expect(
+                refused.error.contains("the data directory \(path) is not safe to serve from")
+                    && refused.error.contains("other users may write to it (mode \(String(mode & 0o777, radix: 8)))"),
+                "\(refused.error)")
+            #expect(!FileManager.default.fileExists(atPath: directory.path + "/s"), "nothing was served")
+        }
+        // Another user's, even private.
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: data.path + "/stores")
+        #expect(chown(data.path, 65534, 65534) == 0)
+        let others = try await start()
+        #expect(others.status == 1 && others.error.contains("it belongs to uid 65534"), "\(others)")
+    }
+
     /// A socket's directory someone else could swap the socket in (another user's, or written by
     /// all without the sticky bit) is refused by the daemon; a client refuses the per-user socket
     /// in /tmp when its directory is not the user's own.

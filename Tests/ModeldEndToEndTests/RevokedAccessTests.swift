@@ -68,6 +68,13 @@ extension AccessControlTests {
             #expect(
                 try await ModelctlTests.waitForOutput(shellOutput, containing: "\"count\":1").contains("\"count\":1"))
 
+            // The daemon's status counts what its caller may read: Bob's session, on a store he
+            // may read, counts for him and for the store's owner, not for Carol, who may not.
+            for (user, sessions) in [(accounts.bob, 1), (accounts.alice, 1), (accounts.carol, 0)] {
+                let status = try await run(user, ["status"])
+                #expect(status.objects.first?["open_sessions"] as? Int == sessions, "\(user): \(status)")
+            }
+
             // Revoked, then a save: none shows it; the watch and the follower end refused, and so
             // does the session's next call.
             #expect(try await run(accounts.alice, ["store", "revoke", "shop", "--user", accounts.bob]).status == 0)

@@ -64,8 +64,10 @@ public nonisolated struct Modeld_V1_StatusResponse: Sendable {
 
   public var uptimeSeconds: Int64 = 0
 
+  /// The stores the caller may read (every store, for an administrator), as ListStores lists them.
   public var stores: Int64 = 0
 
+  /// Sessions open on those stores.
   public var openSessions: Int64 = 0
 
   public var maxSessions: Int64 = 0
@@ -76,7 +78,7 @@ public nonisolated struct Modeld_V1_StatusResponse: Sendable {
 
   public var pid: Int64 = 0
 
-  /// Watches (QueryService.Watch) open on all stores.
+  /// Watches (QueryService.Watch) open on those stores.
   public var openWatches: Int64 = 0
 
   /// About how many bytes the open watches hold (their last results, and a little for each), and
