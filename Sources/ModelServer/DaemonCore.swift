@@ -235,8 +235,9 @@ final class DaemonCore: Sendable {
 
     /// The session a request names; UNAVAILABLE while a staged migration holds its store,
     /// unless it is that migration's session. Its opener must still be let read its store: a
-    /// revoke (or leaving a granted group) reaches a session opened before it at its next call.
-    func session(_ id: String) throws(ModelError) -> Session {
+    /// revoke (or leaving a granted group) reaches a session opened before it at its next call;
+    /// but closing it (`mustRead` false) is left to its opener, who may have lost that.
+    func session(_ id: String, mustRead: Bool = true) throws(ModelError) -> Session {
         let session = try sessions.session(id)
         let caller = Caller.current
         guard caller.uid == session.owner || access.isAdministrator(caller) else {
@@ -245,7 +246,7 @@ final class DaemonCore: Sendable {
                 "session \(id) belongs to another user (uid \(session.owner)); user \(caller.description) may use only its own",
                 context: ["session": id, "uid": String(caller.uid)])
         }
-        try checkAccess(.read, to: session.store.name)
+        if mustRead { try checkAccess(.read, to: session.store.name) }
         try session.store.checkAvailable(forSession: id)
         return session
     }

@@ -29,7 +29,7 @@ struct SessionServiceHandler: Modeld_V1_SessionService.SimpleServiceProtocol {
         -> Modeld_V1_CloseSessionResponse
     {
         try await core.rpc.handle("CloseSession") {
-            _ = try core.session(request.sessionID)
+            _ = try core.session(request.sessionID, mustRead: false)
             let discarded = await core.sessions.end(request.sessionID, reason: "was closed by its client") ?? 0
             return Modeld_V1_CloseSessionResponse.with { $0.discardedChanges = Int64(discarded) }
         }

@@ -90,6 +90,9 @@ extension AccessControlTests {
                 #expect(!process.isRunning && process.terminationStatus == 77, "\(output.lastPathComponent): \(seen)")
                 #expect(!seen.contains(saved) && seen.contains("may not read the store 'shop'"), "\(seen)")
             }
+            // The shell, leaving, could still close its session: its opener may always do that.
+            let status = try await run(accounts.alice, ["status"])
+            #expect(status.objects.first?["open_sessions"] as? Int == 0, "\(status)")
         } catch {
             Issue.record("\(error)\n\(daemon.log.suffix(3000))")
         }
