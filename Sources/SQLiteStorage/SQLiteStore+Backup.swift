@@ -89,6 +89,15 @@ extension SQLiteStorageFactory: StorageBackupRestoring {
         }
         let hasMeta = try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = '_modeld_meta'")
         guard hasMeta == 1 else { throw refuse("it is an SQLite database but not a modeld store") }
+        // modeld makes no trigger and no view; one in a backup would run inside the daemon's saves
+        // and reads of the store, with the daemon's rights, whatever its restorer may do.
+        let foreign =
+            try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE type IN ('trigger', 'view')") ?? 0
+        guard foreign == 0 else {
+            throw refuse(
+                "it holds \(foreign) trigger(s) or view(s), which modeld never makes; a backup is what 'modelctl store backup' writes"
+            )
+        }
         return try connection.transaction(write: newIdentity) {
             if newIdentity {
                 try StoreMetadata.setValue(UUID().uuidString.lowercased(), for: "storeIdentifier", connection)

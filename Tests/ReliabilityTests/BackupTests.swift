@@ -161,12 +161,27 @@ import Testing
                 corrupt.replaceSubrange(8192..<12288, with: Data(repeating: 0xA5, count: 4096))
                 let foreign = daemon.directory.appendingPathComponent("foreign.sqlite")
                 try Self.sqlite(foreign.path, "CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+                // A sound backup given a trigger (which would run inside the daemon's saves) or a
+                // view: modeld makes neither.
+                func added(_ sql: String, as name: String) throws -> Data {
+                    let file = daemon.directory.appendingPathComponent("\(name).sqlite")
+                    try backup.write(to: file)
+                    try Self.sqlite(file.path, sql)
+                    return try Data(contentsOf: file)
+                }
                 let cases: [(String, Data)] = [
                     ("corrupt", corrupt),
                     ("text", Data("name,seq\nx,1\n".utf8)),
                     ("foreign", try Data(contentsOf: foreign)),
                     ("truncated", backup.prefix(backup.count / 2)),
                     ("empty", Data()),
+                    (
+                        "trigger",
+                        try added(
+                            "CREATE TRIGGER t AFTER UPDATE ON _modeld_meta BEGIN DELETE FROM _modeld_meta; END;",
+                            as: "trigger")
+                    ),
+                    ("view", try added("CREATE VIEW v AS SELECT 1;", as: "view")),
                 ]
                 for (label, data) in cases {
                     let file = daemon.directory.appendingPathComponent("\(label).backup")
@@ -177,6 +192,11 @@ import Testing
                         } catch let error as ModelError {
                             #expect(error.code == .invalidArgument, "\(label): \(error)")
                             #expect(error.message.contains("not a sound modeld backup"), "\(label): \(error)")
+                            if label == "trigger" || label == "view" {
+                                #expect(
+                                    error.message.contains("1 trigger(s) or view(s), which modeld never makes"),
+                                    "\(error)")
+                            }
                             throw error
                         }
                     }
