@@ -258,11 +258,16 @@ final class StoreCatalog: Sendable {
             let handle = try handle(named: name)
             try handle.checkAvailable()
             stores.withLock { $0[name] = nil }
-            try attached.remove(name)
             // Out of the settings files before the data goes; a failure leaves the store's data
-            // and its owner's record, and the store unserved until the daemon starts again.
-            try retention.forget(name)
-            try access.forget(name)
+            // and its owner's record, and the store closed, unserved until the daemon starts again.
+            do {
+                try attached.remove(name)
+                try retention.forget(name)
+                try access.forget(name)
+            } catch {
+                await handle.close()
+                throw error
+            }
             await handle.close(forRemoval: true)
             try await registry.destroy(handle.location)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import ModelCore
 import ModelRemote
 import ModelTesting
 import Testing
@@ -92,6 +93,39 @@ import Testing
                 #expect(restarted.grants.isEmpty, "the dropped store's grants: \(restarted.grants)")
                 #expect(!restarted.historyRetention.transactionsIsTheStores, "the dropped store's retention")
                 #expect(restarted.owner != nil)
+            }
+        } catch {
+            await daemon.remove()
+            throw error
+        }
+        await daemon.remove()
+    }
+
+    /// A drop whose settings file cannot be written (here a directory stands where access.json
+    /// goes) fails before the store's data goes: the store is kept, closed, with its record, and
+    /// the daemon's next start serves it again with its grants.
+    @Test func aDropThatCannotWriteTheSettingsKeepsTheStore() async throws {
+        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
+        do {
+            let stores = URL(fileURLWithPath: daemon.dataDirectory).appendingPathComponent("stores")
+            let access = stores.appendingPathComponent("access.json")
+            let aside = stores.appendingPathComponent("access.json.aside")
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                _ = try await client.createStore("payroll")
+                try await client.grantAccess(to: .user("nobody"), on: "payroll", write: false)
+                try FileManager.default.moveItem(at: access, to: aside)
+                try FileManager.default.createDirectory(
+                    at: access.appendingPathComponent("in-the-way"), withIntermediateDirectories: true)
+                await #expect(throws: ModelError.self) { _ = try await client.dropStore("payroll", force: true) }
+                #expect(FileManager.default.fileExists(atPath: stores.appendingPathComponent("payroll.sqlite").path))
+            }
+            try FileManager.default.removeItem(at: access)
+            try FileManager.default.moveItem(at: aside, to: access)
+            try await daemon.kill()
+            try await daemon.restart()
+            try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
+                let kept = try await client.store("payroll")
+                #expect(kept.grants.count == 1, "\(kept.grants)")
             }
         } catch {
             await daemon.remove()
