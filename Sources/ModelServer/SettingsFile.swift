@@ -114,10 +114,10 @@ final class StoreSettings<Value: Codable & Sendable>: Sendable {
     /// keeps its owner in itself, one in memory) goes without a write: a test's store, made and
     /// dropped per test, writes no file. If the write fails, the value stays and this throws.
     func forget(_ store: String) throws {
-        guard let removed = values.withLock({ $0.removeValue(forKey: store) }) else { return }
-        guard inFile.withLock({ $0.contains(store) }) else { return }
+        let (removed, rest) = values.withLock { ($0.removeValue(forKey: store), $0) }
+        guard let removed, inFile.withLock({ $0.contains(store) }) else { return }
         do {
-            try write(values.withLock { $0 })
+            try write(rest)
         } catch {
             values.withLock { $0[store] = $0[store] ?? removed }
             throw error

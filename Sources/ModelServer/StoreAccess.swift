@@ -171,12 +171,17 @@ struct AccessPolicy: Sendable {
     /// PERMISSION_DENIED naming the store, the caller and who can let it in.
     func refusal(_ caller: Caller, _ need: AccessNeed, store: String, record: StoreAccessRecord?) -> ModelError {
         let owner = record.map { UnixAccounts.user(uid: $0.owner)?.name ?? "uid \($0.owner)" } ?? "its owner"
-        let advice =
-            record == nil && need == .manage
-            ? "it has no owner, so only an administrator may (an administrator's first grant on it makes them its owner)"
-            : need == .manage
-                ? "only its owner (\(owner)) or an administrator may"
-                : "its owner (\(owner)) or an administrator can grant it: modelctl store grant \(store) --user \(caller.name ?? String(caller.uid)) --\(need == .read ? "read" : "write")"
+        let advice: String
+        switch (need, record) {
+        case (.manage, nil):
+            advice =
+                "it has no owner, so only an administrator may (an administrator's first grant on it makes them its owner)"
+        case (.manage, _):
+            advice = "only its owner (\(owner)) or an administrator may"
+        default:
+            advice =
+                "its owner (\(owner)) or an administrator can grant it: modelctl store grant \(store) --user \(caller.name ?? String(caller.uid)) --\(need == .read ? "read" : "write")"
+        }
         return ModelError(
             .permissionDenied, "user \(caller.description) may not \(need.verb) the store '\(store)'; \(advice)",
             context: ["store": store, "uid": String(caller.uid)])

@@ -79,10 +79,7 @@ import Testing
                     ] + arguments,
                     in: directory)
             }
-            let schema = directory.appendingPathComponent("schema.json")
-            try #"{"entities": [{"name": "Note", "attributes": [{"name": "text", "type": "string"}]}]}"#
-                .write(to: schema, atomically: true, encoding: .utf8)
-            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: schema.path)
+            let schema = try Self.noteSchema(in: directory)
 
             // Alice makes a store: it is hers.
             let created = try await run(accounts.alice, ["store", "create", "shop"])
@@ -191,6 +188,15 @@ import Testing
             Issue.record("\(error)\n\(daemon.log.suffix(3000))")
         }
         await accounts.remove(in: directory)
+    }
+
+    /// A schema of one entity, `Note` with a `text`, in a file every user may read.
+    static func noteSchema(in directory: URL) throws -> URL {
+        let schema = directory.appendingPathComponent("schema.json")
+        try #"{"entities": [{"name": "Note", "attributes": [{"name": "text", "type": "string"}]}]}"#
+            .write(to: schema, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: schema.path)
+        return schema
     }
 
     /// modelctl, copied where other users can run it (by cp in a process of its own: see ModeldTests).

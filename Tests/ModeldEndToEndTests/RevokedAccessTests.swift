@@ -28,7 +28,7 @@ extension AccessControlTests {
             /// `arguments` run as `user` in the background, their output written to `name`, their
             /// input from `input` when given.
             func start(_ user: String, _ arguments: [String], into name: String, input: Pipe? = nil) throws
-                -> (Process, URL)
+                -> Background
             {
                 let output = directory.appendingPathComponent(name)
                 _ = FileManager.default.createFile(atPath: output.path, contents: nil)
@@ -38,13 +38,12 @@ extension AccessControlTests {
                 process.standardOutput = try FileHandle(forWritingTo: output)
                 process.standardError = process.standardOutput
                 if let input { process.standardInput = input }
+                let (ended, end) = AsyncStream<Void>.makeStream()
+                process.terminationHandler = { _ in end.finish() }
                 try process.run()
-                return (process, output)
+                return Background(process: process, output: output, ended: ended)
             }
-            let schema = directory.appendingPathComponent("schema.json")
-            try #"{"entities": [{"name": "Note", "attributes": [{"name": "text", "type": "string"}]}]}"#
-                .write(to: schema, atomically: true, encoding: .utf8)
-            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: schema.path)
+            let schema = try Self.noteSchema(in: directory)
             #expect(try await run(accounts.alice, ["store", "create", "shop"]).status == 0)
             #expect(try await run(accounts.alice, ["schema", "apply", schema.path]).status == 0)
             #expect(try await run(accounts.alice, ["insert", "Note", "text=before"]).status == 0)
@@ -53,20 +52,19 @@ extension AccessControlTests {
 
             // Bob watches the notes, follows the history and counts in a session of his shell, each
             // seeing what is there now.
-            let (watch, watched) = try start(accounts.bob, ["fetch", "Note", "--watch"], into: "watch.out")
-            let (follower, followed) = try start(accounts.bob, ["history", "--follow"], into: "follow.out")
+            let watch = try start(accounts.bob, ["fetch", "Note", "--watch"], into: "watch.out")
+            let follower = try start(accounts.bob, ["history", "--follow"], into: "follow.out")
             let commands = Pipe()
-            let (shell, shellOutput) = try start(accounts.bob, ["shell"], into: "shell.out", input: commands)
+            let shell = try start(accounts.bob, ["shell"], into: "shell.out", input: commands)
             defer {
-                for process in [watch, follower, shell] where process.isRunning {
-                    kill(process.processIdentifier, SIGKILL)
+                for background in [watch, follower, shell] where background.process.isRunning {
+                    kill(background.process.processIdentifier, SIGKILL)
                 }
             }
             commands.fileHandleForWriting.write(Data("count Note\n".utf8))
-            #expect(try await ModelctlTests.waitForOutput(watched, containing: "before").contains("before"))
-            #expect(try await ModelctlTests.waitForOutput(followed, containing: "\"token\":1").contains("\"token\":1"))
-            #expect(
-                try await ModelctlTests.waitForOutput(shellOutput, containing: "\"count\":1").contains("\"count\":1"))
+            for (background, shown) in [(watch, "before"), (follower, "\"token\":1"), (shell, "\"count\":1")] {
+                #expect(try await ModelctlTests.waitForOutput(background.output, containing: shown).contains(shown))
+            }
 
             // The daemon's status counts what its caller may read: Bob's session, on a store he
             // may read, counts for him and for the store's owner, not for Carol, who may not.
@@ -81,11 +79,9 @@ extension AccessControlTests {
             #expect(try await run(accounts.alice, ["insert", "Note", "text=after"]).status == 0)
             commands.fileHandleForWriting.write(Data("count Note\n".utf8))
             try commands.fileHandleForWriting.close()
-            for (process, output, saved) in [
-                (watch, watched, "after"), (follower, followed, "\"token\":2"), (shell, shellOutput, "\"count\":2"),
-            ] {
-                let deadline = ContinuousClock.now + .seconds(30)
-                while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            for (background, saved) in [(watch, "after"), (follower, "\"token\":2"), (shell, "\"count\":2")] {
+                await background.waitForEnd(within: .seconds(30))
+                let (process, output) = (background.process, background.output)
                 let seen = try String(contentsOf: output, encoding: .utf8)
                 #expect(!process.isRunning && process.terminationStatus == 77, "\(output.lastPathComponent): \(seen)")
                 #expect(!seen.contains(saved) && seen.contains("may not read the store 'shop'"), "\(seen)")
@@ -97,5 +93,22 @@ extension AccessControlTests {
             Issue.record("\(error)\n\(daemon.log.suffix(3000))")
         }
         await accounts.remove(in: directory)
+    }
+
+    /// A command run in the background, and the end of its process.
+    struct Background {
+        let process: Process
+        let output: URL
+        let ended: AsyncStream<Void>
+
+        /// Returns once the process has ended, or `limit` has passed.
+        func waitForEnd(within limit: Duration) async {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { for await _ in ended {} }
+                group.addTask { try? await Task.sleep(for: limit) }
+                await group.next()
+                group.cancelAll()
+            }
+        }
     }
 }

@@ -40,13 +40,21 @@ extension OneAtATime {
         static func statuses(
             of streams: Set<UInt32>, on socket: RawSocket, timeout: Duration = .seconds(30)
         ) async -> [UInt32: (code: Int, message: String)] {
+            FramedBytes.statuses(in: await received(until: streams, on: socket, timeout: timeout))
+        }
+
+        /// What `socket` sent until every stream of `streams` had its status (or `timeout` passed).
+        static func received(
+            until streams: Set<UInt32>, on socket: RawSocket, timeout: Duration = .seconds(30)
+        ) async -> [UInt8] {
             let deadline = ContinuousClock.now + timeout
             var received: [UInt8] = []
             while true {
-                let found = FramedBytes.statuses(in: received)
                 let left = deadline - ContinuousClock.now
-                guard !streams.isSubset(of: Set(found.keys)), left > .zero else { return found }
-                guard case .bytes(let bytes) = await socket.read(timeout: left) else { return found }
+                guard !streams.isSubset(of: Set(FramedBytes.statuses(in: received).keys)), left > .zero else {
+                    return received
+                }
+                guard case .bytes(let bytes) = await socket.read(timeout: left) else { return received }
                 received += bytes
             }
         }
@@ -108,13 +116,7 @@ extension OneAtATime {
                     calls += FramedBytes.call(stream: stream, path: "modeld.v1.QueryService/Apply", request: request)
                 }
                 try socket.send(calls)
-                var received: [UInt8] = []
-                let deadline = ContinuousClock.now + .seconds(30)
-                while FramedBytes.statuses(in: received).count < 2, ContinuousClock.now < deadline,
-                    case .bytes(let bytes) = await socket.read(timeout: deadline - ContinuousClock.now)
-                {
-                    received += bytes
-                }
+                let received = await Self.received(until: [3, 5], on: socket)
                 let statuses = FramedBytes.statuses(in: received), messages = FramedBytes.messages(in: received)
                 #expect(statuses[3]?.code == 0 && statuses[5]?.code == 0, "\(statuses)")
                 let run = try Modeld_V1_SaveResult(serializedBytes: try #require(messages[3]?.first))

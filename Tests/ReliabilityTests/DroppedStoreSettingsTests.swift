@@ -12,8 +12,7 @@ import Testing
 /// retention, not its predecessor's.
 @Suite struct DroppedStoreSettingsTests {
     @Test func aDroppedStoresSettingsDoNotOutliveACrash() async throws {
-        let daemon = try await ModeldProcess.launch()
-        do {
+        try await Self.withDaemon { daemon in
             try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 let made = try await client.store("default")
                 #expect(made.owner == nil, "the daemon's own default store has no owner")
@@ -33,16 +32,11 @@ import Testing
                 #expect(remade.owner == nil, "the dropped store's owner was kept for the new one")
                 #expect(!remade.historyRetention.transactionsIsTheStores, "the dropped store's retention was kept")
             }
-        } catch {
-            await daemon.remove()
-            throw error
         }
-        await daemon.remove()
     }
 
     @Test func aStoreMadeAfterADropWritesTheSettingsWithoutIt() async throws {
-        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
-        do {
+        try await Self.withDaemon(arguments: ["--default-store", ""]) { daemon in
             try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 _ = try await client.createStore("first")
                 _ = try await client.dropStore("first", force: true)
@@ -51,14 +45,8 @@ import Testing
                 try await client.grantAccess(to: .user("nobody"), on: "second", write: false)
             }
             // What the daemon's next start reads: the record of the store that is there only.
-            let access = URL(fileURLWithPath: daemon.dataDirectory).appendingPathComponent("stores/access.json")
-            let records = try JSONSerialization.jsonObject(with: Data(contentsOf: access)) as? [String: Any]
-            #expect(records.map { Set($0.keys) } == ["second"])
-        } catch {
-            await daemon.remove()
-            throw error
+            #expect(try Self.stores(in: "access.json", of: daemon) == ["second"])
         }
-        await daemon.remove()
     }
 
     /// A store with grants and a retention of its own, dropped, and made again under its name
@@ -68,14 +56,8 @@ import Testing
     /// grants and retention (a user could otherwise make, grant and drop a name another user
     /// would make later, and own their store after the next restart).
     @Test func aStoreMadeAgainUnderADroppedNameKeepsNoneOfItsSettingsAfterARestart() async throws {
-        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
-        do {
-            let stores = URL(fileURLWithPath: daemon.dataDirectory).appendingPathComponent("stores")
-            func recorded(_ file: String) throws -> Set<String> {
-                guard let data = FileManager.default.contents(atPath: stores.appendingPathComponent(file).path)
-                else { return [] }
-                return Set((try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]).keys)
-            }
+        try await Self.withDaemon(arguments: ["--default-store", ""]) { daemon in
+            func recorded(_ file: String) throws -> Set<String> { try Self.stores(in: file, of: daemon) }
             try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
                 _ = try await client.createStore("payroll")
                 try await client.grantAccess(to: .user("nobody"), on: "payroll", write: true)
@@ -94,19 +76,14 @@ import Testing
                 #expect(!restarted.historyRetention.transactionsIsTheStores, "the dropped store's retention")
                 #expect(restarted.owner != nil)
             }
-        } catch {
-            await daemon.remove()
-            throw error
         }
-        await daemon.remove()
     }
 
     /// A drop whose settings file cannot be written (here a directory stands where access.json
     /// goes) fails before the store's data goes: the store is kept, closed, with its record, and
     /// the daemon's next start serves it again with its grants.
     @Test func aDropThatCannotWriteTheSettingsKeepsTheStore() async throws {
-        let daemon = try await ModeldProcess.launch(arguments: ["--default-store", ""])
-        do {
+        try await Self.withDaemon(arguments: ["--default-store", ""]) { daemon in
             let stores = URL(fileURLWithPath: daemon.dataDirectory).appendingPathComponent("stores")
             let access = stores.appendingPathComponent("access.json")
             let aside = stores.appendingPathComponent("access.json.aside")
@@ -127,10 +104,28 @@ import Testing
                 let kept = try await client.store("payroll")
                 #expect(kept.grants.count == 1, "\(kept.grants)")
             }
+        }
+    }
+
+    /// Runs `body` with a daemon launched with `arguments`, removed afterwards.
+    static func withDaemon(
+        arguments: [String] = [], _ body: (ModeldProcess) async throws -> Void
+    ) async throws {
+        let daemon = try await ModeldProcess.launch(arguments: arguments)
+        do {
+            try await body(daemon)
         } catch {
             await daemon.remove()
             throw error
         }
         await daemon.remove()
+    }
+
+    /// The stores a settings file of `daemon`'s stores directory holds a value for (none when
+    /// there is no file).
+    static func stores(in file: String, of daemon: ModeldProcess) throws -> Set<String> {
+        let path = URL(fileURLWithPath: daemon.dataDirectory).appendingPathComponent("stores/\(file)").path
+        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        return Set((try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]).keys)
     }
 }
