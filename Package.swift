@@ -301,6 +301,7 @@ let package = Package(
                 "StandardBackends",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: sharedSettings
         ),

@@ -16,9 +16,10 @@ final class DaemonMetrics: Sendable {
     let registry: PrometheusCollectorRegistry
     let factory: ModeldMetricsFactory
     private let calls = Mutex<[CallKey: CoreMetrics.Counter]>([:])
-    /// Each method's duration, and its count of calls that succeeded: one lookup for a call that
-    /// succeeds, the most common kind.
-    private let methods = Mutex<[String: (timer: CoreMetrics.Timer, succeeded: CoreMetrics.Counter)]>([:])
+    /// Each method's metrics, by name, for the calls that look them up by it.
+    private let methods = Mutex<[String: MethodMetrics]>([:])
+    /// `modeld_rpc_duration_seconds`, written after the registry's metrics.
+    private let durations = CallDurations()
     private let saves = Mutex<[String: CoreMetrics.Counter]>([:])
     /// The gauges of each store, unregistered when the store is gone.
     private let storeGauges = Mutex<[String: [Prometheus.Gauge]]>([:])
@@ -33,26 +34,52 @@ final class DaemonMetrics: Sendable {
         self.factory = ModeldMetricsFactory(registry: registry)
     }
 
+    /// What a method's calls are counted and timed in: its duration series and its count of
+    /// calls that succeeded, the most common kind. The calls answered on the event loop hold
+    /// theirs (``RPCHandling/answeredAtOnce``); a lookup by name cost a call about 440
+    /// instructions.
+    final class MethodMetrics: Sendable {
+        let method: String
+        /// Whether the method's saves are stamped with the caller's user in history.
+        let saves: Bool
+        fileprivate let durations: CallDurations.Series
+        fileprivate let succeeded: CoreMetrics.Counter
+
+        fileprivate init(method: String, durations: CallDurations.Series, succeeded: CoreMetrics.Counter) {
+            self.method = method
+            saves = RPCHandling.savingMethods.contains(method)
+            self.durations = durations
+            self.succeeded = succeeded
+        }
+    }
+
+    /// The metrics of `method`, made on its first call.
+    func metrics(of method: String) -> MethodMetrics {
+        Self.metric(method, in: methods) {
+            MethodMetrics(
+                method: method, durations: durations.series(of: method),
+                succeeded: Self.callCounter(method: method, code: "ok", factory: factory))
+        }
+    }
+
     /// Counts a call to `method` that ended with `code`, and its duration.
     func called(_ method: String, code: RPCError.Code?, since start: ContinuousClock.Instant) {
+        called(metrics(of: method), code: code, since: start)
+    }
+
+    /// Counts a call of `method` that ended with `code` (nil: it succeeded), and its duration.
+    func called(_ method: MethodMetrics, code: RPCError.Code?, since start: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - start
-        let metrics = Self.metric(method, in: methods) {
-            (
-                timer: CoreMetrics.Timer(
-                    label: "modeld_rpc_duration_seconds", dimensions: [("method", method)], factory: factory),
-                succeeded: Self.callCounter(method: method, code: "ok", factory: factory)
-            )
-        }
         if let code {
-            let key = CallKey(method: method, code: "\(code)")
+            let key = CallKey(method: method.method, code: "\(code)")
             Self.metric(key, in: calls) { Self.callCounter(method: key.method, code: key.code, factory: factory) }
                 .increment()
         } else {
-            metrics.succeeded.increment()
+            method.succeeded.increment()
         }
         // Taken apart once: each `components` divides a 128-bit count (about 190 instructions).
         let (seconds, attoseconds) = elapsed.components
-        metrics.timer.recordNanoseconds(seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000)
+        method.durations.record(nanoseconds: seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000)
     }
 
     private static func callCounter(method: String, code: String, factory: ModeldMetricsFactory) -> CoreMetrics.Counter
@@ -132,6 +159,7 @@ final class DaemonMetrics: Sendable {
         }
         for counter in dropped { counter.destroy() }
         return registry.emitToString()
+            + durations.text(help: ModeldMetricsFactory.help["modeld_rpc_duration_seconds"] ?? "")
     }
 
     private func gauge(_ name: String, _ labels: [(String, String)] = [], help: String) -> Prometheus.Gauge {

@@ -16,7 +16,7 @@ extension QueryServiceHandler {
         guard let request = ApplyRequestFields(serialized: bytes), !request.returnTransaction,
             let runs = request.insertRuns
         else { return false }
-        return try core.rpc.handleDeferred("Apply", caller: caller, answer: answer) { respond in
+        return try core.rpc.handleDeferred(core.rpc.answeredAtOnce.apply, caller: caller, answer: answer) { respond in
             let store = try core.store(request.store, for: .write)
             // Read before anything is saved, as the usual way reads it.
             _ = try UniquenessPolicy(wire: request.uniquenessPolicy)

@@ -45,7 +45,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     /// (``StorageBackend/fetchWithoutWaiting(_:)``); nil, with nothing kept, otherwise, and
     /// the call runs as ``fetch(_:to:)``, with the same checks, errors and answer.
     func fetchAtOnce(serialized bytes: [UInt8], caller: PeerCredentials?) throws -> [UInt8]? {
-        try core.rpc.handleAtOnce("Fetch", caller: caller) { () throws -> [UInt8]? in
+        try core.rpc.handleAtOnce(core.rpc.answeredAtOnce.fetch, caller: caller) { () throws -> [UInt8]? in
             let request = try FetchRequestReading(bytes)
             let store = try core.store(request.store, for: .read)
             let descriptor = try request.descriptor()
@@ -68,7 +68,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     /// Count answered at once, as ``fetchAtOnce(serialized:caller:)`` answers a fetch: nil,
     /// with nothing kept, when the store would wait or the count runs past the short budget.
     func countAtOnce(serialized bytes: [UInt8], caller: PeerCredentials?) throws -> [UInt8]? {
-        try core.rpc.handleAtOnce("Count", caller: caller) { () throws -> [UInt8]? in
+        try core.rpc.handleAtOnce(core.rpc.answeredAtOnce.count, caller: caller) { () throws -> [UInt8]? in
             let request = try FetchRequestReading(bytes)
             var descriptor = try request.descriptor()
             descriptor.resultType = .count
@@ -118,7 +118,7 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
     /// otherwise, and the call runs as ``objects(request:context:)``. The same checks, errors and
     /// answer.
     func objectsAtOnce(serialized bytes: [UInt8], caller: PeerCredentials?) throws -> [UInt8]? {
-        try core.rpc.handleAtOnce("GetObjects", caller: caller) { () throws -> [UInt8]? in
+        try core.rpc.handleAtOnce(core.rpc.answeredAtOnce.getObjects, caller: caller) { () throws -> [UInt8]? in
             let store: StoreHandle, ids: [PersistentIdentifier]
             if let request = GetObjectsRequestFields(serialized: bytes) {
                 store = try core.store(request.store, for: .read)

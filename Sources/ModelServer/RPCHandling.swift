@@ -21,23 +21,38 @@ struct RPCHandling: Sendable {
     var staleSchema: (@Sendable (_ servedVersion: String) async -> Void)?
     /// The methods whose saves history stamps with the caller's user.
     static let savingMethods: Set<String> = ["Apply", "Save", "BatchDelete", "BatchUpdate", "StepMigration"]
+    /// The metrics of the methods answered on the event loop that read them, looked up once.
+    let answeredAtOnce: AnsweredAtOnce
+
+    struct AnsweredAtOnce: Sendable {
+        let apply, fetch, count, getObjects: DaemonMetrics.MethodMetrics
+    }
+
+    init(logger: Logger, metrics: DaemonMetrics) {
+        self.logger = logger
+        self.metrics = metrics
+        answeredAtOnce = AnsweredAtOnce(
+            apply: metrics.metrics(of: "Apply"), fetch: metrics.metrics(of: "Fetch"),
+            count: metrics.metrics(of: "Count"), getObjects: metrics.metrics(of: "GetObjects"))
+    }
 
     /// Runs a handler's body; any error it throws leaves as an `RPCError` with modeld's status
     /// code and a message a person can act on.
     func handle<T>(_ method: String, _ body: () async throws -> T) async throws -> T {
         let start = ContinuousClock.now
+        let counted = metrics.metrics(of: method)
         do {
             // What a call that saves writes is stamped with its caller's user.
             let result =
-                Self.savingMethods.contains(method)
+                counted.saves
                 ? try await ChangeSet.$savingUser.withValue(Caller.current.historyName) {
                     try await mapped(method, body)
                 }
                 : try await mapped(method, body)
-            metrics.called(method, code: nil, since: start)
+            metrics.called(counted, code: nil, since: start)
             return result
         } catch let error as RPCError {
-            metrics.called(method, code: error.code, since: start)
+            metrics.called(counted, code: error.code, since: start)
             throw error
         }
     }
@@ -65,7 +80,9 @@ struct RPCHandling: Sendable {
     /// ``handle(_:_:)`` for a body that answers at once on the calling thread, as `caller`
     /// (``PeerCredentials/current`` while it runs), or returns nil (nothing done, nothing
     /// counted) to leave the call to its usual handler.
-    func handleAtOnce<T>(_ method: String, caller: PeerCredentials?, _ body: () throws -> T?) throws -> T? {
+    func handleAtOnce<T>(
+        _ method: DaemonMetrics.MethodMetrics, caller: PeerCredentials?, _ body: () throws -> T?
+    ) throws -> T? {
         let start = ContinuousClock.now
         do {
             guard let result = try PeerCredentials.$current.withValue(caller ?? .unknown, operation: body) else {
@@ -84,7 +101,7 @@ struct RPCHandling: Sendable {
     /// is counted once answered. What `body` throws answers the call at once. False (nothing
     /// done, nothing counted) leaves the call to its usual handler.
     func handleDeferred(
-        _ method: String, caller: PeerCredentials?, answer: DeferredAnswer,
+        _ method: DaemonMetrics.MethodMetrics, caller: PeerCredentials?, answer: DeferredAnswer,
         _ body: (_ respond: @escaping @Sendable (_ make: @escaping @Sendable () throws -> [UInt8]) -> Void) throws ->
             Bool
     ) throws -> Bool {
@@ -102,7 +119,7 @@ struct RPCHandling: Sendable {
         }
         do {
             return try PeerCredentials.$current.withValue(caller ?? .unknown) {
-                guard Self.savingMethods.contains(method) else { return try body(respond) }
+                guard method.saves else { return try body(respond) }
                 return try ChangeSet.$savingUser.withValue(Caller.current.historyName) { try body(respond) }
             }
         } catch {
@@ -112,12 +129,14 @@ struct RPCHandling: Sendable {
 
     /// `error`, thrown by `method`'s call begun at `start`, as it leaves (``rpcError(_:method:)``),
     /// the call counted with its code.
-    private func failure(_ error: any Error, method: String, since start: ContinuousClock.Instant) -> RPCError {
+    private func failure(
+        _ error: any Error, method: DaemonMetrics.MethodMetrics, since start: ContinuousClock.Instant
+    ) -> RPCError {
         if let version = Self.staleSchemaVersion(of: error), let staleSchema {
             // Answered on the calling thread: the schema is read again on a task of its own.
             Task { await staleSchema(version) }
         }
-        let mapped = rpcError(error, method: method)
+        let mapped = rpcError(error, method: method.method)
         metrics.called(method, code: mapped.code, since: start)
         return mapped
     }
