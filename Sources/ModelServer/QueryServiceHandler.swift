@@ -289,7 +289,8 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             }
             return Modeld_V1_BatchResult.with {
                 $0.matched = Int64(matched)
-                if let token { $0.token = token.rawValue }
+                // Cleared on purpose: see batchUpdate.
+                if let token { $0.token = token.rawValue } else { $0.clearToken() }
                 $0.deleted = Int64(deleted)
             }
         }
@@ -326,7 +327,11 @@ struct QueryServiceHandler: Modeld_V1_QueryService.SimpleServiceProtocol {
             let token = core.announced(result, store: store).result.token
             return Modeld_V1_BatchResult.with {
                 $0.matched = Int64(matched)
-                if let token { $0.token = token.rawValue }
+                // Cleared when there is no token, though a new message has none: without it,
+                // Swift 6.3.1's optimizer dropped the message's initial `token` (release builds
+                // answered a batch that changed nothing with whatever the memory held;
+                // scripts/interop checks it, and scripts/bench runs that against its release build).
+                if let token { $0.token = token.rawValue } else { $0.clearToken() }
             }
         }
     }

@@ -187,6 +187,12 @@ struct QueryTests {
         #expect(history.last?.changes.count == 9)
         let none = try await store.client.batchDelete("Item", where: where_("rank == 99"), in: store.name)
         #expect(none.matched == 0 && none.token == nil)
+        // Values already held: matched, nothing saved, no token.
+        let saved = try await store.client.history(after: nil, in: store.name).count
+        let held = try await store.client.batchUpdate(
+            "Item", where: where_("rank == 2"), set: ["rank": .int(2)], in: store.name)
+        #expect(held.matched == 5 && held.token == nil)
+        #expect(try await store.client.history(after: nil, in: store.name).count == saved)
     }
 
     /// A batch update's values are checked before any object is looked for: a value no object

@@ -561,6 +561,25 @@ def run(daemon):
         queries.GetObjects, queries_pb2.GetObjectsRequest(store=store, uris=["https://example.com/Trip/p1"])),
         grpc.StatusCode.INVALID_ARGUMENT)
 
+    # Batches that change nothing save nothing and answer no token (queries.proto's BatchResult).
+    # Release builds of Swift 6.3.1 once answered these with whatever the memory held.
+    latest = stores.GetStore(stores_pb2.GetStoreRequest(name=store), timeout=t).history_token
+    held = queries.BatchUpdate(queries_pb2.BatchUpdateRequest(
+        store=store, entity="Trip", predicate=predicate.Predicate(text='name == "Jordan Hike"'),
+        attributes={"destination": string("Jordan")}), timeout=t)
+    check("BatchUpdate to the values already held: one matched, no token", (1, False),
+          (held.matched, held.HasField("token")))
+    unmatched = queries.BatchUpdate(queries_pb2.BatchUpdateRequest(
+        store=store, entity="Trip", predicate=predicate.Predicate(text='name == "Nowhere"'),
+        attributes={"destination": string("Nowhere")}), timeout=t)
+    check("BatchUpdate matching nothing: no token", (0, False), (unmatched.matched, unmatched.HasField("token")))
+    undeleted = queries.BatchDelete(queries_pb2.BatchDeleteRequest(
+        store=store, entity="Trip", predicate=predicate.Predicate(text='name == "Nowhere"')), timeout=t)
+    check("BatchDelete matching nothing: no token, nothing deleted", (0, False, 0),
+          (undeleted.matched, undeleted.HasField("token"), undeleted.deleted))
+    check("Batches that changed nothing wrote no history", latest,
+          stores.GetStore(stores_pb2.GetStoreRequest(name=store), timeout=t).history_token)
+
     # A unique constraint conflict fails the save and leaves the session's changes staged.
     duplicate = stage(alice, trip("Trip", "Tokyo Spring", "Somewhere else", "2026-03-10", "2026-03-20"))
     check_error("Save of a duplicate name+startDate+endDate", rpc_error(
