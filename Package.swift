@@ -199,7 +199,7 @@ let package = Package(
         .executableTarget(
             name: "modeld",
             dependencies: [
-                "ModelServer", "ModelWire", "ManualPages", "StandardBackends", "CScheduler",
+                "ModelServer", "ModelCore", "ModelWire", "ManualPages", "StandardBackends", "CScheduler",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -32,9 +32,13 @@ final class SocketGuard: Sendable {
     static func acquire(dataDirectory: String, socketPath: String, bindsPath: Bool) throws -> SocketGuard {
         try makeDirectory(dataDirectory, mode: 0o700, what: "data directory", option: "--data-dir (MODELD_DATA_DIR)")
         for directory in [dataDirectory, dataDirectory + "/stores"] {
-            if let reason = unsafeReason(directory, stickyAllowed: false) {
+            if let unsafe = unsafeReason(directory, stickyAllowed: false) {
+                let remedy =
+                    unsafe.isOthers
+                    ? "give it to the daemon's user (chown \(geteuid()) \(directory))"
+                    : "make it the daemon's user's alone (chmod 700 \(directory))"
                 throw DaemonStartError(
-                    "the data directory \(directory) is not safe to serve from: \(reason), and could rename or delete the stores in it; make it the daemon's user's alone (chmod 700 \(directory)) or choose another with --data-dir (MODELD_DATA_DIR)"
+                    "the data directory \(directory) is not safe to serve from: \(unsafe.reason), so \(unsafe.isOthers ? "that user" : "they") could rename or delete the stores in it; \(remedy) or choose another with --data-dir (MODELD_DATA_DIR)"
                 )
             }
         }
@@ -55,7 +59,9 @@ final class SocketGuard: Sendable {
                     option: "--socket (MODELD_SOCKET)")
                 try checkPrivate(directory.isEmpty ? "." : directory)
                 locks.append(try lock(socketPath + ".lock", what: "socket \(socketPath)"))
+                // Both sockets: the framed one beside it is bound too, and replaced if stale.
                 try clearStaleSocket(socketPath)
+                try clearStaleSocket(socketPath + ".frames")
             }
         } catch {
             for fd in locks { close(fd) }
@@ -94,24 +100,24 @@ final class SocketGuard: Sendable {
     /// `/tmp` has). Such a directory is one someone else made first, at a path the daemon would
     /// have made (`/tmp/modeld-<uid>`, say), to serve clients a socket of their own.
     private static func checkPrivate(_ directory: String) throws {
-        guard let reason = unsafeReason(directory, stickyAllowed: true) else { return }
+        guard let unsafe = unsafeReason(directory, stickyAllowed: true) else { return }
         throw DaemonStartError(
-            "the socket's directory \(directory) is not safe to serve in: \(reason) and could replace the socket; remove it (modeld makes it again, private) or choose another with --socket (MODELD_SOCKET)"
+            "the socket's directory \(directory) is not safe to serve in: \(unsafe.reason), so \(unsafe.isOthers ? "that user" : "they") could replace the socket; remove it (modeld makes it again, private) or choose another with --socket (MODELD_SOCKET)"
         )
     }
 
     /// Why another user could change what is in `directory`, or nil: it is not the daemon's
-    /// user's (or root's), or others may write to it (unless it has the sticky bit, as `/tmp`
-    /// has, and `stickyAllowed`). Nil for a directory that is not there.
-    private static func unsafeReason(_ directory: String, stickyAllowed: Bool) -> String? {
+    /// user's (or root's: `isOthers`), or others may write to it (unless it has the sticky bit,
+    /// as `/tmp` has, and `stickyAllowed`). Nil for a directory that is not there.
+    private static func unsafeReason(_ directory: String, stickyAllowed: Bool) -> (reason: String, isOthers: Bool)? {
         var info = stat()
         guard stat(directory, &info) == 0 else { return nil }
         let user = geteuid()
         if info.st_uid != user && info.st_uid != 0 {
-            return "it belongs to uid \(info.st_uid), not to the daemon's user (uid \(user)) or root"
+            return ("it belongs to uid \(info.st_uid), not to the daemon's user (uid \(user)) or root", true)
         }
         guard info.st_mode & 0o022 != 0, !(stickyAllowed && info.st_mode & S_ISVTX != 0) else { return nil }
-        return "other users may write to it (mode \(String(info.st_mode & 0o777, radix: 8)))"
+        return ("other users may write to it (mode \(String(info.st_mode & 0o777, radix: 8)))", false)
     }
 
     /// Sets the socket file's permissions.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ModelCore
 import ModelServer
 import StandardBackends
 import ModelWire
@@ -91,9 +92,8 @@ struct DaemonSettings {
                 try Self.size(text, "max store size", within: 64 * 1024...Int.max, "at least 64K"))
         }
         if let text = value(flags.historyRetentionAge, "MODELD_HISTORY_RETENTION_AGE") {
-            guard let age = Self.age(text) else {
-                throw ValidationError(
-                    "history retention age '\(text)' is not a duration: a positive number with s, m, h or d (30d, 12h)")
+            guard let age = HistoryRetentionAge.parse(text) else {
+                throw ValidationError("history retention age '\(text)' is not an age: \(HistoryRetentionAge.form)")
             }
             server.historyRetentionAge = age
         }
@@ -146,18 +146,6 @@ struct DaemonSettings {
                 "log level '\(level)' is not one of trace, debug, info, notice, warning, error, critical")
         }
         logLevel = parsed
-    }
-
-    /// `30d`, `12h`, `90m`, `45s` (or plain seconds): a positive duration.
-    static func age(_ text: String) -> Duration? {
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
-        var number = Substring(text), unit = 1.0
-        if let last = text.last, let factor = units[last] {
-            number = number.dropLast()
-            unit = factor
-        }
-        guard let value = Double(number), value > 0, value.isFinite else { return nil }
-        return .milliseconds(Int64(value * unit * 1_000))
     }
 
     /// A positive number of seconds, from a flag or else a variable's text.

@@ -24,7 +24,7 @@ import Testing
         "ModelClientTesting": ["ModelClient", "ModelTesting"],
         "ManualPages": [],
         "ModelMacros": [],
-        "modeld": ["ModelServer", "ModelWire", "ManualPages", "StandardBackends", "CScheduler"],
+        "modeld": ["ModelServer", "ModelCore", "ModelWire", "ManualPages", "StandardBackends", "CScheduler"],
         "modelctl": ["ModelCore", "ModelRemote", "ModelWire", "ManualPages", "CEditLine"],
         "modeld-bench": [
             "ModelCore", "ModelRemote", "ModelTesting", "ModelWire", "ModelFixtures", "SQLiteStorage", "CSQLite",

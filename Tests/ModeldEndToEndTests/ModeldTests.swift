@@ -154,7 +154,8 @@ import Testing
             #expect(refused.status == 1, "\(refused)")
             #expect(
                 refused.error.contains("the data directory \(path) is not safe to serve from")
-                    && refused.error.contains("other users may write to it (mode \(String(mode & 0o777, radix: 8)))"),
+                    && refused.error.contains("other users may write to it (mode \(String(mode & 0o777, radix: 8)))")
+                    && refused.error.contains("(chmod 700 \(path))"),
                 "\(refused.error)")
             #expect(!FileManager.default.fileExists(atPath: directory.path + "/s"), "nothing was served")
         }
@@ -162,7 +163,27 @@ import Testing
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: data.path + "/stores")
         #expect(chown(data.path, 65534, 65534) == 0)
         let others = try await start()
-        #expect(others.status == 1 && others.error.contains("it belongs to uid 65534"), "\(others)")
+        // The remedy for another user's directory is a chown: a chmod would leave it theirs.
+        #expect(
+            others.status == 1 && others.error.contains("it belongs to uid 65534")
+                && others.error.contains("(chown \(geteuid()) \(data.path))") && !others.error.contains("chmod"),
+            "\(others)")
+    }
+
+    /// The framed socket's path beside the socket is checked as the socket's is: a file there
+    /// that is not a socket is refused and kept (it was deleted, and the daemon started serving
+    /// HTTP/2 alone, or not, as a race went).
+    @Test func aFileAtTheFramedSocketsPathIsRefusedAndKept() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "mf")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.path + "/m.sock"
+        try Data("an operator's file\n".utf8).write(to: URL(fileURLWithPath: socket + ".frames"))
+        let refused = try await run(
+            try modeldExecutable(), ["--socket", socket, "--data-dir", directory.path + "/data"], in: directory)
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.error.contains("\(socket).frames exists and is not a socket"), "\(refused.error)")
+        #expect(try String(contentsOfFile: socket + ".frames", encoding: .utf8) == "an operator's file\n")
+        #expect(!FileManager.default.fileExists(atPath: socket), "nothing was served")
     }
 
     /// A socket's directory someone else could swap the socket in (another user's, or written by
@@ -282,6 +303,13 @@ import Testing
         ),
         (["--log-level", "loud"], "log level 'loud' is not one of"),
         (["--time-slice", "50"], "time slice '50' must be 0 (the kernel's) or 100 to 100000 microseconds"),
+        // A bare number is not read as seconds: "30" meant as 30 days would delete nearly all history.
+        (
+            ["--history-retention-age", "30"],
+            "history retention age '30' is not an age: a positive number and its unit"
+        ),
+        (["--history-retention-age=-2d"], "history retention age '-2d' is not an age"),
+        (["--history-retention-age", "infh"], "history retention age 'infh' is not an age"),
     ])
     func badSettingsAreUsageErrors(arguments: [String], message: String) async throws {
         let directory = try TemporaryDirectory.make(prefix: "mb")

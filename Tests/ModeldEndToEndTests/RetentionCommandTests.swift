@@ -37,10 +37,18 @@ import Testing
             #expect(back["history_retention_age_seconds"] as? Int == 2592000)
             #expect(back["history_retention_age_from"] as? String == "daemon")
 
-            for bad in [["--age", "soon"], ["--transactions=-5"], ["--transactions", "0"]] {
+            for (bad, reason) in [
+                (["--age", "soon"], "is not an age"), (["--age", "30"], "is not an age"),
+                (["--age", "0.5s"], "is not an age"), (["--transactions=-5"], "is not a positive whole number"),
+                (["--transactions", "0"], "is not a positive whole number"),
+            ] {
                 let refused = try await bed.run(["store", "retention"] + bad)
-                #expect(refused.status == 64 && refused.error.contains("is not a positive limit"), "\(bad): \(refused)")
+                #expect(refused.status == 64 && refused.error.contains(reason), "\(bad): \(refused)")
             }
+            // The daemon's form, fractions included: 1.5h is 5,400 s.
+            let fractional = try await bed.run(["store", "retention", "--age", "1.5h", "--format", "json"])
+            let fractionalInfo = try #require(fractional.json as? [String: Any], "\(fractional)")
+            #expect(fractionalInfo["history_retention_age_seconds"] as? Int == 5400)
         }
     }
 }

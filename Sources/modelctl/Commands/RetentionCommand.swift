@@ -27,14 +27,17 @@ extension StoreCommand {
         var transactions: String?
 
         func validate() throws {
-            _ = try limit(age, parse: Self.seconds, what: "--age")
-            _ = try limit(transactions, parse: { Int64($0).flatMap { $0 > 0 ? $0 : nil } }, what: "--transactions")
+            _ = try limit(age, parse: Self.seconds, what: "--age", form: Self.ageForm)
+            _ = try limit(
+                transactions, parse: { Int64($0).flatMap { $0 > 0 ? $0 : nil } }, what: "--transactions",
+                form: "a positive whole number")
         }
 
         func run() async throws {
-            let ageLimit = try limit(age, parse: Self.seconds, what: "--age")
+            let ageLimit = try limit(age, parse: Self.seconds, what: "--age", form: Self.ageForm)
             let countLimit = try limit(
-                transactions, parse: { Int64($0).flatMap { $0 > 0 ? $0 : nil } }, what: "--transactions")
+                transactions, parse: { Int64($0).flatMap { $0 > 0 ? $0 : nil } }, what: "--transactions",
+                form: "a positive whole number")
             let store = try await global.withClient { client in
                 let store = name ?? global.storeName
                 if ageLimit == nil, countLimit == nil { return try await client.store(store) }
@@ -45,7 +48,8 @@ extension StoreCommand {
             writer.finish()
         }
 
-        private func limit(_ text: String?, parse: (String) -> Int64?, what: String) throws -> StoreInfo.RetentionLimit?
+        private func limit(_ text: String?, parse: (String) -> Int64?, what: String, form: String) throws
+            -> StoreInfo.RetentionLimit?
         {
             guard let text else { return nil }
             switch text.lowercased() {
@@ -53,22 +57,20 @@ extension StoreCommand {
             case "default": return .daemons
             default:
                 guard let value = parse(text) else {
-                    throw ValidationError("\(what) '\(text)' is not a positive limit, 'none' or 'default'")
+                    throw ValidationError("\(what) '\(text)' is not \(form), 'none' or 'default'")
                 }
                 return .limit(value)
             }
         }
 
-        /// `30d`, `12h`, `90m`, `45s` or plain seconds.
+        /// What `--age` takes, besides `none` and `default`.
+        static let ageForm = "an age (\(HistoryRetentionAge.form), in whole seconds)"
+
+        /// An age (``HistoryRetentionAge``) in whole seconds, as `SetHistoryRetention` takes it.
         static func seconds(_ text: String) -> Int64? {
-            let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
-            var number = Substring(text), unit: Int64 = 1
-            if let last = text.last, let factor = units[last] {
-                number = number.dropLast()
-                unit = factor
-            }
-            guard let value = Int64(number), value > 0, value <= Int64.max / unit else { return nil }
-            return value * unit
+            guard let age = HistoryRetentionAge.parse(text) else { return nil }
+            let (seconds, attoseconds) = age.components
+            return seconds >= 1 && attoseconds == 0 ? seconds : nil
         }
     }
 
