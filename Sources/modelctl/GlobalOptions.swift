@@ -58,9 +58,12 @@ enum CLI {
     static let exitCodes = """
         Exit codes: 0 success; 1 failure (daemon or storage error); 64 usage (a bad command \
         line, or input the daemon refused as invalid); 66 not found (store, session, object or input file); \
-        69 unavailable (modeld is not running or not at the socket); 75 conflict (a unique \
-        constraint, a concurrent change, a deny rule, a schema difference: resolve and retry); \
-        77 permission denied (the store's owner or an administrator grants access). When what reads         its output stops early (| head), modelctl ends quietly by SIGPIPE, as other tools do (141 in a shell).
+        69 unavailable (modeld is not running or not at the socket, or it cannot reach the store's \
+        backend now: a PostgreSQL server down, an SQLite file locked by another process; try again); \
+        75 conflict (a unique constraint, a concurrent change, a deny rule, a schema difference: \
+        resolve and retry); 77 permission denied (the store's owner or an administrator grants \
+        access). When what reads its output stops early (| head), modelctl ends quietly by SIGPIPE, \
+        as other tools do (141 in a shell).
         """
 
     static func exitCode(for error: ModelError) -> Int32 {

@@ -54,4 +54,33 @@ import Testing
             #expect(said.isEmpty, "\(said)")
         }
     }
+
+    /// A backup written to standard output ends the same way when its reader is gone (it said
+    /// "cannot write -: Broken pipe" and exited 1).
+    @Test(.timeLimit(.minutes(2)))
+    func aBackupToAReaderThatIsGoneEndsBySIGPIPE() async throws {
+        try await CLITestbed.with { bed in
+            #expect(
+                try await bed.run(["schema", "apply", try bed.file("catalog.json", Catalog.schema.canonicalJSON())])
+                    .status == 0)
+            let errors = bed.directory.appendingPathComponent("backup.err")
+            _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+            let output = Pipe()
+            // The reader is gone before the first byte is written.
+            try output.fileHandleForReading.close()
+            let process = Process()
+            process.executableURL = bed.modelctl
+            process.arguments = ["--socket", bed.daemon.socketPath, "store", "backup", "default", "-"]
+            process.standardOutput = output
+            process.standardError = try FileHandle(forWritingTo: errors)
+            let (ended, end) = AsyncStream<Void>.makeStream()
+            process.terminationHandler = { _ in end.finish() }
+            try process.run()
+            defer { if process.isRunning { process.terminate() } }
+            for await _ in ended {}
+            #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGPIPE)
+            let said = try String(contentsOf: errors, encoding: .utf8)
+            #expect(said.isEmpty, "\(said)")
+        }
+    }
 }

@@ -35,6 +35,11 @@ extension ModelctlTests {
                 URL(fileURLWithPath: groff), ["-man", "-Tutf8", "-ww", page], in: bed.directory)
             #expect(rendered.status == 0 && rendered.error.isEmpty, "\(rendered.error)")
             #expect(rendered.output.contains("modelctl - Work with the object stores"))
+            // Every variable modelctl reads, and no run of spaces inside a sentence of the help.
+            for variable in ["MODELD_SOCKET", "MODELD_STORE", "MODELD_TRANSPORT", "MODELCTL_HISTFILE"] {
+                #expect(manual.output.contains(".B \(variable)"), "\(variable)")
+            }
+            #expect(!manual.output.contains("reads  "), "a run of spaces in the exit status text")
         }
     }
 }

@@ -108,6 +108,12 @@ final class BackupOutput: Sendable {
 
     func write(_ data: Data) throws {
         let failure = FileDescriptorWrites.writeAll(data, to: descriptor)
+        if failure == EPIPE, descriptor == STDOUT_FILENO {
+            // What reads standard output stopped (`| head`): end quietly by SIGPIPE, as other
+            // output of modelctl does (141 in a shell).
+            signal(SIGPIPE, SIG_DFL)
+            raise(SIGPIPE)
+        }
         if let failure {
             throw FileError(
                 "cannot write \(path): \(String(cString: strerror(failure)))\(failure == ENOSPC ? " (the disk is full; nothing of the backup is kept)" : "")"

@@ -19,7 +19,20 @@ struct Manual: AsyncParsableCommand {
             sections: [
                 (
                     "ENVIRONMENT",
-                    ".TP\n.B MODELD_SOCKET\nThe daemon's socket, when --socket is not given.\n.TP\n.B MODELD_STORE\nThe store, when --store is not given."
+                    """
+                    .TP
+                    .B MODELD_SOCKET
+                    The daemon's socket, when --socket is not given.
+                    .TP
+                    .B MODELD_STORE
+                    The store, when --store is not given.
+                    .TP
+                    .B MODELD_TRANSPORT
+                    How to speak to the daemon: framed (its own socket beside --socket, the default when it is there) or http2 (standard gRPC).
+                    .TP
+                    .B MODELCTL_HISTFILE
+                    Where the shell keeps its history (~/.modelctl_history by default; empty for none).
+                    """
                 ),
                 ("EXIT STATUS", ManualPage.paragraphs(CLI.exitCodes)),
                 ("SEE ALSO", ".BR modeld (8)"),

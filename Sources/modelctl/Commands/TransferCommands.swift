@@ -187,7 +187,9 @@ struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
             "Write the objects of an entity as JSON Lines (or CSV, JSON), streamed: any number of objects needs a batch of memory.",
-        discussion: "The output reads back with 'modelctl import'.")
+        discussion:
+            "The output reads back with 'modelctl import'. Written to a file whose name ends in .csv, it is CSV unless --format says otherwise, as import reads such a file."
+    )
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var query: QueryOptions
@@ -231,7 +233,8 @@ struct Export: AsyncParsableCommand {
 
     /// Writes the objects to standard output; returns how many.
     private func exported() async throws -> Int {
-        let format = global.format ?? .jsonl
+        // A file named *.csv is CSV, as import takes it (by its extension), unless --format says.
+        let format = global.format ?? (output?.lowercased().hasSuffix(".csv") == true ? .csv : .jsonl)
         return try await global.withClient { client in
             let kinds = try EntityKinds(
                 query.entity, schema: ResolvedSchema(try await client.schema(of: global.storeName)))
