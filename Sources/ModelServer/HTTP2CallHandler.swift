@@ -229,7 +229,8 @@ final class HTTP2CallHandler: ChannelDuplexHandler {
             break
         }
         state = .ended
-        refuse(.trailers(status: Status(code: Status.Code(error.code), message: error.message)), context: context)
+        let status = Status(code: Status.Code(error.code), message: error.message)
+        refuse(.trailers(status: status, metadata: ErrorMetadata.metadata(of: status)), context: context)
     }
 
     private func requestEnded(context: ChannelHandlerContext) {

@@ -48,7 +48,7 @@ struct HTTP2Request {
 
     /// Why a request cannot be a call: the headers that answer it.
     struct Refusal: Error {
-        let headers: HPACKHeaders
+        var headers: HPACKHeaders
     }
 
     static func parse(_ headers: HPACKHeaders) -> Result<HTTP2Request, Refusal> {
@@ -65,14 +65,11 @@ struct HTTP2Request {
         }
         let encodings = headers[canonicalForm: "grpc-encoding"]
         if let encoding = encodings.first, encodings.count > 1 || encoding != "identity" {
-            var headers = HPACKHeaders.trailers(
-                status: Status(
-                    code: .unimplemented,
-                    message:
-                        "\(encoding) compression is not supported; supported algorithms are listed in grpc-accept-encoding"
-                ))
-            headers.add(name: "grpc-accept-encoding", value: "identity")
-            return .failure(Refusal(headers: headers))
+            var refused = refusal(
+                .unimplemented,
+                "\(encoding) compression is not supported; supported algorithms are listed in grpc-accept-encoding")
+            refused.headers.add(name: "grpc-accept-encoding", value: "identity")
+            return .failure(refused)
         }
         if let timeout = headers.first(name: "grpc-timeout"), !isTimeout(timeout) {
             // GRPCCore ignores a timeout it cannot read, so the call would run without one.
@@ -93,8 +90,10 @@ struct HTTP2Request {
         return bytes.dropLast().allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 
+    /// A refusal with modeld's error metadata, as every error a client can cause carries.
     private static func refusal(_ code: Status.Code, _ message: String) -> Refusal {
-        Refusal(headers: .trailers(status: Status(code: code, message: message)))
+        let status = Status(code: code, message: message)
+        return Refusal(headers: .trailers(status: status, metadata: ErrorMetadata.metadata(of: status)))
     }
 }
 

@@ -281,6 +281,9 @@ extension ConnectionLimitTests {
             #expect(
                 answer?.trailers.first(name: "grpc-message")?.contains("did not end within 1 s") == true,
                 "\(String(describing: answer))")
+            #expect(
+                answer?.trailers.first(name: "modeld-error-code") == "deadlineExceeded", "\(String(describing: answer))"
+            )
             try exchange.send(HTTP2Bytes.stream(3, path: HTTP2ProtocolTests.status, messages: [[]]))
             #expect(await exchange.answer(stream: 3)?.trailers.first(name: "grpc-status") == "0")
         }

@@ -133,6 +133,8 @@ struct HostileConnectionTests {
                 #expect(refused.trailers.first(name: "grpc-status") == "3", "\(timeout): \(refused)")
                 #expect(
                     refused.trailers.first(name: "grpc-message")?.contains("is not a timeout") == true, "\(refused)")
+                // With modeld's error metadata, as every error a client can cause.
+                #expect(refused.trailers.first(name: "modeld-error-code") == "invalidArgument", "\(refused)")
                 stream += 2
             }
             try exchange.send(
