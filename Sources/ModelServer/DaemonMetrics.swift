@@ -62,11 +62,6 @@ final class DaemonMetrics: Sendable {
         }
     }
 
-    /// Counts a call to `method` that ended with `code`, and its duration.
-    func called(_ method: String, code: RPCError.Code?, since start: ContinuousClock.Instant) {
-        called(metrics(of: method), code: code, since: start)
-    }
-
     /// Counts a call of `method` that ended with `code` (nil: it succeeded), and its duration.
     func called(_ method: MethodMetrics, code: RPCError.Code?, since start: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - start

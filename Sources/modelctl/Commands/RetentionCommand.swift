@@ -27,17 +27,11 @@ extension StoreCommand {
         var transactions: String?
 
         func validate() throws {
-            _ = try limit(age, parse: Self.seconds, what: "--age", form: Self.ageForm)
-            _ = try limit(
-                transactions, parse: { Int64($0).flatMap { $0 > 0 ? $0 : nil } }, what: "--transactions",
-                form: "a positive whole number")
+            _ = try limits()
         }
 
         func run() async throws {
-            let ageLimit = try limit(age, parse: Self.seconds, what: "--age", form: Self.ageForm)
-            let countLimit = try limit(
-                transactions, parse: { Int64($0).flatMap { $0 > 0 ? $0 : nil } }, what: "--transactions",
-                form: "a positive whole number")
+            let (ageLimit, countLimit) = try limits()
             let store = try await global.withClient { client in
                 let store = name ?? global.storeName
                 if ageLimit == nil, countLimit == nil { return try await client.store(store) }
@@ -46,6 +40,15 @@ extension StoreCommand {
             let writer = RecordWriter(format: global.outputFormat, single: true)
             writer.write([StoreCommand.retentionRecord(store)])
             writer.finish()
+        }
+
+        /// The limits asked for: `--age` and `--transactions`, each nil when not given.
+        private func limits() throws -> (age: StoreInfo.RetentionLimit?, transactions: StoreInfo.RetentionLimit?) {
+            let ageLimit = try limit(self.age, parse: Self.seconds, what: "--age", form: Self.ageForm)
+            let countLimit = try limit(
+                self.transactions, parse: { Int64($0).flatMap { $0 > 0 ? $0 : nil } }, what: "--transactions",
+                form: "a positive whole number")
+            return (ageLimit, countLimit)
         }
 
         private func limit(_ text: String?, parse: (String) -> Int64?, what: String, form: String) throws
