@@ -38,7 +38,7 @@ final class SocketGuard: Sendable {
                     ? "give it to the daemon's user (chown \(geteuid()) \(directory))"
                     : "make it the daemon's user's alone (chmod 700 \(directory))"
                 throw DaemonStartError(
-                    "the data directory \(directory) is not safe to serve from: \(unsafe.reason), so \(unsafe.isOthers ? "that user" : "they") could rename or delete the stores in it; \(remedy) or choose another with --data-dir (MODELD_DATA_DIR)"
+                    "the data directory \(directory) is not safe to serve from: \(unsafe.reason), so \(unsafe.who) could rename or delete the stores in it; \(remedy) or choose another with --data-dir (MODELD_DATA_DIR)"
                 )
             }
         }
@@ -102,22 +102,34 @@ final class SocketGuard: Sendable {
     private static func checkPrivate(_ directory: String) throws {
         guard let unsafe = unsafeReason(directory, stickyAllowed: true) else { return }
         throw DaemonStartError(
-            "the socket's directory \(directory) is not safe to serve in: \(unsafe.reason), so \(unsafe.isOthers ? "that user" : "they") could replace the socket; remove it (modeld makes it again, private) or choose another with --socket (MODELD_SOCKET)"
+            "the socket's directory \(directory) is not safe to serve in: \(unsafe.reason), so \(unsafe.who) could replace the socket; remove it (modeld makes it again, private) or choose another with --socket (MODELD_SOCKET)"
         )
     }
 
     /// Why another user could change what is in `directory`, or nil: it is not the daemon's
     /// user's (or root's: `isOthers`), or others may write to it (unless it has the sticky bit,
     /// as `/tmp` has, and `stickyAllowed`). Nil for a directory that is not there.
-    private static func unsafeReason(_ directory: String, stickyAllowed: Bool) -> (reason: String, isOthers: Bool)? {
+    private static func unsafeReason(_ directory: String, stickyAllowed: Bool) -> Unsafety? {
         var info = stat()
         guard stat(directory, &info) == 0 else { return nil }
         let user = geteuid()
         if info.st_uid != user && info.st_uid != 0 {
-            return ("it belongs to uid \(info.st_uid), not to the daemon's user (uid \(user)) or root", true)
+            return Unsafety(
+                reason: "it belongs to uid \(info.st_uid), not to the daemon's user (uid \(user)) or root",
+                isOthers: true)
         }
         guard info.st_mode & 0o022 != 0, !(stickyAllowed && info.st_mode & S_ISVTX != 0) else { return nil }
-        return ("other users may write to it (mode \(String(info.st_mode & 0o777, radix: 8)))", false)
+        return Unsafety(
+            reason: "other users may write to it (mode \(String(info.st_mode & 0o777, radix: 8)))", isOthers: false)
+    }
+
+    /// Why a directory is not safe to serve from (``unsafeReason(_:stickyAllowed:)``).
+    private struct Unsafety {
+        let reason: String
+        /// Whether it belongs to another user (the remedy is then a chown, not a chmod).
+        let isOthers: Bool
+        /// Who could change what is in it.
+        var who: String { isOthers ? "that user" : "they" }
     }
 
     /// Sets the socket file's permissions.

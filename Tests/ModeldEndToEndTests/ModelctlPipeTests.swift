@@ -13,26 +13,12 @@ import Testing
 @Suite struct ModelctlPipeTests {
     @Test(.timeLimit(.minutes(2)))
     func aReaderThatStopsEndsModelctlBySIGPIPE() async throws {
-        try await CLITestbed.with { bed in
-            #expect(
-                try await bed.run(["schema", "apply", try bed.file("catalog.json", Catalog.schema.canonicalJSON())])
-                    .status == 0)
+        try await Self.withCatalog { bed in
             #expect(try await bed.run(["insert", "Library", "name=first"]).status == 0)
-            let errors = bed.directory.appendingPathComponent("watch.err")
-            _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
             let output = Pipe()
-            let process = Process()
-            process.executableURL = bed.modelctl
-            process.arguments = [
-                "--socket", bed.daemon.socketPath, "--store", "default", "fetch", "Library", "--format", "jsonl",
-                "--watch",
-            ]
-            process.standardOutput = output
-            process.standardError = try FileHandle(forWritingTo: errors)
-            let (ended, end) = AsyncStream<Void>.makeStream()
-            process.terminationHandler = { _ in end.finish() }
-            try process.run()
-            defer { if process.isRunning { process.terminate() } }
+            let run = try PipedModelctl(
+                bed, ["--store", "default", "fetch", "Library", "--format", "jsonl", "--watch"], output: output)
+            defer { run.stop() }
 
             // The first result, then the reader goes (as `head -1` does once it has its line).
             var first = Data()
@@ -47,11 +33,7 @@ import Testing
             // The next change is written to no reader.
             #expect(try await bed.run(["insert", "Library", "name=second"]).status == 0)
             // Its end, or the test's time limit (which ends the wait, cancelled).
-            for await _ in ended {}
-            #expect(!process.isRunning, "modelctl went on writing to a closed pipe")
-            #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGPIPE)
-            let said = try String(contentsOf: errors, encoding: .utf8)
-            #expect(said.isEmpty, "\(said)")
+            try await run.expectEndedQuietlyBySIGPIPE()
         }
     }
 
@@ -59,28 +41,60 @@ import Testing
     /// "cannot write -: Broken pipe" and exited 1).
     @Test(.timeLimit(.minutes(2)))
     func aBackupToAReaderThatIsGoneEndsBySIGPIPE() async throws {
+        try await Self.withCatalog { bed in
+            let output = Pipe()
+            // The reader is gone before the first byte is written.
+            try output.fileHandleForReading.close()
+            let run = try PipedModelctl(bed, ["store", "backup", "default", "-"], output: output)
+            defer { run.stop() }
+            try await run.expectEndedQuietlyBySIGPIPE()
+        }
+    }
+}
+
+extension ModelctlPipeTests {
+    /// Runs `body` with a testbed whose default store has the catalog's schema.
+    fileprivate static func withCatalog(_ body: (CLITestbed) async throws -> Void) async throws {
         try await CLITestbed.with { bed in
             #expect(
                 try await bed.run(["schema", "apply", try bed.file("catalog.json", Catalog.schema.canonicalJSON())])
                     .status == 0)
-            let errors = bed.directory.appendingPathComponent("backup.err")
-            _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-            let output = Pipe()
-            // The reader is gone before the first byte is written.
-            try output.fileHandleForReading.close()
-            let process = Process()
-            process.executableURL = bed.modelctl
-            process.arguments = ["--socket", bed.daemon.socketPath, "store", "backup", "default", "-"]
-            process.standardOutput = output
-            process.standardError = try FileHandle(forWritingTo: errors)
-            let (ended, end) = AsyncStream<Void>.makeStream()
-            process.terminationHandler = { _ in end.finish() }
-            try process.run()
-            defer { if process.isRunning { process.terminate() } }
-            for await _ in ended {}
-            #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGPIPE)
-            let said = try String(contentsOf: errors, encoding: .utf8)
-            #expect(said.isEmpty, "\(said)")
+            try await body(bed)
         }
+    }
+}
+
+/// modelctl run against a testbed's daemon with its standard output on `output` and its
+/// standard error kept in a file, for the tests of how it ends when its reader goes.
+private struct PipedModelctl {
+    let process = Process()
+    let errors: URL
+    let ended: AsyncStream<Void>
+
+    init(_ bed: CLITestbed, _ arguments: [String], output: Pipe) throws {
+        errors = bed.directory.appendingPathComponent("modelctl-\(UUID().uuidString).err")
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+        process.executableURL = bed.modelctl
+        process.arguments = ["--socket", bed.daemon.socketPath] + arguments
+        process.standardOutput = output
+        process.standardError = try FileHandle(forWritingTo: errors)
+        let (ended, end) = AsyncStream<Void>.makeStream()
+        self.ended = ended
+        process.terminationHandler = { _ in end.finish() }
+        try process.run()
+    }
+
+    /// Waits for modelctl's end (or the test's time limit), which must be SIGPIPE's, with
+    /// nothing said on standard error.
+    func expectEndedQuietlyBySIGPIPE() async throws {
+        for await _ in ended {}
+        #expect(!process.isRunning, "modelctl went on writing to a closed pipe")
+        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGPIPE)
+        let said = try String(contentsOf: errors, encoding: .utf8)
+        #expect(said.isEmpty, "\(said)")
+    }
+
+    func stop() {
+        if process.isRunning { process.terminate() }
     }
 }
