@@ -92,7 +92,8 @@ extension SQLiteStore {
         let pipe = BatchPipe<[ObjectSnapshot]>(capacity: 2)
         async let count: Int = {
             do {
-                let count = try await readers.run { connection in
+                // The store's closing stops the reader, which may be waiting for room.
+                let count = try await readers.run(stopping: { pipe.abandon() }) { connection in
                     try ReadContext.read(connection, layout: layout, storeIdentifier: storeIdentifier) { context in
                         try context.streamObjects(validated, batchSize: size, byteBudget: Self.streamedBatchBytes) {
                             try pipe.send($0)

@@ -28,8 +28,9 @@ import Synchronization
 /// recycler keeps count of the sets in the bin and the names of the emptied ones, rather than
 /// reading the directory at each drop and creation (the bin is its own from the start).
 ///
-/// A file that another process still has open (an embedded container on the same store) is not
-/// recycled: its connection would go on writing into the next store's file.
+/// A file that a connection still has open is not recycled: another process's (an embedded
+/// container on the same store) would go on writing into the next store's file, and one of
+/// this process's would share SQLite's view of the file with the next store's connections.
 final class StoreFileRecycler: Sendable {
     /// `<stores>/.recycled`.
     let directory: URL
@@ -71,10 +72,10 @@ final class StoreFileRecycler: Sendable {
 
     /// Moves the closed store file at `path`, with its `-wal` and `-shm`, into the bin, and has
     /// them emptied there in the background. Returns false, having moved nothing, when the bin is
-    /// full, another process has the store open, or a file cannot be moved: the caller then
-    /// deletes the files.
+    /// full, a connection (of this process or another) has the store open, or a file cannot be
+    /// moved: the caller then deletes the files.
     func recycle(_ path: String) -> Bool {
-        guard access(path, F_OK) == 0, !Self.isOpenElsewhere(path), reserve() else { return false }
+        guard access(path, F_OK) == 0, !Self.isOpen(path), reserve() else { return false }
         let name = UUID().uuidString.lowercased() + ".sqlite"
         let pending = directory.path + "/" + Self.pendingPrefix + name
         // The -wal and -shm first: the database file is what makes a set, and it moves last.
@@ -218,10 +219,14 @@ final class StoreFileRecycler: Sendable {
         }
     }
 
-    /// Whether another process holds SQLite's lock on the store's shared memory: every
+    /// Whether a connection has the store open, in another process or in this one: every
     /// connection to a WAL database holds a read lock on its `-shm` file's byte 128 (the "DMS"
-    /// lock of SQLite's Unix VFS) for as long as it is open.
-    static func isOpenElsewhere(_ path: String) -> Bool {
+    /// lock of SQLite's Unix VFS) for as long as it is open. Asked as an open file description's
+    /// lock (`F_OFD_GETLK`), which the POSIX locks of this process conflict with too: `F_GETLK`
+    /// sees only other processes' locks, and a connection of this process (a fetch still
+    /// streaming from a dropped store) would share SQLite's view of the file, its WAL index
+    /// among it, with the next store's connections.
+    static func isOpen(_ path: String) -> Bool {
         let descriptor = open(path + "-shm", O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
@@ -230,7 +235,11 @@ final class StoreFileRecycler: Sendable {
         lock.l_whence = Int16(SEEK_SET)
         lock.l_start = 128
         lock.l_len = 1
-        guard fcntl(descriptor, F_GETLK, &lock) == 0 else { return true }
+        guard fcntl(descriptor, Self.getOpenFileDescriptionLock, &lock) == 0 else { return true }
         return lock.l_type != Int16(F_UNLCK)
     }
+
+    /// Linux's `F_OFD_GETLK` (36 on every architecture, <asm-generic/fcntl.h>), which Glibc
+    /// declares only under `_GNU_SOURCE`.
+    private static let getOpenFileDescriptionLock: Int32 = 36
 }

@@ -7,51 +7,112 @@ import Synchronization
 /// the ``ReaderPool``'s it would hold up every read queued behind it. Connections open when a
 /// stream needs one; a few are kept for the next streams, the others closed once done. How many
 /// streams run at once is the caller's to bound (the daemon's `--max-streaming-fetches`).
+///
+/// Closing ends the streams still running (each is stopped, and its statement interrupted) and
+/// returns once their connections are closed too: the store's files may be deleted or recycled
+/// next, and no connection of this process may outlive them (see ``StoreFileRecycler``).
 final class StreamReaders: Sendable {
     /// Idle connections kept for the next streams.
     static let kept = 2
 
+    private struct State {
+        var idle: [ConnectionQueue] = []
+        /// Streams started so far; each stream's number.
+        var started = 0
+        /// The streams running: their connections, and how to stop each.
+        var running: [Int: (connection: ConnectionQueue, stop: @Sendable () -> Void)] = [:]
+        /// Set by ``close(checkpoint:)``, with whether closing copies the WAL into the file.
+        var closing: (checkpoint: Bool, waiters: [CheckedContinuation<Void, Never>])?
+    }
+
     private let path: String
-    private let state = Mutex<(idle: [ConnectionQueue], closed: Bool, opened: Int)>(([], false, 0))
+    private let state = Mutex(State())
 
     init(path: String) {
         self.path = path
     }
 
-    /// Runs `body` with a connection of its own.
-    func run<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        let connection = try state.withLock { state throws(ModelError) -> ConnectionQueue in
-            guard !state.closed else { throw ModelError(.closed, "the store is closed; open it again to use it") }
-            if let idle = state.idle.popLast() { return idle }
-            state.opened += 1
-            return ConnectionQueue(path: path, role: .reader, label: "stream\(state.opened)")
+    /// Runs `body` with a connection of its own; `stop` makes `body` return early (called, from
+    /// another thread, when the store closes while `body` runs). A stream ended by the store's
+    /// closing throws `closed`.
+    func run<T: Sendable>(
+        stopping stop: @escaping @Sendable () -> Void = {},
+        _ body: @escaping @Sendable (SQLiteConnection) throws -> T
+    ) async throws -> T {
+        let (connection, number) = try state.withLock { state throws(ModelError) -> (ConnectionQueue, Int) in
+            guard state.closing == nil else { throw Self.closedError }
+            state.started += 1
+            let connection =
+                state.idle.popLast() ?? ConnectionQueue(path: path, role: .reader, label: "stream\(state.started)")
+            state.running[state.started] = (connection, stop)
+            return (connection, state.started)
         }
+        let result: Result<T, any Error>
         do {
-            let result = try await connection.run(body)
-            await giveBack(connection)
-            return result
+            result = .success(try await connection.run(body))
         } catch {
-            await giveBack(connection)
-            throw error
+            result = .failure(error)
+        }
+        let closed = await giveBack(connection, number)
+        switch result {
+        case .success(let value): return value
+        case .failure(let error): throw closed ? Self.endedByClosing : error
         }
     }
 
-    private func giveBack(_ connection: ConnectionQueue) async {
-        let keep = state.withLock { state -> Bool in
-            guard !state.closed, state.idle.count < Self.kept else { return false }
-            state.idle.append(connection)
-            return true
+    private static let closedError = ModelError(.closed, "the store is closed; open it again to use it")
+    private static let endedByClosing = ModelError(
+        .closed,
+        "the store closed while this fetch streamed from it (it was dropped, or the daemon is stopping); fetch again once it is open"
+    )
+
+    /// Keeps `connection` for the next stream, or closes it; then, if the store is closing and
+    /// this was the last stream, lets the close return. Returns whether the store is closing.
+    private func giveBack(_ connection: ConnectionQueue, _ number: Int) async -> Bool {
+        let kept = state.withLock { state -> (kept: Bool, checkpoint: Bool) in
+            guard let closing = state.closing else {
+                guard state.idle.count < Self.kept else { return (false, true) }
+                state.idle.append(connection)
+                return (true, true)
+            }
+            return (false, closing.checkpoint)
         }
-        if !keep { await connection.close() }
+        if !kept.kept { await connection.close(checkpoint: kept.checkpoint) }
+        let (waiters, closed) = state.withLock { state in
+            state.running[number] = nil
+            guard state.running.isEmpty, var closing = state.closing else {
+                return ([CheckedContinuation<Void, Never>](), state.closing != nil)
+            }
+            defer {
+                closing.waiters = []
+                state.closing = closing
+            }
+            return (closing.waiters, true)
+        }
+        for waiter in waiters { waiter.resume() }
+        return closed
     }
 
-    /// Closes the idle connections; those in use close when their stream ends.
+    /// Closes the idle connections, stops the streams running and returns once their
+    /// connections are closed too.
     func close(checkpoint: Bool) async {
-        let idle = state.withLock { state in
-            state.closed = true
+        let (idle, running) = state.withLock { state in
+            if state.closing == nil { state.closing = (checkpoint, []) }
             defer { state.idle = [] }
-            return state.idle
+            return (state.idle, Array(state.running.values))
         }
         for connection in idle { await connection.close(checkpoint: checkpoint) }
+        for stream in running {
+            stream.stop()
+            stream.connection.interrupt()
+        }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                guard !state.running.isEmpty else { return true }
+                state.closing?.waiters.append(done)
+                return false
+            }
+            if now { done.resume() }
+        }
     }
 }

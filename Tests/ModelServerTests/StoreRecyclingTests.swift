@@ -138,6 +138,46 @@ import Testing
         }
     }
 
+    /// A store dropped while a fetch streams from it to a client that stopped reading: the
+    /// fetch ends, told the store closed, and the next store made of the recycled files holds
+    /// nothing of the dropped one (its connection, still open, once showed it the old WAL).
+    @Test func aStoreDroppedWhileAFetchStreamsGivesTheNextStoreNothingOfIt() async throws {
+        let notes = Schema(entities: [EntityDescription(name: "Note", attributes: [.init(name: "text", type: .string)])]
+        )
+        try await TestDaemon.withDaemon { daemon in
+            try await daemon.withClient { client in
+                try await client.createStore("old", schema: SampleTrips.schema)
+                let long = String(repeating: "x", count: 1000)
+                _ = try await client.apply(
+                    (0..<2000).map { i in
+                        .insert(
+                            entity: "Trip", attributes: trip("\(long) \(i)", "2026-04-01", "2026-04-09"),
+                            relationships: [:],
+                            id: nil)
+                    }, in: "old")
+                let firstBatch = TestEvent()
+                let release = TestEvent()
+                let fetch = Task {
+                    try await client.fetch(FetchDescriptor(entityName: "Trip"), in: "old", batchSize: 1) { _ in
+                        firstBatch.signal()
+                        await release.wait()
+                    }
+                }
+                #expect(await firstBatch.wait(), "the fetch never streamed")
+                try await client.dropStore("old", force: true)
+                let new = try await client.createStore("new", schema: notes)
+                #expect(new.entities == ["Note"] && new.historyToken == nil)
+                #expect(try await client.count(FetchDescriptor(entityName: "Note"), in: "new") == 0)
+                #expect(try await client.history(after: nil, in: "new").isEmpty)
+                release.signal()
+                let error = await #expect(throws: ModelError.self, "the fetch of the dropped store ended as if whole") {
+                    try await fetch.value
+                }
+                #expect(error?.code == .closed && error?.message.contains("closed while this fetch streamed") == true)
+            }
+        }
+    }
+
     @Test func theBinKeepsEightSets() async throws {
         try await TestDaemon.withDaemon { daemon in
             try await daemon.withClient { client in

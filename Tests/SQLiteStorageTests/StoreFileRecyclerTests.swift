@@ -34,4 +34,52 @@ import Testing
             #expect(FileManager.default.contents(atPath: emptied).map { [UInt8]($0) } == image)
         }
     }
+
+    private static let notes = Schema(entities: [
+        EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)])
+    ])
+
+    /// A connection of this process to the file (a backup's, a fetch's still streaming) shares
+    /// SQLite's view of it with the next store's connections, which would read the dropped
+    /// store's WAL through it: the file is not recycled while one is open.
+    @Test func aFileThisProcessHasOpenIsNotRecycled() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("old.sqlite").path
+            let store = try await openStore(path, schema: Self.notes)
+            let recycler = StoreFileRecycler(storesDirectory: directory)
+            #expect(!recycler.recycle(path), "recycled while the store was open")
+            #expect(FileManager.default.fileExists(atPath: path))
+            await store.closeForRemoval()
+            #expect(recycler.recycle(path))
+        }
+    }
+
+    /// A store closed for removal while a fetch streams from it, its consumer stalled, ends the
+    /// stream and closes its connection before the close returns: the files are then the
+    /// recycler's, and the fetch is told the store closed.
+    @Test func closingForRemovalEndsAFetchStillStreaming() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("old.sqlite").path
+            let store = try await openStore(path, schema: Self.notes)
+            try await store.insert("Note", (0..<10).map { ["text": .string("note \($0)")] })
+            let firstBatch = TestEvent()
+            let release = TestEvent()
+            let fetch = Task {
+                try await store.fetchObjects(FetchDescriptor(entityName: "Note"), batchSize: 1) { _, _ in
+                    firstBatch.signal()
+                    await release.wait()
+                }
+            }
+            #expect(await firstBatch.wait(), "the fetch never streamed")
+            await store.closeForRemoval()
+            let recycler = StoreFileRecycler(storesDirectory: directory)
+            #expect(recycler.recycle(path), "a connection of the closed store is still open")
+            release.signal()
+            let outcome = await fetch.result
+            #expect(throws: ModelError.self) { try outcome.get() }
+            if case .failure(let error as ModelError) = outcome {
+                #expect(error.code == .closed, "\(error)")
+            }
+        }
+    }
 }
