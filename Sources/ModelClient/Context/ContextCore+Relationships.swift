@@ -4,7 +4,7 @@ extension ContextCore {
     /// A relationship's value as the context has it: its target objects, made on demand.
     func relatedValue(of record: ObjectRecord, _ property: PropertyInfo) -> Any {
         guard let ids = record.relationships[property.name] else {
-            guard record.isLoaded else { preconditionFailure(record.faultMessage(reading: property.name)) }
+            guard record.isLoaded else { fatalError(record.faultMessage(reading: property.name)) }
             return property.value(of: [])
         }
         return property.value(of: ids.map { object(for: $0) })

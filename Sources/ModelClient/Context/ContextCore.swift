@@ -113,7 +113,7 @@ final class ContextCore {
     func object(for id: PersistentIdentifier) -> AnyObject {
         if let record = records[id] { return object(for: record) }
         guard let info = types.info(forEntity: id.entityName) else {
-            preconditionFailure("\(id) is of the entity \(id.entityName), which this container's models don't include")
+            fatalError("\(id) is of the entity \(id.entityName), which this container's models don't include")
         }
         let record = ObjectRecord(id: id, info: info, isLoaded: false)
         records[id] = record
@@ -191,10 +191,11 @@ final class ContextCore {
     func insert(_ object: any PersistentModel) {
         let state = object._$modelState
         if let core = state.core, !(state.record?.isDetached ?? true) {
-            precondition(
-                core === self,
-                "\(type(of: object)) \(object.persistentModelID) belongs to another context; pass its persistentModelID and fetch it in this one"
-            )
+            guard core === self else {
+                fatalError(
+                    "\(type(of: object)) \(object.persistentModelID) belongs to another context; pass its persistentModelID and fetch it in this one"
+                )
+            }
             if let record = state.record, record.isMarkedDeleted {
                 record.isMarkedDeleted = false
             }
@@ -204,7 +205,7 @@ final class ContextCore {
         do {
             info = try types.info(for: type(of: object))
         } catch {
-            preconditionFailure(error.message)
+            fatalError(error.message)
         }
         let id = PersistentIdentifier.temporary(storeIdentifier: container.storeIdentifier, entityName: info.entityName)
         let record = ObjectRecord(id: id, info: info, isLoaded: true)
@@ -232,10 +233,10 @@ final class ContextCore {
         if let core = state.core, core !== self, let record = state.record, !record.isDetached {
             // Another context's object: the stored object it stands for is deleted, by its URI
             // (an object that context has not saved yet has none in this one).
-            precondition(
-                !record.id.isTemporary,
-                "\(type(of: object)) \(record.id) is another context's unsaved object; delete it in that context"
-            )
+            guard !record.id.isTemporary else {
+                fatalError(
+                    "\(type(of: object)) \(record.id) is another context's unsaved object; delete it in that context")
+            }
             return delete(id: record.id)
         }
         guard let record = state.record, state.core === self, !record.isDetached else { return }

@@ -39,7 +39,7 @@ public final class _ModelState {
     /// slot), or, for a relationship, the related objects as the context has them.
     func load(_ object: some PersistentModel, property name: String) -> Any {
         guard let record else {
-            preconditionFailure(
+            fatalError(
                 "\(type(of: object)).\(name) has no value: the object was made without its initializer and belongs to no context"
             )
         }
@@ -47,7 +47,7 @@ public final class _ModelState {
         switch property.kind {
         case .attribute(let codec):
             guard record.isLoaded, let stored = record.attributes[name] else {
-                preconditionFailure(
+                fatalError(
                     record.unfetched.contains(name)
                         ? record.unfetchedMessage(reading: name) : record.faultMessage(reading: name))
             }
@@ -56,7 +56,7 @@ public final class _ModelState {
                 property.metadata.writeSlot(object, value)
                 return value
             } catch {
-                preconditionFailure(
+                fatalError(
                     "\(record.info.entityName).\(name) of \(record.id) holds \(stored), which is not a \(property.metadata.valueType): \(error)"
                 )
             }

@@ -41,11 +41,11 @@ final class PropertyInfo: @unchecked Sendable {
     func value(of objects: [AnyObject]) -> Any {
         switch kind {
         case .attribute:
-            preconditionFailure("\(name) is an attribute")
+            fatalError("\(name) is an attribute")
         case .toOne(let type, let isOptional):
             guard let first = objects.first else {
                 guard isOptional else {
-                    preconditionFailure("the required relationship \(metadata.owner).\(name) holds no \(type)")
+                    fatalError("the required relationship \(metadata.owner).\(name) holds no \(type)")
                 }
                 return nullValue(type)
             }
@@ -68,7 +68,7 @@ final class PropertyInfo: @unchecked Sendable {
         case .toOne(let type, true): return nullValue(type)
         case .toMany(_, let collection, _): return collection.make([])
         default:
-            preconditionFailure(
+            fatalError(
                 "\(record.info.entityName).\(name) of \(record.id) can't be read: the object was deleted")
         }
     }
@@ -121,7 +121,7 @@ final class ModelTypeInfo: @unchecked Sendable { // Immutable once made; holds m
     /// The property named `name`, which `@Model` made (so it exists).
     func property(_ name: String) -> PropertyInfo {
         guard let property = byName[name] else {
-            preconditionFailure("\(entityName) has no persisted property '\(name)'")
+            fatalError("\(entityName) has no persisted property '\(name)'")
         }
         return property
     }
@@ -187,7 +187,7 @@ final class ModelTypeInfo: @unchecked Sendable { // Immutable once made; holds m
         do {
             return try of(type)
         } catch {
-            preconditionFailure("\(error)")
+            fatalError("\(error)")
         }
     }
 }
