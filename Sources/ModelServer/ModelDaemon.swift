@@ -2,6 +2,7 @@ import Foundation
 import FramedTransport
 import GRPCCore
 import Logging
+import ModelCore
 import ModelWire
 import NIOCore
 import ServiceLifecycle
@@ -324,7 +325,15 @@ public final class ModelDaemon: Service, Sendable {
             logger.error("cannot open store \(store): \(error); the other stores are served")
         }
         if let name = configuration.defaultStore, (try? core.catalog.handle(named: name)) == nil {
-            _ = try await core.catalog.create(name: name, backend: configuration.defaultBackend, schema: nil)
+            do {
+                _ = try await core.catalog.create(name: name, backend: configuration.defaultBackend, schema: nil)
+            } catch {
+                // Said as a start-up failure: the store's own message speaks of saves.
+                let reason = (error as? ModelError)?.message ?? "\(error)"
+                throw DaemonStartError(
+                    "cannot create the '\(name)' store, which --default-store (MODELD_DEFAULT_STORE) asks for, in \(core.catalog.directory.path): \(reason) (or start with --default-store '' for none)"
+                )
+            }
             logger.info("created the '\(name)' store")
         }
     }

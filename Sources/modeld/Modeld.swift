@@ -27,6 +27,9 @@ struct Modeld: AsyncParsableCommand {
             SIGTERM, SIGINT or SIGHUP (it has no configuration to reload) stops it cleanly: streams are ended, other calls under way get up to \
             5 seconds to finish, sessions are closed (discarding what they did not save), stores \
             are closed and the socket is removed.
+
+            Exit status: 0 after such a stop; 64 for an option or variable it refuses; 1 when it \
+            cannot start (the reason is logged, and sent to systemd under it).
             """,
         version: ModelDaemon.version
     )

@@ -170,6 +170,31 @@ import Testing
             "\(others)")
     }
 
+    /// A default store that cannot be made is a failure to start, said as one (a `modeld:` line
+    /// naming the store and the setting that asks for it, status 1), not an error of a save.
+    @Test func aDefaultStoreThatCannotBeMadeStopsTheStart() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "md")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let stores = directory.path + "/data/stores"
+        try FileManager.default.createDirectory(atPath: stores, withIntermediateDirectories: true)
+        for path in [directory.path + "/data", stores] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
+        }
+        try Data("an operator's notes, not a database\n".utf8).write(
+            to: URL(fileURLWithPath: stores + "/default.sqlite"))
+        let refused = try await run(
+            try modeldExecutable(), ["--socket", directory.path + "/s", "--data-dir", directory.path + "/data"],
+            in: directory)
+        #expect(refused.status == 1, "\(refused)")
+        #expect(
+            refused.error.contains("modeld: cannot create the 'default' store, which --default-store")
+                && refused.error.contains("(or start with --default-store '' for none)"), "\(refused.error)")
+        #expect(!refused.error.contains("Error: "), "\(refused.error)")
+        #expect(
+            try String(contentsOfFile: stores + "/default.sqlite", encoding: .utf8)
+                == "an operator's notes, not a database\n")
+    }
+
     /// The framed socket's path beside the socket is checked as the socket's is: a file there
     /// that is not a socket is refused and kept (it was deleted, and the daemon started serving
     /// HTTP/2 alone, or not, as a race went).
@@ -261,7 +286,7 @@ import Testing
             "--log-level", "--default-store", "--time-slice",
             "MODELD_SOCKET", "MODELD_SOCKET_MODE", "MODELD_DATA_DIR", "MODELD_IDLE_TIMEOUT", "MODELD_MAX_SESSIONS",
             "MODELD_MAX_MESSAGE_SIZE", "--max-watch-memory", "MODELD_MAX_WATCH_MEMORY",
-            "MODELD_LOG_LEVEL", "MODELD_TIME_SLICE", "SIGTERM",
+            "MODELD_LOG_LEVEL", "MODELD_TIME_SLICE", "SIGTERM", "Exit status: 0 after such a stop; 64",
         ] {
             #expect(help.output.contains(option), "\(option) missing from:\n\(help.output)")
         }
