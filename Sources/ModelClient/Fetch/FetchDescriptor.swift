@@ -128,14 +128,23 @@ enum SortTranslation {
                         relationship.metadata.keyPath.appending(path: attribute.metadata.keyPath),
                     ] + own.map { relationship.metadata.keyPath.appending(path: $0) }
                 // A key path built by appending is not == to the literal that reads the same
-                // way (their buffers differ), but it describes itself the same way: components
-                // named by their accessors' addresses, unique in the process.
-                let written = String(describing: keyPath)
-                if candidates.contains(where: { $0 == keyPath || $0.map { String(describing: $0) } == written }) {
+                // way: the literal's components may be read-only where the appended ones are
+                // settable, and == compares that too. Its hash does not: it combines the
+                // components' identities alone, as == does besides. (Their descriptions name
+                // the accessors' addresses, which a release build makes anew for each literal.)
+                if candidates.contains(where: { $0.map { Self.identifiesAlike($0, keyPath) } ?? false }) {
                     return PropertyPath([relationship.name, attribute.name])
                 }
             }
         }
         return nil
+    }
+
+    /// Whether two key paths go through the same properties (of the same root, to values of the
+    /// same type), whether their components may be set or not.
+    static func identifiesAlike(_ one: AnyKeyPath, _ other: AnyKeyPath) -> Bool {
+        one == other
+            || (type(of: one).rootType == type(of: other).rootType
+                && type(of: one).valueType == type(of: other).valueType && one.hashValue == other.hashValue)
     }
 }
