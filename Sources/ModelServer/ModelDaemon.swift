@@ -2,7 +2,6 @@ import Foundation
 import FramedTransport
 import GRPCCore
 import Logging
-import ModelCore
 import ModelWire
 import NIOCore
 import ServiceLifecycle
@@ -329,9 +328,8 @@ public final class ModelDaemon: Service, Sendable {
                 _ = try await core.catalog.create(name: name, backend: configuration.defaultBackend, schema: nil)
             } catch {
                 // Said as a start-up failure: the store's own message speaks of saves.
-                let reason = (error as? ModelError)?.message ?? "\(error)"
                 throw DaemonStartError(
-                    "cannot create the '\(name)' store, which --default-store (MODELD_DEFAULT_STORE) asks for, in \(core.catalog.directory.path): \(reason) (or start with --default-store '' for none)"
+                    "cannot create the '\(name)' store, which --default-store (MODELD_DEFAULT_STORE) asks for, in \(core.catalog.directory.path): \(StoreCatalog.reason(error)) (or start with --default-store '' for none)"
                 )
             }
             logger.info("created the '\(name)' store")

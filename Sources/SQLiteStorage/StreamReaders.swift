@@ -69,28 +69,24 @@ final class StreamReaders: Sendable {
     /// Keeps `connection` for the next stream, or closes it; then, if the store is closing and
     /// this was the last stream, lets the close return. Returns whether the store is closing.
     private func giveBack(_ connection: ConnectionQueue, _ number: Int) async -> Bool {
-        let kept = state.withLock { state -> (kept: Bool, checkpoint: Bool) in
-            guard let closing = state.closing else {
-                guard state.idle.count < Self.kept else { return (false, true) }
-                state.idle.append(connection)
-                return (true, true)
-            }
-            return (false, closing.checkpoint)
+        // nil: kept; otherwise closed, copying the WAL into the file or not.
+        let closeWithCheckpoint = state.withLock { state -> Bool? in
+            if let closing = state.closing { return closing.checkpoint }
+            guard state.idle.count < Self.kept else { return true }
+            state.idle.append(connection)
+            return nil
         }
-        if !kept.kept { await connection.close(checkpoint: kept.checkpoint) }
-        let (waiters, closed) = state.withLock { state in
+        if let checkpoint = closeWithCheckpoint { await connection.close(checkpoint: checkpoint) }
+        // nil: the store is not closing; otherwise whom to wake (the closer, after the last).
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>]? in
             state.running[number] = nil
-            guard state.running.isEmpty, var closing = state.closing else {
-                return ([CheckedContinuation<Void, Never>](), state.closing != nil)
-            }
-            defer {
-                closing.waiters = []
-                state.closing = closing
-            }
-            return (closing.waiters, true)
+            guard let closing = state.closing else { return nil }
+            guard state.running.isEmpty else { return [] }
+            state.closing?.waiters = []
+            return closing.waiters
         }
-        for waiter in waiters { waiter.resume() }
-        return closed
+        for waiter in waiters ?? [] { waiter.resume() }
+        return waiters != nil
     }
 
     /// Closes the idle connections, stops the streams running and returns once their

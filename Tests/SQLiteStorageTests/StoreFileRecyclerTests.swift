@@ -75,11 +75,8 @@ import Testing
             let recycler = StoreFileRecycler(storesDirectory: directory)
             #expect(recycler.recycle(path), "a connection of the closed store is still open")
             release.signal()
-            let outcome = await fetch.result
-            #expect(throws: ModelError.self) { try outcome.get() }
-            if case .failure(let error as ModelError) = outcome {
-                #expect(error.code == .closed, "\(error)")
-            }
+            let error = await #expect(throws: ModelError.self) { try await fetch.value }
+            #expect(error?.code == .closed, "\(String(describing: error))")
         }
     }
 }
