@@ -39,10 +39,11 @@ extension ModelError: RPCErrorConvertible {
         var metadata = Metadata()
         metadata.addString(code.rawValue, forKey: Self.codeMetadataKey)
         // Each value cut to 1,000 characters, so that trailers stay well under HTTP/2's limits.
+        // Always sent, `{}` for an error without context, so that a client finds both entries
+        // on every error (docs/daemon.md).
         let bounded = context.mapValues { $0.count > 1_000 ? String($0.prefix(997)) + "..." : $0 }
-        if !bounded.isEmpty, let json = try? JSONSerialization.data(withJSONObject: bounded, options: [.sortedKeys]) {
-            metadata.addBinary(Array(json), forKey: Self.contextMetadataKey)
-        }
+        let json = bounded.isEmpty ? nil : try? JSONSerialization.data(withJSONObject: bounded, options: [.sortedKeys])
+        metadata.addBinary(json.map { Array($0) } ?? Array("{}".utf8), forKey: Self.contextMetadataKey)
         return metadata
     }
 

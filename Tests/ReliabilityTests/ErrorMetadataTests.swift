@@ -8,7 +8,8 @@ import ModelTesting
 import ModelWire
 import Testing
 
-/// Every error a client can cause carries `modeld-error-code` (docs/daemon.md), also a request
+/// Every error a client can cause carries `modeld-error-code` and `modeld-error-context-bin`
+/// (docs/daemon.md), also a request
 /// that is not valid protobuf, which gRPC's machinery refuses before any handler runs: over
 /// HTTP/2 and on the framed socket, for a unary and a server-streaming method.
 @Suite struct ErrorMetadataTests {
@@ -31,6 +32,10 @@ import Testing
                 #expect(
                     error?.metadata[stringValues: ModelError.codeMetadataKey].first(where: { _ in true })
                         == "invalidArgument", "\(transport) \(descriptor): \(String(describing: error))")
+                // The context entry too, an empty object: this refusal has none.
+                #expect(
+                    error?.metadata[binaryValues: ModelError.contextMetadataKey].first(where: { _ in true })
+                        == Array("{}".utf8), "\(transport) \(descriptor): \(String(describing: error))")
             }
         }
     }
