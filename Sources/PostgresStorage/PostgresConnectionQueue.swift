@@ -61,14 +61,17 @@ final class PostgresConnectionQueue: Sendable {
     /// awaited on the connection's event loop, with no thread of the queue's woken (two thread
     /// hand-offs a statement fewer; see docs/performance.md). For reads only, whose caller has
     /// the queue to itself: a read that failed `unavailable` on a connection opened for an
-    /// earlier job runs again once on a new one (a read changes nothing, so it may).
-    func runAsync<T: Sendable>(_ body: (PostgresAsyncSession) async throws -> T) async throws -> T {
+    /// earlier job runs again once on a new one (a read changes nothing, so it may), unless
+    /// `mayRetry` says no (a stream that handed batches on).
+    func runAsync<T: Sendable>(
+        mayRetry: () -> Bool = { true }, _ body: (PostgresAsyncSession) async throws -> T
+    ) async throws -> T {
         let (session, reused) = try await asyncSession()
         do {
             return try await body(session)
         } catch let error as ModelError where error.code == .unavailable {
             drop(session.connection)
-            guard reused else { throw error }
+            guard reused, mayRetry() else { throw error }
             return try await body(try await asyncSession().session)
         }
     }

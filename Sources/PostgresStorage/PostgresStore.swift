@@ -19,6 +19,8 @@ public final class PostgresStore: StorageBackend {
     let saves: GroupCommit<PostgresGroupWriter>
     /// The connections reads run on.
     let readers: PostgresConnectionPool
+    /// The connections of fetches streamed as they are read, one each (``fetchObjects(_:batchSize:_:)``).
+    let streams: PostgresStreams
     let metadata: PostgresMetadata
     private let layout: Mutex<PostgresLayout>
     private let isClosed = Mutex(false)
@@ -60,6 +62,7 @@ public final class PostgresStore: StorageBackend {
         self.writer = writer
         self.saves = GroupCommit(writer: writer, metadata: metadata)
         self.readers = PostgresConnectionPool(endpoint: endpoint, size: endpoint.poolSize)
+        self.streams = PostgresStreams(endpoint: endpoint, limit: endpoint.poolSize)
         self.metadata = metadata
         self.layout = Mutex(layout)
     }
@@ -257,6 +260,7 @@ public final class PostgresStore: StorageBackend {
     /// Closes the store's connection; later calls fail with `closed`.
     public func close() async {
         isClosed.withLock { $0 = true }
+        await streams.close()
         await readers.close()
         await writer.close()
     }

@@ -63,7 +63,7 @@ final class PreparedStatements: @unchecked Sendable {
     }
 
     /// The rows of `sql` run as an unnamed statement, each parameter's type declared.
-    private func unprepared(_ sql: String, _ binds: [PostgresData]) -> EventLoopFuture<[PostgresRow]> {
+    func unprepared(_ sql: String, _ binds: [PostgresData]) -> EventLoopFuture<[PostgresRow]> {
         var bindings = PostgresBindings(capacity: binds.count)
         for bind in binds { bindings.append(bind) }
         return connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: PostgresSession.logger)
