@@ -41,9 +41,12 @@ enum StalledClients {
         }
     }
 
-    static func makeStore(_ name: String, on daemon: ModeldProcess, rows: Int, bytes: Int) async throws {
+    /// (On the daemon's default backend, or at `url`: a PostgreSQL store, say.)
+    static func makeStore(_ name: String, on daemon: ModeldProcess, rows: Int, bytes: Int, url: String? = nil)
+        async throws
+    {
         try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
-            _ = try await client.createStore(name, schema: schema)
+            _ = try await client.createStore(name, backend: nil, url: url, schema: schema)
             let body = String(repeating: "b", count: bytes)
             for start in stride(from: 0, to: rows, by: 2_500) {
                 let edits: [ObjectEdit] = (start..<min(start + 2_500, rows)).map {
