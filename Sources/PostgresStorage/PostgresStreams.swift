@@ -1,4 +1,5 @@
 import ModelCore
+import ModelStorage
 import NIOPosix
 import Synchronization
 
@@ -9,8 +10,8 @@ import Synchronization
 /// waiting for one. Connections open when a stream needs one, up to `limit` (the store's
 /// `pool_size`, so that a store's streams take a known share of the server's connections); a
 /// stream finding all of them busy waits for the first freed, first come first served (a
-/// consumer that stops reading is ended by the daemon's stall timeout). A few are kept for the
-/// next streams, the others closed once done.
+/// consumer that stops reading is ended by the daemon's stall timeout), or until its task is
+/// cancelled (its client went). A few are kept for the next streams, the others closed once done.
 ///
 /// Closing closes the connections, the streams' too: a stream still running then fails with
 /// `closed`, and nothing of it is left on the server (its transaction ends with its connection).
@@ -89,18 +90,28 @@ final class PostgresStreams: Sendable {
             return (state.take(number, limit: limit) { make(number) }, number)
         }
         if let now { return (now, number) }
-        let handed = await withCheckedContinuation {
-            (continuation: CheckedContinuation<PostgresConnectionQueue?, Never>) in
-            // Looked at again: a stream may have ended since.
-            let (queue, closed) = state.withLock { state -> (PostgresConnectionQueue?, Bool) in
-                guard !state.closed else { return (nil, true) }
-                if let queue = state.take(number, limit: limit, make: { make(number) }) { return (queue, false) }
-                state.waiting.append((number, continuation))
-                return (nil, false)
+        let handed = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<PostgresConnectionQueue?, Never>) in
+                // Looked at again: a stream may have ended since (or the task been cancelled).
+                let (queue, ready) = state.withLock { state -> (PostgresConnectionQueue?, Bool) in
+                    guard !state.closed, !Task.isCancelled else { return (nil, true) }
+                    if let queue = state.take(number, limit: limit, make: { make(number) }) { return (queue, true) }
+                    state.waiting.append((number, continuation))
+                    return (nil, false)
+                }
+                if ready { continuation.resume(returning: queue) }
             }
-            if queue != nil || closed { continuation.resume(returning: queue) }
+        } onCancel: {
+            // A caller that gave up (its client went) stops waiting at once.
+            let waiter = state.withLock { state in
+                state.waiting.firstIndex { $0.number == number }.map { state.waiting.remove(at: $0).continuation }
+            }
+            waiter?.resume(returning: nil)
         }
-        guard let handed else { throw Self.closedError }
+        guard let handed else {
+            if Task.isCancelled, !state.withLock({ $0.closed }) { throw ModelError.interrupted }
+            throw Self.closedError
+        }
         return (handed, number)
     }
 

@@ -125,6 +125,36 @@ import Testing
         await store.close()
     }
 
+    /// A stream waiting for a connection whose caller gives up (its client went) stops waiting
+    /// at once, failing `cancelled`; the streams after it are not held up by it.
+    @Test(.timeLimit(.minutes(3))) func aWaitingStreamWhoseCallerGivesUpStopsWaiting() async throws {
+        let store = try await Self.store(trips: 120, "&pool_size=1")
+        let gate = Gate()
+        let stalled = Task {
+            try await store.fetchObjects(try Self.byName(), batchSize: 50) { _, _ in await gate.firstBatch() }
+        }
+        await gate.waitForFirstBatch()
+        let waiting = Task { try await store.fetchObjects(try Self.byName(), batchSize: 50) { _, _ in } }
+        var counts = store.streams.counts
+        for _ in 0..<1_500 where counts.waiting == 0 {
+            try await Task.sleep(for: .milliseconds(10))
+            counts = store.streams.counts
+        }
+        #expect(counts.waiting == 1, "\(counts)")
+        waiting.cancel()
+        let outcome = await waiting.result
+        guard case .failure(let error as ModelError) = outcome else {
+            Issue.record("the cancelled waiting stream gave \(outcome)")
+            return
+        }
+        #expect(error.code == .cancelled, "\(error)")
+        #expect(store.streams.counts.waiting == 0 && store.streams.counts.running == 1)
+        gate.release.yield()
+        #expect(try await stalled.value == 120)
+        #expect(try await store.fetchObjects(try Self.byName(), batchSize: 50) { _, _ in } == 120)
+        await store.close()
+    }
+
     /// The store closing under a stream ends it `closed`, saying so, and leaves nothing of it on
     /// the server.
     @Test(.timeLimit(.minutes(3))) func closingTheStoreEndsAStream() async throws {
