@@ -122,8 +122,12 @@ extension OneAtATime {
                 print(
                     "memory of a stalled 50 MB stream from \(kind): at most \(worst / 1_048_576) MiB above the warm daemon (\(growth.map { $0 / 1_048_576 }))"
                 )
+                // A PostgreSQL stream's connection and PostgresNIO's buffers come on top, in each
+                // thread's allocator arena: 2 MiB in a debug build, up to 19 MiB in a release one
+                // under the whole suite; read whole first, the result's 50.
+                let bound = (kind == "postgres" ? 32 : 16) * 1_048_576
                 #expect(
-                    worst < 16 * 1_048_576,
+                    worst < bound,
                     "a stalled stream grew the daemon by \(worst / 1_048_576) MiB: \(growth.map { $0 / 1_048_576 }) MiB"
                 )
             }
