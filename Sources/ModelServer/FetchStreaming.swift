@@ -128,6 +128,7 @@ struct FetchStreaming {
             }
             response.setCount(count)
             try await response.send()
+            FreedMemory.shared.streamEnded(sent: response.sentBytes)
         }
     }
 
@@ -141,6 +142,8 @@ struct FetchStreaming {
         var encoder = FetchResponseEncoder()
         var items = 0
         var estimatedBytes = 0
+        /// The bytes of the responses sent so far (estimated for messages).
+        var sentBytes = 0
 
         init(streaming: FetchStreaming, sink: FetchResponseSink, progress: StreamProgress) {
             self.streaming = streaming
@@ -189,8 +192,10 @@ struct FetchStreaming {
                 let message = message
                 try await progress.writing { try await writer.write(message) }
                 self.message = Modeld_V1_FetchResponse()
+                sentBytes += estimatedBytes
             case .direct(let writer):
                 let bytes = encoder.finish()
+                sentBytes += bytes.count
                 try await progress.writing { try await writer.write(bytes) }
             }
             items = 0
