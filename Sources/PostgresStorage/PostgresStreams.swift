@@ -28,6 +28,8 @@ final class PostgresStreams: Sendable {
         /// Streams waiting for a connection, in order; resumed with nil when the store closes.
         var waiting: [(number: Int, continuation: CheckedContinuation<PostgresConnectionQueue?, Never>)] = []
         var closed = false
+        /// Actions waiting for the next stream to wait (``whenAStreamWaits(_:)``).
+        var waitWatchers: [@Sendable () -> Void] = []
 
         /// A connection for stream `number` without waiting: an idle one, or a new one while
         /// fewer than `limit` are open.
@@ -50,6 +52,12 @@ final class PostgresStreams: Sendable {
     /// How many streams run now, wait for a connection, and how many connections are kept idle.
     var counts: (running: Int, waiting: Int, idle: Int) {
         state.withLock { ($0.running.count, $0.waiting.count, $0.idle.count) }
+    }
+
+    /// Runs `action` once the next stream starts waiting for a connection: for tests, which
+    /// start one behind streams holding every connection and wait for it to queue.
+    func whenAStreamWaits(_ action: @escaping @Sendable () -> Void) {
+        state.withLock { $0.waitWatchers.append(action) }
     }
 
     /// Runs `body` from the calling task with a connection of its own. `mayRetry` says, once a
@@ -93,12 +101,17 @@ final class PostgresStreams: Sendable {
         let handed = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<PostgresConnectionQueue?, Never>) in
                 // Looked at again: a stream may have ended since (or the task been cancelled).
-                let (queue, ready) = state.withLock { state -> (PostgresConnectionQueue?, Bool) in
-                    guard !state.closed, !Task.isCancelled else { return (nil, true) }
-                    if let queue = state.take(number, limit: limit, make: { make(number) }) { return (queue, true) }
+                let (queue, ready, watchers) = state.withLock {
+                    state -> (PostgresConnectionQueue?, Bool, [@Sendable () -> Void]) in
+                    guard !state.closed, !Task.isCancelled else { return (nil, true, []) }
+                    if let queue = state.take(number, limit: limit, make: { make(number) }) {
+                        return (queue, true, [])
+                    }
                     state.waiting.append((number, continuation))
-                    return (nil, false)
+                    defer { state.waitWatchers = [] }
+                    return (nil, false, state.waitWatchers)
                 }
+                for watcher in watchers { watcher() }
                 if ready { continuation.resume(returning: queue) }
             }
         } onCancel: {

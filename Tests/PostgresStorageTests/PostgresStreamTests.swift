@@ -46,6 +46,16 @@ import Testing
         }
     }
 
+    /// A stream of every trip started behind streams that hold every connection of `store`'s,
+    /// once it waits for one.
+    static func waitingStream(on store: PostgresStore) async throws -> Task<Int, any Error> {
+        let (queued, queue) = AsyncStream<Void>.makeStream()
+        store.streams.whenAStreamWaits { queue.yield() }
+        let stream = Task { try await store.fetchObjects(try Self.byName(), batchSize: 50) { _, _ in } }
+        for await _ in queued { break }
+        return stream
+    }
+
     /// A consumer that, at its first batch, says so and waits until released.
     final class Gate: Sendable {
         let (reached, reach) = AsyncStream<Void>.makeStream()
@@ -111,12 +121,8 @@ import Testing
         #expect(
             try await store.fetch(FetchDescriptor(entityName: "Trip", resultType: .count), overlay: nil)
                 == .count(300))
-        let second = Task { try await store.fetchObjects(try Self.byName(), batchSize: 50) { _, _ in } }
-        var counts = store.streams.counts
-        for _ in 0..<1_500 where counts.waiting == 0 {
-            try await Task.sleep(for: .milliseconds(10))
-            counts = store.streams.counts
-        }
+        let second = try await Self.waitingStream(on: store)
+        let counts = store.streams.counts
         #expect(counts.running == 1 && counts.waiting == 1, "\(counts)")
         gate.release.yield()
         #expect(try await stalled.value == 300)
@@ -134,12 +140,8 @@ import Testing
             try await store.fetchObjects(try Self.byName(), batchSize: 50) { _, _ in await gate.firstBatch() }
         }
         await gate.waitForFirstBatch()
-        let waiting = Task { try await store.fetchObjects(try Self.byName(), batchSize: 50) { _, _ in } }
-        var counts = store.streams.counts
-        for _ in 0..<1_500 where counts.waiting == 0 {
-            try await Task.sleep(for: .milliseconds(10))
-            counts = store.streams.counts
-        }
+        let waiting = try await Self.waitingStream(on: store)
+        let counts = store.streams.counts
         #expect(counts.waiting == 1, "\(counts)")
         waiting.cancel()
         let outcome = await waiting.result

@@ -92,10 +92,7 @@ extension OneAtATime {
         @Test(arguments: ["sqlite", "postgres"])
         func aStalledStreamHoldsLittleMemory(_ kind: String) async throws {
             try await StalledClients.withDaemon { daemon in
-                // 50 MB of results.
-                try await StalledClients.makeStore(
-                    "big", on: daemon, rows: 20_000, bytes: 2_500,
-                    url: kind == "postgres" ? try PostgresServer.freshStoreURL() : nil)
+                try await Self.makeFiftyMegabytes(kind, on: daemon)
                 let pid = daemon.processIdentifier
                 // Warm: one whole fetch read to the end, so that caches and pools are at their size.
                 try await DaemonClient.withClient(socketPath: daemon.socketPath) { client in
@@ -143,10 +140,7 @@ extension OneAtATime {
         @Test(arguments: ["sqlite", "postgres"])
         func aBigFetchGivesItsMemoryBack(_ kind: String) async throws {
             try await StalledClients.withDaemon { daemon in
-                // 50 MB of results.
-                try await StalledClients.makeStore(
-                    "big", on: daemon, rows: 20_000, bytes: 2_500,
-                    url: kind == "postgres" ? try PostgresServer.freshStoreURL() : nil)
+                try await Self.makeFiftyMegabytes(kind, on: daemon)
                 // A daemon that has not loaded them: its arenas hold nothing the fetch could reuse.
                 try await daemon.restart()
                 let pid = daemon.processIdentifier
@@ -161,6 +155,14 @@ extension OneAtATime {
                 )
                 #expect(after - before < 16 * 1_048_576, "\((after - before) / 1_048_576) MiB")
             }
+        }
+
+        /// The store "big" of 50 MB of results on `daemon`: an SQLite one, or a PostgreSQL one
+        /// for `kind` "postgres".
+        static func makeFiftyMegabytes(_ kind: String, on daemon: ModeldProcess) async throws {
+            try await StalledClients.makeStore(
+                "big", on: daemon, rows: 20_000, bytes: 2_500,
+                url: kind == "postgres" ? try PostgresServer.freshStoreURL() : nil)
         }
 
         /// The resident size once it stops changing (three readings 200 ms apart within 256 KiB).
