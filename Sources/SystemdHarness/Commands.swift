@@ -21,9 +21,16 @@ package func run(_ executable: URL, _ arguments: [String], environment: [String:
     process.executableURL = executable
     process.arguments = arguments
     if let environment { process.environment = environment }
-    process.standardOutput = try FileHandle(forWritingTo: out)
-    process.standardError = try FileHandle(forWritingTo: err)
+    let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
+    process.standardOutput = outHandle
+    process.standardError = errHandle
     try process.run()
+    // The child has its own copies. Left to Foundation, these stayed open in this process (and
+    // were inherited by every program it started after): 905 of them midway through the test
+    // suite, when a PostgreSQL server restarted by a test refused to start ("insufficient file
+    // descriptors available to start server process").
+    try outHandle.close()
+    try errHandle.close()
     // Polled, not waitUntilExit(): a test must not block one of the few threads tasks run on.
     while process.isRunning { try await Task.sleep(for: .milliseconds(5)) }
     defer {
