@@ -21,9 +21,10 @@ final class FramedClientConnection: Sendable {
         self.channel = channel
     }
 
-    /// A new call's number and response stream; nil once the connection has closed.
-    func register() -> (UInt32, Responses)? {
-        let responses = Responses()
+    /// A new call's number and response stream, whose waiting messages count against `flow`
+    /// when given; nil once the connection has closed.
+    func register(flow: InboundFlow? = nil) -> (UInt32, Responses)? {
+        let responses = Responses(flow: flow)
         return register(.stream(responses)).map { ($0, responses) }
     }
 

@@ -15,6 +15,10 @@ public final class FramedClientTransport: ClientTransport, Sendable {
     private let state = Mutex(State())
     private let stopped: AsyncStream<Void>
     private let stop: AsyncStream<Void>.Continuation
+    /// How often calls on connections of their own
+    /// (``serverStreamingOnOwnConnection(_:request:_:)``) stopped reading for their callers to
+    /// catch up, and the most bytes one held.
+    public let responseFlow = InboundFlowStatistics()
 
     private struct State {
         var connection: EventLoopFuture<FramedClientConnection>?
@@ -87,6 +91,14 @@ public final class FramedClientTransport: ClientTransport, Sendable {
         return try await closure(stream, ClientContext(descriptor: descriptor, remotePeer: peer, localPeer: peer))
     }
 
+    /// Counts a call in that goes on a connection of its own.
+    func countCall() throws {
+        try state.withLock { state in
+            guard !state.isShutdown else { throw RPCError(code: .unavailable, message: "the client is shutting down") }
+            state.openCalls += 1
+        }
+    }
+
     /// Counts a call in and returns the connection it goes on (opened if there is none).
     func beginCall() throws -> EventLoopFuture<FramedClientConnection> {
         let (connection, isNew) = try state.withLock { state in
@@ -148,7 +160,7 @@ public final class FramedClientTransport: ClientTransport, Sendable {
         if finished { finishShutdown() }
     }
 
-    private static func open(_ path: String, on eventLoop: any EventLoop) -> EventLoopFuture<FramedClientConnection> {
+    static func open(_ path: String, on eventLoop: any EventLoop) -> EventLoopFuture<FramedClientConnection> {
         ClientBootstrap(group: eventLoop)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {

@@ -70,6 +70,8 @@ package final class InboundFlow: Sendable {
 /// How often a transport's connections stopped reading for their calls to catch up.
 public final class InboundFlowStatistics: Sendable {
     private let counts = Mutex<(now: Int, ever: Int, peak: Int)>((0, 0, 0))
+    /// Actions waiting for the next pause (``whenPaused(_:)``).
+    private let pauseWatchers = Mutex<[@Sendable () -> Void]>([])
 
     public init() {}
 
@@ -84,10 +86,27 @@ public final class InboundFlowStatistics: Sendable {
         counts.withLock { $0.peak = max($0.peak, bytes) }
     }
 
+    /// Runs `action` once a connection stops reading: at once if one is stopped now, else at the
+    /// next pause (for tests, which wait for a slow reader's connection to stop).
+    package func whenPaused(_ action: @escaping @Sendable () -> Void) {
+        let now = pauseWatchers.withLock { watchers in
+            guard pausedConnections == 0 else { return true }
+            watchers.append(action)
+            return false
+        }
+        if now { action() }
+    }
+
     func paused() {
         counts.withLock {
             $0.now += 1
             $0.ever += 1
+        }
+        for action in pauseWatchers.withLock({ watchers in
+            defer { watchers = [] }
+            return watchers
+        }) {
+            action()
         }
     }
 

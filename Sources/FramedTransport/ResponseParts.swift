@@ -41,8 +41,14 @@ final class ResponseParts: AsyncSequence, Sendable {
     }
 
     private let state = Mutex(State())
+    /// With a flow, the messages waiting for the reader count against it, so that their
+    /// connection stops reading its socket while too many bytes of them wait (a connection of
+    /// the call's own: ``FramedClientTransport/serverStreamingOnOwnConnection(_:request:_:)``).
+    private let flow: InboundFlow?
 
-    init() {}
+    init(flow: InboundFlow? = nil) {
+        self.flow = flow
+    }
 
     /// Adds a part for the reader; ignored once the stream has ended.
     func yield(_ part: Element) {
@@ -53,6 +59,7 @@ final class ResponseParts: AsyncSequence, Sendable {
                 return waiter
             }
             state.buffered.append(part)
+            if let flow, case .message(let bytes) = part { flow.received(bytes.count) }
             return nil
         }
         waiter?.resume(returning: part)
@@ -83,11 +90,11 @@ final class ResponseParts: AsyncSequence, Sendable {
 
     /// The next part, nil at the end; throws the error the stream was finished with.
     fileprivate func next() async throws -> Element? {
-        if let ready = state.withLock({ $0.ready() }) { return try ready.get() }
+        if let ready = state.withLock({ taken($0.ready()) }) { return try ready.get() }
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (waiter: UnsafeContinuation<Element?, any Error>) in
                 let ready = state.withLock { state -> Result<Element?, any Error>? in
-                    if let ready = state.ready() { return ready }
+                    if let ready = taken(state.ready()) { return ready }
                     state.waiter = waiter
                     return nil
                 }
@@ -96,6 +103,13 @@ final class ResponseParts: AsyncSequence, Sendable {
         } onCancel: {
             finish()
         }
+    }
+
+    /// `ready`, a message of it given back to the flow as taken (under the lock, as `yield`
+    /// counts it).
+    private func taken(_ ready: Result<Element?, any Error>?) -> Result<Element?, any Error>? {
+        if let flow, case .success(.message(let bytes)?)? = ready { flow.released(bytes.count) }
+        return ready
     }
 
     func makeAsyncIterator() -> AsyncIterator {

@@ -106,6 +106,12 @@ protocol MethodCaller: Sendable {
         _ call: FetchCall, _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T
     ) async throws -> T
 
+    /// Calls `QueryService/Fetch` for a `body` that takes each response as it comes and keeps
+    /// none: the client holds a bounded number of them however slowly `body` takes them.
+    func fetchEachBatch<T: Sendable>(
+        _ call: FetchCall, _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T
+    ) async throws -> T
+
     /// Makes the client-streaming call `method`, its requests written by `produce`.
     func clientStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
         _ method: MethodDescriptor, _ produce: @Sendable @escaping (RPCWriter<Request>) async throws -> Void
@@ -138,6 +144,13 @@ extension MethodCaller {
         _ call: FetchCall, _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T
     ) async throws -> T {
         try await fetch(Modeld_V1_QueryService.Method.Fetch.descriptor, call.wire, store: nil, body)
+    }
+
+    /// As ``fetch(_:_:)``: over HTTP/2, the stream's flow control bounds what waits for `body`.
+    func fetchEachBatch<T: Sendable>(
+        _ call: FetchCall, _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T
+    ) async throws -> T {
+        try await fetch(call, body)
     }
 
     /// Reads the response message with the wire conversions.
@@ -232,11 +245,17 @@ struct FramedMethodCaller: MethodCaller {
         return try ProtobufDeserializer<Response>().deserialize(try await transport.unary(method, request: bytes))
     }
 
+    /// On a connection of its own: every such call hands its responses to a `body` that may
+    /// take them slowly (a history followed, a watch, a backup written to disk), and the
+    /// connection stops reading while more than a few MiB wait
+    /// (``FramedClientTransport/serverStreamingOnOwnConnection(_:request:_:)``).
     func serverStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message, T: Sendable>(
         _ method: MethodDescriptor, _ request: Request,
         _ body: @Sendable @escaping (RPCAsyncSequence<Response, any Error>) async throws -> T
     ) async throws -> T {
-        try await stream(method, request, decode: { try ProtobufDeserializer<Response>().deserialize($0) }, body)
+        try await stream(
+            method, bytes: try ProtobufSerializer<Request>().serialize(request), onOwnConnection: true,
+            decode: { try ProtobufDeserializer<Response>().deserialize($0) }, body)
     }
 
     /// Reads each response's bytes straight into ModelCore's types (``FetchChunk/init(serialized:)``),
@@ -256,6 +275,17 @@ struct FramedMethodCaller: MethodCaller {
     ) async throws -> T {
         try await stream(
             Modeld_V1_QueryService.Method.Fetch.descriptor, bytes: try call.serializedBytes(),
+            decode: { [shapes] in try FetchChunk(serialized: $0, in: nil, shapes: shapes) }, body)
+    }
+
+    /// As ``fetch(_:_:)-swift.method``, on a connection of its own that stops reading while more
+    /// than a few MiB wait for `body`
+    /// (``FramedClientTransport/serverStreamingOnOwnConnection(_:request:_:)``).
+    func fetchEachBatch<T: Sendable>(
+        _ call: FetchCall, _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T
+    ) async throws -> T {
+        try await stream(
+            Modeld_V1_QueryService.Method.Fetch.descriptor, bytes: try call.serializedBytes(), onOwnConnection: true,
             decode: { [shapes] in try FetchChunk(serialized: $0, in: nil, shapes: shapes) }, body)
     }
 
@@ -306,12 +336,19 @@ struct FramedMethodCaller: MethodCaller {
         try await stream(method, bytes: try ProtobufSerializer<Request>().serialize(request), decode: decode, body)
     }
 
-    /// Makes a direct server-streaming call with a request's bytes.
+    /// Makes a direct server-streaming call with a request's bytes, on the client's connection
+    /// or on one of its own.
     private func stream<Element: Sendable, T>(
-        _ method: MethodDescriptor, bytes: [UInt8], decode: @escaping @Sendable ([UInt8]) throws -> Element,
+        _ method: MethodDescriptor, bytes: [UInt8], onOwnConnection: Bool = false,
+        decode: @escaping @Sendable ([UInt8]) throws -> Element,
         _ body: (RPCAsyncSequence<Element, any Error>) async throws -> T
     ) async throws -> T {
-        try await transport.serverStreaming(method, request: bytes) { responses in
+        guard onOwnConnection else {
+            return try await transport.serverStreaming(method, request: bytes) { responses in
+                try await body(RPCAsyncSequence(wrapping: DecodingSequence(base: responses, decode: decode)))
+            }
+        }
+        return try await transport.serverStreamingOnOwnConnection(method, request: bytes) { responses in
             try await body(RPCAsyncSequence(wrapping: DecodingSequence(base: responses, decode: decode)))
         }
     }

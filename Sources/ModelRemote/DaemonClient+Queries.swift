@@ -23,7 +23,7 @@ extension DaemonClient {
     ) async throws -> Int {
         try await call {
             let call = FetchCall(store: store, descriptor: descriptor, batchSize: Int32(clamping: batchSize))
-            return try await caller.fetch(call) { chunks in
+            return try await caller.fetchEachBatch(call) { chunks in
                 var count = 0
                 for try await chunk in chunks {
                     if !chunk.objects.isEmpty { try await body(chunk.objects) }

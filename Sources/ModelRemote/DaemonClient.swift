@@ -31,6 +31,11 @@ public final class DaemonClient: Sendable {
     /// Its work between calls runs on the event loop too, which serves the connection's other
     /// calls, so it should be short.
     public let preferredExecutor: (any TaskExecutor)?
+    /// On the framed transport, how often this client's streams that run on connections of their
+    /// own (a fetch handed over batch by batch, a history, a watch, a backup) stopped reading for
+    /// their callers to catch up, and the most bytes one held; nil over HTTP/2, whose flow
+    /// control bounds them.
+    public let streamFlow: InboundFlowStatistics?
     private let shutdown: @Sendable () -> Void
     /// Whether ``close()`` was called: calls after it fail as `closed`, not as a daemon that
     /// cannot be reached.
@@ -43,6 +48,7 @@ public final class DaemonClient: Sendable {
         let general = GRPCMethodCaller(client: grpc)
         caller = framed.map { FramedMethodCaller(transport: $0, general: general) } ?? general
         preferredExecutor = framed?.executor
+        streamFlow = framed?.responseFlow
         shutdown = {
             grpc.beginGracefulShutdown()
             // gRPC's client passes the shutdown on only if its connections had started running,
