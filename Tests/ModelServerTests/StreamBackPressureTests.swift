@@ -26,21 +26,27 @@ import Testing
         return nil
     }
 
-    /// Whether a connection of `flow`'s stops reading before `limit` passes.
+    /// Whether a connection of `flow`'s stops reading before `limit` passes (the limit only
+    /// bounds a failing run: a passing one goes on at the pause).
     static func paused(_ flow: InboundFlowStatistics, within limit: Duration) async -> Bool {
-        let outcome = Mutex<CheckedContinuation<Bool, Never>?>(nil)
-        let resume = { @Sendable (paused: Bool) in
-            outcome.withLock { continuation in
-                continuation?.resume(returning: paused)
-                continuation = nil
+        // The first outcome wins, whether the waiter is there yet or not.
+        let outcome = Mutex<(waiter: CheckedContinuation<Bool, Never>?, first: Bool?)>((nil, nil))
+        let settle = { @Sendable (paused: Bool) in
+            outcome.withLock { outcome in
+                guard outcome.first == nil else { return }
+                outcome.first = paused
+                outcome.waiter?.resume(returning: paused)
             }
         }
-        return await withCheckedContinuation { continuation in
-            outcome.withLock { $0 = continuation }
-            flow.whenPaused { resume(true) }
-            Task {
-                try? await Task.sleep(for: limit)
-                resume(false)
+        let timer = Task {
+            try await Task.sleep(for: limit)
+            settle(false)
+        }
+        defer { timer.cancel() }
+        flow.whenPaused { settle(true) }
+        return await withCheckedContinuation { waiter in
+            outcome.withLock { outcome in
+                if let first = outcome.first { waiter.resume(returning: first) } else { outcome.waiter = waiter }
             }
         }
     }
