@@ -24,7 +24,7 @@ enum DeferredHistoryWriter {
             let size = min(largestStatement, 1 << (Int.bitWidth - 1 - rows.leadingZeroBitCount))
             let first = start
             try connection.runEach(
-                statements[size.trailingZeroBitCount], over: CollectionOfOne(first), bindsSameParameters: true
+                statements[size.trailingZeroBitCount], over: CollectionOfOne(first), bindsEveryParameter: true
             ) {
                 first, statement in
                 for index in 0..<(size * width) {

@@ -85,7 +85,7 @@ struct InsertRunsOperation {
         let width = run.columns.count
         let entityName = Value.string(entity.name), version = Value.int(1)
         try run.values.withUnsafeBufferPointer { values in
-            try connection.runEach(sql, over: 0..<run.count, bindsSameParameters: true) { index, statement in
+            try connection.runEach(sql, over: 0..<run.count, bindsEveryParameter: true) { index, statement in
                 try statement.bind(.int(firstKey + Int64(index)), at: 1)
                 try statement.bind(entityName, at: 2)
                 try statement.bind(version, at: 3)

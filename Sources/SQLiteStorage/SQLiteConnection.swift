@@ -265,30 +265,35 @@ final class SQLiteConnection {
     }
 
     /// Runs `sql` once for each of `rows`, `bind` setting its parameters each time: one
-    /// statement, prepared (or taken from the cache) once for all of them. When `bind` sets the
-    /// same parameters for every row (`bindsSameParameters`), they are not cleared between rows
-    /// (about 600 instructions a row): each row's replace the last's, and those never set stay
-    /// null.
+    /// statement, prepared (or taken from the cache) once for all of them. When `bind` sets
+    /// every parameter of the statement for every row (`bindsEveryParameter`), they are never
+    /// cleared (`sqlite3_clear_bindings`, about 600 instructions a row or more, as many
+    /// parameters as the statement has): each row's replace the last's, and the statement keeps
+    /// the last row's until a use that does not set them all clears them first.
     func runEach<Rows: Sequence>(
-        _ sql: String, over rows: Rows, bindsSameParameters: Bool = false,
+        _ sql: String, over rows: Rows, bindsEveryParameter: Bool = false,
         bind: (Rows.Element, SQLiteStatement) throws -> Void
     ) throws {
-        try withStatement(sql, cached: true) { statement in
+        try withStatement(sql, cached: true, bindsEveryParameter: bindsEveryParameter) { statement in
             for row in rows {
                 try bind(row, statement)
                 while try statement.step() {}
-                if bindsSameParameters { statement.rewind() } else { statement.reset() }
+                if bindsEveryParameter { statement.rewind() } else { statement.reset() }
             }
         }
     }
 
     /// Lends `body` the statement for `sql`, marked in use (so the cache does not lend it twice),
-    /// and resets it afterwards.
-    private func withStatement(_ sql: String, cached: Bool, _ body: (SQLiteStatement) throws -> Void) throws {
+    /// and resets it afterwards, clearing its bindings unless `body` sets every parameter (then
+    /// they are cleared before a use that does not).
+    private func withStatement(
+        _ sql: String, cached: Bool, bindsEveryParameter: Bool = false, _ body: (SQLiteStatement) throws -> Void
+    ) throws {
         let statement = try prepare(sql, cached: cached)
         statement.isInUse = true
+        if !bindsEveryParameter && statement.holdsBindings { statement.reset() }
         defer {
-            statement.reset()
+            if bindsEveryParameter { statement.rewind() } else { statement.reset() }
             statement.isInUse = false
         }
         try body(statement)

@@ -11,6 +11,8 @@ final class SQLiteStatement {
     let sql: String
     /// Whether a caller is stepping it right now (a cached statement is not lent out twice).
     var isInUse = false
+    /// Whether values may still be bound from a use that was not followed by ``reset()``.
+    private(set) var holdsBindings = false
 
     init(handle: OpaquePointer, sql: String) {
         self.handle = handle
@@ -80,11 +82,13 @@ final class SQLiteStatement {
     func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
+        holdsBindings = false
     }
 
-    /// Resets the statement to run again, keeping its bindings.
+    /// Resets the statement to run again, keeping its bindings (``holdsBindings``).
     func rewind() {
         sqlite3_reset(handle)
+        holdsBindings = true
     }
 
     // MARK: Columns
