@@ -53,16 +53,15 @@ final class DaemonCore: Sendable {
             connections: ConnectionLimit(maximum: descriptors.maximumConnections, onRefusal: refusals.refused))
         self.logger = logger
         self.access = AccessPolicy(daemonUID: getuid(), administrators: configuration.administratorsGroup)
-        var rpc = RPCHandling(
-            logger: logger,
-            metrics: DaemonMetrics(registry: configuration.metricsRegistry ?? PrometheusCollectorRegistry()))
         let (catalog, sessions) = (catalog, sessions)
-        rpc.staleSchema = { version in
+        self.rpc = RPCHandling(
+            logger: logger,
+            metrics: DaemonMetrics(registry: configuration.metricsRegistry ?? PrometheusCollectorRegistry())
+        ) { version in
             for store in catalog.all() where store.container.schema.versionHash == version {
                 await Self.refreshSchema(of: store, catalog: catalog, sessions: sessions, logger: logger)
             }
         }
-        self.rpc = rpc
     }
 
     /// Serves `store` with the schema it holds now, when another process (a daemon sharing it, an
