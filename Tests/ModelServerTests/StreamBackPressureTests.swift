@@ -1,6 +1,7 @@
 import Foundation
 import FramedTransport
 import ModelCore
+import ModelFixtures
 import ModelRemote
 import ModelTesting
 import Synchronization
@@ -29,26 +30,9 @@ import Testing
     /// Whether a connection of `flow`'s stops reading before `limit` passes (the limit only
     /// bounds a failing run: a passing one goes on at the pause).
     static func paused(_ flow: InboundFlowStatistics, within limit: Duration) async -> Bool {
-        // The first outcome wins, whether the waiter is there yet or not.
-        let outcome = Mutex<(waiter: CheckedContinuation<Bool, Never>?, first: Bool?)>((nil, nil))
-        let settle = { @Sendable (paused: Bool) in
-            outcome.withLock { outcome in
-                guard outcome.first == nil else { return }
-                outcome.first = paused
-                outcome.waiter?.resume(returning: paused)
-            }
-        }
-        let timer = Task {
-            try await Task.sleep(for: limit)
-            settle(false)
-        }
-        defer { timer.cancel() }
-        flow.whenPaused { settle(true) }
-        return await withCheckedContinuation { waiter in
-            outcome.withLock { outcome in
-                if let first = outcome.first { waiter.resume(returning: first) } else { outcome.waiter = waiter }
-            }
-        }
+        let paused = TestEvent()
+        flow.whenPaused { paused.signal() }
+        return await paused.wait(timeout: limit)
     }
 
     static func makeStore(_ client: DaemonClient) async throws {
