@@ -177,20 +177,27 @@ public final class BlockingFramedConnection {
             (inbound, readIndex, writeIndex) = (moved, 0, unread)
         }
         while writeIndex - readIndex < count {
-            // Waiting in poll for input only, not in recv: a reader sleeping in recv on a Unix
-            // socket is woken, for nothing, when the daemon reads the request (the socket's
-            // waiters share one queue), and sleeps again: two switches a call instead of one.
-            if let deadline { try wait(until: deadline, stream: stream) } else { waitForInput() }
+            // Read first, as libpq does: with the other core busy, the daemon woken by the request
+            // usually runs at once on this core and has answered by the time this thread runs
+            // again, and a wait first cost a `poll` that found the answer there (0.07 wake-ups a
+            // read in the installed, loaded runs).
             // ! the buffer is allocated, so it has an address.
             let got = Glibc.recv(
                 socket, inbound.baseAddress! + writeIndex, inbound.count - writeIndex, Int32(MSG_DONTWAIT))
             if got > 0 {
                 writeIndex += got
-            } else if got == 0 || (errno != EINTR && errno != EAGAIN) {
+                continue
+            }
+            if got == 0 || (errno != EINTR && errno != EAGAIN) {
                 close()
                 throw RPCError(
                     code: .unavailable, message: "the connection to \(path) closed before the call was answered")
             }
+            if errno == EINTR { continue }
+            // Nothing yet: waiting in poll for input only, not in recv: a reader sleeping in recv
+            // on a Unix socket is woken, for nothing, when the daemon reads the request (the
+            // socket's waiters share one queue), and sleeps again: two switches a call, not one.
+            if let deadline { try wait(until: deadline, stream: stream) } else { waitForInput() }
         }
     }
 
