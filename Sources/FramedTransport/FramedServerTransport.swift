@@ -24,6 +24,8 @@ public final class FramedServerTransport: ServerTransport, Sendable {
     private let listening = ListeningSignal()
     /// How often connections stopped reading while their calls caught up (``InboundFlow``).
     public let inboundFlow = InboundFlowStatistics()
+    /// How many connections each event loop serves (``TurnEndFlush``).
+    let loopConnections = LoopConnectionsRegistry()
 
     /// A transport that will listen on `path` (replacing a file there) under `limits`: messages
     /// over their size are refused with `resourceExhausted`, and so on (``ConnectionLimits``).

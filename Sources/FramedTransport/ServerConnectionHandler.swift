@@ -42,6 +42,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private var lastMethod: OpenedMethod?
     /// When the answers written at once are flushed.
     private var answersFlush = TurnEndFlush()
+    /// The connections of this connection's event loop, this one among them (set when added).
+    private var loopConnections: LoopConnections?
+    /// Whether the channel is between a read and the reads' end (``channelReadComplete(context:)``).
+    private var inReads = false
     /// Ends the direct calls whose request has not ended within the request timeout: one timer
     /// for the connection, armed while calls stay pending across reads (``checkPending(context:)``).
     private var pendingTimer: Scheduled<Void>?
@@ -65,6 +69,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         loopExecutor = EventLoopTaskExecutor(eventLoop: context.eventLoop)
+        let connections = transport.loopConnections.connections(on: context.eventLoop)
+        connections.count += 1
+        loopConnections = connections
         flow = InboundFlow(channel: context.channel, statistics: transport.inboundFlow)
         // Made once, not for every read; the reader lets go of it when the connection closes.
         reader.timedOut = { [self] in handle($0, context: context) }
@@ -72,6 +79,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        loopConnections?.count -= 1
+        loopConnections = nil
         idleTimer?.cancel()
         idleTimer = nil
         pendingTimer?.cancel()
@@ -125,6 +134,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
+        inReads = true
         answersFlush.read(buffer)
         reader.append(buffer)
         do {
@@ -137,6 +147,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        inReads = false
         if answersFlush.readsComplete() { context.flush() }
         if !pendingDirect.isEmpty { checkPending(context: context) }
         if !unended.isEmpty, unendedTimer == nil { checkUnended(context: context) }
@@ -178,9 +189,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    /// Flushes the answer just written at the end of the event loop's turn (``TurnEndFlush``).
+    /// Flushes the answer just written at the end of the event loop's turn (``TurnEndFlush``), or,
+    /// for a connection alone on its loop answering what it read, at the reads' end.
     private func flushAtTurnEnd(_ context: ChannelHandlerContext) {
-        guard answersFlush.schedule() else { return }
+        guard answersFlush.schedule(atReadsEnd: inReads && loopConnections?.count == 1) else { return }
         context.eventLoop.assumeIsolated().execute { [self] in
             answersFlush.flushed()
             context.flush()
