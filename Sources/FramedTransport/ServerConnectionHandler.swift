@@ -192,8 +192,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// Flushes the answer just written at the end of the event loop's turn (``TurnEndFlush``), or,
     /// for a connection alone on its loop answering what it read, at the reads' end.
     private func flushAtTurnEnd(_ context: ChannelHandlerContext) {
-        guard answersFlush.schedule(atReadsEnd: inReads && loopConnections?.count == 1) else { return }
-        context.eventLoop.assumeIsolated().execute { [self] in
+        // Set while the handler is in the pipeline; out of it, nothing waits for a turn's end.
+        guard let connections = loopConnections else { return context.flush() }
+        guard answersFlush.schedule(atReadsEnd: inReads && connections.count == 1) else { return }
+        connections.flushAtTurnEnd(context) { [self] in
             answersFlush.flushed()
             context.flush()
         }

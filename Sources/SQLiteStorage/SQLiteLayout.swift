@@ -16,6 +16,8 @@ final class SQLiteLayout: SQLTableLayout {
     private let rootsReadInOneStatement: Set<String>
     /// ``objectsByKey(root:)``'s statements, made at first use.
     let objectsByKeyStatements = Mutex<[String: ObjectsByKeyStatement]>([:])
+    /// The entity ``pointReadStatement(of:)`` was last asked for, and its statement.
+    let lastPointRead = Mutex<(entityName: String, statement: ObjectsByKeyStatement)?>(nil)
     /// ``allColumns(of:includesSubentities:)``'s selections, made at first use.
     let allColumnsSelections = Mutex<[AllColumnsKey: ObjectsSelection]>([:])
     /// The objects fetches compiled over this layout, by shape.

@@ -202,10 +202,9 @@ extension SQLiteStore {
         throws -> Bool
     {
         guard ids.count <= Self.shortReadLimit, let layout = try knownLayout() else { return false }
-        if ids.count == 1,
-            let (root, key) = try ObjectLookup.rootAndKey(
-                ids[0], schema: layout.schema, storeIdentifier: storeIdentifier),
-            let statement = layout.objectsByKey(root: root), statement.readsInOneStatement
+        // An identifier of another store, or without a key, is looked up (and refused) below.
+        if ids.count == 1, ids[0].storeIdentifier == storeIdentifier, let key = ids[0].primaryKey,
+            let statement = try layout.pointReadStatement(of: ids[0].entityName), statement.readsInOneStatement
         {
             let storeIdentifier = storeIdentifier, entity = ids[0].entityName
             let read = try readers.runIfIdle { connection in

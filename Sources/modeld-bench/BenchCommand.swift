@@ -34,7 +34,7 @@ struct BenchCommand: AsyncParsableCommand {
             valueName: "list")) var only: String?
     @Option(
         help: ArgumentHelp(
-            "Only make calls of one kind (setup, empty, read, save, query, session-read, session-query, save-32, blocking-read, grouped-count), --count of them, to the daemon at --socket, untimed: for scripts/callgrind and profiling.",
+            "Only make calls of one kind (setup, empty, read, save, query, session-read, session-query, save-32, read-16, blocking-read, grouped-count, test-store), --count of them, to the daemon at --socket, untimed: for scripts/callgrind and profiling.",
             valueName: "kind")) var calls: String?
     @Option(help: "How many calls --calls makes (for setup: objects saved).") var count = 1_000
     @Option(help: "The socket of the daemon --calls calls.") var socket: String?

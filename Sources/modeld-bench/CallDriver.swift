@@ -23,6 +23,9 @@ struct CallDriver {
         case sessionQuery = "session-query"
         /// ``save`` from 32 connections at once, each `count` saves.
         case save32 = "save-32"
+        /// ``read`` from 16 connections at once, each `count` reads: workload 3's point reads,
+        /// whose answers connections sharing an event loop have flushed together.
+        case read16 = "read-16"
         /// ``read`` through the blocking client (`BlockingDaemonClient`), on a thread of its own.
         case blockingRead = "blocking-read"
         /// The grouped count of workload 5: objects per category.
@@ -61,6 +64,29 @@ struct CallDriver {
                                 let first = 2_000_000_000 + index * 1_000_000 + Int.random(in: 0..<900_000)
                                 for n in first..<first + count {
                                     try await client.apply([Dataset.insert(n)], in: store)
+                                }
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        case .read16:
+            let storeIdentifier = try await identifier(client)
+            let socketPath = socketPath, store = store
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<16 {
+                    group.addTask {
+                        try await DaemonClient.withClient(socketPath: socketPath) { client in
+                            try await withTaskExecutorPreference(client.preferredExecutor) {
+                                for n in 0..<count {
+                                    let id = PersistentIdentifier(
+                                        storeIdentifier: storeIdentifier, entityName: "Item",
+                                        key: .permanent(Int64((index * 61 + n) % 1_000 + 1)))
+                                    let objects = try await client.objects([id], in: store)
+                                    guard objects.count == 1 else {
+                                        throw BenchError("read of \(id) returned \(objects.count) objects")
+                                    }
                                 }
                             }
                         }

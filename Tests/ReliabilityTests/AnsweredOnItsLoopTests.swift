@@ -172,6 +172,35 @@ extension OneAtATime {
             }
         }
 
+        /// Connections that share an event loop have the answers of a turn flushed by one task at
+        /// its end (``LoopConnections``): twelve connections (six or more a loop) each send a
+        /// point read at once, five rounds, and each is answered on its own connection with its
+        /// own object.
+        @Test func pointReadsOfConnectionsSharingALoopAreEachAnswered() async throws {
+            try await StalledClients.withDaemon { daemon in
+                let uris = try await Self.blobURIs(on: daemon, rows: 12, bytes: 10)
+                try #require(uris.count == 12)
+                let sockets = try (0..<12).map { _ in try RawSocket.connect(daemon.socketPath + ".frames") }
+                defer { for socket in sockets { socket.close() } }
+                for round in 0..<5 {
+                    let stream = UInt32(2 * round + 1)
+                    for (index, socket) in sockets.enumerated() {
+                        try socket.send(
+                            FramedBytes.call(
+                                stream: stream, path: Self.getObjects, request: try Self.pointRead(uris[index])))
+                    }
+                    for (index, socket) in sockets.enumerated() {
+                        let received = await Self.received(until: [stream], on: socket)
+                        let status = FramedBytes.statuses(in: received)[stream]
+                        #expect(status?.code == 0, "round \(round), connection \(index): \(String(describing: status))")
+                        let answer = try #require(FramedBytes.messages(in: received)[stream]?.first)
+                        let objects = try Modeld_V1_GetObjectsResponse(serializedBytes: answer).objects
+                        #expect(objects.map(\.uri) == [uris[index]], "round \(round), connection \(index)")
+                    }
+                }
+            }
+        }
+
         /// Answers leave at the end of the event loop's turn (``TurnEndFlush``), and the daemon
         /// closes a connection whose client ended its sending side once it reads that end:
         /// calls sent before the end are answered all the same, one alone and 400 sent in one
