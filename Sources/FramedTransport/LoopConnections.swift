@@ -12,10 +12,10 @@ final class LoopConnections: @unchecked Sendable {
     private var flushes: [() -> Void] = []
     private var spare: [() -> Void] = []
 
-    /// Runs `flush` at the end of the loop's turn, with the other connections' of the turn: one
-    /// task on the loop for all of them, where a task each cost its box, the loop's task queue
-    /// and its lock once per connection (16 clients' point reads answer 8 connections a loop).
-    /// On the loop.
+    /// Runs `flush` at the end of the loop's turn, with those of the turn's other connections:
+    /// one task on the loop for all of them, where a task each cost its box, the loop's task
+    /// queue and its lock once per connection (16 clients' point reads answer 8 connections a
+    /// loop). On the loop.
     func flushAtTurnEnd(_ context: ChannelHandlerContext, _ flush: @escaping () -> Void) {
         flushes.append(flush)
         guard flushes.count == 1 else { return }
@@ -32,7 +32,7 @@ final class LoopConnections: @unchecked Sendable {
 final class LoopConnectionsRegistry: Sendable {
     private let loops = Mutex<[ObjectIdentifier: LoopConnections]>([:])
 
-    /// The count of `loop`'s connections (made at its first connection; a daemon has a loop or two).
+    /// `loop`'s connections (made at its first connection; a daemon has a loop or two).
     func connections(on loop: any EventLoop) -> LoopConnections {
         loops.withLock { loops in
             if let known = loops[ObjectIdentifier(loop)] { return known }
