@@ -6,7 +6,8 @@
 ///
 /// The sample is kept in the key and compared before the texts: a table looks at every key on
 /// its probe from the hashed slot to the one asked for, and comparing each of those texts whole
-/// cost a point read about 400 instructions (five comparisons a look-up, callgrind).
+/// cost a point read up to about 480 instructions (five comparisons a look-up in one daemon,
+/// none in another: how long a probe is depends on the hash seed each process picks; callgrind).
 struct StatementKey: Hashable {
     let sql: String
     /// The text's length and samples, mixed; equal for equal texts.
