@@ -55,44 +55,24 @@ struct CallDriver {
         case .empty:
             for _ in 0..<count { _ = try await client.status() }
         case .save32:
-            let socketPath = socketPath, store = store
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0..<32 {
-                    group.addTask {
-                        try await DaemonClient.withClient(socketPath: socketPath) { client in
-                            try await withTaskExecutorPreference(client.preferredExecutor) {
-                                let first = 2_000_000_000 + index * 1_000_000 + Int.random(in: 0..<900_000)
-                                for n in first..<first + count {
-                                    try await client.apply([Dataset.insert(n)], in: store)
-                                }
-                            }
-                        }
-                    }
-                }
-                try await group.waitForAll()
+            let store = store
+            try await onConnections(32) { index, client in
+                let first = 2_000_000_000 + index * 1_000_000 + Int.random(in: 0..<900_000)
+                for n in first..<first + count { try await client.apply([Dataset.insert(n)], in: store) }
             }
         case .read16:
             let storeIdentifier = try await identifier(client)
-            let socketPath = socketPath, store = store
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0..<16 {
-                    group.addTask {
-                        try await DaemonClient.withClient(socketPath: socketPath) { client in
-                            try await withTaskExecutorPreference(client.preferredExecutor) {
-                                for n in 0..<count {
-                                    let id = PersistentIdentifier(
-                                        storeIdentifier: storeIdentifier, entityName: "Item",
-                                        key: .permanent(Int64((index * 61 + n) % 1_000 + 1)))
-                                    let objects = try await client.objects([id], in: store)
-                                    guard objects.count == 1 else {
-                                        throw BenchError("read of \(id) returned \(objects.count) objects")
-                                    }
-                                }
-                            }
-                        }
+            let store = store
+            try await onConnections(16) { index, client in
+                for n in 0..<count {
+                    let id = PersistentIdentifier(
+                        storeIdentifier: storeIdentifier, entityName: "Item",
+                        key: .permanent(Int64((index * 61 + n) % 1_000 + 1)))
+                    let objects = try await client.objects([id], in: store)
+                    guard objects.count == 1 else {
+                        throw BenchError("read of \(id) returned \(objects.count) objects")
                     }
                 }
-                try await group.waitForAll()
             }
         case .blockingRead:
             let storeIdentifier = try await identifier(client)
@@ -157,6 +137,24 @@ struct CallDriver {
                 guard result.count == 50 else { throw BenchError("the query returned \(result.count) objects") }
             }
             _ = try await session?.close()
+        }
+    }
+
+    /// Runs `body` on `connections` connections at once, each a client of its own whose tasks
+    /// prefer its connection's executor, with the connection's index.
+    private func onConnections(
+        _ connections: Int, _ body: @escaping @Sendable (Int, DaemonClient) async throws -> Void
+    ) async throws {
+        let socketPath = socketPath
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<connections {
+                group.addTask {
+                    try await DaemonClient.withClient(socketPath: socketPath) { client in
+                        try await withTaskExecutorPreference(client.preferredExecutor) { try await body(index, client) }
+                    }
+                }
+            }
+            try await group.waitForAll()
         }
     }
 
