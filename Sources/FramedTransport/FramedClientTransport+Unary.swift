@@ -106,47 +106,61 @@ extension FramedClientTransport {
     static func callFrames(
         stream: UInt32, descriptor: MethodDescriptor, request: [UInt8], allocator: ByteBufferAllocator
     ) -> ByteBuffer {
+        let total = callFramesSize(descriptor, request: request)
+        var frames = allocator.buffer(capacity: total)
+        frames.writeWithUnsafeMutableBytes(minimumWritableBytes: total) { bytes in
+            writeCallFrames(into: bytes, stream: stream, descriptor: descriptor, request: request)
+        }
+        return frames
+    }
+
+    /// How many bytes ``writeCallFrames(into:stream:descriptor:request:)`` writes.
+    static func callFramesSize(_ descriptor: MethodDescriptor, request: [UInt8]) -> Int {
+        let methodSize = descriptor.service.fullyQualifiedService.utf8.count + 1 + descriptor.method.utf8.count
+        return 3 * Frame.headerSize + 4 + methodSize + 4 + request.count
+    }
+
+    /// Writes a direct call's opening (``callFrames(stream:descriptor:request:allocator:)``) at the
+    /// start of `bytes`, which has room for ``callFramesSize(_:request:)`` of them; returns that
+    /// size. In one go: each of ByteBuffer's small writes checks its storage and access on its own.
+    static func writeCallFrames(
+        into bytes: UnsafeMutableRawBufferPointer, stream: UInt32, descriptor: MethodDescriptor, request: [UInt8]
+    ) -> Int {
         // The path is written from its two parts: `fullyQualifiedMethod` makes a string of them
         // through the service's description each time (1,400 instructions a call).
         let service = descriptor.service.fullyQualifiedService, method = descriptor.method
         let serviceSize = service.utf8.count
         let methodSize = serviceSize + 1 + method.utf8.count
-        // One buffer, written in one go (each of ByteBuffer's small writes checks its storage
-        // and access on its own): the open frame (the path, and no metadata), the request's,
-        // and the end.
         let openSize = 4 + methodSize + 4
         let total = 3 * Frame.headerSize + openSize + request.count
-        var frames = allocator.buffer(capacity: total)
-        frames.writeWithUnsafeMutableBytes(minimumWritableBytes: total) { bytes in
-            func header(at offset: Int, length: Int, kind: Frame.Kind) {
-                bytes.storeBytes(of: UInt32(length).bigEndian, toByteOffset: offset, as: UInt32.self)
-                bytes.storeBytes(of: stream.bigEndian, toByteOffset: offset + 4, as: UInt32.self)
-                bytes.storeBytes(of: kind.rawValue, toByteOffset: offset + 8, as: UInt8.self)
-            }
-            var offset = 0
-            header(at: offset, length: openSize, kind: .open)
-            offset += Frame.headerSize
-            bytes.storeBytes(of: UInt32(methodSize).bigEndian, toByteOffset: offset, as: UInt32.self)
-            offset += 4
-            UnsafeMutableRawBufferPointer(rebasing: bytes[offset..<(offset + serviceSize)]).copyBytes(
-                from: service.utf8)
-            bytes[offset + serviceSize] = UInt8(ascii: "/")
-            UnsafeMutableRawBufferPointer(rebasing: bytes[(offset + serviceSize + 1)..<(offset + methodSize)])
-                .copyBytes(from: method.utf8)
-            offset += methodSize
-            bytes.storeBytes(of: UInt32(0), toByteOffset: offset, as: UInt32.self) // no metadata
-            offset += 4
-            header(at: offset, length: request.count, kind: .message)
-            offset += Frame.headerSize
-            request.withUnsafeBytes { request in
-                UnsafeMutableRawBufferPointer(rebasing: bytes[offset..<(offset + request.count)]).copyMemory(
-                    from: request)
-            }
-            offset += request.count
-            header(at: offset, length: 0, kind: .end)
-            return total
+        precondition(bytes.count >= total, "no room for the call's frames")
+        func header(at offset: Int, length: Int, kind: Frame.Kind) {
+            bytes.storeBytes(of: UInt32(length).bigEndian, toByteOffset: offset, as: UInt32.self)
+            bytes.storeBytes(of: stream.bigEndian, toByteOffset: offset + 4, as: UInt32.self)
+            bytes.storeBytes(of: kind.rawValue, toByteOffset: offset + 8, as: UInt8.self)
         }
-        return frames
+        var offset = 0
+        // The open frame: the path, and no metadata.
+        header(at: offset, length: openSize, kind: .open)
+        offset += Frame.headerSize
+        bytes.storeBytes(of: UInt32(methodSize).bigEndian, toByteOffset: offset, as: UInt32.self)
+        offset += 4
+        UnsafeMutableRawBufferPointer(rebasing: bytes[offset..<(offset + serviceSize)]).copyBytes(from: service.utf8)
+        bytes[offset + serviceSize] = UInt8(ascii: "/")
+        UnsafeMutableRawBufferPointer(rebasing: bytes[(offset + serviceSize + 1)..<(offset + methodSize)])
+            .copyBytes(from: method.utf8)
+        offset += methodSize
+        bytes.storeBytes(of: UInt32(0), toByteOffset: offset, as: UInt32.self)
+        offset += 4
+        // The request, and the end.
+        header(at: offset, length: request.count, kind: .message)
+        offset += Frame.headerSize
+        request.withUnsafeBytes { request in
+            UnsafeMutableRawBufferPointer(rebasing: bytes[offset..<(offset + request.count)]).copyMemory(from: request)
+        }
+        offset += request.count
+        header(at: offset, length: 0, kind: .end)
+        return total
     }
 }
 

@@ -28,6 +28,16 @@ public struct FetchChunk: Sendable, Equatable {
     /// point read's one object as much as a query's fifty) rather than into tables built from
     /// nothing.
     public init(serialized bytes: [UInt8], in store: UUID? = nil, shapes: SnapshotShapes? = nil) throws(ModelError) {
+        self = try bytes.withUnsafeBufferPointer { (bytes) throws(ModelError) in
+            try FetchChunk(serialized: UnsafeRawBufferPointer(bytes), in: store, shapes: shapes)
+        }
+    }
+
+    /// ``init(serialized:in:shapes:)`` from bytes valid while it runs (a blocking connection's
+    /// buffer), not copied first.
+    public init(serialized bytes: UnsafeRawBufferPointer, in store: UUID? = nil, shapes: SnapshotShapes? = nil)
+        throws(ModelError)
+    {
         var snapshots = shapes?.take(store: store) ?? SnapshotReader(store: store)
         self = try ProtobufReader.reading(bytes) { (reader) throws(ModelError) in
             var chunk = FetchChunk()

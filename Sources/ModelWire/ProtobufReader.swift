@@ -31,6 +31,14 @@ struct ProtobufReader {
         }
     }
 
+    /// Runs `body` with a reader of all of `bytes`, which must stay valid while it runs.
+    static func reading<Result>(
+        _ bytes: UnsafeRawBufferPointer, _ body: (inout ProtobufReader) throws(ModelError) -> Result
+    ) throws(ModelError) -> Result {
+        var reader = ProtobufReader(bytes.assumingMemoryBound(to: UInt8.self), in: 0..<bytes.count)
+        return try body(&reader)
+    }
+
     /// How many bytes are left to read.
     var remaining: Int { end - index }
 
