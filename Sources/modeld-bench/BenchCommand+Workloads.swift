@@ -20,7 +20,7 @@ extension BenchCommand {
         let script = Self.pointReadScript.replacingOccurrences(of: ":rows", with: "\(rows)")
         var modeldRates: [Double] = [], postgresRates: [Double] = [], asyncRates: [Double] = []
         var modeldLatencies = Latencies(), postgresLatencies = Latencies(), asyncLatencies = Latencies()
-        var daemonWakeUps = 0.0, clientWakeUps = 0.0
+        var daemonWakeUps = 0.0, clientWakeUps = 0.0, daemonCPU = 0.0, clientCPU = 0.0
         var postgresCosts = PostgresCosts()
         try await DaemonClient.withClient(socketPath: workloads.socketPath) { client in
             _ = try await workloads.pointReads(200, rows: rows, client: client, seed: 1)
@@ -40,6 +40,8 @@ extension BenchCommand {
                 let reads = Double(latencies.count + ModeldWorkloads.blockingWarmUpReads)
                 daemonWakeUps = Double(ProcessStats.wakeUps(from: daemonBefore, to: daemonAfter)) / reads
                 clientWakeUps = Double(ProcessStats.wakeUps(from: clientBefore, to: clientAfter)) / reads
+                daemonCPU = (daemonAfter.cpuSeconds - daemonBefore.cpuSeconds) * 1e6 / reads
+                clientCPU = (clientAfter.cpuSeconds - clientBefore.cpuSeconds) * 1e6 / reads
                 modeldRates.append(rate)
                 modeldLatencies = latencies
                 let pg = try postgres.pgbench(script: script, clients: 1, seconds: Int(seconds))
@@ -56,6 +58,7 @@ extension BenchCommand {
             "2 point read modeld",
             modeldLatencies.summary.merging([
                 "daemon_wakeups_per_call": daemonWakeUps, "client_wakeups_per_call": clientWakeUps,
+                "daemon_cpu_us_per_call": daemonCPU, "client_cpu_us_per_call": clientCPU,
             ]) { a, _ in a })
         report.detail(
             "2 point read modeld async client",
@@ -68,7 +71,7 @@ extension BenchCommand {
             baseline: perSecond(postgres1) + " PostgreSQL", ratio: modeld1 / postgres1, target: ">= 1.0x",
             met: modeld1 >= postgres1)
         say(
-            "   wake-ups per read: daemon \(format(daemonWakeUps)), client \(format(clientWakeUps)); PostgreSQL per read: \(postgresCosts.description)"
+            "   per read: daemon \(format(daemonWakeUps)) wake-ups, \(format(daemonCPU)) µs CPU; client \(format(clientWakeUps)) wake-ups, \(format(clientCPU)) µs CPU; PostgreSQL per read: \(postgresCosts.description)"
         )
 
         // pgbench's 16 connections share 2 threads: so do the async client's, on its 2 event

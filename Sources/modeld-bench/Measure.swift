@@ -22,8 +22,18 @@ struct Latencies {
         return sorted[index].microseconds
     }
 
+    /// The mean, in microseconds: a rate is its inverse, so a few long calls past the 99th
+    /// percentile can move a rate that the percentiles do not show.
+    var mean: Double {
+        guard !samples.isEmpty else { return .nan }
+        return samples.reduce(Duration.zero, +).microseconds / Double(samples.count)
+    }
+
     var summary: [String: Double] {
-        ["p50_us": percentile(50), "p90_us": percentile(90), "p99_us": percentile(99)]
+        [
+            "p50_us": percentile(50), "p90_us": percentile(90), "p99_us": percentile(99),
+            "p99.9_us": percentile(99.9), "max_us": percentile(100), "mean_us": mean,
+        ]
     }
 }
 
