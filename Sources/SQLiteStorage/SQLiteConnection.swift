@@ -43,9 +43,8 @@ final class SQLiteConnection {
     enum NewFile {
         /// Empty: SQLite writes its first page when it switches the file to WAL.
         case empty
-        /// Already the one page of an empty WAL database (``EmptyDatabaseImage``, a dropped
-        /// store's file emptied for the next), beside no WAL or one with no frame: only the WAL
-        /// is written.
+        /// Already a small WAL database (``EmptyDatabaseImage``, a dropped store's file emptied
+        /// for the next), beside no WAL or one with no frame: only the WAL is written.
         case emptyDatabase
     }
     /// The `modeld_group_count` function's table (see ``HashAggregate``).
@@ -166,14 +165,18 @@ final class SQLiteConnection {
     /// Virtual machine steps between two calls of the progress handler.
     static let progressSteps: Int32 = 1_000
 
-    /// Whether the file at `path` starts a new store, and how: empty, or one page of an empty
-    /// WAL database beside a WAL without frames (missing, shorter than its header, or with a
-    /// header that is not one: the frames after it are never read).
+    /// Whether the file at `path` starts a new store, and how: empty, or a small WAL database
+    /// (``EmptyDatabaseImage/isImage(_:)``) beside a WAL without frames (missing, shorter than
+    /// its header, or with a header that is not one: the frames after it are never read). Taken
+    /// for new, a file is written with SQLite's syncs off until the first transaction, which
+    /// ``finishCreation()`` then syncs: as durable whatever the file held.
     static func newFile(at path: String) -> NewFile? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         if info.st_size == 0 { return .empty }
-        guard info.st_size <= 65_536, EmptyDatabaseImage.isImage(firstBytes(of: path, count: Int(info.st_size))) else {
+        guard info.st_size <= EmptyDatabaseImage.largestSize,
+            EmptyDatabaseImage.isImage(firstBytes(of: path, count: Int(info.st_size)))
+        else {
             return nil
         }
         let walMagic = firstBytes(of: path + "-wal", count: 4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }

@@ -16,8 +16,9 @@ import Synchronization
 /// So a drop only renames the store's files (the database, its `-wal` and `-shm`) into
 /// `<stores>/.recycled`, under a `pending-` name, and returns; the set is emptied there on a
 /// queue of the recycler's own, off every client's path:
-/// - the database file gets the one page of an empty WAL database (``EmptyDatabaseImage``) and
-///   is cut to it; a store made of it commits to its WAL alone, with no first page to sync;
+/// - the database file gets the pages of an empty WAL database with modeld's metadata tables
+///   (``EmptyDatabaseImage``) and is cut to them; a store made of it commits to its WAL alone,
+///   with no first page to sync and no metadata table to create;
 /// - the WAL keeps up to ``walBytesKept`` of its blocks but loses its header, so SQLite finds no
 ///   frame in it and writes the next store's from its start, under new salts, as it does when it
 ///   reuses its own WAL; the frames after them, of the old store and older salts, are never read;
@@ -169,7 +170,7 @@ final class StoreFileRecycler: Sendable {
 
     /// Writes `image` over the start of the database file at `path`, cuts the file to it and
     /// syncs its data and size (`fdatasync`). A store that never copied its WAL into the file (a
-    /// test's, say) left it at the image's one page: it is not cut, since cutting a file to its
+    /// test's, say) left it at the image's pages: it is not cut, since cutting a file to its
     /// own size still changes its times, and its inode is then written with the sync (about 215
     /// against 145 µs a sync here, one after another).
     private static func rewrite(_ path: String, with image: [UInt8]) throws(ModelError) {

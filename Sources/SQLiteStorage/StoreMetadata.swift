@@ -22,6 +22,8 @@ enum StoreMetadata {
         "count" INTEGER, PRIMARY KEY ("token", "position")) WITHOUT ROWID
         """,
     ]
+    /// The tables `createStatements` make, in their order.
+    static let createdTables = ["_modeld_meta", "_modeld_sequence", "_modeld_transaction", "_modeld_change"]
     /// The transaction table's columns, in order.
     static let transactionColumns = "\"token\", \"timestamp\", \"author\", \"user\""
     /// The change table's columns, in order. An insert row's `count` says how many objects it
@@ -31,26 +33,32 @@ enum StoreMetadata {
 
     /// Creates the metadata tables if needed and returns the store's UUID, creating it the first
     /// time. Runs inside the writer's transaction, so two processes opening a new file agree.
+    /// What is there is read from the schema table in one statement: a store made from
+    /// ``EmptyDatabaseImage`` has every table already, and a statement for each table and column
+    /// checked (`CREATE TABLE IF NOT EXISTS` is parsed whether or not the table exists, and each
+    /// `pragma_table_info` is a statement of its own) cost a new store about 300,000 instructions.
     static func prepare(_ connection: SQLiteConnection) throws -> UUID {
-        let hasMeta = try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = '_modeld_meta'") ?? 0
-        let tables = try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table'") ?? 0
-        guard hasMeta > 0 || tables == 0 else {
+        var tables: [String: String] = [:]
+        try connection.query("SELECT name, sql FROM sqlite_master WHERE type = 'table'") { row in
+            tables[row.text(0)] = row.text(1)
+        }
+        guard tables["_modeld_meta"] != nil || tables.isEmpty else {
             throw ModelError(
                 .invalidArgument,
                 "\(connection.path) is an SQLite database but not a modeld store; choose another path",
                 context: ["path": connection.path])
         }
-        for statement in createStatements { try connection.execute(statement) }
-        // A store made before history recorded the saving user gains the column.
-        let hasUser =
-            try connection.scalarInt(
-                "SELECT count(*) FROM pragma_table_info('_modeld_transaction') WHERE name = 'user'") ?? 0
-        if hasUser == 0 { try connection.execute("ALTER TABLE \(transactionTable) ADD COLUMN \"user\" TEXT") }
-        // A store made before one history row could stand for a run of inserts gains the column.
-        let hasCount =
-            try connection.scalarInt("SELECT count(*) FROM pragma_table_info('_modeld_change') WHERE name = 'count'")
-            ?? 0
-        if hasCount == 0 { try connection.execute("ALTER TABLE \(changeTable) ADD COLUMN \"count\" INTEGER") }
+        for (name, statement) in zip(createdTables, createStatements) where tables[name] == nil {
+            try connection.execute(statement)
+        }
+        // A store made before history recorded the saving user gains the column, and one made
+        // before one history row could stand for a run of inserts gains `count`.
+        if try !hasColumn("user", of: "_modeld_transaction", sql: tables["_modeld_transaction"], connection) {
+            try connection.execute("ALTER TABLE \(transactionTable) ADD COLUMN \"user\" TEXT")
+        }
+        if try !hasColumn("count", of: "_modeld_change", sql: tables["_modeld_change"], connection) {
+            try connection.execute("ALTER TABLE \(changeTable) ADD COLUMN \"count\" INTEGER")
+        }
         try connection.run(
             "INSERT OR IGNORE INTO \(metaTable) VALUES ('storeIdentifier', ?1)",
             [.string(UUID().uuidString.lowercased())])
@@ -61,6 +69,19 @@ enum StoreMetadata {
                 context: ["path": connection.path])
         }
         return uuid
+    }
+
+    /// Whether `table` (whose `CREATE` statement in the schema table is `sql`, nil for a table
+    /// made just now by `createStatements`, which have every column) has the column `name`. The
+    /// statement names it quoted when modeld made the table with it or added it (SQLite keeps an
+    /// added column's definition in the statement); otherwise SQLite is asked.
+    private static func hasColumn(_ name: String, of table: String, sql: String?, _ connection: SQLiteConnection)
+        throws -> Bool
+    {
+        guard let sql else { return true }
+        if sql.contains("\"\(name)\"") { return true }
+        return try connection.scalarInt(
+            "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2", [.string(table), .string(name)]) ?? 0 > 0
     }
 
     /// The metadata value for `key`.

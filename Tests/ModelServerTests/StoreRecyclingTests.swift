@@ -55,15 +55,16 @@ import Testing
 
                 try await client.dropStore("old", force: true)
                 #expect(!FileManager.default.fileExists(atPath: oldPath))
-                // Emptied: the file is one page (an empty database), the WAL keeps its blocks but
-                // not its header, the -shm is cut to nothing.
+                // Emptied: the file is an empty database of five pages of 4 KiB (the schema's page
+                // and the root page of each of modeld's four metadata tables), the WAL keeps its
+                // blocks but not its header, the -shm is cut to nothing.
                 let bin = try await Self.emptiedBin(stores)
                 #expect(bin.count == 3, "\(bin)")
                 let set = stores.appendingPathComponent(".recycled").appendingPathComponent(
                     try #require(bin.keys.first { $0.hasSuffix(".sqlite") })
                 ).path
                 #expect(
-                    bin.first { $0.key.hasSuffix(".sqlite") }?.value == 4096
+                    bin.first { $0.key.hasSuffix(".sqlite") }?.value == 5 * 4096
                         && bin.first { $0.key.hasSuffix("-shm") }?.value == 0, "\(bin)")
                 let wal = try #require(FileManager.default.contents(atPath: set + "-wal"))
                 #expect(wal.count > 32 && wal.prefix(32).allSatisfy { $0 == 0 }, "\(wal.count) bytes")

@@ -4,21 +4,45 @@ import ModelFixtures
 @testable import SQLiteStorage
 import Testing
 
-/// A file holding the one page of an empty WAL database (what the daemon makes of a dropped
-/// store's file for the next store) opens as a new store, also beside a WAL whose header was
-/// zeroed over another store's frames: those frames are never read.
+/// A file holding an empty WAL database with modeld's metadata tables (what the daemon makes of a
+/// dropped store's file for the next store) opens as a new store with an identity of its own,
+/// also beside a WAL whose header was zeroed over another store's frames: those frames are never
+/// read.
 @Suite struct EmptyDatabaseImageTests {
     private static let noteSchema = Schema(entities: [
         EntityDescription(name: "Note", attributes: [.init(name: "text", type: .string)])
     ])
 
-    @Test func theImageIsOnePageOfAnEmptyWALDatabaseAndItsFileIsGone() async throws {
+    @Test func theImageIsAnEmptyWALDatabaseWithTheMetadataTablesAndItsFileIsGone() async throws {
         try await withTemporaryDirectory { directory in
             let image = try EmptyDatabaseImage.make(in: directory)
             #expect(image.starts(with: Array("SQLite format 3\0".utf8)))
-            #expect(Int(image[16]) << 8 | Int(image[17]) == image.count) // the page size: one page
+            let pageSize = Int(image[16]) << 8 | Int(image[17])
+            let pages = image[28..<32].reduce(0) { $0 << 8 | Int($1) }
+            #expect(pageSize * pages == image.count) // the header's pages fill the image
             #expect(image[18] == 2 && image[19] == 2) // WAL
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+
+            // Its tables are modeld's metadata tables, with no row: two stores made of it have
+            // identities of their own.
+            var identities: Set<UUID> = []
+            for name in ["a", "b"] {
+                let path = directory.appendingPathComponent("\(name).sqlite").path
+                #expect(FileManager.default.createFile(atPath: path, contents: Data(image)))
+                let reader = try SQLiteConnection(path: path, role: .reader)
+                var tables: [String] = []
+                try reader.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") {
+                    tables.append($0.text(0))
+                }
+                #expect(try reader.scalarInt("SELECT count(*) FROM _modeld_meta") == 0)
+                reader.close()
+                #expect(tables == StoreMetadata.createdTables.sorted())
+                let store = try await SQLiteStore.open(path: path, applying: Self.noteSchema)
+                identities.insert(store.storeIdentifier)
+                #expect(try await store.integrityCheck() == ["ok"])
+                await store.close()
+            }
+            #expect(identities.count == 2)
         }
     }
 
@@ -73,7 +97,7 @@ import Testing
             #expect(SQLiteConnection.newFile(at: path) == .empty)
             let image = try EmptyDatabaseImage.make(in: directory)
             var other = image
-            other[31] = 2 // a database of two pages
+            other[31] &+= 1 // a header that says one page more than the file holds
             #expect(FileManager.default.createFile(atPath: path, contents: Data(other)))
             #expect(SQLiteConnection.newFile(at: path) == nil)
             #expect(FileManager.default.createFile(atPath: path, contents: Data(image)))

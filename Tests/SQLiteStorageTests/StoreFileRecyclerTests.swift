@@ -5,7 +5,7 @@ import ModelFixtures
 import Testing
 
 /// The emptying of a dropped store's files (``StoreFileRecycler``) for a store whose WAL was
-/// copied into its file: the file, longer than the empty database's one page, is cut to it.
+/// copied into its file: the file, longer than the empty database's pages, is cut to them.
 /// (A store that never copied its WAL, as a test's, is covered through the daemon by
 /// `StoreRecyclingTests`.)
 @Suite struct StoreFileRecyclerTests {
