@@ -27,6 +27,9 @@ public final class BlockingFramedConnection {
     private var readIndex = 0, writeIndex = 0
     /// The frames of the call being made, kept for the next (grown when a request needs it).
     private var outbound = UnsafeMutableRawBufferPointer.allocate(byteCount: 4_096, alignment: 8)
+    /// The most bytes each buffer keeps between calls: one grown for a large request or answer
+    /// is let go after its call rather than held for the connection's life.
+    private static let keptBufferBytes = 65_536
 
     /// Connects to the framed socket at `path`.
     public init(path: String, maximumResponseSize: Int = 64 * 1024 * 1024) throws(RPCError) {
@@ -85,6 +88,7 @@ public final class BlockingFramedConnection {
         _ method: MethodDescriptor, request: [UInt8], timeout: Duration?, message: (UnsafeRawBufferPointer) -> Void
     ) throws(RPCError) -> Int {
         guard socket >= 0 else { throw RPCError(code: .unavailable, message: "the connection to \(path) is closed") }
+        defer { releaseLargeBuffers() }
         let stream = nextStream
         nextStream = nextStream == UInt32.max ? 1 : nextStream + 1
         let frames = writeCallFrames(stream: stream, method: method, request: request)
@@ -142,6 +146,23 @@ public final class BlockingFramedConnection {
         }
         let code = Status.Code(rawValue: Int(raw)) ?? .unknown
         if let error = RPCError.Code(code) { throw RPCError(code: error, message: message, metadata: metadata) }
+    }
+
+    /// The bytes of the two buffers the connection holds between calls (for tests).
+    var heldBufferBytes: Int { inbound.count + outbound.count }
+
+    /// Lets go of a buffer grown past ``keptBufferBytes`` by the call just made: the outbound
+    /// one, and the inbound one when it holds no unread byte.
+    private func releaseLargeBuffers() {
+        if outbound.count > Self.keptBufferBytes {
+            outbound.deallocate()
+            outbound = UnsafeMutableRawBufferPointer.allocate(byteCount: 4_096, alignment: 8)
+        }
+        if inbound.count > Self.keptBufferBytes, readIndex == writeIndex {
+            inbound.deallocate()
+            inbound = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.keptBufferBytes, alignment: 8)
+            (readIndex, writeIndex) = (0, 0)
+        }
     }
 
     /// Writes a call's opening frames into ``outbound`` (made larger if they would not fit).

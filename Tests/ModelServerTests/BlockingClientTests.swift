@@ -1,4 +1,4 @@
-import FramedTransport
+@testable import FramedTransport
 import Foundation
 import GRPCCore
 import ModelCore
@@ -176,6 +176,43 @@ struct BlockingClientTests {
             return outcomes
         }
         #expect(outcomes == ["deadlineExceeded", "20000", "status", "resourceExhausted", "status"])
+    }
+
+    /// A request or an answer larger than the 64 KiB a connection keeps between calls grows its
+    /// buffers for that call only: afterwards it holds what it held before, and goes on answering.
+    @Test func buffersGrownForALargeCallAreLetGoAfterIt() async throws {
+        let store = try store
+        try await items(store, 5_000)
+        let (socketPath, name) = (store.socketPath, store.name)
+        let (before, afterRequest, afterAnswer, answered, objects) = try await onThread {
+            let framed = try #require(DefaultLocations.framedSocketPath(for: socketPath))
+            let connection = try BlockingFramedConnection(path: framed)
+            defer { connection.close() }
+            let before = connection.heldBufferBytes
+            // 256 KiB of bytes that are no request: read, and refused as such.
+            let method = MethodDescriptor(fullyQualifiedService: "modeld.v1.QueryService", method: "Apply")
+            #expect(throws: RPCError.self) {
+                _ = try connection.unary(method, request: [UInt8](repeating: 0xff, count: 256 * 1024))
+            }
+            let afterRequest = connection.heldBufferBytes
+            // Every object in one response (the batch size asked for): one frame larger than 64 KiB.
+            let request: [UInt8] = try Modeld_V1_StoreFetchRequest.with {
+                $0.store = name
+                $0.fetch = FetchDescriptor(entityName: "Item").wire
+                $0.fetch.batchSize = 5_000
+            }.serializedBytes()
+            let messages = try connection.serverStreaming(
+                Modeld_V1_QueryService.Method.Fetch.descriptor, request: request)
+            let objects = try messages.reduce(0) { $0 + (try FetchChunk(serialized: $1)).objects.count }
+            let answered = messages.map(\.count).max() ?? 0
+            let afterAnswer = connection.heldBufferBytes
+            _ = try connection.unary(Modeld_V1_DaemonService.Method.Status.descriptor, request: [])
+            return (before, afterRequest, afterAnswer, answered, objects)
+        }
+        #expect(objects == 5_000)
+        #expect(answered > 65_536, "the largest response was \(answered) bytes: too small to grow the buffer")
+        #expect(afterRequest == before, "\(before) bytes held before, \(afterRequest) after a 256 KiB request")
+        #expect(afterAnswer == before, "\(before) bytes held before, \(afterAnswer) after a \(answered)-byte response")
     }
 
     /// After `close()`, calls fail with `unavailable`, saying so.
