@@ -132,7 +132,7 @@ extension FramedClientTransport {
         let serviceSize = service.utf8.count
         let methodSize = serviceSize + 1 + method.utf8.count
         let openSize = 4 + methodSize + 4
-        let total = 3 * Frame.headerSize + openSize + request.count
+        let total = callFramesSize(descriptor, request: request)
         precondition(bytes.count >= total, "no room for the call's frames")
         func header(at offset: Int, length: Int, kind: Frame.Kind) {
             bytes.storeBytes(of: UInt32(length).bigEndian, toByteOffset: offset, as: UInt32.self)

@@ -22,8 +22,10 @@ enum StoreMetadata {
         "count" INTEGER, PRIMARY KEY ("token", "position")) WITHOUT ROWID
         """,
     ]
-    /// The tables `createStatements` make, in their order.
-    static let createdTables = ["_modeld_meta", "_modeld_sequence", "_modeld_transaction", "_modeld_change"]
+    /// The tables `createStatements` make, in their order, unquoted.
+    static let createdTables = [metaTable, sequenceTable, transactionTable, changeTable].map {
+        String($0.dropFirst().dropLast())
+    }
     /// The transaction table's columns, in order.
     static let transactionColumns = "\"token\", \"timestamp\", \"author\", \"user\""
     /// The change table's columns, in order. An insert row's `count` says how many objects it

@@ -16,8 +16,11 @@ struct Latencies {
 
     /// The `p`th percentile (0...100), in microseconds.
     func percentile(_ p: Double) -> Double {
-        guard !samples.isEmpty else { return .nan }
-        let sorted = samples.sorted()
+        Self.percentile(p, of: samples.sorted())
+    }
+
+    private static func percentile(_ p: Double, of sorted: [Duration]) -> Double {
+        guard !sorted.isEmpty else { return .nan }
         let index = min(sorted.count - 1, max(0, Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1))
         return sorted[index].microseconds
     }
@@ -29,10 +32,13 @@ struct Latencies {
         return samples.reduce(Duration.zero, +).microseconds / Double(samples.count)
     }
 
+    /// The percentiles and the mean, the samples sorted once.
     var summary: [String: Double] {
-        [
-            "p50_us": percentile(50), "p90_us": percentile(90), "p99_us": percentile(99),
-            "p99.9_us": percentile(99.9), "max_us": percentile(100), "mean_us": mean,
+        let sorted = samples.sorted()
+        func at(_ p: Double) -> Double { Self.percentile(p, of: sorted) }
+        return [
+            "p50_us": at(50), "p90_us": at(90), "p99_us": at(99), "p99.9_us": at(99.9), "max_us": at(100),
+            "mean_us": mean,
         ]
     }
 }
