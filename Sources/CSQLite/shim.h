@@ -1,5 +1,6 @@
 #include <sqlite3.h>
 #include "wal_buffer.h"
+#include "group_count.h"
 
 // SQLITE_TRANSIENT is a macro over a cast Swift cannot import; this gives it a name.
 static inline sqlite3_destructor_type csqlite_transient(void) { return SQLITE_TRANSIENT; }

@@ -7,7 +7,9 @@ import ModelCore
 /// twice SQLite's scan time hashing byte by byte and building keys.)
 ///
 /// Rows come in as the arguments of `modeld_group_count` (see ``GroupCounter``): the group keys,
-/// then one value per counter, which counts the rows where it is not NULL.
+/// then one value per counter, which counts the rows where it is not NULL. The rows of one short
+/// key counted by every counter are counted in C instead (``shortCountStorageClass``), and added
+/// when the scan ends (``add(shortCounts:)``).
 struct GroupTable {
     /// A key stored in another storage class than its type's (a real in an integer column,
     /// written by another tool), or one group too many.
@@ -96,26 +98,59 @@ struct GroupTable {
         let value = arguments[0]
         let storage = sqlite3_value_type(value)
         if storage == SQLITE_NULL {
-            let empty = UnsafeRawBufferPointer(start: nil, count: 0)
-            return try group(
-                ShortKey(storage: storage, bytes: empty), prefix: UInt64(storage), prefixCount: 1, payload: empty)
+            return try group(oneKey: storage, payload: UnsafeRawBufferPointer(start: nil, count: 0))
         }
         guard storage == storageClasses[0] else { throw GivenUp() }
         if storage == SQLITE_INTEGER {
             var integer = sqlite3_value_int64(value)
             return try withUnsafeBytes(of: &integer) { bytes throws(GivenUp) in
-                try group(
-                    ShortKey(storage: storage, bytes: bytes), prefix: UInt64(storage), prefixCount: 1, payload: bytes)
+                try group(oneKey: storage, payload: bytes)
             }
         }
         let (start, count) = Self.bytes(of: value, storage: storage)
-        let payload = UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : count)
-        let prefix = UInt64(storage) | UInt64(UInt32(count)) << 8
+        return try group(
+            oneKey: storage, payload: UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : count))
+    }
+
+    /// The index of the group of one key stored in `storage` (NULL with no bytes, an integer's
+    /// 8 bytes, or a text's or blob's), added if new.
+    private mutating func group(oneKey storage: Int32, payload: UnsafeRawBufferPointer) throws(GivenUp) -> Int {
+        if storage == SQLITE_NULL || storage == SQLITE_INTEGER {
+            return try group(
+                ShortKey(storage: storage, bytes: payload), prefix: UInt64(storage), prefixCount: 1, payload: payload)
+        }
+        let prefix = UInt64(storage) | UInt64(UInt32(payload.count)) << 8
         if payload.count <= ShortKey.capacity {
             return try group(
                 ShortKey(storage: storage, bytes: payload), prefix: prefix, prefixCount: 5, payload: payload)
         }
         return try group(prefix: prefix, prefixCount: 5, payload: payload)
+    }
+
+    /// The storage class of the one key whose rows C's step counts in a table of its own
+    /// (CSQLite's group_count.h), when it may: one key, stored as an integer, text or blob, and
+    /// counts of every row. Nil otherwise: every row then comes to ``add(_:)``.
+    var shortCountStorageClass: Int32? {
+        guard storageClasses.count == 1, countsEveryRow,
+            [SQLITE_INTEGER, SQLITE_TEXT, SQLITE_BLOB].contains(storageClasses[0])
+        else { return nil }
+        return storageClasses[0]
+    }
+
+    /// Adds the groups C's step counted (see ``shortCountStorageClass``) to this table's, each
+    /// count to every counter; gives up when the groups together are more than ``groupLimit``.
+    mutating func add(shortCounts: UnsafePointer<csqlite_short_counts>) throws(GivenUp) {
+        let counted = shortCounts.pointee
+        for index in 0..<Int(counted.group_count) {
+            // The key's bytes, then in its last byte its storage class and length.
+            var payload = counted.payloads[index]
+            let target = try withUnsafeBytes(of: &payload) { bytes throws(GivenUp) in
+                let tag = bytes[15]
+                return try self.group(
+                    oneKey: Int32(tag & 7), payload: UnsafeRawBufferPointer(rebasing: bytes[..<Int(tag >> 3)]))
+            }
+            for counter in 0..<counterCount { counters[target &* counterCount &+ counter] &+= counted.counts[index] }
+        }
     }
 
     /// The index of the group of one key, `key` (its encoding: `prefix`'s first `prefixCount`
@@ -323,47 +358,6 @@ struct GroupTable {
                 if comparison != 0 { return key.ascending ? comparison < 0 : comparison > 0 }
             }
             return false
-        }
-    }
-}
-
-/// One key of at most ``capacity`` bytes in two words, with its length and storage class in
-/// the last byte: two keys are equal exactly when their words are. The words hold the bytes
-/// read in overlapping pieces, as hash functions read short keys (for a length of 8 to 15, the
-/// first 8 bytes and the last 8), which together cover every byte once the length is known.
-private struct ShortKey: Equatable {
-    static let capacity = 15
-    /// For a group whose keys are longer or more than one: equal to no key made from bytes,
-    /// whose last byte is at most 5 | 15 << 3.
-    static let none = ShortKey(low: 0, high: .max)
-
-    let low: UInt64
-    let high: UInt64
-
-    private init(low: UInt64, high: UInt64) {
-        self.low = low
-        self.high = high
-    }
-
-    /// `bytes` (at most ``capacity``) of a value stored in `storage`.
-    init(storage: Int32, bytes: UnsafeRawBufferPointer) {
-        let count = bytes.count
-        let tag = UInt64(UInt8(truncatingIfNeeded: storage) | UInt8(truncatingIfNeeded: count) << 3) << 56
-        switch count {
-        case 8...:
-            low = bytes.loadUnaligned(as: UInt64.self)
-            high = bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self) >> 8 | tag
-        case 4...:
-            low =
-                UInt64(bytes.loadUnaligned(as: UInt32.self)) | UInt64(
-                    bytes.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)) << 32
-            high = tag
-        case 1...:
-            low = UInt64(bytes[0]) | UInt64(bytes[count / 2]) << 8 | UInt64(bytes[count - 1]) << 16
-            high = tag
-        default:
-            low = 0
-            high = tag
         }
     }
 }
