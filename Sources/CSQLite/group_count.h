@@ -39,7 +39,8 @@ typedef struct {
 
 typedef struct {
     // Set before a scan: whether rows are counted here at all, the arguments a row comes with
-    // (the key and one per counter: a call with others goes to the fallback, which refuses it),
+    // (the key alone, as every counter counts every row: a call with others goes to the
+    // fallback, which refuses it),
     // the storage class the key is expected in (SQLITE_INTEGER, SQLITE_TEXT or SQLITE_BLOB;
     // NULL is always taken), the most groups taken here (at most CSQLITE_SHORT_COUNT_GROUPS), and
     // the hash's seed.

@@ -59,7 +59,7 @@ final class GroupCounter {
         groupsCountedInC = 0
         csqlite_short_counts_reset(shortCounts)
         if let storageClass = table.shortCountStorageClass {
-            shortCounts.pointee.argument_count = Int32(1 + table.counterCount)
+            shortCounts.pointee.argument_count = Int32(table.argumentCount)
             shortCounts.pointee.storage_class = storageClass
             shortCounts.pointee.group_limit = Int32(min(Int(CSQLITE_SHORT_COUNT_GROUPS), table.groupLimit))
             shortCounts.pointee.enabled = 1
@@ -87,7 +87,7 @@ final class GroupCounter {
 
     /// Counts one row; the message to stop the statement with when it cannot.
     fileprivate func step(_ arguments: UnsafeMutablePointer<OpaquePointer?>?, count: Int32) -> String? {
-        guard isCounting, let arguments, Int(count) == table.keyTypes.count + table.counterCount else {
+        guard isCounting, let arguments, Int(count) == table.argumentCount else {
             return "\(Self.functionName) was called outside a grouped count or with the wrong number of arguments"
         }
         guard !gaveUp else { return Self.gaveUpMessage }

@@ -74,7 +74,13 @@ struct GroupTable {
         }
     }
 
-    /// Counts one row: `arguments` holds its keys, then the values its counters count.
+    /// The arguments `modeld_group_count` is called with: the keys, then the values the counters
+    /// count, none when every counter counts every row (``countsEveryRow``: a constant argument
+    /// per counter cost SQLite an instruction and the call an argument, every row).
+    var argumentCount: Int { keyTypes.count + (countsEveryRow ? 0 : counterCount) }
+
+    /// Counts one row: `arguments` holds its keys, then the values its counters count (none when
+    /// every counter counts every row).
     mutating func add(_ arguments: UnsafeMutablePointer<OpaquePointer?>) throws(GivenUp) {
         let group = try group(of: arguments)
         if countsEveryRow {

@@ -129,7 +129,8 @@ extension SQLCompiler {
 
     /// The statement a grouped count runs when it counts in a hash table (``HashAggregate``): it
     /// gives `modeld_group_count` (``GroupCounter``) the group keys, then per aggregation its key
-    /// path (or 1 for `count(*)`), for every object the filter admits. With `keyRange`, only
+    /// path (or 1 for `count(*)`; nothing at all when every aggregation is one), for every object
+    /// the filter admits. With `keyRange`, only
     /// the objects whose key lies between the two parameters after ``parameters`` (`?N+1` and
     /// `?N+2`, bound per run) are counted: a part of the table, as ``ParallelGroupScan`` splits it.
     mutating func groupScan(_ descriptor: AggregateDescriptor, keyRange: Bool = false) throws(ModelError) -> String {
@@ -138,12 +139,15 @@ extension SQLCompiler {
             descriptor.predicate, includesSubentities: descriptor.includesSubentities, table: table)
         var arguments: [String] = []
         for path in descriptor.groupBy { arguments.append(try expression(.keyPath(path)).sql) }
-        // count(*) counts a value that is never NULL.
-        for aggregation in descriptor.aggregations {
-            if let path = aggregation.keyPath {
-                arguments.append(try expression(.keyPath(path)).sql)
-            } else {
-                arguments.append("1")
+        // When every aggregation is count(*), the counters take no argument (see
+        // ``GroupTable/argumentCount``); otherwise count(*) counts a value that is never NULL.
+        if !descriptor.aggregations.allSatisfy({ $0.keyPath == nil }) {
+            for aggregation in descriptor.aggregations {
+                if let path = aggregation.keyPath {
+                    arguments.append(try expression(.keyPath(path)).sql)
+                } else {
+                    arguments.append("1")
+                }
             }
         }
         let scan =

@@ -51,7 +51,7 @@ import Testing
                 keyTypes: [.string, .string], counterCount: 1, groupLimit: 100, countsEveryRow: true)
             let two = try #require(
                 try connection.groupCounter.count(into: byTwo) {
-                    try connection.run("SELECT \(GroupCounter.functionName)(k, k, 1) FROM t", cached: false)
+                    try connection.run("SELECT \(GroupCounter.functionName)(k, k) FROM t", cached: false)
                 })
             #expect(connection.groupCounter.groupsCountedInC == 0)
             #expect(two.groupCount == 3)
@@ -78,15 +78,17 @@ import Testing
         try await withConnection { connection in
             try connection.execute("CREATE TABLE t(k TEXT)")
             _ = try Self.insert([.string("a")], into: "t", on: connection)
+            // A count of every row takes the key alone.
             let empty = GroupTable(keyTypes: [.string], counterCount: 1, groupLimit: 100, countsEveryRow: true)
+            #expect(empty.argumentCount == 1)
             let wrong = #expect(throws: ModelError.self) {
                 _ = try connection.groupCounter.count(into: empty) {
-                    try connection.run("SELECT \(GroupCounter.functionName)(k) FROM t", cached: false)
+                    try connection.run("SELECT \(GroupCounter.functionName)(k, 1) FROM t", cached: false)
                 }
             }
             #expect(wrong?.message.contains("wrong number of arguments") == true, "\(String(describing: wrong))")
             let outside = #expect(throws: ModelError.self) {
-                try connection.run("SELECT \(GroupCounter.functionName)(k, 1) FROM t", cached: false)
+                try connection.run("SELECT \(GroupCounter.functionName)(k) FROM t", cached: false)
             }
             #expect(outside?.message.contains("outside a grouped count") == true, "\(String(describing: outside))")
         }
@@ -119,14 +121,15 @@ import Testing
         return inserted
     }
 
-    /// `column`'s rows counted by the connection's counter, every row counted (`count(*)`).
+    /// `column`'s rows counted by the connection's counter, every row counted (`count(*)`, which
+    /// takes no argument).
     private static func count(
         _ column: String, of table: String, type: AttributeType, on connection: SQLiteConnection,
         limit: Int = HashAggregate.groupLimit
     ) throws -> GroupTable? {
         let empty = GroupTable(keyTypes: [type], counterCount: 1, groupLimit: limit, countsEveryRow: true)
         return try connection.groupCounter.count(into: empty) {
-            try connection.run("SELECT \(GroupCounter.functionName)(\(column), 1) FROM \(table)", cached: false)
+            try connection.run("SELECT \(GroupCounter.functionName)(\(column)) FROM \(table)", cached: false)
         }
     }
 
