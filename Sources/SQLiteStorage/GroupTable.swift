@@ -137,10 +137,10 @@ struct GroupTable {
     /// (CSQLite's group_count.h), when it may: one key, stored as an integer, text or blob, and
     /// counts of every row. Nil otherwise: every row then comes to ``add(_:)``.
     var shortCountStorageClass: Int32? {
-        guard storageClasses.count == 1, countsEveryRow,
-            [SQLITE_INTEGER, SQLITE_TEXT, SQLITE_BLOB].contains(storageClasses[0])
-        else { return nil }
-        return storageClasses[0]
+        guard storageClasses.count == 1, countsEveryRow else { return nil }
+        let storageClass = storageClasses[0]
+        return storageClass == SQLITE_INTEGER || storageClass == SQLITE_TEXT || storageClass == SQLITE_BLOB
+            ? storageClass : nil
     }
 
     /// Adds the groups C's step counted (see ``shortCountStorageClass``) to this table's, each
