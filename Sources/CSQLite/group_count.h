@@ -6,12 +6,13 @@
 // (docs/performance.md, "A grouped count's rows counted in C").
 //
 // Each key becomes two machine words (csqlite_short_key_make): its bytes, and in the last byte
-// its storage class and length, so that two keys are equal exactly when their words are. The words are
-// looked up in an open-addressing table of at most CSQLITE_SHORT_COUNT_GROUPS groups, a quarter
-// full at most, seeded by the caller. A row this table does not take (a key stored in another
-// class than the expected one, a longer key, more groups than it holds, more than one key,
-// counts of values) goes to `fallback`, the Swift step, which counts it in its own table; Swift
-// then adds this table's groups to its own (GroupCounter.count(into:)).
+// its storage class and length, so that two keys are equal exactly when their words are. The
+// words are looked up in an open-addressing table of at most CSQLITE_SHORT_COUNT_GROUPS groups, a
+// quarter full at most, seeded by the caller. A row this table does not take (a key stored in
+// another class than the expected one, a longer key, more groups than it holds, more than one
+// key, counts of values, other arguments) goes to `fallback`, the Swift step, which counts it in
+// its own table or refuses it; Swift then adds this table's groups to its own
+// (GroupCounter.count(into:)).
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,3 +1,7 @@
+// CSQLite is a system library target: SwiftPM does not notice a change to this header or the
+// ones it includes. After editing one, touch a Swift file of each module that uses it
+// (SQLiteStorage's GroupCounter.swift, say), so that the module, and the C code it inlines, is
+// compiled again.
 #include <sqlite3.h>
 #include "wal_buffer.h"
 #include "group_count.h"

@@ -11,7 +11,7 @@ import Testing
         try await withConnection { connection in
             try connection.execute("CREATE TABLE t(k TEXT)")
             // 1,500 short keys (more than the 1,024 groups C's table holds: the rest go to Swift),
-            // 40 of 17 to 32 bytes (longer than it takes), and NULL; key i stored i % 3 + 1 times.
+            // 40 of 16 to 31 bytes (longer than it takes), and NULL; key i stored i % 3 + 1 times.
             var keys: [Value] = (0..<1_500).map { .string("s\($0)") }
             keys += (0..<40).map { .string(String(repeating: "l", count: 15 + $0 % 15) + "\($0)") }
             keys.append(.null)
