@@ -59,32 +59,41 @@ typedef struct {
     csqlite_short_payload *payloads;
     int64_t *counts;
     // Room for CSQLITE_SHORT_COUNT_SLOTS slots, each a group's index or -1 when free, of which the
-    // first 1 << slot_bits are in use. (The arrays are pointed to rather than held, so that Swift
-    // does not import them as tuples thousands long.)
+    // first 1 << slot_bits are in use. (The arrays, null until csqlite_short_counts_allocate, are
+    // pointed to rather than held, so that Swift does not import them as tuples thousands long.)
     int32_t *slots;
     int slot_bits;
 } csqlite_short_counts;
 
-// An empty table, not enabled, with room for CSQLITE_SHORT_COUNT_GROUPS groups; null when the
-// memory cannot be had.
+// An empty table, not enabled and without its arrays (a connection that never counts, a writer's,
+// allocates none); null when the memory cannot be had.
 static inline csqlite_short_counts *csqlite_short_counts_create(void) {
-    csqlite_short_counts *table = calloc(1, sizeof *table);
-    if (!table) return 0;
+    return calloc(1, sizeof(csqlite_short_counts));
+}
+
+// Gives the table its arrays, room for CSQLITE_SHORT_COUNT_GROUPS groups, unless it has them: 1
+// when it has them, 0 when the memory cannot be had (the rows are then all the fallback's).
+static inline int csqlite_short_counts_allocate(csqlite_short_counts *table) {
+    if (table->slots) return 1;
     table->keys = malloc(CSQLITE_SHORT_COUNT_GROUPS * sizeof *table->keys);
     table->payloads = malloc(CSQLITE_SHORT_COUNT_GROUPS * sizeof *table->payloads);
     table->counts = malloc(CSQLITE_SHORT_COUNT_GROUPS * sizeof *table->counts);
-    table->slots = malloc(CSQLITE_SHORT_COUNT_SLOTS * sizeof *table->slots);
-    if (!table->keys || !table->payloads || !table->counts || !table->slots) {
+    int32_t *slots = malloc(CSQLITE_SHORT_COUNT_SLOTS * sizeof *slots);
+    if (!table->keys || !table->payloads || !table->counts || !slots) {
         free(table->keys);
         free(table->payloads);
         free(table->counts);
-        free(table->slots);
-        free(table);
+        free(slots);
+        table->keys = 0;
+        table->payloads = 0;
+        table->counts = 0;
         return 0;
     }
+    table->slots = slots;
+    table->group_count = 0;
     table->slot_bits = CSQLITE_SHORT_COUNT_FIRST_SLOT_BITS;
     memset(table->slots, 0xff, ((size_t)1 << table->slot_bits) * sizeof *table->slots);
-    return table;
+    return 1;
 }
 
 static inline void csqlite_short_counts_destroy(csqlite_short_counts *table) {

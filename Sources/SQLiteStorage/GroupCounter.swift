@@ -22,12 +22,12 @@ final class GroupCounter {
     private var isCounting = false
     private var gaveUp = false
     /// How many groups of the last count C's step counted (tests tell its rows from Swift's by it).
-    private(set) var groupsCountedInC = 0
+    var groupsCountedInC: Int { Int(shortCounts.pointee.group_count) }
     /// The C step's table, the function's user data: owned by this object, freed with it.
     private let shortCounts: UnsafeMutablePointer<csqlite_short_counts>
 
     init() {
-        // A connection without its counter's few tens of kilobytes could not run at all.
+        // A connection without the few bytes of its counter could not run at all.
         guard let shortCounts = csqlite_short_counts_create() else { fatalError("out of memory for a grouped count") }
         self.shortCounts = shortCounts
         shortCounts.pointee.seed = UInt64.random(in: 0...UInt64.max)
@@ -56,9 +56,9 @@ final class GroupCounter {
         self.table = table
         isCounting = true
         gaveUp = false
-        groupsCountedInC = 0
         csqlite_short_counts_reset(shortCounts)
-        if let storageClass = table.shortCountStorageClass {
+        // The C table's arrays are made at the first count that can use them.
+        if let storageClass = table.shortCountStorageClass, csqlite_short_counts_allocate(shortCounts) != 0 {
             shortCounts.pointee.argument_count = Int32(table.argumentCount)
             shortCounts.pointee.storage_class = storageClass
             shortCounts.pointee.group_limit = Int32(min(Int(CSQLITE_SHORT_COUNT_GROUPS), table.groupLimit))
@@ -76,7 +76,6 @@ final class GroupCounter {
             throw error
         }
         if gaveUp { return nil }
-        groupsCountedInC = Int(shortCounts.pointee.group_count)
         do {
             try self.table.add(shortCounts: shortCounts)
         } catch {
