@@ -174,7 +174,9 @@ extension BenchCommand {
             ratio: Double(peak) / 1024 / 200, target: "< 200 MB (ratio to 200 MB)", met: peak < 200 * 1024)
 
         say("5. grouped count over \(rows) rows vs fetching everything and counting here")
-        let (aggregate, sqliteCount) = try await DaemonClient.withClient(socketPath: workloads.socketPath) { client in
+        let (aggregate, clientSide, sqliteCount) = try await DaemonClient.withClient(
+            socketPath: workloads.socketPath
+        ) { client in
             // One count first, untimed, as the other workloads warm up: the daemon was just
             // restarted (workload 7), and the first count opens the helpers' connections.
             _ = try await workloads.groupedCount(client: client)
@@ -189,19 +191,33 @@ extension BenchCommand {
             guard groupCount == groups else {
                 throw BenchError("the store counted \(groupCount) groups, the client \(groups)")
             }
-            return (median(times), try sqlite.groupedCount().1.seconds)
+            // The count fetched and counted here, as many times, right after: warm as the
+            // pushed-down counts are (workload 7's fetch, the first after a restart, opened the
+            // store). Not between them: a count just after a fetch of every row took up to
+            // twice as long.
+            var clientSide: [Double] = []
+            for _ in 0..<rounds {
+                let (fetched, counted, elapsed) = try await workloads.fetchEverythingAndCount(client: client)
+                guard counted == groups, fetched == objects else {
+                    throw BenchError("the client counted \(counted) groups in \(fetched) objects")
+                }
+                clientSide.append(elapsed.seconds)
+            }
+            say("   counted client-side: " + clientSide.map { format($0 * 1000) + " ms" }.joined(separator: ", "))
+            return (median(times), median(clientSide), try sqlite.groupedCount().1.seconds)
         }
         report.detail(
             "5 grouped count",
             [
-                "aggregate_ms": aggregate * 1000, "client_side_ms": streamed.seconds * 1000,
+                "aggregate_ms": aggregate * 1000, "client_side_ms": clientSide * 1000,
+                "client_side_first_ms": streamed.seconds * 1000,
                 "sqlite_in_process_ms": sqliteCount * 1000,
             ])
         report.add(
             "5 grouped count", modeld: format(aggregate * 1000) + " ms pushed down",
-            baseline: millis(streamed) + " counted client-side", ratio: streamed.seconds / aggregate,
+            baseline: format(clientSide * 1000) + " ms counted client-side", ratio: clientSide / aggregate,
             target: ">= 20x faster",
-            met: streamed.seconds / aggregate >= 20)
+            met: clientSide / aggregate >= 20)
     }
 
     /// 6: durable saves of one object each.
