@@ -14,11 +14,33 @@ extension FramedClientTransport {
     /// again, once, on a new connection.
     public nonisolated(nonsending) func unary(_ descriptor: MethodDescriptor, request: [UInt8]) async throws -> [UInt8]
     {
+        try await resentOnceIfUnsent { () async throws -> [UInt8] in
+            try await attempt(descriptor, request: request, answer: UnaryCall(.one))
+        }
+    }
+
+    /// Makes a server-streaming call as ``unary(_:request:)`` makes a unary one: its responses
+    /// are gathered on the connection as they arrive and handed to the caller all at once, in
+    /// order, when the status arrives, without a stream of response parts to read them from.
+    /// For an answer known to be small (a fetch with a small limit): the caller holds every
+    /// response at once, however many the daemon sends.
+    public nonisolated(nonsending) func gatheredServerStreaming(_ descriptor: MethodDescriptor, request: [UInt8])
+        async throws -> [[UInt8]]
+    {
+        try await resentOnceIfUnsent { () async throws -> [[UInt8]] in
+            let call = UnaryCall(.many)
+            let first = try await attempt(descriptor, request: request, answer: call)
+            return call.messages(first: first)
+        }
+    }
+
+    /// `attempt`, made once more on a new connection if its request did not leave.
+    private nonisolated(nonsending) func resentOnceIfUnsent<T>(_ attempt: () async throws -> T) async throws -> T {
         do {
-            return try await attemptUnary(descriptor, request: request)
+            return try await attempt()
         } catch is UnsentCall {
             do {
-                return try await attemptUnary(descriptor, request: request)
+                return try await attempt()
             } catch is UnsentCall {
                 // The new connection closed too before the call left (a daemon at its
                 // connection limit closes new ones at once): unavailable, as gRPC says it.
@@ -31,13 +53,15 @@ extension FramedClientTransport {
         }
     }
 
-    /// One attempt of ``unary(_:request:)``; `UnsentCall` when the request did not leave.
-    private nonisolated(nonsending) func attemptUnary(_ descriptor: MethodDescriptor, request: [UInt8]) async throws
-        -> [UInt8]
+    /// One attempt of a direct call answered through `call`: its first message (for a unary
+    /// call, its only one); `UnsentCall` when the request did not leave.
+    private nonisolated(nonsending) func attempt(
+        _ descriptor: MethodDescriptor, request: [UInt8], answer call: UnaryCall
+    )
+        async throws -> [UInt8]
     {
         let connection = try beginCall()
         defer { callEnded() }
-        let call = UnaryCall()
         let (handler, id) = try await registered(on: connection) { $0.register(call) }
         let allocator = handler.channel.allocator
         let sent = Self.send(
@@ -161,70 +185,5 @@ extension FramedClientTransport {
         offset += request.count
         header(at: offset, length: 0, kind: .end)
         return total
-    }
-}
-
-/// The answer to a direct unary call, gathered from its frames on the event loop and handed to
-/// the waiting caller when the status arrives.
-final class UnaryCall: Sendable {
-    private struct State {
-        var message: [UInt8]?
-        var messages = 0
-        var outcome: Result<[UInt8], RPCError>?
-        /// Unsafe (not checked): resumed once, by whichever of ``settle(_:)`` and ``response()``
-        /// comes second, the outcome and the waiter being set under the lock, each once. A
-        /// checked continuation cost every call an allocation and its checks.
-        var waiter: UnsafeContinuation<[UInt8], any Error>?
-    }
-    private let state = Mutex(State())
-
-    func received(_ message: [UInt8]) {
-        state.withLock { state in
-            state.messages += 1
-            state.message = message
-        }
-    }
-
-    /// The call's status: its message if OK, else the error the status describes.
-    func finished(_ status: Status, metadata: Metadata) {
-        let outcome = state.withLock { state -> Result<[UInt8], RPCError> in
-            if let code = RPCError.Code(status.code) {
-                return .failure(RPCError(code: code, message: status.message, metadata: metadata))
-            }
-            guard state.messages == 1, let message = state.message else {
-                return .failure(
-                    RPCError(
-                        code: .internalError,
-                        message: "a unary call was answered with \(state.messages) messages, not one"))
-            }
-            return .success(message)
-        }
-        settle(outcome)
-    }
-
-    func fail(_ error: RPCError) {
-        settle(.failure(error))
-    }
-
-    /// The first outcome wins; a caller already waiting is resumed with it.
-    private func settle(_ outcome: Result<[UInt8], RPCError>) {
-        let waiter = state.withLock { state -> UnsafeContinuation<[UInt8], any Error>? in
-            guard state.outcome == nil else { return nil }
-            state.outcome = outcome
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume(with: outcome.mapError { $0 as any Error })
-    }
-
-    nonisolated(nonsending) func response() async throws -> [UInt8] {
-        try await withUnsafeThrowingContinuation { waiter in
-            let ready = state.withLock { state -> Result<[UInt8], RPCError>? in
-                if let outcome = state.outcome { return outcome }
-                state.waiter = waiter
-                return nil
-            }
-            if let ready { waiter.resume(with: ready.mapError { $0 as any Error }) }
-        }
     }
 }

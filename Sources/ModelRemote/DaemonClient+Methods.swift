@@ -106,6 +106,11 @@ protocol MethodCaller: Sendable {
         _ call: FetchCall, _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T
     ) async throws -> T
 
+    /// Calls `QueryService/Fetch` and returns its whole result, for a fetch whose answer is
+    /// bounded (``DaemonClient/fetch(_:in:)``'s with a small limit).
+    nonisolated(nonsending) func fetchWhole(_ call: FetchCall, resultType: FetchDescriptor.ResultType)
+        async throws -> FetchResult
+
     /// Calls `QueryService/Fetch` for a `body` that takes each response as it comes and keeps
     /// none: the client holds a bounded number of them however slowly `body` takes them.
     func fetchEachBatch<T: Sendable>(
@@ -144,6 +149,13 @@ extension MethodCaller {
         _ call: FetchCall, _ body: @Sendable @escaping (RPCAsyncSequence<FetchChunk, any Error>) async throws -> T
     ) async throws -> T {
         try await fetch(Modeld_V1_QueryService.Method.Fetch.descriptor, call.wire, store: nil, body)
+    }
+
+    /// The responses of ``fetch(_:_:)`` collected.
+    nonisolated(nonsending) func fetchWhole(_ call: FetchCall, resultType: FetchDescriptor.ResultType)
+        async throws -> FetchResult
+    {
+        try await fetch(call) { try await FetchCollector.collect($0, resultType: resultType) }
     }
 
     /// As ``fetch(_:_:)``: over HTTP/2, the stream's flow control bounds what waits for `body`.

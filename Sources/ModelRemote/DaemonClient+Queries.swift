@@ -5,10 +5,17 @@ import ModelWire
 import Synchronization
 
 extension DaemonClient {
-    /// Fetches from a store, without a session.
+    /// Fetches from a store, without a session. A fetch whose limit is at most a response's
+    /// objects (``FetchCollector/gatheredLimit``) and that prefetches nothing has its responses
+    /// gathered whole (``MethodCaller/fetchWhole(_:resultType:)``); any other is read as a
+    /// stream, each response decoded as it comes.
     public func fetch(_ descriptor: FetchDescriptor, in store: String) async throws -> FetchResult {
         try await call {
-            try await caller.fetch(FetchCall(store: store, descriptor: descriptor)) {
+            let call = FetchCall(store: store, descriptor: descriptor)
+            if FetchCollector.isBounded(descriptor) {
+                return try await caller.fetchWhole(call, resultType: descriptor.resultType)
+            }
+            return try await caller.fetch(call) {
                 try await FetchCollector.collect($0, resultType: descriptor.resultType)
             }
         }
@@ -205,6 +212,18 @@ extension DaemonClient {
 
 /// Collects a streamed fetch into one `FetchResult`.
 struct FetchCollector {
+    /// The largest limit of a fetch whose responses are gathered whole: the daemon's objects a
+    /// response by default, so that such an answer is usually one response, and never holds
+    /// more objects than that.
+    static let gatheredLimit = 1_000
+
+    /// Whether `descriptor`'s answer is bounded: a limit of at most ``gatheredLimit``, nothing
+    /// prefetched.
+    static func isBounded(_ descriptor: FetchDescriptor) -> Bool {
+        guard let limit = descriptor.limit else { return false }
+        return limit <= gatheredLimit && descriptor.relationshipKeyPathsForPrefetching.isEmpty
+    }
+
     private var objects: [ObjectSnapshot] = [], prefetched: [ObjectSnapshot] = [], ids: [PersistentIdentifier] = []
     private var count = 0
 

@@ -64,6 +64,19 @@ struct FramedMethodCaller: MethodCaller {
             decode: { [shapes] in try FetchChunk(serialized: $0, in: nil, shapes: shapes) }, body)
     }
 
+    /// The responses gathered on the connection and read when the call ends
+    /// (``FramedClientTransport/gatheredServerStreaming(_:request:)``): no stream of responses,
+    /// its task switches and its continuations, for an answer that is usually one response.
+    nonisolated(nonsending) func fetchWhole(_ call: FetchCall, resultType: FetchDescriptor.ResultType)
+        async throws -> FetchResult
+    {
+        let responses = try await transport.gatheredServerStreaming(
+            Modeld_V1_QueryService.Method.Fetch.descriptor, request: try call.serializedBytes())
+        var collector = FetchCollector()
+        for response in responses { collector.add(try FetchChunk(serialized: response, in: nil, shapes: shapes)) }
+        return collector.result(resultType)
+    }
+
     /// As ``fetch(_:_:)-swift.method``, on a connection of its own that stops reading while more
     /// than a few MiB wait for `body`
     /// (``FramedClientTransport/serverStreamingOnOwnConnection(_:request:_:)``).
