@@ -269,7 +269,8 @@ struct RawOutput {
         guard let base = source.baseAddress, !source.isEmpty else { return }
         precondition(position + source.count <= buffer.count)
         // ! the room is non-empty: `source` fits in it.
-        (buffer.baseAddress! + position).update(from: base, count: source.count)
+        ShortBytes.copy(
+            UnsafeRawPointer(base), to: UnsafeMutableRawPointer(buffer.baseAddress! + position), count: source.count)
         position += source.count
     }
 
