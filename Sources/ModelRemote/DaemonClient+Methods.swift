@@ -107,9 +107,15 @@ protocol MethodCaller: Sendable {
     ) async throws -> T
 
     /// Calls `QueryService/Fetch` and returns its whole result, for a fetch whose answer is
-    /// bounded (``DaemonClient/fetch(_:in:)``'s with a small limit).
+    /// bounded (``FetchCollector/isBounded(_:)``).
     nonisolated(nonsending) func fetchWhole(_ call: FetchCall, resultType: FetchDescriptor.ResultType)
         async throws -> FetchResult
+
+    /// Calls the fetch `method` and returns its whole result, for a fetch whose answer is
+    /// bounded (a session's); with `store`, every URI must be one of that store's.
+    nonisolated(nonsending) func fetchWhole<Request: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ request: Request, store: UUID?, resultType: FetchDescriptor.ResultType
+    ) async throws -> FetchResult
 
     /// Calls `QueryService/Fetch` for a `body` that takes each response as it comes and keeps
     /// none: the client holds a bounded number of them however slowly `body` takes them.
@@ -156,6 +162,13 @@ extension MethodCaller {
         async throws -> FetchResult
     {
         try await fetch(call) { try await FetchCollector.collect($0, resultType: resultType) }
+    }
+
+    /// The responses of ``fetch(_:_:store:_:)`` collected.
+    nonisolated(nonsending) func fetchWhole<Request: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ request: Request, store: UUID?, resultType: FetchDescriptor.ResultType
+    ) async throws -> FetchResult {
+        try await fetch(method, request, store: store) { try await FetchCollector.collect($0, resultType: resultType) }
     }
 
     /// As ``fetch(_:_:)``: over HTTP/2, the stream's flow control bounds what waits for `body`.
@@ -248,6 +261,15 @@ extension DaemonClient {
     ) async throws -> T
     where Method.Output == Modeld_V1_FetchResponse {
         try await caller.fetch(Method.descriptor, request, store: store, body)
+    }
+
+    /// Makes the fetch call `method` with `request` and returns its whole result, for a fetch
+    /// whose answer is bounded (``FetchCollector/isBounded(_:)``).
+    nonisolated(nonsending) func fetchWhole<Method: ServerStreamingMethod>(
+        _ method: Method.Type, _ request: Method.Input, store: UUID?, resultType: FetchDescriptor.ResultType
+    ) async throws -> FetchResult
+    where Method.Output == Modeld_V1_FetchResponse {
+        try await caller.fetchWhole(Method.descriptor, request, store: store, resultType: resultType)
     }
 
     /// Makes the `GetObjects` call `method` with `request`, reading its objects; with `store`,

@@ -70,10 +70,25 @@ struct FramedMethodCaller: MethodCaller {
     nonisolated(nonsending) func fetchWhole(_ call: FetchCall, resultType: FetchDescriptor.ResultType)
         async throws -> FetchResult
     {
-        let responses = try await transport.gatheredServerStreaming(
-            Modeld_V1_QueryService.Method.Fetch.descriptor, request: try call.serializedBytes())
+        try await gathered(
+            Modeld_V1_QueryService.Method.Fetch.descriptor, bytes: try call.serializedBytes(), store: nil,
+            resultType: resultType)
+    }
+
+    /// As ``fetchWhole(_:resultType:)``, for any fetch method (a session's).
+    nonisolated(nonsending) func fetchWhole<Request: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor, _ request: Request, store: UUID?, resultType: FetchDescriptor.ResultType
+    ) async throws -> FetchResult {
+        try await gathered(
+            method, bytes: try ProtobufSerializer<Request>().serialize(request), store: store, resultType: resultType)
+    }
+
+    private nonisolated(nonsending) func gathered(
+        _ method: MethodDescriptor, bytes: [UInt8], store: UUID?, resultType: FetchDescriptor.ResultType
+    ) async throws -> FetchResult {
+        let responses = try await transport.gatheredServerStreaming(method, request: bytes)
         var collector = FetchCollector()
-        for response in responses { collector.add(try FetchChunk(serialized: response, in: nil, shapes: shapes)) }
+        for response in responses { collector.add(try FetchChunk(serialized: response, in: store, shapes: shapes)) }
         return collector.result(resultType)
     }
 

@@ -93,6 +93,12 @@ public final class RemoteSession: Sendable {
                 $0.sessionID = id
                 $0.fetch = descriptor.wire
             }
+            // Gathered whole when bounded, as ``DaemonClient/fetch(_:in:)`` does.
+            if FetchCollector.isBounded(descriptor) {
+                return try await client.fetchWhole(
+                    Modeld_V1_SessionService.Method.Fetch.self, request, store: storeIdentifier,
+                    resultType: descriptor.resultType)
+            }
             return try await client.fetch(Modeld_V1_SessionService.Method.Fetch.self, request, store: storeIdentifier) {
                 try await FetchCollector.collect($0, resultType: descriptor.resultType)
             }

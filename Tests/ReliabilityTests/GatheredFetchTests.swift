@@ -15,7 +15,7 @@ import Testing
     /// With a small message size (`--max-message-size 256K`: responses of about 32 KB), a fetch
     /// of 300 objects of 500 bytes within its limit leaves the daemon in many responses; gathered,
     /// they arrive whole and in the fetch's order, as the same fetch read batch by batch does,
-    /// and as the same limit over HTTP/2 (read as a stream) does.
+    /// and as the same limit over HTTP/2 (read as a stream) does; a session's fetch too.
     @Test func everyResponseOfABoundedFetchArrivesInOrder() async throws {
         try await StalledClients.withDaemon(arguments: ["--max-message-size", "256K"]) { daemon in
             try await StalledClients.makeStore("blobs", on: daemon, rows: 400, bytes: 500)
@@ -50,6 +50,18 @@ import Testing
                     return
                 }
                 #expect(ids == objects.map(\.id))
+
+                // A session's fetch, which shows its unsaved insert first, is gathered too.
+                let session = try await client.openSession(on: "blobs")
+                _ = try await session.insert(
+                    "Blob", attributes: ["name": .string("blob 999999"), "body": .string("unsaved")])
+                guard case .objects(let seen, _) = try await session.fetch(bounded) else {
+                    Issue.record("a session's fetch of objects answered something else")
+                    return
+                }
+                #expect(seen.map(Self.name) == ["blob 999999"] + expected.dropLast())
+                #expect(seen.first?["body"] == .string("unsaved"))
+                _ = try await session.close()
             }
             try await DaemonClient.withClient(socketPath: daemon.socketPath, transport: .http2) { client in
                 guard case .objects(let objects, _) = try await client.fetch(bounded, in: "blobs") else {
