@@ -29,8 +29,8 @@ extension FramedClientTransport {
     {
         try await resentOnceIfUnsent { () async throws -> [[UInt8]] in
             let call = UnaryCall(.many)
-            let first = try await attempt(descriptor, request: request, answer: call)
-            return call.messages(first: first)
+            _ = try await attempt(descriptor, request: request, answer: call)
+            return call.messages()
         }
     }
 

@@ -40,10 +40,9 @@ final class UnaryCall: Sendable {
         }
     }
 
-    /// Every message of an ``Answer/many`` call that has ended well, `first` being what
-    /// ``response()`` gave (nothing when there was no message).
-    func messages(first: [UInt8]) -> [[UInt8]] {
-        state.withLock { state in state.messages == 0 ? [] : [first] + state.later }
+    /// Every message of an ``Answer/many`` call that has ended well, in order.
+    func messages() -> [[UInt8]] {
+        state.withLock { state in state.message.map { [$0] + state.later } ?? [] }
     }
 
     /// The call's status: its message if OK, else the error the status describes.

@@ -63,7 +63,7 @@ struct HashAggregate {
     var emptyTable: GroupTable {
         GroupTable(
             keyTypes: keyTypes, counterCount: descriptor.aggregations.count, groupLimit: groupLimit,
-            countsEveryRow: descriptor.aggregations.allSatisfy { $0.keyPath == nil })
+            countsEveryRow: descriptor.countsEveryRow)
     }
 
     /// The aggregate's rows from `table`, counted: sorted and paged.
@@ -102,4 +102,11 @@ struct HashAggregate {
         let end = descriptor.limit.map { min(groups.count, start + $0) } ?? groups.count
         return groups[start..<end]
     }
+}
+
+extension AggregateDescriptor {
+    /// Whether every aggregation is a `count(*)`: the scan then passes the counters no argument
+    /// (``SQLCompiler/groupScan(_:keyRange:)``) and the table counts every row it is given
+    /// (``GroupTable/countsEveryRow``).
+    var countsEveryRow: Bool { aggregations.allSatisfy { $0.keyPath == nil } }
 }

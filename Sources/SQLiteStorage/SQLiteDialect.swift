@@ -141,7 +141,7 @@ extension SQLCompiler {
         for path in descriptor.groupBy { arguments.append(try expression(.keyPath(path)).sql) }
         // When every aggregation is count(*), the counters take no argument (see
         // ``GroupTable/argumentCount``); otherwise count(*) counts a value that is never NULL.
-        if !descriptor.aggregations.allSatisfy({ $0.keyPath == nil }) {
+        if !descriptor.countsEveryRow {
             for aggregation in descriptor.aggregations {
                 if let path = aggregation.keyPath {
                     arguments.append(try expression(.keyPath(path)).sql)

@@ -343,10 +343,18 @@ extension DirectCallTests {
 func countCancelled(after delay: Duration, _ descriptor: FetchDescriptor, client: DaemonClient, store: TestStore) async
     -> (any Error)?
 {
+    await errorOfCall(cancelledAfter: delay) { _ = try await client.count(descriptor, in: store.name) }
+}
+
+/// Runs `call` in a child task cancelled after `delay`: the error it ended with, or nil if it
+/// answered first.
+func errorOfCall(cancelledAfter delay: Duration, _ call: @escaping @Sendable () async throws -> Void) async
+    -> (any Error)?
+{
     await withTaskGroup(of: (any Error)?.self) { group in
         group.addTask {
             do {
-                _ = try await client.count(descriptor, in: store.name)
+                try await call()
                 return nil
             } catch {
                 return error

@@ -110,18 +110,8 @@ import Testing
                 entityName: "Person", predicate: try PredicateParser.parse(SlowQuery.predicate), limit: 10)
             try await DaemonClient.withClient(socketPath: store.socketPath, transport: .framed) { client in
                 for _ in 0..<6 {
-                    let error = await withTaskGroup(of: (any Error)?.self) { group in
-                        group.addTask {
-                            do {
-                                _ = try await client.fetch(slow, in: store.name)
-                                return nil
-                            } catch {
-                                return error
-                            }
-                        }
-                        try? await Task.sleep(for: .milliseconds(300))
-                        group.cancelAll()
-                        return await group.next() ?? nil
+                    let error = await errorOfCall(cancelledAfter: .milliseconds(300)) {
+                        _ = try await client.fetch(slow, in: store.name)
                     }
                     #expect(error != nil, "the slow fetch was cancelled, not answered")
                 }
