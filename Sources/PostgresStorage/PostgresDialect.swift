@@ -25,6 +25,7 @@ struct PostgresDialect: SQLDialect {
     func order(ascending: Bool) -> String { ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST" }
 
     var unlimited: String { "ALL" }
+    var readsEntityOfOneEntityTable: Bool { true }
 
     func same(_ a: String, _ b: String, negated: Bool) -> String {
         "(\(a) IS \(negated ? "" : "NOT ")DISTINCT FROM \(b))"

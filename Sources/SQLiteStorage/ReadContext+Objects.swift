@@ -43,8 +43,9 @@ extension ReadContext {
     /// one entity usually come together; told by the text's bytes, without making a string of
     /// it), else looked up; nil for an entity the schema does not have. A table of one entity
     /// (`onlyEntity`, ``TableLayout/entities``) holds that entity's rows alone: its column 1 is
-    /// not read (about 300 instructions an object, SQLite's two calls included), and a row
-    /// another tool wrote with another name there is read as the entity's.
+    /// not read (about 300 instructions an object, SQLite's two calls included; the statement
+    /// selects NULL there, ``SQLCompiler/entityColumn``), and a row another tool wrote with
+    /// another name there is read as the entity's.
     @inline(__always)
     func plan(of row: SQLiteStatement, after last: RowPlan?, onlyEntity: String?, in plans: inout RowPlans)
         -> RowPlan?

@@ -9,8 +9,9 @@ struct RowPlans: Sendable {
     private let properties: Set<String>?
     private var plans: [String: RowPlan] = [:]
 
-    /// Plans for a statement selecting `_pk`, `_entity`, `_version`, then `columns` (a foreign
-    /// key's column followed by its target's `_entity`), returning `properties` (nil: all).
+    /// Plans for a statement selecting `_pk`, `_entity` (NULL for a table of one entity,
+    /// ``SQLCompiler/entityColumn``), `_version`, then `columns` (a foreign key's column followed
+    /// by its target's `_entity`), returning `properties` (nil: all).
     init(columns: [SelectedColumn], properties: Set<String>?) {
         var positions: [String: Int32] = [:]
         var position: Int32 = 3
@@ -136,7 +137,9 @@ extension SQLiteLayout {
         var plans = RowPlans(columns: columns, properties: nil)
         for name in entities { _ = plans.plan(for: name, schema: schema) }
         let selection = ObjectsSelection(
-            columns: columns, plans: plans, select: SQLCompiler.plainObjectSelect(columns))
+            columns: columns, plans: plans,
+            select: SQLCompiler.plainObjectSelect(
+                columns, entity: SQLCompiler.entityColumn(of: table(for: entity), dialect: SQLiteDialect.shared)))
         allColumnsSelections.withLock { $0[key] = selection }
         return selection
     }

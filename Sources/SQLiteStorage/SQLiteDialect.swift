@@ -14,6 +14,7 @@ struct SQLiteDialect: SQLDialect {
     func order(ascending: Bool) -> String { ascending ? " ASC" : " DESC" }
 
     var unlimited: String { "-1" }
+    var readsEntityOfOneEntityTable: Bool { false }
 
     func same(_ a: String, _ b: String, negated: Bool) -> String {
         negated ? "(\(a) IS NOT \(b))" : "(\(a) IS \(b))"

@@ -1,7 +1,7 @@
 import Foundation
 import ModelCore
 import ModelStorage
-import SQLiteStorage
+@testable import SQLiteStorage
 import Testing
 
 /// What a read makes of a row's `_entity` column. A table of one entity holds that entity's
@@ -66,6 +66,27 @@ import Testing
             var one = Titles()
             #expect(try store.objectsWithoutWaiting(for: [ids[title == "a" ? 0 : 1]], into: &one))
             #expect(one.seen == ["Note \(Value.string(title))"])
+        }
+    }
+
+    /// A one-entity table's objects statement selects NULL in place of `_entity`, so that
+    /// SQLite does not read a column nobody reads; a hierarchy's selects the column, by which
+    /// its rows are told apart.
+    @Test func onlyAHierarchysStatementsSelectTheEntityColumn() async throws {
+        try await withStore(Self.hierarchy) { store, _ in
+            let hierarchy = SQLiteLayout(try await store.schema())
+            var animal = SQLCompiler(layout: hierarchy, entity: try hierarchy.schema.entity("Animal"))
+            let animalSQL = try animal.fetch(Self.byTitle("Animal"), columns: [])
+            #expect(animalSQL.hasPrefix(#"SELECT t0."_pk", t0."_entity", t0."_version""#), "\(animalSQL)")
+        }
+        try await withStore(Self.single) { store, _ in
+            let single = SQLiteLayout(try await store.schema())
+            let note = try single.schema.entity("Note")
+            var compiler = SQLCompiler(layout: single, entity: note)
+            let sql = try compiler.fetch(Self.byTitle("Note"), columns: [])
+            #expect(sql.hasPrefix(#"SELECT t0."_pk", NULL, t0."_version""#), "\(sql)")
+            let kept = single.allColumns(of: note, includesSubentities: false).select
+            #expect(kept?.hasPrefix(#"t0."_pk", NULL, t0."_version""#) == true, "\(kept ?? "none")")
         }
     }
 

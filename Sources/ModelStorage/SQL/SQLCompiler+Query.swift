@@ -2,7 +2,7 @@ import ModelCore
 
 extension SQLCompiler {
     /// `SELECT … FROM … WHERE … ORDER BY … LIMIT … OFFSET …` for a validated fetch. For objects
-    /// the select list is `_pk`, `_entity`, `_version` and `columns`; for identifiers `_pk`,
+    /// the select list is `_pk`, `_entity` (``entityColumn``), `_version` and `columns`; for identifiers `_pk`,
     /// `_entity`; for a count, one `count(*)` after offset and limit.
     /// `select`, when given, is the select list of `columns` made beforehand
     /// (``plainObjectSelect(_:)``), which a caller keeps for every fetch of the same columns.
@@ -41,14 +41,12 @@ extension SQLCompiler {
         }
     }
 
-    /// What an objects fetch selects before its columns: the key, the entity, the version.
-    private static let objectKeyColumns = ["t0.\"_pk\"", "t0.\"_entity\"", "t0.\"_version\""]
-
     /// `t0."_pk", t0."_entity", t0."_version", …` for `columns`, joining each foreign key's
-    /// target for its entity name.
+    /// target for its entity name (`_entity` as ``entityColumn`` has it).
     package mutating func objectSelect(_ columns: [SelectedColumn]) -> String {
-        if let plain = Self.plainObjectSelect(columns) { return plain }
-        var select = Self.objectKeyColumns
+        let entity = entityColumn
+        if let plain = Self.plainObjectSelect(columns, entity: entity) { return plain }
+        var select = Self.objectKeyColumns(entity: entity)
         for column in columns {
             select.append(SQL.column("t0", column.name))
             if case .reference = column.kind, let relationship = relationship(named: column.name) {
@@ -62,15 +60,33 @@ extension SQLCompiler {
         return select.joined(separator: ", ")
     }
 
+    /// What an objects statement selects as its second column: the row's `_entity`, or NULL
+    /// when the fetched entity's table holds that entity alone and the dialect's reader takes
+    /// the entity from the table (``SQLDialect/readsEntityOfOneEntityTable``).
+    package var entityColumn: String {
+        Self.entityColumn(of: layout.table(for: root.entity), dialect: dialect)
+    }
+
+    /// ``entityColumn`` for a statement over `table` in `dialect`.
+    package static func entityColumn(of table: TableLayout, dialect: any SQLDialect) -> String {
+        table.entities.count == 1 && !dialect.readsEntityOfOneEntityTable ? "NULL" : "t0.\"_entity\""
+    }
+
     /// ``objectSelect(_:)`` of `columns` when it joins nothing (none is a reference), so that
-    /// it is the same text for every fetch of them; nil otherwise.
-    package static func plainObjectSelect(_ columns: [SelectedColumn]) -> String? {
-        var select = objectKeyColumns
+    /// it is the same text for every fetch of them; nil otherwise. `entity` is the second
+    /// column (``entityColumn``).
+    package static func plainObjectSelect(_ columns: [SelectedColumn], entity: String) -> String? {
+        var select = objectKeyColumns(entity: entity)
         for column in columns {
             if case .reference = column.kind { return nil }
             select.append(SQL.column("t0", column.name))
         }
         return select.joined(separator: ", ")
+    }
+
+    /// What an objects fetch selects before its columns: the key, the entity, the version.
+    private static func objectKeyColumns(entity: String) -> [String] {
+        ["t0.\"_pk\"", entity, "t0.\"_version\""]
     }
 
     /// The relationship `name` of any entity of the fetched entity's hierarchy.

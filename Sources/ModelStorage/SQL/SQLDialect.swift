@@ -20,6 +20,12 @@ package protocol SQLDialect: Sendable {
     /// `LIMIT` without a limit, for an offset alone.
     var unlimited: String { get }
 
+    /// Whether an objects statement over a table that holds one entity reads its `_entity`
+    /// column. SQLite's reader takes such a row's entity from the table, so its statements
+    /// select NULL there, sparing SQLite the column at every row (``SQLCompiler/entityColumn``);
+    /// PostgreSQL's reader reads the column.
+    var readsEntityOfOneEntityTable: Bool { get }
+
     /// `(a IS b)`: equal, NULL equal to NULL. `negated`: `(a IS NOT b)`.
     func same(_ a: String, _ b: String, negated: Bool) -> String
 
