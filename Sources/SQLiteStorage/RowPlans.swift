@@ -114,7 +114,7 @@ struct ObjectsSelection: Sendable {
     let columns: [SelectedColumn]
     let plans: RowPlans
     /// The select list of `columns` when it joins nothing, made once for a selection the layout
-    /// keeps (``SQLCompiler/plainObjectSelect(_:)``: 13,000 instructions of a 50-object query
+    /// keeps (``SQLCompiler/plainObjectSelect(_:entity:)``: 13,000 instructions of a 50-object query
     /// made it again); nil to make it with each query.
     var select: String? = nil
 }

@@ -2,10 +2,10 @@ import ModelCore
 
 extension SQLCompiler {
     /// `SELECT … FROM … WHERE … ORDER BY … LIMIT … OFFSET …` for a validated fetch. For objects
-    /// the select list is `_pk`, `_entity` (``entityColumn``), `_version` and `columns`; for identifiers `_pk`,
-    /// `_entity`; for a count, one `count(*)` after offset and limit.
-    /// `select`, when given, is the select list of `columns` made beforehand
-    /// (``plainObjectSelect(_:)``), which a caller keeps for every fetch of the same columns.
+    /// the select list is `_pk`, `_entity` (or NULL, ``entityColumn``), `_version` and
+    /// `columns`; for identifiers `_pk`, `_entity`; for a count, one `count(*)` after offset and
+    /// limit. `select`, when given, is the select list of `columns` made beforehand
+    /// (``plainObjectSelect(_:entity:)``), which a caller keeps for every fetch of the same columns.
     package mutating func fetch(_ descriptor: FetchDescriptor, columns: [SelectedColumn], select: String? = nil)
         throws(ModelError) -> String
     {
