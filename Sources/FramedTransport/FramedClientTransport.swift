@@ -127,19 +127,37 @@ public final class FramedClientTransport: ClientTransport, Sendable {
         on connection: EventLoopFuture<FramedClientConnection>,
         _ register: (FramedClientConnection) -> Call?
     ) async throws -> (FramedClientConnection, Call) {
+        if let known = try registeredAtOnce(on: connection, register) { return known }
         let handler: FramedClientConnection
         do {
-            let known = state.withLock { $0.connection === connection ? $0.connected : nil }
-            if let known { handler = known } else { handler = try await connection.get() }
+            handler = try await connection.get()
         } catch {
             forget(connection)
             throw RPCError(code: .unavailable, message: "cannot connect to \(path): \(error)")
         }
+        return (handler, try registering(register, on: handler, of: connection))
+    }
+
+    /// ``registered(on:_:)`` without a wait, when the connection is already made (the usual
+    /// case); nil while it is being made.
+    func registeredAtOnce<Call>(
+        on connection: EventLoopFuture<FramedClientConnection>,
+        _ register: (FramedClientConnection) -> Call?
+    ) throws -> (FramedClientConnection, Call)? {
+        guard let handler = state.withLock({ $0.connection === connection ? $0.connected : nil }) else { return nil }
+        return (handler, try registering(register, on: handler, of: connection))
+    }
+
+    /// `register` run on `handler`; a connection that had closed is forgotten, the call refused.
+    private func registering<Call>(
+        _ register: (FramedClientConnection) -> Call?, on handler: FramedClientConnection,
+        of connection: EventLoopFuture<FramedClientConnection>
+    ) throws -> Call {
         guard let call = register(handler) else {
             forget(connection)
             throw RPCError(code: .unavailable, message: "the connection to \(path) had closed; the call was not sent")
         }
-        return (handler, call)
+        return call
     }
 
     /// Drops a connection that failed or closed, so that the next call opens a new one.

@@ -21,7 +21,7 @@ final class UnaryCall: Sendable {
         var later: [[UInt8]] = []
         var messages = 0
         var outcome: Result<[UInt8], RPCError>?
-        /// Unsafe (not checked): resumed once, by whichever of ``settle(_:)`` and ``response()``
+        /// Unsafe (not checked): resumed once, by whichever of ``settle(_:)`` and ``wait(_:)``
         /// comes second, the outcome and the waiter being set under the lock, each once. A
         /// checked continuation cost every call an allocation and its checks.
         var waiter: UnsafeContinuation<[UInt8], any Error>?
@@ -79,14 +79,15 @@ final class UnaryCall: Sendable {
         waiter?.resume(with: outcome.mapError { $0 as any Error })
     }
 
-    nonisolated(nonsending) func response() async throws -> [UInt8] {
-        try await withUnsafeThrowingContinuation { waiter in
-            let ready = state.withLock { state -> Result<[UInt8], RPCError>? in
-                if let outcome = state.outcome { return outcome }
-                state.waiter = waiter
-                return nil
-            }
-            if let ready { waiter.resume(with: ready.mapError { $0 as any Error }) }
+    /// Resumes `waiter` with the outcome: at once if it is known, else when it comes. The caller
+    /// makes the continuation itself (`withUnsafeThrowingContinuation { call.wait($0) }`): an
+    /// async function around it cost a point read a frame and a switch of executors.
+    func wait(_ waiter: UnsafeContinuation<[UInt8], any Error>) {
+        let ready = state.withLock { state -> Result<[UInt8], RPCError>? in
+            if let outcome = state.outcome { return outcome }
+            state.waiter = waiter
+            return nil
         }
+        if let ready { waiter.resume(with: ready.mapError { $0 as any Error }) }
     }
 }
