@@ -15,10 +15,16 @@ final class FramedClientConnection: Sendable {
     }
 
     let channel: any Channel
+    /// The channel's socket (SwiftNIO's), for a call's frames written from the event loop at once.
+    let socket: CInt
+    /// Writes handed to SwiftNIO and not yet wholly on the socket (counted by
+    /// ``ClientFrameReader``'s outbound side): while there are any, no write goes straight in.
+    let writesInNIO = Atomic<Int>(0)
     private let calls = Mutex<(next: UInt32, open: OpenCalls, closed: Bool)>((1, OpenCalls(), false))
 
-    init(channel: any Channel) {
+    init(channel: any Channel, socket: CInt) {
         self.channel = channel
+        self.socket = socket
     }
 
     /// A new call's number and response stream, whose waiting messages count against `flow`
@@ -102,9 +108,12 @@ final class FramedClientConnection: Sendable {
 
 /// Reads a client connection's frames from its socket's bytes and hands each to the connection,
 /// in the loop's turn that read it (no `ByteToMessageHandler`, and no frame boxed in an `NIOAny`
-/// for a handler after it). The channel's only handler.
-final class ClientFrameReader: ChannelInboundHandler {
+/// for a handler after it). The channel's only handler. On the way out it counts the writes
+/// SwiftNIO holds until they are wholly on the socket, so that no direct write
+/// (``FramedClientConnection/sendCall(stream:descriptor:request:)``) comes between their bytes.
+final class ClientFrameReader: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
 
     let connection: FramedClientConnection
     /// The start of a frame whose rest has not arrived yet.
@@ -138,6 +147,14 @@ final class ClientFrameReader: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let written = promise ?? context.eventLoop.makePromise(of: Void.self)
+        let connection = connection
+        connection.writesInNIO.add(1, ordering: .relaxed)
+        written.futureResult.whenComplete { _ in connection.writesInNIO.subtract(1, ordering: .relaxed) }
+        context.write(data, promise: written)
     }
 }
 

@@ -80,16 +80,14 @@ extension FramedClientTransport {
             if let known = try registeredAtOnce(on: connection, { $0.register(call) }) { known } else {
                 try await registered(on: connection) { $0.register(call) }
             }
-        let allocator = handler.channel.allocator
-        let sent = Self.send(
-            Self.callFrames(stream: id, descriptor: descriptor, request: request, allocator: allocator),
-            on: handler.channel)
+        let sent = handler.sendCall(stream: id, descriptor: descriptor, request: request)
         do {
             return try await withTaskCancellationHandler {
                 try await withUnsafeThrowingContinuation { call.wait($0) }
             } onCancel: {
                 if handler.unregister(id) {
-                    handler.channel.writeAndFlush(allocator.frame(stream: id, kind: .cancel), promise: nil)
+                    let channel = handler.channel
+                    channel.writeAndFlush(channel.allocator.frame(stream: id, kind: .cancel), promise: nil)
                 }
                 call.fail(RPCError(code: .cancelled, message: "the call was cancelled"))
             }
@@ -111,8 +109,9 @@ extension FramedClientTransport {
     /// Whether a call's request left.
     enum Sent {
         /// Written on the connection's event loop, where the write is done at once: the
-        /// request left unless the write closed the connection (a connection the daemon had
-        /// closed fails it with EPIPE, and NIO closes the channel before the write returns).
+        /// request left unless the connection had closed or the write closed it (a connection
+        /// the daemon had closed fails it with EPIPE, and the channel is closed before the write
+        /// returns).
         /// Bytes the socket could not take at once still count as sent.
         case atOnce(left: Bool)
         /// Written from another thread, the write done later on the loop: its promise says.
@@ -124,20 +123,6 @@ extension FramedClientTransport {
             case .later(let written): (try? await written.get()) != nil
             }
         }
-    }
-
-    /// Writes a call's frames. On the connection's event loop (where a client's tasks run by
-    /// default) without a promise: a promise, its future and their generic metadata cost a
-    /// point read about 2,500 of the client's instructions.
-    static func send(_ frames: ByteBuffer, on channel: any Channel) -> Sent {
-        guard channel.eventLoop.inEventLoop else {
-            let written = channel.eventLoop.makePromise(of: Void.self)
-            channel.writeAndFlush(frames, promise: written)
-            return .later(written.futureResult)
-        }
-        let wasActive = channel.isActive
-        channel.writeAndFlush(frames, promise: nil)
-        return .atOnce(left: wasActive && channel.isActive)
     }
 }
 

@@ -178,15 +178,29 @@ public final class FramedClientTransport: ClientTransport, Sendable {
         if finished { finishShutdown() }
     }
 
+    /// A new connection to `path`, on `eventLoop`. Its socket is connected here and handed to
+    /// SwiftNIO, so that its calls can write into it directly
+    /// (``FramedClientConnection/sendCall(stream:descriptor:request:)``).
     static func open(_ path: String, on eventLoop: any EventLoop) -> EventLoopFuture<FramedClientConnection> {
+        let socket: CInt
+        do {
+            socket = try connectedSocket(path)
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
+        return connection(on: socket, eventLoop: eventLoop)
+    }
+
+    /// A connection over `socket`, already connected, which SwiftNIO takes (and closes).
+    static func connection(on socket: CInt, eventLoop: any EventLoop) -> EventLoopFuture<FramedClientConnection> {
         ClientBootstrap(group: eventLoop)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        ClientFrameReader(connection: FramedClientConnection(channel: channel)))
+                        ClientFrameReader(connection: FramedClientConnection(channel: channel, socket: socket)))
                 }
             }
-            .connect(unixDomainSocketPath: path)
+            .withConnectedSocket(socket)
             .flatMapThrowing { channel in
                 try channel.pipeline.syncOperations.handler(type: ClientFrameReader.self).connection
             }

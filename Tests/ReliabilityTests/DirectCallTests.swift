@@ -194,6 +194,61 @@ extension DirectCallTests {
 }
 
 extension DirectCallTests {
+    /// Calls from tasks that prefer the connection's executor write their frames straight into
+    /// the socket, and hand SwiftNIO what it cannot take at once. Saves whose requests are
+    /// larger than the socket takes (strings of 600,000 bytes), from three tasks at once beside
+    /// two tasks of point reads, all on one connection: every call is answered, and each save
+    /// reads back whole. Had a call's frames come between another's bytes, the daemon would
+    /// have read a frame it does not know and closed the connection.
+    @Test func largeRequestsOnTheConnectionsExecutorBesideSmallCalls() async throws {
+        try await withTestStore(schema: Catalog.schema) { store in
+            try await DaemonClient.withClient(socketPath: store.socketPath, transport: .framed) { client in
+                let executor = try #require(client.preferredExecutor)
+                let seed = try await client.apply(
+                    [.insert(entity: "Person", attributes: ["name": .string("seed")], relationships: [:], id: nil)],
+                    in: store.name)
+                let seedID = try #require(seed.remappedIdentifiers.values.first)
+                try await withTaskExecutorPreference(executor) {
+                    try await withThrowingTaskGroup(of: Int.self) { group in
+                        for writer in 0..<3 {
+                            group.addTask {
+                                let letter = String(UnicodeScalar(UInt8(ascii: "a") + UInt8(writer)))
+                                for round in 0..<3 {
+                                    let name = String(repeating: letter, count: 600_000 + round)
+                                    let saved = try await client.apply(
+                                        [
+                                            .insert(
+                                                entity: "Person", attributes: ["name": .string(name)],
+                                                relationships: [:], id: nil)
+                                        ], in: store.name)
+                                    let id = try #require(saved.remappedIdentifiers.values.first)
+                                    let found = try await client.objects([id], in: store.name)
+                                    #expect(found.first?.attributes["name"] == .string(name))
+                                }
+                                return 3
+                            }
+                        }
+                        for _ in 0..<2 {
+                            group.addTask {
+                                for _ in 0..<200 {
+                                    let found = try await client.objects([seedID], in: store.name)
+                                    #expect(found.first?.attributes["name"] == .string("seed"))
+                                }
+                                return 0
+                            }
+                        }
+                        var saves = 0
+                        for try await count in group { saves += count }
+                        #expect(saves == 9)
+                    }
+                }
+                #expect(try await client.count(FetchDescriptor(entityName: "Person"), in: store.name) == 10)
+            }
+        }
+    }
+}
+
+extension DirectCallTests {
     /// On the framed socket a point read (`GetObjects`) is answered on the event loop that read
     /// it, without a task; over HTTP/2 it goes through GRPCCore. Both answer the same: the
     /// objects found in the order asked (a missing one left out), and the same status for an

@@ -1,0 +1,103 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import GRPCCore
+import NIOCore
+import NIOPosix
+
+// A client connection's socket is opened on this side (`connectedSocket(_:)`) and handed to
+// SwiftNIO, so that a call's frames can be written into it at once from the connection's event
+// loop (`FramedClientConnection.sendCall(stream:descriptor:request:)`) without SwiftNIO's
+// pipeline, its queue of pending writes and a `ByteBuffer` for them (docs/performance.md, "A
+// call's frames written straight into the socket"). SwiftNIO keeps the descriptor, reads it and
+// closes it. A direct write is made only on the event loop, where the channel cannot close
+// under it, and only while SwiftNIO holds no write of the connection's not yet wholly on the
+// socket (`FramedClientConnection.writesInNIO`): the bytes of two writes never mix.
+
+extension FramedClientTransport {
+    /// A Unix socket connected to `path`, non-blocking, for SwiftNIO to take. A daemon whose
+    /// queue of connections to accept is full refuses it with EAGAIN (an `IOError`, as
+    /// SwiftNIO's own connect threw).
+    static func connectedSocket(_ path: String) throws -> CInt {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw SocketAddressError.unixDomainSocketPathTooLong
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        let fd = Glibc.socket(
+            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw IOError(errnoCode: code, reason: "connect")
+        }
+        return fd
+    }
+}
+
+extension FramedClientConnection {
+    /// Writes a direct call's opening (``FramedClientTransport/writeCallFrames(into:stream:descriptor:request:)``).
+    /// On the connection's event loop (where a client's tasks run when they prefer its executor)
+    /// straight into the socket, what it cannot take at once after it through SwiftNIO; from
+    /// another thread through SwiftNIO, whose promise says whether it left.
+    func sendCall(stream: UInt32, descriptor: MethodDescriptor, request: [UInt8]) -> FramedClientTransport.Sent {
+        guard channel.eventLoop.inEventLoop else {
+            let written = channel.eventLoop.makePromise(of: Void.self)
+            channel.writeAndFlush(
+                FramedClientTransport.callFrames(
+                    stream: stream, descriptor: descriptor, request: request, allocator: channel.allocator),
+                promise: written)
+            return .later(written.futureResult)
+        }
+        let size = FramedClientTransport.callFramesSize(descriptor, request: request)
+        return withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { buffer in
+            let count = FramedClientTransport.writeCallFrames(
+                into: buffer, stream: stream, descriptor: descriptor, request: request)
+            return writeOnLoop(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        }
+    }
+
+    /// Writes `bytes` from the event loop: into the socket while SwiftNIO holds none of the
+    /// connection's writes, the rest (or all) through SwiftNIO. Whether the request left: not
+    /// when the connection had closed, or when the socket refused the first byte with an error
+    /// (a daemon that had closed the connection: EPIPE), which closes the channel as SwiftNIO's
+    /// own write would. Bytes the socket could not take at once still count as sent.
+    private func writeOnLoop(_ bytes: UnsafeRawBufferPointer) -> FramedClientTransport.Sent {
+        guard channel.isActive else { return .atOnce(left: false) }
+        var written = 0
+        if writesInNIO.load(ordering: .relaxed) == 0 {
+            while written < bytes.count {
+                // `!`: a call's frames are never empty (three headers at least).
+                let result = Glibc.send(
+                    socket, bytes.baseAddress! + written, bytes.count - written, Int32(MSG_NOSIGNAL))
+                if result > 0 {
+                    written += result
+                } else if result < 0, errno == EINTR {
+                    continue
+                } else if result < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                    break
+                } else {
+                    // The daemon closed the connection (EPIPE, ECONNRESET): close it here too,
+                    // which fails the calls under way with `unavailable`.
+                    channel.close(promise: nil)
+                    return .atOnce(left: written > 0)
+                }
+            }
+            if written == bytes.count { return .atOnce(left: true) }
+        }
+        var rest = channel.allocator.buffer(capacity: bytes.count - written)
+        rest.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[written...]))
+        channel.writeAndFlush(rest, promise: nil)
+        return .atOnce(left: written > 0 || channel.isActive)
+    }
+}
