@@ -46,17 +46,22 @@ extension FramedClientTransport {
 }
 
 extension FramedClientConnection {
-    /// Writes a direct call's opening (``FramedClientTransport/writeCallFrames(into:stream:descriptor:request:)``).
-    /// On the connection's event loop (where a client's tasks run when they prefer its executor)
-    /// straight into the socket, what it cannot take at once after it through SwiftNIO; from
-    /// another thread through SwiftNIO, whose promise says whether it left.
+    /// Writes a direct call's opening (``FramedClientTransport/writeCallFrames(into:stream:descriptor:request:)``)
+    /// straight into the socket, what it cannot take at once after it through SwiftNIO. On the
+    /// connection's event loop (where a client's tasks run when they prefer its executor) at
+    /// once; from another thread in a task on the loop, whose promise says whether it left.
     func sendCall(stream: UInt32, descriptor: MethodDescriptor, request: [UInt8]) -> FramedClientTransport.Sent {
         guard channel.eventLoop.inEventLoop else {
+            let frames = FramedClientTransport.callFrames(
+                stream: stream, descriptor: descriptor, request: request, allocator: channel.allocator)
             let written = channel.eventLoop.makePromise(of: Void.self)
-            channel.writeAndFlush(
-                FramedClientTransport.callFrames(
-                    stream: stream, descriptor: descriptor, request: request, allocator: channel.allocator),
-                promise: written)
+            channel.eventLoop.execute { [self] in
+                if case .atOnce(left: true) = frames.withUnsafeReadableBytes({ writeOnLoop($0) }) {
+                    written.succeed()
+                } else {
+                    written.fail(ChannelError.ioOnClosedChannel)
+                }
+            }
             return .later(written.futureResult)
         }
         let size = FramedClientTransport.callFramesSize(descriptor, request: request)

@@ -194,16 +194,18 @@ extension DirectCallTests {
 }
 
 extension DirectCallTests {
-    /// Calls from tasks that prefer the connection's executor write their frames straight into
-    /// the socket, and hand SwiftNIO what it cannot take at once. Saves whose requests are
-    /// larger than the socket takes (strings of 600,000 bytes), from three tasks at once beside
-    /// two tasks of point reads, all on one connection: every call is answered, and each save
-    /// reads back whole. Had a call's frames come between another's bytes, the daemon would
-    /// have read a frame it does not know and closed the connection.
-    @Test func largeRequestsOnTheConnectionsExecutorBesideSmallCalls() async throws {
+    /// A call's frames go straight into the socket (from the connection's event loop: at once
+    /// for a task that prefers its executor, in a task on the loop for one that does not), and
+    /// SwiftNIO gets what the socket cannot take at once. Saves whose requests are larger than
+    /// the socket takes (strings of 600,000 bytes), from three tasks at once beside two tasks of
+    /// point reads, all on one connection: every call is answered, and each save reads back
+    /// whole. Had a call's frames come between another's bytes, the daemon would have read a
+    /// frame it does not know and closed the connection.
+    @Test(arguments: [true, false])
+    func largeRequestsBesideSmallCalls(onTheConnectionsExecutor: Bool) async throws {
         try await withTestStore(schema: Catalog.schema) { store in
             try await DaemonClient.withClient(socketPath: store.socketPath, transport: .framed) { client in
-                let executor = try #require(client.preferredExecutor)
+                let executor = onTheConnectionsExecutor ? try #require(client.preferredExecutor) : nil
                 let seed = try await client.apply(
                     [.insert(entity: "Person", attributes: ["name": .string("seed")], relationships: [:], id: nil)],
                     in: store.name)
