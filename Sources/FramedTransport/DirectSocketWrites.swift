@@ -51,12 +51,14 @@ extension FramedClientConnection {
     /// connection's event loop (where a client's tasks run when they prefer its executor) at
     /// once; from another thread in a task on the loop, whose promise says whether it left.
     func sendCall(stream: UInt32, descriptor: MethodDescriptor, request: [UInt8]) -> FramedClientTransport.Sent {
-        guard channel.eventLoop.inEventLoop else {
+        let size = FramedClientTransport.callFramesSize(descriptor, request: request)
+        guard channel.eventLoop.inEventLoop, size <= Self.framesOnTheStack else {
             let frames = FramedClientTransport.callFrames(
                 stream: stream, descriptor: descriptor, request: request, allocator: channel.allocator)
+            guard !channel.eventLoop.inEventLoop else { return writeOnLoop(frames) }
             let written = channel.eventLoop.makePromise(of: Void.self)
             channel.eventLoop.execute { [self] in
-                if case .atOnce(left: true) = frames.withUnsafeReadableBytes({ writeOnLoop($0) }) {
+                if case .atOnce(left: true) = writeOnLoop(frames) {
                     written.succeed()
                 } else {
                     written.fail(ChannelError.ioOnClosedChannel)
@@ -64,44 +66,62 @@ extension FramedClientConnection {
             }
             return .later(written.futureResult)
         }
-        let size = FramedClientTransport.callFramesSize(descriptor, request: request)
         return withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { buffer in
             let count = FramedClientTransport.writeCallFrames(
                 into: buffer, stream: stream, descriptor: descriptor, request: request)
-            return writeOnLoop(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+            let (written, failed) = writeDirectly(bytes)
+            if failed || written == count { return .atOnce(left: written > 0 || !failed) }
+            var rest = channel.allocator.buffer(capacity: count - written)
+            rest.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[written...]))
+            return handToNIO(rest, afterWriting: written)
         }
     }
 
-    /// Writes `bytes` from the event loop: into the socket while SwiftNIO holds none of the
-    /// connection's writes, the rest (or all) through SwiftNIO. Whether the request left: not
-    /// when the connection had closed, or when the socket refused the first byte with an error
-    /// (a daemon that had closed the connection: EPIPE), which closes the channel as SwiftNIO's
-    /// own write would. Bytes the socket could not take at once still count as sent.
-    private func writeOnLoop(_ bytes: UnsafeRawBufferPointer) -> FramedClientTransport.Sent {
-        guard channel.isActive else { return .atOnce(left: false) }
+    /// Frames up to this size are made on the stack; larger ones in a `ByteBuffer`, whose rest
+    /// SwiftNIO then takes without a copy.
+    static let framesOnTheStack = 64 * 1024
+
+    /// Writes `frames` from the event loop, as ``writeDirectly(_:)`` and then SwiftNIO do.
+    private func writeOnLoop(_ frames: ByteBuffer) -> FramedClientTransport.Sent {
+        var frames = frames
+        let (written, failed) = frames.withUnsafeReadableBytes { writeDirectly($0) }
+        if failed || written == frames.readableBytes { return .atOnce(left: written > 0 || !failed) }
+        frames.moveReaderIndex(forwardBy: written)
+        return handToNIO(frames, afterWriting: written)
+    }
+
+    /// Writes as much of `bytes` into the socket as it takes at once, from the event loop, while
+    /// SwiftNIO holds none of the connection's writes (none at all otherwise). `failed` when
+    /// the connection had closed, or when the socket refused a write with an error (a daemon
+    /// that had closed the connection: EPIPE), which closes the channel as SwiftNIO's own write
+    /// would.
+    private func writeDirectly(_ bytes: UnsafeRawBufferPointer) -> (written: Int, failed: Bool) {
+        guard channel.isActive else { return (0, true) }
+        guard writesInNIO.load(ordering: .relaxed) == 0 else { return (0, false) }
         var written = 0
-        if writesInNIO.load(ordering: .relaxed) == 0 {
-            while written < bytes.count {
-                // `!`: a call's frames are never empty (three headers at least).
-                let result = Glibc.send(
-                    socket, bytes.baseAddress! + written, bytes.count - written, Int32(MSG_NOSIGNAL))
-                if result > 0 {
-                    written += result
-                } else if result < 0, errno == EINTR {
-                    continue
-                } else if result < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-                    break
-                } else {
-                    // The daemon closed the connection (EPIPE, ECONNRESET): close it here too,
-                    // which fails the calls under way with `unavailable`.
-                    channel.close(promise: nil)
-                    return .atOnce(left: written > 0)
-                }
+        while written < bytes.count {
+            // `!`: a call's frames are never empty (three headers at least).
+            let result = Glibc.send(socket, bytes.baseAddress! + written, bytes.count - written, Int32(MSG_NOSIGNAL))
+            if result > 0 {
+                written += result
+            } else if result < 0, errno == EINTR {
+                continue
+            } else if result < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                break
+            } else {
+                // The daemon closed the connection (EPIPE, ECONNRESET): close it here too,
+                // which fails the calls under way with `unavailable`.
+                channel.close(promise: nil)
+                return (written, true)
             }
-            if written == bytes.count { return .atOnce(left: true) }
         }
-        var rest = channel.allocator.buffer(capacity: bytes.count - written)
-        rest.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[written...]))
+        return (written, false)
+    }
+
+    /// Hands SwiftNIO what the socket did not take at once. Whether the request left: bytes the
+    /// socket took count as sent, and so does a rest SwiftNIO takes on an open channel.
+    private func handToNIO(_ rest: ByteBuffer, afterWriting written: Int) -> FramedClientTransport.Sent {
         channel.writeAndFlush(rest, promise: nil)
         return .atOnce(left: written > 0 || channel.isActive)
     }

@@ -24,6 +24,10 @@ import Testing
         // Close-on-exec: a daemon another test spawns meanwhile would otherwise inherit the peer's
         // end, and closing it here would not close the socket (a write to it then succeeds).
         try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0)
+        // The peer's reads give up after 10 seconds (a write that never comes fails the test
+        // rather than hanging it).
+        var wait = timeval(tv_sec: 10, tv_usec: 0)
+        try #require(setsockopt(ends[1], SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size)) == 0)
         if var size = sendBuffer {
             try #require(setsockopt(ends[0], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size)) == 0)
         }
@@ -161,6 +165,42 @@ import Testing
         }
         let fifth = Self.frames(stream: 5)
         #expect(Self.read(fifth.count, from: peer) == fifth)
+    }
+
+    /// A small call (its frames made on the stack) onto a socket that takes nothing more: the
+    /// frames wait in SwiftNIO, whole, behind what the socket holds, and leave when the peer
+    /// reads.
+    @Test func aSmallCallOntoAFullSocketWaitsInSwiftNIO() async throws {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let (connection, peer) = try await Self.connectionPair(on: loop, sendBuffer: 16 * 1024)
+        let channel = connection.channel
+        defer { channel.close(promise: nil) }
+        defer { close(peer) }
+        let (filled, sent, inNIO) = try await loop.submit {
+            // The socket filled behind SwiftNIO's back, with zeros, until it takes no more.
+            var filled = 0
+            let zeros = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let result = zeros.withUnsafeBytes {
+                    Glibc.send(connection.socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+                }
+                guard result > 0 else { break }
+                filled += result
+            }
+            let sent = Self.send(3, on: connection)
+            return (filled, sent, connection.writesInNIO.load(ordering: .relaxed))
+        }.get()
+        #expect(filled > 0)
+        guard case .atOnce(left: true) = sent else {
+            Issue.record("a small call onto a full socket was \(sent)")
+            return
+        }
+        #expect(inNIO == 1, "the frames were not handed to SwiftNIO")
+        let frames = Self.frames(stream: 3)
+        let read = Self.read(filled + frames.count, from: peer)
+        #expect(read.count == filled + frames.count)
+        #expect(read.prefix(filled).allSatisfy { $0 == 0 })
+        #expect(Array(read.dropFirst(filled)) == frames)
     }
 }
 
