@@ -308,29 +308,19 @@ public final class BlockingFramedConnection {
     }
 
     private func connect() throws(RPCError) {
-        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else {
-            throw RPCError(code: .unavailable, message: "cannot make a socket: \(String(cString: strerror(errno)))")
-        }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            Glibc.close(fd)
-            throw RPCError(code: .invalidArgument, message: "the path \(path) is too long for a Unix socket")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in bytes.enumerated() { raw[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        let fd: Int32
+        do {
+            fd = try connectUnixSocket(to: path, nonBlocking: false)
+        } catch {
+            switch error {
+            case .pathTooLong:
+                throw RPCError(code: .invalidArgument, message: "the path \(path) is too long for a Unix socket")
+            case .socket(let code):
+                throw RPCError(code: .unavailable, message: "cannot make a socket: \(String(cString: strerror(code)))")
+            case .connect(let code):
+                throw RPCError(
+                    code: .unavailable, message: "cannot connect to \(path): \(String(cString: strerror(code)))")
             }
-        }
-        guard connected == 0 else {
-            let why = String(cString: strerror(errno))
-            Glibc.close(fd)
-            throw RPCError(code: .unavailable, message: "cannot connect to \(path): \(why)")
         }
         socket = fd
         (readIndex, writeIndex) = (0, 0)

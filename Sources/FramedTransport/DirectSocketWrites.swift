@@ -19,29 +19,15 @@ extension FramedClientTransport {
     /// queue of connections to accept is full refuses it with EAGAIN (an `IOError`, as
     /// SwiftNIO's own connect threw).
     static func connectedSocket(_ path: String) throws -> CInt {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            throw SocketAddressError.unixDomainSocketPathTooLong
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in bytes.enumerated() { raw[index] = byte }
-        }
-        let fd = Glibc.socket(
-            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        do {
+            return try connectUnixSocket(to: path, nonBlocking: true)
+        } catch {
+            switch error {
+            case .pathTooLong: throw SocketAddressError.unixDomainSocketPathTooLong
+            case .socket(let code): throw IOError(errnoCode: code, reason: "socket")
+            case .connect(let code): throw IOError(errnoCode: code, reason: "connect")
             }
         }
-        guard connected == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw IOError(errnoCode: code, reason: "connect")
-        }
-        return fd
     }
 }
 
@@ -51,44 +37,60 @@ extension FramedClientConnection {
     /// connection's event loop (where a client's tasks run when they prefer its executor) at
     /// once; from another thread in a task on the loop, whose promise says whether it left.
     func sendCall(stream: UInt32, descriptor: MethodDescriptor, request: [UInt8]) -> FramedClientTransport.Sent {
+        let onLoop = channel.eventLoop.inEventLoop
         let size = FramedClientTransport.callFramesSize(descriptor, request: request)
-        guard channel.eventLoop.inEventLoop, size <= Self.framesOnTheStack else {
-            let frames = FramedClientTransport.callFrames(
-                stream: stream, descriptor: descriptor, request: request, allocator: channel.allocator)
-            guard !channel.eventLoop.inEventLoop else { return writeOnLoop(frames) }
-            let written = channel.eventLoop.makePromise(of: Void.self)
-            channel.eventLoop.execute { [self] in
-                if case .atOnce(left: true) = writeOnLoop(frames) {
-                    written.succeed()
-                } else {
-                    written.fail(ChannelError.ioOnClosedChannel)
+        if onLoop, size <= Self.framesOnTheStack {
+            return withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { buffer in
+                let count = FramedClientTransport.writeCallFrames(
+                    into: buffer, stream: stream, descriptor: descriptor, request: request)
+                let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+                return writeOnLoop(bytes) { [channel] written in
+                    var rest = channel.allocator.buffer(capacity: count - written)
+                    rest.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[written...]))
+                    return rest
                 }
             }
-            return .later(written.futureResult)
         }
-        return withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { buffer in
-            let count = FramedClientTransport.writeCallFrames(
-                into: buffer, stream: stream, descriptor: descriptor, request: request)
-            let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
-            let (written, failed) = writeDirectly(bytes)
-            if failed || written == count { return .atOnce(left: written > 0 || !failed) }
-            var rest = channel.allocator.buffer(capacity: count - written)
-            rest.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[written...]))
-            return handToNIO(rest, afterWriting: written)
+        let frames = FramedClientTransport.callFrames(
+            stream: stream, descriptor: descriptor, request: request, allocator: channel.allocator)
+        if onLoop { return writeOnLoop(frames) }
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        channel.eventLoop.execute { [self] in
+            if case .atOnce(left: true) = writeOnLoop(frames) {
+                written.succeed()
+            } else {
+                written.fail(ChannelError.ioOnClosedChannel)
+            }
         }
+        return .later(written.futureResult)
     }
 
     /// Frames up to this size are made on the stack; larger ones in a `ByteBuffer`, whose rest
     /// SwiftNIO then takes without a copy.
     static let framesOnTheStack = 64 * 1024
 
-    /// Writes `frames` from the event loop, as ``writeDirectly(_:)`` and then SwiftNIO do.
+    /// Writes `frames` from the event loop, as ``writeOnLoop(_:rest:)`` does.
     private func writeOnLoop(_ frames: ByteBuffer) -> FramedClientTransport.Sent {
-        var frames = frames
-        let (written, failed) = frames.withUnsafeReadableBytes { writeDirectly($0) }
-        if failed || written == frames.readableBytes { return .atOnce(left: written > 0 || !failed) }
-        frames.moveReaderIndex(forwardBy: written)
-        return handToNIO(frames, afterWriting: written)
+        frames.withUnsafeReadableBytes { bytes in
+            writeOnLoop(bytes) { written in
+                var rest = frames
+                rest.moveReaderIndex(forwardBy: written)
+                return rest
+            }
+        }
+    }
+
+    /// Writes `bytes` from the event loop: into the socket as far as it takes them at once
+    /// (``writeDirectly(_:)``), then what `rest` makes of the others (given how many were
+    /// written) through SwiftNIO. Whether the request left: bytes the socket took count as
+    /// sent, and so does a rest SwiftNIO takes on an open channel.
+    private func writeOnLoop(
+        _ bytes: UnsafeRawBufferPointer, rest: (_ written: Int) -> ByteBuffer
+    ) -> FramedClientTransport.Sent {
+        let (written, failed) = writeDirectly(bytes)
+        if failed || written == bytes.count { return .atOnce(left: written > 0 || !failed) }
+        channel.writeAndFlush(rest(written), promise: nil)
+        return .atOnce(left: written > 0 || channel.isActive)
     }
 
     /// Writes as much of `bytes` into the socket as it takes at once, from the event loop, while
@@ -117,12 +119,5 @@ extension FramedClientConnection {
             }
         }
         return (written, false)
-    }
-
-    /// Hands SwiftNIO what the socket did not take at once. Whether the request left: bytes the
-    /// socket took count as sent, and so does a rest SwiftNIO takes on an open channel.
-    private func handToNIO(_ rest: ByteBuffer, afterWriting written: Int) -> FramedClientTransport.Sent {
-        channel.writeAndFlush(rest, promise: nil)
-        return .atOnce(left: written > 0 || channel.isActive)
     }
 }

@@ -78,7 +78,7 @@ extension FramedClientTransport {
         // Registered without a wait on a connection already made (the usual case).
         let (handler, id) =
             if let known = try registeredAtOnce(on: connection, { $0.register(call) }) { known } else {
-                try await registered(on: connection) { $0.register(call) }
+                try await registeredOnceConnected(connection) { $0.register(call) }
             }
         let sent = handler.sendCall(stream: id, descriptor: descriptor, request: request)
         do {

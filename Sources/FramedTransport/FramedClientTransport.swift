@@ -128,6 +128,14 @@ public final class FramedClientTransport: ClientTransport, Sendable {
         _ register: (FramedClientConnection) -> Call?
     ) async throws -> (FramedClientConnection, Call) {
         if let known = try registeredAtOnce(on: connection, register) { return known }
+        return try await registeredOnceConnected(connection, register)
+    }
+
+    /// ``registered(on:_:)`` for a connection still being made: waits for it.
+    nonisolated(nonsending) func registeredOnceConnected<Call>(
+        _ connection: EventLoopFuture<FramedClientConnection>,
+        _ register: (FramedClientConnection) -> Call?
+    ) async throws -> (FramedClientConnection, Call) {
         let handler: FramedClientConnection
         do {
             handler = try await connection.get()
