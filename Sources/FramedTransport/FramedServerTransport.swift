@@ -20,7 +20,7 @@ public final class FramedServerTransport: ServerTransport, Sendable {
     let refusalMetadata: @Sendable (Status) -> Metadata
     /// The calls taken in: handed to GRPCCore's server, or run directly.
     let calls = ServerCalls()
-    private let serverChannel = Mutex<(channel: (any Channel)?, isShutdown: Bool)>((nil, false))
+    private let serverAcceptor = Mutex<(acceptor: SocketAcceptor?, isShutdown: Bool)>((nil, false))
     private let listening = ListeningSignal()
     /// How often connections stopped reading while their calls caught up (``InboundFlow``).
     public let inboundFlow = InboundFlowStatistics()
@@ -53,35 +53,58 @@ public final class FramedServerTransport: ServerTransport, Sendable {
     public func listen(streamHandler: @escaping @Sendable (RPCStream<Inbound, Outbound>, ServerContext) async -> Void)
         async throws
     {
-        let channel: any Channel
+        let acceptor: SocketAcceptor
         do {
-            channel = try await ServerBootstrap.listener(path: path, descriptor: boundDescriptor, limits: limits) {
-                [self] channel, peer in
-                try channel.pipeline.syncOperations.addHandler(ServerConnectionHandler(transport: self, peer: peer))
-            }
+            acceptor = try boundDescriptor.map(SocketAcceptor.adopting) ?? SocketAcceptor.bound(to: path)
         } catch {
             listening.finish(.failure(error))
             throw error
         }
-        let stopAtOnce = serverChannel.withLock { state in
-            state.channel = channel
+        let stopAtOnce = serverAcceptor.withLock { state in
+            state.acceptor = acceptor
             return state.isShutdown
         }
+        acceptor.start { [self] socket in serve(socket) }
         listening.finish(.success(()))
-        if stopAtOnce { channel.close(promise: nil) }
+        if stopAtOnce { acceptor.stop() }
         await calls.serve(peer: "unix:" + path, streamHandler: streamHandler)
-        try? await channel.closeFuture.get()
+        await acceptor.waitUntilStopped()
+    }
+
+    /// Serves a connection just accepted: past the connection limit it is closed at once;
+    /// otherwise SwiftNIO takes the socket, with a handler that knows its descriptor.
+    private func serve(_ socket: CInt) {
+        let peer = PeerCredentials.of(descriptor: socket)
+        guard limits.connections.admit() else {
+            close(socket)
+            return
+        }
+        let connections = limits.connections
+        ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ServerConnectionHandler(transport: self, peer: peer, socket: socket))
+                }
+            }
+            .withConnectedSocket(socket)
+            .whenComplete { result in
+                switch result {
+                case .success(let channel): channel.closeFuture.whenComplete { _ in connections.closed() }
+                case .failure: connections.closed()
+                }
+            }
     }
 
     /// Stops accepting connections and calls; calls under way are told to cancel, as HTTP/2's
     /// graceful shutdown does.
     public func beginGracefulShutdown() {
-        let channel = serverChannel.withLock { state in
+        let acceptor = serverAcceptor.withLock { state in
             state.isShutdown = true
-            return state.channel
+            return state.acceptor
         }
         calls.beginShutdown()
-        channel?.close(promise: nil)
+        acceptor?.stop()
     }
 
     var isShutdown: Bool { calls.isShutdown }

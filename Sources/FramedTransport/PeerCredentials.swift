@@ -42,6 +42,14 @@ public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
         return credentials.map { PeerCredentials(uid: $0.uid, gid: $0.gid, pid: $0.pid) }.recover { _ in nil }
     }
 
+    /// The peer credentials of the Unix-domain socket `descriptor`; nil when it has none.
+    static func of(descriptor: CInt) -> PeerCredentials? {
+        var credentials = UCred()
+        var size = socklen_t(MemoryLayout<UCred>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0 else { return nil }
+        return PeerCredentials(uid: credentials.uid, gid: credentials.gid, pid: credentials.pid)
+    }
+
     /// Linux's `struct ucred`, which Glibc's module leaves out (it is behind `_GNU_SOURCE`).
     private struct UCred: Sendable {
         var pid: Int32 = 0

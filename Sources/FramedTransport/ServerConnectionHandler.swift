@@ -3,12 +3,6 @@ import GRPCCore
 import Synchronization
 import NIOCore
 
-/// A frame the server sends, and whether it ends its stream (a status).
-struct ServerOutbound: Sendable {
-    var bytes: ByteBuffer
-    var ends: UInt32?
-}
-
 /// One client connection on the server, the only handler of its channel: reads frames
 /// (``FrameReader``), turns them into calls handed to the transport, and the calls' response
 /// parts into frames; a call its method answers at once (``DirectMethods/ImmediateHandler``) is
@@ -56,10 +50,13 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     /// Who connected (`SO_PEERCRED`), given to every call of the connection.
     private let peer: PeerCredentials?
+    /// What the connection writes, sent straight into its socket where it can be.
+    private let answers: SocketAnswers
 
-    init(transport: FramedServerTransport, peer: PeerCredentials?) {
+    init(transport: FramedServerTransport, peer: PeerCredentials?, socket: CInt) {
         self.transport = transport
         self.peer = peer
+        self.answers = SocketAnswers(socket: socket)
         self.reader = FrameReader(limits: transport.limits)
         self.pendingDirect = PendingDirectCalls(budget: transport.limits.requestBudget)
     }
@@ -127,7 +124,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 context.read()
             }
         } else {
-            context.flush()
+            answers.flush(context: context)
         }
         context.fireChannelWritabilityChanged()
     }
@@ -148,7 +145,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     func channelReadComplete(context: ChannelHandlerContext) {
         inReads = false
-        if answersFlush.readsComplete() { context.flush() }
+        if answersFlush.readsComplete() { answers.flush(context: context) }
         if !pendingDirect.isEmpty { checkPending(context: context) }
         if !unended.isEmpty, unendedTimer == nil { checkUnended(context: context) }
         context.fireChannelReadComplete()
@@ -193,11 +190,11 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// for a connection alone on its loop answering what it read, at the reads' end.
     private func flushAtTurnEnd(_ context: ChannelHandlerContext) {
         // Set while the handler is in the pipeline; out of it, nothing waits for a turn's end.
-        guard let connections = loopConnections else { return context.flush() }
+        guard let connections = loopConnections else { return answers.flush(context: context) }
         guard answersFlush.schedule(atReadsEnd: inReads && connections.count == 1) else { return }
         connections.flushAtTurnEnd(context) { [self] in
             answersFlush.flushed()
-            context.flush()
+            answers.flush(context: context)
         }
     }
 
@@ -213,7 +210,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             let frame = Self.statusFrame(
                 stream: stream, status: status, metadata: transport.refusalMetadata(status),
                 allocator: context.channel.allocator)
-            context.writeAndFlush(wrapOutboundOut(frame.bytes), promise: nil)
+            writeAndFlush(frame.bytes, context: context)
             noteIdle()
         case .frame(var frame):
             switch frame.kind {
@@ -248,7 +245,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 if let answer = transport.answerAtOnce(
                     call, stream: frame.stream, allocator: context.channel.allocator, caller: peer)
                 {
-                    context.write(wrapOutboundOut(answer), promise: nil)
+                    answers.write(answer, promise: nil, context: context)
                     flushAtTurnEnd(context)
                     noteIdle()
                     return
@@ -314,10 +311,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             !metadata[stringValues: "grpc-timeout"].contains(where: { _ in true })
         {
             guard !transport.isShutdown else {
-                context.writeAndFlush(
-                    wrapOutboundOut(
-                        Self.stoppingFrame(stream: frame.stream, allocator: context.channel.allocator).bytes),
-                    promise: nil)
+                writeAndFlush(
+                    Self.stoppingFrame(stream: frame.stream, allocator: context.channel.allocator).bytes,
+                    context: context)
                 noteIdle()
                 return
             }
@@ -340,16 +336,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             unended.received(on: frame.stream)
         } else {
             continuation.finish()
-            context.writeAndFlush(
-                wrapOutboundOut(Self.stoppingFrame(stream: frame.stream, allocator: context.channel.allocator).bytes),
-                promise: nil)
+            writeAndFlush(
+                Self.stoppingFrame(stream: frame.stream, allocator: context.channel.allocator).bytes, context: context)
             noteIdle()
         }
-    }
-
-    /// The answer to a call that arrives while the daemon stops.
-    static func stoppingFrame(stream: UInt32, allocator: ByteBufferAllocator) -> ServerOutbound {
-        statusFrame(stream: stream, status: ServerCalls.stopping, allocator: allocator)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -362,7 +352,16 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             }
             noteIdle()
         }
-        context.write(wrapOutboundOut(outbound.bytes), promise: promise)
+        answers.write(outbound.bytes, promise: promise, context: context)
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        answers.flush(context: context)
+    }
+
+    private func writeAndFlush(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
+        answers.write(bytes, promise: nil, context: context)
+        answers.flush(context: context)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -380,18 +379,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // Answers already made (waiting for the turn's end: ``TurnEndFlush``) leave first.
-        context.flush()
+        answers.flush(context: context)
         context.close(promise: nil)
-    }
-
-    static func statusFrame(stream: UInt32, status: Status, metadata: Metadata = [:], allocator: ByteBufferAllocator)
-        -> ServerOutbound
-    {
-        let bytes = allocator.frame(stream: stream, kind: .status, capacity: 16 + status.message.utf8.count) { buffer in
-            buffer.writeInteger(UInt8(status.code.rawValue))
-            buffer.writeShortString(status.message)
-            buffer.writeMetadata(metadata)
-        }
-        return ServerOutbound(bytes: bytes, ends: stream)
     }
 }
