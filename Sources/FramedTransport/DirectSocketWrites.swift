@@ -101,23 +101,10 @@ extension FramedClientConnection {
     private func writeDirectly(_ bytes: UnsafeRawBufferPointer) -> (written: Int, failed: Bool) {
         guard channel.isActive else { return (0, true) }
         guard writesInNIO.load(ordering: .relaxed) == 0 else { return (0, false) }
-        var written = 0
-        while written < bytes.count {
-            // `!`: a call's frames are never empty (three headers at least).
-            let result = Glibc.send(socket, bytes.baseAddress! + written, bytes.count - written, Int32(MSG_NOSIGNAL))
-            if result > 0 {
-                written += result
-            } else if result < 0, errno == EINTR {
-                continue
-            } else if result < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-                break
-            } else {
-                // The daemon closed the connection (EPIPE, ECONNRESET): close it here too,
-                // which fails the calls under way with `unavailable`.
-                channel.close(promise: nil)
-                return (written, true)
-            }
-        }
-        return (written, false)
+        let sent = sendWhatFits(bytes, into: socket)
+        // The daemon closed the connection (EPIPE, ECONNRESET): close it here too, which fails
+        // the calls under way with `unavailable`.
+        if sent.failed { channel.close(promise: nil) }
+        return sent
     }
 }

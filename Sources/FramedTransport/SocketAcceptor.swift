@@ -49,25 +49,15 @@ final class SocketAcceptor: Sendable {
     /// A socket bound to `path` and listening, replacing a socket file there (as SwiftNIO's
     /// `cleanupExistingSocketFile` did; any other kind of file is left, and binding fails).
     static func bound(to path: String, backlog: Int32 = 256) throws -> SocketAcceptor {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+        guard var address = unixSocketAddress(path) else {
             throw ListeningSocketError("the socket path \(path) is too long (at most 107 bytes)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in bytes.enumerated() { raw[index] = byte }
         }
         var status = stat()
         if lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK { unlink(path) }
         let fd = socket(
             AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw ListeningSocketError("socket for", path: path, code: errno) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let bound = withSocketAddress(&address) { bind(fd, $0, $1) }
         guard bound == 0, listen(fd, backlog) == 0 else {
             let code = errno
             Glibc.close(fd)

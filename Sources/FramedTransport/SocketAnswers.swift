@@ -50,8 +50,9 @@ final class SocketAnswers {
     func flush(context: ChannelHandlerContext) {
         if var bytes = takeHeld() {
             if inNIO == 0, context.channel.isActive {
-                guard let written = send(bytes) else { return context.close(promise: nil) }
-                bytes.moveReaderIndex(forwardBy: written)
+                let sent = bytes.withUnsafeReadableBytes { sendWhatFits($0, into: socket) }
+                if sent.failed { return context.close(promise: nil) }
+                bytes.moveReaderIndex(forwardBy: sent.written)
             }
             if bytes.readableBytes > 0 { enqueue(bytes, promise: nil, context: context) }
         }
@@ -73,28 +74,5 @@ final class SocketAnswers {
         written.futureResult.assumeIsolated().whenComplete { _ in self.inNIO -= 1 }
         context.write(NIOAny(bytes), promise: written)
         unflushedInNIO = true
-    }
-
-    /// Writes as much of `bytes` into the socket as it takes at once: how much, or nil when it
-    /// refused with an error.
-    private func send(_ bytes: ByteBuffer) -> Int? {
-        bytes.withUnsafeReadableBytes { bytes in
-            var written = 0
-            while written < bytes.count {
-                // `!`: a held write is never empty (a frame's header at least).
-                let result = Glibc.send(
-                    socket, bytes.baseAddress! + written, bytes.count - written, Int32(MSG_NOSIGNAL))
-                if result > 0 {
-                    written += result
-                } else if result < 0, errno == EINTR {
-                    continue
-                } else if result < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-                    break
-                } else {
-                    return nil
-                }
-            }
-            return written
-        }
     }
 }
