@@ -20,19 +20,24 @@ import Testing
     static func connectionPair(on loop: any EventLoop, sendBuffer: Int32? = nil) async throws -> (
         connection: FramedClientConnection, peer: Int32
     ) {
-        var ends: [Int32] = [-1, -1]
-        // Close-on-exec: a daemon another test spawns meanwhile would otherwise inherit the peer's
-        // end, and closing it here would not close the socket (a write to it then succeeds).
-        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0)
-        // The peer's reads give up after 10 seconds (a write that never comes fails the test
-        // rather than hanging it).
-        var wait = timeval(tv_sec: 10, tv_usec: 0)
-        try #require(setsockopt(ends[1], SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size)) == 0)
+        let ends = try socketPair()
         if var size = sendBuffer {
             try #require(setsockopt(ends[0], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size)) == 0)
         }
         let connection = try await FramedClientTransport.connection(on: ends[0], eventLoop: loop).get()
         return (connection, ends[1])
+    }
+
+    /// A connected pair of Unix sockets, close-on-exec, whose second end's reads give up after
+    /// 10 seconds (a write that never comes fails the test rather than hanging it).
+    static func socketPair() throws -> [Int32] {
+        var ends: [Int32] = [-1, -1]
+        // Close-on-exec: a daemon another test spawns meanwhile would otherwise inherit the peer's
+        // end, and closing it here would not close the socket (a write to it then succeeds).
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0)
+        var wait = timeval(tv_sec: 10, tv_usec: 0)
+        try #require(setsockopt(ends[1], SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size)) == 0)
+        return ends
     }
 
     static func frames(stream: UInt32, request: [UInt8] = [1, 2, 3]) -> [UInt8] {

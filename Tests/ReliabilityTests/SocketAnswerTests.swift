@@ -27,25 +27,30 @@ import Testing
         return (count, request[4], Int(request[5]))
     }
 
-    /// A server whose `Sized` calls are answered where they are read and whose `Streamed` calls
-    /// are run in tasks that write each message through the connection's queue.
-    private func withServer(_ body: (String) async throws -> Void) async throws {
+    /// `Sized` calls answered where they are read; `Streamed` calls run in tasks that write each
+    /// message through the connection's queue.
+    static let methods = {
         var methods = DirectMethods()
         methods.register(
-            Self.sized,
+            sized,
             immediately: { request, _ in
-                let (count, fill, _) = Self.parse(request)
+                let (count, fill, _) = parse(request)
                 return [UInt8](repeating: fill, count: count)
             }, otherwise: { _, _ in [] })
-        methods.registerServerStreaming(Self.streamed) { request, _, writer in
-            let (count, fill, messages) = Self.parse(request)
+        methods.registerServerStreaming(streamed) { request, _, writer in
+            let (count, fill, messages) = parse(request)
             for _ in 0..<messages { try await writer.write([UInt8](repeating: fill, count: count)) }
         }
+        return methods
+    }()
+
+    /// A server of ``methods`` on its own socket.
+    private func withServer(_ body: (String) async throws -> Void) async throws {
         let directory = try TemporaryDirectory.make(prefix: "answers")
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("framed").path
         let transport = FramedServerTransport(
-            path: path, limits: ConnectionLimits(maximumMessageSize: 4 * 1024 * 1024), directMethods: methods)
+            path: path, limits: ConnectionLimits(maximumMessageSize: 4 * 1024 * 1024), directMethods: Self.methods)
         let server = GRPCServer(transport: transport, services: [])
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.serve() }
@@ -67,27 +72,22 @@ import Testing
     struct Answers {
         var bytes: [UInt32: [UInt8]] = [:]
         var statuses: [UInt32: UInt8] = [:]
-        var unread: [UInt8] = []
+        var unread = ByteBuffer()
 
         /// Takes the frames whole in `unread`; throws at a frame no call could have been sent.
         mutating func take(_ read: [UInt8], streams: Set<UInt32>) throws {
-            unread += read
-            var offset = 0
-            while unread.count - offset >= Frame.headerSize {
-                let header = unread[offset..<offset + 9]
-                let length = header.prefix(4).reduce(0) { $0 << 8 | Int($1) }
-                let stream = header.dropFirst(4).prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-                let kind = header.last! // `!`: nine bytes
-                guard streams.contains(stream), (5...6).contains(kind) || kind == 2, statuses[stream] == nil else {
-                    throw FramingError("a frame no answer could hold: stream \(stream), kind \(kind)")
+            unread.writeBytes(read)
+            while let header = try Frame.Header(unread) {
+                guard streams.contains(header.stream), [.message, .metadata, .status].contains(header.kind),
+                    statuses[header.stream] == nil
+                else {
+                    throw FramingError("a frame no answer could hold: stream \(header.stream), kind \(header.kind)")
                 }
-                guard unread.count - offset - 9 >= length else { break }
-                let payload = unread[offset + 9..<offset + 9 + length]
-                if kind == 2 { bytes[stream, default: []] += payload }
-                if kind == 6 { statuses[stream] = payload.first }
-                offset += 9 + length
+                guard let frame = unread.readFrame(header) else { break }
+                if frame.kind == .message { bytes[frame.stream, default: []] += frame.payload.readableBytesView }
+                if frame.kind == .status { statuses[frame.stream] = frame.payload.readableBytesView.first }
             }
-            unread.removeFirst(offset)
+            unread.discardReadBytes()
         }
     }
 
@@ -140,21 +140,11 @@ import Testing
     /// (before SwiftNIO hears the socket has room) a small call is answered. Its answer must wait
     /// behind the rest in SwiftNIO rather than go into the room at once.
     @Test func aSmallAnswerWaitsBehindWhatSwiftNIOHolds() async throws {
-        var methods = DirectMethods()
-        methods.register(
-            Self.sized,
-            immediately: { request, _ in
-                let (count, fill, _) = Self.parse(request)
-                return [UInt8](repeating: fill, count: count)
-            }, otherwise: { _, _ in [] })
         let transport = FramedServerTransport(
             path: "/nonexistent/unused", limits: ConnectionLimits(maximumMessageSize: 4 * 1024 * 1024),
-            directMethods: methods)
-        var ends: [Int32] = [-1, -1]
-        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0)
+            directMethods: Self.methods)
+        let ends = try CallWriteTests.socketPair()
         defer { Glibc.close(ends[1]) }
-        var wait = timeval(tv_sec: 10, tv_usec: 0)
-        try #require(setsockopt(ends[1], SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size)) == 0)
         // A loop of its own: a connection alone on its loop flushes a read's answers at the
         // read's end, inside the task below.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
