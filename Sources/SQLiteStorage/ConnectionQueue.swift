@@ -36,6 +36,10 @@ final class ConnectionQueue: @unchecked Sendable {
     /// For tests: whether the connection keeps a read transaction for the next job.
     var keepsRead: Bool { inUse.withLock { connection?.keepsRead ?? false } }
 
+    /// For tests: holds the queue's thread until `release` is signalled, without taking the
+    /// connection (it is not a job).
+    func holdQueue(until release: DispatchSemaphore) { queue.async { release.wait() } }
+
     /// For tests: called on the queue each time a kept transaction left unused is ended.
     let onIdleRelease = Mutex<(@Sendable () -> Void)?>(nil)
 
@@ -223,7 +227,7 @@ final class ConnectionQueue: @unchecked Sendable {
     /// `closed`. With `checkpoint` false, closing does not copy the WAL into the file (see
     /// ``SQLiteConnection/close(checkpoint:)``).
     func close(checkpoint: Bool = true) async {
-        if closeIfUnopened() { return }
+        if closeHereIfIdle(checkpoint: checkpoint) { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async {
                 self.jobs.withLock { $0.handle = nil }
@@ -238,14 +242,19 @@ final class ConnectionQueue: @unchecked Sendable {
         }
     }
 
-    /// Closes the queue on the caller's thread if it never opened its connection and no job waits
-    /// for it: there is nothing to wait for, and going through the queue would cost two thread
-    /// hand-offs (a store made and dropped without a read never opens its readers). False, having
-    /// done nothing, otherwise, or while a job holds the connection.
-    private func closeIfUnopened() -> Bool {
+    /// Closes the queue on the caller's thread when no job holds the connection or waits for it,
+    /// and the close has nothing to write: a connection never opened (a store made and dropped
+    /// without a read never opens its readers), or one closed without a checkpoint (a store
+    /// dropped: SQLite only unlocks and closes its files). Going through the queue would cost two
+    /// thread hand-offs for that. False, having done nothing, otherwise.
+    private func closeHereIfIdle(checkpoint: Bool) -> Bool {
         guard inUse.try() else { return false }
         defer { inUse.unlock() }
-        guard connection == nil, jobs.withLock({ $0.waiting == 0 }) else { return false }
+        guard connection == nil || !checkpoint, jobs.withLock({ $0.waiting == 0 }) else { return false }
+        jobs.withLock { $0.handle = nil }
+        releaseChecks.scheduled = false
+        connection?.close(checkpoint: false)
+        connection = nil
         isClosed = true
         return true
     }
