@@ -59,7 +59,7 @@ public final class SQLiteStore: StorageBackend, LabelledStorage {
     {
         let resolved = try schema.map { try ResolvedSchema.resolved($0) }
         let location = StoreLocation(scheme: "sqlite", path: path)
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = SQLiteStorageFactory.directory(of: path)
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
