@@ -251,8 +251,9 @@ private final class Recyclers: Sendable {
     private let byDirectory = Mutex<[String: StoreFileRecycler]>([:])
 
     /// The recycler of the directory at `path` if the factory places stores in it, or nil. The
-    /// path is looked up as it is first (a store's path is made from the standardized directory
-    /// it was placed in), and standardized only if that misses.
+    /// path is looked up as it is first (directories are kept standardized, and the daemon's
+    /// stores directory is already: its stores' paths hit), and standardized only if that
+    /// misses (a directory given with `..` or `//`, or one the factory does not place stores in).
     func recycler(forDirectory path: String) -> StoreFileRecycler? {
         if let recycler = byDirectory.withLock({ $0[path] }) { return recycler }
         let standardized = URL(fileURLWithPath: path, isDirectory: true).standardizedFileURL.path
