@@ -37,8 +37,14 @@ final class ConnectionQueue: @unchecked Sendable {
     var keepsRead: Bool { inUse.withLock { connection?.keepsRead ?? false } }
 
     /// For tests: holds the queue's thread until `release` is signalled, without taking the
-    /// connection (it is not a job).
-    func holdQueue(until release: DispatchSemaphore) { queue.async { release.wait() } }
+    /// connection (it is not a job); `started` is called once it holds it, when every job put
+    /// on the queue before has finished and let the connection go.
+    func holdQueue(until release: DispatchSemaphore, started: @escaping @Sendable () -> Void) {
+        queue.async {
+            started()
+            release.wait()
+        }
+    }
 
     /// For tests: called on the queue each time a kept transaction left unused is ended.
     let onIdleRelease = Mutex<(@Sendable () -> Void)?>(nil)

@@ -54,7 +54,10 @@ import Testing
             #expect(StoreFileRecycler.isOpen(path))
             let held = DispatchSemaphore(value: 0)
             let isHeld = Mutex(true)
-            writer.holdQueue(until: held)
+            // Held once the job above has let the connection go (its answer can come first).
+            await withCheckedContinuation { (holding: CheckedContinuation<Void, Never>) in
+                writer.holdQueue(until: held) { holding.resume() }
+            }
             // A close that went through the queue would wait for this; it lets go after 10 s so
             // that such a close fails the test rather than hanging it.
             let letGo: @Sendable () -> Bool = {
