@@ -237,12 +237,7 @@ final class ConnectionQueue: @unchecked Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async {
                 self.jobs.withLock { $0.handle = nil }
-                self.inUse.withLock {
-                    self.releaseChecks.scheduled = false
-                    self.connection?.close(checkpoint: checkpoint)
-                    self.connection = nil
-                    self.isClosed = true
-                }
+                self.inUse.withLock { self.closeConnection(checkpoint: checkpoint) }
                 continuation.resume()
             }
         }
@@ -257,12 +252,17 @@ final class ConnectionQueue: @unchecked Sendable {
         guard inUse.try() else { return false }
         defer { inUse.unlock() }
         guard connection == nil || !checkpoint, jobs.withLock({ $0.waiting == 0 }) else { return false }
+        closeConnection(checkpoint: false)
+        return true
+    }
+
+    /// Closes the connection, if opened, and the queue, for good. Called holding `inUse`.
+    private func closeConnection(checkpoint: Bool) {
         jobs.withLock { $0.handle = nil }
         releaseChecks.scheduled = false
-        connection?.close(checkpoint: false)
+        connection?.close(checkpoint: checkpoint)
         connection = nil
         isClosed = true
-        return true
     }
 
     /// How long a kept read transaction may go unused before the queue ends it, so that
